@@ -1,0 +1,5 @@
+"""Allow `python -m engine ...` as a synonym for the `session-search` console script."""
+
+from engine.cli import main
+
+raise SystemExit(main())

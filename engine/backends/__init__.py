@@ -1,0 +1,6 @@
+"""Backends: the reference engine, SQLite FTS5 and PostgreSQL behind one protocol.
+
+Owns: every import of `sqlite3` and `psycopg`. Must not touch: the rules themselves
+(query policy, bm25, snippet) beyond calling the shared implementations or the real
+database's own functions.
+"""

@@ -1,0 +1,36 @@
+"""Shared printing helpers for command modules: JSON and aligned plain-text tables.
+
+Owns: how results look on standard output. Must not touch: engine state.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def print_json(value: Any) -> None:
+    """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Format rows as a left-aligned text table with a header rule.
+
+    >>> print(format_table(["name", "n"], [["alpha", 1], ["b", 22]]))
+    name   n
+    -----  --
+    alpha  1
+    b      22
+    """
+    cells = [[str(cell) for cell in row] for row in rows]
+    widths = [len(header) for header in headers]
+    for row in cells:
+        for column, cell in enumerate(row):
+            widths[column] = max(widths[column], len(cell))
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+    return "\n".join(lines)

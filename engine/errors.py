@@ -1,0 +1,81 @@
+"""The exception hierarchy of the engine.
+
+Owns: every exception type the engine raises on purpose, and the exit status the
+command line maps each one to. Must not touch: message wording of the product's
+user-facing strings (those are spelled out where the rule lives, e.g. the query
+policy), files, or any other engine module (this module imports nothing from `engine`).
+
+Rule for callers: bad input raises a subclass of `InputError` (exit status 2), misuse
+of the command line raises `UsageError` (exit status 2), everything else the engine
+detects raises `EngineError` (exit status 1). The CLI prints `str(error)` and never a
+traceback for these.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class of every error the engine raises deliberately (exit status 1)."""
+
+    exit_status = 1
+
+
+class UsageError(EngineError):
+    """The command line or an API call was used wrongly (exit status 2)."""
+
+    exit_status = 2
+
+
+class InputError(EngineError):
+    """Input data or a query was rejected (exit status 2)."""
+
+    exit_status = 2
+
+
+class MalformedInput(InputError):
+    """A source file could not be imported; names the file, the line and the reason.
+
+    >>> str(MalformedInput("corpus/sessions.jsonl", 3, "expected a JSON object"))
+    'corpus/sessions.jsonl:3: expected a JSON object'
+    """
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}")
+
+
+class QueryError(InputError):
+    """A search query was rejected; the message is the product's exact wording."""
+
+
+class UnknownSession(InputError):
+    """A session key or session id that the store does not hold."""
+
+
+class DuplicateImport(InputError):
+    """An import would add a session window or event the store already holds."""
+
+
+class StoreError(EngineError):
+    """A store could not be created, opened or written."""
+
+
+class StoreLocked(StoreError):
+    """Another writer holds the store's lock file."""
+
+
+class CorruptFile(StoreError):
+    """A store file failed its checksum or grammar; names the file and the byte offset.
+
+    >>> str(CorruptFile("store/segment-000001.log", 4096, "CRC mismatch"))
+    'store/segment-000001.log: corrupt at byte offset 4096: CRC mismatch'
+    """
+
+    def __init__(self, path: str, offset: int, reason: str) -> None:
+        self.path = path
+        self.offset = offset
+        self.reason = reason
+        super().__init__(f"{path}: corrupt at byte offset {offset}: {reason}")

@@ -1,0 +1,190 @@
+"""Frozen value types shared by every layer: session windows, stored events, index rows.
+
+Owns: the shapes that cross module boundaries. Must not touch: files, bytes, tokens or
+any other `engine` module (this module imports nothing from `engine`).
+
+Vocabulary (behaviour.md §2):
+* a *session key* names a logical conversation: `agent:<agentId>:<rest>`, or the reserved
+  keys `global` and `unknown`;
+* a *session window* is one physical transcript (`sessionId`) under a key; a key owns a
+  chain of windows linked through `previous_session_id`, one of which is current;
+* a *stored event* is one transcript event as it came (a JSON object kept verbatim), with
+  its append order `seq` inside its window and the time the store received it;
+* an *index entry* is what the search index holds for one searchable message (§2.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+RESERVED_SESSION_KEYS = ("global", "unknown")
+
+WINDOW_REASONS = (
+    "initial", "reset", "rollover", "fork", "rewind", "switch", "recovery", "compaction",
+)
+
+SESSION_KINDS = ("chat", "subagent", "cron", "system", "dock")
+
+
+def agent_id_of(session_key: str) -> str | None:
+    """Return the agent id of an agent-scoped key, else None.
+
+    >>> agent_id_of("agent:work_team:main")
+    'work_team'
+    >>> agent_id_of("global") is None
+    True
+    >>> agent_id_of("agent::x") is None
+    True
+    """
+    if not session_key.startswith("agent:"):
+        return None
+    agent_id, separator, rest = session_key[len("agent:"):].partition(":")
+    if not separator or not agent_id or not rest:
+        return None
+    return agent_id
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindow:
+    """One physical transcript window and the metadata of the session it belongs to.
+
+    `current` marks the live window of its key; retained windows stay searchable.
+    `archived` marks a cold window, excluded from search until restored.
+    """
+
+    session_id: str
+    session_key: str
+    previous_session_id: str | None = None
+    reason: str = "initial"
+    current: bool = True
+    title: str | None = None
+    kind: str = "chat"
+    spawned_by: str | None = None
+    owner_session_key: str | None = None
+    parent_session_key: str | None = None
+    incognito: bool = False
+    archived: bool = False
+    group: str | None = None
+    created_at: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def agent_id(self) -> str | None:
+        """The agent id of this window's key (None for `global`, `unknown`)."""
+        return agent_id_of(self.session_key)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One transcript event in its window: `seq` is 0-based append order in the window.
+
+    `event` is the JSON object exactly as it came; `created_at` is the store's receipt
+    time in epoch milliseconds (the timestamp fallback of behaviour.md §2.3 rule 5).
+    """
+
+    session_id: str
+    seq: int
+    event: dict[str, Any] = field(compare=False, hash=False)
+    created_at: float = 0.0
+
+    @property
+    def event_id(self) -> str | None:
+        """The event's `id`, trimmed, when it is a non-blank string."""
+        value = self.event.get("id")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        return None
+
+    @property
+    def event_type(self) -> str | None:
+        """The event's `type` when it is a string."""
+        value = self.event.get("type")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One searchable message (behaviour.md §2.3): what the FTS row of upstream holds."""
+
+    session_id: str
+    message_id: str
+    role: str
+    timestamp: float
+    text: str
+    seq: int
+
+
+# --------------------------------------------------------------------------------------
+# Search values (behaviour.md §5.1, §5.2). Every backend takes a `SearchRequest` and
+# returns a `SearchResult`; the kernel result JSON is `SearchResult.to_json()`.
+# --------------------------------------------------------------------------------------
+
+MATCH_MODES = ("exact", "prefix")
+ORDERS = ("relevance", "recent")
+SEARCHABLE_ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """The store-level search parameters (`SessionTranscriptSearchParams`).
+
+    `session_keys=None` means the agent's namespace `agent:<agent_id>:*` plus `global` and
+    `unknown`; an empty tuple means every session in the store. `limit=None` means 10;
+    it is clamped to 1..25 by the query policy, not here.
+    """
+
+    query: str
+    agent_id: str | None = None
+    limit: int | None = None
+    session_keys: tuple[str, ...] | None = None
+    session_id: str | None = None
+    role: str | None = None
+    match: str = "exact"
+    order: str = "relevance"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One hit; `score` is `-bm25()` (positive, larger is better)."""
+
+    session_key: str
+    session_id: str
+    message_id: str
+    role: str
+    timestamp: float
+    snippet: str
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as the kernel's JSON object, keys in the wire order."""
+        return {
+            "sessionKey": self.session_key,
+            "sessionId": self.session_id,
+            "messageId": self.message_id,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "snippet": self.snippet,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """A kernel result: hits, `truncated` (more rows than the limit) and `indexing`."""
+
+    hits: tuple[SearchHit, ...]
+    truncated: bool = False
+    indexing: bool = False
+    archived_transcripts_excluded: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"hits", "truncated", "indexing"}` plus `archivedTranscriptsExcluded` when > 0."""
+        value: dict[str, Any] = {
+            "hits": [hit.to_json() for hit in self.hits],
+            "truncated": self.truncated,
+            "indexing": self.indexing,
+        }
+        if self.archived_transcripts_excluded > 0:
+            value["archivedTranscriptsExcluded"] = self.archived_transcripts_excluded
+        return value
