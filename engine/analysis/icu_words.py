@@ -244,16 +244,18 @@ class IcuWordAnalyzer:
 
     def describe(self) -> list[str]:
         """One line per stage, in the order the stages run."""
+        split = (
+            f"split: ICU {ICU_VERSION} word boundaries, locale {self.locale_name} (UAX #29 +"
+            " dictionaries for Chinese, Japanese, Thai, Lao, Khmer, Myanmar); keep number,"
+            " letter, kana and ideograph segments; drop WORD_NONE (spaces, punctuation, emoji)"
+        )
         return [
             "decode: lone surrogates → U+FFFD (one UTF-16 unit each: offsets unchanged)",
-            f"split: ICU {ICU_VERSION} word boundaries (UAX #29 + dictionaries for Chinese,"
-            f" Japanese, Thai, Lao, Khmer, Myanmar), locale {self.locale_name}; keep number,"
-            " letter, kana and ideograph segments, drop WORD_NONE (spaces, punctuation,"
-            " emoji, symbols)",
+            split,
             "map offsets: ICU's UTF-16 code units → str indexes (astral characters are 2 units)",
             "fold: full Unicode case folding, ICU foldCase (ß → ss, ﬁ → fi, ς → σ)",
             f"strip marks: NFD, remove every Mn (Unicode {UNICODE_VERSION}), NFC (é → e, ά → α)",
             "drop: segments whose folded text is empty",
-            "tag: number | ideographic (Han) | kana | hangul | southeast-asian"
-            " (Thai, Lao, Khmer, Myanmar) | word",
+            "tag: number | ideographic (Han) | kana | hangul"
+            + " | southeast-asian (Thai, Lao, Khmer, Myanmar) | word",
         ]
