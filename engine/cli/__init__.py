@@ -23,6 +23,7 @@ from engine.errors import EngineError
 #: Command modules, in the order their commands appear in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
     "engine.cli.store_commands",
+    "engine.cli.tokenize_command",
 )
 
 
