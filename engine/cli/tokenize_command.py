@@ -29,6 +29,7 @@ lone surrogates (they print as U+FFFD).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import unicodedata
 from typing import Any
@@ -47,6 +48,7 @@ from engine.errors import UsageError
 #: Wrap the marked source text at this many display columns.
 MARKED_TEXT_COLUMNS = 100
 SPAN_MARKS = ("^", "~")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 TABLE_HEADERS = ("pos", "term", "start", "end", "bytes", "kind", "source", "ascii")
 
 
@@ -131,7 +133,7 @@ def printable(text: str) -> str:
     >>> printable("a\\udc80b") == "a\\ufffdb"
     True
     """
-    return text.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def token_record(text: str, token: Token) -> dict[str, Any]:
@@ -191,7 +193,7 @@ def mark_spans(text: str, tokens: list[Token], columns: int = MARKED_TEXT_COLUMN
     """The text in lines of at most `columns`, each followed by its span-mark line.
 
     >>> from engine.analysis.token import Token
-    >>> spans = [Token("ab", 0, 0, 2, 0, 2), Token("c", 1, 2, 3, 2, 3)]
+    >>> spans = [Token("ab", 0, 0, 2, 0, 2), Token("c", 1, 3, 4, 3, 4)]
     >>> mark_spans("ab c!", spans)
     ['ab c!', '^^ ~']
     """
