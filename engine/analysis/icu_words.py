@@ -29,7 +29,9 @@ The stages, in order (also returned by `IcuWordAnalyzer.describe()`):
    category is Mn (nonspacing mark, ICU's Unicode data) is removed, then canonical
    composition (NFC). So `é → e`, `ά → α`, `ё → е`, `हिन्दी → हिनदी`, `שָׁלוֹם → שלום`;
    Hangul syllables decompose to jamo under NFD and NFC puts them back together.
-   Spacing marks (Mc) and enclosing marks (Me) are kept.
+   Spacing marks (Mc) and enclosing marks (Me) are kept. The cost is deliberate and the
+   same at index and query time: Thai vowel and tone marks and Indic viramas are Mn too,
+   so `ง่าย → งาย` and distinct words can fold together (more recall, less precision).
 6. drop: a segment whose folded text is empty (only marks) yields no token.
 7. tag: `number` for ICU's number status; otherwise by the first character whose script
    is neither Common nor Inherited: Han → `ideographic`; Hiragana or Katakana → `kana`;
