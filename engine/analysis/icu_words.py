@@ -26,12 +26,17 @@ The stages, in order (also returned by `IcuWordAnalyzer.describe()`):
 4. fold: full Unicode case folding, ICU `UnicodeString.foldCase()` with default options
    (not Turkic): `ß → ss`, `ﬁ → fi`, `ς → σ`, `İ → i̇`.
 5. strip marks: canonical decomposition (NFD), then every code point whose general
-   category is Mn (nonspacing mark, ICU's Unicode data) is removed, then canonical
-   composition (NFC). So `é → e`, `ά → α`, `ё → е`, `हिन्दी → हिनदी`, `שָׁלוֹם → שלום`;
+   category is Mn (nonspacing mark) or Cf (format: soft hyphen, ZWSP, ZWJ, ZWNJ, LRM,
+   RLM, bidi embeddings, word joiner, BOM), by ICU's Unicode data, is removed, then
+   canonical composition (NFC). So `é → e`, `ά → α`, `ё → е`, `हिन्दी → हिनदी`, `שָׁלוֹם → שלום`;
    Hangul syllables decompose to jamo under NFD and NFC puts them back together.
    Spacing marks (Mc) and enclosing marks (Me) are kept. The cost is deliberate and the
    same at index and query time: Thai vowel and tone marks and Indic viramas are Mn too,
-   so `ง่าย → งาย` and distinct words can fold together (more recall, less precision).
+   so `ง่าย → งาย` and distinct words can fold together (more recall, less precision);
+   the kana voicing marks are Mn under NFD as well, so `が → か` and `ピ → ヒ`.
+   Removing Cf goes beyond tokenizers.md §6 (which strips Mn only): ICU keeps joiners and
+   direction marks inside a word (`a\u200db`, `שלום\u200e`), and a user who types `ab`
+   or `שלום` must still match it, so these invisible characters never reach a term.
 6. drop: a segment whose folded text is empty (only marks) yields no token.
 7. tag: `number` for ICU's number status; otherwise by the first character whose script
    is neither Common nor Inherited: Han → `ideographic`; Hiragana or Katakana → `kana`;
@@ -63,7 +68,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 _NFD = icu.Normalizer2.getNFDInstance()
 _NFC = icu.Normalizer2.getNFCInstance()
-_NONSPACING_MARK = icu.UCharCategory.NON_SPACING_MARK
+_STRIPPED_CATEGORIES = frozenset({icu.UCharCategory.NON_SPACING_MARK, icu.UCharCategory.FORMAT_CHAR})
 
 _KIND_BY_SCRIPT: dict[int, str] = {
     icu.UScriptCode.HAN: "ideographic",
@@ -136,17 +141,19 @@ def iter_word_segments(text: str, locale: icu.Locale) -> list[tuple[int, int, in
 
 @lru_cache(maxsize=65536)
 def fold_word(word: str) -> str:
-    """Stages 4 + 5: full case folding, then NFD, drop every Mn, NFC.
+    """Stages 4 + 5: full case folding, then NFD, drop every Mn and Cf, NFC.
 
     >>> [fold_word(w) for w in ["Café", "STRASSE", "Straße", "ﬁle", "ΣΟΦΌΣ", "ёлка", "İ"]]
     ['cafe', 'strasse', 'strasse', 'file', 'σοφοσ', 'елка', 'i']
-    >>> fold_word("한국어")
-    '한국어'
+    >>> fold_word("한국어"), fold_word("soft\u00adhyphen"), fold_word("a\u200db")
+    ('한국어', 'softhyphen', 'ab')
     """
     folded = str(icu.UnicodeString(word).foldCase())
     decomposed = _NFD.normalize(folded)
     without_marks = "".join(
-        character for character in decomposed if icu.Char.charType(character) != _NONSPACING_MARK
+        character
+        for character in decomposed
+        if icu.Char.charType(character) not in _STRIPPED_CATEGORIES
     )
     return _NFC.normalize(without_marks)
 
@@ -256,7 +263,8 @@ class IcuWordAnalyzer:
             split,
             "map offsets: ICU's UTF-16 code units → str indexes (astral characters are 2 units)",
             "fold: full Unicode case folding, ICU foldCase (ß → ss, ﬁ → fi, ς → σ)",
-            f"strip marks: NFD, remove every Mn (Unicode {UNICODE_VERSION}), NFC (é → e, ά → α)",
+            f"strip marks: NFD, remove every Mn and Cf (Unicode {UNICODE_VERSION}), NFC"
+            + " (é → e, ά → α, soft hyphen and ZWJ removed)",
             "drop: segments whose folded text is empty",
             "tag: number | ideographic (Han) | kana | hangul"
             + " | southeast-asian (Thai, Lao, Khmer, Myanmar) | word",

@@ -58,9 +58,9 @@ def analyzes_to(text: str) -> list[tuple[str, int, int, str]]:
         ("السَّلَامُ", ["السلام"]),
         # not words at all
         ("😀 ½ ² ① \ue000 🤯🥰 👍🏽", []),
-        # joiners stay inside a word
-        ("a\u200db a\u200cb a\u2060b a\ufeffb a\u00adb",
-         ["a\u200db", "a\u200cb", "a\u2060b", "a\ufeffb", "a\u00adb"]),
+        # joiners and direction marks stay inside a word, and are removed from its term
+        ("a\u200db a\u200cb a\u2060b a\ufeffb a\u00adb \u200fשלום\u200e",
+         ["ab", "ab", "ab", "ab", "ab", "שלום"]),
         # full case folding and mark stripping
         ("ﬁ ß ẞ ﬆ ŉ", ["fi", "ss", "ss", "st", "ʼn"]),
         ("σοφός ёлка Αθήναι", ["σοφοσ", "елка", "αθηναι"]),
@@ -131,6 +131,7 @@ def test_fold_word_stages() -> None:
     assert fold_word("STRASSE") == fold_word("Straße") == "strasse"
     assert fold_word("Ǡ") == "a"  # NFD A + U+0307 + U+0304; both marks are Mn
     assert fold_word("\u0301") == ""  # only marks: nothing left
+    assert fold_word("が") == "か"  # the voicing mark U+3099 is Mn under NFD
 
 
 def test_kind_falls_back_on_rule_status_for_script_less_segments() -> None:
