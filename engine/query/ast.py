@@ -1,0 +1,67 @@
+"""The immutable values a query becomes before any backend sees it.
+
+Owns: `Phrase`, `SubstringTerm` and `QueryPlan`. Must not touch: tokenization (the
+analyzer produces a phrase's terms), matching, scoring or storage.
+
+Meaning (behaviour.md §4, tokenizers.md §2.3):
+* a `Phrase` is one user term after analysis: its tokens must occur at adjacent positions
+  of the same message; with `prefix=True` the *last* token matches any indexed term that
+  starts with it (FTS5 `"…"*`). A phrase with no terms (the user typed only separators,
+  e.g. `-` or `"`) matches nothing;
+* a `SubstringTerm` is a CJK term of the zero-hit retry (behaviour.md §7.1): its literal
+  text must occur in the message text, with SQLite `LIKE` semantics (see `query.cjk`);
+* a `QueryPlan` ANDs everything it holds: a message matches when every phrase and every
+  substring matches it. The phrase order is the order of the user's terms; it is also the
+  phrase order of `bm25()` and `snippet()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Adjacent analyzed terms; `prefix` makes the last one a prefix. Empty = no match.
+
+    >>> Phrase(("per", "session"), prefix=True).is_empty
+    False
+    >>> Phrase(()).is_empty
+    True
+    """
+
+    terms: tuple[str, ...]
+    prefix: bool = False
+
+    @property
+    def is_empty(self) -> bool:
+        """True for the phrase of a term made only of separators: it matches nothing."""
+        return not self.terms
+
+
+@dataclass(frozen=True, slots=True)
+class SubstringTerm:
+    """A literal the message text must contain (the CJK retry), compared as SQLite LIKE."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """All phrases and substrings of one query, ANDed."""
+
+    phrases: tuple[Phrase, ...]
+    substrings: tuple[SubstringTerm, ...] = ()
+
+    @property
+    def matches_nothing(self) -> bool:
+        """True when the plan cannot match any message (no parts, or an empty phrase).
+
+        >>> QueryPlan((Phrase(("deploy",)), Phrase(()), Phrase(("fix",)))).matches_nothing
+        True
+        >>> QueryPlan((), (SubstringTerm("会议"),)).matches_nothing
+        False
+        """
+        if not self.phrases and not self.substrings:
+            return True
+        return any(phrase.is_empty for phrase in self.phrases)

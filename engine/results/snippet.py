@@ -1,0 +1,249 @@
+"""FTS5 `snippet(tbl, 0, '', '', ' … ', 48)`, exactly (behaviour.md §5.5, `fts5_aux.c`).
+
+Owns: choosing the excerpt window of one message and cutting it out of the original text.
+Must not touch: tokenization (the caller passes token spans from the `unicode61` profile),
+phrase matching (the caller passes phrase instances), scoring of hits, the 500/300 bounds
+(`results.bounds` applies those afterwards).
+
+Inputs:
+* `token_spans` — `(start, end)` `str` offsets of every token of the column, in order;
+  their count is the column size FTS5 reports;
+* `phrase_hits` — `(phrase_index, start_position, phrase_length)` for every phrase instance
+  in the row. FTS5 visits instances ordered by position and, at equal positions, by phrase
+  index; this module sorts them that way itself.
+
+The algorithm, as SQLite 3.40.1 runs it (N = tokens per window, 48 here):
+1. Sentence starts: token 0, and each later token whose preceding text, after skipping at
+   least one space/TAB/LF/CR, ends in `.` or `:`.
+2. Best = (score 0, start 0). For each instance at position `io`, in order:
+   a. score the window `[io, io + N)`: over the instances inside it (in order), 1000 for the
+      first instance of a phrase and 1 for a repeat; `iFirst` = the first such position,
+      `iLast` = position + phrase length of the last one. Its start is
+      `iFirst - (N - (iLast - iFirst)) / 2` (C division: truncates toward zero), then
+      clamped to `docsize - N` from above and 0 from below. Keep it if strictly better;
+   b. only when the column has more than N tokens: take the LAST sentence start `s <= io`;
+      if `s < io`, score the window `[s, s + N)` (no re-centring, no clamp), add 120 if
+      `s == 0` else 100, and keep `s` if strictly better.
+3. Output: `" … "` if the start is > 0; the original text from the start token's first
+   character (from the very beginning when the start is 0) to the end of token
+   `start + N - 1`; then, if that token is at or past the column's last token, the rest of
+   the text (trailing punctuation), else `" … "`.
+
+A row with no instances gives the window at 0. `tokens_per_window` must be 1..64 (FTS5
+documents 64 as its maximum; N = 0 takes another path in SQLite that we do not model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+SENTENCE_END = (".", ":")
+SENTENCE_SPACE = (" ", "\t", "\n", "\r")
+FIRST_HIT_SCORE = 1000
+REPEAT_HIT_SCORE = 1
+COLUMN_START_BONUS = 120
+SENTENCE_START_BONUS = 100
+DEFAULT_TOKENS = 48
+DEFAULT_ELLIPSIS = " … "
+
+
+def c_division(numerator: int, denominator: int) -> int:
+    """Integer division truncating toward zero, as C does.
+
+    >>> c_division(7, 2), c_division(-7, 2)
+    (3, -3)
+    """
+    quotient = abs(numerator) // abs(denominator)
+    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
+
+
+def sentence_starts(text: str, token_spans: Sequence[tuple[int, int]]) -> list[int]:
+    """Positions of the tokens that begin a sentence (rule 1).
+
+    >>> text = "One two. Three:four: five.six"
+    >>> spans = [(0, 3), (4, 7), (9, 14), (15, 19), (21, 25), (26, 29)]
+    >>> sentence_starts(text, spans)
+    [0, 2, 4]
+    """
+    starts = []
+    for position, (start, _end) in enumerate(token_spans):
+        if position == 0:
+            starts.append(0)
+            continue
+        index = start - 1
+        character = ""
+        while index >= 0:
+            character = text[index]
+            if character not in SENTENCE_SPACE:
+                break
+            index -= 1
+        if index != start - 1 and character in SENTENCE_END:
+            starts.append(position)
+    return starts
+
+
+def ordered_hits(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Instances in FTS5's visiting order: by position, then phrase index."""
+    return sorted(phrase_hits, key=lambda hit: (hit[1], hit[0]))
+
+
+def score_window(
+    hits: Sequence[tuple[int, int, int]], window_start: int, window_tokens: int, document_size: int
+) -> tuple[int, int]:
+    """(score, adjusted start) of the window `[window_start, window_start + N)` (rule 2a).
+
+    >>> score_window([(0, 60, 1)], 60, 48, 121)  # one hit in 121 tokens: 23 tokens before it
+    (1000, 37)
+    """
+    seen: set[int] = set()
+    score = 0
+    first = -1
+    last = 0
+    end = window_start + window_tokens
+    for phrase, position, length in hits:
+        if window_start <= position < end:
+            score += REPEAT_HIT_SCORE if phrase in seen else FIRST_HIT_SCORE
+            seen.add(phrase)
+            if first < 0:
+                first = position
+            last = position + length
+    adjusted = first - c_division(window_tokens - (last - first), 2)
+    if adjusted + window_tokens > document_size:
+        adjusted = document_size - window_tokens
+    return score, max(adjusted, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowCandidate:
+    """One window FTS5 considered: from a hit (`kind="hit"`) or a sentence start."""
+
+    kind: str
+    anchor: int
+    start: int
+    score: int
+    chosen: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SnippetExplanation:
+    """How the excerpt window was chosen: every candidate in the order FTS5 tried it."""
+
+    document_tokens: int
+    window_tokens: int
+    sentence_starts: tuple[int, ...]
+    candidates: tuple[WindowCandidate, ...]
+    start: int
+    score: int
+
+    @property
+    def last_position(self) -> int:
+        """The position of the window's last token (may lie past the column's end)."""
+        return self.start + self.window_tokens - 1
+
+    def lines(self) -> list[str]:
+        """A readable rendering, one line per candidate."""
+        header = (
+            f"tokens={self.document_tokens} window={self.window_tokens} "
+            f"sentence starts={list(self.sentence_starts)}"
+        )
+        rows = [header]
+        for candidate in self.candidates:
+            mark = " <- best so far" if candidate.chosen else ""
+            rows.append(
+                f"  {candidate.kind} at {candidate.anchor}: start {candidate.start} "
+                f"score {candidate.score}{mark}"
+            )
+        rows.append(f"chosen start {self.start} (score {self.score})")
+        return rows
+
+
+def _check_window(tokens_per_window: int) -> None:
+    if not 1 <= tokens_per_window <= 64:
+        raise ValueError(f"tokens_per_window must be 1..64, got {tokens_per_window}")
+
+
+def explain_snippet(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    phrase_hits: Sequence[tuple[int, int, int]],
+    *,
+    tokens_per_window: int = DEFAULT_TOKENS,
+) -> SnippetExplanation:
+    """Choose the window (rules 1–2) and record every candidate FTS5 scored."""
+    _check_window(tokens_per_window)
+    hits = ordered_hits(phrase_hits)
+    size = len(token_spans)
+    starts = sentence_starts(text, token_spans)
+    best_score, best_start = 0, 0
+    candidates: list[WindowCandidate] = []
+    for _phrase, position, _length in hits:
+        if position > size:
+            continue  # SQLite reports FTS5_CORRUPT for such an instance; never from us
+        score, adjusted = score_window(hits, position, tokens_per_window, size)
+        chosen = score > best_score
+        if chosen:
+            best_score, best_start = score, adjusted
+        candidates.append(WindowCandidate("hit", position, adjusted, score, chosen))
+        if starts and size > tokens_per_window:
+            sentence = max(start for start in starts if start <= position)
+            if sentence < position:
+                score = score_window(hits, sentence, tokens_per_window, size)[0]
+                score += COLUMN_START_BONUS if sentence == 0 else SENTENCE_START_BONUS
+                chosen = score > best_score
+                if chosen:
+                    best_score, best_start = score, sentence
+                candidates.append(WindowCandidate("sentence", position, sentence, score, chosen))
+    return SnippetExplanation(
+        document_tokens=size,
+        window_tokens=tokens_per_window,
+        sentence_starts=tuple(starts),
+        candidates=tuple(candidates),
+        start=best_start,
+        score=best_score,
+    )
+
+
+def render_window(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    start: int,
+    tokens_per_window: int,
+    ellipsis: str = DEFAULT_ELLIPSIS,
+) -> str:
+    """Cut the window starting at token `start` out of `text` (rule 3).
+
+    >>> render_window("a. b c d", [(0, 1), (3, 4), (5, 6), (7, 8)], 1, 2)
+    ' … b c … '
+    >>> render_window("a. b c d!", [(0, 1), (3, 4), (5, 6), (7, 8)], 2, 2)
+    ' … c d!'
+    """
+    size = len(token_spans)
+    last = start + tokens_per_window - 1
+    head = ellipsis if start > 0 else ""
+    begin = token_spans[start][0] if 0 < start < size else 0
+    if last >= size - 1:
+        return head + text[begin:]
+    return head + text[begin:token_spans[last][1]] + ellipsis
+
+
+def fts5_snippet(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    phrase_hits: Sequence[tuple[int, int, int]],
+    *,
+    tokens_per_window: int = DEFAULT_TOKENS,
+    ellipsis: str = DEFAULT_ELLIPSIS,
+) -> str:
+    """The excerpt `snippet(tbl, 0, '', '', ellipsis, tokens_per_window)` returns.
+
+    >>> text = "before " * 60 + "saffron " + "after " * 60
+    >>> position = 0; spans = []
+    >>> for word in text.split(" ")[:-1]:
+    ...     spans.append((position, position + len(word))); position += len(word) + 1
+    >>> excerpt = fts5_snippet(text, spans, [(0, 60, 1)])
+    >>> excerpt == " … " + "before " * 23 + "saffron" + " after" * 24 + " … "
+    True
+    """
+    explanation = explain_snippet(text, token_spans, phrase_hits, tokens_per_window=tokens_per_window)
+    return render_window(text, token_spans, explanation.start, tokens_per_window, ellipsis)

@@ -1,0 +1,161 @@
+"""FTS5's `bm25()` ranking formula: the one place it is written (behaviour.md §5.4).
+
+Owns: the constants, the IDF with its floor, the per-row score, and its explanation tree.
+Must not touch: indexes, tokens, SQL. Callers supply the counts:
+
+* `N` (`total_rows`) — rows in the WHOLE FTS table (every session and agent in the database,
+  filtered-out and dirty rows included), so scores do not change when scope filters change;
+* `n_i` (`matching_rows`) — rows that match phrase i on its own;
+* `f_i` — instances of phrase i in this row; `D` — tokens in this row; `avgdl` — total
+  tokens / N.
+
+Formula (SQLite `fts5Bm25Function`, k1 = 1.2, b = 0.75)::
+
+    idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)),  replaced by 1e-6 when <= 0
+    bm25  = -( Σ_i idf_i * (f_i * (k1 + 1)) / (f_i + k1 * (1 - b + b * D / avgdl)) )
+
+The arithmetic below follows the C source operation by operation, in the same order and in
+IEEE doubles (`N - n_i` is an exact integer difference before `+ 0.5`; `b * D / avgdl` is
+`(b * D) / avgdl`; the sum runs in phrase order from 0.0), so the result equals SQLite's to
+the last bit where the C compiler does not fuse operations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.75
+IDF_FLOOR = 1e-6
+
+
+def inverse_document_frequency(total_rows: int, matching_rows: int) -> float:
+    """`ln((N - n + 0.5) / (n + 0.5))`, or 1e-6 when that is not positive.
+
+    >>> round(inverse_document_frequency(3, 1), 12)
+    0.510825623766
+    >>> inverse_document_frequency(3, 2)
+    1e-06
+    """
+    idf = math.log((total_rows - matching_rows + 0.5) / (matching_rows + 0.5))
+    return IDF_FLOOR if idf <= 0.0 else idf
+
+
+def average_length(total_tokens: int, total_rows: int) -> float:
+    """`avgdl` = total tokens / N (FTS5 divides two doubles).
+
+    >>> average_length(7, 3)
+    2.3333333333333335
+    """
+    return float(total_tokens) / float(total_rows)
+
+
+def phrase_term(idf: float, frequency: float, document_length: int, average: float) -> float:
+    """One phrase's contribution (positive), in FTS5's operation order."""
+    return idf * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * document_length / average)))
+
+
+def bm25(phrase_stats: Sequence[tuple[float, int]], document_length: int, average_length: float) -> float:
+    """FTS5's `bm25()` for one row: NEGATIVE, lower is better.
+
+    `phrase_stats` is `[(idf_i, f_i)]` in phrase order.
+
+    >>> # the 3-row corpus of behaviour.md §5.4, row "saffron" (D=1, avgdl=9/3, n=2)
+    >>> score = -bm25([(inverse_document_frequency(3, 2), 1)], 1, 9 / 3)
+    >>> round(score, 14)
+    1.375e-06
+    """
+    score = 0.0
+    for idf, frequency in phrase_stats:
+        score += phrase_term(idf, float(frequency), document_length, average_length)
+    return -1.0 * score
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseExplanation:
+    """One phrase's inputs and contribution: `n` matching rows, `f` hits here, its IDF."""
+
+    phrase: str
+    matching_rows: int
+    frequency: int
+    idf: float
+    idf_floored: bool
+    contribution: float
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Explanation:
+    """Every number behind one `bm25()` value, for `explain` and for diffing parity."""
+
+    total_rows: int
+    document_length: int
+    average_length: float
+    k1: float
+    b: float
+    phrases: tuple[PhraseExplanation, ...]
+    bm25: float
+
+    @property
+    def score(self) -> float:
+        """The hit score (`-bm25`, positive)."""
+        return -self.bm25
+
+    def lines(self) -> list[str]:
+        """A readable rendering, one line per fact."""
+        header = (
+            f"N={self.total_rows} D={self.document_length} avgdl={self.average_length!r} "
+            f"k1={self.k1} b={self.b}"
+        )
+        rows = [header]
+        for item in self.phrases:
+            floored = " (floored)" if item.idf_floored else ""
+            rows.append(
+                f"  phrase {item.phrase!r}: n={item.matching_rows} f={item.frequency} "
+                f"idf={item.idf!r}{floored} contribution={item.contribution!r}"
+            )
+        rows.append(f"bm25={self.bm25!r} score={self.score!r}")
+        return rows
+
+
+def explain_bm25(
+    phrases: Sequence[tuple[str, int, int]],
+    *,
+    total_rows: int,
+    total_tokens: int,
+    document_length: int,
+) -> Bm25Explanation:
+    """Explain one row's score; `phrases` is `[(label, n_i, f_i)]` in phrase order.
+
+    >>> explanation = explain_bm25([("saffron", 2, 1)], total_rows=3, total_tokens=9,
+    ...                            document_length=1)
+    >>> explanation.phrases[0].idf_floored, round(explanation.score, 14)
+    (True, 1.375e-06)
+    """
+    average = average_length(total_tokens, total_rows)
+    items = []
+    stats = []
+    for label, matching_rows, frequency in phrases:
+        raw = math.log((total_rows - matching_rows + 0.5) / (matching_rows + 0.5))
+        idf = inverse_document_frequency(total_rows, matching_rows)
+        stats.append((idf, frequency))
+        items.append(
+            PhraseExplanation(
+                phrase=label,
+                matching_rows=matching_rows,
+                frequency=frequency,
+                idf=idf,
+                idf_floored=raw <= 0.0,
+                contribution=phrase_term(idf, float(frequency), document_length, average),
+            )
+        )
+    return Bm25Explanation(
+        total_rows=total_rows,
+        document_length=document_length,
+        average_length=average,
+        k1=K1,
+        b=B,
+        phrases=tuple(items),
+        bm25=bm25(stats, document_length, average),
+    )
