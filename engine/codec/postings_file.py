@@ -1,0 +1,193 @@
+"""The postings file of an index segment: one posting list per term, delta-coded in blocks.
+
+Owns: the bytes of `index/segment-NNNNNN.postings` and `sealed_frames`, the reader of a
+sealed framed file that the index's three file kinds share. Must not touch: files (the
+index writer stores what this module returns), terms (the terms file maps each term to the
+byte range of its record here).
+
+Byte grammar (a `framing` file of kind `postings`)::
+
+    postings file := header(magic "SS.POSTS") list_record* footer
+    list_record   := one framed record per term, in term order; its payload is
+                     [block, ...]                      (msgpack array)
+    block         := [last_doc_id, doc_gaps, position_gaps]
+                     doc_gaps: one int per document of the block; the document ids are
+                       the running sum of the gaps, continuing from the previous block's
+                       last_doc_id (0 before the first block), so gaps are > 0 except
+                       that the first gap of the list may be 0;
+                     position_gaps: one array per document, its token positions as a
+                       running sum (first entry absolute, then gaps > 0)
+                     every block but the last holds exactly `block_size` documents
+
+`last_doc_id` lets a reader skip a block whose documents all precede the one it wants;
+the reference reader decodes whole lists (they are small), so it only checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.codec import FILE_KINDS
+from engine.codec.framing import (
+    HEADER_SIZE,
+    DecodeError,
+    Footer,
+    Frame,
+    decode_frame_at,
+    decode_header,
+    decode_payload,
+    encode_footer,
+    encode_header,
+    encode_record,
+    iter_frames,
+    update_crc,
+)
+from engine.errors import CorruptFile
+
+MAGIC = FILE_KINDS["postings"].magic
+
+#: A decoded posting list: `(doc_id, positions)` pairs, doc ids increasing.
+PostingPairs = list[tuple[int, tuple[int, ...]]]
+
+
+def _running_gaps(values: Sequence[int], start: int = 0) -> list[int]:
+    gaps = []
+    previous = start
+    for value in values:
+        gaps.append(value - previous)
+        previous = value
+    return gaps
+
+
+def _running_sum(gaps: Iterable[int], start: int = 0) -> list[int]:
+    values = []
+    total = start
+    for gap in gaps:
+        total += gap
+        values.append(total)
+    return values
+
+
+def encode_posting_list(postings: Sequence[tuple[int, Sequence[int]]], block_size: int) -> Any:
+    """The msgpack value of one posting list.
+
+    >>> encode_posting_list([(3, [0, 4]), (7, [2]), (9, [1, 2, 3])], block_size=2)
+    [[7, [3, 4], [[0, 4], [2]]], [9, [2], [[1, 1, 1]]]]
+    """
+    blocks = []
+    previous_doc = 0
+    for begin in range(0, len(postings), block_size):
+        chunk = postings[begin: begin + block_size]
+        doc_ids = [doc_id for doc_id, _positions in chunk]
+        blocks.append([
+            doc_ids[-1],
+            _running_gaps(doc_ids, previous_doc),
+            [_running_gaps(list(positions)) for _doc_id, positions in chunk],
+        ])
+        previous_doc = doc_ids[-1]
+    return blocks
+
+
+def decode_posting_list(value: Any) -> PostingPairs:
+    """The posting list of a decoded record value (DecodeError on any inconsistency).
+
+    >>> decode_posting_list(encode_posting_list([(3, [0, 4]), (7, [2])], 1))
+    [(3, (0, 4)), (7, (2,))]
+    """
+    if not isinstance(value, list):
+        raise DecodeError("posting list is not an array of blocks")
+    pairs: PostingPairs = []
+    previous_doc = 0
+    for block in value:
+        if not (isinstance(block, list) and len(block) == 3):
+            raise DecodeError("posting block is not [last_doc_id, doc_gaps, position_gaps]")
+        last_doc_id, doc_gaps, position_gaps = block
+        if not (isinstance(doc_gaps, list) and isinstance(position_gaps, list)):
+            raise DecodeError("posting block gaps are not arrays")
+        if not doc_gaps or len(doc_gaps) != len(position_gaps):
+            raise DecodeError("posting block has mismatched document and position counts")
+        doc_ids = _running_sum(doc_gaps, previous_doc)
+        if doc_ids[-1] != last_doc_id:
+            raise DecodeError(f"posting block ends at doc {doc_ids[-1]}, header says {last_doc_id}")
+        for doc_id, gaps in zip(doc_ids, position_gaps):
+            if not isinstance(gaps, list) or not gaps:
+                raise DecodeError(f"document {doc_id} has no positions")
+            pairs.append((doc_id, tuple(_running_sum(gaps))))
+        previous_doc = last_doc_id
+    return pairs
+
+
+def encode_postings_file(
+    lists: Iterable[tuple[str, Sequence[tuple[int, Sequence[int]]]]], block_size: int
+) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
+    """The whole file, and `{term: (document_frequency, offset, length)}` of each record.
+
+    >>> data, slots = encode_postings_file([("a", [(0, [1])]), ("b", [(0, [0]), (2, [5])])], 128)
+    >>> slots["b"][0], decode_postings_record(data, slots["b"][1], "x")
+    (2, [(0, (0,)), (2, (5,))])
+    """
+    parts = [encode_header(MAGIC)]
+    offset = HEADER_SIZE
+    crc = 0
+    slots: dict[str, tuple[int, int, int]] = {}
+    for term, postings in lists:
+        record = encode_record(encode_posting_list(postings, block_size))
+        slots[term] = (len(postings), offset, len(record))
+        parts.append(record)
+        crc = update_crc(crc, record)
+        offset += len(record)
+    parts.append(encode_footer(len(slots), crc))
+    return b"".join(parts), slots
+
+
+def decode_postings_record(data: bytes, offset: int, location: str) -> PostingPairs:
+    """The posting list whose record starts at `offset` (CorruptFile on damage)."""
+    try:
+        frame = decode_frame_at(data, offset)
+        return decode_posting_list(decode_payload(frame.payload))
+    except DecodeError as error:
+        raise CorruptFile(location, offset, str(error)) from None
+
+
+def sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame]:
+    """Every record of a sealed file of kind `magic`, checked against its footer.
+
+    A file the index reads is always whole (written before the manifest named it), so
+    any damage, even at the tail, is corruption: CorruptFile names the offset.
+    """
+    header = decode_header(data, location)
+    if header.magic != magic:
+        raise CorruptFile(location, 0, f"expected magic {magic!r}, found {header.magic!r}")
+    frames: list[Frame] = []
+    for item in iter_frames(data, HEADER_SIZE):
+        if isinstance(item, Frame):
+            frames.append(item)
+            continue
+        if isinstance(item, Footer):
+            end = frames[-1].end if frames else HEADER_SIZE
+            if item.record_count != len(frames) or item.records_crc != update_crc(
+                0, data[HEADER_SIZE:end]
+            ):
+                raise CorruptFile(location, item.offset, "footer does not match the records")
+            return frames
+        raise CorruptFile(location, item.offset, item.reason)
+    raise CorruptFile(location, len(data), "file ends without a footer")
+
+
+def check_postings_file(data: bytes, location: str) -> int:
+    """Check a whole postings file (header, every record, footer); return the list count."""
+    frames = sealed_frames(data, location, MAGIC)
+    for frame in frames:
+        decode_postings_record(data, frame.offset, location)
+    return len(frames)
+
+
+def describe_payload(value: Any) -> dict[str, Any]:
+    """A readable dict of one posting-list record, for `session-search dump`."""
+    pairs = decode_posting_list(value)
+    return {
+        "kind": "postings",
+        "documents": len(pairs),
+        "postings": [[doc_id, list(positions)] for doc_id, positions in pairs],
+    }

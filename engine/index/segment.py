@@ -1,0 +1,145 @@
+"""Index segments: the in-memory buffer that takes new rows, and flushed immutable ones.
+
+Owns: one segment's documents, term dictionary and posting lists, and the `Segment`
+interface the index reads through. Must not touch: tombstones, window states, the
+manifest or files (`engine.index.writer` decides what is written; `engine.codec` says how).
+
+* `MemorySegment` is the writable buffer: rows are appended in doc-id order, so each
+  posting list grows at its end.
+* `FrozenSegment` is a flushed segment, read from its terms and postings files. Its term
+  dictionary maps each term to the byte range of its posting list; a list is decoded the
+  first time a query needs it and then cached. Opening a store therefore decodes the
+  document table and the term dictionary, never re-tokenizes text, and decodes only the
+  posting lists that queries touch.
+
+Segments are disjoint in doc ids and ordered: every doc id of a later segment (and of the
+buffer) is larger than every doc id of an earlier one, so a term's live posting list is
+the concatenation of the segments' lists, in segment order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.index.documents import DocumentRecord
+from engine.index.postings import Posting, positions_by_term
+from engine.index.termdict import TermDictionary
+
+
+class Segment(Protocol):
+    """What the index reads from a segment."""
+
+    name: str
+
+    @property
+    def documents(self) -> Mapping[int, DocumentRecord]:
+        """Every row the segment holds (including rows deleted since), by doc id."""
+        ...
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        """The posting list of `term` in this segment (empty when absent)."""
+        ...
+
+    def terms_with_prefix(self, prefix: str) -> Iterator[str]:
+        """The segment's terms starting with `prefix`, in order."""
+        ...
+
+    def terms(self) -> Iterator[str]:
+        """Every term of the segment, in order."""
+        ...
+
+
+class MemorySegment:
+    """The writable buffer segment.
+
+    >>> buffer = MemorySegment()
+    >>> record = DocumentRecord(0, "w", "m1", "user", 1.0, "to be or not to be", 6, 0)
+    >>> buffer.add(record, ["to", "be", "or", "not", "to", "be"])
+    >>> buffer.postings("be")
+    [Posting(doc_id=0, positions=(1, 5))]
+    """
+
+    name = "buffer"
+
+    def __init__(self) -> None:
+        self._documents: dict[int, DocumentRecord] = {}
+        self._terms: TermDictionary[list[Posting]] = TermDictionary()
+
+    @property
+    def documents(self) -> Mapping[int, DocumentRecord]:
+        return self._documents
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def add(self, record: DocumentRecord, terms: Sequence[str]) -> None:
+        """Append one row with its analyzed terms; its doc id must exceed every earlier one."""
+        self._documents[record.doc_id] = record
+        for term, positions in positions_by_term(terms).items():
+            self._terms.setdefault(term, []).append(Posting(record.doc_id, tuple(positions)))
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        return self._terms.get(term) or ()
+
+    def terms_with_prefix(self, prefix: str) -> Iterator[str]:
+        return self._terms.with_prefix(prefix)
+
+    def terms(self) -> Iterator[str]:
+        return self._terms.terms()
+
+    def posting_lists(self) -> Iterator[tuple[str, list[Posting]]]:
+        """Every `(term, posting list)` in term order (what a flush writes)."""
+        return self._terms.items()
+
+
+@dataclass(frozen=True, slots=True)
+class PostingsSlot:
+    """Where a term's posting list lies in a segment's postings file."""
+
+    document_frequency: int
+    offset: int
+    length: int
+
+
+class FrozenSegment:
+    """A flushed, immutable segment; posting lists are decoded on first use."""
+
+    def __init__(
+        self,
+        name: str,
+        documents: Mapping[int, DocumentRecord],
+        slots: TermDictionary[PostingsSlot],
+        read_postings: Callable[[PostingsSlot], list[Posting]],
+    ) -> None:
+        self.name = name
+        self._documents = dict(documents)
+        self._slots = slots
+        self._read_postings = read_postings
+        self._decoded: dict[str, list[Posting]] = {}
+
+    @property
+    def documents(self) -> Mapping[int, DocumentRecord]:
+        return self._documents
+
+    def slot(self, term: str) -> PostingsSlot | None:
+        """The byte range of `term`'s list, or None."""
+        return self._slots.get(term)
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        cached = self._decoded.get(term)
+        if cached is not None:
+            return cached
+        slot = self._slots.get(term)
+        if slot is None:
+            return ()
+        decoded = self._read_postings(slot)
+        self._decoded[term] = decoded
+        return decoded
+
+    def terms_with_prefix(self, prefix: str) -> Iterator[str]:
+        return self._slots.with_prefix(prefix)
+
+    def terms(self) -> Iterator[str]:
+        return self._slots.terms()

@@ -1,0 +1,261 @@
+"""Persisting the inverted index: flush the buffer to a segment, merge, commit the manifest.
+
+Owns: which index files exist (`index/manifest`, `index/segment-NNNNNN.terms` and
+`.postings`), the order they are written in, and loading them back. Must not touch: the
+byte layouts (`engine.codec.*_file`), transcripts, search.
+
+Call order of a flush (the manifest is the commit point, written last and atomically):
+
+1. write the new segment's postings file, then its terms file (`write_atomic`: durable);
+2. write the manifest naming the new segment list, the tombstones, the window states and
+   the transcript-store generation the index now reflects (`write_atomic`);
+3. only then remove files no manifest names any more (merged-away segments, or leftovers
+   of a flush that crashed before step 2).
+
+A crash before step 2 leaves the previous manifest in charge: the index it describes is
+complete for an older generation, and the backend replays the transcript changes after
+that generation on open. A crash after step 2 leaves only unreferenced files, removed by
+the next writer. Readers never see a half-written index.
+
+A merge writes one segment holding every live row of all segments and the buffer, with
+no tombstones, then commits it the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
+from engine.codec.postings_file import (
+    check_postings_file,
+    decode_postings_record,
+    encode_postings_file,
+)
+from engine.codec.terms_file import decode_terms_file, encode_terms_file
+from engine.directory import Directory
+from engine.errors import StoreError, UsageError
+from engine.index.documents import DocumentRecord
+from engine.index.inverted_index import InvertedIndex
+from engine.index.lifecycle import WindowIndexState
+from engine.index.postings import Posting
+from engine.index.segment import FrozenSegment, PostingsSlot, Segment
+from engine.index.termdict import TermDictionary
+
+INDEX_FOLDER = "index/"
+MANIFEST_NAME = "index/manifest"
+SEGMENT_PATTERN = re.compile(r"^index/(segment-(\d{6}))\.(terms|postings)$")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """Tunables of the index files; tests shrink them to reach block and merge code.
+
+    >>> IndexSettings(block_size=0)
+    Traceback (most recent call last):
+    ...
+    engine.errors.UsageError: block_size must be a positive integer, not 0
+    """
+
+    #: Documents per posting block.
+    block_size: int = 128
+    #: Flush the buffer into a segment once it holds this many rows.
+    flush_documents: int = 2000
+    #: Merge all segments into one once there are this many.
+    merge_segments: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("block_size", "flush_documents", "merge_segments"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise UsageError(f"{name} must be a positive integer, not {value!r}")
+
+
+def segment_file_names(name: str) -> tuple[str, str]:
+    """The terms and postings file names of segment `name`.
+
+    >>> segment_file_names("segment-000003")
+    ('index/segment-000003.terms', 'index/segment-000003.postings')
+    """
+    return f"{INDEX_FOLDER}{name}.terms", f"{INDEX_FOLDER}{name}.postings"
+
+
+# ----- loading ------------------------------------------------------------------------
+
+
+def _record_of(row: tuple) -> DocumentRecord:
+    doc_id, session_id, message_id, role, timestamp, length, seq, text = row
+    return DocumentRecord(doc_id, session_id, message_id, role, timestamp, text, length, seq)
+
+
+def load_segment(directory: Directory, name: str) -> FrozenSegment:
+    """Open a flushed segment: decode its documents and term dictionary, check its postings."""
+    terms_name, postings_name = segment_file_names(name)
+    terms_file = decode_terms_file(directory.read_bytes(terms_name), directory.location(terms_name))
+    postings_data = directory.read_bytes(postings_name)
+    postings_location = directory.location(postings_name)
+    check_postings_file(postings_data, postings_location)
+    documents = {row[0]: _record_of(row) for row in terms_file.documents}
+    slots: TermDictionary[PostingsSlot] = TermDictionary(
+        (term, PostingsSlot(frequency, offset, length))
+        for term, frequency, offset, length in terms_file.terms
+    )
+
+    def read_postings(slot: PostingsSlot) -> list[Posting]:
+        pairs = decode_postings_record(postings_data, slot.offset, postings_location)
+        return [Posting(doc_id, positions) for doc_id, positions in pairs]
+
+    return FrozenSegment(name, documents, slots, read_postings)
+
+
+def read_manifest(directory: Directory) -> Manifest | None:
+    """The committed manifest, or None when the index was never flushed."""
+    if not directory.exists(MANIFEST_NAME):
+        return None
+    return decode_manifest(directory.read_bytes(MANIFEST_NAME), directory.location(MANIFEST_NAME))
+
+
+def load_index(directory: Directory, profile: str) -> InvertedIndex:
+    """The committed index (an empty one at generation 0 when there is no manifest)."""
+    manifest = read_manifest(directory)
+    if manifest is None:
+        return InvertedIndex()
+    if manifest.profile != profile:
+        raise StoreError(
+            f"{directory.location(MANIFEST_NAME)}: index was built with {manifest.profile!r}, "
+            f"this engine analyzes with {profile!r}; run `session-search verify --repair`"
+        )
+    segments = [load_segment(directory, entry[0]) for entry in manifest.segments]
+    states = {
+        session_id: WindowIndexState(indexed_seq, leaf, rebuild)
+        for session_id, indexed_seq, leaf, rebuild in manifest.windows
+    }
+    return InvertedIndex(
+        segments,
+        deleted=set(manifest.deleted),
+        next_doc_id=manifest.next_doc_id,
+        window_states=states,
+        generation=manifest.generation,
+    )
+
+
+# ----- writing ------------------------------------------------------------------------
+
+
+def _next_segment_name(directory: Directory, index: InvertedIndex) -> str:
+    numbers = [0]
+    for file_name in directory.list_names(INDEX_FOLDER):
+        match = SEGMENT_PATTERN.match(file_name)
+        if match:
+            numbers.append(int(match.group(2)))
+    numbers.extend(int(segment.name.rsplit("-", 1)[1]) for segment in index.segments)
+    return f"segment-{max(numbers) + 1:06d}"
+
+
+def _write_segment(
+    directory: Directory,
+    name: str,
+    documents: Sequence[DocumentRecord],
+    lists: Sequence[tuple[str, list[Posting]]],
+    settings: IndexSettings,
+) -> FrozenSegment:
+    """Write one segment's two files durably and return it opened."""
+    terms_name, postings_name = segment_file_names(name)
+    postings_data, slots = encode_postings_file(
+        ((term, [(p.doc_id, p.positions) for p in postings]) for term, postings in lists),
+        settings.block_size,
+    )
+    rows = [
+        (r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
+        for r in documents
+    ]
+    entries = [(term, *slots[term]) for term, _postings in lists]
+    directory.write_atomic(postings_name, postings_data)
+    directory.write_atomic(terms_name, encode_terms_file(rows, entries))
+    return load_segment(directory, name)
+
+
+def _live_lists(segments: Sequence[Segment], deleted: set[int]) -> list[tuple[str, list[Posting]]]:
+    """Every term of `segments` with its live postings (terms left with none dropped)."""
+    terms: set[str] = set()
+    for segment in segments:
+        terms.update(segment.terms())
+    lists = []
+    for term in sorted(terms):
+        postings = [
+            posting
+            for segment in segments
+            for posting in segment.postings(term)
+            if posting.doc_id not in deleted
+        ]
+        if postings:
+            lists.append((term, postings))
+    return lists
+
+
+def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
+    segments = []
+    for segment in index.segments:
+        doc_ids = sorted(segment.documents)
+        segments.append((segment.name, doc_ids[0], doc_ids[-1], len(doc_ids)))
+    windows = tuple(
+        (session_id, state.indexed_seq, state.leaf_event_id, state.needs_rebuild)
+        for session_id, state in sorted(index.window_states.items())
+    )
+    return Manifest(
+        index.generation, index.next_doc_id, profile, tuple(segments),
+        tuple(sorted(index.deleted)), windows,
+    )
+
+
+def commit_manifest(directory: Directory, index: InvertedIndex, profile: str) -> None:
+    """Write the manifest for `index` (its segments must be durable), then tidy up."""
+    directory.write_atomic(MANIFEST_NAME, encode_manifest(_manifest_of(index, profile)))
+    remove_unreferenced(directory, [segment.name for segment in index.segments])
+
+
+def remove_unreferenced(directory: Directory, segment_names: Sequence[str]) -> list[str]:
+    """Delete segment files the manifest does not name; return their names."""
+    keep = set(segment_names)
+    removed = []
+    for file_name in directory.list_names(INDEX_FOLDER):
+        match = SEGMENT_PATTERN.match(file_name)
+        if match and match.group(1) not in keep:
+            directory.remove(file_name)
+            removed.append(file_name)
+    return removed
+
+
+def flush_index(
+    directory: Directory, index: InvertedIndex, profile: str, settings: IndexSettings
+) -> None:
+    """Turn the buffer's live rows into a new segment and commit the manifest."""
+    buffer = index.buffer
+    live = [record for doc_id, record in buffer.documents.items() if doc_id not in index.deleted]
+    new_segments = list(index.segments)
+    if live:
+        lists = _live_lists([buffer], index.deleted)
+        name = _next_segment_name(directory, index)
+        new_segments.append(_write_segment(directory, name, live, lists, settings))
+    index.deleted.difference_update(buffer.documents)
+    index.replace_segments(new_segments)
+    commit_manifest(directory, index, profile)
+    if len(index.segments) >= settings.merge_segments:
+        merge_index(directory, index, profile, settings)
+
+
+def merge_index(
+    directory: Directory, index: InvertedIndex, profile: str, settings: IndexSettings
+) -> None:
+    """Rewrite every live row into one segment (tombstones merged away) and commit."""
+    sources = index.all_segments()
+    live = [record for record in index.documents()]
+    new_segments: list[Segment] = []
+    if live:
+        lists = _live_lists(sources, index.deleted)
+        name = _next_segment_name(directory, index)
+        new_segments.append(_write_segment(directory, name, live, lists, settings))
+    index.deleted.clear()
+    index.replace_segments(new_segments)
+    commit_manifest(directory, index, profile)
