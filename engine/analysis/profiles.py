@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.analysis.token import Analyzer
-from engine.errors import UsageError
+from engine.errors import EngineError, UsageError
 
 #: The profile names, in the order help texts list them.
 PROFILE_NAMES: tuple[str, ...] = ("unicode61", "icu", "pg")
@@ -95,7 +95,11 @@ def get_analyzer(name: str, **options: Any) -> Analyzer:
         if option not in accepted:
             takes = f"it takes {', '.join(accepted)}" if accepted else "it takes no options"
             raise UsageError(f"{name} profile: unknown option {option!r} ({takes})")
-    return _BUILDERS[name](options)
+    try:
+        return _BUILDERS[name](options)
+    except ModuleNotFoundError as error:
+        # A profile module (or PyICU for `icu`) is missing from this installation.
+        raise EngineError(f"the {name} analysis profile is unavailable: {error}") from error
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,3 +178,10 @@ def test_golden_offsets_point_into_the_input(golden_files: dict[str, Any], stem:
         for token in record["tokens"]:
             assert previous_end <= token["start"] < token["end"] <= len(record["input"])
             previous_end = token["end"]
+
+
+def test_a_version_mismatch_skips_with_a_regenerate_hint() -> None:
+    old_header = {**header(), "icu_version": "72.1", "unicode_version": "15.0"}
+    hint = r"made with ICU 72\.1 / Unicode 15\.0.*--update-goldens"
+    with pytest.raises(pytest.skip.Exception, match=hint):
+        _skip_on_version_mismatch(old_header, "latin")
