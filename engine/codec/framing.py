@@ -1,0 +1,295 @@
+"""Record framing shared by every engine file: header, CRC32-checked records, footer.
+
+Owns: the byte grammar below, msgpack payload encoding, and the rule that classifies a
+damaged spot as a torn tail or as corruption. Must not touch: files (callers pass bytes
+in and write bytes out) or the meaning of payloads (see `segment_file`, `meta_file`).
+
+Byte grammar (all integers big-endian; `u16`, `u32`, `u64` unsigned)::
+
+    file        := header record* footer?
+    header      := magic[8] version:u16 flags:u16 header_crc:u32            (16 bytes)
+                   header_crc = CRC32(magic .. flags)
+    record      := length:u32 payload_crc:u32 payload[length]
+                   1 <= length <= MAX_PAYLOAD_LENGTH; payload_crc = CRC32(payload);
+                   payload = one msgpack value (maps keep their key order, strings are
+                   UTF-8 `str`, binary is `bin`)
+    footer      := FOOTER_MARKER:u32 record_count:u64 records_crc:u32
+                   version:u16 reserved:u16 footer_crc:u32                   (24 bytes)
+                   FOOTER_MARKER = 0xFFFFFFFF (never a valid record length);
+                   records_crc = CRC32 of every byte from the end of the header to the
+                   start of the footer; footer_crc = CRC32(marker .. reserved); the footer
+                   is the last thing in a file (a sealed file).
+
+Reading a file front to back yields frames until one of: the end of the bytes, a footer
+(which must end exactly at the end), or *damage*. Damage is classified here, from the
+bytes alone, as `at_tail` when it is the kind of mess an interrupted append leaves:
+
+* fewer than 8 bytes left for a record head, or fewer than 24 for a footer;
+* a length that runs past the end of the bytes;
+* a CRC mismatch on the very last record (its length landed, its payload did not);
+* a tail of zero bytes (a file system may extend the length before the data lands).
+
+Anything else (a bad CRC or an impossible length with more bytes after it) is *not* at
+the tail. The transcript layer refines this with its commit records; see
+`engine.transcript.segments` for the rule that decides between truncating and raising
+`CorruptFile`.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from engine.codec import FORMAT_VERSION, MAGIC_LENGTH
+from engine.errors import CorruptFile, StoreError
+
+HEADER = struct.Struct(">8sHHI")
+RECORD_HEAD = struct.Struct(">II")
+FOOTER = struct.Struct(">IQIHHI")
+HEADER_SIZE = HEADER.size  # 16
+RECORD_HEAD_SIZE = RECORD_HEAD.size  # 8
+FOOTER_SIZE = FOOTER.size  # 24
+FOOTER_MARKER = 0xFFFFFFFF
+MAX_PAYLOAD_LENGTH = 1 << 30
+
+
+class DecodeError(ValueError):
+    """Bytes that do not follow a codec grammar; the caller adds the file and offset."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileHeader:
+    """The decoded 16-byte header of a framed file."""
+
+    magic: bytes
+    version: int
+    flags: int
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One intact record: where it starts, its payload length and CRC, and the payload."""
+
+    offset: int
+    length: int
+    crc: int
+    payload: bytes
+
+    @property
+    def end(self) -> int:
+        """Offset of the byte after this record."""
+        return self.offset + RECORD_HEAD_SIZE + self.length
+
+
+@dataclass(frozen=True, slots=True)
+class Footer:
+    """A decoded footer (sealed file)."""
+
+    offset: int
+    record_count: int
+    records_crc: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """The first spot where the bytes stop following the grammar."""
+
+    offset: int
+    reason: str
+    at_tail: bool
+
+
+# --------------------------------------------------------------------------------------
+# Checksums and payloads
+# --------------------------------------------------------------------------------------
+
+
+def update_crc(crc: int, data: bytes) -> int:
+    """CRC32 of everything seen so far followed by `data`.
+
+    >>> update_crc(update_crc(0, b"ab"), b"c") == update_crc(0, b"abc")
+    True
+    """
+    return zlib.crc32(data, crc)
+
+
+def encode_payload(value: Any) -> bytes:
+    """msgpack bytes of a JSON-like value; DecodeError names an unencodable value.
+
+    >>> decode_payload(encode_payload({"b": 1, "a": [True, None, 1.5, "é"]}))
+    {'b': 1, 'a': [True, None, 1.5, 'é']}
+    """
+    try:
+        return msgpack.packb(value, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise DecodeError(f"value cannot be stored: {error}") from None
+
+
+def decode_payload(payload: bytes) -> Any:
+    """The value of msgpack bytes (DecodeError when they are not exactly one value)."""
+    try:
+        return msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError,
+            msgpack.StackError) as error:
+        raise DecodeError(f"payload is not valid msgpack: {error}") from None
+
+
+# --------------------------------------------------------------------------------------
+# Header
+# --------------------------------------------------------------------------------------
+
+
+def encode_header(magic: bytes, flags: int = 0, version: int = FORMAT_VERSION) -> bytes:
+    """The 16-byte header of a file of kind `magic`.
+
+    >>> len(encode_header(b"SS.SEGMT"))
+    16
+    """
+    if len(magic) != MAGIC_LENGTH:
+        raise ValueError(f"magic must be {MAGIC_LENGTH} bytes")
+    head = HEADER.pack(magic, version, flags, 0)[: HEADER_SIZE - 4]
+    return head + struct.pack(">I", zlib.crc32(head))
+
+
+def decode_header(data: bytes, location: str) -> FileHeader:
+    """Decode and check a header: CorruptFile if damaged, StoreError if another version.
+
+    >>> header = decode_header(encode_header(b"SS.SEGMT", flags=3), "x")
+    >>> (header.magic, header.version, header.flags)
+    (b'SS.SEGMT', 1, 3)
+    >>> decode_header(encode_header(b"SS.SEGMT", version=2), "x")
+    Traceback (most recent call last):
+    ...
+    engine.errors.StoreError: x: format version 2 is not supported (this engine reads version 1)
+    """
+    if len(data) < HEADER_SIZE:
+        raise CorruptFile(location, 0, f"file too short for a header ({len(data)} bytes)")
+    magic, version, flags, crc = HEADER.unpack_from(data, 0)
+    if zlib.crc32(data[: HEADER_SIZE - 4]) != crc:
+        raise CorruptFile(location, 0, "header CRC mismatch")
+    if version != FORMAT_VERSION:
+        raise StoreError(
+            f"{location}: format version {version} is not supported "
+            f"(this engine reads version {FORMAT_VERSION})"
+        )
+    return FileHeader(magic, version, flags)
+
+
+# --------------------------------------------------------------------------------------
+# Records and footer
+# --------------------------------------------------------------------------------------
+
+
+def encode_frame(payload: bytes) -> bytes:
+    """One record around `payload` bytes.
+
+    >>> encode_frame(b"\\x01").hex()
+    '00000001a505df1b01'
+    """
+    if not 1 <= len(payload) <= MAX_PAYLOAD_LENGTH:
+        raise DecodeError(f"record payload of {len(payload)} bytes is out of range")
+    return RECORD_HEAD.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def encode_record(value: Any) -> bytes:
+    """One record holding the msgpack encoding of `value`."""
+    return encode_frame(encode_payload(value))
+
+
+def decode_frame_at(data: bytes, offset: int = 0) -> Frame:
+    """The intact record starting at `offset` in `data` (DecodeError otherwise).
+
+    >>> decode_frame_at(encode_record([1, "x"])).payload == encode_payload([1, "x"])
+    True
+    """
+    item = _read_item(data, offset)
+    if not isinstance(item, Frame):
+        reason = item.reason if isinstance(item, Damage) else "expected a record, found a footer"
+        raise DecodeError(reason)
+    return item
+
+
+def encode_footer(record_count: int, records_crc: int, version: int = FORMAT_VERSION) -> bytes:
+    """The 24-byte footer that seals a file."""
+    head = FOOTER.pack(FOOTER_MARKER, record_count, records_crc, version, 0, 0)[: FOOTER_SIZE - 4]
+    return head + struct.pack(">I", zlib.crc32(head))
+
+
+def _read_footer(data: bytes, offset: int) -> Footer | Damage:
+    if len(data) - offset < FOOTER_SIZE:
+        return Damage(offset, "incomplete footer", at_tail=True)
+    _marker, count, records_crc, version, _reserved, crc = FOOTER.unpack_from(data, offset)
+    end = offset + FOOTER_SIZE
+    if zlib.crc32(data[offset: end - 4]) != crc:
+        return Damage(offset, "footer CRC mismatch", at_tail=end == len(data))
+    if end != len(data):
+        return Damage(end, f"{len(data) - end} bytes after the footer", at_tail=False)
+    if version != FORMAT_VERSION:
+        return Damage(offset, f"footer format version {version} (expected {FORMAT_VERSION})",
+                      at_tail=False)
+    return Footer(offset, count, records_crc, version)
+
+
+def _read_item(data: bytes, offset: int) -> Frame | Footer | Damage:
+    """Decode whatever starts at `offset`: a record, a footer, or damage."""
+    remaining = len(data) - offset
+    if remaining < RECORD_HEAD_SIZE:
+        return Damage(offset, "incomplete record head", at_tail=True)
+    length, crc = RECORD_HEAD.unpack_from(data, offset)
+    if length == FOOTER_MARKER:
+        return _read_footer(data, offset)
+    if length == 0 or length > MAX_PAYLOAD_LENGTH:
+        if not any(data[offset:]):
+            return Damage(offset, "zero-filled tail", at_tail=True)
+        return Damage(offset, f"impossible record length {length}", at_tail=False)
+    end = offset + RECORD_HEAD_SIZE + length
+    if end > len(data):
+        return Damage(offset, f"record of {length} bytes runs past the end", at_tail=True)
+    payload = bytes(data[offset + RECORD_HEAD_SIZE: end])
+    if zlib.crc32(payload) != crc:
+        return Damage(offset, "record CRC mismatch", at_tail=end == len(data))
+    return Frame(offset, length, crc, payload)
+
+
+def iter_frames(data: bytes, start: int = HEADER_SIZE) -> Iterator[Frame | Footer | Damage]:
+    """Yield the frames from `start`, then a final Footer or Damage if there is one.
+
+    >>> body = encode_header(b"SS.SEGMT") + encode_record(1) + encode_record(2)
+    >>> [type(item).__name__ for item in iter_frames(body + encode_footer(2, 0))]
+    ['Frame', 'Frame', 'Footer']
+    >>> list(iter_frames(body[:-1]))[-1]
+    Damage(offset=25, reason='record of 1 bytes runs past the end', at_tail=True)
+    """
+    offset = start
+    while offset < len(data):
+        item = _read_item(data, offset)
+        yield item
+        if not isinstance(item, Frame):
+            return
+        offset = item.end
+
+
+def find_frame_after(
+    data: bytes, start: int, accept: Callable[[bytes], bool], max_length: int
+) -> int | None:
+    """The first offset >= `start` holding an intact record of at most `max_length`
+    payload bytes whose payload `accept`s, or None.
+
+    Used after damage to ask "is there committed data beyond this point?". Cost: one
+    length check per byte offset, a CRC only where the length is small enough.
+    """
+    last = len(data) - RECORD_HEAD_SIZE
+    for offset in range(start, last + 1):
+        length, crc = RECORD_HEAD.unpack_from(data, offset)
+        if not 1 <= length <= max_length or offset + RECORD_HEAD_SIZE + length > len(data):
+            continue
+        payload = bytes(data[offset + RECORD_HEAD_SIZE: offset + RECORD_HEAD_SIZE + length])
+        if zlib.crc32(payload) == crc and accept(payload):
+            return offset
+    return None

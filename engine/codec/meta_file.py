@@ -1,0 +1,86 @@
+"""The store metadata file `store.meta`: which backend a store was created for.
+
+Owns: the bytes of `store.meta`. Must not touch: files (the store writes the bytes this
+module returns with `Directory.write_atomic`, once, at creation).
+
+Byte grammar (a `framing` file of kind `store`)::
+
+    store.meta  := header(magic "SS.STORE") record footer(record_count 1)
+    record      := {"backend": str, "created_at": float}
+                   `created_at` in epoch milliseconds
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.codec import FILE_KINDS
+from engine.codec.framing import (
+    HEADER_SIZE,
+    DecodeError,
+    Footer,
+    Frame,
+    decode_header,
+    decode_payload,
+    encode_footer,
+    encode_header,
+    encode_record,
+    iter_frames,
+    update_crc,
+)
+from engine.errors import CorruptFile
+
+MAGIC = FILE_KINDS["store"].magic
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMeta:
+    """What `store.meta` says."""
+
+    backend: str
+    created_at: float
+
+
+def encode_meta_file(meta: StoreMeta) -> bytes:
+    """The whole `store.meta` file.
+
+    >>> data = encode_meta_file(StoreMeta("reference", 1.0))
+    >>> decode_meta_file(data, "store.meta")
+    StoreMeta(backend='reference', created_at=1.0)
+    """
+    record = encode_record({"backend": meta.backend, "created_at": float(meta.created_at)})
+    return encode_header(MAGIC) + record + encode_footer(1, update_crc(0, record))
+
+
+def _decode_fields(value: Any) -> StoreMeta:
+    if not isinstance(value, dict) or not isinstance(value.get("backend"), str):
+        raise DecodeError("store metadata has no backend name")
+    created_at = value.get("created_at")
+    if not isinstance(created_at, (int, float)):
+        raise DecodeError("store metadata has no creation time")
+    return StoreMeta(value["backend"], float(created_at))
+
+
+def decode_meta_file(data: bytes, location: str) -> StoreMeta:
+    """Decode `store.meta`: CorruptFile on any damage, StoreError on another version."""
+    header = decode_header(data, location)
+    if header.magic != MAGIC:
+        raise CorruptFile(location, 0, f"not a store metadata file (magic {header.magic!r})")
+    items = list(iter_frames(data, HEADER_SIZE))
+    if len(items) != 2 or not isinstance(items[0], Frame) or not isinstance(items[1], Footer):
+        offset = getattr(items[-1], "offset", HEADER_SIZE) if items else HEADER_SIZE
+        raise CorruptFile(location, offset, "expected one record and a footer")
+    frame, footer = items
+    if footer.record_count != 1 or footer.records_crc != update_crc(0, data[HEADER_SIZE:frame.end]):
+        raise CorruptFile(location, footer.offset, "footer does not match the record")
+    try:
+        return _decode_fields(decode_payload(frame.payload))
+    except DecodeError as error:
+        raise CorruptFile(location, frame.offset, str(error)) from None
+
+
+def describe_payload(value: Any) -> dict[str, Any]:
+    """A readable dict of the metadata record, for `session-search dump`."""
+    meta = _decode_fields(value)
+    return {"kind": "store", "backend": meta.backend, "created_at": meta.created_at}

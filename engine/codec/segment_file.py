@@ -1,0 +1,216 @@
+"""Payloads of transcript segment records: window, event, delete_session, commit.
+
+Owns: how each transcript record kind is laid out as a msgpack value. Must not touch:
+files or framing (a segment file is a `framing` file of kind `segment`; this module
+turns record values into payload bytes and back, and opens nothing).
+
+Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64)::
+
+    payload         := window | event | delete_session | commit
+    window          := ["w", {field: value, ...}]
+                       every field of `engine.model.SessionWindow` by its Python name
+                       (`extra` is a map); on decode a missing field takes its default
+                       and an unknown field is an error
+    event           := ["e", session_id:str, seq:int, created_at:float, event:map]
+                       `event` is the transcript JSON object verbatim, key order kept
+    delete_session  := ["d", session_key:str, [session_id:str, ...]]
+                       the windows the delete removed, so a change feed can be read
+                       without replaying what came before
+    commit          := ["c", transaction_id:int, committed_at:float]
+                       closes a transaction; `transaction_id` counts from 1 and is the
+                       store generation after the commit
+
+`committed_at` and `created_at` are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from engine.codec.framing import DecodeError, decode_payload, encode_frame, encode_payload
+from engine.model import SessionWindow
+
+WINDOW_TAG = "w"
+EVENT_TAG = "e"
+DELETE_SESSION_TAG = "d"
+COMMIT_TAG = "c"
+
+_WINDOW_FIELDS = {field.name: field for field in dataclasses.fields(SessionWindow)}
+
+#: The encoded size of a commit record is far below this (used to find commits by scanning).
+MAX_COMMIT_PAYLOAD_LENGTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRecord:
+    """A full upsert of one window's metadata."""
+
+    window: SessionWindow
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """One appended event."""
+
+    session_id: str
+    seq: int
+    created_at: float
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteSessionRecord:
+    """The deletion of every window of a session key."""
+
+    session_key: str
+    session_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRecord:
+    """The end of a transaction."""
+
+    transaction_id: int
+    committed_at: float
+
+
+SegmentRecord = WindowRecord | EventRecord | DeleteSessionRecord | CommitRecord
+
+
+# --------------------------------------------------------------------------------------
+# Encoding
+# --------------------------------------------------------------------------------------
+
+
+def encode_segment_value(record: SegmentRecord) -> list[Any]:
+    """The msgpack-ready value of a record.
+
+    >>> encode_segment_value(CommitRecord(3, 1700000000000.0))
+    ['c', 3, 1700000000000.0]
+    """
+    match record:
+        case WindowRecord(window=window):
+            fields = {name: getattr(window, name) for name in _WINDOW_FIELDS}
+            return [WINDOW_TAG, fields]
+        case EventRecord():
+            return [EVENT_TAG, record.session_id, record.seq, float(record.created_at),
+                    record.event]
+        case DeleteSessionRecord():
+            return [DELETE_SESSION_TAG, record.session_key, list(record.session_ids)]
+        case CommitRecord():
+            return [COMMIT_TAG, record.transaction_id, float(record.committed_at)]
+    raise TypeError(f"not a segment record: {record!r}")
+
+
+def encode_segment_record(record: SegmentRecord) -> bytes:
+    """The framed bytes of one record (DecodeError if a value cannot be stored)."""
+    return encode_frame(encode_payload(encode_segment_value(record)))
+
+
+# --------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------
+
+
+def _require(condition: bool, reason: str) -> None:
+    if not condition:
+        raise DecodeError(reason)
+
+
+def _decode_window(fields: Any) -> WindowRecord:
+    _require(isinstance(fields, dict), "window record: fields are not a map")
+    unknown = sorted(set(fields) - set(_WINDOW_FIELDS))
+    _require(not unknown, f"window record: unknown fields {unknown}")
+    for name in ("session_id", "session_key"):
+        _require(isinstance(fields.get(name), str), f"window record: {name} is not a string")
+    _require(isinstance(fields.get("extra", {}), dict), "window record: extra is not a map")
+    return WindowRecord(SessionWindow(**fields))
+
+
+def _decode_event(items: list[Any]) -> EventRecord:
+    _require(len(items) == 4, "event record: expected 4 fields")
+    session_id, seq, created_at, event = items
+    _require(isinstance(session_id, str), "event record: session_id is not a string")
+    _require(isinstance(seq, int) and seq >= 0, "event record: seq is not a natural number")
+    _require(isinstance(created_at, (int, float)), "event record: created_at is not a number")
+    _require(isinstance(event, dict), "event record: event is not a map")
+    return EventRecord(session_id, seq, float(created_at), event)
+
+
+def _decode_delete(items: list[Any]) -> DeleteSessionRecord:
+    _require(len(items) == 2, "delete_session record: expected 2 fields")
+    session_key, session_ids = items
+    _require(isinstance(session_key, str), "delete_session record: key is not a string")
+    _require(isinstance(session_ids, list) and all(isinstance(s, str) for s in session_ids),
+             "delete_session record: session ids are not a list of strings")
+    return DeleteSessionRecord(session_key, tuple(session_ids))
+
+
+def _decode_commit(items: list[Any]) -> CommitRecord:
+    _require(len(items) == 2, "commit record: expected 2 fields")
+    transaction_id, committed_at = items
+    _require(isinstance(transaction_id, int) and transaction_id >= 1,
+             "commit record: transaction id is not a positive integer")
+    _require(isinstance(committed_at, (int, float)), "commit record: time is not a number")
+    return CommitRecord(transaction_id, float(committed_at))
+
+
+_DECODERS = {
+    WINDOW_TAG: lambda items: _decode_window(items[0] if len(items) == 1 else None),
+    EVENT_TAG: _decode_event,
+    DELETE_SESSION_TAG: _decode_delete,
+    COMMIT_TAG: _decode_commit,
+}
+
+
+def decode_segment_value(value: Any) -> SegmentRecord:
+    """The record of a decoded msgpack value (DecodeError on any grammar violation).
+
+    >>> decode_segment_value(["e", "s1", 0, 5.0, {"id": "a"}])
+    EventRecord(session_id='s1', seq=0, created_at=5.0, event={'id': 'a'})
+    >>> decode_segment_value(["x"])
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: unknown segment record tag 'x'
+    """
+    _require(isinstance(value, list) and len(value) >= 1, "segment record is not a tagged list")
+    decoder = _DECODERS.get(value[0])
+    _require(decoder is not None, f"unknown segment record tag {value[0]!r}")
+    return decoder(value[1:])
+
+
+def decode_segment_payload(payload: bytes) -> SegmentRecord:
+    """The record of one frame's payload bytes."""
+    return decode_segment_value(decode_payload(payload))
+
+
+def is_commit_payload(payload: bytes) -> bool:
+    """Whether payload bytes decode to a well-formed commit record.
+
+    >>> is_commit_payload(encode_payload(["c", 1, 0.0])), is_commit_payload(b"\\x01")
+    (True, False)
+    """
+    try:
+        return isinstance(decode_segment_payload(payload), CommitRecord)
+    except DecodeError:
+        return False
+
+
+def describe_payload(value: Any) -> dict[str, Any]:
+    """A readable dict of a decoded payload value, for `session-search dump`."""
+    record = decode_segment_value(value)
+    match record:
+        case WindowRecord():
+            return {"kind": "window", **encode_segment_value(record)[1]}
+        case EventRecord():
+            return {"kind": "event", "session_id": record.session_id, "seq": record.seq,
+                    "created_at": record.created_at, "event": record.event}
+        case DeleteSessionRecord():
+            return {"kind": "delete_session", "session_key": record.session_key,
+                    "session_ids": list(record.session_ids)}
+        case CommitRecord():
+            return {"kind": "commit", "transaction_id": record.transaction_id,
+                    "committed_at": record.committed_at}
+    raise DecodeError(f"cannot describe {record!r}")  # pragma: no cover - exhaustive above

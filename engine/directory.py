@@ -1,0 +1,413 @@
+"""Where store files live: a `Directory` of named byte files, on disk or in memory.
+
+Owns: naming, reading, appending, atomically replacing and removing files, durability
+(`sync`), and the single-writer lock. Must not touch: what the bytes mean (that is
+`engine.codec`) or which files a store has (that is `engine.transcript`).
+
+Two implementations share one protocol so that every storage test runs twice, once per
+implementation (the tantivy `RamDirectory` pattern):
+
+* `FileDirectory(path)`: real files under `path`. Appends go through a buffered file;
+  `sync()` flushes and `os.fsync`s it (and, the first time, the parent folder, so a new
+  file's name is durable too). `write_atomic` writes a temporary file, fsyncs it, renames
+  it over the target and fsyncs the folder. The lock is `fcntl.flock` on a lock file that
+  also records the holder's pid for the error message. `flock` locks belong to an open
+  file description, so a second `FileDirectory` in the same process is refused exactly
+  like a second process.
+* `MemoryDirectory()`: the same semantics in memory. It also remembers how many bytes of
+  each file were synced, and `crash_copy()` returns the directory a power cut would leave:
+  every file cut back to its synced length (atomic writes and removals are durable at
+  once, as they are on disk after the folder fsync).
+
+Names are relative, use `/` between folders (`transcripts/segment-000001.log`), and never
+start with `/` or contain `..`; folders are created on demand and are not listed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+from typing import Protocol
+
+from engine.errors import StoreError, StoreLocked
+
+
+class AppendHandle(Protocol):
+    """A file open for appending. Writes are visible to readers after `flush()`."""
+
+    def write(self, data: bytes) -> None:
+        """Append `data` at the end of the file."""
+        ...
+
+    def flush(self) -> None:
+        """Hand buffered bytes to the operating system (readers can now see them)."""
+        ...
+
+    def sync(self) -> None:
+        """Flush, then make every written byte durable (fsync)."""
+        ...
+
+    def truncate(self, size: int) -> None:
+        """Cut the file back to `size` bytes; later writes append after that."""
+        ...
+
+    def size(self) -> int:
+        """The file's length including bytes not yet flushed."""
+        ...
+
+    def close(self) -> None:
+        """Flush and close (does not sync)."""
+        ...
+
+
+class LockHandle(Protocol):
+    """A held writer lock; `release()` is idempotent."""
+
+    def release(self) -> None:
+        """Give the lock up."""
+        ...
+
+
+class Directory(Protocol):
+    """A flat namespace of byte files with `/`-separated names."""
+
+    def location(self, name: str) -> str:
+        """A human-readable path of `name`, used in error messages."""
+        ...
+
+    def list_names(self, prefix: str = "") -> list[str]:
+        """Every file name starting with `prefix`, sorted."""
+        ...
+
+    def exists(self, name: str) -> bool:
+        """Whether the file `name` exists."""
+        ...
+
+    def size(self, name: str) -> int:
+        """The file's length in bytes (StoreError if absent)."""
+        ...
+
+    def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
+        """Up to `length` bytes from `offset` (all the rest when `length` is None)."""
+        ...
+
+    def open_append(self, name: str) -> AppendHandle:
+        """Open `name` for appending, creating it (and its folders) when absent."""
+        ...
+
+    def write_atomic(self, name: str, data: bytes) -> None:
+        """Replace `name` by `data` all at once and durably."""
+        ...
+
+    def remove(self, name: str) -> None:
+        """Delete `name` (StoreError if absent)."""
+        ...
+
+    def acquire_lock(self, name: str) -> LockHandle:
+        """Take the exclusive writer lock `name`, or raise StoreLocked at once."""
+        ...
+
+
+def check_name(name: str) -> str:
+    """Return `name` if it is a valid relative file name, else raise StoreError.
+
+    >>> check_name("transcripts/segment-000001.log")
+    'transcripts/segment-000001.log'
+    >>> check_name("../etc/passwd")
+    Traceback (most recent call last):
+    ...
+    engine.errors.StoreError: invalid store file name '../etc/passwd'
+    """
+    parts = name.split("/")
+    if not name or name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise StoreError(f"invalid store file name {name!r}")
+    return name
+
+
+# --------------------------------------------------------------------------------------
+# On disk
+# --------------------------------------------------------------------------------------
+
+
+def _sync_folder(path: Path) -> None:
+    """fsync a folder so that names created or renamed in it are durable."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class _FileAppendHandle:
+    """A buffered append-only file; remembers whether its name still needs a folder fsync."""
+
+    def __init__(self, path: Path) -> None:
+        created = not path.exists()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._size = self._file.seek(0, os.SEEK_END)
+        self._name_needs_sync = created
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._size += len(data)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def sync(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        if self._name_needs_sync:
+            _sync_folder(self._path.parent)
+            self._name_needs_sync = False
+
+    def truncate(self, size: int) -> None:
+        self._file.flush()
+        os.ftruncate(self._file.fileno(), size)
+        self._size = size
+
+    def size(self) -> int:
+        return self._size
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+class _FileLock:
+    """An `flock` held on an open lock file; closing the file releases it."""
+
+    def __init__(self, file: object) -> None:
+        self._file = file
+
+    def release(self) -> None:
+        file = self._file
+        if file is not None:
+            self._file = None
+            fcntl.flock(file.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
+            file.close()  # type: ignore[attr-defined]
+
+
+class FileDirectory:
+    """Store files under a folder on disk (created on the first write)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"FileDirectory({str(self.path)!r})"
+
+    def _full(self, name: str) -> Path:
+        return self.path / check_name(name)
+
+    def location(self, name: str) -> str:
+        return str(self._full(name))
+
+    def list_names(self, prefix: str = "") -> list[str]:
+        if not self.path.is_dir():
+            return []
+        names = []
+        for folder, _subfolders, files in os.walk(self.path):
+            relative = Path(folder).relative_to(self.path)
+            for file in files:
+                name = (relative / file).as_posix()
+                if name.startswith(prefix):
+                    names.append(name)
+        return sorted(names)
+
+    def exists(self, name: str) -> bool:
+        return self._full(name).is_file()
+
+    def size(self, name: str) -> int:
+        try:
+            return self._full(name).stat().st_size
+        except FileNotFoundError:
+            raise StoreError(f"{self.location(name)}: no such store file") from None
+
+    def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
+        try:
+            with open(self._full(name), "rb") as file:
+                file.seek(offset)
+                return file.read() if length is None else file.read(length)
+        except FileNotFoundError:
+            raise StoreError(f"{self.location(name)}: no such store file") from None
+
+    def open_append(self, name: str) -> AppendHandle:
+        return _FileAppendHandle(self._full(name))
+
+    def write_atomic(self, name: str, data: bytes) -> None:
+        target = self._full(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        with open(temporary, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+        _sync_folder(target.parent)
+
+    def remove(self, name: str) -> None:
+        try:
+            self._full(name).unlink()
+        except FileNotFoundError:
+            raise StoreError(f"{self.location(name)}: no such store file") from None
+        _sync_folder(self._full(name).parent)
+
+    def acquire_lock(self, name: str) -> LockHandle:
+        path = self._full(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            file.seek(0)
+            holder = file.read().strip()
+            file.close()
+            if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StoreError(f"{path}: cannot lock: {error.strerror}") from None
+            raise StoreLocked(_locked_message(str(path), holder)) from None
+        file.seek(0)
+        file.truncate()
+        file.write(f"{os.getpid()}\n")
+        file.flush()
+        return _FileLock(file)
+
+
+def _locked_message(location: str, holder: str) -> str:
+    """The StoreLocked wording, naming the lock file and the holder's pid when known.
+
+    >>> _locked_message("/s/LOCK", "123")
+    '/s/LOCK: the store is locked by another writer (pid 123)'
+    >>> _locked_message("memory:LOCK", "")
+    'memory:LOCK: the store is locked by another writer'
+    """
+    who = f" (pid {holder})" if holder.isdigit() else ""
+    return f"{location}: the store is locked by another writer{who}"
+
+
+# --------------------------------------------------------------------------------------
+# In memory
+# --------------------------------------------------------------------------------------
+
+
+class _MemoryFile:
+    """The bytes of one in-memory file and how many of them are durable."""
+
+    __slots__ = ("data", "synced")
+
+    def __init__(self, data: bytes = b"", synced: int = 0) -> None:
+        self.data = bytearray(data)
+        self.synced = synced
+
+
+class _MemoryAppendHandle:
+    """Appends straight into the shared bytearray (so `flush` has nothing to do)."""
+
+    def __init__(self, file: _MemoryFile) -> None:
+        self._file = file
+        self._closed = False
+
+    def _open_file(self) -> _MemoryFile:
+        if self._closed:
+            raise StoreError("write to a closed store file")
+        return self._file
+
+    def write(self, data: bytes) -> None:
+        self._open_file().data.extend(data)
+
+    def flush(self) -> None:
+        self._open_file()
+
+    def sync(self) -> None:
+        file = self._open_file()
+        file.synced = len(file.data)
+
+    def truncate(self, size: int) -> None:
+        file = self._open_file()
+        del file.data[size:]
+        file.synced = min(file.synced, size)
+
+    def size(self) -> int:
+        return len(self._file.data)
+
+    def close(self) -> None:
+        self._closed = True
+
+
+class _MemoryLock:
+    def __init__(self, held: set[str], name: str) -> None:
+        self._held = held
+        self._name: str | None = name
+
+    def release(self) -> None:
+        if self._name is not None:
+            self._held.discard(self._name)
+            self._name = None
+
+
+class MemoryDirectory:
+    """An in-memory `Directory` with a crash simulator (`crash_copy`)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, _MemoryFile] = {}
+        self._held_locks: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"MemoryDirectory({len(self._files)} files)"
+
+    def _file(self, name: str) -> _MemoryFile:
+        try:
+            return self._files[check_name(name)]
+        except KeyError:
+            raise StoreError(f"{self.location(name)}: no such store file") from None
+
+    def location(self, name: str) -> str:
+        return f"memory:{name}"
+
+    def list_names(self, prefix: str = "") -> list[str]:
+        return sorted(name for name in self._files if name.startswith(prefix))
+
+    def exists(self, name: str) -> bool:
+        return check_name(name) in self._files
+
+    def size(self, name: str) -> int:
+        return len(self._file(name).data)
+
+    def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
+        data = self._file(name).data
+        end = len(data) if length is None else offset + length
+        return bytes(data[offset:end])
+
+    def open_append(self, name: str) -> AppendHandle:
+        file = self._files.setdefault(check_name(name), _MemoryFile())
+        return _MemoryAppendHandle(file)
+
+    def write_atomic(self, name: str, data: bytes) -> None:
+        self._files[check_name(name)] = _MemoryFile(data, synced=len(data))
+
+    def remove(self, name: str) -> None:
+        self._file(name)
+        del self._files[name]
+
+    def acquire_lock(self, name: str) -> LockHandle:
+        check_name(name)
+        if name in self._held_locks:
+            raise StoreLocked(_locked_message(self.location(name), ""))
+        self._held_locks.add(name)
+        return _MemoryLock(self._held_locks, name)
+
+    # ----- test helpers --------------------------------------------------------------
+
+    def crash_copy(self) -> MemoryDirectory:
+        """A new directory holding only durable bytes: each file cut to its synced length.
+
+        Locks are not copied (a crash releases them).
+        """
+        copy = MemoryDirectory()
+        for name, file in self._files.items():
+            copy._files[name] = _MemoryFile(bytes(file.data[: file.synced]), file.synced)
+        return copy

@@ -1,0 +1,424 @@
+"""Transcript segment files: reading committed transactions, appending new ones.
+
+Owns: the files `transcripts/segment-NNNNNN.log` (numbered from 1, contiguous), how a
+transaction is laid out in them, rolling to a new segment, sealing the old one with a
+footer, and crash recovery. Must not touch: what records mean for the store's state
+(that is `engine.transcript.store`) or their bytes (that is `engine.codec`).
+
+Layout and invariants:
+
+* A transaction is its records followed by one `commit` record, all in one segment. The
+  writer flushes and fsyncs after the commit record; nothing before a commit counts.
+* Commit records carry transaction ids 1, 2, 3, ... in file order, across segments.
+* After a commit, once the segment holds `EngineConfig.segment_roll_bytes` or more, the
+  writer seals it (footer with the record count and the CRC32 of all record bytes, then
+  fsync) and the next transaction starts segment N+1. So every segment but the last is
+  sealed, and a sealed segment ends with a commit record followed by its footer.
+
+Torn tail or corruption? The rule, applied to the bytes of the *last* segment:
+
+    Damage (see `engine.codec.framing`) is a torn tail when no intact commit record
+    follows it; then the writer truncates the file back to the end of the last commit
+    before the damage. If an intact commit record follows the damage, committed data
+    was damaged: `CorruptFile(path, offset of the damage, reason)`.
+
+Why: the writer only promises durability at fsync after a commit record, and the bytes of
+an unfinished transaction may reach the disk in any order (a later page before an
+earlier one), so any mess after the last commit is the unfinished transaction. A commit
+record that survives beyond a damaged spot proves the spot was once committed and
+synced. Damage in a sealed (non-last) segment, a missing footer on a non-last segment, a
+footer that does not match its records, a record that passes its CRC but breaks the
+payload grammar, or a gap in transaction ids is always `CorruptFile`.
+
+Known limit: if the very last commit record of the store is damaged in place (bit rot
+after its fsync), it is indistinguishable from a commit that never finished, and that
+last transaction is dropped on reopen; `SegmentReader.tail` reports what was cut.
+
+Readers never truncate: they stop at the last commit and pick up later commits on the
+next call, so any number of readers can follow one writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from engine.codec import FILE_KINDS
+from engine.codec.framing import (
+    HEADER_SIZE,
+    Damage,
+    DecodeError,
+    Footer,
+    Frame,
+    decode_header,
+    encode_footer,
+    encode_header,
+    find_frame_after,
+    iter_frames,
+    update_crc,
+)
+from engine.codec.segment_file import (
+    MAX_COMMIT_PAYLOAD_LENGTH,
+    CommitRecord,
+    SegmentRecord,
+    decode_segment_payload,
+    encode_segment_record,
+    is_commit_payload,
+)
+from engine.config import EngineConfig
+from engine.directory import AppendHandle, Directory
+from engine.errors import CorruptFile, StoreError
+
+SEGMENT_FOLDER = "transcripts"
+SEGMENT_MAGIC = FILE_KINDS["segment"].magic
+_SEGMENT_NAME = re.compile(r"^transcripts/segment-(\d{6,})\.log$")
+
+
+def segment_name(number: int) -> str:
+    """The file name of segment `number`.
+
+    >>> segment_name(12)
+    'transcripts/segment-000012.log'
+    """
+    return f"{SEGMENT_FOLDER}/segment-{number:06d}.log"
+
+
+def segment_number(name: str) -> int | None:
+    """The number of a segment file name, or None for other names.
+
+    >>> segment_number("transcripts/segment-000012.log"), segment_number("store.meta")
+    (12, None)
+    """
+    match = _SEGMENT_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
+def list_segment_numbers(directory: Directory) -> list[int]:
+    """The segment numbers present, checked to be exactly 1..N (CorruptFile otherwise)."""
+    numbers = sorted(
+        number for name in directory.list_names(SEGMENT_FOLDER + "/")
+        if (number := segment_number(name)) is not None
+    )
+    for expected, number in enumerate(numbers, start=1):
+        if number != expected:
+            raise CorruptFile(directory.location(segment_name(expected)), 0,
+                              "segment file missing (segment numbers must be contiguous)")
+    return numbers
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPosition:
+    """Where one framed record lives: segment number, byte offset, framed length."""
+
+    segment: int
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedTransaction:
+    """The records of one committed transaction (commit record excluded)."""
+
+    records: tuple[tuple[RecordPosition, SegmentRecord], ...]
+    commit: CommitRecord
+    start: RecordPosition
+
+    @property
+    def transaction_id(self) -> int:
+        """The id in the commit record (the store generation after it)."""
+        return self.commit.transaction_id
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentCursor:
+    """How far committed data has been read.
+
+    `offset` is the end of the last commit read in segment `segment` (or the end of the
+    header); `record_count` and `records_crc` cover the records before `offset` in that
+    segment (for the footer check); `sealed` says the segment's footer was verified.
+    """
+
+    segment: int = 1
+    offset: int = HEADER_SIZE
+    record_count: int = 0
+    records_crc: int = 0
+    sealed: bool = False
+    transaction_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentTail:
+    """Bytes after the last commit of the last segment (uncommitted or torn)."""
+
+    segment: int
+    committed_end: int
+    file_size: int
+    reason: str
+
+    @property
+    def cut_bytes(self) -> int:
+        """How many bytes a writer truncates."""
+        return self.file_size - self.committed_end
+
+
+class SegmentReader:
+    """Yields committed transactions from a cursor on; records where it stopped.
+
+    After `iter_transactions` is exhausted, `cursor` is where the next read starts and
+    `tail` describes uncommitted bytes at the end of the last segment (None when none).
+    """
+
+    def __init__(self, directory: Directory) -> None:
+        self.directory = directory
+        self.cursor = SegmentCursor()
+        self.tail: SegmentTail | None = None
+
+    def iter_transactions(
+        self, cursor: SegmentCursor | None = None, *, verify_footers: bool = True
+    ) -> Iterator[CommittedTransaction]:
+        """Every committed transaction from `cursor` (default: the start) on, in order."""
+        self.cursor = cursor or SegmentCursor()
+        self.tail = None
+        while self.directory.exists(segment_name(self.cursor.segment)):
+            if self.cursor.sealed:
+                following = segment_name(self.cursor.segment + 1)
+                if not self.directory.exists(following):
+                    return
+                self.cursor = SegmentCursor(self.cursor.segment + 1,
+                                            transaction_id=self.cursor.transaction_id)
+                continue
+            is_last = not self.directory.exists(segment_name(self.cursor.segment + 1))
+            yield from self._read_segment(is_last, verify_footers)
+            if is_last:
+                return
+            if not self.cursor.sealed:
+                raise CorruptFile(self.directory.location(segment_name(self.cursor.segment)),
+                                  self.cursor.offset,
+                                  "segment is not sealed although a later segment exists")
+
+    def _read_segment(self, is_last: bool, verify_footers: bool) -> Iterator[CommittedTransaction]:
+        cursor = self.cursor
+        name = segment_name(cursor.segment)
+        location = self.directory.location(name)
+        if not self._check_header(name, location, is_last):
+            return
+        base = cursor.offset
+        data = self.directory.read_bytes(name, base)
+        pending: list[tuple[RecordPosition, SegmentRecord]] = []
+        count, crc = cursor.record_count, cursor.records_crc
+        for item in iter_frames(data, 0):
+            if isinstance(item, Frame):
+                position = RecordPosition(cursor.segment, base + item.offset,
+                                          item.end - item.offset)
+                record = self._decode(item, position, location)
+                pending.append((position, record))
+                count += 1
+                crc = update_crc(crc, data[item.offset: item.end])
+                if isinstance(record, CommitRecord):
+                    yield self._commit(pending, record, location, position)
+                    cursor = self.cursor = replace(
+                        cursor, offset=position.offset + position.length, record_count=count,
+                        records_crc=crc, transaction_id=record.transaction_id)
+                    pending = []
+            elif isinstance(item, Footer):
+                self._check_footer(item, base, pending, count, crc, location, verify_footers)
+                self.cursor = replace(cursor, sealed=True)
+                return
+            else:
+                self._check_damage(item, base, data, is_last, location)
+                self.tail = SegmentTail(cursor.segment, cursor.offset, base + len(data),
+                                        f"{item.reason} at byte offset {base + item.offset}")
+                return
+        if pending:
+            self.tail = SegmentTail(cursor.segment, cursor.offset, base + len(data),
+                                    f"{len(pending)} uncommitted records")
+
+    def _check_header(self, name: str, location: str, is_last: bool) -> bool:
+        """Check the segment header; False when a last segment's header is torn."""
+        header_bytes = self.directory.read_bytes(name, 0, HEADER_SIZE)
+        if len(header_bytes) < HEADER_SIZE and is_last:
+            self.tail = SegmentTail(self.cursor.segment, 0, len(header_bytes),
+                                    "incomplete segment header")
+            return False
+        header = decode_header(header_bytes, location)
+        if header.magic != SEGMENT_MAGIC:
+            raise CorruptFile(location, 0, f"not a transcript segment (magic {header.magic!r})")
+        return True
+
+    @staticmethod
+    def _decode(frame: Frame, position: RecordPosition, location: str) -> SegmentRecord:
+        try:
+            return decode_segment_payload(frame.payload)
+        except DecodeError as error:
+            raise CorruptFile(location, position.offset, str(error)) from None
+
+    def _commit(
+        self,
+        pending: list[tuple[RecordPosition, SegmentRecord]],
+        commit: CommitRecord,
+        location: str,
+        position: RecordPosition,
+    ) -> CommittedTransaction:
+        expected = self.cursor.transaction_id + 1
+        if commit.transaction_id != expected:
+            raise CorruptFile(location, position.offset,
+                              f"commit of transaction {commit.transaction_id}, expected {expected}")
+        return CommittedTransaction(tuple(pending[:-1]), commit, pending[0][0])
+
+    @staticmethod
+    def _check_footer(
+        footer: Footer,
+        base: int,
+        pending: list[tuple[RecordPosition, SegmentRecord]],
+        count: int,
+        crc: int,
+        location: str,
+        verify: bool,
+    ) -> None:
+        offset = base + footer.offset
+        if pending:
+            raise CorruptFile(location, offset, "footer follows uncommitted records")
+        if verify and (footer.record_count, footer.records_crc) != (count, crc):
+            raise CorruptFile(location, offset,
+                              f"footer says {footer.record_count} records with CRC "
+                              f"{footer.records_crc:08x}, found {count} with CRC {crc:08x}")
+
+    @staticmethod
+    def _check_damage(damage: Damage, base: int, data: bytes, is_last: bool,
+                      location: str) -> None:
+        """Raise CorruptFile unless `damage` is a torn tail (see the module docstring)."""
+        offset = base + damage.offset
+        if not is_last:
+            raise CorruptFile(location, offset, damage.reason)
+        later_commit = find_frame_after(data, damage.offset + 1, is_commit_payload,
+                                        MAX_COMMIT_PAYLOAD_LENGTH)
+        if later_commit is not None:
+            raise CorruptFile(location, offset,
+                              f"{damage.reason} (committed data follows at byte offset "
+                              f"{base + later_commit})")
+
+
+class SegmentWriter:
+    """Appends transactions to the last segment; the store's single writer owns one.
+
+    Call order: `recover(reader)` once after replaying, then for each transaction
+    `begin()`, `write(record)` any number of times, and `commit(record)` or `abort()`.
+    If an I/O error leaves the files in an unknown state the writer refuses further
+    work (`StoreError`): reopen the store, and recovery puts things right.
+    """
+
+    def __init__(self, directory: Directory, config: EngineConfig) -> None:
+        self.directory = directory
+        self.config = config
+        self.segment = 1
+        self._handle: AppendHandle | None = None
+        self._record_count = 0
+        self._records_crc = 0
+        self._saved: tuple[int, int, int, int] | None = None
+        self._failed: str | None = None
+
+    # ----- opening -----------------------------------------------------------------------
+
+    def recover(self, reader: SegmentReader) -> SegmentTail | None:
+        """Truncate the reader's uncommitted tail and position after the last commit."""
+        cursor, tail = reader.cursor, reader.tail
+        if cursor.sealed:
+            self.segment = cursor.segment + 1
+            return tail
+        self.segment = cursor.segment
+        if not self.directory.exists(segment_name(self.segment)):
+            return tail
+        handle = self.directory.open_append(segment_name(self.segment))
+        if tail is not None:
+            handle.truncate(tail.committed_end)
+            handle.sync()
+        self._handle = handle
+        self._record_count, self._records_crc = cursor.record_count, cursor.records_crc
+        return tail
+
+    # ----- transactions ------------------------------------------------------------------
+
+    def begin(self) -> None:
+        """Remember where the transaction starts, so `abort` can cut back to it."""
+        self._check_usable()
+        size = self._handle.size() if self._handle is not None else 0
+        self._saved = (self.segment, size, self._record_count, self._records_crc)
+
+    def write(self, record: SegmentRecord) -> RecordPosition:
+        """Append one record of the open transaction; return where it went."""
+        self._check_usable()
+        data = encode_segment_record(record)
+        handle = self._open_segment()
+        position = RecordPosition(self.segment, handle.size(), len(data))
+        self._guarded(handle.write, data)
+        self._record_count += 1
+        self._records_crc = update_crc(self._records_crc, data)
+        return position
+
+    def commit(self, record: CommitRecord) -> RecordPosition:
+        """Append the commit record, fsync, and roll the segment if it is full."""
+        position = self.write(record)
+        handle = self._open_segment()
+        self._guarded(handle.sync)
+        self._saved = None
+        if handle.size() >= self.config.segment_roll_bytes:
+            self._seal()
+        return position
+
+    def abort(self) -> None:
+        """Cut the files back to where `begin` found them."""
+        if self._saved is None:
+            return
+        segment, size, self._record_count, self._records_crc = self._saved
+        self._saved = None
+        if self._handle is not None:
+            if segment != self.segment:  # pragma: no cover - segments roll only at commit
+                raise StoreError("internal error: transaction spans two segments")
+            self._guarded(self._handle.truncate, max(size, HEADER_SIZE))
+
+    def flush(self) -> None:
+        """Make written records readable (not durable) for reads inside a transaction."""
+        if self._handle is not None:
+            self._guarded(self._handle.flush)
+
+    def close(self) -> None:
+        """Close the open segment (an open transaction is aborted first)."""
+        if self._saved is not None and self._failed is None:
+            self.abort()
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    # ----- internals ---------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._failed is not None:
+            raise StoreError(f"the store writer failed earlier ({self._failed}); reopen the store")
+
+    def _guarded(self, action, *arguments) -> None:  # type: ignore[no-untyped-def]
+        try:
+            action(*arguments)
+        except OSError as error:
+            self._failed = f"{error.strerror or error}"
+            raise StoreError(
+                f"{self.directory.location(segment_name(self.segment))}: write failed: {error}"
+            ) from None
+
+    def _open_segment(self) -> AppendHandle:
+        """The handle of the current segment, creating it with its header if needed."""
+        if self._handle is None:
+            self._handle = self.directory.open_append(segment_name(self.segment))
+            self._record_count, self._records_crc = 0, 0
+        if self._handle.size() == 0:
+            self._guarded(self._handle.write, encode_header(SEGMENT_MAGIC))
+        return self._handle
+
+    def _seal(self) -> None:
+        handle = self._open_segment()
+        self._guarded(handle.write, encode_footer(self._record_count, self._records_crc))
+        self._guarded(handle.sync)
+        handle.close()
+        self._handle = None
+        self.segment += 1
+        self._record_count, self._records_crc = 0, 0

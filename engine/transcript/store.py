@@ -1,0 +1,699 @@
+"""The transcript store: session windows and their events, durable in a `Directory`.
+
+Owns: the public `TranscriptStore` API (create / open, transactions, reads, the change
+feed), the store metadata file `store.meta`, and the in-memory catalog rebuilt from the
+segments on open. Must not touch: byte layouts (`engine.codec`), segment files directly
+(`engine.transcript.segments`), search indexes, or event semantics (the store keeps each
+event as an opaque JSON object; `engine.transcript.events` and friends interpret them).
+
+Files of a store (a `Directory`):
+
+    store.meta                       backend name and creation time (framed, versioned)
+    LOCK                             the single writer's lock; holds its pid
+    transcripts/segment-NNNNNN.log   append-only transaction log (see `segments`)
+
+State model. The store is the replay of its committed transactions, in order:
+`window` upserts a window's metadata (first insertion fixes its place in `windows()`;
+a replacement keeps the place), `event` appends to a window (its `seq` must be the
+window's next), `delete_session` removes every window of a key and its events. The
+catalog in memory holds, per window, its metadata and the *positions* of its events
+(segment, offset, length in compact arrays); event objects are decoded from the
+segment files on demand, so memory grows by about 20 bytes per event, not by the
+events themselves. Deleted events stay in the segment files (there is no compaction
+yet); they are simply never referenced again.
+
+Opening replays every segment, which reads and decodes every record once: O(total
+bytes). For very large stores a *catalog checkpoint* would make reopening fast: after
+sealing a segment, write `catalog-NNNNNN.ckpt` (windows, per-window position arrays,
+transaction start positions, the segment cursor) with `write_atomic`; on open, load
+the newest valid checkpoint and replay only the segments after it. Not built yet.
+
+Transactions. `transaction()` yields a `StoreTransaction` whose records are written
+through to the current segment as they come (so a large import does not sit in memory)
+and whose effects are kept in a small overlay that reads inside the transaction see.
+Leaving the block normally writes the commit record and fsyncs; only then is the overlay
+applied to the catalog (through the same functions replay uses), the generation bumped
+and the commit hooks called. Leaving it with an exception truncates the segment back
+and drops the overlay. A transaction that wrote nothing commits nothing.
+
+Readers (`writer=False`) take no lock, never truncate, and see the transactions that
+were committed when they opened or last called `refresh()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from array import array
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Self
+
+from engine.codec.framing import DecodeError, decode_frame_at
+from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
+from engine.codec.segment_file import (
+    CommitRecord,
+    DeleteSessionRecord,
+    EventRecord,
+    SegmentRecord,
+    WindowRecord,
+    decode_segment_payload,
+)
+from engine.config import EngineConfig
+from engine.directory import Directory, FileDirectory, LockHandle
+from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, UsageError
+from engine.model import SessionWindow, StoredEvent, agent_id_of
+from engine.transcript.segments import (
+    SEGMENT_FOLDER,
+    CommittedTransaction,
+    RecordPosition,
+    SegmentCursor,
+    SegmentReader,
+    SegmentTail,
+    SegmentWriter,
+    segment_name,
+)
+
+META_NAME = "store.meta"
+LOCK_NAME = "LOCK"
+
+
+def now_milliseconds() -> float:
+    """The current time in epoch milliseconds."""
+    return time.time() * 1000.0
+
+
+# --------------------------------------------------------------------------------------
+# Change feed values
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPut:
+    """A window was inserted or its metadata replaced."""
+
+    window: SessionWindow
+
+
+@dataclass(frozen=True, slots=True)
+class EventAppended:
+    """An event was appended to a window."""
+
+    event: StoredEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDeleted:
+    """Every window of `session_key` (listed) was deleted, with its events."""
+
+    session_key: str
+    session_ids: tuple[str, ...]
+
+
+Change = WindowPut | EventAppended | SessionDeleted
+CommitHook = Callable[[int, list[Change]], None]
+
+
+def change_of(record: SegmentRecord) -> Change:
+    """The change a (non-commit) segment record stands for."""
+    match record:
+        case WindowRecord(window=window):
+            return WindowPut(window)
+        case EventRecord():
+            return EventAppended(
+                StoredEvent(record.session_id, record.seq, record.event, record.created_at)
+            )
+        case DeleteSessionRecord():
+            return SessionDeleted(record.session_key, record.session_ids)
+    raise TypeError(f"no change for {record!r}")
+
+
+# --------------------------------------------------------------------------------------
+# The catalog: what replay builds
+# --------------------------------------------------------------------------------------
+
+
+class EventPositions:
+    """The positions of one window's events, in seq order, in three compact arrays."""
+
+    __slots__ = ("lengths", "offsets", "segments")
+
+    def __init__(self) -> None:
+        self.segments = array("l")
+        self.offsets = array("q")
+        self.lengths = array("l")
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def append(self, position: RecordPosition) -> None:
+        """Add the position of the next event."""
+        self.segments.append(position.segment)
+        self.offsets.append(position.offset)
+        self.lengths.append(position.length)
+
+    def __getitem__(self, seq: int) -> RecordPosition:
+        return RecordPosition(self.segments[seq], self.offsets[seq], self.lengths[seq])
+
+
+@dataclass(slots=True)
+class _WindowEntry:
+    """A window's metadata and its event positions (mutable: owned by one catalog)."""
+
+    window: SessionWindow
+    events: EventPositions
+
+
+class _Catalog:
+    """Committed state: windows in first-insertion order and the session-key index."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _WindowEntry] = {}
+        self.keys: dict[str, dict[str, None]] = {}  # session_key -> ordered session ids
+        self.event_total = 0
+        self.generation = 0
+        self.transaction_segments = array("l")  # start of transaction g+1 at index g
+        self.transaction_offsets = array("q")
+
+    def put_window(self, window: SessionWindow) -> None:
+        entry = self.entries.get(window.session_id)
+        if entry is None:
+            self.entries[window.session_id] = _WindowEntry(window, EventPositions())
+        else:
+            self._unlink_key(entry.window)
+            entry.window = window
+        self.keys.setdefault(window.session_key, {})[window.session_id] = None
+
+    def append_event(self, session_id: str, seq: int, position: RecordPosition) -> str | None:
+        """Add an event position; return a reason if it does not fit the state."""
+        entry = self.entries.get(session_id)
+        if entry is None:
+            return f"event for unknown window {session_id!r}"
+        if seq != len(entry.events):
+            return f"event seq {seq} in window {session_id!r}, expected {len(entry.events)}"
+        entry.events.append(position)
+        self.event_total += 1
+        return None
+
+    def delete_session(self, session_key: str) -> tuple[str, ...]:
+        session_ids = tuple(self.keys.pop(session_key, {}))
+        for session_id in session_ids:
+            entry = self.entries.pop(session_id)
+            self.event_total -= len(entry.events)
+        return session_ids
+
+    def note_transaction(self, start: RecordPosition) -> None:
+        self.transaction_segments.append(start.segment)
+        self.transaction_offsets.append(start.offset)
+        self.generation += 1
+
+    def _unlink_key(self, window: SessionWindow) -> None:
+        siblings = self.keys.get(window.session_key)
+        if siblings is not None:
+            siblings.pop(window.session_id, None)
+            if not siblings:
+                del self.keys[window.session_key]
+
+    def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str]) -> None:
+        """Replay one committed transaction (CorruptFile when it does not fit the state)."""
+        for position, record in transaction.records:
+            match record:
+                case WindowRecord(window=window):
+                    self.put_window(window)
+                case EventRecord():
+                    problem = self.append_event(record.session_id, record.seq, position)
+                    if problem is not None:
+                        raise CorruptFile(location_of(position.segment), position.offset, problem)
+                case DeleteSessionRecord():
+                    self.delete_session(record.session_key)
+                case CommitRecord():
+                    raise CorruptFile(location_of(position.segment), position.offset,
+                                      "commit record inside a transaction")
+        self.note_transaction(transaction.start)
+
+
+# --------------------------------------------------------------------------------------
+# Transactions
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PendingWindow:
+    """A window touched by the open transaction: its metadata (None once deleted), how
+    many committed events it keeps, and the events appended in this transaction."""
+
+    window: SessionWindow | None
+    kept_events: int
+    new_events: EventPositions
+
+
+class StoreTransaction:
+    """The write operations of one transaction (the `BackendTransaction` protocol)."""
+
+    def __init__(self, store: TranscriptStore, writer: SegmentWriter) -> None:
+        self._store = store
+        self._writer = writer
+        self._pending: dict[str, _PendingWindow] = {}
+        self._operations: list[tuple[RecordPosition, SegmentRecord]] = []
+        self._changes: list[Change] | None = [] if store._commit_hooks else None
+        self.closed = False
+
+    # ----- writes ------------------------------------------------------------------------
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of the window with its session id."""
+        self._check_open()
+        if not isinstance(window, SessionWindow):
+            raise UsageError(f"put_window expects a SessionWindow, not {type(window).__name__}")
+        if not isinstance(window.session_id, str) or not window.session_id:
+            raise InputError("a session window needs a non-empty session id")
+        if not isinstance(window.session_key, str) or not window.session_key:
+            raise InputError(f"window {window.session_id!r} needs a non-empty session key")
+        record = WindowRecord(window)
+        self._write(record)
+        pending = self._pending_of(window.session_id)
+        if pending is None or pending.window is None:
+            self._pending[window.session_id] = _PendingWindow(window, 0, EventPositions())
+        else:
+            pending.window = window
+        self._note_change(record)
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append `event` to an existing window; return its seq (0-based)."""
+        self._check_open()
+        if not isinstance(event, dict):
+            raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        seq = pending.kept_events + len(pending.new_events)
+        stamp = now_milliseconds() if created_at is None else float(created_at)
+        record = EventRecord(session_id, seq, stamp, event)
+        position = self._write(record)
+        self._pending[session_id] = pending
+        pending.new_events.append(position)
+        self._note_change(record)
+        return seq
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key` and their events; return how many."""
+        self._check_open()
+        session_ids = tuple(window.session_id for window in self.windows_of(session_key))
+        if not session_ids:
+            return 0
+        record = DeleteSessionRecord(session_key, session_ids)
+        self._write(record)
+        for session_id in session_ids:
+            self._pending[session_id] = _PendingWindow(None, 0, EventPositions())
+        self._note_change(record)
+        return len(session_ids)
+
+    # ----- reads that see this transaction's writes --------------------------------------
+
+    def window(self, session_id: str) -> SessionWindow:
+        """The window as this transaction sees it (UnknownSession if absent)."""
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return pending.window
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window as this transaction sees it: committed order, then new ones."""
+        result = []
+        for session_id in self._store._catalog.entries:
+            if session_id not in self._pending:
+                result.append(self._store._catalog.entries[session_id].window)
+            elif (window := self._pending[session_id].window) is not None:
+                result.append(window)
+        for session_id, pending in self._pending.items():
+            if session_id not in self._store._catalog.entries and pending.window is not None:
+                result.append(pending.window)
+        return result
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one key as this transaction sees them."""
+        return [window for window in self.windows() if window.session_key == session_key]
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """The window's events as this transaction sees them."""
+        pending = self._pending.get(session_id)
+        if pending is None:
+            return self._store.events(session_id)
+        if pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        self._writer.flush()
+        kept = self._store.events(session_id)[: pending.kept_events] if pending.kept_events else []
+        fresh = [pending.new_events[index] for index in range(len(pending.new_events))]
+        return kept + self._store._read_events(fresh)
+
+    def event_count(self, session_id: str) -> int:
+        """How many events the window has as this transaction sees it."""
+        pending = self._pending.get(session_id)
+        if pending is None:
+            return self._store.event_count(session_id)
+        if pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return pending.kept_events + len(pending.new_events)
+
+    # ----- internals ---------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise UsageError("this transaction has already ended")
+
+    def _pending_of(self, session_id: str) -> _PendingWindow | None:
+        """The window's pending entry, made from the committed one when first touched."""
+        pending = self._pending.get(session_id)
+        if pending is not None:
+            return pending
+        entry = self._store._catalog.entries.get(session_id)
+        if entry is None:
+            return None
+        return _PendingWindow(entry.window, len(entry.events), EventPositions())
+
+    def _write(self, record: SegmentRecord) -> RecordPosition:
+        try:
+            position = self._writer.write(record)
+        except DecodeError as error:
+            raise InputError(str(error)) from None
+        self._operations.append((position, record if not isinstance(record, EventRecord)
+                                 else dataclasses.replace(record, event={})))
+        return position
+
+    def _note_change(self, record: SegmentRecord) -> None:
+        if self._changes is not None:
+            self._changes.append(change_of(record))
+
+
+# --------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------
+
+
+class TranscriptStore:
+    """Session windows and events in a directory; one writer, any number of readers."""
+
+    def __init__(
+        self,
+        directory: Directory,
+        meta: StoreMeta,
+        config: EngineConfig,
+        lock: LockHandle | None,
+    ) -> None:
+        """Use `create`, `open` or `open_path`; this only sets fields."""
+        self.directory = directory
+        self.backend = meta.backend
+        self.created_at = meta.created_at
+        self.config = config
+        self._lock = lock
+        self._catalog = _Catalog()
+        self._reader = SegmentReader(directory)
+        self._cursor = SegmentCursor()
+        self._writer: SegmentWriter | None = None
+        self._transaction: StoreTransaction | None = None
+        self._commit_hooks: list[CommitHook] = []
+        self._closed = False
+        #: What the writer cut from the end of the last segment on open (None: nothing).
+        self.recovered_tail: SegmentTail | None = None
+
+    # ----- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        directory: Directory,
+        *,
+        backend: str = "reference",
+        config: EngineConfig | None = None,
+    ) -> TranscriptStore:
+        """Create an empty store in `directory` and open it as the writer."""
+        if not isinstance(backend, str) or not backend:
+            raise UsageError("a store needs a backend name")
+        lock = directory.acquire_lock(LOCK_NAME)
+        try:
+            if directory.exists(META_NAME) or directory.list_names(SEGMENT_FOLDER + "/"):
+                raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+            meta = StoreMeta(backend, now_milliseconds())
+            directory.write_atomic(META_NAME, encode_meta_file(meta))
+            store = cls(directory, meta, config or EngineConfig(), lock)
+            store._writer = SegmentWriter(directory, store.config)
+            return store
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        directory: Directory,
+        *,
+        writer: bool = False,
+        config: EngineConfig | None = None,
+    ) -> TranscriptStore:
+        """Open an existing store; as the writer, recover a torn or uncommitted tail."""
+        if not directory.exists(META_NAME):
+            raise StoreError(f"{directory.location(META_NAME)}: no store here (missing metadata)")
+        lock = directory.acquire_lock(LOCK_NAME) if writer else None
+        try:
+            meta = decode_meta_file(directory.read_bytes(META_NAME), directory.location(META_NAME))
+            store = cls(directory, meta, config or EngineConfig(), lock)
+            store._replay()
+            if writer:
+                store._writer = SegmentWriter(directory, store.config)
+                store.recovered_tail = store._writer.recover(store._reader)
+            return store
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+
+    @classmethod
+    def open_path(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        writer: bool = False,
+        create: bool = False,
+        backend: str = "reference",
+    ) -> TranscriptStore:
+        """Open the store in folder `path`; with `create`, make it first when absent.
+
+        A store made here is opened as the writer whatever `writer` says; `backend`
+        is used only when creating (an existing store keeps its own; see `.backend`).
+        """
+        directory = FileDirectory(path)
+        if create and not directory.exists(META_NAME):
+            return cls.create(directory, backend=backend)
+        return cls.open(directory, writer=writer)
+
+    def _replay(self) -> None:
+        """Apply every committed transaction after the cursor to the catalog."""
+        location_of = self._segment_location
+        for transaction in self._reader.iter_transactions(self._cursor):
+            self._catalog.apply(transaction, location_of)
+        self._cursor = self._reader.cursor
+
+    def _segment_location(self, segment: int) -> str:
+        return self.directory.location(segment_name(segment))
+
+    # ----- writing -----------------------------------------------------------------------
+
+    @property
+    def is_writer(self) -> bool:
+        """Whether this handle holds the writer lock."""
+        return self._writer is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTransaction]:
+        """An all-or-nothing write transaction (writer only; one at a time)."""
+        self._check_open()
+        writer = self._writer
+        if writer is None:
+            raise StoreError("this store was opened read-only; open it with writer=True")
+        if self._transaction is not None:
+            raise UsageError("a transaction is already open on this store")
+        writer.begin()
+        transaction = self._transaction = StoreTransaction(self, writer)
+        try:
+            yield transaction
+        except BaseException:
+            transaction.closed = True
+            self._transaction = None
+            writer.abort()
+            raise
+        transaction.closed = True
+        self._transaction = None
+        if not transaction._operations:
+            writer.abort()
+            return
+        self._commit(writer, transaction)
+
+    def _commit(self, writer: SegmentWriter, transaction: StoreTransaction) -> None:
+        generation = self._catalog.generation + 1
+        try:
+            writer.commit(CommitRecord(generation, now_milliseconds()))
+        except BaseException:
+            writer.abort()
+            raise
+        records = tuple(transaction._operations)
+        self._catalog.apply(
+            CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
+            self._segment_location,
+        )
+        changes = transaction._changes
+        for hook in list(self._commit_hooks):
+            hook(generation, list(changes) if changes is not None else
+                 list(self._changes_of_generation(generation)))
+
+    def add_commit_hook(self, hook: CommitHook) -> None:
+        """Call `hook(generation, changes)` after the fsync of each later transaction."""
+        self._commit_hooks.append(hook)
+
+    # ----- reading -----------------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """How many transactions are committed (and seen by this handle)."""
+        return self._catalog.generation
+
+    def windows(self) -> list[SessionWindow]:
+        """Every committed window, in first-insertion order."""
+        return [entry.window for entry in self._catalog.entries.values()]
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One committed window (UnknownSession if absent)."""
+        return self._entry(session_id).window
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The committed windows of one session key, in first-insertion order."""
+        session_ids = self._catalog.keys.get(session_key, {})
+        return [self._catalog.entries[session_id].window for session_id in session_ids]
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding at least one window, in order of first appearance."""
+        return list(self._catalog.keys)
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every committed event of a window, in seq order (UnknownSession if absent)."""
+        positions = self._entry(session_id).events
+        return self._read_events([positions[seq] for seq in range(len(positions))])
+
+    def event(self, session_id: str, seq: int) -> StoredEvent:
+        """One committed event by seq (UnknownSession if the window or seq is absent)."""
+        positions = self._entry(session_id).events
+        if not 0 <= seq < len(positions):
+            raise UnknownSession(f"window {session_id!r} has no event with seq {seq}")
+        return self._read_events([positions[seq]])[0]
+
+    def event_count(self, session_id: str) -> int:
+        """How many committed events a window has (UnknownSession if absent)."""
+        return len(self._entry(session_id).events)
+
+    def stats(self) -> dict[str, int]:
+        """Counts of agents, sessions (keys), windows, events, and the store's bytes."""
+        keys = self._catalog.keys
+        agents = {agent for key in keys if (agent := agent_id_of(key)) is not None}
+        names = [META_NAME, *self.directory.list_names(SEGMENT_FOLDER + "/")]
+        return {
+            "agents": len(agents),
+            "sessions": len(keys),
+            "windows": len(self._catalog.entries),
+            "events": self._catalog.event_total,
+            "bytes": sum(self.directory.size(name) for name in names),
+        }
+
+    def changes_since(self, generation: int) -> Iterator[tuple[int, Change]]:
+        """Every committed change after `generation`, with its transaction's generation."""
+        if not isinstance(generation, int) or generation < 0:
+            raise UsageError(f"generation must be a non-negative integer, not {generation!r}")
+        for current in range(generation + 1, self._catalog.generation + 1):
+            for change in self._changes_of_generation(current):
+                yield current, change
+
+    def _changes_of_generation(self, generation: int) -> Iterator[Change]:
+        """Re-read transaction `generation` from its segment."""
+        index = generation - 1
+        cursor = SegmentCursor(self._catalog.transaction_segments[index],
+                               self._catalog.transaction_offsets[index],
+                               transaction_id=index)
+        reader = SegmentReader(self.directory)
+        for transaction in reader.iter_transactions(cursor, verify_footers=False):
+            for _position, record in transaction.records:
+                yield change_of(record)
+            return
+
+    def refresh(self) -> None:
+        """Readers: apply transactions committed since opening or the last refresh."""
+        self._check_open()
+        if self._writer is None:
+            self._replay()
+
+    def close(self) -> None:
+        """Close files and release the writer lock (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            self._writer.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()
+
+    # ----- internals ---------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    def _entry(self, session_id: str) -> _WindowEntry:
+        entry = self._catalog.entries.get(session_id)
+        if entry is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return entry
+
+    def _read_events(self, positions: list[RecordPosition]) -> list[StoredEvent]:
+        """Decode events at `positions`, reading each run of neighbours in one read."""
+        events: list[StoredEvent] = []
+        start = 0
+        while start < len(positions):
+            end = start + 1
+            while (end < len(positions)
+                   and positions[end].segment == positions[start].segment
+                   and positions[end].offset >= positions[end - 1].offset
+                   and positions[end].offset - positions[end - 1].offset
+                   - positions[end - 1].length <= 4096):
+                end += 1
+            events.extend(self._read_run(positions[start:end]))
+            start = end
+        return events
+
+    def _read_run(self, run: list[RecordPosition]) -> list[StoredEvent]:
+        first, last = run[0], run[-1]
+        name = segment_name(first.segment)
+        data = self.directory.read_bytes(name, first.offset, last.offset + last.length
+                                         - first.offset)
+        events = []
+        for position in run:
+            relative = position.offset - first.offset
+            try:
+                frame = decode_frame_at(data[relative: relative + position.length])
+                record = decode_segment_payload(frame.payload)
+            except DecodeError as error:
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  str(error)) from None
+            if not isinstance(record, EventRecord):
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  "expected an event record")
+            events.append(StoredEvent(record.session_id, record.seq, record.event,
+                                      record.created_at))
+        return events
