@@ -1,0 +1,236 @@
+"""The `pg` profile: `to_tsvector('simple', unaccent(text))` of PostgreSQL 15, in Python.
+
+Owns: the pipeline whole-text unaccent → `default` parser → `simple` mapping → per-character
+lowercase → positions → tsvector, and the offsets of each token in the original text.
+Must not touch: the parser's rules (`pg_parser.py`), the unaccent map (`unaccent.py`), query
+syntax (`pg_query.py`), or the profile registry (`profiles.py`).
+
+Locale assumption: a UTF8 database with `LC_CTYPE = C.UTF-8` (glibc 2.36 locale data,
+Unicode 14.0); checked against PostgreSQL 15.20 (the specification measured 15.18).
+
+The rules (tokenizers.md §4):
+
+* `unaccent()` runs on the whole text first, so it can change token boundaries.
+* The `simple` configuration maps every parser token type except `blank`, `tag`,
+  `protocol` and `entity`; unmapped tokens are dropped and take no position.
+* A mapped token of 2047 bytes or more (UTF-8, measured after unaccent and before
+  lowercasing) is dropped without a position (PostgreSQL: "word is too long to be indexed").
+* Each remaining token takes the next position, from 1, capped at 16383 (a hyphenated word
+  and each of its parts are separate tokens).
+* The lexeme is the token lowercased code point by code point (glibc `towlower`; never
+  `str.lower()` on a whole word: no final sigma, and `İ` U+0130 becomes `i`).
+* The tsvector keeps, per lexeme, its distinct positions in increasing order, at most 255;
+  lexemes are ordered by their UTF-8 bytes. Its size, computed as PostgreSQL does, must stay
+  within 1,048,575 bytes, or `InputError` carries PostgreSQL's message.
+
+Offsets: `Token.start`/`end` index the ORIGINAL text. Because unaccent changes lengths
+(`ß` → `ss`, U+0301 → nothing), the analyzer keeps a map from each unaccented character back
+to the original character that produced it; a token's span is the smallest original span
+whose characters produced it (see `UnaccentedText.original_span`). Byte offsets are the same
+span in UTF-8 (a lone surrogate counts 3 bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.analysis.pg_parser import TOKEN_ALIASES, DefaultParser, ParsedToken
+from engine.analysis.tables.pg_char_classes import LOWERCASE_EXCEPTIONS, PROBED_SERVER_VERSION
+from engine.analysis.token import Token
+from engine.analysis.unaccent import rule_count, unaccent_with_sources
+from engine.errors import InputError
+
+#: Token types the `simple` configuration does not index.
+UNMAPPED_ALIASES = frozenset({"blank", "tag", "protocol", "entity"})
+#: A parser token this long (bytes) or longer is not indexed.
+MAX_TOKEN_BYTES = 2047
+#: Positions are clamped to this value.
+MAX_POSITION = 16383
+#: A lexeme keeps at most this many positions in a tsvector.
+MAX_POSITIONS_PER_LEXEME = 255
+#: The largest lexeme a tsvector entry can hold (11-bit length field).
+MAX_LEXEME_BYTES = 2047
+#: The largest tsvector string area, in bytes.
+MAX_TSVECTOR_BYTES = 1048575
+
+
+def utf8_length(text: str) -> int:
+    """UTF-8 length in bytes, a lone surrogate counting as 3 bytes (its U+FFFD).
+
+    >>> utf8_length("aé中😀")
+    10
+    """
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def lowercase(word: str) -> str:
+    """Lowercase one code point at a time, as glibc `towlower` in C.UTF-8.
+
+    >>> lowercase("ΣΟΦΟΣ"), lowercase("İSTANBUL"), lowercase("ẞß")
+    ('σοφοσ', 'istanbul', 'ßß')
+    """
+    return "".join(
+        LOWERCASE_EXCEPTIONS.get(ord(character)) or character.lower() for character in word
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """A mapped, short-enough parser token of the unaccented text, with its position."""
+
+    parsed: ParsedToken
+    text: str
+    lexeme: str
+    position: int
+
+
+class PgSimpleUnaccentAnalyzer:
+    """`to_tsvector('simple', unaccent(text))` as tokens, terms, and a tsvector.
+
+    >>> analyzer = PgSimpleUnaccentAnalyzer()
+    >>> analyzer.terms("Café state-of-the-art")
+    ['cafe', 'state-of-the-art', 'state', 'of', 'the', 'art']
+    >>> analyzer.tsvector("a b a")
+    {'a': [1, 3], 'b': [2]}
+    """
+
+    name = "pg"
+
+    def parse(self, text: str) -> list[tuple[str, str]]:
+        """`ts_parse('default', unaccent(text))` as (alias, token text) pairs."""
+        plain = unaccent_with_sources(text).text
+        return [
+            (token.alias, plain[token.start:token.end])
+            for token in DefaultParser(plain).tokens()
+        ]
+
+    def _indexed(self, plain: str) -> list[_Indexed]:
+        indexed: list[_Indexed] = []
+        position = 0
+        for parsed in DefaultParser(plain).tokens():
+            if TOKEN_ALIASES[parsed.type_id] in UNMAPPED_ALIASES:
+                continue
+            token_text = plain[parsed.start:parsed.end]
+            if utf8_length(token_text) >= MAX_TOKEN_BYTES:
+                continue
+            lexeme = lowercase(token_text)
+            if utf8_length(lexeme) > MAX_LEXEME_BYTES:
+                raise InputError(
+                    f"word of {utf8_length(token_text)} bytes grows to "
+                    f"{utf8_length(lexeme)} bytes when lowercased; PostgreSQL 15 would store "
+                    f"a corrupt tsvector (max {MAX_LEXEME_BYTES} bytes per lexeme)"
+                )
+            position += 1
+            indexed.append(_Indexed(parsed, token_text, lexeme, min(position, MAX_POSITION)))
+        return indexed
+
+    def tokens(self, text: str) -> list[Token]:
+        """Every indexed token, with its PostgreSQL position and its original-text span.
+
+        Every occurrence is listed, also beyond 255 per lexeme (the tsvector drops those).
+        """
+        mapped = unaccent_with_sources(text)
+        byte_offsets = _ByteOffsets(text)
+        result: list[Token] = []
+        for item in self._indexed(mapped.text):
+            start, end = mapped.original_span(item.parsed.start, item.parsed.end)
+            result.append(
+                Token(
+                    text=item.lexeme,
+                    position=item.position,
+                    start=start,
+                    end=end,
+                    byte_start=byte_offsets.at(start),
+                    byte_end=byte_offsets.at(end),
+                    kind=f"pg:{item.parsed.alias}",
+                )
+            )
+        return result
+
+    def terms(self, text: str) -> list[str]:
+        """The lexemes in text order (the `tokens` texts, without building offsets)."""
+        return [item.lexeme for item in self._indexed(unaccent_with_sources(text).text)]
+
+    def tsvector(self, text: str) -> dict[str, list[int]]:
+        """`to_tsvector('simple', unaccent(text))`: lexeme → positions, lexemes in byte order.
+
+        Raises `InputError` with PostgreSQL's wording when the tsvector would be too long.
+        """
+        plain = unaccent_with_sources(text).text
+        positions: dict[str, list[int]] = {}
+        for item in self._indexed(plain):
+            positions.setdefault(item.lexeme, []).append(item.position)
+        vector: dict[str, list[int]] = {}
+        for lexeme in sorted(positions, key=lambda word: word.encode("utf-8", "surrogatepass")):
+            distinct = sorted(set(positions[lexeme]))
+            vector[lexeme] = distinct[:MAX_POSITIONS_PER_LEXEME]
+        size = tsvector_size(vector)
+        if size > MAX_TSVECTOR_BYTES:
+            raise InputError(
+                f"string is too long for tsvector ({size} bytes, max {MAX_TSVECTOR_BYTES} bytes)"
+            )
+        return vector
+
+    def describe(self) -> list[str]:
+        version = PROBED_SERVER_VERSION.split()[0]
+        return [
+            f"unaccent: whole text, PostgreSQL 15 unaccent.rules ({rule_count()} rules)",
+            f"parser: PostgreSQL default parser, C.UTF-8 (glibc 2.36, Unicode 14), {version}",
+            "map: simple configuration; drop blank, tag, protocol, entity tokens",
+            f"length: drop tokens of {MAX_TOKEN_BYTES} bytes or more, without a position",
+            "lowercase: per code point (glibc towlower; U+0130 -> i; no final sigma)",
+            f"positions: from 1, capped at {MAX_POSITION}; {MAX_POSITIONS_PER_LEXEME} per lexeme",
+            "tsvector: lexemes sorted by UTF-8 bytes, distinct positions in order",
+        ]
+
+
+def tsvector_size(vector: dict[str, list[int]]) -> int:
+    """The string-area size PostgreSQL checks against 1,048,575 bytes: per lexeme its
+    bytes, then (when it has positions) alignment to 2 and 2 + 2 bytes per position.
+
+    >>> tsvector_size({"a": [1], "bc": [2, 3]})
+    14
+    """
+    size = 0
+    for lexeme, positions in vector.items():
+        size += utf8_length(lexeme)
+        if positions:
+            size += size % 2
+            size += 2 + 2 * len(positions)
+    return size
+
+
+def tsvector_text(vector: dict[str, list[int]]) -> str:
+    """The tsvector in PostgreSQL's output form.
+
+    >>> tsvector_text({"it's": [1], "a": [2, 3]})
+    "'it''s':1 'a':2,3"
+    """
+    parts = []
+    for lexeme, positions in vector.items():
+        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
+        suffix = ":" + ",".join(str(position) for position in positions) if positions else ""
+        parts.append(f"'{quoted}'{suffix}")
+    return " ".join(parts)
+
+
+class _ByteOffsets:
+    """UTF-8 byte offset of each character index of a text (computed once, on demand)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._offsets: list[int] | None = None
+
+    def at(self, index: int) -> int:
+        if self._offsets is None:
+            offsets = [0]
+            total = 0
+            for character in self._text:
+                code_point = ord(character)
+                total += (
+                    1 if code_point < 0x80 else 2 if code_point < 0x800
+                    else 3 if code_point < 0x10000 else 4
+                )
+                offsets.append(total)
+            self._offsets = offsets
+        return self._offsets[index]
