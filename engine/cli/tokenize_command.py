@@ -198,9 +198,11 @@ def mark_spans(text: str, tokens: list[Token], columns: int = MARKED_TEXT_COLUMN
     ['ab c!', '^^ ~']
     """
     mark_of_index: dict[int, str] = {}
-    for token in tokens:
+    for number, token in enumerate(tokens):
+        # Later tokens overwrite earlier ones: PostgreSQL's hyphenated-word parts are
+        # marked over the whole compound they come after.
         for index in range(token.start, token.end):
-            mark_of_index[index] = SPAN_MARKS[token.position % 2]
+            mark_of_index[index] = SPAN_MARKS[number % 2]
     lines: list[str] = []
     text_line, mark_line, width = "", "", 0
     for index, character in enumerate(text):
