@@ -23,7 +23,7 @@ Run: `pytest bench/test_analysis.py --benchmark-only` (plain `pytest` runs `test
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import sqlite3
 from collections.abc import Callable
 
@@ -61,13 +61,7 @@ MESSAGES: tuple[str, ...] = BASE_MESSAGES * REPEAT
 def profile_available(name: str) -> bool:
     """False while the module of profile `name` has not been written yet."""
     module_name = {"unicode61": "unicode61", "icu": "icu_words", "pg": "pg_profile"}[name]
-    try:
-        importlib.import_module(f"engine.analysis.{module_name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"engine.analysis.{module_name}":
-            raise
-        return False
-    return True
+    return importlib.util.find_spec(f"engine.analysis.{module_name}") is not None
 
 
 def analyzer_for(name: str):
@@ -78,17 +72,15 @@ def analyzer_for(name: str):
     return get_analyzer(name)
 
 
-def count_with_tokens(analyzer) -> Callable[[], int]:
-    return lambda: sum(len(analyzer.tokens(message)) for message in MESSAGES)
-
-
-def count_with_terms(analyzer) -> Callable[[], int]:
-    return lambda: sum(len(analyzer.terms(message)) for message in MESSAGES)
+def counter(analyzer, method: str) -> Callable[[], int]:
+    """A call that analyzes every message with `analyzer.<method>` and counts the tokens."""
+    analyze = getattr(analyzer, method)
+    return lambda: sum(len(analyze(message)) for message in MESSAGES)
 
 
 def expected_count(name: str) -> int:
     """The answer, counted once outside the timing with the clear `tokens` path."""
-    return count_with_tokens(analyzer_for(name))()
+    return counter(analyzer_for(name), "tokens")()
 
 
 def record_speed(benchmark, tokens: int) -> None:
@@ -98,20 +90,12 @@ def record_speed(benchmark, tokens: int) -> None:
         benchmark.extra_info["tokens_per_second"] = round(tokens / stats.stats.median)
 
 
+@pytest.mark.parametrize("method", ["tokens", "terms"])
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_profile_tokens(benchmark, name: str) -> None:
+def test_profile_speed(benchmark, name: str, method: str) -> None:
     analyzer = analyzer_for(name)
     expected = expected_count(name)
-    tokens = benchmark(count_with_tokens(analyzer))
-    assert tokens == expected > len(MESSAGES)
-    record_speed(benchmark, tokens)
-
-
-@pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_profile_terms(benchmark, name: str) -> None:
-    analyzer = analyzer_for(name)
-    expected = expected_count(name)
-    tokens = benchmark(count_with_terms(analyzer))
+    tokens = benchmark(counter(analyzer, method))
     assert tokens == expected > len(MESSAGES)
     record_speed(benchmark, tokens)
 

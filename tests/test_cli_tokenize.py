@@ -6,7 +6,7 @@ narrowed to this one command so that the test does not depend on other commands.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import io
 import json
 import sys
@@ -34,11 +34,7 @@ def session_search(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
 
 def require_module(module_name: str) -> None:
     """Skip while `module_name` (another helper's profile) does not exist yet."""
-    try:
-        importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name != module_name:
-            raise
+    if importlib.util.find_spec(module_name) is None:
         pytest.skip(f"{module_name} does not exist yet (another helper writes it)")
 
 
