@@ -45,8 +45,10 @@ The stages, in order (also returned by `IcuWordAnalyzer.describe()`):
    → `kana`, ideograph status → `ideographic`, else `word`).
 
 Offsets (`start`, `end`, `byte_start`, `byte_end`) always index the original text;
-`position` counts the kept tokens from 0. Folding is cached per distinct segment text
-(`fold_word` is a pure function; words repeat, Zipf-style), which is the only speed-up.
+`position` counts the kept tokens from 0. Folding is cached per distinct word of up to
+64 characters (`fold_word` is a pure function; words repeat, Zipf-style), which is the
+only speed-up. An analyzer is safe to share between threads: each call makes its own
+break iterator (ICU caches the rules, so that costs about 4 µs).
 """
 
 from __future__ import annotations
@@ -113,12 +115,12 @@ def utf16_to_index_map(text: str) -> list[int] | None:
     return index_of_unit
 
 
-def iter_word_segments(text: str, locale: icu.Locale) -> list[tuple[int, int, int]]:
+def word_segments(text: str, locale: icu.Locale) -> list[tuple[int, int, int]]:
     """Stage 2 + 3: `(start, end, rule_status)` of every non-WORD_NONE segment of `text`.
 
     `text` must already be free of lone surrogates. Offsets are `str` indexes.
 
-    >>> iter_word_segments("Don't 3.14 😀 a𝐀b", icu.Locale.getRoot())
+    >>> word_segments("Don't 3.14 😀 a𝐀b", icu.Locale.getRoot())
     [(0, 5, 200), (6, 10, 100), (13, 16, 200)]
     """
     iterator = icu.BreakIterator.createWordInstance(locale)
@@ -139,7 +141,6 @@ def iter_word_segments(text: str, locale: icu.Locale) -> list[tuple[int, int, in
     return segments
 
 
-@lru_cache(maxsize=65536)
 def fold_word(word: str) -> str:
     """Stages 4 + 5: full case folding, then NFD, drop every Mn and Cf, NFC.
 
@@ -156,6 +157,16 @@ def fold_word(word: str) -> str:
         if icu.Char.charType(character) not in _STRIPPED_CATEGORIES
     )
     return _NFC.normalize(without_marks)
+
+
+#: Words up to this length are folded through a cache; longer ones (pasted blobs, hashes)
+#: are folded directly, so the cache never holds large strings.
+CACHED_WORD_LENGTH = 64
+_fold_cached = lru_cache(maxsize=65536)(fold_word)
+
+
+def _fold(word: str) -> str:
+    return _fold_cached(word) if len(word) <= CACHED_WORD_LENGTH else fold_word(word)
 
 
 @lru_cache(maxsize=4096)
@@ -218,9 +229,9 @@ class IcuWordAnalyzer:
         tokens: list[Token] = []
         byte_offset = 0
         previous_end = 0
-        for start, end, status in iter_word_segments(clean_text, self._locale):
+        for start, end, status in word_segments(clean_text, self._locale):
             segment = clean_text[start:end]
-            term = fold_word(segment)
+            term = _fold(segment)
             if not term:
                 continue
             # UTF-8 offsets: a lone surrogate counts as the 3 bytes of U+FFFD, which is
@@ -245,8 +256,8 @@ class IcuWordAnalyzer:
         """Only the token texts; equal to `[t.text for t in self.tokens(text)]`."""
         clean_text = replace_lone_surrogates(text)
         terms: list[str] = []
-        for start, end, _status in iter_word_segments(clean_text, self._locale):
-            term = fold_word(clean_text[start:end])
+        for start, end, _status in word_segments(clean_text, self._locale):
+            term = _fold(clean_text[start:end])
             if term:
                 terms.append(term)
         return terms
