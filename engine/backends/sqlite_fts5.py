@@ -201,11 +201,9 @@ def storable_text(text: str) -> str:
     >>> storable_text("a\\ud800b")
     'a\\ufffdb'
     """
-    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
-
-
-def _has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(character) <= 0xDFFF for character in text)
+    if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
+        return text
+    return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character for character in text)
 
 
 def _finite_or_zero(value: Any) -> float:
