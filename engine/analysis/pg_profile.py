@@ -13,8 +13,10 @@ The rules (tokenizers.md §4):
 * `unaccent()` runs on the whole text first, so it can change token boundaries.
 * The `simple` configuration maps every parser token type except `blank`, `tag`,
   `protocol` and `entity`; unmapped tokens are dropped and take no position.
-* A mapped token of 2047 bytes or more (UTF-8, measured after unaccent and before
-  lowercasing) is dropped without a position (PostgreSQL: "word is too long to be indexed").
+* A mapped token longer than 2047 bytes (UTF-8, measured after unaccent and before
+  lowercasing) is dropped without a position (PostgreSQL: "word is too long to be indexed",
+  "Words longer than 2047 characters are ignored"). Measured on 15.20: a 2047-byte token is
+  kept and a 2048-byte one dropped (tokenizers.md §4.5 says "≥ 2047"; the server wins).
 * Each remaining token takes the next position, from 1, capped at 16383 (a hyphenated word
   and each of its parts are separate tokens).
 * The lexeme is the token lowercased code point by code point (glibc `towlower`; never
@@ -42,7 +44,7 @@ from engine.errors import InputError
 
 #: Token types the `simple` configuration does not index.
 UNMAPPED_ALIASES = frozenset({"blank", "tag", "protocol", "entity"})
-#: A parser token this long (bytes) or longer is not indexed.
+#: A parser token longer than this (bytes) is not indexed.
 MAX_TOKEN_BYTES = 2047
 #: Positions are clamped to this value.
 MAX_POSITION = 16383
@@ -111,7 +113,7 @@ class PgSimpleUnaccentAnalyzer:
             if TOKEN_ALIASES[parsed.type_id] in UNMAPPED_ALIASES:
                 continue
             token_text = plain[parsed.start:parsed.end]
-            if utf8_length(token_text) >= MAX_TOKEN_BYTES:
+            if utf8_length(token_text) > MAX_TOKEN_BYTES:
                 continue
             lexeme = lowercase(token_text)
             if utf8_length(lexeme) > MAX_LEXEME_BYTES:
@@ -177,7 +179,7 @@ class PgSimpleUnaccentAnalyzer:
             f"unaccent: whole text, PostgreSQL 15 unaccent.rules ({rule_count()} rules)",
             f"parser: PostgreSQL default parser, C.UTF-8 (glibc 2.36, Unicode 14), {version}",
             "map: simple configuration; drop blank, tag, protocol, entity tokens",
-            f"length: drop tokens of {MAX_TOKEN_BYTES} bytes or more, without a position",
+            f"length: drop tokens longer than {MAX_TOKEN_BYTES} bytes, without a position",
             "lowercase: per code point (glibc towlower; U+0130 -> i; no final sigma)",
             f"positions: from 1, capped at {MAX_POSITION}; {MAX_POSITIONS_PER_LEXEME} per lexeme",
             "tsvector: lexemes sorted by UTF-8 bytes, distinct positions in order",
