@@ -6,6 +6,8 @@ narrowed to this one command so that the test does not depend on other commands.
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import importlib.util
 import io
 import json
@@ -167,3 +169,19 @@ def test_pg_profile(session_search) -> None:
     status, out, _ = session_search("--profile", "pg", "--json", "Æsir ﬁle ŒUVRE")
     assert status == 0
     assert [t["text"] for t in json.loads(out)["tokens"]] == ["aesir", "file", "oeuvre"]
+
+
+def test_module_doctests_pass() -> None:
+    # Plain `pytest` (the CI command) does not collect doctests from `engine/`.
+    results = doctest.testmod(importlib.import_module("engine.cli.tokenize_command"))
+    assert results.attempted > 0
+    assert results.failed == 0
+
+
+def test_text_starting_with_a_dash_after_double_dash(session_search) -> None:
+    status, out, _ = session_search("--profile", "icu", "--json", "--", "-42 -x")
+    assert status == 0
+    assert [(t["text"], t["kind"]) for t in json.loads(out)["tokens"]] == [
+        ("42", "number"),
+        ("x", "word"),
+    ]

@@ -62,7 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             " UTF-8 byte span, kind and source text, after the profile's stages."
         ),
     )
-    parser.add_argument("text", metavar="TEXT", help="the text to analyze, or - for stdin")
+    parser.add_argument(
+        "text",
+        metavar="TEXT",
+        help="the text to analyze, or - for stdin (put -- before a TEXT that starts with -)",
+    )
     parser.add_argument(
         "--profile",
         choices=PROFILE_NAMES,

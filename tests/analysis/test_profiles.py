@@ -8,6 +8,8 @@ error inside an existing module fails the test.
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import importlib.util
 
 import pytest
@@ -134,3 +136,11 @@ def test_ascii_preview_is_a_transliteration() -> None:
     assert ascii_preview("中文") == "Zhong Wen"
     assert ascii_preview("ελληνικά") == "ellenika"
     assert ascii_preview("cafe") == "cafe"
+
+
+@pytest.mark.parametrize("module_name", ["engine.analysis.profiles", "engine.analysis.icu_words"])
+def test_module_doctests_pass(module_name: str) -> None:
+    # Plain `pytest` (the CI command) does not collect doctests from `engine/`.
+    results = doctest.testmod(importlib.import_module(module_name))
+    assert results.attempted > 0
+    assert results.failed == 0
