@@ -1,0 +1,325 @@
+"""The reference backend: the transcript store plus the pure-Python inverted index.
+
+Owns: wiring a `TranscriptStore` (the source of truth and the commit point) to an
+`InvertedIndex` (derived data): forward indexing of committed changes, replay on open,
+flushing and merging the index files, reconcile, the `indexing` status, and the search
+entry points. Must not touch: byte layouts (`engine.codec`), what is searchable
+(`engine.transcript.projection`), the index-state rules (`engine.index.lifecycle`), the
+query policy or the ranking formulas (the kernel in `engine.index.kernel` calls them).
+
+Why "same transaction" holds (issue 4, item 2). The transcript log is the index's
+write-ahead log. A write transaction is the store's: when it commits (fsync), the store
+calls our commit hook with the transaction's changes, and the hook feeds each appended
+event through `lifecycle.classify_append` and the §2.3 projection into the in-memory
+index. The index files record, in their manifest, the store generation they reflect;
+opening a store loads them and replays `store.changes_since(manifest.generation)` through
+the same hook. So after a crash at any point:
+
+* a transaction that did not commit left no index rows (the hook never ran, and a
+  replay only sees committed transactions);
+* a committed transaction's rows are in the index files or are rebuilt by the replay.
+
+Hence a message is either stored and searchable or neither, and no index row points at a
+message the store does not have. `tests/test_crash.py` kills a child process at random
+points while it appends and checks exactly this on reopen.
+
+Index files (see `engine.index.writer`) live under `index/` in the store's directory. The
+buffer is flushed into an immutable segment every `IndexSettings.flush_documents` rows, on
+`flush()`, after `reconcile()` and on `close()`; segments are merged when there are
+`merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
+background thread: the reference keeps one thread of control).
+
+Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are excluded from
+search when dirty and make `indexing` true. `reconcile()` rebuilds each such window from
+its active path (delete its rows, index `projection.index_entries(events)`, set
+`lifecycle.rebuilt_state`) and sweeps rows and states of windows the store no longer has.
+A search never starts a reconcile by itself: readers cannot write, and a deterministic
+reference is easier to test. Run `session-search reconcile --store DIR`.
+
+Known divergences from FTS5: terms longer than 32,768 UTF-8 bytes are not truncated
+(FTS5 truncates them, `tokenizers.md` §1.7); the CJK retry is the plain literal scan
+(no n-gram index yet).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from engine.analysis.profiles import SEARCH_PROFILE
+from engine.analysis.token import Analyzer
+from engine.codec.meta_file import decode_meta_file
+from engine.directory import Directory, FileDirectory
+from engine.errors import CorruptFile, StoreError
+from engine.index.inverted_index import InvertedIndex
+from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
+from engine.index.lifecycle import classify_append, needs_reconcile, rebuilt_state
+from engine.index.writer import IndexSettings, flush_index, load_index, merge_index
+from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow
+from engine.transcript.projection import extract_index_entry, index_entries
+from engine.transcript.store import (
+    META_NAME,
+    Change,
+    EventAppended,
+    SessionDeleted,
+    StoreTransaction,
+    TranscriptStore,
+)
+from engine.transcript.tree import scan_tree
+
+BACKEND_NAME = "reference"
+
+
+class ReferenceBackend:
+    """A store directory searched by the reference index (`Backend` protocol)."""
+
+    name = BACKEND_NAME
+
+    def __init__(
+        self,
+        store: TranscriptStore,
+        *,
+        settings: IndexSettings | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> None:
+        """Use `create`, `open`, `create_in` or `open_in`."""
+        self.store = store
+        self.settings = settings or IndexSettings()
+        # Tests may pass another analyzer; the manifest records which one built the terms.
+        self.analyzer = analyzer or SEARCH_PROFILE.analyzer()
+        self.profile = SEARCH_PROFILE.label() if analyzer is None else f"custom {analyzer.name}"
+        self.index = self._load_and_replay()
+        store.add_commit_hook(self._on_commit)
+
+    # ----- creating and opening -------------------------------------------------------
+
+    @classmethod
+    def create_in(
+        cls,
+        directory: Directory,
+        *,
+        settings: IndexSettings | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> ReferenceBackend:
+        """Make a new reference store in `directory`, opened as the writer."""
+        store = TranscriptStore.create(directory, backend=BACKEND_NAME)
+        return cls(store, settings=settings, analyzer=analyzer)
+
+    @classmethod
+    def open_in(
+        cls,
+        directory: Directory,
+        *,
+        writer: bool = False,
+        settings: IndexSettings | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> ReferenceBackend:
+        """Open the reference store in `directory` (replaying what the index lacks)."""
+        store = TranscriptStore.open(directory, writer=writer)
+        if store.backend != BACKEND_NAME:
+            store.close()
+            raise StoreError(
+                f"{directory.location(META_NAME)}: store was created for backend "
+                f"{store.backend!r}, not {BACKEND_NAME!r}"
+            )
+        try:
+            return cls(store, settings=settings, analyzer=analyzer)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
+        """Registry entry point: a new store in folder `path`, opened as the writer."""
+        return cls.create_in(FileDirectory(path))
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
+        """Registry entry point: open the store in folder `path`."""
+        return cls.open_in(FileDirectory(path), writer=writer)
+
+    @classmethod
+    def claims(cls, path: str | os.PathLike[str]) -> bool:
+        """Whether folder `path` holds a store created for this backend."""
+        meta = Path(path) / META_NAME
+        if not meta.is_file():
+            return False
+        try:
+            return decode_meta_file(meta.read_bytes(), str(meta)).backend == BACKEND_NAME
+        except (CorruptFile, StoreError):
+            return False
+
+    # ----- forward indexing -----------------------------------------------------------
+
+    def _load_and_replay(self) -> InvertedIndex:
+        """The committed index files plus every store change they do not cover yet."""
+        index = load_index(self.store.directory, self.profile)
+        if index.generation > self.store.generation:
+            # The index claims commits the store does not have (e.g. the store was
+            # replaced): it is derived data, so rebuild it from the transcripts.
+            index = InvertedIndex()
+        self.index = index
+        self._replay()
+        return index
+
+    def _replay(self) -> None:
+        for generation, change in self.store.changes_since(self.index.generation):
+            self._apply(change)
+            self.index.generation = generation
+
+    def _on_commit(self, generation: int, changes: list[Change]) -> None:
+        """The store's commit hook: index the committed changes, flush when due."""
+        for change in changes:
+            self._apply(change)
+        self.index.generation = generation
+        if self.store.is_writer and len(self.index.buffer) >= self.settings.flush_documents:
+            self.flush()
+
+    def _terms(self, text: str) -> list[str]:
+        return self.analyzer.terms(text)
+
+    def _add(self, entry: IndexEntry) -> None:
+        self.index.add_entry(entry, self._terms(entry.text))
+
+    def _apply(self, change: Change) -> None:
+        """Apply one committed change to the index (§8.1; deletes remove rows)."""
+        states = self.index.window_states
+        if isinstance(change, EventAppended):
+            stored = change.event
+            entry = extract_index_entry(stored)
+            action, state = classify_append(
+                states.get(stored.session_id), stored, indexable=entry is not None
+            )
+            if action == "index" and entry is not None:
+                self._add(entry)
+            if state is not None:
+                states[stored.session_id] = state
+        elif isinstance(change, SessionDeleted):
+            for session_id in change.session_ids:
+                self.index.delete_window_rows(session_id)
+                states.pop(session_id, None)
+        # WindowPut changes only metadata, which search reads from the store.
+
+    # ----- writing --------------------------------------------------------------------
+
+    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+        """The store's write transaction; its index rows are added when it commits."""
+        return self.store.transaction()
+
+    def flush(self) -> None:
+        """Write the buffer as a segment and commit the manifest (writer only)."""
+        self._require_writer("flush the index")
+        flush_index(self.store.directory, self.index, self.profile, self.settings)
+
+    def merge(self) -> None:
+        """Merge every segment into one, dropping deleted rows (writer only)."""
+        self._require_writer("merge the index")
+        merge_index(self.store.directory, self.index, self.profile, self.settings)
+
+    def _require_writer(self, action: str) -> None:
+        if not self.store.is_writer:
+            raise StoreError(f"cannot {action}: the store was opened read-only")
+
+    # ----- lifecycle ------------------------------------------------------------------
+
+    def windows_needing_reconcile(self) -> list[str]:
+        """Session ids of windows that need work (§8.3), in store order."""
+        states = self.index.window_states
+        return [
+            window.session_id
+            for window in self.store.windows()
+            if needs_reconcile(
+                states.get(window.session_id), self.store.event_count(window.session_id) - 1
+            )
+        ]
+
+    def orphan_session_ids(self) -> list[str]:
+        """Windows that have index rows or state but no longer exist in the store."""
+        known = {window.session_id for window in self.store.windows()}
+        orphans = set(self.index.indexed_session_ids()) | set(self.index.window_states)
+        return sorted(orphans - known)
+
+    def index_status(self) -> bool:
+        """The `indexing` flag (§8.4): True when some window needs work or rows are orphaned."""
+        return bool(self.windows_needing_reconcile() or self.orphan_session_ids())
+
+    def rebuild_window(self, session_id: str) -> None:
+        """Replace a window's rows by its active path's entries and reset its state."""
+        events = self.store.events(session_id)
+        self.index.delete_window_rows(session_id)
+        for entry in index_entries(events):
+            self._add(entry)
+        self.index.window_states[session_id] = rebuilt_state(
+            len(events) - 1, scan_tree(events).leaf_id
+        )
+
+    def reconcile(self) -> int:
+        """Rebuild every window needing work, sweep orphans, flush; return the count."""
+        self._require_writer("reconcile")
+        work = self.windows_needing_reconcile()
+        for session_id in work:
+            self.rebuild_window(session_id)
+        orphans = self.orphan_session_ids()
+        for session_id in orphans:
+            self.index.delete_window_rows(session_id)
+            self.index.window_states.pop(session_id, None)
+        self.flush()
+        return len(work) + len(orphans)
+
+    # ----- reading --------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Readers: see transactions committed since opening (and index them)."""
+        self.store.refresh()
+        self._replay()
+
+    def _windows(self) -> Sequence[SessionWindow]:
+        return self.store.windows()
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Run the store-level search of behaviour.md §5."""
+        return search_index(
+            self.index, self._windows(), request, self.analyzer, indexing=self.index_status()
+        )
+
+    def explain(self, request: SearchRequest) -> tuple[KernelRun, list[HitExplanation]]:
+        """The kernel run and, per hit, its bm25 terms and excerpt choice."""
+        return explain_search(self.index, self._windows(), request, self.analyzer)
+
+    def stats(self) -> dict[str, int]:
+        """Store counts plus the index's rows, segments and terms."""
+        counts = dict(self.store.stats())
+        counts["messages_indexed"] = self.index.document_count
+        counts["index_segments"] = len(self.index.segments)
+        counts["index_tokens"] = self.index.total_tokens
+        counts["index_bytes"] = sum(
+            self.store.directory.size(name) for name in self.store.directory.list_names("index/")
+        )
+        return counts
+
+    def iter_index_entries(self) -> Iterator[IndexEntry]:
+        """The rows the index holds, as entries (for `verify`)."""
+        for record in self.index.documents():
+            yield IndexEntry(
+                record.session_id, record.message_id, record.role,
+                record.timestamp, record.text, record.seq,  # type: ignore[arg-type]
+            )
+
+    def close(self) -> None:
+        """Flush the index (writer), then close the store and release its lock."""
+        try:
+            if self.store.is_writer and not self._closed_store():
+                self.flush()
+        finally:
+            self.store.close()
+
+    def _closed_store(self) -> bool:
+        return bool(getattr(self.store, "_closed", False))
+
+    def __enter__(self) -> ReferenceBackend:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self.close()

@@ -1,0 +1,406 @@
+"""The reference search kernel: behaviour.md §5 run over the inverted index.
+
+Owns: session scope (§5.3), matching a query plan against the index, bm25 per row with
+whole-index statistics, the total orders of §5.4, `limit + 1` truncation, snippets for
+returned rows only, and the CJK zero-hit retry (§7.1). Must not touch: the query policy
+(`engine.query.user_query` / `engine.query.cjk` make the plans), the formulas
+(`engine.score.bm25`, `engine.results.snippet`, `engine.results.bounds`), files, or the
+transcript store (the backend hands in the windows and the `indexing` flag).
+
+Layering note: this module sits above `query`, `score` and `results` although it lives
+in `index/`, because the brief gives the index package the reference kernel. It imports
+those packages' pure functions and values only; nothing in them imports the index.
+
+The kernel, for a request (clear version; every step is a plain loop or set operation):
+
+1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)`;
+2. selected windows = windows whose key is in scope (§5.3), with the `sessionId` filter,
+   not archived (counted in `archivedTranscriptsExcluded` instead), and not
+   `needs_rebuild`; rows of windows the store no longer has are never selected;
+3. for each phrase, its occurrences over the WHOLE index (`n_i` counts rows outside the
+   scope too, like FTS5); the rows matching every phrase, in scope, with the role;
+4. rank = `bm25` (negative, lower is better) with `N`, `avgdl` of the whole index;
+5. order: relevance = rank ASC, timestamp DESC (SQLite type order: NULL < numbers < text),
+   message id ASC (UTF-8 bytes), then doc id ASC; recent = timestamp DESC, doc id DESC;
+6. keep `limit + 1` rows; `truncated` = more than `limit`; cut snippets for the first
+   `limit` only (tokens re-analyzed from the stored text, phrase instances from the
+   positions), bounded to 500 UTF-16 units + "…";
+7. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
+   (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same
+   scope and filters, scanning the stored text of the candidate rows. Rows found by
+   substrings alone have no bm25 (there is no MATCH) and rank 0.0; their excerpt is
+   `substring_excerpt`.
+
+Cost of the CJK retry (the clear version, and the only one built): O(total characters of
+the stored text of the rows in scope), since every candidate row is scanned with `in`.
+A character n-gram index over CJK runs could cut that to the rows sharing the needle's
+bigrams; it is not built (see the backend docstring).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Any
+
+from engine.analysis.token import Analyzer
+from engine.errors import QueryError
+from engine.index.documents import DocumentRecord
+from engine.index.inverted_index import InvertedIndex
+from engine.index.matching import phrase_occurrences
+from engine.model import ORDERS, SEARCHABLE_ROLES, SearchHit, SearchRequest, SearchResult, SessionWindow
+from engine.query.ast import Phrase, QueryPlan
+from engine.query.cjk import retry_plan, substring_excerpt, substring_matches
+from engine.query.user_query import clamp_limit, plan_query
+from engine.results.bounds import bound_snippet
+from engine.results.snippet import explain_snippet, fts5_snippet
+from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
+
+
+# ----- scope (§5.3) -------------------------------------------------------------------
+
+
+def key_in_scope(
+    session_key: str, agent_id: str | None, session_keys: Collection[str] | None
+) -> bool:
+    """Whether a window's key is selected by a request's `agentId` / `sessionKeys`.
+
+    `sessionKeys` omitted: the literal namespace `agent:<agentId>:` (underscores literal,
+    like GLOB) plus `global` and `unknown`; empty: every key; else exact membership.
+
+    >>> [key_in_scope(k, "work_team", None) for k in ("agent:work_team:main",
+    ...     "agent:workxteam:main", "global", "unknown", "agent:other:x")]
+    [True, False, True, True, False]
+    >>> key_in_scope("agent:other:x", None, ())
+    True
+    """
+    if session_keys is None:
+        if session_key in ("global", "unknown"):
+            return True
+        return agent_id is not None and session_key.startswith(f"agent:{agent_id}:")
+    if not session_keys:
+        return True
+    return session_key in session_keys
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The windows a request selects and the archived windows it had to leave out."""
+
+    session_keys: Mapping[str, str]  # session_id -> session_key, searchable windows only
+    archived_excluded: int
+
+
+def select_scope(
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    needs_rebuild: Callable[[str], bool],
+) -> Scope:
+    """Apply §5.3 to every window: key scope, `sessionId`, archived, `needs_rebuild`."""
+    keys = request.session_keys
+    selected_keys = frozenset(keys) if keys else keys
+    selected: dict[str, str] = {}
+    archived = 0
+    for window in windows:
+        if request.session_id is not None and window.session_id != request.session_id:
+            continue
+        if not key_in_scope(window.session_key, request.agent_id, selected_keys):
+            continue
+        if window.archived:
+            archived += 1
+            continue
+        if needs_rebuild(window.session_id):
+            continue
+        selected[window.session_id] = window.session_key
+    return Scope(selected, archived)
+
+
+# ----- ordering (§5.4) ----------------------------------------------------------------
+
+
+def sqlite_value_key(value: Any) -> tuple[int, Any]:
+    """SQLite's cross-type order of a column value: NULL < numbers < text (BINARY).
+
+    >>> sorted([None, "10", 3, 2.5], key=sqlite_value_key)
+    [None, 2.5, 3, '10']
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return (0, 0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value.encode("utf-8", "surrogatepass"))
+    return (3, bytes(value))
+
+
+@total_ordering
+class Descending:
+    """Wraps a sort key so that ascending sorts put larger values first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Descending) and self.key == other.key
+
+    def __lt__(self, other: Descending) -> bool:
+        return other.key < self.key
+
+
+@dataclass(frozen=True, slots=True)
+class RankedRow:
+    """One matching row with its rank and its phrase instances (for the snippet)."""
+
+    record: DocumentRecord
+    rank: float
+    phrase_hits: tuple[tuple[int, int, int], ...]
+    by_substring: bool = False
+
+
+def relevance_key(row: RankedRow) -> tuple:
+    """rank ASC, timestamp DESC, message id ASC (UTF-8 bytes), doc id ASC."""
+    record = row.record
+    return (
+        row.rank,
+        Descending(sqlite_value_key(record.timestamp)),
+        record.message_id.encode("utf-8", "surrogatepass"),
+        record.doc_id,
+    )
+
+
+def recent_key(row: RankedRow) -> tuple:
+    """timestamp DESC, doc id (insertion order) DESC."""
+    return (Descending(sqlite_value_key(row.record.timestamp)), -row.record.doc_id)
+
+
+# ----- matching and ranking -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseMatches:
+    """One phrase's occurrences over the whole index: `{doc_id: [start positions]}`."""
+
+    phrase: Phrase
+    occurrences: Mapping[int, list[int]]
+
+    @property
+    def matching_rows(self) -> int:
+        """FTS5's `n_i`: rows of the whole index holding the phrase."""
+        return len(self.occurrences)
+
+
+def match_phrases(index: InvertedIndex, phrases: Sequence[Phrase]) -> list[PhraseMatches]:
+    """The occurrences of every phrase of a plan, in phrase order."""
+    return [
+        PhraseMatches(phrase, phrase_occurrences(index, phrase.terms, prefix=phrase.prefix))
+        for phrase in phrases
+    ]
+
+
+def _eligible(record: DocumentRecord, scope: Scope, role: str | None) -> bool:
+    return record.session_id in scope.session_keys and (role is None or record.role == role)
+
+
+def rank_rows(
+    index: InvertedIndex,
+    plan: QueryPlan,
+    scope: Scope,
+    role: str | None,
+) -> list[RankedRow]:
+    """Every row in scope matching the whole plan, with its rank (unordered)."""
+    if plan.matches_nothing:
+        return []
+    matches = match_phrases(index, plan.phrases)
+    if matches:
+        candidate_ids = set(min(matches, key=lambda item: item.matching_rows).occurrences)
+        for item in matches:
+            candidate_ids.intersection_update(item.occurrences)
+        candidates = [index.document(doc_id) for doc_id in sorted(candidate_ids)]
+    else:
+        candidates = list(index.documents())  # a substring-only retry scans every row
+    total_rows = index.document_count
+    average = index.average_length
+    idfs = [inverse_document_frequency(total_rows, item.matching_rows) for item in matches]
+    rows = []
+    for record in candidates:
+        if not _eligible(record, scope, role):
+            continue
+        if not all(substring_matches(record.text, term.text) for term in plan.substrings):
+            continue
+        hits = tuple(
+            (phrase_index, start, len(item.phrase.terms))
+            for phrase_index, item in enumerate(matches)
+            for start in item.occurrences[record.doc_id]
+        )
+        stats = [
+            (idfs[phrase_index], len(item.occurrences[record.doc_id]))
+            for phrase_index, item in enumerate(matches)
+        ]
+        rank = bm25(stats, record.length, average) if stats else 0.0
+        rows.append(RankedRow(record, rank, hits, by_substring=bool(plan.substrings)))
+    return rows
+
+
+def order_rows(rows: Iterable[RankedRow], order: str) -> list[RankedRow]:
+    """The rows in the request's total order."""
+    return sorted(rows, key=recent_key if order == "recent" else relevance_key)
+
+
+# ----- snippets -----------------------------------------------------------------------
+
+
+def token_spans(analyzer: Analyzer, text: str) -> list[tuple[int, int]]:
+    """`(start, end)` str offsets of every token of `text` (the fast path when offered)."""
+    fast = getattr(analyzer, "token_spans", None)
+    if fast is not None:
+        return [(start, end) for _term, start, end in fast(text)]
+    return [(token.start, token.end) for token in analyzer.tokens(text)]
+
+
+def row_snippet(row: RankedRow, analyzer: Analyzer, plan: QueryPlan) -> str:
+    """The bounded excerpt of one returned row."""
+    text = row.record.text
+    if row.by_substring and not row.phrase_hits:
+        excerpt = substring_excerpt(text, [term.text for term in plan.substrings])
+    else:
+        excerpt = fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)
+    return bound_snippet(excerpt)
+
+
+def finite_or_zero(value: Any) -> float:
+    """A finite number as float, anything else 0 (§5.2)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+# ----- the kernel ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRun:
+    """Everything one search decided: the plan used, the ordered rows, the limit."""
+
+    plan: QueryPlan
+    retried: bool
+    rows: tuple[RankedRow, ...]
+    limit: int
+    scope: Scope
+
+
+def check_request(request: SearchRequest) -> None:
+    """QueryError for a role or order the kernel does not know."""
+    if request.role is not None and request.role not in SEARCHABLE_ROLES:
+        raise QueryError(f"role must be one of: {', '.join(SEARCHABLE_ROLES)} (got {request.role!r})")
+    if request.order not in ORDERS:
+        raise QueryError(f"order must be one of: {', '.join(ORDERS)} (got {request.order!r})")
+
+
+def run_kernel(
+    index: InvertedIndex,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+) -> KernelRun:
+    """Steps 1–5 and 7 of the module docstring: the ordered `limit + 1` rows."""
+    check_request(request)
+    plan = plan_query(request.query, analyzer, match=request.match)
+    limit = clamp_limit(request.limit)
+    states = index.window_states
+    scope = select_scope(
+        windows, request,
+        lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild,
+    )
+    rows = rank_rows(index, plan, scope, request.role)
+    retried = False
+    if not rows:
+        retry = retry_plan(request.query, analyzer, match=request.match)
+        if retry is not None:
+            plan, retried = retry, True
+            rows = rank_rows(index, plan, scope, request.role)
+    ordered = order_rows(rows, request.order)[: limit + 1]
+    return KernelRun(plan, retried, tuple(ordered), limit, scope)
+
+
+def search_index(
+    index: InvertedIndex,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+    *,
+    indexing: bool = False,
+) -> SearchResult:
+    """The kernel result of §5.2 for `request`."""
+    run = run_kernel(index, windows, request, analyzer)
+    hits = []
+    for row in run.rows[: run.limit]:
+        record = row.record
+        hits.append(
+            SearchHit(
+                session_key=run.scope.session_keys[record.session_id],
+                session_id=record.session_id,
+                message_id=record.message_id,
+                role=record.role,
+                timestamp=finite_or_zero(record.timestamp),
+                snippet=row_snippet(row, analyzer, run.plan),
+                score=finite_or_zero(-row.rank) or 0.0,
+            )
+        )
+    return SearchResult(
+        hits=tuple(hits),
+        truncated=len(run.rows) > run.limit,
+        indexing=indexing,
+        archived_transcripts_excluded=run.scope.archived_excluded,
+    )
+
+
+# ----- explanation --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HitExplanation:
+    """Why one hit ranks where it does and how its excerpt window was chosen."""
+
+    hit: SearchHit
+    doc_id: int
+    bm25: Bm25Explanation | None
+    snippet_lines: tuple[str, ...]
+
+
+def explain_search(
+    index: InvertedIndex,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+) -> tuple[KernelRun, list[HitExplanation]]:
+    """The kernel run plus, per returned hit, its bm25 terms and its snippet choice."""
+    run = run_kernel(index, windows, request, analyzer)
+    result = search_index(index, windows, request, analyzer)
+    matches = match_phrases(index, run.plan.phrases)
+    explanations = []
+    for row, hit in zip(run.rows, result.hits):
+        record = row.record
+        explanation = None
+        if matches:
+            explanation = explain_bm25(
+                [
+                    (" ".join(item.phrase.terms) + ("*" if item.phrase.prefix else ""),
+                     item.matching_rows, len(item.occurrences.get(record.doc_id, ())))
+                    for item in matches
+                ],
+                total_rows=index.document_count,
+                total_tokens=index.total_tokens,
+                document_length=record.length,
+            )
+        if row.phrase_hits:
+            lines = explain_snippet(
+                record.text, token_spans(analyzer, record.text), row.phrase_hits
+            ).lines()
+        else:
+            lines = ["substring excerpt around the earliest needle (engine.query.cjk)"]
+        explanations.append(HitExplanation(hit, record.doc_id, explanation, tuple(lines)))
+    return run, explanations
