@@ -196,3 +196,19 @@ def test_utf16_map_agrees_with_a_naive_count(text: str) -> None:
     for index in range(len(clean) + 1):
         unit = len(clean[:index].encode("utf-16-le")) // 2
         assert (unit if index_of_unit is None else index_of_unit[unit]) == index
+
+
+@pytest.mark.parametrize(
+    ("message", "query"),
+    [
+        ("明天下午三点开项目评审会议讨论排期", "会议"),
+        ("日本語のテキストを検索できるようにしたいです", "テキスト"),
+        ("ภาษาไทยง่ายนิดเดียว", "ไทย"),
+    ],
+)
+def test_a_word_inside_a_cjk_or_thai_run_is_a_term_of_its_own(message: str, query: str) -> None:
+    # behaviour.md §7.1: with unicode61 the whole run is one token, so `会议` matches
+    # nothing; the icu profile indexes the run as words, and the query analyzes to one of them.
+    query_terms = ANALYZER.terms(query)
+    assert len(query_terms) == 1
+    assert query_terms[0] in ANALYZER.terms(message)
