@@ -13,6 +13,8 @@ import importlib
 import importlib.util
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.analysis.profiles import (
     PROFILE_NAMES,
@@ -112,6 +114,32 @@ def test_every_profile_keeps_the_analyzer_contract(name: str) -> None:
         assert token.byte_end - token.byte_start == len(span.encode("utf-8"))
         previous_start = token.start
     assert analyzer.terms(MIXED_TEXT) == [token.text for token in tokens]
+
+
+MIXED_CHARACTERS = st.sampled_from(
+    list("aZé ß.'’,-_@/:<>&;0½") + ["e\u0301", "\u200d", "\ud800", "😀", "👍🏽", "中", "文",
+                                   "ひ", "한", "ภ", "ि", "्", "ש", "ָ", "ل", "ﬁ", "\n"]
+)
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_every_profile_keeps_offsets_on_random_text(name: str) -> None:
+    require_profile(name)
+    analyzer = get_analyzer(name)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(MIXED_CHARACTERS, max_size=30).map("".join))
+    def check(text: str) -> None:
+        tokens = analyzer.tokens(text)
+        previous_start = 0
+        for token in tokens:
+            assert previous_start <= token.start < token.end <= len(text)
+            span = text[token.start : token.end].replace("\ud800", "\ufffd")
+            assert token.byte_end - token.byte_start == len(span.encode("utf-8"))
+            previous_start = token.start
+        assert analyzer.terms(text) == [token.text for token in tokens]
+
+    check()
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
