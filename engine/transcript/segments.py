@@ -180,6 +180,7 @@ class SegmentReader:
         """Every committed transaction from `cursor` (default: the start) on, in order."""
         self.cursor = cursor or SegmentCursor()
         self.tail = None
+        list_segment_numbers(self.directory)  # a gap would silently hide later segments
         while self.directory.exists(segment_name(self.cursor.segment)):
             if self.cursor.sealed:
                 following = segment_name(self.cursor.segment + 1)
