@@ -1,0 +1,22 @@
+"""Importers: load transcripts from files into a store, all or nothing.
+
+Map of the package:
+
+* `importer.py` — `import_sources(target, paths)`: detects each path's form and loads every
+  source in ONE transaction (any error: nothing is visible);
+* `corpus.py`   — the corpus directory: `sessions.jsonl` + `transcripts/<sessionId>.jsonl`;
+* `flat.py`     — the flat messages file (one message per line), for any chat log;
+* `records.py`  — the `sessions.jsonl` window record <-> `SessionWindow`;
+* `batch.py`    — rules shared by every form (no duplicate windows, one current window per
+                  key) and the import report;
+* `jsonl.py`    — strict JSON Lines reading with file and line in every error.
+
+The formats are documented for users in `corpora/README.md`. Importers depend on
+`engine.transcript` (validation) and write through the `BackendTransaction` methods only,
+so they load a bare `TranscriptStore` and any backend that offers the same methods.
+"""
+
+from engine.ingest.batch import ImportReport
+from engine.ingest.importer import FORMS, ImportTarget, detect_form, import_sources
+
+__all__ = ["FORMS", "ImportReport", "ImportTarget", "detect_form", "import_sources"]

@@ -1,0 +1,121 @@
+"""One import: the open write transaction plus what the import has added so far.
+
+Owns: the rules every input form shares — a window is added once (never a duplicate of
+the store or of an earlier source), a key keeps at most one current window, events go
+to windows of this import only — and the counts the import reports. Must not touch:
+file formats (`corpus.py`, `flat.py`) or how the transaction stores things.
+
+An `ImportBatch` lives inside `target.transaction()`: when any check here (or any
+reader) raises, the caller's `with` block ends with the exception and the transaction is
+discarded, so nothing of the import is visible.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.backends.protocol import BackendTransaction
+from engine.errors import DuplicateImport, MalformedInput
+from engine.model import SessionWindow
+from engine.transcript.windows import chain_problems
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What one import added: its sources (with their forms) and the counts."""
+
+    sources: tuple[tuple[str, str], ...]
+    windows: int
+    events: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the `import --json` output."""
+        return {
+            "sources": [{"path": path, "form": form} for path, form in self.sources],
+            "windows": self.windows,
+            "events": self.events,
+        }
+
+
+class ImportBatch:
+    """The state of one import inside its transaction."""
+
+    def __init__(
+        self,
+        transaction: BackendTransaction,
+        existing_windows: Iterable[SessionWindow],
+        received_at: float | None = None,
+    ) -> None:
+        self.transaction = transaction
+        self.received_at = received_at
+        self.windows: dict[str, SessionWindow] = {}
+        self.stored_ids: set[str] = set()
+        for window in existing_windows:
+            self.windows[window.session_id] = window
+            self.stored_ids.add(window.session_id)
+        self.added_at: dict[str, str] = {}
+        self.window_count = 0
+        self.event_count = 0
+
+    # ---- windows --------------------------------------------------------------------
+
+    def check_new(self, session_id: str, path: str, line: int | None) -> None:
+        """Raise `DuplicateImport` when `session_id` is in the store or already imported."""
+        where = f"{path}:{line}" if line is not None else path
+        if session_id in self.stored_ids:
+            raise DuplicateImport(
+                f'{where}: session window "{session_id}" is already in the store; '
+                "nothing was imported")
+        if session_id in self.added_at:
+            raise DuplicateImport(
+                f'{where}: session window "{session_id}" was already read from '
+                f"{self.added_at[session_id]}; nothing was imported")
+
+    def current_of(self, session_key: str) -> SessionWindow | None:
+        """The current window of `session_key` (in the store or added by this import)."""
+        for window in self.windows.values():
+            if window.session_key == session_key and window.current:
+                return window
+        return None
+
+    def add_window(self, window: SessionWindow, path: str, line: int | None) -> None:
+        """Add a new window; its key must not already have another current window."""
+        self.check_new(window.session_id, path, line)
+        if window.current:
+            holder = self.current_of(window.session_key)
+            if holder is not None:
+                raise MalformedInput(
+                    path, line,
+                    f'key "{window.session_key}" already has a current window '
+                    f'"{holder.session_id}"; mark one of them "current": false')
+        self.transaction.put_window(window)
+        self.windows[window.session_id] = window
+        self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
+        self.window_count += 1
+
+    def retire(self, window: SessionWindow) -> SessionWindow:
+        """Make a current window retained (`current=False`) and write the change."""
+        retained = dataclasses.replace(window, current=False)
+        self.transaction.put_window(retained)
+        self.windows[window.session_id] = retained
+        return retained
+
+    def check_chains(self, path: str) -> None:
+        """Raise `MalformedInput` when the windows' links now form a cycle."""
+        for problem in chain_problems(self.windows.values()):
+            if "cycle" in problem:
+                raise MalformedInput(path, None, problem)
+
+    # ---- events ---------------------------------------------------------------------
+
+    def append(self, session_id: str, event: dict[str, Any]) -> int:
+        """Append one event to a window this import added; return its `seq`."""
+        if session_id not in self.added_at:
+            raise DuplicateImport(
+                f'events for window "{session_id}" can only be imported with the window')
+        seq = self.transaction.append_event(session_id, event, created_at=self.received_at)
+        self.event_count += 1
+        return seq

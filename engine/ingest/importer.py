@@ -1,0 +1,91 @@
+"""`import_sources`: detect each source's form and load them all in ONE transaction.
+
+Owns: the list of input forms, how a path is recognised as one of them, and the
+all-or-nothing import. Must not touch: any format's details (`corpus.py`, `flat.py`) or
+how a store keeps data.
+
+Atomicity: the sources are detected first (a path that is no known form fails before
+anything is opened), then every source is read inside one `target.transaction()`. The
+first problem raises (`MalformedInput` with file and line, `DuplicateImport`, ...) out of
+the `with` block, and the transaction discards everything written so far: nothing of the
+import becomes visible. A second import of the same corpus fails with `DuplicateImport`
+on its first window, so it can never create duplicates.
+
+The target is anything with `transaction()` (yielding an object with `put_window` and
+`append_event`, see `engine.backends.protocol.BackendTransaction`) and `windows()` (the
+windows already stored): a `TranscriptStore` or a backend that exposes both.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from engine.backends.protocol import BackendTransaction
+from engine.errors import MalformedInput, UsageError
+from engine.ingest.batch import ImportBatch, ImportReport
+from engine.ingest.corpus import SESSIONS_FILE, import_corpus, is_corpus_directory
+from engine.ingest.flat import import_flat, is_flat_file
+from engine.model import SessionWindow
+
+
+class ImportTarget(Protocol):
+    """Where an import writes: one transaction, plus the windows already there."""
+
+    def transaction(self) -> AbstractContextManager[BackendTransaction]:
+        """Begin the import's single write transaction."""
+        ...
+
+    def windows(self) -> Iterable[SessionWindow]:
+        """Every window already stored (to refuse duplicates)."""
+        ...
+
+
+#: form name -> (recogniser, reader), probed in this order.
+FORMS: dict[str, tuple[Callable[[Path], bool], Callable[[Path, ImportBatch], None]]] = {
+    "corpus": (is_corpus_directory, import_corpus),
+    "flat": (is_flat_file, import_flat),
+}
+
+
+def detect_form(path: Path) -> str:
+    """The input form of `path`, or `MalformedInput` saying what was expected."""
+    if not path.exists():
+        raise MalformedInput(str(path), None, "no such file or directory")
+    for name, (recognises, _) in FORMS.items():
+        if recognises(path):
+            return name
+    if path.is_dir():
+        raise MalformedInput(str(path), None,
+                             f"not a corpus directory (no {SESSIONS_FILE} in it)")
+    raise MalformedInput(str(path), None,
+                         "not an importable file (a flat messages file is named *.jsonl)")
+
+
+def import_sources(
+    target: ImportTarget,
+    sources: Sequence[str | os.PathLike[str]],
+    *,
+    received_at: float | None = None,
+) -> ImportReport:
+    """Import every source into `target` in one transaction; return what was added.
+
+    `received_at` (epoch ms) is recorded as every event's `created_at`; None lets the
+    store use its clock.
+    """
+    if not sources:
+        raise UsageError("nothing to import: give at least one SOURCE")
+    plan = [(Path(source), detect_form(Path(source))) for source in sources]
+    existing = list(target.windows())
+    with target.transaction() as transaction:
+        batch = ImportBatch(transaction, existing, received_at)
+        for path, form in plan:
+            FORMS[form][1](path, batch)
+    return ImportReport(
+        sources=tuple((str(path), form) for path, form in plan),
+        windows=batch.window_count,
+        events=batch.event_count,
+    )

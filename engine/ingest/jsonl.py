@@ -1,0 +1,95 @@
+"""Reading JSON Lines source files strictly, one numbered JSON object at a time.
+
+Owns: how an import source file becomes `(line_number, object)` pairs, and the exact
+`MalformedInput` for every way a line can be unreadable. Must not touch: what the objects
+mean (`corpus.py`, `flat.py`) or any store.
+
+Rules:
+
+* the file is UTF-8; a byte order mark at the start is skipped; a line that is not valid
+  UTF-8 is an error naming its line;
+* line numbers count from 1, and count every line (blank ones included); a line holding
+  only whitespace is skipped, so a trailing newline or a spacer line is fine;
+* each other line is exactly one JSON value, and it must be an object;
+* JSON is strict: `NaN`, `Infinity` and `-Infinity` are not JSON and are rejected (Python's
+  `json` module would accept them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.errors import MalformedInput
+
+BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
+    """Parse one line's text as a JSON object or raise `MalformedInput`.
+
+    >>> parse_object('{"a": 1}', "f.jsonl", 1)
+    {'a': 1}
+    >>> parse_object('[1]', "f.jsonl", 2)
+    Traceback (most recent call last):
+    ...
+    engine.errors.MalformedInput: f.jsonl:2: expected a JSON object, found an array
+    >>> parse_object('{"a": NaN}', "f.jsonl", 3)
+    Traceback (most recent call last):
+    ...
+    engine.errors.MalformedInput: f.jsonl:3: invalid JSON: NaN is not valid JSON
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise MalformedInput(path, line_number,
+                             f"invalid JSON: {error.msg} at column {error.colno}") from None
+    except ValueError as error:
+        raise MalformedInput(path, line_number, f"invalid JSON: {error}") from None
+    except RecursionError:
+        raise MalformedInput(path, line_number, "invalid JSON: nested too deeply") from None
+    if not isinstance(value, dict):
+        raise MalformedInput(path, line_number,
+                             f"expected a JSON object, found {_json_kind(value)}")
+    return value
+
+
+def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield `(line_number, object)` for every non-blank line of the file at `path`."""
+    shown = str(path)
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise MalformedInput(shown, None, f"cannot read: {error.strerror or error}") from None
+    with handle:
+        for line_number, raw in enumerate(handle, start=1):
+            if line_number == 1 and raw.startswith(BYTE_ORDER_MARK):
+                raw = raw[len(BYTE_ORDER_MARK):]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise MalformedInput(shown, line_number,
+                                     f"not valid UTF-8 at byte {error.start} of the line"
+                                     ) from None
+            if not text.strip():
+                continue
+            yield line_number, parse_object(text, shown, line_number)
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of a parsed value's type, with its article."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
