@@ -76,10 +76,28 @@ def test_json_output(session_search) -> None:
     assert document["options"] == {}
     assert document["stages"] == IcuWordAnalyzer().describe()
     assert document["tokens"] == [
-        {"position": 0, "text": "strasse", "start": 0, "end": 6, "byte_start": 0,
-         "byte_end": 7, "kind": "word", "source": "Straße", "ascii": "strasse"},
-        {"position": 1, "text": "3.14", "start": 7, "end": 11, "byte_start": 8,
-         "byte_end": 12, "kind": "number", "source": "3.14", "ascii": "3.14"},
+        {
+            "position": 0,
+            "text": "strasse",
+            "start": 0,
+            "end": 6,
+            "byte_start": 0,
+            "byte_end": 7,
+            "kind": "word",
+            "source": "Straße",
+            "ascii": "strasse",
+        },
+        {
+            "position": 1,
+            "text": "3.14",
+            "start": 7,
+            "end": 11,
+            "byte_start": 8,
+            "byte_end": 12,
+            "kind": "number",
+            "source": "3.14",
+            "ascii": "3.14",
+        },
     ]
 
 
@@ -130,14 +148,22 @@ def test_long_text_wraps_with_its_marks(session_search) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--profile", "icu", "--remove-diacritics", "1", "x"],
-         "--remove-diacritics does not apply to the icu profile"),
-        (["--profile", "pg", "--tokenchars", "-", "x"],
-         "--tokenchars does not apply to the pg profile"),
-        (["--profile", "unicode61", "--locale", "ja", "x"],
-         "--locale does not apply to the unicode61 profile"),
-        (["--profile", "icu", "--locale", "not a locale", "x"],
-         "icu profile: unknown locale 'not a locale' (use 'root' or e.g. 'ja', 'th')"),
+        (
+            ["--profile", "icu", "--remove-diacritics", "1", "x"],
+            "--remove-diacritics does not apply to the icu profile",
+        ),
+        (
+            ["--profile", "pg", "--tokenchars", "-", "x"],
+            "--tokenchars does not apply to the pg profile",
+        ),
+        (
+            ["--profile", "unicode61", "--locale", "ja", "x"],
+            "--locale does not apply to the unicode61 profile",
+        ),
+        (
+            ["--profile", "icu", "--locale", "not a locale", "x"],
+            "icu profile: unknown locale 'not a locale' (use 'root' or e.g. 'ja', 'th')",
+        ),
     ],
 )
 def test_misplaced_options_are_usage_errors(session_search, arguments, message) -> None:

@@ -70,7 +70,9 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 _NFD = icu.Normalizer2.getNFDInstance()
 _NFC = icu.Normalizer2.getNFCInstance()
-_STRIPPED_CATEGORIES = frozenset({icu.UCharCategory.NON_SPACING_MARK, icu.UCharCategory.FORMAT_CHAR})
+_STRIPPED_CATEGORIES = frozenset(
+    {icu.UCharCategory.NON_SPACING_MARK, icu.UCharCategory.FORMAT_CHAR}
+)
 
 _KIND_BY_SCRIPT: dict[int, str] = {
     icu.UScriptCode.HAN: "ideographic",

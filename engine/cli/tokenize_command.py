@@ -263,8 +263,10 @@ def render_plain(config: ProfileConfig, stages: list[str], text: str, tokens: li
     lines.extend(f"  {number}. {stage}" for number, stage in enumerate(stages, start=1))
     lines.append("")
     marked_lines = mark_spans(text, tokens) or ["(empty)"]
-    lines.extend(("text:  " if index == 0 else "       ") + marked
-                 for index, marked in enumerate(marked_lines))
+    lines.extend(
+        ("text:  " if index == 0 else "       ") + marked
+        for index, marked in enumerate(marked_lines)
+    )
     lines.append("")
     if tokens:
         lines.extend(align(TABLE_HEADERS, [table_row(text, token) for token in tokens]))

@@ -163,7 +163,9 @@ def test_icu_tokens_match_golden(golden_files: dict[str, Any], stem: str, name: 
 
 
 @pytest.mark.parametrize("stem", list(GOLDEN_CASES))
-def test_golden_files_hold_exactly_the_listed_cases(golden_files: dict[str, Any], stem: str) -> None:
+def test_golden_files_hold_exactly_the_listed_cases(
+    golden_files: dict[str, Any], stem: str
+) -> None:
     file_header, records = golden_files[stem]
     assert file_header["golden"] == "icu"
     assert file_header["profile"] == "icu"

@@ -59,8 +59,10 @@ def analyzes_to(text: str) -> list[tuple[str, int, int, str]]:
         # not words at all
         ("😀 ½ ² ① \ue000 🤯🥰 👍🏽", []),
         # joiners and direction marks stay inside a word, and are removed from its term
-        ("a\u200db a\u200cb a\u2060b a\ufeffb a\u00adb \u200fשלום\u200e",
-         ["ab", "ab", "ab", "ab", "ab", "שלום"]),
+        (
+            "a\u200db a\u200cb a\u2060b a\ufeffb a\u00adb \u200fשלום\u200e",
+            ["ab", "ab", "ab", "ab", "ab", "שלום"],
+        ),
         # full case folding and mark stripping
         ("ﬁ ß ẞ ﬆ ŉ", ["fi", "ss", "ss", "st", "ʼn"]),
         ("σοφός ёлка Αθήναι", ["σοφοσ", "елка", "αθηναι"]),
@@ -147,7 +149,9 @@ def test_describe_lists_the_stages_in_order() -> None:
 
 
 def test_locale_option() -> None:
-    assert IcuWordAnalyzer(locale="ja").terms("東京都に行く") == IcuWordAnalyzer().terms("東京都に行く")
+    assert IcuWordAnalyzer(locale="ja").terms("東京都に行く") == IcuWordAnalyzer().terms(
+        "東京都に行く"
+    )
     assert "locale th" in IcuWordAnalyzer(locale="th").describe()[1]
     with pytest.raises(UsageError, match="unknown locale 'not a locale'"):
         IcuWordAnalyzer(locale="not a locale")
@@ -165,9 +169,7 @@ def test_utf16_map_inverts_utf16_lengths() -> None:
 # --- properties -----------------------------------------------------------------------
 
 MIXED_ALPHABET = st.sampled_from(
-    list("aZé ß.'’,-_@") + ["e\u0301", "\u0301", "\u200d", "\ud800", "\udfff", "😀", "𝐀",
-                           "👍🏽", "中", "文", "東", "京", "ひ", "カ", "한", "ภ", "า", "ษ",
-                           "ि", "न", "्", "ש", "ָ", "ل", "ّ", "3", "١", "½", "\n"]
+    list("aZé ß.'’,-_@3١½\n\u0301\u200d\ud800\udfff😀𝐀中文東京ひカ한ภาษिन्שָلّ") + ["e\u0301", "👍🏽"]
 )
 MIXED_TEXT = st.lists(MIXED_ALPHABET, max_size=40).map("".join)
 

@@ -117,8 +117,7 @@ def test_every_profile_keeps_the_analyzer_contract(name: str) -> None:
 
 
 MIXED_CHARACTERS = st.sampled_from(
-    list("aZé ß.'’,-_@/:<>&;0½") + ["e\u0301", "\u200d", "\ud800", "😀", "👍🏽", "中", "文",
-                                   "ひ", "한", "ภ", "ि", "्", "ש", "ָ", "ل", "ﬁ", "\n"]
+    list("aZé ß.'’,-_@/:<>&;0½\n\u200d\ud800😀中文ひ한ภि्שָلﬁ") + ["e\u0301", "👍🏽"]
 )
 
 
