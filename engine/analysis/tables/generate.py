@@ -373,6 +373,11 @@ def wrapped(items: Iterable[str], indent: str = "    ", width: int = 96) -> str:
 
 def render_module(tables: Unicode61Tables) -> str:
     starts, names = category_ranges(tables.categories)
+    if any(tables.strip_complex.get(cp) != out for cp, out in tables.strip_simple.items()):
+        raise SystemExit("generate: the rd=2 map does not extend the rd=1 map")
+    complex_extra = {
+        cp: out for cp, out in tables.strip_complex.items() if cp not in tables.strip_simple
+    }
     checksum = unicode61_checksum(
         starts, names, tables.case_fold, tables.strip_simple, tables.strip_complex,
         CONTINUATION_MARKS,
@@ -439,8 +444,9 @@ CASE_FOLD = {{
 DIACRITIC_STRIP_SIMPLE = {{
 {wrapped(f"0x{cp:X}: {out!r}" for cp, out in sorted(tables.strip_simple.items()))}
 }}
-DIACRITIC_STRIP_COMPLEX = {{
-{wrapped(f"0x{cp:X}: {out!r}" for cp, out in sorted(tables.strip_complex.items()))}
+#: rd=2 uses DIACRITIC_STRIP_SIMPLE plus these entries (letters with two or more marks).
+DIACRITIC_STRIP_COMPLEX_EXTRA = {{
+{wrapped(f"0x{cp:X}: {out!r}" for cp, out in sorted(complex_extra.items()))}
 }}
 
 #: (first, last, ICU rule category, SQLite category). Besides real 6.1-to-now changes, SQLite

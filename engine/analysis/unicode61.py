@@ -1,0 +1,490 @@
+"""The SQLite FTS5 `unicode61` tokenizer, rule for rule as SQLite 3.40.1 runs it.
+
+Owns: deciding which code points form tokens, folding them (Unicode 6.1 simple case folding,
+`remove_diacritics` 0/1/2), the `tokenchars`/`separators`/`categories` options and the
+32,768-byte term limit (tokenizers.md §1). Must not touch: ICU (every table comes from the
+generated `engine.analysis.tables.unicode61_data`), query parsing, storage or scoring.
+
+Two implementations of the same rules live here:
+* `Unicode61Tokenizer.tokens` walks the text one code point at a time, the way
+  `fts5UnicodeTokenize` in `fts5_tokenize.c` walks UTF-8. It is the clear version and the
+  test oracle.
+* `Unicode61Tokenizer.terms` and `token_spans` find token runs with one compiled regular
+  expression (its character classes are computed from the same per-code-point rule) and fold
+  all terms with a single `str.translate`.
+
+Decisions this module documents (the real SQLite agrees with each; see the parity tests):
+* A Python `str` may hold lone surrogates. Each one is read as U+FFFD (as SQLite reads the
+  3-byte sequence `ED A0 80`), so it is a separator under the default categories and takes 3
+  UTF-8 bytes in `byte_start`/`byte_end`. U+FFFE and U+FFFF are read as U+FFFD too.
+* A term longer than 32,768 UTF-8 bytes is cut to 32,768 bytes, which may split a UTF-8
+  sequence. The cut term is decoded with `surrogateescape`, so the dangling bytes become
+  code points U+DC80..U+DCFF. Input surrogates never survive into a term (they became
+  U+FFFD), so such a term cannot collide with an untruncated one, and a query term cut the
+  same way compares equal. `term_bytes` gives the exact bytes FTS5 stores.
+* A token whose every code point folds to nothing (possible only when a `categories` option
+  makes the 25 marks token characters) is the empty term `""`. It still takes a position,
+  as in FTS5 (whose `fts5vocab` shows it as NULL).
+* `Token.kind` is `"number"` when every code point of the source span has the Unicode 6.1
+  category `Nd` (decimal digits of any script), otherwise `"word"`.
+* The `categories` option is parsed as SQLite 3.40.1 parses it: words separated by spaces or
+  tabs; a word whose first letter is one of `C L M N P S Z` must continue with a valid class
+  letter or `*` (`Lu`, `L*`, `LC`, ...; the rest of the word is ignored), otherwise the
+  constructor fails; a word starting with any other character is ignored. `Cn` (code points
+  outside SQLite's Unicode 6.1 table) is always enabled.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
+
+from engine.analysis.tables import unicode61_data as data
+from engine.analysis.token import Token
+from engine.errors import UsageError
+
+#: `FTS5_MAX_TOKEN_SIZE`: FTS5 stores at most this many bytes of a term.
+MAX_TERM_BYTES = 32768
+
+#: The default `categories` option of `unicode61`.
+DEFAULT_CATEGORIES = "L* N* Co"
+
+REPLACEMENT_CHARACTER = 0xFFFD
+CONTINUATION_MARKS = frozenset(data.CONTINUATION_MARKS)
+
+#: Valid second letters after each category family letter (`sqlite3Fts5UnicodeCatParse`).
+CATEGORY_FAMILIES: dict[str, tuple[str, ...]] = {
+    "C": ("Cc", "Cf", "Cn", "Cs", "Co"),
+    "L": ("Ll", "Lm", "Lo", "Lt", "Lu", "LC"),
+    "M": ("Mc", "Me", "Mn"),
+    "N": ("Nd", "Nl", "No"),
+    "P": ("Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps"),
+    "S": ("Sc", "Sk", "Sm", "So"),
+    "Z": ("Zl", "Zp", "Zs"),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Per-code-point rules (the clear version)
+
+
+def effective_code_point(code_point: int) -> int:
+    """The code point SQLite reads: surrogates, U+FFFE and U+FFFF become U+FFFD.
+
+    >>> hex(effective_code_point(0xD800)), hex(effective_code_point(0x41))
+    ('0xfffd', '0x41')
+    """
+    if 0xD800 <= code_point <= 0xDFFF or code_point in (0xFFFE, 0xFFFF):
+        return REPLACEMENT_CHARACTER
+    return code_point
+
+
+def category_of(code_point: int) -> str:
+    """The Unicode 6.1 category SQLite 3.40.1 gives `code_point` ("Cn" when it has none).
+
+    >>> category_of(ord("A")), category_of(0x1F92F), category_of(0x19B0)
+    ('Lu', 'Cn', 'Mc')
+    """
+    index = bisect_right(data.CATEGORY_RANGE_STARTS, code_point) - 1
+    return data.CATEGORY_RANGE_NAMES[index]
+
+
+def utf8_width(code_point: int) -> int:
+    """UTF-8 bytes of the code point as FTS5 counts it (a lone surrogate counts 3).
+
+    >>> [utf8_width(ord(c)) for c in "aé€😀"], utf8_width(0xDC00)
+    ([1, 2, 3, 4], 3)
+    """
+    if code_point < 0x80:
+        return 1
+    if code_point < 0x800:
+        return 2
+    if code_point < 0x10000:
+        return 3
+    return 4
+
+
+def parse_categories(option: str) -> frozenset[str]:
+    """The category names a `categories` option enables (always with "Cn").
+
+    >>> sorted(parse_categories("L* N* Co"))
+    ['Cn', 'Co', 'LC', 'Ll', 'Lm', 'Lo', 'Lt', 'Lu', 'Nd', 'Nl', 'No']
+    >>> sorted(parse_categories("Luxyz lu X*"))
+    ['Cn', 'Lu']
+    """
+    enabled = {"Cn"}
+    for word in option.replace("\t", " ").split(" "):
+        if not word or word[0] not in CATEGORY_FAMILIES:
+            continue
+        family = CATEGORY_FAMILIES[word[0]]
+        second = word[1:2]
+        if second == "*":
+            enabled.update(family)
+        elif word[:2] in family:
+            enabled.add(word[:2])
+        else:
+            raise UsageError(
+                f"unicode61: invalid categories entry {word!r}: expected a class such as "
+                f"{', '.join(family)} or {word[0]}* (SQLite: error in tokenizer constructor)"
+            )
+    return frozenset(enabled)
+
+
+def fold_code_point(code_point: int, remove_diacritics: int) -> str:
+    """`sqlite3Fts5UnicodeFold`: the text one token code point contributes.
+
+    >>> [fold_code_point(ord(c), 2) for c in "AΣςẞİ"]
+    ['a', 'σ', 'σ', 'ß', 'i']
+    >>> fold_code_point(0x0301, 1), fold_code_point(0x0301, 0) == chr(0x0301)
+    ('', True)
+    >>> fold_code_point(0x01D6, 1), fold_code_point(0x01D6, 2)
+    ('ǖ', 'u')
+    """
+    folded = data.CASE_FOLD.get(code_point, code_point)
+    if remove_diacritics and code_point < 0x10000:
+        return strip_table(remove_diacritics).get(folded, chr(folded))
+    return chr(folded)
+
+
+@lru_cache(maxsize=2)
+def strip_table(remove_diacritics: int) -> dict[int, str]:
+    """The diacritic-stripping map of rd=1 or rd=2, applied to already-folded code points."""
+    if remove_diacritics == 1:
+        return dict(data.DIACRITIC_STRIP_SIMPLE)
+    return {**data.DIACRITIC_STRIP_SIMPLE, **data.DIACRITIC_STRIP_COMPLEX_EXTRA}
+
+
+def truncate_term(term: str) -> str:
+    """Cut a term to `MAX_TERM_BYTES` UTF-8 bytes, as the FTS5 index does.
+
+    A split UTF-8 sequence is kept as `surrogateescape` code points, so equal byte strings
+    give equal `str` terms.
+
+    >>> len(truncate_term("é" * 20000).encode("utf-8", "surrogateescape"))
+    32768
+    >>> truncate_term("€" * 10923)[-3:] == "€\\udce2\\udc82"
+    True
+    """
+    if len(term) * 4 <= MAX_TERM_BYTES:
+        return term
+    encoded = term.encode("utf-8", "surrogateescape")
+    if len(encoded) <= MAX_TERM_BYTES:
+        return term
+    return encoded[:MAX_TERM_BYTES].decode("utf-8", "surrogateescape")
+
+
+def term_bytes(term: str) -> bytes:
+    """The bytes FTS5 stores for a term produced by this module.
+
+    >>> term_bytes("ab")
+    b'ab'
+    """
+    return term.encode("utf-8", "surrogateescape")
+
+
+# --------------------------------------------------------------------------------------
+# The configuration
+
+
+@dataclass(frozen=True, slots=True)
+class Unicode61Options:
+    """The resolved options: which code points start tokens, and the fold mode."""
+
+    remove_diacritics: int
+    enabled_categories: frozenset[str]
+    ascii_token_characters: tuple[bool, ...]  # 128 entries
+    exceptions: frozenset[int]  # non-ASCII code points whose status is flipped
+
+    def starts_token(self, code_point: int) -> bool:
+        """`fts5UnicodeIsAlnum` (plus the ASCII table): can this code point start a token?"""
+        code_point = effective_code_point(code_point)
+        if code_point < 0x80:
+            return self.ascii_token_characters[code_point]
+        by_category = category_of(code_point) in self.enabled_categories
+        return by_category != (code_point in self.exceptions)
+
+    def continues_token(self, code_point: int) -> bool:
+        """Token characters and the 25 continuation marks keep a token going."""
+        return self.starts_token(code_point) or code_point in CONTINUATION_MARKS
+
+
+def resolve_options(
+    remove_diacritics: int, tokenchars: str, separators: str, categories: str | None
+) -> Unicode61Options:
+    """Apply the options in SQLite's order: categories, then tokenchars, then separators."""
+    if remove_diacritics not in (0, 1, 2) or isinstance(remove_diacritics, bool):
+        raise UsageError(
+            f"unicode61: remove_diacritics must be 0, 1 or 2, not {remove_diacritics!r}"
+        )
+    for name, value in (("tokenchars", tokenchars), ("separators", separators)):
+        if not isinstance(value, str) or "\x00" in value:
+            raise UsageError(f"unicode61: {name} must be a string without NUL characters")
+    if categories is not None and (not isinstance(categories, str) or "\x00" in categories):
+        raise UsageError("unicode61: categories must be a string without NUL characters")
+    enabled = parse_categories(DEFAULT_CATEGORIES if categories is None else categories)
+    ascii_table = [category_of(code_point) in enabled for code_point in range(0x80)]
+    ascii_table[0] = False  # NUL is never a token character
+    exceptions: set[int] = set()
+    for characters, make_token in ((tokenchars, True), (separators, False)):
+        for character in characters:
+            code_point = effective_code_point(ord(character))
+            if code_point < 0x80:
+                ascii_table[code_point] = make_token
+                continue
+            default = category_of(code_point) in enabled
+            if default != make_token and code_point not in CONTINUATION_MARKS:
+                exceptions.add(code_point)
+    return Unicode61Options(remove_diacritics, enabled, tuple(ascii_table), frozenset(exceptions))
+
+
+# --------------------------------------------------------------------------------------
+# The fast path: a regular expression and a translate table per configuration
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTokenizer:
+    """A compiled token pattern and the fold table for one configuration."""
+
+    pattern: re.Pattern[str]
+    fold_table: dict[int, str]
+
+
+def class_intervals(options: Unicode61Options) -> list[tuple[int, int]]:
+    """Inclusive code point intervals that start a token, from `starts_token` itself.
+
+    Status only changes at a category range start, at an ASCII code point, at an exception,
+    or at the code points read as U+FFFD, so testing one code point per segment suffices.
+    """
+    breaks = set(data.CATEGORY_RANGE_STARTS) | set(range(0x81))
+    for code_point in options.exceptions:
+        breaks.update((code_point, code_point + 1))
+    breaks.update((0xD800, 0xE000, 0xFFFE, 0x10000, 0x110000))
+    points = sorted(point for point in breaks if point <= 0x110000)
+    intervals: list[tuple[int, int]] = []
+    for low, high in pairwise(points):
+        if not options.starts_token(low):
+            continue
+        if intervals and intervals[-1][1] == low - 1:
+            intervals[-1] = (intervals[-1][0], high - 1)
+        else:
+            intervals.append((low, high - 1))
+    return intervals
+
+
+def character_class(intervals: Iterable[tuple[int, int]]) -> str:
+    r"""A regular-expression character class body for the intervals.
+
+    >>> character_class([(0x30, 0x39), (0x41, 0x41)])
+    '\\U00000030-\\U00000039\\U00000041'
+    """
+    parts = []
+    for low, high in intervals:
+        parts.append(f"\\U{low:08X}" if low == high else f"\\U{low:08X}-\\U{high:08X}")
+    return "".join(parts)
+
+
+def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sort and merge overlapping or touching inclusive intervals.
+
+    >>> merge_intervals([(5, 6), (0, 2), (3, 3), (9, 9)])
+    [(0, 3), (5, 6), (9, 9)]
+    """
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(intervals):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+def fold_translation(remove_diacritics: int, options: Unicode61Options) -> dict[int, str]:
+    """`str.translate` table equal to `fold_code_point` on every code point that can sit in a
+    token (code points read as U+FFFD map to it)."""
+    table: dict[int, str] = {}
+    candidates = set(data.CASE_FOLD)
+    if remove_diacritics:
+        candidates |= set(strip_table(remove_diacritics))
+    for code_point in candidates:
+        folded = fold_code_point(code_point, remove_diacritics)
+        if folded != chr(code_point):
+            table[code_point] = folded
+    replacement = fold_code_point(REPLACEMENT_CHARACTER, remove_diacritics)
+    for code_point in [*range(0xD800, 0xE000), 0xFFFE, 0xFFFF]:
+        table[code_point] = replacement
+    return table
+
+
+@lru_cache(maxsize=32)
+def compile_options(options: Unicode61Options) -> CompiledTokenizer:
+    starts = class_intervals(options)
+    continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+    pattern = re.compile(f"[{character_class(starts)}][{character_class(continues)}]*")
+    return CompiledTokenizer(pattern, fold_translation(options.remove_diacritics, options))
+
+
+# --------------------------------------------------------------------------------------
+# The tokenizer
+
+
+class Unicode61Tokenizer:
+    """SQLite 3.40.1 FTS5 `unicode61` with the given options (tokenizers.md §1).
+
+    >>> tokenizer = Unicode61Tokenizer(remove_diacritics=2)
+    >>> tokenizer.terms("Café naïve work_team 🤯🥰 😀")
+    ['cafe', 'naive', 'work', 'team', '🤯🥰']
+    >>> [(t.text, t.position, t.start, t.end, t.byte_start, t.byte_end)
+    ...  for t in tokenizer.tokens("Ünïcode 61")]
+    [('unicode', 0, 0, 7, 0, 9), ('61', 1, 8, 10, 10, 12)]
+    """
+
+    name = "unicode61"
+
+    def __init__(
+        self,
+        remove_diacritics: int = 1,
+        tokenchars: str = "",
+        separators: str = "",
+        categories: str | None = None,
+    ) -> None:
+        self.options = resolve_options(remove_diacritics, tokenchars, separators, categories)
+        self.remove_diacritics = remove_diacritics
+        self.tokenchars = tokenchars
+        self.separators = separators
+        self.categories = categories
+        self._compiled = compile_options(self.options)
+
+    # -- the clear version ------------------------------------------------------------
+
+    def tokens(self, text: str) -> list[Token]:
+        """Walk `text` one code point at a time, as `fts5UnicodeTokenize` walks UTF-8."""
+        options = self.options
+        tokens: list[Token] = []
+        index = 0
+        byte_offset = 0
+        length = len(text)
+        while True:
+            while index < length and not options.starts_token(ord(text[index])):
+                byte_offset += utf8_width(effective_code_point(ord(text[index])))
+                index += 1
+            if index >= length:
+                return tokens
+            start, byte_start = index, byte_offset
+            pieces: list[str] = []
+            while index < length and options.continues_token(ord(text[index])):
+                code_point = effective_code_point(ord(text[index]))
+                pieces.append(fold_code_point(code_point, options.remove_diacritics))
+                byte_offset += utf8_width(code_point)
+                index += 1
+            span = text[start:index]
+            is_number = all(category_of(ord(character)) == "Nd" for character in span)
+            tokens.append(
+                Token(
+                    text=truncate_term("".join(pieces)),
+                    position=len(tokens),
+                    start=start,
+                    end=index,
+                    byte_start=byte_start,
+                    byte_end=byte_offset,
+                    kind="number" if is_number else "word",
+                )
+            )
+
+    # -- the fast version -------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        """The folded terms of `text`; equal to `[t.text for t in self.tokens(text)]`."""
+        raw = self._compiled.pattern.findall(text)
+        return self._fold_all(raw, long_terms_possible=len(text) * 4 > MAX_TERM_BYTES)
+
+    def token_spans(self, text: str) -> list[tuple[str, int, int]]:
+        """(term, start, end) per token, `start`/`end` indexing `text`."""
+        matches = list(self._compiled.pattern.finditer(text))
+        folded = self._fold_all(
+            [match.group() for match in matches],
+            long_terms_possible=len(text) * 4 > MAX_TERM_BYTES,
+        )
+        return [
+            (term, match.start(), match.end()) for term, match in zip(folded, matches, strict=True)
+        ]
+
+    def _fold_all(self, raw_terms: list[str], long_terms_possible: bool) -> list[str]:
+        """Fold every term with one `translate` call: NUL never occurs inside a term and no
+        code point folds to NUL, so it can join and re-split them."""
+        if not raw_terms:
+            return []
+        joined = "\x00".join(raw_terms)
+        if joined.isascii():
+            folded = joined.lower().split("\x00")
+        else:
+            folded = joined.translate(self._compiled.fold_table).split("\x00")
+        if long_terms_possible:
+            folded = [truncate_term(term) for term in folded]
+        return folded
+
+    # -- description ------------------------------------------------------------------
+
+    def fts5_tokenize_option(self) -> str:
+        """The equivalent FTS5 `tokenize` argument, e.g. for `CREATE VIRTUAL TABLE`.
+
+        >>> Unicode61Tokenizer(2, tokenchars="'-").fts5_tokenize_option()
+        "unicode61 remove_diacritics 2 tokenchars '''-'"
+        """
+        parts = [f"unicode61 remove_diacritics {self.remove_diacritics}"]
+        if self.categories is not None:
+            parts.append(f"categories {quote_option(self.categories)}")
+        if self.tokenchars:
+            parts.append(f"tokenchars {quote_option(self.tokenchars)}")
+        if self.separators:
+            parts.append(f"separators {quote_option(self.separators)}")
+        return " ".join(parts)
+
+    def describe(self) -> list[str]:
+        """One line per stage, in the order the stages run."""
+        categories = DEFAULT_CATEGORIES if self.categories is None else self.categories
+        mode = {
+            0: "keep diacritics",
+            1: "strip one diacritic from Latin letters (remove_diacritics 1)",
+            2: "strip any number of diacritics from Latin letters (remove_diacritics 2)",
+        }[self.remove_diacritics]
+        return [
+            "decode: code points; lone surrogates, U+FFFE and U+FFFF read as U+FFFD",
+            (
+                f"split: token characters = Unicode 6.1 categories {categories!r} + Cn "
+                f"(SQLite {data.SQLITE_VERSION} table); ASCII token characters "
+                f"{ascii_summary(self.options.ascii_token_characters)!r}; "
+                f"{len(self.options.exceptions)} non-ASCII exceptions"
+            ),
+            "continue: 25 combining marks (U+0300..U+0331) continue a token, never start one",
+            "fold: Unicode 6.1 simple case folding (BMP + Deseret)",
+            f"diacritics: {mode}",
+            f"truncate: terms to {MAX_TERM_BYTES} UTF-8 bytes (FTS5_MAX_TOKEN_SIZE)",
+        ]
+
+    def __repr__(self) -> str:
+        return f"Unicode61Tokenizer({self.fts5_tokenize_option()!r})"
+
+
+def quote_option(value: str) -> str:
+    """Quote an FTS5 tokenizer argument: wrap in `'` and double every `'`.
+
+    >>> quote_option("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def ascii_summary(table: tuple[bool, ...]) -> str:
+    """The ASCII token characters as a compact range list.
+
+    >>> ascii_summary(tuple(chr(i).isalnum() for i in range(128)))
+    '0-9A-Za-z'
+    """
+    intervals = merge_intervals((i, i) for i in range(128) if table[i])
+    return "".join(
+        chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in intervals
+    )
