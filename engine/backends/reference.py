@@ -268,6 +268,21 @@ class ReferenceBackend:
         self.flush()
         return len(work) + len(orphans)
 
+    def rebuild_index(self) -> int:
+        """Discard the index and rebuild every window from its transcript (`verify --repair`).
+
+        Returns the number of windows rebuilt; the result is merged into one segment.
+        """
+        self._require_writer("rebuild the index")
+        generation = self.index.generation
+        self.index = InvertedIndex(generation=generation)
+        windows = [window.session_id for window in self.store.windows()]
+        for session_id in windows:
+            if self.store.event_count(session_id):
+                self.rebuild_window(session_id)
+        self.merge()
+        return len(windows)
+
     # ----- reading --------------------------------------------------------------------
 
     def refresh(self) -> None:

@@ -24,6 +24,7 @@ from engine.errors import EngineError
 COMMAND_MODULES: tuple[str, ...] = (
     "engine.cli.store_commands",
     "engine.cli.tokenize_command",
+    "engine.cli.search_commands",
 )
 
 

@@ -1,0 +1,181 @@
+"""`session-search verify`: rebuild the reference index from the transcripts and compare.
+
+Owns: what "the committed index agrees with the transcripts" means, and the report.
+Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
+in the backend), byte layouts, search.
+
+What is compared, per window of the store:
+
+* a window whose index state is clean must hold exactly the rows of its active path
+  (`projection.index_entries`) up to its watermark `indexed_seq`;
+* a window without state (deferred: imported without forward indexing) must hold no rows;
+* a window that needs a rebuild keeps stale rows until reconcile: they are only required
+  to point at existing events, and are counted as `stale`;
+* rows of windows the store no longer has are `orphans`.
+
+The expected rows are then indexed afresh into an in-memory `InvertedIndex` with the
+same analyzer, and the two indexes are compared term by term (rows matched by
+`(session_id, seq)`, since doc ids depend on history), together with `N` and the total
+token count. `engine.index.check` runs on the committed index too. Verify never repairs;
+`ReferenceBackend.rebuild_index()` (the `--repair` flag) does, explicitly.
+
+Cost: O(events + postings): every event of every window is read, every posting list of
+both indexes is walked once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from engine.backends.reference import ReferenceBackend
+from engine.errors import UnknownSession
+from engine.index.check import check_index
+from engine.index.inverted_index import InvertedIndex
+from engine.model import IndexEntry
+from engine.transcript.projection import extract_index_entry, index_entries
+
+#: At most this many differences of each kind are listed in a report.
+MAX_LISTED = 20
+
+RowKey = tuple[str, int]
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    """The outcome of one verify run."""
+
+    windows: int = 0
+    rows_committed: int = 0
+    rows_expected: int = 0
+    stale_rows: int = 0
+    windows_needing_reconcile: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the committed index matches the rebuild (stale rows are allowed)."""
+        return not self.problems
+
+    def to_json(self) -> dict[str, object]:
+        """The report as a JSON object."""
+        return {
+            "ok": self.ok,
+            "windows": self.windows,
+            "rowsCommitted": self.rows_committed,
+            "rowsExpected": self.rows_expected,
+            "staleRows": self.stale_rows,
+            "windowsNeedingReconcile": self.windows_needing_reconcile,
+            "problems": list(self.problems),
+        }
+
+    def lines(self) -> list[str]:
+        """A readable report."""
+        status = "OK: the index matches its transcripts" if self.ok else (
+            f"MISMATCH: {len(self.problems)} problem(s)"
+        )
+        lines = [
+            status,
+            f"windows {self.windows}, rows committed {self.rows_committed}, "
+            f"expected {self.rows_expected}, stale {self.stale_rows}, "
+            f"windows needing reconcile {self.windows_needing_reconcile}",
+        ]
+        lines.extend(f"  {problem}" for problem in self.problems)
+        return lines
+
+
+def _row_key(entry: IndexEntry) -> RowKey:
+    return (entry.session_id, entry.seq)
+
+
+def expected_entries(backend: ReferenceBackend, report: VerifyReport) -> list[IndexEntry]:
+    """The rows the index should hold, window by window (stale rows taken as they are)."""
+    store = backend.store
+    index = backend.index
+    expected: list[IndexEntry] = []
+    for window in store.windows():
+        report.windows += 1
+        session_id = window.session_id
+        state = index.window_states.get(session_id)
+        if state is None:
+            continue
+        if state.needs_rebuild:
+            stale = [
+                entry for entry in backend.iter_index_entries() if entry.session_id == session_id
+            ]
+            report.stale_rows += len(stale)
+            expected.extend(stale)
+            continue
+        events = store.events(session_id)[: state.indexed_seq + 1]
+        expected.extend(index_entries(events))
+    return expected
+
+
+def _postings_by_row(index: InvertedIndex) -> dict[str, Counter[tuple[RowKey, tuple[int, ...]]]]:
+    """`{term: Counter((session_id, seq), positions)}` over the live rows."""
+    keys = {record.doc_id: (record.session_id, record.seq) for record in index.documents()}
+    terms: set[str] = set()
+    for segment in index.all_segments():
+        terms.update(segment.terms())
+    table: dict[str, Counter[tuple[RowKey, tuple[int, ...]]]] = {}
+    for term in terms:
+        postings = index.postings(term)
+        if postings:
+            table[term] = Counter((keys[p.doc_id], p.positions) for p in postings)
+    return table
+
+
+def _row_source(backend: ReferenceBackend):
+    store = backend.store
+
+    def lookup(session_id: str, seq: int) -> tuple[bool, IndexEntry | None]:
+        try:
+            stored = store.event(session_id, seq)
+        except UnknownSession:
+            return False, None
+        return True, extract_index_entry(stored)
+
+    return lookup
+
+
+def verify_backend(backend: ReferenceBackend) -> VerifyReport:
+    """Compare `backend`'s committed index with one rebuilt from its transcripts."""
+    report = VerifyReport()
+    index = backend.index
+    report.problems.extend(check_index(index, _row_source(backend)))
+    committed = list(backend.iter_index_entries())
+    report.rows_committed = len(committed)
+    expected = expected_entries(backend, report)
+    report.rows_expected = len(expected)
+    report.windows_needing_reconcile = len(backend.windows_needing_reconcile())
+    for session_id in backend.orphan_session_ids():
+        report.problems.append(f"orphan rows or state for window {session_id!r} (run reconcile)")
+
+    committed_rows = Counter(committed)
+    expected_rows = Counter(expected)
+    missing = list((expected_rows - committed_rows).elements())
+    extra = list((committed_rows - expected_rows).elements())
+    for entry in missing[:MAX_LISTED]:
+        report.problems.append(f"missing row {_row_key(entry)} message {entry.message_id!r}")
+    for entry in extra[:MAX_LISTED]:
+        report.problems.append(f"unexpected row {_row_key(entry)} message {entry.message_id!r}")
+
+    rebuilt = InvertedIndex()
+    for entry in expected:
+        rebuilt.add_entry(entry, backend.analyzer.terms(entry.text))
+    if (rebuilt.document_count, rebuilt.total_tokens) != (index.document_count, index.total_tokens):
+        report.problems.append(
+            f"statistics differ: committed N={index.document_count} tokens={index.total_tokens},"
+            f" rebuilt N={rebuilt.document_count} tokens={rebuilt.total_tokens}"
+        )
+    committed_postings = _postings_by_row(index)
+    rebuilt_postings = _postings_by_row(rebuilt)
+    differing = sorted(
+        term for term in committed_postings.keys() | rebuilt_postings.keys()
+        if committed_postings.get(term) != rebuilt_postings.get(term)
+    )
+    for term in differing[:MAX_LISTED]:
+        report.problems.append(f"postings of term {term!r} differ from the rebuild")
+    if len(differing) > MAX_LISTED:
+        report.problems.append(f"... and {len(differing) - MAX_LISTED} more differing terms")
+    return report
