@@ -44,7 +44,7 @@ import random
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -250,7 +250,7 @@ def _iso(moment_ms: int) -> str:
     '2026-01-05T00:00:01.234Z'
     """
     seconds, millis = divmod(moment_ms, 1000)
-    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{stamp}.{millis:03d}Z"
 
 
@@ -472,8 +472,8 @@ class WindowWriter:
                     yield event
                     remaining -= 1
                     written += 1
-                yield {"type": "leaf", "id": self.new_id(), "targetId": rewind_target,
-                       "timestamp": _iso(self.tick())}
+                yield {"type": "leaf", "id": self.new_id(), "parentId": self.leaf,
+                       "targetId": rewind_target, "timestamp": _iso(self.tick())}
                 self.leaf = rewind_target
                 continue
             if next_role == "toolResult" and pending_call is not None:

@@ -27,7 +27,17 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-ENGLISH_WORDS: tuple[str, ...] = tuple(
+
+def _words(text: str) -> tuple[str, ...]:
+    """The whitespace-separated words of a hand-written list, in order.
+
+    >>> _words(" a  b\nc ")
+    ('a', 'b', 'c')
+    """
+    return tuple(text.split())
+
+
+ENGLISH_WORDS: tuple[str, ...] = _words(
     """
     the to and a of it is in you that i for this on be with can we not have are
     if what do so will but as at or just all my your from there me an was about
@@ -57,95 +67,91 @@ ENGLISH_WORDS: tuple[str, ...] = tuple(
     coffee dinner lunch breakfast market price cheap expensive doctor appointment
     birthday gift family friend weekend holiday vacation beach mountain river
     lantern harbor quarry meadow orchard thimble walrus saffron ballast zephyr
-    """.split()
+    """
 )
 
-FRENCH_WORDS: tuple[str, ...] = tuple(
+FRENCH_WORDS: tuple[str, ...] = _words(
     """
     le la les de des et est un une pour que qui pas dans sur avec être très déjà
     où là même après aussi peut faire voilà français problème réunion équipe
     été préférence élève fenêtre hôpital château forêt crème brûlée naïve façade
     garçon leçon reçu noël cœur sœur œuvre théâtre numéro célèbre deuxième
     première dernière intéressant nécessaire rédiger vérifier créer supprimer
-    """.split()
+    """
 )
 
-GERMAN_WORDS: tuple[str, ...] = tuple(
+GERMAN_WORDS: tuple[str, ...] = _words(
     """
     der die das und ist nicht ein eine mit für auf über schön größe grüße
     straße müssen können möchte würde natürlich gemütlich zurück früh später
     fähig gebäude übersetzung prüfung bestätigung änderung lösung ergebnis
     besprechung mädchen brötchen käse bücher tür schlüssel fußball weiß
-    """.split()
+    """
 )
 
-SPANISH_WORDS: tuple[str, ...] = tuple(
+SPANISH_WORDS: tuple[str, ...] = _words(
     """
     el los las del por con una para como más está también qué cómo dónde cuándo
     año niño mañana señor después aquí allí sí además información reunión
     canción corazón camión jamón acción difícil fácil rápido último música
     teléfono página número pequeño español compañía diseño sueño ayúdame
-    """.split()
+    """
 )
 
-VIETNAMESE_WORDS: tuple[str, ...] = tuple(
+VIETNAMESE_WORDS: tuple[str, ...] = _words(
     """
     và của là có không được những người trong một cho với này đã các khi
     thì đến nhưng làm cũng như về sẽ phải từ bạn tôi chúng việc
     tiếng nước thời gian hôm nay ngày mai cảm ơn xin chào họp nhóm dự án
-    """.split()
+    """
 )
 
 #: Chinese words (two or three Han characters). Written without spaces, several words
 #: make one `unicode61` token, so a word inside a run is found only by the CJK retry.
-CHINESE_WORDS: tuple[str, ...] = tuple(
+CHINESE_WORDS: tuple[str, ...] = _words(
     """
     我们 今天 明天 下午 项目 会议 评审 讨论 排期 问题 数据 服务器 部署 失败
     测试 代码 用户 时间 工作 需要 可以 已经 没有 因为 所以 但是 如果 应该
     文件 配置 版本 发布 修复 错误 日志 搜索 索引 查询 客户 报告 计划 周五
-    """.split()
+    """
 )
 
-JAPANESE_WORDS: tuple[str, ...] = tuple(
+JAPANESE_WORDS: tuple[str, ...] = _words(
     """
     今日 明日 会議 資料 確認 お願い します ありがとう ください 問題 対応
     サーバー データ テスト エラー ログ 検索 設定 更新 予定 時間 東京 大阪
-    """.split()
+    """
 )
 
-KOREAN_WORDS: tuple[str, ...] = tuple(
+KOREAN_WORDS: tuple[str, ...] = _words(
     """
     오늘 내일 회의 자료 확인 부탁 감사 합니다 문제 서버 데이터 테스트
     오류 로그 검색 설정 업데이트 일정 시간 서울 부산 프로젝트 팀
-    """.split()
+    """
 )
 
 #: Identifier pieces for code blocks. unicode61 splits on `_` and `.`, keeps camelCase
 #: whole (`parseConfig` → `parseconfig`); none of these equals a probe word.
-CODE_IDENTIFIERS: tuple[str, ...] = tuple(
+CODE_IDENTIFIERS: tuple[str, ...] = _words(
     """
     parseConfig loadSettings raw_input retryCount max_attempts backoff_ms
     handlerFn ctx req res payload buf idx len tmp acc cfg env argv kwargs
     fetchRows rowCount cursor conn pool_size sql_text json_blob http_client
     assertEqual mockClient setUp tearDown fixture_dir tmp_path capsys
-    """.split()
+    """
 )
 
-CODE_KEYWORDS: tuple[str, ...] = tuple(
-    "def return import from class const let await async for while if else try except".split()
-)
+CODE_KEYWORDS: tuple[str, ...] = _words("def return import from class const let await async for while if else try except")
 
 LOG_LEVELS: tuple[str, ...] = ("INFO", "WARN", "ERROR", "DEBUG")
 
-LOG_COMPONENTS: tuple[str, ...] = tuple(
-    "gateway scheduler indexer reconciler http_server auth_proxy db_pool cache_layer".split()
-)
+LOG_COMPONENTS: tuple[str, ...] = _words("gateway scheduler indexer reconciler http_server auth_proxy db_pool cache_layer")
 
-LOG_EVENTS: tuple[str, ...] = tuple(
+LOG_EVENTS: tuple[str, ...] = _words(
     """
     request_completed connection_reset upstream_timeout cache_miss cache_hit
     lock_acquired lock_released job_started job_finished healthcheck_ok
-    """.split()
+    """
 )
 
 #: Words that exist only where the generator plants them for a probe. They appear in

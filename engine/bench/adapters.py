@@ -1,0 +1,91 @@
+"""The only place where the benchmark harness calls engine APIs beyond `Backend`.
+
+Owns: opening a store for a backend, importing a corpus into it, and looking up the
+optional capabilities some workloads need (history reads, the agent tool, reconcile).
+Must not touch: timing, statistics, or any backend's internals.
+
+Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
+workload skips with that reason instead of failing. When a helper module's API changes,
+this module is the one to edit.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.backends.protocol import Backend
+
+
+class CapabilityMissing(Exception):
+    """An engine capability a workload needs does not exist (yet); the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchServices:
+    """How the harness opens stores and imports corpora; tests pass fakes here.
+
+    `open_store(backend_name, path, create, writer)` returns an open `Backend`;
+    `import_corpus(backend, corpus_directory)` loads a corpus directory or a flat messages
+    file in one transaction; `backend_names()` lists what the registry offers.
+    """
+
+    open_store: Callable[[str, Path, bool, bool], Backend]
+    import_corpus: Callable[[Backend, Path], None]
+    backend_names: Callable[[], tuple[str, ...]]
+
+
+def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise CapabilityMissing(f"{what}: {module_name} is not available ({error})") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise CapabilityMissing(f"{what}: {module_name}.{attribute} does not exist") from None
+
+
+def registry_open_store(name: str, path: Path, create: bool, writer: bool) -> Backend:
+    """Open (or create) a store of backend `name` through `engine.backends.registry`."""
+    open_backend = _import_attribute("engine.backends.registry", "open_backend", "open a store")
+    return open_backend(path, backend=name, create=create, writer=writer or create)
+
+
+def registry_backend_names() -> tuple[str, ...]:
+    """The registry's backend names (CapabilityMissing without a registry)."""
+    return tuple(_import_attribute("engine.backends.registry", "BACKEND_NAMES", "list backends"))
+
+
+def ingest_import_corpus(backend: Backend, corpus: Path) -> None:
+    """Import a corpus directory or a flat messages JSONL file through `engine.ingest`."""
+    import_sources = _import_attribute("engine.ingest", "import_sources", "import a corpus")
+    import_sources(backend, [Path(corpus)])
+
+
+def default_services() -> BenchServices:
+    """The real engine: the backend registry and the importers."""
+    return BenchServices(registry_open_store, ingest_import_corpus, registry_backend_names)
+
+
+def agent_sessions_search(backend: Backend, query: str, limit: int) -> dict[str, Any]:
+    """Run the `sessions_search` agent tool over every session visible to `agent:main:main`.
+
+    The tool's module does not exist yet; when it lands, this call is the one to align
+    with its real signature.
+    """
+    sessions_search = _import_attribute(
+        "engine.agent_tools.sessions_search", "sessions_search", "the agent tool"
+    )
+    return sessions_search(backend, {"query": query, "limit": limit})
+
+
+def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:
+    """A method a workload needs beyond the `Backend` protocol (CapabilityMissing if absent)."""
+    method = getattr(backend, name, None)
+    if not callable(method):
+        raise CapabilityMissing(f"{what}: backend {backend.name!r} has no {name}() yet")
+    return method

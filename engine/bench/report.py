@@ -1,0 +1,161 @@
+"""The benchmark report: rows of medians and p95 with ratios, as a table and as JSON.
+
+Owns: turning a `BenchRun` into report rows (statistics per cell, the ratio against the
+baseline backend from the same run), the plain-text table and the JSON document. Must
+not touch: timing, backends, files other than the ones `write_report` is asked to write.
+
+The baseline is `sqlite` (SQLite FTS5, the engine the product ships); a ratio is
+`median(backend) / median(sqlite)` for the same workload in the same run, so 2.0 means
+twice as slow as SQLite there. Throughput and memory metrics are reported as the median
+over their samples.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.bench.runner import OK, BenchRun, CellResult
+from engine.bench.statistics import Summary, median, ratio
+from engine.cli.output import format_table
+
+BASELINE_BACKEND = "sqlite"
+REPORT_SCHEMA = "session-search-bench/1"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRow:
+    """One (workload, backend) line of the report."""
+
+    workload: str
+    group: str
+    query_class: str
+    backend: str
+    status: str
+    reason: str
+    summary: Summary | None
+    ratio_to_baseline: float | None
+    metrics: dict[str, float]
+
+
+def _metric_medians(cell: CellResult) -> dict[str, float]:
+    names = sorted({name for sample in cell.samples for name in sample.metrics})
+    return {
+        name: median([sample.metrics[name] for sample in cell.samples if name in sample.metrics])
+        for name in names
+    }
+
+
+def report_rows(run: BenchRun, baseline: str = BASELINE_BACKEND) -> list[ReportRow]:
+    """Summarise every cell; ratios use the baseline's median for the same workload."""
+    baseline_medians: dict[str, float] = {}
+    for cell in run.cells:
+        if cell.backend == baseline and cell.status == OK and cell.samples:
+            baseline_medians[cell.workload] = median([s.seconds for s in cell.samples])
+    rows = []
+    for cell in run.cells:
+        summary = None
+        cell_ratio = None
+        if cell.status == OK and cell.samples:
+            summary = Summary.of([sample.seconds for sample in cell.samples])
+            cell_ratio = ratio(summary.median, baseline_medians.get(cell.workload))
+        rows.append(ReportRow(
+            cell.workload, cell.group, cell.query_class, cell.backend,
+            cell.status if cell.samples or cell.status != OK else "no samples",
+            cell.reason, summary, cell_ratio, _metric_medians(cell),
+        ))
+    return rows
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration with a unit that keeps three significant digits.
+
+    >>> format_seconds(0.0000123), format_seconds(0.01234), format_seconds(12.3456)
+    ('12.3 µs', '12.3 ms', '12.3 s')
+    """
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+def format_metrics(metrics: dict[str, float]) -> str:
+    """The metrics worth a column: throughput and memory.
+
+    >>> format_metrics({"messages_per_second": 12345.6, "resident_bytes": 5.5e7})
+    '12,346 msg/s; RSS 52.5 MiB'
+    """
+    parts = []
+    if "messages_per_second" in metrics:
+        parts.append(f"{metrics['messages_per_second']:,.0f} msg/s")
+    if "resident_bytes" in metrics:
+        parts.append(f"RSS {metrics['resident_bytes'] / 2**20:.1f} MiB")
+    return "; ".join(parts)
+
+
+def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
+    """The plain-text table the command prints."""
+    table_rows = []
+    for row in rows:
+        if row.summary is None:
+            note = f"{row.status}: {row.reason}" if row.reason else row.status
+            table_rows.append([row.workload, row.backend, "", "", "", "", note[:90]])
+            continue
+        shown_ratio = "" if row.ratio_to_baseline is None else f"{row.ratio_to_baseline:.2f}×"
+        table_rows.append([
+            row.workload, row.backend, str(row.summary.count),
+            format_seconds(row.summary.median), format_seconds(row.summary.p95),
+            shown_ratio, format_metrics(row.metrics),
+        ])
+    headers = ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "notes"]
+    return format_table(headers, table_rows)
+
+
+def report_document(run: BenchRun, rows: list[ReportRow],
+                    baseline: str = BASELINE_BACKEND) -> dict[str, Any]:
+    """The JSON report: corpus, machine, settings and every cell with its raw samples."""
+    samples_by_cell = {(cell.workload, cell.backend): cell.samples for cell in run.cells}
+    return {
+        "schema": REPORT_SCHEMA,
+        "corpus": {
+            "directory": str(run.corpus_directory),
+            "size": run.manifest.get("size"),
+            "seed": run.manifest.get("seed"),
+            "counts": run.manifest.get("counts", {}),
+        },
+        "environment": run.environment,
+        "rounds": run.rounds,
+        "backends": list(run.backends),
+        "baseline": baseline,
+        "setupSeconds": run.setup_seconds,
+        "cells": [
+            {
+                "workload": row.workload,
+                "group": row.group,
+                "queryClass": row.query_class,
+                "backend": row.backend,
+                "status": row.status,
+                "reason": row.reason,
+                "count": row.summary.count if row.summary else 0,
+                "medianSeconds": row.summary.median if row.summary else None,
+                "p95Seconds": row.summary.p95 if row.summary else None,
+                "ratioToBaseline": row.ratio_to_baseline,
+                "metrics": row.metrics,
+                "samplesSeconds": [
+                    sample.seconds for sample in samples_by_cell[(row.workload, row.backend)]
+                ],
+            }
+            for row in rows
+        ],
+    }
+
+
+def write_report(document: dict[str, Any], directory: Path) -> Path:
+    """Write `bench.json` into `directory` (created); return its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "bench.json"
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path

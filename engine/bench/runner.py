@@ -1,0 +1,167 @@
+"""Run workloads against backends in interleaved rounds and collect the samples.
+
+Owns: preparing one store per backend (corpus imported, untimed), walking the
+interleaved schedule, and turning each workload round into samples, a skip (a missing
+capability) or a failure (a wrong answer or an engine error). Must not touch:
+statistics or formatting (`report`), what a workload measures (`workloads`).
+
+A failed or skipped cell is not run again in later rounds, and never contributes a
+sample: a benchmark number is only reported for answers that were checked.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.bench.adapters import BenchServices, CapabilityMissing
+from engine.bench.progress import ProgressBar
+from engine.bench.schedule import interleaved_schedule
+from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
+from engine.errors import EngineError
+
+OK, SKIPPED, FAILED = "ok", "skipped", "failed"
+
+
+@dataclass(slots=True)
+class CellResult:
+    """The samples of one (workload, backend) pair, or why it has none."""
+
+    workload: str
+    group: str
+    query_class: str
+    backend: str
+    samples: list[Sample] = field(default_factory=list)
+    status: str = OK
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class BenchRun:
+    """Everything one benchmark run measured, in schedule order."""
+
+    manifest: dict[str, Any]
+    corpus_directory: Path
+    backends: tuple[str, ...]
+    rounds: int
+    cells: list[CellResult]
+    setup_seconds: dict[str, float]
+    environment: dict[str, str]
+
+
+def environment_facts() -> dict[str, str]:
+    """The machine facts a reader needs to compare two reports."""
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": str(os.cpu_count()),
+    }
+
+
+def _prepare_target(target: BenchTarget) -> tuple[str, float]:
+    """Create the backend's store and import the corpus; return (problem, seconds)."""
+    if target.store_directory.exists():
+        shutil.rmtree(target.store_directory)
+    target.store_directory.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    try:
+        backend = target.services.open_store(
+            target.backend_name, target.store_directory, True, True
+        )
+    except (CapabilityMissing, EngineError, ImportError) as error:
+        return f"cannot create a {target.backend_name} store: {error}", 0.0
+    target.backend = backend
+    try:
+        target.services.import_corpus(backend, target.corpus_directory)
+    except (CapabilityMissing, EngineError, ImportError) as error:
+        return f"cannot import the corpus: {error}", 0.0
+    return "", time.perf_counter() - started
+
+
+def run_benchmark(
+    corpus_directory: Path,
+    manifest: dict[str, Any],
+    backends: tuple[str, ...],
+    workloads: list[Workload],
+    work_directory: Path,
+    services: BenchServices,
+    rounds: int = 3,
+    progress: ProgressBar | None = None,
+) -> BenchRun:
+    """Prepare every backend, run the interleaved schedule, close the stores."""
+    targets = {
+        name: BenchTarget(
+            backend_name=name,
+            corpus_directory=corpus_directory,
+            manifest=manifest,
+            store_directory=work_directory / "stores" / name,
+            scratch_directory=work_directory / "scratch",
+            services=services,
+        )
+        for name in backends
+    }
+    (work_directory / "scratch").mkdir(parents=True, exist_ok=True)
+    by_name = {workload.name: workload for workload in workloads}
+    cells = {
+        (workload.name, name): CellResult(workload.name, workload.group, workload.query_class, name)
+        for workload in workloads
+        for name in backends
+    }
+    setup_seconds: dict[str, float] = {}
+    schedule = interleaved_schedule(list(by_name), list(backends), rounds)
+    if progress is not None:
+        progress.total = len(backends) + len(schedule)
+    try:
+        for name, target in targets.items():
+            problem, seconds = _prepare_target(target)
+            setup_seconds[name] = seconds
+            if problem:
+                for (_, backend_name), cell in cells.items():
+                    if backend_name == name:
+                        cell.status, cell.reason = SKIPPED, problem
+            if progress is not None:
+                progress.advance(f"prepared {name}")
+        for slot in schedule:
+            cell = cells[(slot.workload, slot.backend)]
+            workload = by_name[slot.workload]
+            max_rounds = getattr(workload, "max_rounds", None)
+            if cell.status == OK and (max_rounds is None or slot.round_number < max_rounds):
+                _run_cell(cell, workload, targets[slot.backend])
+            if progress is not None:
+                progress.advance(f"{slot.workload} {slot.backend}")
+    finally:
+        for target in targets.values():
+            if target.backend is not None:
+                target.backend.close()
+        if progress is not None:
+            progress.close()
+    return BenchRun(
+        manifest=manifest,
+        corpus_directory=corpus_directory,
+        backends=tuple(backends),
+        rounds=rounds,
+        cells=list(cells.values()),
+        setup_seconds=setup_seconds,
+        environment=environment_facts(),
+    )
+
+
+def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None:
+    """Run one round of one cell, recording samples, a skip or a failure."""
+    try:
+        cell.samples.extend(workload.run_round(target))
+    except CapabilityMissing as missing:
+        cell.status, cell.reason = SKIPPED, str(missing)
+    except WorkloadFailed as failure:
+        cell.status, cell.reason = FAILED, str(failure)
+        cell.samples.clear()
+    except (EngineError, OSError, ValueError, KeyError, TypeError) as error:
+        cell.status, cell.reason = FAILED, f"{type(error).__name__}: {error}"
+        cell.samples.clear()

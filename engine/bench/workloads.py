@@ -1,0 +1,409 @@
+"""Benchmark workloads, defined as data, each checking its own answer.
+
+Owns: what is measured (issue 5, item 1) and what a correct answer is. Must not touch:
+the order of runs (`schedule`), statistics, printing.
+
+A workload runs one *round* against one backend target and returns its samples (seconds
+of the timed call, plus named metrics such as messages per second or resident bytes).
+Only the call under test is timed; checking the answer happens after the clock stops,
+and a wrong answer raises `WorkloadFailed`, so a fast wrong backend cannot win.
+
+The query workloads are pure data: a `SearchRequest` plus the number of messages the
+corpus holds for it (from the corpus manifest, counted while the corpus was written),
+which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limit)`.
+
+| group     | workload                  | timed call                                   |
+|-----------|---------------------------|----------------------------------------------|
+| ingest    | `ingest/import`           | create a store + import the whole corpus     |
+| append    | `append/one_message`      | one message in its own durable transaction   |
+| reopen    | `reopen/first_query`      | new process: open the store + first query    |
+| query     | `query/<probe>`           | `Backend.search` for one probe               |
+| history   | `history/tail`, `/anchored` | a history page of the long session         |
+| agent     | `agent/sessions_search`   | the agent tool over every visible session    |
+| reconcile | `reconcile/rebuild`       | rebuild the index of every window            |
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.backends.protocol import Backend
+from engine.bench.adapters import (
+    BenchServices,
+    CapabilityMissing,
+    agent_sessions_search,
+    backend_method,
+)
+from engine.model import SearchRequest, SearchResult, SessionWindow
+
+#: The store-level limit every query workload uses (the agent tool always sends 25).
+QUERY_LIMIT = 25
+
+
+class WorkloadFailed(AssertionError):
+    """A workload's answer was wrong; the message says what was expected and seen."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One timed call: wall seconds and any named metrics it reports."""
+
+    seconds: float
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class BenchTarget:
+    """One backend under test: its prepared store and scratch space for fresh stores.
+
+    `backend` is the store prepared once (corpus imported) and shared by the read
+    workloads; `state` holds what a workload carries between rounds (e.g. the append
+    chain's last id).
+    """
+
+    backend_name: str
+    corpus_directory: Path
+    manifest: dict[str, Any]
+    store_directory: Path
+    scratch_directory: Path
+    services: BenchServices
+    backend: Backend | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+class Workload(Protocol):
+    """What the runner needs from a workload."""
+
+    name: str
+    group: str
+    query_class: str
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        """Run one round; raise WorkloadFailed on a wrong answer, CapabilityMissing to skip."""
+        ...
+
+
+# ------------------------------------------------------------------------------------
+# Query workloads
+# ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HitExpectation:
+    """The exact answer for a query whose corpus holds `matching` messages."""
+
+    matching: int
+    limit: int = QUERY_LIMIT
+
+    def problems(self, result: SearchResult, order: str) -> list[str]:
+        """What is wrong with `result` (empty when it is right).
+
+        >>> from engine.model import SearchHit
+        >>> hit = SearchHit("k", "s", "m", "user", 1.0, "x", 1.0)
+        >>> HitExpectation(3, limit=2).problems(SearchResult((hit, hit), truncated=True), "relevance")
+        []
+        >>> HitExpectation(3, limit=2).problems(SearchResult((hit,)), "relevance")
+        ['expected 2 hits, got 1', 'expected truncated=True, got False']
+        """
+        problems = []
+        expected_hits = min(self.matching, self.limit)
+        if len(result.hits) != expected_hits:
+            problems.append(f"expected {expected_hits} hits, got {len(result.hits)}")
+        if result.truncated != (self.matching > self.limit):
+            problems.append(
+                f"expected truncated={self.matching > self.limit}, got {result.truncated}"
+            )
+        if order == "recent":
+            stamps = [hit.timestamp for hit in result.hits]
+            if stamps != sorted(stamps, reverse=True):
+                problems.append("recent order: timestamps are not newest first")
+        return problems
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWorkload:
+    """One search request against the prepared store, `repeats` timed calls per round."""
+
+    name: str
+    query_class: str
+    request: SearchRequest
+    expectation: HitExpectation
+    repeats: int = 5
+    group: str = "query"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        backend = _prepared(target)
+        samples = []
+        for _ in range(self.repeats):
+            started = time.perf_counter()
+            result = backend.search(self.request)
+            elapsed = time.perf_counter() - started
+            problems = self.expectation.problems(result, self.request.order)
+            if problems:
+                raise WorkloadFailed(f"{self.name} ({self.request.query!r}): " + "; ".join(problems))
+            samples.append(Sample(elapsed))
+        return samples
+
+
+def _prepared(target: BenchTarget) -> Backend:
+    if target.backend is None:
+        raise CapabilityMissing("the prepared store is not open")
+    return target.backend
+
+
+def query_workloads(manifest: dict[str, Any], repeats: int = 5) -> list[QueryWorkload]:
+    """One workload per probe of the manifest, plus an agent-namespace scoped query."""
+    workloads = []
+    for name, probe in manifest["probes"].items():
+        request = SearchRequest(
+            query=probe["query"], limit=QUERY_LIMIT, session_keys=(),
+            match=probe["match"], order=probe["order"],
+        )
+        workloads.append(QueryWorkload(
+            f"query/{name}", probe["queryClass"], request,
+            HitExpectation(probe["matchingMessages"]), repeats,
+        ))
+    common = manifest["probes"]["common_word"]
+    by_agent = common["matchingMessagesByAgent"]
+    # An omitted key filter means the agent's namespace plus `global` and `unknown`
+    # (behaviour.md §5.3); the generator files `global` under the agent "".
+    scoped = by_agent.get("work_team", 0) + by_agent.get("", 0)
+    workloads.append(QueryWorkload(
+        "query/agent_scope", "agent namespace scope",
+        SearchRequest(query=common["query"], agent_id="work_team", limit=QUERY_LIMIT),
+        HitExpectation(scoped), repeats,
+    ))
+    return workloads
+
+
+# ------------------------------------------------------------------------------------
+# Write and lifecycle workloads
+# ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IngestWorkload:
+    """Create a fresh store and import the whole corpus (one sample per round)."""
+
+    name: str = "ingest/import"
+    group: str = "ingest"
+    query_class: str = "bulk import and indexing"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        directory = target.scratch_directory / f"ingest-{target.backend_name}"
+        if directory.exists():
+            shutil.rmtree(directory)
+        started = time.perf_counter()
+        backend = target.services.open_store(target.backend_name, directory, True, True)
+        try:
+            target.services.import_corpus(backend, target.corpus_directory)
+            elapsed = time.perf_counter() - started
+            stats = backend.stats()
+        finally:
+            backend.close()
+        counts = target.manifest["counts"]
+        problems = [
+            f"expected {counts[key]} {name}, got {stats.get(name)}"
+            for name, key in (("windows", "windows"), ("events", "events"))
+            if stats.get(name) != counts[key]
+        ]
+        size_bytes = _directory_bytes(directory)
+        shutil.rmtree(directory)
+        if problems:
+            raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
+        return [Sample(elapsed, {
+            "messages_per_second": counts["messages"] / elapsed if elapsed > 0 else 0.0,
+            "store_bytes": float(size_bytes),
+        })]
+
+
+def _directory_bytes(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+
+
+APPEND_SESSION_KEY = "agent:ops:bench:append"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendWorkload:
+    """Append single messages, each in its own durable transaction, to a linear window.
+
+    The window (`agent:ops:bench:append`, one per backend) is created untimed on first
+    use; each message's `parentId` is the previous one, so the index never goes dirty.
+    The text holds no probe word, so the query answers do not change.
+    """
+
+    repeats: int = 20
+    name: str = "append/one_message"
+    group: str = "append"
+    query_class: str = "single-message append (fsync)"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        backend = _prepared(target)
+        session_id = f"bench-append-{target.backend_name}"
+        if "append_parent" not in target.state:
+            with backend.transaction() as transaction:
+                transaction.put_window(SessionWindow(session_id, APPEND_SESSION_KEY, kind="system"))
+            target.state["append_parent"] = None
+            target.state["append_count"] = 0
+        samples = []
+        for _ in range(self.repeats):
+            number = target.state["append_count"] + 1
+            event = {
+                "type": "message", "id": f"append-{number:08d}",
+                "parentId": target.state["append_parent"],
+                "timestamp": 1_800_000_000_000 + number,
+                "message": {"role": "user", "content": f"Benchmark append number {number}"},
+            }
+            started = time.perf_counter()
+            with backend.transaction() as transaction:
+                transaction.append_event(session_id, event)
+            samples.append(Sample(time.perf_counter() - started))
+            target.state["append_parent"] = event["id"]
+            target.state["append_count"] = number
+        return samples
+
+
+@dataclass(frozen=True, slots=True)
+class ReopenWorkload:
+    """Open the prepared store in a new process and run the first query there.
+
+    The child (`python -m engine.bench.reopen_probe`) reports the open time, the first
+    query's time and its resident memory before and after opening, so memory is not
+    blurred by this process's own state. The sample is open + first query.
+    """
+
+    query: str = "the"
+    name: str = "reopen/first_query"
+    group: str = "reopen"
+    query_class: str = "reopen: time to first query"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        command = [
+            sys.executable, "-m", "engine.bench.reopen_probe",
+            "--backend", target.backend_name, "--store", str(target.store_directory),
+            "--query", self.query,
+        ]
+        completed = subprocess.run(
+            command, capture_output=True, text=True, check=False, env=dict(os.environ),
+        )
+        if completed.returncode != 0:
+            raise WorkloadFailed(f"{self.name}: probe failed: {completed.stderr.strip()[-500:]}")
+        report = json.loads(completed.stdout)
+        if report["hits"] < 1:
+            raise WorkloadFailed(f"{self.name}: first query {self.query!r} found no hit")
+        return [Sample(report["open_seconds"] + report["first_query_seconds"], {
+            "open_seconds": report["open_seconds"],
+            "first_query_seconds": report["first_query_seconds"],
+            "resident_bytes": float(report["resident_bytes_after_open"]),
+            "resident_bytes_opened": float(
+                report["resident_bytes_after_open"] - report["resident_bytes_before_open"]
+            ),
+        })]
+
+
+# ------------------------------------------------------------------------------------
+# Workloads on capabilities beyond the Backend protocol (skip until they exist)
+# ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWorkload:
+    """A history page of the long session: the tail, or a window around an anchor."""
+
+    anchored: bool
+    limit: int = 20
+    repeats: int = 5
+    group: str = "history"
+
+    @property
+    def name(self) -> str:
+        return "history/anchored" if self.anchored else "history/tail"
+
+    @property
+    def query_class(self) -> str:
+        return "anchored history read" if self.anchored else "tail history read"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        backend = _prepared(target)
+        history = backend_method(backend, "history", "history reads")
+        long_session = target.manifest["longSession"]
+        arguments: dict[str, Any] = {"session_key": long_session["sessionKey"], "limit": self.limit}
+        if self.anchored:
+            arguments["message_id"] = long_session["anchorMessageId"]
+            arguments["session_id"] = long_session["sessionId"]
+        samples = []
+        for _ in range(self.repeats):
+            started = time.perf_counter()
+            page = history(**arguments)
+            elapsed = time.perf_counter() - started
+            messages = page["messages"] if isinstance(page, dict) else page.messages
+            if not 1 <= len(messages) <= self.limit:
+                raise WorkloadFailed(f"{self.name}: expected 1..{self.limit} messages, got "
+                                     f"{len(messages)}")
+            samples.append(Sample(elapsed))
+        return samples
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolWorkload:
+    """`sessions_search` over every visible session (the manifest has 200+ keys)."""
+
+    repeats: int = 3
+    name: str = "agent/sessions_search"
+    group: str = "agent"
+    query_class: str = "agent tool over 200+ sessions"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        backend = _prepared(target)
+        common = target.manifest["probes"]["common_word"]
+        samples = []
+        for _ in range(self.repeats):
+            started = time.perf_counter()
+            output = agent_sessions_search(backend, common["query"], 10)
+            elapsed = time.perf_counter() - started
+            if len(output.get("results", [])) < 1:
+                raise WorkloadFailed(f"{self.name}: no results for {common['query']!r}")
+            samples.append(Sample(elapsed))
+        return samples
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileWorkload:
+    """Rebuild the index of every window from the transcripts (messages per second)."""
+
+    name: str = "reconcile/rebuild"
+    group: str = "reconcile"
+    query_class: str = "reconciliation throughput"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        backend = _prepared(target)
+        rebuild = backend_method(backend, "rebuild_index", "reconciliation")
+        started = time.perf_counter()
+        rebuild()
+        elapsed = time.perf_counter() - started
+        messages = target.manifest["counts"]["messages"]
+        return [Sample(elapsed, {"messages_per_second": messages / elapsed if elapsed else 0.0})]
+
+
+def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list[Workload]:
+    """Every workload of issue 5 for one corpus, in running order.
+
+    Ingest first (fresh stores), then reads of the prepared store, then the writes
+    and rebuilds that change it.
+    """
+    workloads: list[Workload] = [IngestWorkload(), ReopenWorkload()]
+    workloads.extend(query_workloads(manifest, query_repeats))
+    workloads.extend([
+        HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
+        AgentToolWorkload(), AppendWorkload(), ReconcileWorkload(),
+    ])
+    return workloads

@@ -1,0 +1,128 @@
+"""`session-search bench`: time every backend on a generated corpus and report.
+
+Owns: the command's arguments and its output (progress on stderr, the table or JSON on
+stdout, `bench.json` and PNG charts in `--out`). Must not touch: what is measured or how
+(`engine.bench`).
+
+    session-search bench [--size tiny|10k|100k|1m] [--seed N] [--backends a,b]
+                         [--rounds N] [--repeats N] [--only GROUP,...] [--corpus DIR]
+                         [--out DIR] [--no-progress] [--json]
+
+The corpus is generated once into the cache (`$SESSION_SEARCH_CACHE`, else
+`./corpora/cache` in a checkout) and reused. `--corpus DIR` benchmarks an existing
+corpus directory that has a `manifest.json` (one written by the generator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from engine.bench.adapters import CapabilityMissing, default_services
+from engine.bench.charts import write_charts
+from engine.bench.corpus_generator import (
+    CORPUS_SIZES,
+    DEFAULT_SEED,
+    corpus_size,
+    ensure_corpus,
+    read_manifest,
+)
+from engine.bench.progress import ProgressBar
+from engine.bench.report import format_report_table, report_document, report_rows, write_report
+from engine.bench.runner import run_benchmark
+from engine.bench.workloads import standard_workloads
+from engine.cli.output import print_json
+from engine.errors import EngineError, UsageError
+
+
+def register(subparsers: Any) -> None:
+    """Add the `bench` command."""
+    parser = subparsers.add_parser(
+        "bench", help="benchmark the backends on a generated corpus",
+        description="Run the benchmark workloads on every backend in interleaved rounds, "
+                    "print medians and p95 with ratios against SQLite FTS5, and write "
+                    "bench.json plus PNG charts.",
+    )
+    parser.add_argument("--size", default="10k", choices=list(CORPUS_SIZES),
+                        help="generated corpus size (default 10k)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="corpus seed")
+    parser.add_argument("--corpus", type=Path, help="an existing generated corpus directory")
+    parser.add_argument("--backends", help="comma-separated backend names (default: all)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed calls per query workload per round (default 5)")
+    parser.add_argument("--only", help="comma-separated workload groups to run "
+                        "(ingest, reopen, query, history, agent, append, reconcile)")
+    parser.add_argument("--out", type=Path, default=Path("bench/out"),
+                        help="output directory for bench.json and charts (default bench/out)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    parser.set_defaults(run=run)
+
+
+def _backends(requested: str | None, available: tuple[str, ...]) -> tuple[str, ...]:
+    if not requested:
+        return available
+    names = tuple(name.strip() for name in requested.split(",") if name.strip())
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise UsageError(
+            f"unknown backend {unknown[0]!r}; choose from: {', '.join(available)}"
+        )
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate or find the corpus, run the benchmark, print and write the report."""
+    if args.rounds < 1 or args.repeats < 1:
+        raise UsageError("--rounds and --repeats must be at least 1")
+    services = default_services()
+    try:
+        available = services.backend_names()
+    except CapabilityMissing as missing:
+        raise EngineError(f"cannot benchmark: {missing}") from None
+    backends = _backends(args.backends, available)
+    show_progress = not args.no_progress
+    if args.corpus is not None:
+        corpus = args.corpus
+        if not (corpus / "manifest.json").is_file():
+            raise UsageError(f"{corpus}: not a generated corpus (no manifest.json)")
+    else:
+        size = corpus_size(args.size)
+        generation = ProgressBar(size.messages, f"corpus {size.name}", enabled=show_progress)
+        corpus = ensure_corpus(size, args.seed, progress=lambda done, _: generation.update(done))
+        generation.close()
+    manifest = read_manifest(corpus)
+    workloads = standard_workloads(manifest, query_repeats=args.repeats)
+    if args.only:
+        groups = {group.strip() for group in args.only.split(",")}
+        workloads = [workload for workload in workloads if workload.group in groups]
+        if not workloads:
+            raise UsageError(f"--only {args.only!r} selects no workload")
+    progress = ProgressBar(0, "bench", enabled=show_progress)
+    work_directory = Path(tempfile.mkdtemp(prefix="session-search-bench-"))
+    try:
+        bench_run = run_benchmark(
+            corpus, manifest, backends, workloads, work_directory, services,
+            rounds=args.rounds, progress=progress,
+        )
+    finally:
+        shutil.rmtree(work_directory, ignore_errors=True)
+    rows = report_rows(bench_run)
+    document = report_document(bench_run, rows)
+    report_path = write_report(document, args.out)
+    charts = write_charts(rows, backends, args.out)
+    document["files"] = [str(report_path)] + [str(path) for path in charts]
+    if args.json:
+        print_json(document)
+    else:
+        counts = manifest["counts"]
+        print(f"corpus {manifest['size']} (seed {manifest['seed']}): {counts['messages']:,} "
+              f"messages, {counts['sessionKeys']:,} session keys, {counts['windows']:,} windows; "
+              f"{args.rounds} interleaved rounds")
+        print(format_report_table(rows))
+        print(f"wrote {', '.join(document['files'])}")
+    return 0
