@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engine.cli.store_commands",
     "engine.cli.tokenize_command",
     "engine.cli.search_commands",
+    "engine.cli.dump_command",
 )
 
 

@@ -203,7 +203,8 @@ def describe_payload(value: Any) -> dict[str, Any]:
     record = decode_segment_value(value)
     match record:
         case WindowRecord():
-            return {"kind": "window", **encode_segment_value(record)[1]}
+            # nested: a window has its own `kind` field (chat, subagent, ...)
+            return {"kind": "window", "window": encode_segment_value(record)[1]}
         case EventRecord():
             return {"kind": "event", "session_id": record.session_id, "seq": record.seq,
                     "created_at": record.created_at, "event": record.event}

@@ -1,0 +1,135 @@
+"""`session-search dump`: the store listing and one file's records, plain and --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import cli
+from engine.codec.framing import HEADER_SIZE, Frame, iter_frames
+from engine.config import EngineConfig
+from engine.diagnostics.dump import read_file, summarize_store
+from engine.directory import FileDirectory, MemoryDirectory
+from engine.errors import CorruptFile, StoreError
+from engine.model import SessionWindow
+from engine.transcript.store import TranscriptStore
+
+SEGMENT_1 = "transcripts/segment-000001.log"
+SEGMENT_2 = "transcripts/segment-000002.log"
+
+
+@pytest.fixture(autouse=True)
+def only_the_dump_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parse with the dump command alone, so other commands' state cannot interfere."""
+    assert "engine.cli.dump_command" in cli.COMMAND_MODULES
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("engine.cli.dump_command",))
+
+
+def make_store(path: Path) -> Path:
+    config = EngineConfig(segment_roll_bytes=200)
+    with TranscriptStore.create(FileDirectory(path), config=config) as store:
+        with store.transaction() as transaction:
+            transaction.put_window(SessionWindow("w1", "agent:main:main", title="Café"))
+            transaction.append_event("w1", {"id": "a", "text": "héllo"}, 5.0)
+        with store.transaction() as transaction:
+            transaction.append_event("w1", {"id": "b"}, 6.0)
+            transaction.delete_session("global")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    status = cli.main(["dump", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = make_store(tmp_path / "s")
+    status, out, _ = run(capsys, "--store", str(store))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["name", "kind", "size", "version", "records", "note"]
+    assert [line.split()[:2] for line in lines[2:]] == [
+        ["LOCK", "lock"], ["store.meta", "store"], [SEGMENT_1, "segment"],
+        [SEGMENT_2, "segment"]]
+    status, out, _ = run(capsys, "--store", str(store), "--json")
+    files = json.loads(out)["files"]
+    assert [(f["name"], f["kind"], f["version"], f["records"]) for f in files] == [
+        ("LOCK", "lock", None, None), ("store.meta", "store", 1, 1),
+        (SEGMENT_1, "segment", 1, 3), (SEGMENT_2, "segment", 1, 2)]
+    assert [f["size"] for f in files][1:] == [
+        (store / name).stat().st_size for name in ("store.meta", SEGMENT_1, SEGMENT_2)]
+
+
+def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = make_store(tmp_path / "s")
+    status, out, _ = run(capsys, "--store", str(store), SEGMENT_1)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"file: {SEGMENT_1}  kind: segment  version: 1  flags: 0")
+    assert lines[1].split() == ["offset", "length", "crc", "kind", "fields"]
+    assert lines[3].split()[0] == str(HEADER_SIZE) and lines[3].split()[3] == "window"
+    assert lines[4].split(maxsplit=4)[3:] == [
+        "event", ('{"session_id":"w1","seq":0,"created_at":5.0,'
+                  '"event":{"id":"a","text":"héllo"}}')]
+    assert lines[5].split()[3] == "commit"
+    assert lines[6].startswith("footer at byte offset ") and lines[6].endswith("(verified)")
+
+
+def test_one_file_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = make_store(tmp_path / "s")
+    status, out, _ = run(capsys, "--store", str(store), SEGMENT_1, "--json")
+    assert status == 0
+    view = json.loads(out)
+    data = (store / SEGMENT_1).read_bytes()
+    frames = [item for item in iter_frames(data) if isinstance(item, Frame)]
+    assert [(r["offset"], r["length"], r["crc"], r["crc_ok"]) for r in view["records"]] == [
+        (f.offset, f.length, f"{f.crc:08x}", True) for f in frames]
+    assert [r["kind"] for r in view["records"]] == ["window", "event", "commit"]
+    assert view["records"][0]["fields"]["window"]["title"] == "Café"
+    assert view["records"][0]["fields"]["window"]["kind"] == "chat"
+    assert view["footer"]["record_count"] == 3
+    assert view["torn_tail"] is None
+    meta = json.loads(run(capsys, "--store", str(store), "store.meta", "--json")[1])
+    assert meta["records"][0]["fields"]["backend"] == "reference"
+
+
+def test_corrupt_and_missing_files_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = make_store(tmp_path / "s")
+    data = bytearray((store / SEGMENT_1).read_bytes())
+    data[HEADER_SIZE + 20] ^= 0xFF
+    (store / SEGMENT_1).write_bytes(bytes(data))
+    status, out, err = run(capsys, "--store", str(store), SEGMENT_1)
+    assert (status, out) == (1, "")
+    assert err == (f"session-search: error: {store / SEGMENT_1}: corrupt at byte offset "
+                   f"{HEADER_SIZE}: record CRC mismatch\n")
+    status, out, _ = run(capsys, "--store", str(store), "--json")  # the listing still works
+    row = next(f for f in json.loads(out)["files"] if f["name"] == SEGMENT_1)
+    assert row["note"].endswith("record CRC mismatch")
+    assert run(capsys, "--store", str(store), "nope.log")[2].endswith(
+        "nope.log: no such store file\n")
+    assert run(capsys, "--store", str(store), "../x")[2] == (
+        "session-search: error: invalid store file name '../x'\n")
+    assert run(capsys, "--store", str(tmp_path / "none"))[0] == 1
+
+
+def test_torn_tail_is_a_note(tmp_path: Path) -> None:
+    directory = MemoryDirectory()
+    with TranscriptStore.create(directory) as store, store.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "global"))
+    data = directory.read_bytes(SEGMENT_1)
+    directory.write_atomic(SEGMENT_1, data[:-3])
+    view = read_file(directory, SEGMENT_1)
+    assert [record.kind for record in view.records] == ["window"]
+    assert view.torn_tail is not None and view.torn_tail.at_tail
+    summary = {s.name: s for s in summarize_store(directory)}[SEGMENT_1]
+    assert summary.records == 1 and summary.note.startswith("torn tail at byte offset")
+    with pytest.raises(StoreError, match="no records to show"):
+        read_file(FileDirectory(make_store(tmp_path / "s")), "LOCK")
+    directory.write_atomic("stray.bin", b"not a framed file at all")
+    with pytest.raises(CorruptFile, match="header CRC mismatch"):
+        read_file(directory, "stray.bin")
