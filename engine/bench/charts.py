@@ -21,7 +21,10 @@ from engine.bench.bar_chart import BarSeries, grouped_bar_chart
 from engine.bench.report import ReportRow
 
 
-def _matplotlib_writer() -> Callable[[Path, str, Sequence[str], Sequence[BarSeries], str], None] | None:
+ChartWriter = Callable[[Path, str, Sequence[str], Sequence[BarSeries], str], None]
+
+
+def _matplotlib_writer() -> ChartWriter | None:
     try:
         import matplotlib
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 def _words(text: str) -> tuple[str, ...]:
     """The whitespace-separated words of a hand-written list, in order.
 
-    >>> _words(" a  b\nc ")
+    >>> _words(" a  b  c ")
     ('a', 'b', 'c')
     """
     return tuple(text.split())
@@ -141,11 +141,15 @@ CODE_IDENTIFIERS: tuple[str, ...] = _words(
     """
 )
 
-CODE_KEYWORDS: tuple[str, ...] = _words("def return import from class const let await async for while if else try except")
+CODE_KEYWORDS: tuple[str, ...] = _words(
+    "def return import from class const let await async for while if else try except"
+)
 
 LOG_LEVELS: tuple[str, ...] = ("INFO", "WARN", "ERROR", "DEBUG")
 
-LOG_COMPONENTS: tuple[str, ...] = _words("gateway scheduler indexer reconciler http_server auth_proxy db_pool cache_layer")
+LOG_COMPONENTS: tuple[str, ...] = _words(
+    "gateway scheduler indexer reconciler http_server auth_proxy db_pool cache_layer"
+)
 
 LOG_EVENTS: tuple[str, ...] = _words(
     """

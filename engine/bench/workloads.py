@@ -108,7 +108,8 @@ class HitExpectation:
 
         >>> from engine.model import SearchHit
         >>> hit = SearchHit("k", "s", "m", "user", 1.0, "x", 1.0)
-        >>> HitExpectation(3, limit=2).problems(SearchResult((hit, hit), truncated=True), "relevance")
+        >>> full = SearchResult((hit, hit), truncated=True)
+        >>> HitExpectation(3, limit=2).problems(full, "relevance")
         []
         >>> HitExpectation(3, limit=2).problems(SearchResult((hit,)), "relevance")
         ['expected 2 hits, got 1', 'expected truncated=True, got False']
@@ -148,7 +149,8 @@ class QueryWorkload:
             elapsed = time.perf_counter() - started
             problems = self.expectation.problems(result, self.request.order)
             if problems:
-                raise WorkloadFailed(f"{self.name} ({self.request.query!r}): " + "; ".join(problems))
+                query = self.request.query
+                raise WorkloadFailed(f"{self.name} ({query!r}): " + "; ".join(problems))
             samples.append(Sample(elapsed))
         return samples
 
