@@ -20,7 +20,6 @@ from pathlib import Path
 from engine.bench.bar_chart import BarSeries, grouped_bar_chart
 from engine.bench.report import ReportRow
 
-
 ChartWriter = Callable[[Path, str, Sequence[str], Sequence[BarSeries], str], None]
 
 

@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engine.cli.tokenize_command",
     "engine.cli.search_commands",
     "engine.cli.dump_command",
+    "engine.cli.bench_command",
 )
 
 
