@@ -1,0 +1,110 @@
+"""Importing flat messages files (engine.ingest.flat): windows, linear chains, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.directory import MemoryDirectory
+from engine.errors import DuplicateImport, MalformedInput
+from engine.ingest import import_sources
+from engine.model import SessionWindow
+from engine.transcript.projection import index_entries
+from engine.transcript.store import TranscriptStore
+from engine.transcript.tree import active_path
+
+LINES = [
+    {"sessionKey": "agent:main:main", "sessionId": "s1", "messageId": "q1", "role": "user",
+     "timestamp": "2026-03-01T10:00:00Z", "text": "Where is the café?"},
+    {"sessionKey": "global", "sessionId": "g1", "messageId": "n1", "role": "user",
+     "text": "no timestamp here"},
+    {"sessionKey": "agent:main:main", "sessionId": "s1", "messageId": "a1", "role": "assistant",
+     "timestamp": 1772359260000, "text": "Round the corner."},
+    {"sessionKey": "agent:main:main", "sessionId": "s2", "messageId": "q1", "role": "user",
+     "timestamp": None, "text": "New window, same key."},
+    {"sessionKey": "agent:main:main", "sessionId": "s2", "messageId": "t1", "role": "toolResult",
+     "text": "tool output"},
+]
+
+
+def write_lines(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def store() -> TranscriptStore:
+    with TranscriptStore.create(MemoryDirectory()) as opened:
+        yield opened
+
+
+def test_flat_file_builds_windows_and_linear_chains(store: TranscriptStore,
+                                                    tmp_path: Path) -> None:
+    report = import_sources(store, [write_lines(tmp_path / "m.jsonl", LINES)], received_at=5.0)
+    assert (report.windows, report.events, report.sources[0][1]) == (3, 5, "flat")
+    assert store.window("s1") == SessionWindow(
+        "s1", "agent:main:main", current=False, created_at=1772359200000.0)
+    assert store.window("s2") == SessionWindow(
+        "s2", "agent:main:main", previous_session_id="s1", reason="rollover")
+    assert store.window("g1") == SessionWindow("g1", "global")
+    assert [e.event for e in store.events("s1")] == [
+        {"type": "message", "id": "q1", "parentId": None, "timestamp": "2026-03-01T10:00:00Z",
+         "message": {"role": "user", "content": "Where is the café?"}},
+        {"type": "message", "id": "a1", "parentId": "q1", "timestamp": 1772359260000,
+         "message": {"role": "assistant", "content": "Round the corner."}},
+    ]
+    assert "timestamp" not in store.events("g1")[0].event
+    assert [e.event["id"] for e in active_path(store.events("s2"))] == ["q1", "t1"]
+    entries = index_entries(store.events("s2"))
+    assert [(e.message_id, e.timestamp) for e in entries] == [("q1", 5.0)]
+
+
+def test_flat_window_follows_an_existing_current_window(store: TranscriptStore,
+                                                        tmp_path: Path) -> None:
+    import_sources(store, [write_lines(tmp_path / "one.jsonl", LINES[:1])])
+    import_sources(store, [write_lines(tmp_path / "two.jsonl", [
+        {**LINES[0], "sessionId": "s9", "messageId": "x"}])])
+    assert store.window("s1").current is False
+    assert store.window("s9").previous_session_id == "s1"
+    assert [w.session_id for w in store.windows_of("agent:main:main") if w.current] == ["s9"]
+
+
+def test_flat_reimport_is_a_duplicate(store: TranscriptStore, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "m.jsonl", LINES)
+    import_sources(store, [path])
+    before = store.stats()
+    with pytest.raises(DuplicateImport, match=r'm\.jsonl:1: session window "s1"'):
+        import_sources(store, [path])
+    assert store.stats() == before
+
+
+BAD_LINES = [
+    ("unknown field", {**LINES[0], "author": "me"}, "unknown field 'author'"),
+    ("missing text", {k: v for k, v in LINES[0].items() if k != "text"}, 'missing "text"'),
+    ("text not string", {**LINES[0], "text": 5}, '"text" must be a string'),
+    ("blank role", {**LINES[0], "role": " "}, '"role" must not be blank'),
+    ("bad key", {**LINES[0], "sessionKey": "agent:main"}, 'session key "agent:main"'),
+    ("bad timestamp", {**LINES[0], "timestamp": [1]}, '"timestamp" must be epoch milliseconds'),
+    ("id under another key", {**LINES[2], "sessionKey": "global"},
+     'sessionId "s1" belongs to key "agent:main:main" (line 1), not "global"'),
+    ("repeated message id", {**LINES[2], "messageId": "q1"},
+     'messageId "q1" is already used in window "s1" on line 1'),
+    ("bad session id", {**LINES[2], "sessionId": "a/b"}, 'must not contain "/"'),
+]
+
+
+@pytest.mark.parametrize(("name", "row", "reason"), BAD_LINES, ids=[c[0] for c in BAD_LINES])
+def test_bad_flat_line_names_the_line_and_imports_nothing(
+    store: TranscriptStore, tmp_path: Path, name: str, row: dict[str, Any], reason: str
+) -> None:
+    rows = [LINES[0], LINES[1], row]
+    path = write_lines(tmp_path / "m.jsonl", rows)
+    with pytest.raises(MalformedInput) as caught:
+        import_sources(store, [path])
+    assert (caught.value.path, caught.value.line) == (str(path), 3)
+    assert reason in caught.value.reason
+    assert store.stats()["windows"] == 0 and store.stats()["events"] == 0
