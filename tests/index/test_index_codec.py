@@ -1,0 +1,102 @@
+"""Round trips and corruption of the three index file kinds (postings, terms, manifest)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
+from engine.codec.postings_file import (
+    check_postings_file,
+    decode_posting_list,
+    decode_postings_record,
+    encode_posting_list,
+    encode_postings_file,
+)
+from engine.codec.terms_file import decode_terms_file, encode_terms_file
+from engine.errors import CorruptFile
+
+
+@st.composite
+def posting_lists(draw: st.DrawFn) -> list[tuple[int, tuple[int, ...]]]:
+    doc_ids = sorted(draw(st.sets(st.integers(0, 10_000), max_size=40)))
+    return [
+        (doc_id, tuple(sorted(draw(st.sets(st.integers(0, 500), min_size=1, max_size=6)))))
+        for doc_id in doc_ids
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(posting_lists(), st.integers(1, 5))
+def test_posting_list_round_trip_any_block_size(postings, block_size):
+    assert decode_posting_list(encode_posting_list(postings, block_size)) == postings
+
+
+def test_posting_blocks_are_delta_coded_and_full_except_the_last():
+    value = encode_posting_list([(5, [1, 3]), (6, [0]), (10, [2])], block_size=2)
+    assert value == [[6, [5, 1], [[1, 2], [0]]], [10, [4], [[2]]]]
+
+
+def test_postings_file_round_trip_through_slots():
+    lists = [("alpha", [(0, (0, 4))]), ("beta", [(1, (2,)), (3, (0, 1))])]
+    data, slots = encode_postings_file(lists, block_size=1)
+    assert check_postings_file(data, "p") == 2
+    for term, postings in lists:
+        frequency, offset, _length = slots[term]
+        assert frequency == len(postings)
+        assert decode_postings_record(data, offset, "p") == [(d, tuple(p)) for d, p in postings]
+
+
+def test_flipped_byte_in_postings_names_file_and_offset():
+    data, slots = encode_postings_file([("alpha", [(0, (0,))])], block_size=4)
+    offset = slots["alpha"][1]
+    damaged = bytearray(data)
+    damaged[offset + 9] ^= 0xFF
+    with pytest.raises(CorruptFile) as caught:
+        check_postings_file(bytes(damaged), "index/segment-000001.postings")
+    assert caught.value.path == "index/segment-000001.postings"
+    assert caught.value.offset == offset
+
+
+def test_block_header_mismatch_is_corruption():
+    with pytest.raises(ValueError, match="header says 9"):
+        decode_posting_list([[9, [3, 4], [[0], [1]]]])
+
+
+def test_terms_file_round_trip_keeps_rows_and_entries():
+    rows = [
+        (3, "w1", "m1", "user", 12.5, 3, 0, "Café crème brûlée"),
+        (9, "w2", "m2", "assistant", "2026-01-01", 1, 4, "x"),
+        (10, "w2", "m3", "assistant", None, 1, 5, "y"),
+    ]
+    entries = [("brulee", 1, 16, 30), ("cafe", 1, 46, 30), ("creme", 1, 76, 30)]
+    decoded = decode_terms_file(encode_terms_file(rows, entries), "t")
+    assert decoded.documents == rows
+    assert decoded.terms == entries
+
+
+def test_terms_file_without_footer_is_corrupt():
+    data = encode_terms_file([(0, "w", "m", "user", 1.0, 1, 0, "x")], [("x", 1, 16, 9)])
+    with pytest.raises(CorruptFile, match="corrupt at byte offset"):
+        decode_terms_file(data[:-24], "t")
+
+
+def test_manifest_round_trip_and_truncation():
+    manifest = Manifest(
+        generation=12, next_doc_id=40, profile="unicode61 remove_diacritics=2",
+        segments=(("segment-000002", 0, 19, 18), ("segment-000003", 20, 39, 20)),
+        deleted=(4, 7), windows=(("a", 3, "m4", False), ("b", 9, None, True)),
+    )
+    data = encode_manifest(manifest)
+    assert decode_manifest(data, "index/manifest") == manifest
+    with pytest.raises(CorruptFile):
+        decode_manifest(data[:-5], "index/manifest")
+
+
+def test_file_kinds_are_registered_for_dump():
+    from engine.codec import kind_of_magic
+
+    assert [kind_of_magic(magic).name for magic in (b"SS.POSTS", b"SS.TERMS", b"SS.MANIF")] == [
+        "postings", "terms", "manifest",
+    ]

@@ -1,0 +1,156 @@
+"""Term dictionary, live index statistics, phrase matching against the naive oracle,
+flush / merge / reload, and the invariant checker."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.directory import MemoryDirectory
+from engine.index.check import check_index
+from engine.index.inverted_index import InvertedIndex
+from engine.index.matching import phrase_occurrences
+from engine.index.postings import Posting
+from engine.index.termdict import TermDictionary
+from engine.index.writer import IndexSettings, flush_index, load_index, merge_index
+from engine.model import IndexEntry
+from engine.query.ast import Phrase
+from engine.query.phrase_match import phrase_positions
+
+PROFILE = "test-profile"
+WORDS = ["a", "ab", "abc", "b", "ba", "c"]
+
+
+def entry(number: int, session_id: str = "w") -> IndexEntry:
+    return IndexEntry(session_id, f"m{number}", "user", float(number), f"text {number}", number)
+
+
+def build(documents: list[list[str]]) -> InvertedIndex:
+    index = InvertedIndex()
+    for number, terms in enumerate(documents):
+        index.add_entry(entry(number, f"w{number % 3}"), terms)
+    return index
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text("abc", max_size=4), st.integers(), max_size=20), st.text("abc", max_size=2))
+def test_term_dictionary_is_a_sorted_dict_with_prefixes(entries, prefix):
+    terms = TermDictionary(entries)
+    assert list(terms.terms()) == sorted(entries)
+    assert list(terms.with_prefix(prefix)) == sorted(t for t in entries if t.startswith(prefix))
+    for term, value in entries.items():
+        assert terms.get(term) == value
+
+
+documents_strategy = st.lists(st.lists(st.sampled_from(WORDS), max_size=8), max_size=12)
+phrase_strategy = st.builds(
+    Phrase, st.lists(st.sampled_from(WORDS), max_size=3).map(tuple), st.booleans()
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(documents_strategy, phrase_strategy, st.sets(st.integers(0, 11)))
+def test_phrase_occurrences_equal_the_naive_oracle(documents, phrase, deleted):
+    index = build(documents)
+    for doc_id in sorted(deleted):
+        if doc_id < len(documents):
+            index.delete_document(doc_id)
+    expected = {}
+    for doc_id, terms in enumerate(documents):
+        positions = phrase_positions(terms, phrase)
+        if positions and doc_id not in deleted:
+            expected[doc_id] = positions
+    assert phrase_occurrences(index, phrase.terms, prefix=phrase.prefix) == expected
+    assert check_index(index) == []
+
+
+def test_statistics_count_every_live_row_and_drop_deleted_ones():
+    index = build([["a", "b"], ["c"], ["a", "a", "a"]])
+    assert (index.document_count, index.total_tokens) == (3, 6)
+    assert index.average_length == 2.0
+    index.delete_document(1)
+    assert (index.document_count, index.total_tokens) == (2, 5)
+    assert index.postings("c") == []
+    assert index.postings("a") == [Posting(0, (0,)), Posting(2, (0, 1, 2))]
+
+
+@settings(max_examples=25, deadline=None)
+@given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush", "merge"]), max_size=10))
+def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
+    directory = MemoryDirectory()
+    tiny = IndexSettings(block_size=2, flush_documents=1000, merge_segments=3)
+    index = InvertedIndex()
+    pending = list(documents)
+    for action in actions:
+        if action == "add" and pending:
+            index.add_entry(entry(index.next_doc_id), pending.pop(0))
+        elif action == "delete" and index.document_count:
+            index.delete_document(next(iter(index.documents())).doc_id)
+        elif action == "flush":
+            flush_index(directory, index, PROFILE, tiny)
+        elif action == "merge":
+            merge_index(directory, index, PROFILE, tiny)
+        assert check_index(index) == []
+    flush_index(directory, index, PROFILE, tiny)
+    reloaded = load_index(directory, PROFILE)
+    assert check_index(reloaded) == []
+    assert list(reloaded.documents()) == list(index.documents())
+    assert reloaded.next_doc_id == index.next_doc_id
+    for word in WORDS:
+        assert reloaded.postings(word) == index.postings(word)
+        assert reloaded.terms_with_prefix(word) == index.terms_with_prefix(word)
+
+
+def test_merge_drops_tombstones_and_old_files():
+    directory = MemoryDirectory()
+    tiny = IndexSettings(block_size=2, flush_documents=1000, merge_segments=10)
+    index = build([["a"], ["b"], ["c"]])
+    flush_index(directory, index, PROFILE, tiny)
+    index.add_entry(entry(3), ["a", "c"])
+    flush_index(directory, index, PROFILE, tiny)
+    index.delete_document(0)
+    flush_index(directory, index, PROFILE, tiny)
+    assert index.deleted == {0}
+    assert len(index.segments) == 2
+    merge_index(directory, index, PROFILE, tiny)
+    assert index.deleted == set()
+    assert [segment.name for segment in index.segments] == ["segment-000003"]
+    assert directory.list_names("index/") == [
+        "index/manifest", "index/segment-000003.postings", "index/segment-000003.terms",
+    ]
+    assert index.postings("a") == [Posting(3, (0,))]
+
+
+def test_unreferenced_segment_files_are_removed_by_the_next_commit():
+    directory = MemoryDirectory()
+    directory.write_atomic("index/segment-000007.terms", b"left by a crashed flush")
+    index = build([["a"]])
+    flush_index(directory, index, PROFILE, IndexSettings())
+    assert "index/segment-000007.terms" not in directory.list_names("index/")
+
+
+def test_loading_with_another_profile_is_refused():
+    directory = MemoryDirectory()
+    flush_index(directory, build([["a"]]), PROFILE, IndexSettings())
+    with pytest.raises(Exception, match="index was built with 'test-profile'"):
+        load_index(directory, "other")
+
+
+def test_checker_reports_a_position_past_the_row_length():
+    index = build([["a", "b"]])
+    index.buffer._terms.set("zz", [Posting(0, (7,))])  # damage on purpose
+    problems = check_index(index)
+    assert "buffer: term 'zz' doc 0: position outside 0..1" in problems
+    assert "buffer: doc 0 positions do not cover 0..1" in problems
+
+
+def test_checker_reports_rows_that_point_at_missing_messages():
+    index = build([["a"], ["b"]])
+
+    def row_source(session_id, seq):
+        if seq == 1:
+            return False, None
+        return True, entry(seq, session_id)
+
+    assert check_index(index, row_source) == ["row 1 (w1 seq 1): points at a missing message"]
