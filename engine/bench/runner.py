@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.bench.adapters import BenchServices, CapabilityMissing
+from engine.bench.adapters import BenchServices, CapabilityMissing, finish_indexing
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
 from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
@@ -80,6 +80,7 @@ def _prepare_target(target: BenchTarget) -> tuple[str, float]:
     target.backend = backend
     try:
         target.services.import_corpus(backend, target.corpus_directory)
+        finish_indexing(backend)
     except (CapabilityMissing, EngineError, ImportError) as error:
         return f"cannot import the corpus: {error}", 0.0
     return "", time.perf_counter() - started
