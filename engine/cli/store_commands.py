@@ -29,7 +29,7 @@ from typing import Any
 import engine
 from engine.cli.output import format_table, print_json
 from engine.errors import EngineError, UsageError
-from engine.ingest import ImportReport, ImportTarget, import_sources
+from engine.ingest import ImportReport, ImportTarget, detect_form, import_sources
 from engine.transcript.store import TranscriptStore
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
@@ -138,7 +138,12 @@ def run_demo(args: argparse.Namespace) -> int:
 def import_into(
     store_path: Path, backend: str, sources: list[str] | list[Path]
 ) -> tuple[ImportReport, dict[str, int]]:
-    """Open (or create) the store at `store_path`, import `sources`, return the outcome."""
+    """Open (or create) the store at `store_path`, import `sources`, return the outcome.
+
+    The sources' forms are checked first, so a wrong SOURCE never leaves a new empty store.
+    """
+    for source in sources:
+        detect_form(Path(source))
     create = _needs_creating(store_path)
     target: ImportTarget = STORE_OPENERS[backend](store_path, create)
     try:

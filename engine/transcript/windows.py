@@ -21,8 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from engine.model import RESERVED_SESSION_KEYS, SESSION_KINDS, WINDOW_REASONS, SessionWindow
-from engine.model import agent_id_of
+from engine.model import (
+    RESERVED_SESSION_KEYS,
+    SESSION_KINDS,
+    WINDOW_REASONS,
+    SessionWindow,
+    agent_id_of,
+)
 
 
 def session_key_problem(session_key: object) -> str | None:

@@ -1,0 +1,145 @@
+"""`session-search import`, `stats` and `demo`: outputs, JSON, exit statuses, atomicity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+
+DEMO = Path(__file__).resolve().parent.parent / "corpora" / "demo"
+
+
+def count_demo() -> dict[str, int]:
+    """The demo corpus's counts, read straight from its JSONL files."""
+    records = [json.loads(line) for line in (DEMO / "sessions.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    keys = {record["sessionKey"] for record in records}
+    events = 0
+    for record in records:
+        text = (DEMO / "transcripts" / f"{record['sessionId']}.jsonl").read_text(encoding="utf-8")
+        events += sum(1 for line in text.splitlines() if line.strip())
+    agents = {key.split(":")[1] for key in keys if key.startswith("agent:")}
+    return {"agents": len(agents), "sessions": len(keys), "windows": len(records),
+            "events": events}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_import_then_stats_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    status, out, err = run(capsys, "import", "--store", store, "--json", str(DEMO))
+    assert (status, err) == (0, "")
+    imported = json.loads(out)
+    assert imported["imported"]["sources"] == [{"path": str(DEMO), "form": "corpus"}]
+    assert imported["imported"]["windows"] == count_demo()["windows"]
+    status, out, err = run(capsys, "stats", "--store", store, "--json")
+    assert (status, err) == (0, "")
+    stats = json.loads(out)
+    assert {name: stats[name] for name in ("agents", "sessions", "windows", "events")} == (
+        count_demo())
+    assert stats["backend"] == "reference"
+    assert stats["bytes"] == (tmp_path / "store" / "store.meta").stat().st_size + sum(
+        path.stat().st_size for path in (tmp_path / "store" / "transcripts").iterdir())
+
+
+def test_plain_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    status, out, _ = run(capsys, "import", "--store", store, str(DEMO))
+    counts = count_demo()
+    assert status == 0
+    assert out.startswith(f"imported 1 source into {store}: {counts['windows']} windows, "
+                          f"{counts['events']} events")
+    status, out, _ = run(capsys, "stats", "--store", store)
+    lines = out.splitlines()
+    assert lines[0] == f"store {store} (backend reference)"
+    assert lines[1].split() == ["agents", "sessions", "windows", "events", "bytes"]
+    assert lines[3].split()[:4] == [str(counts[name]) for name in
+                                    ("agents", "sessions", "windows", "events")]
+
+
+def test_reimport_fails_with_exit_2_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store")
+    run(capsys, "import", "--store", store, str(DEMO))
+    _, before, _ = run(capsys, "stats", "--store", store, "--json")
+    status, out, err = run(capsys, "import", "--store", store, str(DEMO))
+    assert (status, out) == (2, "")
+    assert err == (f"session-search: error: {DEMO / 'sessions.jsonl'}:1: session window "
+                   '"main-session" is already in the store; nothing was imported\n')
+    assert run(capsys, "stats", "--store", store, "--json")[1] == before
+
+
+def test_malformed_source_exit_2_names_file_and_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store")
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"sessionKey": "global", "sessionId": "g", "messageId": "1", '
+                    '"role": "user", "text": "kept?"}\n', encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sessionKey": "global", "sessionId": "h", "messageId": "1", '
+                   '"role": "user", "text": "fine"}\n{"sessionKey": "global"\n',
+                   encoding="utf-8")
+    status, out, err = run(capsys, "import", "--store", store, str(good), str(bad))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"session-search: error: {bad}:2: invalid JSON:")
+    status, out, _ = run(capsys, "stats", "--store", store, "--json")
+    stats = json.loads(out)
+    assert (status, stats["windows"], stats["events"]) == (0, 0, 0)
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["import", str(DEMO)])
+    assert caught.value.code == 2
+    assert "--store" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as caught:
+        main(["import", "--store", str(tmp_path / "s"), "--backend", "nope", str(DEMO)])
+    assert caught.value.code == 2
+    capsys.readouterr()
+    status, _, err = run(capsys, "stats", "--store", str(tmp_path / "missing"))
+    assert status == 2 and err == f"session-search: error: {tmp_path / 'missing'}: no " \
+                                  "session-search store here\n"
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("x", encoding="utf-8")
+    status, _, err = run(capsys, "import", "--store", str(tmp_path / "busy"), str(DEMO))
+    assert status == 2 and "folder is not empty and holds no store" in err
+    status, _, err = run(capsys, "import", "--store", str(tmp_path / "s"),
+                         str(tmp_path / "nothing-here"))
+    assert status == 2 and "no such file or directory" in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_demo_json_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "demo", "--json")
+    assert (status, err) == (0, "")
+    result = json.loads(out)
+    assert result["store"] is None
+    assert result["corpus"] == str(DEMO)
+    assert {name: result["stats"][name] for name in ("agents", "sessions", "windows",
+                                                     "events")} == count_demo()
+
+
+def test_demo_keeps_its_store_when_asked(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    status, out, _ = run(capsys, "demo", "--store", str(tmp_path / "kept"))
+    assert status == 0 and f"into {tmp_path / 'kept'}" in out
+    assert json.loads(run(capsys, "stats", "--store", str(tmp_path / "kept"), "--json")[1])[
+        "windows"] == count_demo()["windows"]
+
+
+def test_console_entry_point_runs_demo() -> None:
+    completed = subprocess.run([sys.executable, "-m", "engine", "demo", "--json"],
+                               capture_output=True, text=True, check=False, timeout=120)
+    assert (completed.returncode, completed.stderr) == (0, "")
+    assert json.loads(completed.stdout)["stats"]["events"] == count_demo()["events"]
