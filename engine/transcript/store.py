@@ -256,6 +256,8 @@ class StoreTransaction:
         self._store = store
         self._writer = writer
         self._pending: dict[str, _PendingWindow] = {}
+        #: Windows inserted by this transaction (new, or deleted then put again), in order.
+        self._inserted: dict[str, None] = {}
         self._operations: list[tuple[RecordPosition, SegmentRecord]] = []
         self._changes: list[Change] | None = [] if store._commit_hooks else None
         self.closed = False
@@ -275,9 +277,11 @@ class StoreTransaction:
         self._write(record)
         pending = self._pending_of(window.session_id)
         if pending is None or pending.window is None:
-            self._pending[window.session_id] = _PendingWindow(window, 0, EventPositions())
+            pending = _PendingWindow(window, 0, EventPositions())
+            self._inserted[window.session_id] = None
         else:
             pending.window = window
+        self._pending[window.session_id] = pending
         self._note_change(record)
 
     def append_event(
@@ -309,6 +313,7 @@ class StoreTransaction:
         self._write(record)
         for session_id in session_ids:
             self._pending[session_id] = _PendingWindow(None, 0, EventPositions())
+            self._inserted.pop(session_id, None)
         self._note_change(record)
         return len(session_ids)
 
@@ -322,16 +327,15 @@ class StoreTransaction:
         return pending.window
 
     def windows(self) -> list[SessionWindow]:
-        """Every window as this transaction sees it: committed order, then new ones."""
+        """Every window as this transaction sees it, in the order a commit would leave."""
         result = []
-        for session_id in self._store._catalog.entries:
-            if session_id not in self._pending:
-                result.append(self._store._catalog.entries[session_id].window)
-            elif (window := self._pending[session_id].window) is not None:
-                result.append(window)
-        for session_id, pending in self._pending.items():
-            if session_id not in self._store._catalog.entries and pending.window is not None:
+        for session_id, entry in self._store._catalog.entries.items():
+            pending = self._pending.get(session_id)
+            if pending is None:
+                result.append(entry.window)
+            elif pending.window is not None and session_id not in self._inserted:
                 result.append(pending.window)
+        result.extend(self._pending[session_id].window for session_id in self._inserted)
         return result
 
     def windows_of(self, session_key: str) -> list[SessionWindow]:
@@ -545,9 +549,10 @@ class TranscriptStore:
             self._segment_location,
         )
         changes = transaction._changes
+        if changes is None and self._commit_hooks:  # a hook was added during the transaction
+            changes = [change for _, change in self.changes_since(generation - 1)]
         for hook in list(self._commit_hooks):
-            hook(generation, list(changes) if changes is not None else
-                 list(self._changes_of_generation(generation)))
+            hook(generation, list(changes or []))
 
     def add_commit_hook(self, hook: CommitHook) -> None:
         """Call `hook(generation, changes)` after the fsync of each later transaction."""
@@ -607,24 +612,30 @@ class TranscriptStore:
         }
 
     def changes_since(self, generation: int) -> Iterator[tuple[int, Change]]:
-        """Every committed change after `generation`, with its transaction's generation."""
+        """Every committed change after `generation`, with its transaction's generation.
+
+        Reads the segments once, from the start of transaction `generation + 1` to the
+        last transaction this handle has seen: O(bytes of those transactions).
+        """
         if not isinstance(generation, int) or generation < 0:
             raise UsageError(f"generation must be a non-negative integer, not {generation!r}")
-        for current in range(generation + 1, self._catalog.generation + 1):
-            for change in self._changes_of_generation(current):
-                yield current, change
-
-    def _changes_of_generation(self, generation: int) -> Iterator[Change]:
-        """Re-read transaction `generation` from its segment."""
-        index = generation - 1
-        cursor = SegmentCursor(self._catalog.transaction_segments[index],
-                               self._catalog.transaction_offsets[index],
-                               transaction_id=index)
-        reader = SegmentReader(self.directory)
-        for transaction in reader.iter_transactions(cursor, verify_footers=False):
+        for transaction in self._iter_committed_after(generation):
             for _position, record in transaction.records:
-                yield change_of(record)
+                yield transaction.transaction_id, change_of(record)
+
+    def _iter_committed_after(self, generation: int) -> Iterator[CommittedTransaction]:
+        """Re-read transactions `generation + 1` .. `self.generation` from the segments."""
+        last = self._catalog.generation
+        if generation >= last:
             return
+        cursor = SegmentCursor(self._catalog.transaction_segments[generation],
+                               self._catalog.transaction_offsets[generation],
+                               transaction_id=generation)
+        for transaction in SegmentReader(self.directory).iter_transactions(
+                cursor, verify_footers=False):
+            yield transaction
+            if transaction.transaction_id >= last:
+                return
 
     def refresh(self) -> None:
         """Readers: apply transactions committed since opening or the last refresh."""
