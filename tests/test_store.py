@@ -265,3 +265,37 @@ def test_open_path_creates_then_opens(tmp_path: Path) -> None:
         assert reader.stats()["events"] == 5
     with TranscriptStore.open_path(path, writer=True, create=True) as writer:
         assert writer.is_writer and writer.generation == 2
+
+
+def test_a_hook_added_during_a_transaction_gets_its_changes(directory: Directory) -> None:
+    with TranscriptStore.create(directory) as store:
+        seen: list[tuple[int, list[object]]] = []
+        with store.transaction() as transaction:
+            transaction.put_window(GLOBAL)
+            store.add_commit_hook(lambda generation, changes: seen.append((generation, changes)))
+            transaction.append_event("w4", {"id": "x"}, 1.0)
+        assert seen == [(1, [WindowPut(GLOBAL), EventAppended(StoredEvent("w4", 0, {}, 1.0))])]
+        assert seen[0][1][1].event.event == {"id": "x"}
+
+
+def test_reader_change_feed_stops_at_what_it_has_seen(directory: Directory) -> None:
+    writer = TranscriptStore.create(directory)
+    fill(writer)
+    reader = TranscriptStore.open(directory)
+    with writer.transaction() as transaction:
+        transaction.append_event("w3", {"id": "later"})
+    assert [g for g, _ in reader.changes_since(0)][-1] == 2
+    reader.refresh()
+    assert [(g, c.event.event) for g, c in reader.changes_since(2)] == [(3, {"id": "later"})]
+    writer.close()
+    reader.close()
+
+
+def test_event_by_seq(directory: Directory) -> None:
+    with TranscriptStore.create(directory) as store:
+        fill(store)
+        assert store.event("w1", 2).event == {"id": "e"}
+        with pytest.raises(UnknownSession, match="has no event with seq 3"):
+            store.event("w1", 3)
+        with pytest.raises(UnknownSession, match="unknown session id 'zz'"):
+            store.event("zz", 0)

@@ -18,7 +18,7 @@ a replacement keeps the place), `event` appends to a window (its `seq` must be t
 window's next), `delete_session` removes every window of a key and its events. The
 catalog in memory holds, per window, its metadata and the *positions* of its events
 (segment, offset, length in compact arrays); event objects are decoded from the
-segment files on demand, so memory grows by about 20 bytes per event, not by the
+segment files on demand, so memory grows by about 16 bytes per event, not by the
 events themselves. Deleted events stay in the segment files (there is no compaction
 yet); they are simply never referenced again.
 
@@ -141,9 +141,9 @@ class EventPositions:
     __slots__ = ("lengths", "offsets", "segments")
 
     def __init__(self) -> None:
-        self.segments = array("l")
-        self.offsets = array("q")
-        self.lengths = array("l")
+        self.segments = array("i")  # 4 bytes each
+        self.offsets = array("q")  # 8 bytes each
+        self.lengths = array("i")  # framed length; payloads are at most 1 GiB
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -174,7 +174,7 @@ class _Catalog:
         self.keys: dict[str, dict[str, None]] = {}  # session_key -> ordered session ids
         self.event_total = 0
         self.generation = 0
-        self.transaction_segments = array("l")  # start of transaction g+1 at index g
+        self.transaction_segments = array("i")  # start of transaction g+1 at index g
         self.transaction_offsets = array("q")
 
     def put_window(self, window: SessionWindow) -> None:
