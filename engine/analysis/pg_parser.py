@@ -179,8 +179,10 @@ REWIND_FOR_VERSION = "rewind-for-version"
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """Test, then steps (`Step` bits as a plain int, for speed), next state, token, hook."""
+
     test: str
-    step: Step = Step.CONSUME
+    step: int = 0
     then: str | None = None
     emits: str | None = None
     hook: str | None = None
@@ -188,20 +190,25 @@ class Rule:
 
 def on(test: str, then: str | None = None, step: Step = Step.CONSUME,
        emits: str | None = None, hook: str | None = None) -> Rule:
-    return Rule(test, step, then, emits, hook)
+    return Rule(test, int(step), then, emits, hook)
 
 
 def save(test: str, then: str) -> Rule:
-    return Rule(test, Step.SAVE, then)
+    return Rule(test, int(Step.SAVE), then)
 
 
 def backtrack(test: str = ANY) -> Rule:
-    return Rule(test, Step.BACKTRACK)
+    return Rule(test, int(Step.BACKTRACK))
 
 
 def emit(test: str, alias: str, then: str = "base", step: Step = Step.CONSUME,
          hook: str | None = None) -> Rule:
-    return Rule(test, step | Step.EMIT, then, alias, hook)
+    return Rule(test, int(step | Step.EMIT), then, alias, hook)
+
+
+# The step bits as plain ints for the machine's inner loop.
+_EMIT, _BACKTRACK, _SAVE, _STAY = int(Step.EMIT), int(Step.BACKTRACK), int(Step.SAVE), int(Step.STAY)
+_FORGET_ONE, _MERGE, _FORGET_ALL = int(Step.FORGET_ONE), int(Step.MERGE), int(Step.FORGET_ALL)
 
 
 F1, FALL = Step.FORGET_ONE, Step.FORGET_ALL
@@ -506,6 +513,14 @@ def _check_states() -> None:
 
 _check_states()
 
+#: States whose tests have side effects or look ahead (host wanted, sub-parses).
+DYNAMIC_STATES = frozenset(
+    name for name, rules in STATES.items()
+    if any(rule.test in (HOST_WANTED, HOST_FOLLOWS, URL_PATH_FOLLOWS) for rule in rules)
+)
+#: (state, ignoring, class, ASCII character or None) -> index of the rule that fires.
+_SELECTION_MEMO: dict[tuple, int] = {}
+
 
 # ---------------------------------------------------------------------------------------
 # The machine
@@ -541,7 +556,8 @@ class DefaultParser:
     """One pass of the `default` parser over one text (create one per text)."""
 
     def __init__(self, text: str, classes: CharacterClasses | None = None,
-                 start: int = 0, initial_states: tuple[str, ...] = ("base",)) -> None:
+                 start: int = 0, initial_states: tuple[str, ...] = ("base",),
+                 use_memo: bool = True) -> None:
         self.text = text
         self.code_points = [ord(character) for character in text]
         self.size = len(text)
@@ -550,6 +566,7 @@ class DefaultParser:
         self.stack = [Frame(start, 0, state) for state in initial_states]
         self.ignoring = False
         self.host_wanted = False
+        self.use_memo = use_memo
 
     # -- character tests ------------------------------------------------------------
     def _class_at(self, position: int) -> int:
@@ -617,12 +634,46 @@ class DefaultParser:
         nested.stack = [Frame(frame.position, 0, state) for state in states]
         nested.ignoring = False
         nested.host_wanted = want_host
+        nested.use_memo = self.use_memo
         token = nested.next_token()
         if token is None or token.type_id not in wanted:
             return False
         frame.position += token.end - token.start
         frame.length += token.end - token.start
         return True
+
+    def _first_passing(self, rules: tuple[Rule, ...], start: int, frame: Frame) -> int:
+        """The clear version: the index of the first rule from `start` whose test passes."""
+        index = start
+        while not self._passes(rules[index].test, frame):
+            index += 1
+        return index
+
+    def _select(self, rules: tuple[Rule, ...], frame: Frame) -> int:
+        """The rule that fires when a state is entered fresh, memoized.
+
+        Outside the states with side-effecting or look-ahead tests, the first passing rule
+        depends only on the state, the script/style flag, and the current character's class
+        (plus the character itself when it is ASCII, the only characters tested literally),
+        so the answer of `_first_passing` is cached under that key. `use_memo=False` turns
+        the cache off; the tests compare both.
+        """
+        if not self.use_memo or frame.state in DYNAMIC_STATES:
+            return self._first_passing(rules, 0, frame)
+        position = frame.position
+        if position >= self.size:
+            key: tuple = (frame.state, self.ignoring, END)
+        else:
+            code_point = self.code_points[position]
+            key = (
+                frame.state, self.ignoring, self._class_at(position),
+                self.text[position] if code_point < 0x80 else None,
+            )
+        index = _SELECTION_MEMO.get(key)
+        if index is None:
+            index = self._first_passing(rules, 0, frame)
+            _SELECTION_MEMO[key] = index
+        return index
 
     # -- hooks ----------------------------------------------------------------------
     def _run_hook(self, hook: str, frame: Frame, token_start: int) -> None:
@@ -653,47 +704,46 @@ class DefaultParser:
         rule: Rule | None = None
         while top.position <= self.size:
             rules = STATES[top.state]
-            index = 0
             if top.saved_at is not None:
-                index = top.saved_at + 1
+                index = self._first_passing(rules, top.saved_at + 1, top)
                 top.saved_at = None
-            while not self._passes(rules[index].test, top):
-                index += 1
+            else:
+                index = self._select(rules, top)
             rule = rules[index]
             step = rule.step
             if rule.hook is not None:
                 self._run_hook(rule.hook, top, token_start)
-            if step & Step.EMIT:
+            if step & _EMIT:
                 result = ParsedToken(
                     TOKEN_IDS[rule.emits], token_start, token_start + top.length
                 )
                 top.length = 0
-            if step & Step.BACKTRACK:
+            if step & _BACKTRACK:
                 self.stack.pop()
                 top = self.stack[-1]
-            elif step & Step.SAVE:
+            elif step & _SAVE:
                 top.saved_at = index
                 top = top.copy()
                 self.stack.append(top)
-            elif step & Step.FORGET_ONE:
+            elif step & _FORGET_ONE:
                 del self.stack[-2]
-            elif step & Step.FORGET_ALL:
+            elif step & _FORGET_ALL:
                 del self.stack[:-1]
-            elif step & Step.MERGE:
+            elif step & _MERGE:
                 merged = self.stack.pop()
                 top = self.stack[-1]
                 top.position = merged.position
                 top.length = merged.length
             if rule.then is not None:
                 top.state = rule.then
-            if step & Step.EMIT or (top.position >= self.size and not step & Step.STAY):
+            if step & _EMIT or (top.position >= self.size and not step & _STAY):
                 break
-            if step & (Step.STAY | Step.BACKTRACK):
+            if step & (_STAY | _BACKTRACK):
                 continue
             if top.position < self.size:
                 top.position += 1
                 top.length += 1
-        if rule is not None and rule.step & Step.EMIT:
+        if rule is not None and rule.step & _EMIT:
             return result
         return None
 
