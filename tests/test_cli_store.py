@@ -90,12 +90,26 @@ def test_malformed_source_exit_2_names_file_and_line(
     bad.write_text('{"sessionKey": "global", "sessionId": "h", "messageId": "1", '
                    '"role": "user", "text": "fine"}\n{"sessionKey": "global"\n',
                    encoding="utf-8")
+    run(capsys, "import", "--store", store, str(DEMO))
+    _, before, _ = run(capsys, "stats", "--store", store, "--json")
     status, out, err = run(capsys, "import", "--store", store, str(good), str(bad))
     assert (status, out) == (2, "")
     assert err.startswith(f"session-search: error: {bad}:2: invalid JSON:")
-    status, out, _ = run(capsys, "stats", "--store", store, "--json")
-    stats = json.loads(out)
-    assert (status, stats["windows"], stats["events"]) == (0, 0, 0)
+    status, after, _ = run(capsys, "stats", "--store", store, "--json")
+    assert (status, after) == (0, before)
+
+
+def test_failed_first_import_leaves_no_store(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sessionKey": "global", "sessionId": "g", "messageId": "1", '
+                   '"role": "user", "text": "lone \\ud800 surrogate"}\n', encoding="utf-8")
+    status, _, err = run(capsys, "import", "--store", str(tmp_path / "new"), str(bad))
+    assert status == 2 and err.startswith(f"session-search: error: {bad}:1: ")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "empty").mkdir()
+    status, _, _ = run(capsys, "import", "--store", str(tmp_path / "empty"), str(bad))
+    assert status == 2 and list((tmp_path / "empty").iterdir()) == []
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ Commands:
 
 * `import --store DIR [--backend reference] SOURCE...` — creates the store when DIR is
   absent or empty, then imports every SOURCE (a corpus directory or a flat `*.jsonl`
-  messages file) in one transaction; on any error nothing is imported (exit 2);
+  messages file) in one transaction; on any error nothing is imported (exit 2), and a
+  store this command had just created is removed again;
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store;
 * `demo [--store DIR]` — imports `corpora/demo` of the source checkout into a temporary
   store (or into DIR, kept) and prints its stats.
@@ -21,6 +22,7 @@ Every command takes `--json`. Errors go to standard error as
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -145,6 +147,7 @@ def import_into(
     for source in sources:
         detect_form(Path(source))
     create = _needs_creating(store_path)
+    folder_existed = store_path.exists()
     target: ImportTarget = STORE_OPENERS[backend](store_path, create)
     try:
         existing = getattr(target, "backend", backend)
@@ -153,8 +156,12 @@ def import_into(
                              f"not {backend!r}")
         report = import_sources(target, sources)
         counts = ordered_stats(target.stats())
-    finally:
+    except BaseException:
         target.close()
+        if create:
+            _remove_new_store(store_path, folder_existed)
+        raise
+    target.close()
     return report, counts
 
 
@@ -185,6 +192,18 @@ def describe_import(report: ImportReport, store_path: Path) -> str:
     plural = "" if len(report.sources) == 1 else "s"
     return (f"imported {len(report.sources)} source{plural} into {store_path}: "
             f"{report.windows} windows, {report.events} events ({sources})")
+
+
+def _remove_new_store(store_path: Path, folder_existed: bool) -> None:
+    """Undo the creation of a store whose first import failed (the folder was empty)."""
+    if folder_existed:
+        for child in store_path.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    else:
+        shutil.rmtree(store_path, ignore_errors=True)
 
 
 def _needs_creating(store_path: Path) -> bool:

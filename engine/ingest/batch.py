@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import BackendTransaction
-from engine.errors import DuplicateImport, MalformedInput
+from engine.errors import DuplicateImport, InputError, MalformedInput
 from engine.model import SessionWindow
 from engine.transcript.windows import chain_problems
 
@@ -91,7 +91,12 @@ class ImportBatch:
                     path, line,
                     f'key "{window.session_key}" already has a current window '
                     f'"{holder.session_id}"; mark one of them "current": false')
-        self.transaction.put_window(window)
+        try:
+            self.transaction.put_window(window)
+        except MalformedInput:
+            raise
+        except InputError as error:
+            raise MalformedInput(path, line, str(error)) from None
         self.windows[window.session_id] = window
         self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
         self.window_count += 1
@@ -111,11 +116,21 @@ class ImportBatch:
 
     # ---- events ---------------------------------------------------------------------
 
-    def append(self, session_id: str, event: dict[str, Any]) -> int:
-        """Append one event to a window this import added; return its `seq`."""
+    def append(self, session_id: str, event: dict[str, Any], path: str, line: int) -> int:
+        """Append the event read at `path:line` to a window this import added; return seq.
+
+        A value the store refuses (an `InputError`, e.g. a lone surrogate it cannot
+        encode) is reported as `MalformedInput` at that line.
+        """
         if session_id not in self.added_at:
             raise DuplicateImport(
                 f'events for window "{session_id}" can only be imported with the window')
-        seq = self.transaction.append_event(session_id, event, created_at=self.received_at)
+        try:
+            seq = self.transaction.append_event(session_id, event,
+                                                created_at=self.received_at)
+        except MalformedInput:
+            raise
+        except InputError as error:
+            raise MalformedInput(path, line, str(error)) from None
         self.event_count += 1
         return seq

@@ -86,7 +86,7 @@ def import_transcript(path: Path, session_id: str, batch: ImportBatch) -> None:
                                      f'event id "{entry_id}" is already used on line '
                                      f"{seen[entry_id]}")
             seen[entry_id] = line
-        batch.append(session_id, event)
+        batch.append(session_id, event, str(path), line)
 
 
 def _transcript_files(

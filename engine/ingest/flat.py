@@ -86,7 +86,7 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
             raise MalformedInput(shown, line,
                                  f'messageId "{message_id}" is already used in window '
                                  f'"{session_id}" on line {cursor.message_lines[message_id]}')
-        batch.append(session_id, message_event(fields, cursor.last_message_id))
+        batch.append(session_id, message_event(fields, cursor.last_message_id), shown, line)
         cursor.message_lines[message_id] = line
         cursor.last_message_id = message_id
 
