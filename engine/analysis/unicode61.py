@@ -30,8 +30,10 @@ Decisions this module documents (the real SQLite agrees with each; see the parit
 * The `categories` option is parsed as SQLite 3.40.1 parses it: words separated by spaces or
   tabs; a word whose first letter is one of `C L M N P S Z` must continue with a valid class
   letter or `*` (`Lu`, `L*`, `LC`, ...; the rest of the word is ignored), otherwise the
-  constructor fails; a word starting with any other character is ignored. `Cn` (code points
-  outside SQLite's Unicode 6.1 table) is always enabled.
+  constructor fails; a word starting with any other character is ignored. Every word enables
+  `Cn` (code points outside SQLite's Unicode 6.1 table); an empty or blank option enables no
+  category at all, so nothing is a token (tokenizers.md §1.6 says "anything else is an
+  error"; the real 3.40.1 accepts e.g. `lu`, `X*`, `Lu,Ll` and rejects only `L`, `Lx`, ...).
 """
 
 from __future__ import annotations
@@ -109,16 +111,24 @@ def utf8_width(code_point: int) -> int:
 
 
 def parse_categories(option: str) -> frozenset[str]:
-    """The category names a `categories` option enables (always with "Cn").
+    """The category names a `categories` option enables.
+
+    Each word parsed also enables "Cn" (slot 0); an option without words (empty or blank)
+    enables nothing at all, so no character is a token character.
 
     >>> sorted(parse_categories("L* N* Co"))
     ['Cn', 'Co', 'LC', 'Ll', 'Lm', 'Lo', 'Lt', 'Lu', 'Nd', 'Nl', 'No']
     >>> sorted(parse_categories("Luxyz lu X*"))
     ['Cn', 'Lu']
+    >>> sorted(parse_categories(" \t "))
+    []
     """
-    enabled = {"Cn"}
+    enabled: set[str] = set()
     for word in option.replace("\t", " ").split(" "):
-        if not word or word[0] not in CATEGORY_FAMILIES:
+        if not word:
+            continue
+        enabled.add("Cn")  # every parsed word enables slot 0, even an ignored one
+        if word[0] not in CATEGORY_FAMILIES:
             continue
         family = CATEGORY_FAMILIES[word[0]]
         second = word[1:2]
@@ -323,7 +333,10 @@ def fold_translation(remove_diacritics: int, options: Unicode61Options) -> dict[
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
     starts = class_intervals(options)
     continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
-    pattern = re.compile(f"[{character_class(starts)}][{character_class(continues)}]*")
+    if starts:
+        pattern = re.compile(f"[{character_class(starts)}][{character_class(continues)}]*")
+    else:
+        pattern = re.compile("(?!)")  # no token characters at all: never matches
     return CompiledTokenizer(pattern, fold_translation(options.remove_diacritics, options))
 
 
