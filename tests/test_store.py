@@ -299,3 +299,19 @@ def test_event_by_seq(directory: Directory) -> None:
             store.event("w1", 3)
         with pytest.raises(UnknownSession, match="unknown session id 'zz'"):
             store.event("zz", 0)
+
+
+def test_windows_of_keeps_joining_order_through_replacements(directory: Directory) -> None:
+    with TranscriptStore.create(directory) as store:
+        fill(store)  # agent:main:main holds w1 then w2
+        with store.transaction() as transaction:
+            transaction.put_window(SessionWindow("w1", "agent:main:main", title="again"))
+            assert [w.session_id for w in transaction.windows_of("agent:main:main")] == [
+                "w1", "w2"]
+            transaction.put_window(SessionWindow("w3", "agent:main:main"))  # moved in
+            assert [w.session_id for w in transaction.windows_of("agent:main:main")] == [
+                "w1", "w2", "w3"]
+            assert transaction.windows_of("agent:ops:telegram:group:9") == []
+            assert transaction.session_keys() == ["agent:main:main", "global"]
+        assert [w.session_id for w in store.windows_of("agent:main:main")] == ["w1", "w2", "w3"]
+        assert store.session_keys() == ["agent:main:main", "global"]

@@ -41,8 +41,14 @@ class Model:
     def __init__(self) -> None:
         self.windows: dict[str, str] = {}
         self.events: dict[str, list[dict[str, Any]]] = {}
+        self.key_members: dict[str, list[str]] = {}  # windows of a key, in joining order
 
     def put(self, session_id: str, key: str) -> None:
+        previous = self.windows.get(session_id)
+        if previous != key:
+            if previous is not None:
+                self.key_members[previous].remove(session_id)
+            self.key_members.setdefault(key, []).append(session_id)
         self.windows[session_id] = key
         self.events.setdefault(session_id, [])
 
@@ -57,17 +63,20 @@ class Model:
         for session_id in doomed:
             del self.windows[session_id]
             del self.events[session_id]
+        self.key_members.pop(key, None)
         return len(doomed)
 
     def state(self) -> tuple[object, ...]:
-        return list(self.windows.items()), self.events
+        members = {key: ids for key, ids in self.key_members.items() if ids}
+        return list(self.windows.items()), self.events, members
 
 
 def observed(store: TranscriptStore | StoreTransaction) -> tuple[object, ...]:
     windows = [(w.session_id, w.session_key) for w in store.windows()]
     events = {w.session_id: [e.event for e in store.events(w.session_id)]
               for w in store.windows()}
-    return windows, events
+    members = {key: [w.session_id for w in store.windows_of(key)] for key in KEYS}
+    return windows, events, {key: ids for key, ids in members.items() if ids}
 
 
 def replay_feed(store: TranscriptStore) -> tuple[object, ...]:
@@ -102,7 +111,7 @@ def apply(transaction: Any, model: Model, operation: tuple[str, str, Any]) -> No
         assert transaction.delete_session(name) == model.delete(name)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(transactions, max_size=8))
 def test_store_matches_the_model(plan: list[tuple[list[Any], str]]) -> None:
     directory = MemoryDirectory()

@@ -182,8 +182,10 @@ class _Catalog:
         if entry is None:
             self.entries[window.session_id] = _WindowEntry(window, EventPositions())
         else:
-            self._unlink_key(entry.window)
-            entry.window = window
+            previous, entry.window = entry.window, window
+            if previous.session_key == window.session_key:
+                return  # same key: the window keeps its place among the key's windows
+            self._unlink_key(previous)
         self.keys.setdefault(window.session_key, {})[window.session_id] = None
 
     def append_event(self, session_id: str, seq: int, position: RecordPosition) -> str | None:
@@ -258,6 +260,10 @@ class StoreTransaction:
         self._pending: dict[str, _PendingWindow] = {}
         #: Windows inserted by this transaction (new, or deleted then put again), in order.
         self._inserted: dict[str, None] = {}
+        #: Windows that left their committed place under their key (moved, deleted, new).
+        self._relinked: set[str] = set()
+        #: session key -> windows that joined it in this transaction, in order.
+        self._joined: dict[str, dict[str, None]] = {}
         self._operations: list[tuple[RecordPosition, SegmentRecord]] = []
         self._changes: list[Change] | None = [] if store._commit_hooks else None
         self.closed = False
@@ -275,13 +281,18 @@ class StoreTransaction:
             raise InputError(f"window {window.session_id!r} needs a non-empty session key")
         record = WindowRecord(window)
         self._write(record)
-        pending = self._pending_of(window.session_id)
+        session_id = window.session_id
+        pending = self._pending_of(session_id)
         if pending is None or pending.window is None:
             pending = _PendingWindow(window, 0, EventPositions())
-            self._inserted[window.session_id] = None
+            self._inserted[session_id] = None
+            self._join(session_id, window.session_key)
         else:
+            if pending.window.session_key != window.session_key:
+                self._leave(session_id, pending.window.session_key)
+                self._join(session_id, window.session_key)
             pending.window = window
-        self._pending[window.session_id] = pending
+        self._pending[session_id] = pending
         self._note_change(record)
 
     def append_event(
@@ -314,6 +325,7 @@ class StoreTransaction:
         for session_id in session_ids:
             self._pending[session_id] = _PendingWindow(None, 0, EventPositions())
             self._inserted.pop(session_id, None)
+            self._leave(session_id, session_key)
         self._note_change(record)
         return len(session_ids)
 
@@ -339,8 +351,25 @@ class StoreTransaction:
         return result
 
     def windows_of(self, session_key: str) -> list[SessionWindow]:
-        """The windows of one key as this transaction sees them."""
-        return [window for window in self.windows() if window.session_key == session_key]
+        """The windows of one key as this transaction sees them, in the order they joined
+        it (as `TranscriptStore.windows_of` will after the commit).
+
+        Cost: O(windows of the key), not O(all windows).
+        """
+        catalog = self._store._catalog
+        result = []
+        for session_id in catalog.keys.get(session_key, {}):
+            if session_id not in self._relinked:
+                pending = self._pending.get(session_id)
+                entry_window = catalog.entries[session_id].window
+                result.append(entry_window if pending is None else pending.window)
+        for session_id in self._joined.get(session_key, {}):
+            result.append(self._pending[session_id].window)
+        return result
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window as this transaction sees it."""
+        return list(dict.fromkeys(window.session_key for window in self.windows()))
 
     def events(self, session_id: str) -> list[StoredEvent]:
         """The window's events as this transaction sees them."""
@@ -368,6 +397,14 @@ class StoreTransaction:
     def _check_open(self) -> None:
         if self.closed:
             raise UsageError("this transaction has already ended")
+
+    def _join(self, session_id: str, session_key: str) -> None:
+        self._relinked.add(session_id)
+        self._joined.setdefault(session_key, {})[session_id] = None
+
+    def _leave(self, session_id: str, session_key: str) -> None:
+        self._relinked.add(session_id)
+        self._joined.get(session_key, {}).pop(session_id, None)
 
     def _pending_of(self, session_id: str) -> _PendingWindow | None:
         """The window's pending entry, made from the committed one when first touched."""
@@ -574,7 +611,8 @@ class TranscriptStore:
         return self._entry(session_id).window
 
     def windows_of(self, session_key: str) -> list[SessionWindow]:
-        """The committed windows of one session key, in first-insertion order."""
+        """The committed windows of one session key, in the order they joined the key
+        (first-insertion order unless a window was moved from another key)."""
         session_ids = self._catalog.keys.get(session_key, {})
         return [self._catalog.entries[session_id].window for session_id in session_ids]
 
