@@ -1,0 +1,353 @@
+"""The benchmark harness: statistics, interleaving, the runner's bookkeeping, the report,
+the PNG writer, and the `bench` command end to end on the tiny corpus.
+
+The runner tests use `RecordingBackend`, a fake that exists only here to observe call
+order and to give right or wrong answers on purpose; it never produces a benchmark result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.bench.adapters import BenchServices, CapabilityMissing
+from engine.bench.bar_chart import BarSeries, grouped_bar_chart, nice_step
+from engine.bench.charts import write_charts
+from engine.bench.png_encoder import PNG_SIGNATURE, encode_png
+from engine.bench.progress import ProgressBar, render_bar
+from engine.bench.report import format_report_table, report_document, report_rows, write_report
+from engine.bench.runner import FAILED, OK, SKIPPED, run_benchmark
+from engine.bench.schedule import interleaved_schedule, rotated
+from engine.bench.statistics import Summary, median, p95, percentile, ratio
+from engine.bench.workloads import (
+    BenchTarget,
+    HitExpectation,
+    QueryWorkload,
+    Sample,
+)
+from engine.cli import main
+from engine.model import SearchHit, SearchRequest, SearchResult
+
+# ---- statistics ------------------------------------------------------------------------
+
+
+def test_median_and_p95_by_hand() -> None:
+    samples = [float(value) for value in (9, 1, 8, 2, 7, 3, 6, 4, 5, 10)]
+    assert median(samples) == 5.5
+    assert p95(samples) == 10.0
+    twenty = [float(value) for value in range(1, 21)]
+    assert p95(twenty) == 19.0
+    assert percentile(twenty, 0.05) == 1.0
+    assert percentile([4.0], 0.95) == 4.0
+
+
+def test_ratio_against_the_baseline() -> None:
+    assert ratio(0.3, 0.1) == pytest.approx(3.0)
+    assert ratio(0.05, 0.1) == pytest.approx(0.5)
+    assert ratio(1.0, None) is None
+    assert ratio(1.0, 0.0) is None
+
+
+def test_empty_samples_and_bad_fractions_are_errors() -> None:
+    with pytest.raises(ValueError, match="no samples"):
+        median([])
+    with pytest.raises(ValueError, match="no samples"):
+        p95([])
+    with pytest.raises(ValueError, match="fraction"):
+        percentile([1.0], 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False), min_size=1, max_size=60))
+def test_p95_is_an_observed_sample_at_or_above_the_median(samples: list[float]) -> None:
+    summary = Summary.of(samples)
+    assert summary.p95 in samples
+    assert summary.minimum <= summary.median <= summary.p95 <= summary.maximum
+    below = sum(1 for sample in samples if sample <= summary.p95)
+    assert below >= 0.95 * len(samples)
+
+
+# ---- interleaving ----------------------------------------------------------------------
+
+
+def test_schedule_runs_every_cell_once_per_round() -> None:
+    slots = interleaved_schedule(["a", "b", "c"], ["sqlite", "reference", "postgres"], 4)
+    cells = [(slot.round_number, slot.workload, slot.backend) for slot in slots]
+    assert len(cells) == len(set(cells)) == 4 * 3 * 3
+
+
+def test_each_backend_goes_first_equally_often() -> None:
+    backends = ["sqlite", "reference", "postgres"]
+    slots = interleaved_schedule(["q"], backends, 6)
+    firsts = [slots[index].backend for index in range(0, len(slots), 3)]
+    assert firsts == ["sqlite", "reference", "postgres"] * 2
+
+
+def test_workload_order_is_kept_inside_a_round() -> None:
+    slots = interleaved_schedule(["ingest", "query"], ["x", "y"], 2)
+    assert [slot.workload for slot in slots] == ["ingest"] * 2 + ["query"] * 2 + \
+        ["ingest"] * 2 + ["query"] * 2
+    assert rotated(["x", "y"], 1) == ["y", "x"]
+    with pytest.raises(ValueError, match="rounds"):
+        interleaved_schedule(["q"], ["x"], 0)
+
+
+# ---- the runner, with a fake backend ---------------------------------------------------
+
+
+class _Transaction:
+    def put_window(self, window: Any) -> None:
+        pass
+
+    def append_event(self, session_id: str, event: dict[str, Any],
+                     created_at: float | None = None) -> int:
+        return 0
+
+    def delete_session(self, session_key: str) -> int:
+        return 0
+
+
+class RecordingBackend:
+    """Answers `hits` hits to every query and logs (backend, query) in `log`."""
+
+    def __init__(self, name: str, log: list[tuple[str, str]], hits: int) -> None:
+        self.name = name
+        self.log = log
+        self.hits = hits
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Transaction]:
+        yield _Transaction()
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        self.log.append((self.name, request.query))
+        hit = SearchHit("agent:main:main", "s", "m", "user", 1.0, "text", 1.0)
+        count = min(self.hits, request.limit or 10)
+        return SearchResult((hit,) * count, truncated=self.hits > (request.limit or 10))
+
+    def stats(self) -> dict[str, int]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+def _services(log: list[tuple[str, str]], hits: dict[str, int],
+              missing: frozenset[str] = frozenset()) -> BenchServices:
+    def open_store(name: str, path: Path, create: bool, writer: bool) -> RecordingBackend:
+        if name in missing:
+            raise CapabilityMissing(f"no backend {name}")
+        return RecordingBackend(name, log, hits[name])
+
+    return BenchServices(open_store, lambda backend, corpus: None, lambda: tuple(hits))
+
+
+def _query(name: str, matching: int, repeats: int = 2) -> QueryWorkload:
+    request = SearchRequest(query=name, limit=5, session_keys=())
+    return QueryWorkload(f"query/{name}", "class " + name, request,
+                         HitExpectation(matching, limit=5), repeats)
+
+
+MANIFEST = {"size": "fake", "seed": 0, "counts": {"messages": 10}}
+
+
+def test_runner_interleaves_and_collects_rounds_times_repeats(tmp_path: Path) -> None:
+    log: list[tuple[str, str]] = []
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite", "reference"),
+        [_query("alpha", 7), _query("beta", 7)], tmp_path / "work",
+        _services(log, {"sqlite": 7, "reference": 7}), rounds=2,
+    )
+    assert [cell.status for cell in run.cells] == [OK] * 4
+    assert [len(cell.samples) for cell in run.cells] == [4] * 4
+    assert log == [
+        ("sqlite", "alpha"), ("sqlite", "alpha"), ("reference", "alpha"), ("reference", "alpha"),
+        ("sqlite", "beta"), ("sqlite", "beta"), ("reference", "beta"), ("reference", "beta"),
+        ("reference", "alpha"), ("reference", "alpha"), ("sqlite", "alpha"), ("sqlite", "alpha"),
+        ("reference", "beta"), ("reference", "beta"), ("sqlite", "beta"), ("sqlite", "beta"),
+    ]
+
+
+def test_a_wrong_answer_fails_the_cell_and_drops_its_samples(tmp_path: Path) -> None:
+    log: list[tuple[str, str]] = []
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite", "reference"), [_query("alpha", 7)],
+        tmp_path / "work", _services(log, {"sqlite": 7, "reference": 3}), rounds=3,
+    )
+    by_backend = {cell.backend: cell for cell in run.cells}
+    assert by_backend["sqlite"].status == OK and len(by_backend["sqlite"].samples) == 6
+    failed = by_backend["reference"]
+    assert failed.status == FAILED and failed.samples == []
+    assert "expected 5 hits, got 3" in failed.reason
+    assert "expected truncated=True, got False" in failed.reason
+    # A failed cell is not retried in later rounds.
+    assert log.count(("reference", "alpha")) == 1
+
+
+def test_a_backend_that_cannot_open_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    log: list[tuple[str, str]] = []
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite", "postgres"), [_query("alpha", 1)],
+        tmp_path / "work", _services(log, {"sqlite": 1, "postgres": 1}, frozenset({"postgres"})),
+        rounds=1,
+    )
+    skipped = [cell for cell in run.cells if cell.backend == "postgres"]
+    assert [(cell.status, cell.reason) for cell in skipped] == [
+        (SKIPPED, "cannot create a postgres store: no backend postgres")
+    ]
+    assert all(backend == "sqlite" for backend, _ in log)
+
+
+def test_report_ratios_use_the_sqlite_median_of_the_same_run(tmp_path: Path) -> None:
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite", "reference"), [_query("alpha", 1)],
+        tmp_path / "work", _services([], {"sqlite": 1, "reference": 1}), rounds=1,
+    )
+    for cell in run.cells:
+        seconds = 0.002 if cell.backend == "sqlite" else 0.006
+        cell.samples = [Sample(seconds), Sample(seconds * 2), Sample(seconds * 3)]
+    rows = {row.backend: row for row in report_rows(run)}
+    assert rows["sqlite"].ratio_to_baseline == pytest.approx(1.0)
+    assert rows["reference"].ratio_to_baseline == pytest.approx(3.0)
+    assert rows["reference"].summary is not None
+    assert rows["reference"].summary.median == pytest.approx(0.012)
+    assert rows["reference"].summary.p95 == pytest.approx(0.018)
+    table = format_report_table(list(rows.values()))
+    assert "3.00×" in table and "12 ms" in table and "18 ms" in table
+    document = report_document(run, report_rows(run))
+    path = write_report(document, tmp_path / "out")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    reference = next(cell for cell in saved["cells"] if cell["backend"] == "reference")
+    assert reference["ratioToBaseline"] == pytest.approx(3.0)
+    assert reference["samplesSeconds"] == pytest.approx([0.006, 0.012, 0.018])
+    assert saved["baseline"] == "sqlite" and saved["rounds"] == 1
+
+
+def test_hit_expectation_checks_recent_order() -> None:
+    older = SearchHit("k", "s", "a", "user", 1.0, "x", 1.0)
+    newer = SearchHit("k", "s", "b", "user", 2.0, "x", 1.0)
+    expectation = HitExpectation(2, limit=5)
+    assert expectation.problems(SearchResult((newer, older)), "recent") == []
+    assert expectation.problems(SearchResult((older, newer)), "recent") == [
+        "recent order: timestamps are not newest first"
+    ]
+
+
+def test_query_workload_without_a_prepared_store_is_skipped(tmp_path: Path) -> None:
+    target = BenchTarget("x", tmp_path, MANIFEST, tmp_path, tmp_path,
+                         _services([], {"x": 0}))
+    with pytest.raises(CapabilityMissing, match="prepared store"):
+        _query("alpha", 0).run_round(target)
+
+
+# ---- PNG and charts --------------------------------------------------------------------
+
+
+def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Width, height and raw RGB rows of an 8-bit RGB, filter-0 PNG (enough for ours)."""
+    assert data[:8] == PNG_SIGNATURE
+    offset, chunks = 8, {}
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset:offset + 4])
+        kind = data[offset + 4:offset + 8]
+        body = data[offset + 8:offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length:offset + 12 + length])
+        assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF
+        chunks[kind] = chunks.get(kind, b"") + body
+        offset += 12 + length
+    width, height, depth, colour, _, _, _ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, colour) == (8, 2)
+    raw = zlib.decompress(chunks[b"IDAT"])
+    stride = 1 + 3 * width
+    rows = [raw[index * stride:(index + 1) * stride] for index in range(height)]
+    assert all(row[0] == 0 for row in rows)
+    return width, height, [row[1:] for row in rows]
+
+
+def test_png_encoder_round_trips_pixels() -> None:
+    pixels = [[(255, 0, 0), (0, 255, 0), (0, 0, 255)], [(1, 2, 3), (4, 5, 6), (7, 8, 9)]]
+    width, height, rows = _decode_png(encode_png(pixels))
+    assert (width, height) == (3, 2)
+    assert rows == [bytes([255, 0, 0, 0, 255, 0, 0, 0, 255]), bytes(range(1, 10))]
+    with pytest.raises(ValueError, match="same width"):
+        encode_png([[(0, 0, 0)], [(0, 0, 0), (0, 0, 0)]])
+
+
+def test_bar_chart_draws_taller_bars_for_larger_values() -> None:
+    canvas = grouped_bar_chart("t", ["a"], [BarSeries("x", (1.0,)), BarSeries("y", (4.0,))], "ms")
+    width, _, rows = _decode_png(canvas.to_png())
+    blue, orange = bytes((31, 119, 180)), bytes((255, 127, 14))
+
+    def column_height(colour: bytes) -> int:
+        counts = [sum(1 for x in range(width) if row[3 * x:3 * x + 3] == colour) for row in rows]
+        return sum(1 for count in counts if count >= 10)
+
+    assert column_height(orange) > 3 * column_height(blue) > 0
+    assert nice_step(4.0) == 1.0
+
+
+def test_charts_are_written_only_when_they_have_data(tmp_path: Path) -> None:
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite",), [_query("alpha", 1)],
+        tmp_path / "work", _services([], {"sqlite": 1}), rounds=1,
+    )
+    written = write_charts(report_rows(run), ("sqlite",), tmp_path / "charts",
+                           use_matplotlib=False)
+    assert [path.name for path in written] == ["latency_by_query_class.png"]
+    assert written[0].read_bytes()[:8] == PNG_SIGNATURE
+
+
+# ---- progress bar ----------------------------------------------------------------------
+
+
+def test_progress_bar_prints_each_tenth_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    bar = ProgressBar(20, "bench", stream=stream)
+    for _ in range(20):
+        bar.advance()
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    # One line per decile reached: 0% (at the first step), 10%, …, 100%.
+    assert len(lines) == 11
+    assert lines[0] == "bench " + render_bar(1, 20)
+    assert lines[-1] == "bench " + render_bar(20, 20)
+    assert render_bar(5, 20, width=4) == "[#...]   5/20"
+
+
+# ---- the command -----------------------------------------------------------------------
+
+
+def test_bench_command_rejects_an_unknown_backend(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    status = main(["bench", "--size", "tiny", "--backends", "nope", "--out", str(tmp_path)])
+    assert status == 2
+    assert "unknown backend 'nope'" in capsys.readouterr().err
+
+
+def test_bench_command_runs_the_tiny_corpus_on_real_backends(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SESSION_SEARCH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    status = main([
+        "bench", "--size", "tiny", "--backends", "sqlite,reference", "--only", "query",
+        "--rounds", "1", "--repeats", "1", "--out", str(out), "--no-progress", "--json",
+    ])
+    assert status == 0
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    assert printed["cells"] == saved["cells"]
+    statuses = {(cell["workload"], cell["backend"]): cell["status"] for cell in saved["cells"]}
+    assert len(statuses) == 2 * 12
+    assert set(statuses.values()) == {"ok"}, [c for c in saved["cells"] if c["status"] != "ok"]
+    assert (out / "latency_by_query_class.png").read_bytes()[:8] == PNG_SIGNATURE
