@@ -258,3 +258,20 @@ def test_doctests(module: object) -> None:
     failures, tried = doctest.testmod(module)
     assert tried > 0
     assert failures == 0
+
+
+def test_memoized_rule_selection_agrees_with_the_clear_scan() -> None:
+    import random
+
+    from engine.analysis.pg_parser import DefaultParser
+
+    pieces = list("aZ09-_.@:/~&#;<>!?'\"\\= e%,\t") + [
+        "http://", "www.", ".com", "<script>", "</script>", "&amp;", "..", "é", "中",
+        "\u0301", "\u00a0", "😀", "-1", "1.", "e5", "<!--", "-->", "x@y.z",
+    ]
+    generator = random.Random(4)
+    for _ in range(2000):
+        text = "".join(generator.choice(pieces) for _ in range(generator.randint(1, 12)))
+        fast = DefaultParser(text).tokens()
+        clear = DefaultParser(text, use_memo=False).tokens()
+        assert fast == clear, text
