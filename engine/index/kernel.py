@@ -21,7 +21,8 @@ The kernel, for a request (clear version; every step is a plain loop or set oper
    scope too, like FTS5); the rows matching every phrase, in scope, with the role;
 4. rank = `bm25` (negative, lower is better) with `N`, `avgdl` of the whole index;
 5. order: relevance = rank ASC, timestamp DESC (SQLite type order: NULL < numbers < text),
-   message id ASC (UTF-8 bytes), then doc id ASC; recent = timestamp DESC, doc id DESC;
+   message id ASC (UTF-8 bytes), then session id and doc id ASC to settle ties; recent =
+   timestamp DESC, doc id DESC;
 6. keep `limit + 1` rows; `truncated` = more than `limit`; cut snippets for the first
    `limit` only (tokens re-analyzed from the stored text, phrase instances from the
    positions), bounded to 500 UTF-16 units + "…";
@@ -61,6 +62,10 @@ from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_docum
 
 # ----- scope (§5.3) -------------------------------------------------------------------
 
+#: The agent whose namespace an omitted `agentId` means (upstream's default agent id;
+#: the SQLite backend uses the same value).
+DEFAULT_AGENT_ID = "main"
+
 
 def key_in_scope(
     session_key: str, agent_id: str | None, session_keys: Collection[str] | None
@@ -68,7 +73,8 @@ def key_in_scope(
     """Whether a window's key is selected by a request's `agentId` / `sessionKeys`.
 
     `sessionKeys` omitted: the literal namespace `agent:<agentId>:` (underscores literal,
-    like GLOB) plus `global` and `unknown`; empty: every key; else exact membership.
+    like GLOB; `agentId` omitted means `main`) plus `global` and `unknown`; empty: every
+    key; else exact membership.
 
     >>> [key_in_scope(k, "work_team", None) for k in ("agent:work_team:main",
     ...     "agent:workxteam:main", "global", "unknown", "agent:other:x")]
@@ -79,7 +85,8 @@ def key_in_scope(
     if session_keys is None:
         if session_key in ("global", "unknown"):
             return True
-        return agent_id is not None and session_key.startswith(f"agent:{agent_id}:")
+        agent = DEFAULT_AGENT_ID if agent_id is None else agent_id
+        return session_key.startswith(f"agent:{agent}:")
     if not session_keys:
         return True
     return session_key in session_keys
@@ -162,12 +169,17 @@ class RankedRow:
 
 
 def relevance_key(row: RankedRow) -> tuple:
-    """rank ASC, timestamp DESC, message id ASC (UTF-8 bytes), doc id ASC."""
+    """rank ASC, timestamp DESC, message id ASC, session id ASC (UTF-8 bytes), doc id ASC.
+
+    Upstream orders by the first three only; the session id and the doc id make ties
+    deterministic (the SQLite backend adds the same session-id key).
+    """
     record = row.record
     return (
         row.rank,
         Descending(sqlite_value_key(record.timestamp)),
         record.message_id.encode("utf-8", "surrogatepass"),
+        record.session_id.encode("utf-8", "surrogatepass"),
         record.doc_id,
     )
 

@@ -1,0 +1,295 @@
+"""The reference backend: conformance cases, differential runs against SQLite FTS5,
+lifecycle (rewind, reconcile, delete), persistence (flush, merge, reopen, readers) and
+`verify`.
+
+Every case of `tests/conformance/cases/` runs here exactly as on the SQLite backend. The
+differential test feeds the same random transcripts and requests to both backends and
+requires the same kernel result, scores and snippets included (SQLite 3.40.1 is the
+parity target).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import open_backend
+from engine.diagnostics.verify import verify_backend
+from engine.directory import MemoryDirectory
+from engine.errors import QueryError, StoreError
+from engine.index.check import check_index
+from engine.index.writer import IndexSettings
+from engine.model import SearchRequest, SessionWindow
+from tests.conformance.suite import load_cases, run_case
+
+TINY = IndexSettings(block_size=2, flush_documents=3, merge_segments=3)
+
+
+def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:
+    return {"type": "message", "id": message_id, "parentId": parent, "timestamp": timestamp,
+            "message": {"role": role, "content": text}}
+
+
+def add_chain(backend, session_id: str, key: str, texts: list[str], *, start: float = 0.0,
+              prefix: str = "") -> None:
+    """One window with a linear chain of alternating user/assistant messages."""
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow(session_id, key))
+        parent = None
+        for number, text in enumerate(texts):
+            message_id = f"{prefix}m{number + 1}"
+            role = "user" if number % 2 == 0 else "assistant"
+            transaction.append_event(session_id, message(message_id, parent, role, text, start + number))
+            parent = message_id
+
+
+def ids(result) -> list[str]:
+    return [hit.message_id for hit in result.hits]
+
+
+@pytest.fixture
+def backend():
+    opened = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    yield opened
+    opened.close()
+
+
+# ---- conformance --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["name"])
+def test_conformance_case(case: dict, tmp_path: Path) -> None:
+    run_case(lambda: ReferenceBackend.create(tmp_path / "store"), case)
+
+
+# ---- differential: the same transcripts and requests on SQLite FTS5 -----------------
+
+WORDS = ["saffron", "Saffron.", "ballast:", "café", "CAFE", "per-session", "communication",
+         "commun", "会议", "明天会议讨论", "the", "OR", "x", "naïve", "ΟΣ", "ος"]
+KEYS = ["agent:main:main", "agent:main:b", "agent:work_team:main", "agent:workxteam:main", "global"]
+
+
+@st.composite
+def transcripts(draw):
+    windows = []
+    for number in range(draw(st.integers(1, 4))):
+        key = draw(st.sampled_from(KEYS))
+        texts = [
+            " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=70 if draw(st.booleans()) else 6)))
+            for _ in range(draw(st.integers(0, 8)))
+        ]
+        windows.append((f"s{number}", key, texts, draw(st.booleans())))
+    return windows
+
+
+differential_requests = st.builds(
+    SearchRequest,
+    query=st.one_of(
+        st.sampled_from(WORDS + ["comm", "sess", "cafe 会议", "saffron the"]),
+        st.lists(st.sampled_from(WORDS + ["comm", "sess", "-"]), min_size=1, max_size=3).map(" ".join),
+    ),
+    agent_id=st.sampled_from(["main", "work_team"]),
+    limit=st.sampled_from([None, 1, 3]),
+    session_keys=st.sampled_from([(), (), None, ("agent:main:main",)]),
+    role=st.sampled_from([None, None, "assistant"]),
+    match=st.sampled_from(["exact", "prefix"]),
+    order=st.sampled_from(["relevance", "recent"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(transcripts(), st.lists(differential_requests, min_size=1, max_size=6))
+def test_same_results_as_sqlite_fts5(tmp_path_factory, windows, requests):
+    from engine.backends.sqlite_fts5 import SqliteBackend
+
+    folder = tmp_path_factory.mktemp("differential")
+    reference = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    sqlite = SqliteBackend.create(folder / "sqlite")
+    try:
+        for session_id, key, texts, rewind in windows:
+            for target in (reference, sqlite):
+                add_chain(target, session_id, key, texts, start=float(len(texts) % 3))
+                if rewind and texts:
+                    with target.transaction() as transaction:
+                        transaction.append_event(session_id, {"type": "leaf", "id": f"leaf-{session_id}", "parentId": f"m{len(texts)}", "targetId": "m1"})
+        for request in requests:
+            assert reference.search(request) == sqlite.search(request), request
+        assert reference.reconcile() == sqlite.reconcile()
+        for request in requests:
+            assert reference.search(request) == sqlite.search(request), request
+    finally:
+        reference.close()
+        sqlite.close()
+
+
+# ---- lifecycle ---------------------------------------------------------------------
+
+
+def test_rewound_text_is_hidden_until_reconcile_then_gone(backend):
+    add_chain(backend, "w", "agent:main:main", ["alpha origin", "beta abandoned"])
+    with backend.transaction() as transaction:
+        transaction.append_event("w", {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"})
+    dirty = backend.search(SearchRequest("beta", agent_id="main"))
+    assert (ids(dirty), dirty.indexing) == ([], True)
+    assert ids(backend.search(SearchRequest("alpha", agent_id="main"))) == []  # whole window hidden
+    assert backend.index.document_count == 2  # stale rows still count in N
+    assert backend.reconcile() == 1
+    assert ids(backend.search(SearchRequest("beta", agent_id="main"))) == []
+    clean = backend.search(SearchRequest("alpha", agent_id="main"))
+    assert (ids(clean), clean.indexing) == (["m1"], False)
+    assert backend.index.document_count == 1
+
+
+def test_appends_after_reconcile_are_indexed_forward(backend):
+    add_chain(backend, "w", "agent:main:main", ["alpha origin", "beta abandoned"])
+    with backend.transaction() as transaction:
+        transaction.append_event("w", {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"})
+    backend.reconcile()
+    with backend.transaction() as transaction:
+        transaction.append_event("w", message("m3", "m1", "assistant", "gamma branch", 9))
+    result = backend.search(SearchRequest("gamma", agent_id="main"))
+    assert (ids(result), result.indexing) == (["m3"], False)
+
+
+def test_retained_window_stays_searchable_by_session_id(backend):
+    add_chain(backend, "before-reset", "agent:main:main", ["a fresh start"])
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("before-reset", "agent:main:main", current=False))
+    add_chain(backend, "after-reset", "agent:main:main", ["nothing here"], prefix="n")
+    assert ids(backend.search(SearchRequest("fresh", agent_id="main", session_id="before-reset"))) == ["m1"]
+    assert ids(backend.search(SearchRequest("fresh", agent_id="main", session_id="after-reset"))) == []
+
+
+def test_delete_removes_rows_from_search_and_statistics(backend):
+    add_chain(backend, "a", "agent:main:a", ["saffron"])
+    add_chain(backend, "b", "agent:main:b", ["saffron ballast"], prefix="b")
+    backend.flush()
+    with backend.transaction() as transaction:
+        assert transaction.delete_session("agent:main:a") == 1
+    assert ids(backend.search(SearchRequest("saffron", agent_id="main"))) == ["bm1"]
+    assert (backend.index.document_count, backend.index.total_tokens) == (1, 2)
+    assert check_index(backend.index) == []
+
+
+def test_failed_transaction_indexes_nothing(backend):
+    with pytest.raises(RuntimeError):
+        with backend.transaction() as transaction:
+            transaction.put_window(SessionWindow("w", "agent:main:main"))
+            transaction.append_event("w", message("m1", None, "user", "phantom words", 1))
+            raise RuntimeError("abort")
+    assert backend.index.document_count == 0
+    assert ids(backend.search(SearchRequest("phantom", session_keys=()))) == []
+
+
+def test_bad_requests_raise_query_errors(backend):
+    with pytest.raises(QueryError, match="query must not be empty"):
+        backend.search(SearchRequest("   ", agent_id="main"))
+    with pytest.raises(QueryError, match="role must be one of"):
+        backend.search(SearchRequest("x", agent_id="main", role="tool"))
+
+
+# ---- persistence ---------------------------------------------------------------------
+
+
+def test_reopen_loads_segments_and_replays_unflushed_commits():
+    directory = MemoryDirectory()
+    writer = ReferenceBackend.create_in(directory, settings=TINY)
+    add_chain(writer, "w", "agent:main:main", [f"word{number} common" for number in range(8)])
+    add_chain(writer, "v", "agent:main:v", ["late common"], prefix="v")
+    before = writer.search(SearchRequest("common", agent_id="main", limit=25))
+    unflushed = len(writer.index.buffer)
+    # No close: the last commits live only in the transcript log (a crash).
+    crashed = directory.crash_copy()
+    reopened = ReferenceBackend.open_in(crashed, writer=True, settings=TINY)
+    assert unflushed > 0
+    assert reopened.search(SearchRequest("common", agent_id="main", limit=25)) == before
+    assert verify_backend(reopened).ok
+    reopened.close()
+    writer.close()
+
+
+def test_reader_sees_commits_after_refresh(tmp_path):
+    writer = ReferenceBackend.create(tmp_path / "store")
+    add_chain(writer, "w", "agent:main:main", ["first words"])
+    reader = open_backend(tmp_path / "store")
+    assert ids(reader.search(SearchRequest("first", agent_id="main"))) == ["m1"]
+    add_chain(writer, "v", "agent:main:v", ["second words"], prefix="v")
+    assert ids(reader.search(SearchRequest("second", agent_id="main"))) == []
+    reader.refresh()
+    assert ids(reader.search(SearchRequest("second", agent_id="main"))) == ["vm1"]
+    with pytest.raises(StoreError, match="read-only"):
+        reader.reconcile()
+    reader.close()
+    writer.close()
+
+
+def test_merge_keeps_results_and_verify_passes(backend):
+    for number in range(5):
+        add_chain(backend, f"w{number}", "agent:main:main", [f"shared token{number}", "shared"], prefix=f"{number}")
+    with backend.transaction() as transaction:
+        transaction.delete_session("agent:main:main")
+    add_chain(backend, "z", "agent:main:z", ["shared again"], prefix="z")
+    before = backend.search(SearchRequest("shared", agent_id="main"))
+    backend.merge()
+    assert len(backend.index.segments) == 1 and not backend.index.deleted
+    assert backend.search(SearchRequest("shared", agent_id="main")) == before
+    report = verify_backend(backend)
+    assert (report.ok, report.rows_committed, report.rows_expected) == (True, 1, 1)
+
+
+def test_verify_reports_a_tampered_row(backend):
+    add_chain(backend, "w", "agent:main:main", ["genuine text"])
+    record = backend.index.document(0)
+    backend.index.delete_document(0)
+    from engine.model import IndexEntry
+
+    backend.index.add_entry(
+        IndexEntry("w", record.message_id, record.role, record.timestamp, "forged text", record.seq),
+        ["forged", "text"],
+    )
+    report = verify_backend(backend)
+    assert not report.ok
+    assert any("differs from its message 'm1'" in problem for problem in report.problems)
+    assert any("postings of term 'forged'" in problem for problem in report.problems)
+    backend.rebuild_index()
+    assert verify_backend(backend).ok
+
+
+def test_registry_creates_and_detects_reference_stores(tmp_path):
+    created = open_backend(tmp_path / "s", create=True)
+    assert created.name == "reference"
+    created.close()
+    assert ReferenceBackend.claims(tmp_path / "s")
+    assert not ReferenceBackend.claims(tmp_path)
+
+
+def test_long_messages_give_the_same_excerpts_as_sqlite(tmp_path):
+    """Seeded long texts (sentence marks, repeats): snippet windows and bm25 agree."""
+    import random
+
+    from engine.backends.sqlite_fts5 import SqliteBackend
+
+    generator = random.Random(20261130)
+    vocabulary = ["alpha", "beta.", "gamma:", "Delta", "épée", "saffron", "x", "y", "z", "w"]
+    texts = [
+        " ".join(generator.choice(vocabulary) for _ in range(generator.randint(30, 160)))
+        for _ in range(12)
+    ]
+    reference = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    sqlite = SqliteBackend.create(tmp_path / "sqlite")
+    try:
+        for target in (reference, sqlite):
+            add_chain(target, "long", "agent:main:main", texts)
+        for query in ["saffron", "epee alpha", "gamma", "delta beta", "sa", "y z"]:
+            for match in ("exact", "prefix"):
+                request = SearchRequest(query, agent_id="main", limit=25, match=match)
+                expected = sqlite.search(request)
+                assert reference.search(request) == expected
+                assert any(" … " in hit.snippet for hit in expected.hits) or not expected.hits
+    finally:
+        reference.close()
+        sqlite.close()
