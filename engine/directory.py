@@ -20,7 +20,9 @@ implementation (the tantivy `RamDirectory` pattern):
   once, as they are on disk after the folder fsync).
 
 Names are relative, use `/` between folders (`transcripts/segment-000001.log`), and never
-start with `/` or contain `..`; folders are created on demand and are not listed.
+start with `/` or contain `..`; folders are created on demand (and their names fsynced with
+the first file in them) and are not listed; leftover `write_atomic` temporaries are not
+listed either.
 """
 
 from __future__ import annotations
@@ -110,6 +112,10 @@ class Directory(Protocol):
         ...
 
 
+#: `write_atomic` writes here first; a crash can leave one behind, and listings skip them.
+TEMPORARY_PREFIX = ".tmp-"
+
+
 def check_name(name: str) -> str:
     """Return `name` if it is a valid relative file name, else raise StoreError.
 
@@ -140,12 +146,29 @@ def _sync_folder(path: Path) -> None:
         os.close(descriptor)
 
 
+def _make_folders(folder: Path) -> list[Path]:
+    """Create `folder` and its missing ancestors; return the ones created, outermost first."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+    return list(reversed(missing))
+
+
+def _sync_new_folders(created: list[Path]) -> None:
+    """Make the names of newly created folders durable (fsync each one's parent)."""
+    for folder in created:
+        _sync_folder(folder.parent)
+
+
 class _FileAppendHandle:
     """A buffered append-only file; remembers whether its name still needs a folder fsync."""
 
     def __init__(self, path: Path) -> None:
+        self._new_folders = _make_folders(path.parent)
         created = not path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
         self._size = self._file.seek(0, os.SEEK_END)
@@ -163,7 +186,9 @@ class _FileAppendHandle:
         os.fsync(self._file.fileno())
         if self._name_needs_sync:
             _sync_folder(self._path.parent)
+            _sync_new_folders(self._new_folders)
             self._name_needs_sync = False
+            self._new_folders = []
 
     def truncate(self, size: int) -> None:
         self._file.flush()
@@ -215,7 +240,7 @@ class FileDirectory:
             relative = Path(folder).relative_to(self.path)
             for file in files:
                 name = (relative / file).as_posix()
-                if name.startswith(prefix):
+                if name.startswith(prefix) and not file.startswith(TEMPORARY_PREFIX):
                     names.append(name)
         return sorted(names)
 
@@ -241,14 +266,15 @@ class FileDirectory:
 
     def write_atomic(self, name: str, data: bytes) -> None:
         target = self._full(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        new_folders = _make_folders(target.parent)
+        temporary = target.with_name(f"{TEMPORARY_PREFIX}{target.name}-{os.getpid()}")
         with open(temporary, "wb") as file:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)
         _sync_folder(target.parent)
+        _sync_new_folders(new_folders)
 
     def remove(self, name: str) -> None:
         try:
@@ -259,7 +285,7 @@ class FileDirectory:
 
     def acquire_lock(self, name: str) -> LockHandle:
         path = self._full(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _sync_new_folders(_make_folders(path.parent))
         file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
         try:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -115,3 +115,10 @@ def test_file_directory_lists_nothing_before_creation(tmp_path: Path) -> None:
     directory = FileDirectory(tmp_path / "absent")
     assert directory.list_names() == []
     assert not directory.exists("store.meta")
+
+
+def test_leftover_temporaries_are_not_listed(tmp_path: Path) -> None:
+    directory = FileDirectory(tmp_path)
+    directory.write_atomic("sub/real", b"1")
+    (tmp_path / "sub" / ".tmp-real-999").write_bytes(b"half")
+    assert directory.list_names() == ["sub/real"]

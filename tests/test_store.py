@@ -315,3 +315,16 @@ def test_windows_of_keeps_joining_order_through_replacements(directory: Director
             assert transaction.session_keys() == ["agent:main:main", "global"]
         assert [w.session_id for w in store.windows_of("agent:main:main")] == ["w1", "w2", "w3"]
         assert store.session_keys() == ["agent:main:main", "global"]
+
+
+def test_closing_inside_a_transaction_commits_nothing(directory: Directory) -> None:
+    store = TranscriptStore.create(directory)
+    fill(store)
+    with pytest.raises(StoreError, match="closed inside the transaction"), \
+            store.transaction() as transaction:
+        transaction.append_event("w1", {"id": "lost"})
+        store.close()
+    with TranscriptStore.open(directory, writer=True) as reopened:
+        assert reopened.generation == 2
+        assert reopened.event_count("w1") == 3
+        assert reopened.recovered_tail is None

@@ -568,6 +568,8 @@ class TranscriptStore:
             raise
         transaction.closed = True
         self._transaction = None
+        if self._closed:  # close() inside the block already cut the records back
+            raise StoreError("the store was closed inside the transaction; nothing was committed")
         if not transaction._operations:
             writer.abort()
             return
