@@ -9,6 +9,7 @@ reconcile of transcripts that predate the index, and error mapping.
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 
@@ -280,3 +281,74 @@ def test_stats_count_what_was_written(store: SqliteBackend) -> None:
 def test_glob_literal_escapes_only_metacharacters() -> None:
     assert glob_literal("work_team") == "work_team"
     assert glob_literal("a*?[b]") == "a[*][?][[]b]"
+
+
+# ---- differential: the SQLite backend against the reference backend -----------------
+
+DIFFERENTIAL_WORDS = [
+    "alpha", "Beta", "gamma", "alphabet", "per", "session", "Café", "cafe", "ΟΣ", "ος", "会议",
+    "明天会议讨论", "テスト", "회의를", "🤯", "x1", "42", "OR", "e-mail", "end.", "note:", "ǖber",
+    "cat", "concatenate",
+]
+DIFFERENTIAL_SEPARATORS = [" ", " ", " ", ", ", ". ", ": ", " - ", "\n", " 😀 "]
+DIFFERENTIAL_KEYS = ["agent:main:a", "agent:main:b", "agent:work_team:x", "global", "agent:workxteam:y"]
+
+
+def random_corpus(rng: random.Random) -> tuple[list[tuple[str, str, bool]], list[tuple[str, dict]]]:
+    """Windows (some archived) and chained messages, with occasional side appends (dirty)."""
+    windows = [(f"w{index}", rng.choice(DIFFERENTIAL_KEYS), rng.random() < 0.15)
+               for index in range(rng.randint(1, 5))]
+    events = []
+    for session_id, _key, _archived in windows:
+        parent = None
+        for index in range(rng.randint(0, 12)):
+            text = "".join(rng.choice(DIFFERENTIAL_WORDS) + rng.choice(DIFFERENTIAL_SEPARATORS)
+                           for _ in range(rng.randint(1, 70)))
+            message_id = f"{session_id}-m{index}"
+            role = rng.choice(["user", "assistant", "toolResult"])
+            events.append((session_id, message(message_id, parent if rng.random() > 0.05 else None,
+                                               role, text, rng.randint(0, 5))))
+            parent = message_id
+    return windows, events
+
+
+def random_request(rng: random.Random) -> SearchRequest:
+    terms = [rng.choice(DIFFERENTIAL_WORDS) for _ in range(rng.randint(1, 3))]
+    terms = [term if rng.random() < 0.6 else term[: max(1, len(term) // 2)] for term in terms]
+    return SearchRequest(
+        " ".join(terms),
+        agent_id=rng.choice(["main", "work_team", None]),
+        limit=rng.choice([None, 1, 3, 25]),
+        match=rng.choice(["exact", "prefix"]),
+        order=rng.choice(["relevance", "recent"]),
+        session_keys=rng.choice([None, (), ("agent:main:a", "global")]),
+        role=rng.choice([None, "user", "assistant"]),
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sqlite_and_reference_backends_return_identical_results(seed: int, tmp_path: Path) -> None:
+    reference_module = pytest.importorskip("engine.backends.reference")
+    rng = random.Random(seed)
+    for trial in range(8):
+        backends = [SqliteBackend.create(tmp_path / f"sqlite-{trial}"),
+                    reference_module.ReferenceBackend.create(tmp_path / f"reference-{trial}")]
+        try:
+            windows, events = random_corpus(rng)
+            for backend in backends:
+                with backend.transaction() as transaction:
+                    for session_id, key, archived in windows:
+                        transaction.put_window(SessionWindow(session_id, key, archived=archived))
+                for session_id, event in events:
+                    with backend.transaction() as transaction:
+                        transaction.append_event(session_id, event, created_at=0.0)
+            for phase in ("before reconcile", "after reconcile"):
+                if phase == "after reconcile":
+                    assert backends[0].reconcile() == backends[1].reconcile()
+                for _ in range(15):
+                    request = random_request(rng)
+                    sqlite_result, reference_result = (backend.search(request) for backend in backends)
+                    assert sqlite_result == reference_result, (seed, trial, phase, request)
+        finally:
+            for backend in backends:
+                backend.close()
