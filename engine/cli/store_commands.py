@@ -7,8 +7,8 @@ touch: formats (`engine.ingest`), storage (`engine.transcript.store`), search.
 Commands:
 
 * `import --store DIR [--backend reference] SOURCE...` — creates the store when DIR is
-  absent or empty, then imports every SOURCE (a corpus directory or a flat `*.jsonl`
-  messages file) in one transaction; on any error nothing is imported (exit 2), and a
+  absent or empty, then imports every SOURCE (a corpus directory, a flat `*.jsonl`
+  messages file, or an OpenClaw state directory) in one transaction; on any error nothing is imported (exit 2), and a
   store this command had just created is removed again;
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store;
 * `demo [--store DIR]` — imports `corpora/demo` of the source checkout into a temporary
@@ -58,10 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `import`, `stats` and `demo` commands."""
     importer = subparsers.add_parser(
         "import",
-        help="import transcripts (corpus directories, flat messages files) into a store",
+        help="import transcripts (corpus, flat messages, OpenClaw state) into a store",
         description="Import every SOURCE into the store at DIR in one transaction: on any "
                     "error nothing is imported. A SOURCE is a corpus directory "
-                    "(sessions.jsonl + transcripts/) or a flat messages file (*.jsonl).",
+                    "(sessions.jsonl + transcripts/), a flat messages file (*.jsonl) or "
+                    "an OpenClaw state directory (agents/<agentId>/sessions/).",
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
     importer.add_argument("--backend", choices=tuple(STORE_OPENERS), default="reference",
@@ -190,8 +191,11 @@ def describe_import(report: ImportReport, store_path: Path) -> str:
     """
     sources = ", ".join(f"{path}: {form}" for path, form in report.sources)
     plural = "" if len(report.sources) == 1 else "s"
-    return (f"imported {len(report.sources)} source{plural} into {store_path}: "
-            f"{report.windows} windows, {report.events} events ({sources})")
+    summary = (f"imported {len(report.sources)} source{plural} into {store_path}: "
+               f"{report.windows} windows, {report.events} events ({sources})")
+    lines = [summary]
+    lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(lines)
 
 
 def _remove_new_store(store_path: Path, folder_existed: bool) -> None:

@@ -6,6 +6,7 @@ Map of the package:
   source in ONE transaction (any error: nothing is visible);
 * `corpus.py`   — the corpus directory: `sessions.jsonl` + `transcripts/<sessionId>.jsonl`;
 * `flat.py`     — the flat messages file (one message per line), for any chat log;
+* `openclaw_state.py` — an OpenClaw state directory (`agents/<id>/sessions/` files);
 * `records.py`  — the `sessions.jsonl` window record <-> `SessionWindow`;
 * `batch.py`    — rules shared by every form (no duplicate windows, one current window per
                   key) and the import report;

@@ -30,6 +30,7 @@ class ImportReport:
     sources: tuple[tuple[str, str], ...]
     windows: int
     events: int
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The report as the `import --json` output."""
@@ -37,6 +38,7 @@ class ImportReport:
             "sources": [{"path": path, "form": form} for path, form in self.sources],
             "windows": self.windows,
             "events": self.events,
+            "notes": list(self.notes),
         }
 
 
@@ -59,6 +61,8 @@ class ImportBatch:
         self.added_at: dict[str, str] = {}
         self.window_count = 0
         self.event_count = 0
+        #: Things the user should know that are not errors (e.g. a skipped file).
+        self.notes: list[str] = []
 
     # ---- windows --------------------------------------------------------------------
 

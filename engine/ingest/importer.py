@@ -29,6 +29,7 @@ from engine.errors import MalformedInput, UsageError
 from engine.ingest.batch import ImportBatch, ImportReport
 from engine.ingest.corpus import SESSIONS_FILE, import_corpus, is_corpus_directory
 from engine.ingest.flat import import_flat, is_flat_file
+from engine.ingest.openclaw_state import import_openclaw_state, is_openclaw_state
 from engine.model import SessionWindow
 
 
@@ -48,6 +49,7 @@ class ImportTarget(Protocol):
 FORMS: dict[str, tuple[Callable[[Path], bool], Callable[[Path, ImportBatch], None]]] = {
     "corpus": (is_corpus_directory, import_corpus),
     "flat": (is_flat_file, import_flat),
+    "openclaw-state": (is_openclaw_state, import_openclaw_state),
 }
 
 
@@ -60,7 +62,8 @@ def detect_form(path: Path) -> str:
             return name
     if path.is_dir():
         raise MalformedInput(str(path), None,
-                             f"not a corpus directory (no {SESSIONS_FILE} in it)")
+                             f"not a corpus directory (no {SESSIONS_FILE} in it) nor an "
+                             "OpenClaw state directory (no agents/<agentId>/sessions/)")
     raise MalformedInput(str(path), None,
                          "not an importable file (a flat messages file is named *.jsonl)")
 
@@ -88,4 +91,5 @@ def import_sources(
         sources=tuple((str(path), form) for path, form in plan),
         windows=batch.window_count,
         events=batch.event_count,
+        notes=tuple(batch.notes),
     )
