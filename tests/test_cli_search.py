@@ -1,0 +1,137 @@
+"""The `search`, `explain`, `reconcile` and `verify` commands, run in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.backends.reference import ReferenceBackend
+from engine.cli import main
+from engine.model import SearchRequest, SessionWindow
+
+
+def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:
+    return {"type": "message", "id": message_id, "parentId": parent, "timestamp": timestamp,
+            "message": {"role": role, "content": text}}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "store"
+    backend = ReferenceBackend.create(path)
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("s-main", "agent:main:main"))
+        transaction.append_event("s-main", message("m1", None, "user", "the deployment failed on friday", 1))
+        transaction.append_event("s-main", message("m2", "m1", "assistant", "the deployment fix is rolling", 2))
+        transaction.put_window(SessionWindow("s-work", "agent:work:main"))
+        transaction.append_event("s-work", message("w1", None, "user", "deployment notes for work", 3))
+    backend.close()
+    return path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_search_json_is_the_kernel_result(store, capsys):
+    status, out, _ = run(capsys, "search", "--store", str(store), "--agent", "main", "--json", "deployment")
+    backend = ReferenceBackend.open(store)
+    expected = backend.search(SearchRequest("deployment", agent_id="main")).to_json()
+    backend.close()
+    assert status == 0
+    assert json.loads(out) == expected
+    # equal scores (both rows have 5 tokens): the newer timestamp comes first
+    assert [hit["messageId"] for hit in expected["hits"]] == ["m2", "m1"]
+
+
+def test_without_agent_every_session_is_searched(store, capsys):
+    _, out, _ = run(capsys, "search", "--store", str(store), "--json", "deployment")
+    assert sorted(hit["sessionKey"] for hit in json.loads(out)["hits"]) == [
+        "agent:main:main", "agent:main:main", "agent:work:main",
+    ]
+    _, out, _ = run(capsys, "search", "--store", str(store), "--json", "--session-key", "agent:work:main", "deployment")
+    assert [hit["messageId"] for hit in json.loads(out)["hits"]] == ["w1"]
+
+
+def test_filters_and_words_joined_into_one_query(store, capsys):
+    _, out, _ = run(capsys, "search", "--store", str(store), "--json", "--role", "assistant",
+                    "--order", "recent", "--limit", "1", "deployment", "the")
+    result = json.loads(out)
+    assert [hit["messageId"] for hit in result["hits"]] == ["m2"]
+    assert result["truncated"] is False
+
+
+def test_plain_output_is_a_table(store, capsys):
+    status, out, _ = run(capsys, "search", "--store", str(store), "--agent", "work", "deploy", "--match", "prefix")
+    lines = out.splitlines()
+    assert status == 0
+    assert lines[0].split() == ["score", "timestamp", "sessionKey", "sessionId", "messageId", "role", "snippet"]
+    assert "deployment notes for work" in lines[2]
+
+
+def test_bad_query_and_bad_usage_exit_2(store, capsys):
+    status, _, err = run(capsys, "search", "--store", str(store), "   ")
+    assert (status, err) == (2, "session-search: error: query must not be empty\n")
+    status, _, err = run(capsys, "search", "--store", str(store), "--all-sessions", "--session-key", "x", "q")
+    assert (status, err) == (2, "session-search: error: --all-sessions cannot be combined with --session-key\n")
+
+
+def test_missing_store_exits_1(tmp_path, capsys):
+    status, _, err = run(capsys, "search", "--store", str(tmp_path / "nothing"), "q")
+    assert status == 1
+    assert "no store here" in err
+
+
+def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
+    status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "--json", "deployment")
+    report = json.loads(out)
+    assert status == 0
+    assert report["phrases"] == [{"terms": ["deployment"], "prefix": False}]
+    first = report["hits"][0]
+    assert first["bm25"][0] == "N=3 D=5 avgdl=4.666666666666667 k1=1.2 b=0.75"
+    assert first["bm25"][1].startswith("  phrase 'deployment': n=3 f=1 idf=1e-06 (floored)")
+    assert first["excerpt"][-1] == "chosen start 0 (score 1000)"
+    status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "deployment")
+    assert "excerpt window:" in out and "score" in out
+
+
+def test_reconcile_and_verify(store, capsys):
+    backend = ReferenceBackend.open(store, writer=True)
+    with backend.transaction() as transaction:
+        transaction.append_event("s-main", {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"})
+    backend.close()
+    _, out, _ = run(capsys, "search", "--store", str(store), "--json", "fix")
+    assert json.loads(out) == {"hits": [], "truncated": False, "indexing": True}
+    status, out, _ = run(capsys, "reconcile", "--store", str(store), "--json")
+    assert (status, json.loads(out)) == (0, {"reconciled": 1, "indexing": False})
+    status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
+    report = json.loads(out)
+    assert (status, report["ok"], report["rowsCommitted"]) == (0, True, 2)
+
+
+def test_verify_after_losing_the_index_files_rebuilds_by_replay(store, capsys):
+    for file in (store / "index").iterdir():
+        file.unlink()
+    status, out, _ = run(capsys, "verify", "--store", str(store))
+    assert status == 0
+    assert out.splitlines()[0] == "OK: the index matches its transcripts"
+    status, out, _ = run(capsys, "verify", "--store", str(store), "--repair", "--json")
+    assert (status, json.loads(out)["rowsExpected"]) == (0, 3)
+
+
+def test_commands_work_on_a_sqlite_store_except_explain(tmp_path, capsys):
+    from engine.backends.sqlite_fts5 import SqliteBackend
+
+    backend = SqliteBackend.create(tmp_path / "lite")
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("s", "agent:main:main"))
+        transaction.append_event("s", message("m1", None, "user", "saffron rice", 1))
+    backend.close()
+    status, out, _ = run(capsys, "search", "--store", str(tmp_path / "lite"), "--json", "saffron")
+    assert (status, [hit["messageId"] for hit in json.loads(out)["hits"]]) == (0, ["m1"])
+    status, _, err = run(capsys, "explain", "--store", str(tmp_path / "lite"), "saffron")
+    assert (status, err) == (2, "session-search: error: explain needs a reference store; this one uses 'sqlite'\n")

@@ -1,0 +1,93 @@
+"""`session-search serve`: JSON-RPC 2.0 `sessions.search` over stdin/stdout."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.backends.reference import ReferenceBackend
+from engine.cli.search_commands import serve
+from engine.directory import MemoryDirectory
+from engine.model import SearchRequest, SessionWindow
+
+
+@pytest.fixture
+def backend():
+    opened = ReferenceBackend.create_in(MemoryDirectory())
+    with opened.transaction() as transaction:
+        transaction.put_window(SessionWindow("s1", "agent:main:main"))
+        transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None, "timestamp": 5,
+                                        "message": {"role": "user", "content": "saffron risotto"}})
+    yield opened
+    opened.close()
+
+
+def exchange(backend, *lines: str) -> list[dict]:
+    output = io.StringIO()
+    serve(backend, io.StringIO("".join(line + "\n" for line in lines)), output)
+    return [json.loads(line) for line in output.getvalue().splitlines()]
+
+
+def request(request_id, params, method="sessions.search") -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+
+def test_search_result_is_the_kernel_result(backend):
+    [response] = exchange(backend, request(1, {"agentId": "main", "query": "saffron", "limit": 5}))
+    expected = backend.search(SearchRequest("saffron", agent_id="main", limit=5)).to_json()
+    assert response == {"jsonrpc": "2.0", "id": 1, "result": expected}
+    assert [hit["messageId"] for hit in expected["hits"]] == ["m1"]
+
+
+def test_errors_have_stable_codes_and_the_server_keeps_serving(backend):
+    responses = exchange(
+        backend,
+        "{not json",
+        "[1, 2]",
+        json.dumps({"id": 2, "method": "sessions.search"}),
+        request(3, {"agentId": "main", "query": "x"}, method="sessions.list"),
+        request(4, {"agentId": "main", "query": 7}),
+        request(5, {"agentId": "main", "query": "x", "limit": "3"}),
+        request(6, {"agentId": "main", "query": "x", "colour": "red"}),
+        request(7, {"agentId": "main", "query": "   "}),
+        request(8, {"query": "saffron"}),
+        request(9, {"sessionKeys": [], "query": "saffron", "role": "tool"}),
+        request("last", {"sessionKeys": [], "query": "saffron"}),
+    )
+    codes = [(item["id"], item.get("error", {}).get("code")) for item in responses]
+    assert codes == [
+        (None, -32700), (None, -32600), (2, -32600), (3, -32601), (4, -32602), (5, -32602),
+        (6, -32602), (7, -32602), (8, -32602), (9, -32602), ("last", None),
+    ]
+    assert responses[7]["error"]["message"] == "query must not be empty"
+    assert responses[2]["jsonrpc"] == "2.0"
+    assert [hit["messageId"] for hit in responses[-1]["result"]["hits"]] == ["m1"]
+
+
+def test_notifications_get_no_answer(backend):
+    notification = json.dumps({"jsonrpc": "2.0", "method": "sessions.search",
+                               "params": {"agentId": "main", "query": "saffron"}})
+    assert exchange(backend, notification, "", request(1, {"agentId": "main", "query": "none"}))[0]["id"] == 1
+
+
+def test_serve_command_over_real_pipes(tmp_path: Path):
+    store = tmp_path / "store"
+    writer = ReferenceBackend.create(store)
+    with writer.transaction() as transaction:
+        transaction.put_window(SessionWindow("s1", "agent:main:main"))
+        transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None, "timestamp": 5,
+                                        "message": {"role": "assistant", "content": "café au lait"}})
+    writer.close()
+    lines = request(1, {"agentId": "main", "query": "CAFE"}) + "\nnonsense\n"
+    completed = subprocess.run(
+        [sys.executable, "-m", "engine", "serve", "--store", str(store)],
+        input=lines, capture_output=True, text=True, timeout=60, check=True,
+    )
+    first, second = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert first["result"]["hits"][0]["snippet"] == "café au lait"
+    assert second["error"]["code"] == -32700
