@@ -53,6 +53,14 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
 5. Hits: timestamp finite else 0; score `-rank` finite else 0; snippet bounded to 500
    UTF-16 units + `…`.
 
+Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
+transcript tables (never the index), with the same names as `TranscriptStore`, so the
+importers (`engine.ingest.import_sources`) and history readers can use this store too.
+
+Cost: every search first evaluates the needs-reconcile predicate over all windows (one
+indexed `max(seq)` per window), because dirty windows must be excluded and `indexing`
+reported; the CJK retry without word terms scans the FTS `text` column of the scope.
+
 Known divergences from the reference engine:
 * message text containing lone surrogates cannot be stored as UTF-8, so the FTS `text`
   column holds U+FFFD in their place (the tokens are the same: FTS5 reads a surrogate as
@@ -584,6 +592,45 @@ class SqliteBackend:
         ).fetchone()
         return count
 
+    # ---- reading the transcripts (history and importers read these, never the index) --
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window, in first-insertion order."""
+        return [_window_from_row(row) for row in self._connection.execute(
+            f"SELECT {_WINDOW_SELECT} FROM session_windows ORDER BY rowid")]
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One window (UnknownSession if absent)."""
+        row = self._connection.execute(
+            f"SELECT {_WINDOW_SELECT} FROM session_windows WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return _window_from_row(row)
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one session key, in first-insertion order."""
+        return [_window_from_row(row) for row in self._connection.execute(
+            f"SELECT {_WINDOW_SELECT} FROM session_windows WHERE session_key = ? ORDER BY rowid",
+            (session_key,))]
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window, in order of first appearance."""
+        return [row[0] for row in self._connection.execute(
+            "SELECT session_key FROM session_windows GROUP BY session_key ORDER BY min(rowid)")]
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every event of a window in seq order (UnknownSession if the window is absent)."""
+        self.window(session_id)
+        return read_events(self._connection, session_id)
+
+    def event_count(self, session_id: str) -> int:
+        """How many events a window has (UnknownSession if absent)."""
+        self.window(session_id)
+        (count,) = self._connection.execute(
+            "SELECT count(*) FROM transcript_events WHERE session_id = ?", (session_id,)).fetchone()
+        return count
+
     # ---- inspection -------------------------------------------------------------
 
     def stats(self) -> dict[str, int]:
@@ -675,6 +722,18 @@ def _hit_from_row(row: tuple) -> SearchHit | None:
         snippet=bound_snippet(snippet),
         score=-score if score else 0.0,
     )
+
+
+_WINDOW_SELECT = ", ".join(f'"{name}"' for name in WINDOW_COLUMNS)
+
+
+def _window_from_row(row: tuple) -> SessionWindow:
+    """A `SessionWindow` from a `session_windows` row in `WINDOW_COLUMNS` order."""
+    values = dict(zip(WINDOW_COLUMNS, row, strict=True))
+    for flag in ("current", "incognito", "archived"):
+        values[flag] = bool(values[flag])
+    values["extra"] = json.loads(values["extra"])
+    return SessionWindow(**values)
 
 
 def _connect_writer(database: Path) -> sqlite3.Connection:

@@ -352,3 +352,35 @@ def test_sqlite_and_reference_backends_return_identical_results(seed: int, tmp_p
         finally:
             for backend in backends:
                 backend.close()
+
+
+def test_windows_and_events_read_back_as_written(store: SqliteBackend) -> None:
+    first = SessionWindow("w1", "agent:main:main", current=False, title="Première", kind="chat",
+                          group="ops", created_at=12.5, extra={"chatType": "direct", "n": [1, 2]})
+    second = SessionWindow("w2", "agent:main:main", previous_session_id="w1", reason="reset",
+                           archived=True, incognito=True, spawned_by="agent:main:other")
+    third = SessionWindow("w3", "global")
+    event = message("m1", None, "user", "lone \ud800 kept in the event", 7)
+    with store.transaction() as transaction:
+        for window in (first, third, second):
+            transaction.put_window(window)
+        transaction.append_event("w1", event, created_at=99.0)
+    assert store.windows() == [first, third, second]
+    assert [window.extra for window in store.windows()] == [first.extra, {}, {}]
+    assert store.windows_of("agent:main:main") == [first, second]
+    assert store.session_keys() == ["agent:main:main", "global"]
+    (stored,) = store.events("w1")
+    assert (stored.seq, stored.event, stored.created_at) == (0, event, 99.0)
+    assert store.event_count("w1") == 1 and store.event_count("w2") == 0
+    with pytest.raises(UnknownSession):
+        store.events("nope")
+
+
+def test_the_importer_loads_a_corpus_into_a_sqlite_store(store: SqliteBackend) -> None:
+    ingest = pytest.importorskip("engine.ingest")
+    demo = Path(__file__).resolve().parents[2] / "corpora" / "demo"
+    if not demo.is_dir():
+        pytest.skip("corpora/demo is not in this checkout")
+    report = ingest.import_sources(store, [demo])
+    assert report.windows == store.stats()["windows"] > 0
+    assert report.events == store.stats()["events"]
