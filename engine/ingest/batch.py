@@ -55,9 +55,13 @@ class ImportBatch:
         self.received_at = received_at
         self.windows: dict[str, SessionWindow] = {}
         self.stored_ids: set[str] = set()
+        #: session key -> session id of its current window (the first one seen).
+        self.current_by_key: dict[str, str] = {}
         for window in existing_windows:
             self.windows[window.session_id] = window
             self.stored_ids.add(window.session_id)
+            if window.current:
+                self.current_by_key.setdefault(window.session_key, window.session_id)
         self.added_at: dict[str, str] = {}
         self.window_count = 0
         self.event_count = 0
@@ -80,10 +84,8 @@ class ImportBatch:
 
     def current_of(self, session_key: str) -> SessionWindow | None:
         """The current window of `session_key` (in the store or added by this import)."""
-        for window in self.windows.values():
-            if window.session_key == session_key and window.current:
-                return window
-        return None
+        session_id = self.current_by_key.get(session_key)
+        return self.windows[session_id] if session_id is not None else None
 
     def add_window(self, window: SessionWindow, path: str, line: int | None) -> None:
         """Add a new window; its key must not already have another current window."""
@@ -102,6 +104,8 @@ class ImportBatch:
         except InputError as error:
             raise MalformedInput(path, line, str(error)) from None
         self.windows[window.session_id] = window
+        if window.current:
+            self.current_by_key[window.session_key] = window.session_id
         self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
         self.window_count += 1
 
@@ -110,6 +114,8 @@ class ImportBatch:
         retained = dataclasses.replace(window, current=False)
         self.transaction.put_window(retained)
         self.windows[window.session_id] = retained
+        if self.current_by_key.get(window.session_key) == window.session_id:
+            del self.current_by_key[window.session_key]
         return retained
 
     def check_chains(self, path: str) -> None:
