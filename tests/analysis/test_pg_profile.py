@@ -10,6 +10,8 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.analysis import pg_parser, pg_profile, pg_query, unaccent
 from engine.analysis.pg_parser import STATES, parse
@@ -275,3 +277,33 @@ def test_memoized_rule_selection_agrees_with_the_clear_scan() -> None:
         fast = DefaultParser(text).tokens()
         clear = DefaultParser(text, use_memo=False).tokens()
         assert fast == clear, text
+
+
+SOME_TEXT = st.text(
+    st.one_of(
+        st.sampled_from(list("aZ09-_.@:/~&#;<> 'ß½…«ÆİΣ\u0301\u00a0中😀")),
+        st.characters(min_codepoint=0, max_codepoint=0x10FFFF),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=SOME_TEXT)
+def test_token_spans_and_positions_are_consistent(text: str) -> None:
+    tokens = ANALYZER.tokens(text)
+    assert ANALYZER.terms(text) == [token.text for token in tokens]
+    encoded_prefix = [
+        len(text[:index].encode("utf-8", "surrogatepass")) for index in range(len(text) + 1)
+    ]
+    previous_start, previous_position = 0, 0
+    for token in tokens:
+        assert 0 <= token.start < token.end <= len(text)
+        assert token.byte_start == encoded_prefix[token.start]
+        assert token.byte_end == encoded_prefix[token.end]
+        assert token.text in lowercase(unaccent.unaccent(text[token.start:token.end]))
+        assert token.start >= previous_start
+        assert token.position == previous_position + 1
+        previous_start, previous_position = token.start, token.position
+    vector = ANALYZER.tsvector(text)
+    assert sorted(vector) == sorted({token.text for token in tokens})
