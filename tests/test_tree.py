@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engine.model import StoredEvent
 from engine.transcript.tree import active_path, is_on_active_path, scan_tree, visible_events
 
@@ -141,3 +144,61 @@ def test_duplicate_id_later_entry_wins() -> None:
     events = window(message("m1", None), message("m2", "m1"), message("m2", None))
     assert path_ids(events) == ["m2"]
     assert active_path(events)[0].seq == 2
+
+
+# ---- property: random appends, rewinds and branch switches ---------------------------
+
+#: An operation: ("append", parent index or None, side?) or ("leaf", target index or None).
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.one_of(st.none(), st.integers(0, 40)), st.booleans()),
+        st.tuples(st.just("leaf"), st.one_of(st.none(), st.integers(0, 40)), st.just(False)),
+    ),
+    max_size=30,
+)
+
+
+def naive_walk(parents: dict[str, str | None], leaf_id: str | None) -> list[str]:
+    """Root-first ancestors of `leaf_id`, written as plainly as possible (the oracle)."""
+    path: list[str] = []
+    while leaf_id is not None:
+        path.insert(0, leaf_id)
+        leaf_id = parents[leaf_id]
+    return path
+
+
+@settings(max_examples=150, deadline=None)
+@given(operations)
+def test_active_path_matches_a_naive_simulation(ops: list[tuple[str, int | None, bool]]) -> None:
+    """Messages always name an earlier message (or null), leaf events an earlier message."""
+    events: list[dict[str, Any]] = []
+    parents: dict[str, str | None] = {}
+    messages: list[str] = []
+    leaf_id: str | None = None
+    saw_leaf = False
+    for number, (kind, pick, side) in enumerate(ops):
+        chosen = messages[pick % len(messages)] if pick is not None and messages else None
+        if kind == "append":
+            entry_id = f"m{number}"
+            event = message(entry_id, chosen)
+            if side:
+                event["appendMode"] = "side"
+            events.append(event)
+            parents[entry_id] = chosen
+            messages.append(entry_id)
+            if not side:
+                leaf_id = entry_id
+        else:
+            events.append(leaf(f"l{number}", leaf_id, chosen))
+            leaf_id, saw_leaf = chosen, True
+    stored = window(*events)
+    expected = naive_walk(parents, leaf_id)
+    assert path_ids(stored) == expected
+    assert scan_tree(stored).leaf_id == leaf_id
+    visible = [s.event.get("id") for s in visible_events(stored)]
+    if expected:
+        assert visible == expected
+    elif saw_leaf:
+        assert visible == []
+    else:
+        assert visible == [event.get("id") for event in events]
