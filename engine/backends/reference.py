@@ -47,6 +47,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
@@ -333,7 +334,7 @@ class ReferenceBackend:
     def _closed_store(self) -> bool:
         return bool(getattr(self.store, "_closed", False))
 
-    def __enter__(self) -> ReferenceBackend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exception: object) -> None:

@@ -74,12 +74,12 @@ class VerifyReport:
         status = "OK: the index matches its transcripts" if self.ok else (
             f"MISMATCH: {len(self.problems)} problem(s)"
         )
-        lines = [
-            status,
+        counts = (
             f"windows {self.windows}, rows committed {self.rows_committed}, "
             f"expected {self.rows_expected}, stale {self.stale_rows}, "
-            f"windows needing reconcile {self.windows_needing_reconcile}",
-        ]
+            f"windows needing reconcile {self.windows_needing_reconcile}"
+        )
+        lines = [status, counts]
         lines.extend(f"  {problem}" for problem in self.problems)
         return lines
 

@@ -26,6 +26,7 @@ Cost: O(total postings), since every posting list of every segment is read.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 from engine.index.inverted_index import InvertedIndex
@@ -57,7 +58,7 @@ def _check_segment(segment: Segment, problems: list[str]) -> dict[int, list[int]
             positions = posting.positions
             if not positions:
                 problems.append(f"{where}: empty position list")
-            if any(later <= earlier for earlier, later in zip(positions, positions[1:])):
+            if any(later <= earlier for earlier, later in itertools.pairwise(positions)):
                 problems.append(f"{where}: positions not increasing")
             if positions and (positions[0] < 0 or positions[-1] >= record.length):
                 problems.append(f"{where}: position outside 0..{record.length - 1}")

@@ -51,14 +51,20 @@ from engine.errors import QueryError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
-from engine.model import ORDERS, SEARCHABLE_ROLES, SearchHit, SearchRequest, SearchResult, SessionWindow
+from engine.model import (
+    ORDERS,
+    SEARCHABLE_ROLES,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+    SessionWindow,
+)
 from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import retry_plan, substring_excerpt, substring_matches
 from engine.query.user_query import clamp_limit, plan_query
 from engine.results.bounds import bound_snippet
 from engine.results.snippet import explain_snippet, fts5_snippet
 from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
-
 
 # ----- scope (§5.3) -------------------------------------------------------------------
 

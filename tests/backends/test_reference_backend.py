@@ -176,11 +176,10 @@ def test_delete_removes_rows_from_search_and_statistics(backend):
 
 
 def test_failed_transaction_indexes_nothing(backend):
-    with pytest.raises(RuntimeError):
-        with backend.transaction() as transaction:
-            transaction.put_window(SessionWindow("w", "agent:main:main"))
-            transaction.append_event("w", message("m1", None, "user", "phantom words", 1))
-            raise RuntimeError("abort")
+    with pytest.raises(RuntimeError), backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("w", "agent:main:main"))
+        transaction.append_event("w", message("m1", None, "user", "phantom words", 1))
+        raise RuntimeError("abort")
     assert backend.index.document_count == 0
     assert ids(backend.search(SearchRequest("phantom", session_keys=()))) == []
 
