@@ -207,8 +207,9 @@ def emit(test: str, alias: str, then: str = "base", step: Step = Step.CONSUME,
 
 
 # The step bits as plain ints for the machine's inner loop.
-_EMIT, _BACKTRACK, _SAVE, _STAY = int(Step.EMIT), int(Step.BACKTRACK), int(Step.SAVE), int(Step.STAY)
-_FORGET_ONE, _MERGE, _FORGET_ALL = int(Step.FORGET_ONE), int(Step.MERGE), int(Step.FORGET_ALL)
+_EMIT, _BACKTRACK, _SAVE = int(Step.EMIT), int(Step.BACKTRACK), int(Step.SAVE)
+_STAY, _FORGET_ONE = int(Step.STAY), int(Step.FORGET_ONE)
+_MERGE, _FORGET_ALL = int(Step.MERGE), int(Step.FORGET_ALL)
 
 
 F1, FALL = Step.FORGET_ONE, Step.FORGET_ALL

@@ -97,7 +97,9 @@ def test_script_and_style_content_is_one_blank() -> None:
 def test_only_ascii_characters_are_tested_literally() -> None:
     # The sweep in tests/parity relies on this: a non-ASCII character only matters through
     # its class, never through a literal-character rule.
-    literal_tests = {rule.test for rules in STATES.values() for rule in rules if len(rule.test) == 1}
+    literal_tests = {
+        rule.test for rules in STATES.values() for rule in rules if len(rule.test) == 1
+    }
     assert literal_tests and all(ord(test) < 0x80 for test in literal_tests)
 
 

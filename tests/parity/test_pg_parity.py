@@ -191,8 +191,9 @@ def test_queries_and_match_sets_agree(server: object, record_property) -> None:
     generator = random.Random(7)
     documents, queries = [], []
     for _ in range(2000):
-        documents.append(" ".join(generator.choice(words) for _ in range(generator.randint(0, 8))))
-        queries.append(" ".join(generator.choice(words[:-2]) for _ in range(generator.randint(1, 3))))
+        document_size, query_size = generator.randint(0, 8), generator.randint(1, 3)
+        documents.append(" ".join(generator.choice(words) for _ in range(document_size)))
+        queries.append(" ".join(generator.choice(words[:-2]) for _ in range(query_size)))
     rows = server.execute(
         """SELECT phraseto_tsquery('simple', unaccent(q))::text,
                   plainto_tsquery('simple', unaccent(q))::text,
