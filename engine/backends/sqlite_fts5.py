@@ -658,6 +658,22 @@ class SqliteBackend:
             raise UsageError(f"{self.path}: the store was opened read-only")
 
 
+def search_database(path: str | os.PathLike[str], request: SearchRequest) -> SearchResult:
+    """Search the store at `path` read-only; a store that does not exist gives no hits.
+
+    The upstream kernel's rule (behaviour.md §5.2, test "returns empty results without
+    creating a missing database"): the query is still validated, nothing is created.
+    """
+    validate_query(request.query)
+    if not SqliteBackend.claims(path):
+        return SearchResult(hits=(), truncated=False, indexing=False)
+    backend = SqliteBackend.open(path)
+    try:
+        return backend.search(request)
+    finally:
+        backend.close()
+
+
 # --------------------------------------------------------------------------------------
 # SQL pieces
 # --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.registry import backend_class
-from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend, glob_literal
+from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend, glob_literal, search_database
 from engine.errors import (
     CorruptFile,
     InputError,
@@ -384,3 +384,21 @@ def test_the_importer_loads_a_corpus_into_a_sqlite_store(store: SqliteBackend) -
     report = ingest.import_sources(store, [demo])
     assert report.windows == store.stats()["windows"] > 0
     assert report.events == store.stats()["events"]
+
+
+def test_a_missing_database_returns_empty_results_without_creating_it(tmp_path: Path) -> None:
+    result = search_database(tmp_path / "absent", SearchRequest("anything", agent_id="main"))
+    assert result.to_json() == {"hits": [], "indexing": False, "truncated": False}
+    assert not (tmp_path / "absent").exists()
+    with pytest.raises(QueryError, match="query must not be empty"):
+        search_database(tmp_path / "absent", SearchRequest("  ", agent_id="main"))
+
+
+def test_a_lagging_watermark_hides_the_window_until_reconcile(store: SqliteBackend) -> None:
+    add_session(store, "s1", "agent:main:main", ["watermark words", "more watermark words"])
+    store._connection.execute("UPDATE session_transcript_index_state SET indexed_seq = 0")
+    result = store.search(SearchRequest("watermark", agent_id="main"))
+    assert (result.hits, result.indexing) == ((), True)
+    assert store.reconcile() == 1
+    result = store.search(SearchRequest("watermark", agent_id="main"))
+    assert ([hit.message_id for hit in result.hits], result.indexing) == (["s1-000", "s1-001"], False)
