@@ -1,18 +1,24 @@
 """`session-search import`, `stats` and `demo`: load transcripts into a store and count them.
 
-Owns: these three commands' arguments and outputs, the lookup from a `--backend` name to
-the function that opens an import target, and where the demo corpus is found. Must not
-touch: formats (`engine.ingest`), storage (`engine.transcript.store`), search.
+Owns: these three commands' arguments and outputs, and where the demo corpus is found.
+Must not touch: formats (`engine.ingest`), storage and indexes (the backends, reached
+through `engine.backends.registry`: a new backend added there is a `--backend` choice
+here at once), search.
 
 Commands:
 
-* `import --store DIR [--backend reference] SOURCE...` — creates the store when DIR is
-  absent or empty, then imports every SOURCE (a corpus directory, a flat `*.jsonl`
-  messages file, or an OpenClaw state directory) in one transaction; on any error nothing is imported (exit 2), and a
-  store this command had just created is removed again;
-* `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store;
+* `import --store DIR [--backend NAME] [--no-reconcile] SOURCE...` — creates a store for
+  the backend when DIR is absent or empty (an existing store keeps its own backend), then
+  imports every SOURCE (a corpus directory, a flat `*.jsonl` messages file, or an
+  OpenClaw state directory) in one transaction through the backend, so the index is
+  written at commit. On any error nothing is imported (exit 2), and a store this command
+  had just created is removed again. Then, unless `--no-reconcile`, the backend's
+  `reconcile()` rebuilds the windows the import left dirty (behaviour.md §8.1: imported
+  history and rewinds are indexed by reconcile, as `openclaw doctor` imports are);
+* `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
+  then whatever index counts the backend adds (`messages_indexed`, ...);
 * `demo [--store DIR]` — imports `corpora/demo` of the source checkout into a temporary
-  store (or into DIR, kept) and prints its stats.
+  reference store (or into DIR, kept) and prints its stats.
 
 Every command takes `--json`. Errors go to standard error as
 `session-search: error: ...` with exit status 2 for bad usage or input, 1 otherwise
@@ -24,29 +30,18 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import engine
+from engine.backends.registry import BACKEND_NAMES, detect_backend, open_backend
 from engine.cli.output import format_table, print_json
-from engine.errors import EngineError, UsageError
-from engine.ingest import ImportReport, ImportTarget, detect_form, import_sources
-from engine.transcript.store import TranscriptStore
+from engine.errors import EngineError, StoreError, UsageError
+from engine.ingest import ImportReport, detect_form, import_sources
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
-
-
-def _open_reference_store(path: Path, create: bool) -> TranscriptStore:
-    """The reference backend's import target: the transcript store itself."""
-    return TranscriptStore.open_path(path, writer=True, create=create, backend="reference")
-
-
-#: Backend name -> opener `(store folder, create) -> import target with .close()`.
-#: A new backend is one more line here.
-STORE_OPENERS: dict[str, Callable[[Path, bool], Any]] = {
-    "reference": _open_reference_store,
-}
+DEFAULT_BACKEND = "reference"
 
 
 def demo_corpus_path() -> Path:
@@ -65,8 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "an OpenClaw state directory (agents/<agentId>/sessions/).",
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
-    importer.add_argument("--backend", choices=tuple(STORE_OPENERS), default="reference",
-                          help="backend of a new store (default: reference)")
+    importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
+                          help=f"backend of a new store (default: {DEFAULT_BACKEND}; an "
+                               "existing store must match)")
+    importer.add_argument("--no-reconcile", action="store_true",
+                          help="leave windows the import made dirty for a later reconcile")
     importer.add_argument("sources", nargs="+", metavar="SOURCE", help="what to import")
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(run=run_import)
@@ -90,27 +88,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_import(args: argparse.Namespace) -> int:
     """`import`: load the sources, then print what was added and the store's counts."""
     store_path = Path(args.store)
-    report, counts = import_into(store_path, args.backend, args.sources)
+    outcome = import_into(store_path, args.backend, args.sources,
+                          reconcile=not args.no_reconcile)
     if args.json:
-        print_json({"store": str(store_path), "imported": report.to_json(), "stats": counts})
+        print_json({"store": str(store_path), **outcome_json(outcome)})
     else:
-        print(describe_import(report, store_path))
-        print(format_stats(counts))
+        print(describe_import(outcome["imported"], store_path, outcome["reconciled"]))
+        print(format_stats(outcome["stats"]))
     return 0
 
 
 def run_stats(args: argparse.Namespace) -> int:
     """`stats`: print the counts of an existing store."""
     store_path = Path(args.store)
-    if not (store_path / "store.meta").is_file():
+    backend_name = _existing_backend(store_path)
+    if backend_name is None:
         raise UsageError(f"{store_path}: no session-search store here")
-    with TranscriptStore.open_path(store_path) as store:
-        counts = ordered_stats(store.stats())
-        backend = store.backend
+    backend = open_backend(store_path, backend=backend_name)
+    try:
+        counts = ordered_stats(backend.stats())
+    finally:
+        backend.close()
     if args.json:
-        print_json({"store": str(store_path), "backend": backend, **counts})
+        print_json({"store": str(store_path), "backend": backend_name, **counts})
     else:
-        print(f"store {store_path} (backend {backend})")
+        print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
     return 0
 
@@ -122,53 +124,71 @@ def run_demo(args: argparse.Namespace) -> int:
         raise EngineError(f"the demo corpus is not at {corpus}; the demo needs the source "
                           "checkout (pip install -e . from the repository)")
     if args.store:
-        report, counts = import_into(Path(args.store), "reference", [corpus])
+        outcome = import_into(Path(args.store), DEFAULT_BACKEND, [corpus])
         kept: str | None = args.store
     else:
         with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
-            report, counts = import_into(Path(folder) / "store", "reference", [corpus])
+            outcome = import_into(Path(folder) / "store", DEFAULT_BACKEND, [corpus])
         kept = None
     if args.json:
-        print_json({"corpus": str(corpus), "store": kept, "imported": report.to_json(),
-                    "stats": counts})
+        print_json({"corpus": str(corpus), "store": kept, **outcome_json(outcome)})
     else:
         where = f"into {kept}" if kept else "into a temporary store (removed afterwards)"
         print(f"imported the demo corpus {corpus} {where}")
-        print(format_stats(counts))
+        print(format_stats(outcome["stats"]))
     return 0
 
 
 def import_into(
-    store_path: Path, backend: str, sources: list[str] | list[Path]
-) -> tuple[ImportReport, dict[str, int]]:
-    """Open (or create) the store at `store_path`, import `sources`, return the outcome.
+    store_path: Path,
+    backend_name: str | None,
+    sources: Sequence[str | Path],
+    *,
+    reconcile: bool = True,
+) -> dict[str, Any]:
+    """Open (or create) the store at `store_path`, import `sources`, maybe reconcile.
 
-    The sources' forms are checked first, so a wrong SOURCE never leaves a new empty store.
+    Returns `{"backend", "imported": ImportReport, "reconciled": int, "stats": counts}`.
+    The sources' forms are checked first, so a wrong SOURCE never leaves a new store.
     """
     for source in sources:
         detect_form(Path(source))
-    create = _needs_creating(store_path)
+    existing = _existing_backend(store_path)
+    if existing is not None and backend_name is not None and existing != backend_name:
+        raise UsageError(f"{store_path}: store was created for backend {existing!r}, "
+                         f"not {backend_name!r}")
+    name = existing or backend_name or DEFAULT_BACKEND
+    create = existing is None
     folder_existed = store_path.exists()
-    target: ImportTarget = STORE_OPENERS[backend](store_path, create)
+    backend = open_backend(store_path, backend=name, create=create, writer=True)
     try:
-        existing = getattr(target, "backend", backend)
-        if not create and existing != backend:
-            raise UsageError(f"{store_path}: store was created for backend {existing!r}, "
-                             f"not {backend!r}")
-        report = import_sources(target, sources)
-        counts = ordered_stats(target.stats())
+        report = import_sources(backend, sources)
+        reconciled = _reconcile(backend) if reconcile else 0
+        counts = ordered_stats(backend.stats())
     except BaseException:
-        target.close()
+        backend.close()
         if create:
             _remove_new_store(store_path, folder_existed)
         raise
-    target.close()
-    return report, counts
+    backend.close()
+    return {"backend": name, "imported": report, "reconciled": reconciled, "stats": counts}
+
+
+def outcome_json(outcome: dict[str, Any]) -> dict[str, Any]:
+    """An `import_into` outcome as JSON: the report becomes its JSON object."""
+    return {**outcome, "imported": outcome["imported"].to_json()}
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
-    """The five counts in their display order."""
-    return {name: int(stats[name]) for name in STATS_FIELDS}
+    """The five store counts in display order, then the backend's other counts.
+
+    >>> ordered_stats({"bytes": 9, "events": 3, "windows": 2, "sessions": 1, "agents": 1,
+    ...                "messages_indexed": 2})
+    {'agents': 1, 'sessions': 1, 'windows': 2, 'events': 3, 'bytes': 9, 'messages_indexed': 2}
+    """
+    counts = {name: int(stats[name]) for name in STATS_FIELDS}
+    counts.update((name, int(value)) for name, value in stats.items() if name not in counts)
+    return counts
 
 
 def format_stats(counts: dict[str, int]) -> str:
@@ -180,44 +200,54 @@ def format_stats(counts: dict[str, int]) -> str:
     ------  --------  -------  ------  -----
     2       3         4        9       120
     """
-    return format_table(STATS_FIELDS, [[counts[name] for name in STATS_FIELDS]])
+    return format_table(list(counts), [list(counts.values())])
 
 
-def describe_import(report: ImportReport, store_path: Path) -> str:
-    """One line saying what an import added.
+def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0) -> str:
+    """What an import added, one line, then a line per note.
 
-    >>> describe_import(ImportReport((("c", "corpus"),), 2, 5), Path("s"))
-    'imported 1 source into s: 2 windows, 5 events (c: corpus)'
+    >>> describe_import(ImportReport((("c", "corpus"),), 2, 5), Path("s"), 1)
+    'imported 1 source into s: 2 windows, 5 events (c: corpus); reconciled 1 window'
     """
     sources = ", ".join(f"{path}: {form}" for path, form in report.sources)
     plural = "" if len(report.sources) == 1 else "s"
     summary = (f"imported {len(report.sources)} source{plural} into {store_path}: "
                f"{report.windows} windows, {report.events} events ({sources})")
-    lines = [summary]
-    lines.extend(f"note: {note}" for note in report.notes)
-    return "\n".join(lines)
+    if reconciled:
+        summary += f"; reconciled {reconciled} window{'' if reconciled == 1 else 's'}"
+    return "\n".join([summary, *(f"note: {note}" for note in report.notes)])
+
+
+def _reconcile(backend: Any) -> int:
+    """Run the backend's `reconcile()` when it has one; the number of windows rebuilt."""
+    method = getattr(backend, "reconcile", None)
+    return int(method()) if callable(method) else 0
+
+
+def _existing_backend(store_path: Path) -> str | None:
+    """The backend of the store at `store_path`; None for an absent or empty folder.
+
+    A file, or a non-empty folder holding no store, is a usage error.
+    """
+    if not store_path.exists():
+        return None
+    if not store_path.is_dir():
+        raise UsageError(f"{store_path}: not a folder")
+    if not any(store_path.iterdir()):
+        return None
+    try:
+        return detect_backend(store_path)
+    except StoreError:
+        raise UsageError(f"{store_path}: folder is not empty and holds no store") from None
 
 
 def _remove_new_store(store_path: Path, folder_existed: bool) -> None:
     """Undo the creation of a store whose first import failed (the folder was empty)."""
-    if folder_existed:
-        for child in store_path.iterdir():
-            if child.is_dir():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    else:
+    if not folder_existed:
         shutil.rmtree(store_path, ignore_errors=True)
-
-
-def _needs_creating(store_path: Path) -> bool:
-    """True for an absent or empty folder; a non-empty folder must already be a store."""
-    if not store_path.exists():
-        return True
-    if not store_path.is_dir():
-        raise UsageError(f"{store_path}: not a folder")
-    if (store_path / "store.meta").is_file():
-        return False
-    if any(store_path.iterdir()):
-        raise UsageError(f"{store_path}: folder is not empty and holds no store")
-    return True
+        return
+    for child in store_path.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child)
+        else:
+            child.unlink()

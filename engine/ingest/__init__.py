@@ -18,6 +18,13 @@ so they load a bare `TranscriptStore` and any backend that offers the same metho
 """
 
 from engine.ingest.batch import ImportReport
-from engine.ingest.importer import FORMS, ImportTarget, detect_form, import_sources
+from engine.ingest.importer import (
+    FORMS,
+    ImportTarget,
+    detect_form,
+    import_sources,
+    stored_windows,
+)
 
-__all__ = ["FORMS", "ImportReport", "ImportTarget", "detect_form", "import_sources"]
+__all__ = ["FORMS", "ImportReport", "ImportTarget", "detect_form", "import_sources",
+           "stored_windows"]

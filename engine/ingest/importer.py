@@ -12,14 +12,15 @@ import becomes visible. A second import of the same corpus fails with `Duplicate
 on its first window, so it can never create duplicates.
 
 The target is anything with `transaction()` (yielding an object with `put_window` and
-`append_event`, see `engine.backends.protocol.BackendTransaction`) and `windows()` (the
-windows already stored): a `TranscriptStore` or a backend that exposes both.
+`append_event`, see `engine.backends.protocol.BackendTransaction`) whose stored windows
+can be listed (`stored_windows`): a `TranscriptStore`, the reference backend (through its
+store) or the SQLite backend. Writing through a backend indexes at commit.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
@@ -34,15 +35,25 @@ from engine.model import SessionWindow
 
 
 class ImportTarget(Protocol):
-    """Where an import writes: one transaction, plus the windows already there."""
+    """Where an import writes: one transaction (see `stored_windows` for the reads)."""
 
     def transaction(self) -> AbstractContextManager[BackendTransaction]:
         """Begin the import's single write transaction."""
         ...
 
-    def windows(self) -> Iterable[SessionWindow]:
-        """Every window already stored (to refuse duplicates)."""
-        ...
+
+def stored_windows(target: ImportTarget) -> list[SessionWindow]:
+    """The windows `target` already holds, to refuse duplicates.
+
+    Asked of `target.windows()` (a `TranscriptStore`, the SQLite backend) or else of
+    `target.store.windows()` (the reference backend); a target with neither is an error,
+    since an import that cannot see the store could create duplicates.
+    """
+    for owner in (target, getattr(target, "store", None)):
+        method = getattr(owner, "windows", None)
+        if callable(method):
+            return list(method())
+    raise UsageError(f"cannot import into {type(target).__name__}: it cannot list its windows")
 
 
 #: form name -> (recogniser, reader), probed in this order.
@@ -82,7 +93,7 @@ def import_sources(
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")
     plan = [(Path(source), detect_form(Path(source))) for source in sources]
-    existing = list(target.windows())
+    existing = stored_windows(target)
     with target.transaction() as transaction:
         batch = ImportBatch(transaction, existing, received_at)
         for path, form in plan:
