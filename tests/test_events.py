@@ -31,6 +31,7 @@ VALID_EVENTS = [
     {"type": "custom_message", "id": "cm", "parentId": "c1", "display": True},
     {"type": "model_change", "id": "x", "parentId": "cm", "modelId": "sonnet-4.6"},
     {"type": "something_new", "payload": [1, 2, 3]},
+    {"type": "message", "id": "m5", "timestamp": None, "message": {"role": "user"}},
 ]
 
 
@@ -69,7 +70,7 @@ INVALID_EVENTS = [
      '"parentId" must be a non-blank string or null'),
     ("bad timestamp", {"type": "message", "id": "m1", "timestamp": [1],
                        "message": {"role": "user"}},
-     '"timestamp" must be an ISO-8601 string or a number of epoch milliseconds'),
+     '"timestamp" must be an ISO-8601 string, epoch milliseconds, or null'),
     ("bad display", {"type": "custom_message", "id": "c", "display": "yes"},
      'a custom_message "display" must be true or false'),
     ("bad firstKept", {"type": "reset", "id": "r", "firstKeptEntryId": ""},

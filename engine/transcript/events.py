@@ -187,10 +187,10 @@ def _common_field_problem(event: dict[str, Any]) -> str | None:
         parent = event["parentId"]
         if parent is not None and non_blank_string(parent) is None:
             return '"parentId" must be a non-blank string or null'
-    if "timestamp" in event:
+    if event.get("timestamp") is not None:
         stamp = event["timestamp"]
         if isinstance(stamp, bool) or not isinstance(stamp, (int, float, str)):
-            return '"timestamp" must be an ISO-8601 string or a number of epoch milliseconds'
+            return '"timestamp" must be an ISO-8601 string, epoch milliseconds, or null'
     return None
 
 
