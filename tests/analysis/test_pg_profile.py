@@ -309,3 +309,31 @@ def test_token_spans_and_positions_are_consistent(text: str) -> None:
         previous_start, previous_position = token.start, token.position
     vector = ANALYZER.tsvector(text)
     assert sorted(vector) == sorted({token.text for token in tokens})
+
+
+# §4.2 character classes (C.UTF-8, glibc 2.36, Unicode 14)
+
+
+def test_character_class_facts_of_section_4_2() -> None:
+    import unicodedata
+
+    from engine.analysis.pg_parser import DIGIT, LETTER, OTHER, SPACE, SPECIAL, c_utf8_classes
+    from engine.analysis.tables.pg_char_classes import SPACE_RANGES, SPECIAL_RANGES
+
+    classes = c_utf8_classes()
+    assert SPACE_RANGES == (
+        (0x09, 0x0D), (0x20, 0x20), (0x1680, 0x1680), (0x2000, 0x2006), (0x2008, 0x200A),
+        (0x2028, 0x2029), (0x205F, 0x205F), (0x3000, 0x3000),
+    )
+    for letter in "\u093f\u0e31Ⅻªé中١":
+        assert classes.class_of(ord(letter)) == LETTER, letter
+    for other in "½²①😀_\ue000\u00a0\u2007\u202f\u200b\u200d\u00ad":
+        assert classes.class_of(ord(other)) == OTHER, other
+    assert classes.class_of(ord("7")) == DIGIT
+    assert classes.class_of(ord("٣")) == LETTER
+    assert classes.class_of(0x3000) == SPACE
+    assert classes.class_of(0x094D) == SPECIAL
+    specials = [c for first, last in SPECIAL_RANGES for c in range(first, last + 1)]
+    categories = [unicodedata.category(chr(c)) for c in specials]
+    assert categories.count("Cn") == 111
+    assert set(categories) == {"Mn", "Me", "Mc", "Cn"}
