@@ -29,7 +29,8 @@ Offsets: `Token.start`/`end` index the ORIGINAL text. Because unaccent changes l
 (`ß` → `ss`, U+0301 → nothing), the analyzer keeps a map from each unaccented character back
 to the original character that produced it; a token's span is the smallest original span
 whose characters produced it (see `UnaccentedText.original_span`). Byte offsets are the same
-span in UTF-8 (a lone surrogate counts 3 bytes).
+span in UTF-8 (a lone surrogate counts 3 bytes). Token starts never decrease, but several
+tokens can share one: a hyphenated word and its first part, or a URL and its host.
 """
 
 from __future__ import annotations

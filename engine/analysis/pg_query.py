@@ -15,7 +15,9 @@ Semantics (tokenizers.md §4.6, checked on PostgreSQL 15.20):
 * Prefix: `to_tsquery('simple', '''x'':*')` gives every lexeme of x with `:*`, joined with
   `<->` (`'a b':*` → `'a':* <-> 'b':*`). A prefix operand matches every lexeme that starts
   with its bytes (`super:*` matches `superman`).
-* A text without lexemes gives the empty query, which matches nothing.
+* A text without lexemes gives the empty query (None here), which matches nothing. Beware:
+  for the empty string PostgreSQL's `to_tsquery('simple', ''''':*')` is a syntax error, so a
+  backend must not send an empty prefix operand.
 * `L <N> R` holds at the positions p of R's last lexeme where L ends at p - N - width(R);
   a chain `a <-> b <-> c` therefore needs a, b, c at consecutive positions.
 """
