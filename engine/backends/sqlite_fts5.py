@@ -433,13 +433,22 @@ class SqliteBackend:
             raise StoreError(f"{self.path}: {error}") from error
         try:
             yield SqliteTransaction(self._connection)
+        except sqlite3.Error as error:
+            self._rollback()
+            raise StoreError(f"{self.path}: write failed: {error}") from error
         except BaseException:
-            self._connection.execute("ROLLBACK")
+            self._rollback()
             raise
         try:
             self._connection.execute("COMMIT")
         except sqlite3.Error as error:
+            self._rollback()
             raise StoreError(f"{self.path}: commit failed: {error}") from error
+
+    def _rollback(self) -> None:
+        """Roll back if SQLite has not already done so (it does after some errors)."""
+        if self._connection.in_transaction:
+            self._connection.execute("ROLLBACK")
 
     def reconcile(self) -> int:
         """Rebuild every window that needs it (one transaction each); sweep orphan rows.
