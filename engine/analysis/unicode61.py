@@ -9,9 +9,9 @@ Two implementations of the same rules live here:
 * `Unicode61Tokenizer.tokens` walks the text one code point at a time, the way
   `fts5UnicodeTokenize` in `fts5_tokenize.c` walks UTF-8. It is the clear version and the
   test oracle.
-* `Unicode61Tokenizer.terms` and `token_spans` find token runs with one compiled regular
+* `Unicode61Tokenizer.terms` and `token_spans` find token runs with a compiled regular
   expression (its character classes are computed from the same per-code-point rule) and fold
-  all terms with a single `str.translate`.
+  each distinct raw token once with `str.translate`, through a cache.
 
 Decisions this module documents (the real SQLite agrees with each; see the parity tests):
 * A Python `str` may hold lone surrogates. Each one is read as U+FFFD (as SQLite reads the
@@ -255,12 +255,62 @@ def resolve_options(
 # The fast path: a regular expression and a translate table per configuration
 
 
-@dataclass(frozen=True, slots=True)
 class CompiledTokenizer:
-    """A compiled token pattern and the fold table for one configuration."""
+    """Token patterns, the fold table and a fold cache for one configuration.
 
-    pattern: re.Pattern[str]
-    fold_table: dict[int, str]
+    Three patterns accept the same tokens on the texts they are used for. Python's `re`
+    tests a code point against a class through a 64K bitmap and then, one by one, the class
+    ranges above U+FFFF; the narrower patterns skip those ranges when the text has no such
+    code points, which makes them several times faster.
+
+    Folding goes through a cache from raw token to term: natural text repeats its words, and
+    a dictionary hit is much cheaper than `str.translate`.
+    """
+
+    __slots__ = ("ascii_pattern", "bmp_pattern", "fold_cache", "fold_table", "full_pattern")
+
+    def __init__(
+        self,
+        ascii_pattern: re.Pattern[str],
+        bmp_pattern: re.Pattern[str],
+        full_pattern: re.Pattern[str],
+        fold_table: dict[int, str],
+    ) -> None:
+        self.ascii_pattern = ascii_pattern  # for texts where `str.isascii()` holds
+        self.bmp_pattern = bmp_pattern  # for texts without code points above U+FFFF
+        self.full_pattern = full_pattern
+        self.fold_table = fold_table
+        self.fold_cache: dict[str, str] = {}
+
+    def pattern_for(self, text: str) -> re.Pattern[str]:
+        if text.isascii():
+            return self.ascii_pattern
+        if SUPPLEMENTARY_CODE_POINT.search(text) is None:
+            return self.bmp_pattern
+        return self.full_pattern
+
+    def fold_all(self, raw_terms: list[str]) -> list[str]:
+        """Fold (and truncate) raw token texts into terms."""
+        cache = self.fold_cache
+        if len(cache) > FOLD_CACHE_ENTRIES:
+            cache.clear()
+        table = self.fold_table
+        folded: list[str] = []
+        append = folded.append
+        for raw in raw_terms:
+            term = cache.get(raw)
+            if term is None:
+                term = truncate_term(raw.translate(table))
+                if len(raw) <= FOLD_CACHE_MAX_TERM_LENGTH:
+                    cache[raw] = term
+            append(term)
+        return folded
+
+
+FOLD_CACHE_ENTRIES = 200_000
+FOLD_CACHE_MAX_TERM_LENGTH = 64
+SUPPLEMENTARY_CODE_POINT = re.compile("[\U00010000-\U0010ffff]")
+NEVER_MATCHES = re.compile("(?!)")
 
 
 def class_intervals(options: Unicode61Options) -> list[tuple[int, int]]:
@@ -333,11 +383,26 @@ def fold_translation(remove_diacritics: int, options: Unicode61Options) -> dict[
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
     starts = class_intervals(options)
     continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
-    if starts:
-        pattern = re.compile(f"[{character_class(starts)}][{character_class(continues)}]*")
-    else:
-        pattern = re.compile("(?!)")  # no token characters at all: never matches
-    return CompiledTokenizer(pattern, fold_translation(options.remove_diacritics, options))
+    return CompiledTokenizer(
+        ascii_pattern=token_pattern(starts, continues, below=0x80),
+        bmp_pattern=token_pattern(starts, continues, below=0x10000),
+        full_pattern=token_pattern(starts, continues, below=0x110000),
+        fold_table=fold_translation(options.remove_diacritics, options),
+    )
+
+
+def token_pattern(
+    starts: list[tuple[int, int]], continues: list[tuple[int, int]], below: int
+) -> re.Pattern[str]:
+    """`[start][continue]*`, keeping only the code points under `below`."""
+
+    def clipped(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [(low, min(high, below - 1)) for low, high in intervals if low < below]
+
+    start_class = character_class(clipped(starts))
+    if not start_class:
+        return NEVER_MATCHES  # no token characters at all
+    return re.compile(f"[{start_class}][{character_class(clipped(continues))}]*")
 
 
 # --------------------------------------------------------------------------------------
@@ -411,33 +476,15 @@ class Unicode61Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         """The folded terms of `text`; equal to `[t.text for t in self.tokens(text)]`."""
-        raw = self._compiled.pattern.findall(text)
-        return self._fold_all(raw, long_terms_possible=len(text) * 4 > MAX_TERM_BYTES)
+        return self._compiled.fold_all(self._compiled.pattern_for(text).findall(text))
 
     def token_spans(self, text: str) -> list[tuple[str, int, int]]:
         """(term, start, end) per token, `start`/`end` indexing `text`."""
-        matches = list(self._compiled.pattern.finditer(text))
-        folded = self._fold_all(
-            [match.group() for match in matches],
-            long_terms_possible=len(text) * 4 > MAX_TERM_BYTES,
-        )
+        matches = list(self._compiled.pattern_for(text).finditer(text))
+        folded = self._compiled.fold_all([match.group() for match in matches])
         return [
             (term, match.start(), match.end()) for term, match in zip(folded, matches, strict=True)
         ]
-
-    def _fold_all(self, raw_terms: list[str], long_terms_possible: bool) -> list[str]:
-        """Fold every term with one `translate` call: NUL never occurs inside a term and no
-        code point folds to NUL, so it can join and re-split them."""
-        if not raw_terms:
-            return []
-        joined = "\x00".join(raw_terms)
-        if joined.isascii():
-            folded = joined.lower().split("\x00")
-        else:
-            folded = joined.translate(self._compiled.fold_table).split("\x00")
-        if long_terms_possible:
-            folded = [truncate_term(term) for term in folded]
-        return folded
 
     # -- description ------------------------------------------------------------------
 
