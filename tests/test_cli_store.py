@@ -185,7 +185,7 @@ def test_import_indexes_every_searchable_message(
     result = json.loads(out)
     assert result["backend"] == backend
     assert result["reconciled"] >= 1  # the rewound window is rebuilt after the import
-    assert result["stats"]["messages_indexed"] == searchable_in_demo() == 53
+    assert result["stats"]["messages_indexed"] == searchable_in_demo() == 59
     status, out, _ = run(capsys, "stats", "--store", store, "--json")
     stats = json.loads(out)
     assert (stats["backend"], stats["windows"]) == (backend, count_demo()["windows"])

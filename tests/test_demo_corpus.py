@@ -61,7 +61,7 @@ def test_stats_equal_the_independent_counts(store: TranscriptStore) -> None:
     stats = store.stats()
     assert {name: stats[name] for name in ("agents", "sessions", "windows", "events")} == (
         expected_counts())
-    assert expected_counts() == {"agents": 5, "sessions": 17, "windows": 19, "events": 67}
+    assert expected_counts() == {"agents": 5, "sessions": 19, "windows": 23, "events": 73}
 
 
 def test_corpus_covers_the_spec_features() -> None:
@@ -105,6 +105,16 @@ def test_window_chains(store: TranscriptStore) -> None:
     assert [w.session_id for w in window_chain(recall)] == ["archived-session", "recall-session"]
     assert current_window(recall).session_id == "recall-session"
     assert store.window("archived-session").archived is True
+    long_run = window_chain(store.windows_of("agent:main:long-run"))
+    assert [(w.session_id, w.reason, w.current) for w in long_run] == [
+        ("long-run-1", "initial", False), ("long-run-2", "rollover", False),
+        ("long-run-3", "compaction", True)]
+    fork = store.window("forked")
+    assert (fork.reason, fork.previous_session_id) == ("fork", "main-session")
+    assert store.window("main-session").session_key != fork.session_key
+    assert window_chain(store.windows_of("agent:main:fork")) == [fork]
+    reasons = {w.reason for w in store.windows()}
+    assert reasons == {"initial", "reset", "rollover", "compaction", "fork"}
     for key in store.session_keys():
         assert sum(w.current for w in store.windows_of(key)) == 1
 
@@ -130,8 +140,8 @@ def test_index_entries_of_named_messages(store: TranscriptStore) -> None:
     assert by_id["main-u1"].timestamp == 1788253205000.0
     # every demo message has its own timestamp: none falls back to created_at (0.0 here)
     assert all(entry.timestamp > 0 for entry in by_id.values())
-    # 58 message events, minus 3 off the active path (branch-m2, branch-m6, branch-side),
+    # 64 message events, minus 3 off the active path (branch-m2, branch-m6, branch-side),
     # minus the toolResult and the system message; ids are unique across the demo corpus
     messages = [e for events in TRANSCRIPTS.values() for e in events if e["type"] == "message"]
-    assert len(messages) == 58
-    assert len(by_id) == 58 - 3 - 2
+    assert len(messages) == 64
+    assert len(by_id) == 64 - 3 - 2
