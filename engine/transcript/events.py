@@ -1,9 +1,10 @@
 """Transcript event kinds and the validation an importer applies to each event.
 
 Owns: the names of the event kinds (behaviour.md §2, openclaw-state-format.md), which
-kinds are *canonical tree entries* (they move the active leaf when appended), and
+kinds are *canonical tree entries* (they move the active leaf when appended),
 `validation_problem`, the one function that says whether a JSON value is an acceptable
-transcript event. Must not touch: storage, the tree walk (`tree.py`), what is searchable
+transcript event, and the JavaScript whitespace rules (`js_trim`, `is_blank`) with which
+upstream reads event fields. Must not touch: storage, the tree walk (`tree.py`), what is searchable
 (`projection.py`) or file formats (`engine.ingest`).
 
 The event shapes, as they arrive (every other field is kept as it came):
