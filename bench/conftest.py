@@ -33,6 +33,7 @@ from engine.bench.corpus_generator import (
     DEFAULT_SEED,
     corpus_size,
     ensure_corpus,
+    import_source,
     read_manifest,
 )
 from engine.errors import EngineError
@@ -62,16 +63,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(scope="session")
-def corpus(request: pytest.FixtureRequest) -> Path:
+def corpus_root(request: pytest.FixtureRequest) -> Path:
     """The generated corpus directory (cached across runs)."""
     size = corpus_size(request.config.getoption("--corpus-size"))
     return ensure_corpus(size, request.config.getoption("--corpus-seed"))
 
 
 @pytest.fixture(scope="session")
-def manifest(corpus: Path) -> dict[str, Any]:
+def manifest(corpus_root: Path) -> dict[str, Any]:
     """The corpus manifest: counts and the exact answer of every probe."""
-    return read_manifest(corpus)
+    return read_manifest(corpus_root)
+
+
+@pytest.fixture(scope="session")
+def corpus(corpus_root: Path, manifest: dict[str, Any]) -> Path:
+    """What the importer reads for this corpus."""
+    return import_source(corpus_root, manifest)
 
 
 def open_fresh_store(backend_name: str, directory: Path) -> Backend:

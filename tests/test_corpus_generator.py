@@ -4,6 +4,8 @@ with the engine's projection and with a real SQLite FTS5 table.
 The probe counts in a manifest are the benchmark's expected answers, so they are checked
 here against two independent oracles: `engine.transcript.projection.index_entries` (what
 is searchable) and SQLite FTS5 with `unicode61 remove_diacritics 2` (how it matches).
+The same holds for the real-text corpus builder (`engine.bench.real_text`), tested at the
+end on small hand-written dialog files.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from engine.bench.corpus_generator import (
     corpus_size,
     ensure_corpus,
     generate_corpus,
+    import_source,
     plan_corpus,
     read_manifest,
 )
 from engine.bench.probes import PROBES
+from engine.bench.real_text import agent_for, write_dialog_corpus
 from engine.bench.text_synthesis import COMPOUND_WORD
 from engine.bench.vocabulary import (
     CODE_IDENTIFIERS,
@@ -38,9 +42,11 @@ from engine.bench.vocabulary import (
     WORDS_BY_LANGUAGE,
     fold_word,
 )
+from engine.ingest import import_sources
 from engine.model import StoredEvent
 from engine.transcript.events import validation_problem
 from engine.transcript.projection import index_entries
+from engine.transcript.store import TranscriptStore
 
 TINY = corpus_size("tiny")
 SEED = 11
@@ -310,9 +316,6 @@ def test_generating_into_an_existing_directory_is_refused(tiny_corpus: Path) -> 
 
 
 def test_the_corpus_imports_into_a_store(tiny_corpus: Path, tmp_path: Path) -> None:
-    from engine.ingest import import_sources
-    from engine.transcript.store import TranscriptStore
-
     manifest = read_manifest(tiny_corpus)
     store = TranscriptStore.open_path(tmp_path / "store", writer=True, create=True)
     try:
@@ -324,3 +327,114 @@ def test_the_corpus_imports_into_a_store(tiny_corpus: Path, tmp_path: Path) -> N
                                                manifest["counts"]["events"])
     assert stats["windows"] == manifest["counts"]["windows"]
     assert stats["sessions"] == manifest["counts"]["sessionKeys"]
+
+
+# ---- the real-text corpus (engine.bench.real_text), on hand-written dialog files -----------
+# The chatterbot-corpus layout (`<language>/<topic>.yml`); PyYAML is optional, so these
+# tests skip with that reason without it.
+
+ENGLISH = """\
+categories:
+- tech
+conversations:
+- - How do I reset my connection?
+  - Unplug the router, it's the quickest connection reset.
+- - What is a connector?
+  - It's a plug that connects two cables.
+- - Is my connection secure?
+  - |
+    It depends on the protocol:
+    connections over TLS are encrypted.
+- - Ability test one
+  - ability test two
+- - Ability test three
+  - Thanks!
+"""
+
+FRENCH = """\
+categories:
+- salutations
+conversations:
+- - Le café est prêt?
+  - Oui, le café est très chaud.
+- - Où est la réunion?
+  - La réunion est à côté du café.
+"""
+
+CHINESE = """\
+categories:
+- 问候
+conversations:
+- - 你好吗今天
+  - 我很好谢谢你
+- - 你是谁呢
+  - 我是机器人你好
+"""
+
+
+@pytest.fixture(scope="module")
+def dialog_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    pytest.importorskip("yaml", reason="PyYAML is not installed (pip install pyyaml)")
+    data = tmp_path_factory.mktemp("data")
+    for language, text in (("english", ENGLISH), ("french", FRENCH), ("chinese", CHINESE)):
+        (data / language).mkdir()
+        (data / language / "dialogs.yml").write_text(text, encoding="utf-8")
+    directory = tmp_path_factory.mktemp("corpus") / "dialogs"
+    manifest = write_dialog_corpus(directory, data, "hand-written test dialogs")
+    return directory, manifest
+
+
+def _flat_records(directory: Path) -> list[dict]:
+    lines = (directory / "messages.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_real_text_flat_file_alternates_roles_per_dialog(dialog_corpus: tuple[Path, dict]) -> None:
+    directory, manifest = dialog_corpus
+    records = _flat_records(directory)
+    assert len(records) == manifest["counts"]["messages"] == 18
+    english = [r for r in records if r["sessionId"] == "chatterbot-english-dialogs"]
+    assert [r["role"] for r in english[:4]] == ["user", "assistant", "user", "assistant"]
+    assert english[0]["sessionKey"] == "agent:main:chatterbot:english-dialogs"
+    assert {r["sessionKey"].split(":")[1] for r in records} == {"main", "research", "work_team"}
+    assert agent_for("korean") == "work_team" and agent_for("french") == "research"
+    assert "connections over TLS are encrypted." in english[5]["text"]
+
+
+def test_real_text_probe_answers_match_sqlite_fts5(dialog_corpus: tuple[Path, dict]) -> None:
+    directory, manifest = dialog_corpus
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE VIRTUAL TABLE t USING fts5(text, "
+                       "tokenize = 'unicode61 remove_diacritics 2')")
+    connection.executemany("INSERT INTO t VALUES (?)",
+                           [(r["text"].strip(),) for r in _flat_records(directory)])
+    probes = manifest["probes"]
+    assert {"common_word", "rare_word", "diacritic_word", "two_words", "inner_punctuation",
+            "prefix", "no_hit", "cjk_retry", "recent_common"} <= set(probes)
+    for name, probe in probes.items():
+        expression = " AND ".join('"' + term.replace('"', '""') + '"'
+                                  for term in probe["query"].split())
+        if probe["match"] == "prefix":
+            expression += "*"
+        (count,) = connection.execute("SELECT count(*) FROM t WHERE t MATCH ?",
+                                      (expression,)).fetchone()
+        if name == "cjk_retry":
+            assert count == 0
+            (count,) = connection.execute("SELECT count(*) FROM t WHERE instr(text, ?) > 0",
+                                          (probe["query"],)).fetchone()
+        assert count == probe["matchingMessages"], name
+    assert probes["rare_word"]["query"] == "ability"
+    assert probes["diacritic_word"]["query"] == "café"
+    assert probes["prefix"]["query"] == "conne"
+    assert probes["inner_punctuation"]["query"] == "it's"
+
+
+def test_real_text_flat_file_imports(dialog_corpus: tuple[Path, dict], tmp_path: Path) -> None:
+    directory, manifest = dialog_corpus
+    store = TranscriptStore.open_path(tmp_path / "store", writer=True, create=True)
+    try:
+        report = import_sources(store, [import_source(directory, manifest)])
+    finally:
+        store.close()
+    assert (report.windows, report.events) == (manifest["counts"]["windows"],
+                                               manifest["counts"]["events"])

@@ -634,6 +634,17 @@ def ensure_corpus(
     return target
 
 
+def import_source(directory: Path, manifest: dict[str, Any]) -> Path:
+    """What to hand the importer for a corpus: the directory itself, or the file its
+    manifest names in `importSource` (the real-text corpus is a flat messages file).
+
+    >>> import_source(Path("c"), {}), import_source(Path("c"), {"importSource": "m.jsonl"})
+    (PosixPath('c'), PosixPath('c/m.jsonl'))
+    """
+    source = manifest.get("importSource")
+    return Path(directory) / source if source else Path(directory)
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     """Load a corpus's `manifest.json`."""
     with open(Path(directory) / "manifest.json", encoding="utf-8") as handle:

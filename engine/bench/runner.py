@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.bench.adapters import BenchServices, CapabilityMissing, finish_indexing
+from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
 from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
@@ -100,7 +101,7 @@ def run_benchmark(
     targets = {
         name: BenchTarget(
             backend_name=name,
-            corpus_directory=corpus_directory,
+            corpus_directory=import_source(corpus_directory, manifest),
             manifest=manifest,
             store_directory=work_directory / "stores" / name,
             scratch_directory=work_directory / "scratch",

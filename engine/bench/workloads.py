@@ -71,7 +71,7 @@ class BenchTarget:
     """
 
     backend_name: str
-    corpus_directory: Path
+    corpus_directory: Path  # what the importer reads: the corpus folder or its flat file
     manifest: dict[str, Any]
     store_directory: Path
     scratch_directory: Path

@@ -6,11 +6,12 @@ stdout, `bench.json` and PNG charts in `--out`). Must not touch: what is measure
 
     session-search bench [--size tiny|10k|100k|1m] [--seed N] [--backends a,b]
                          [--rounds N] [--repeats N] [--only GROUP,...] [--corpus DIR]
-                         [--out DIR] [--no-progress] [--json]
+                         [--real-text] [--out DIR] [--no-progress] [--json]
 
 The corpus is generated once into the cache (`$SESSION_SEARCH_CACHE`, else
 `./corpora/cache` in a checkout) and reused. `--corpus DIR` benchmarks an existing
-corpus directory that has a `manifest.json` (one written by the generator).
+corpus directory that has a `manifest.json` (one written by the generator);
+`--real-text` uses the dialogs the `chatterbot-corpus` package ships (`engine.bench.real_text`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from engine.bench.corpus_generator import (
     read_manifest,
 )
 from engine.bench.progress import ProgressBar
+from engine.bench.real_text import ensure_chatterbot_corpus
 from engine.bench.report import format_report_table, report_document, report_rows, write_report
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
@@ -50,6 +52,9 @@ def register(subparsers: Any) -> None:
                         help="generated corpus size (default 10k)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="corpus seed")
     parser.add_argument("--corpus", type=Path, help="an existing generated corpus directory")
+    parser.add_argument("--real-text", action="store_true",
+                        help="use the dialogs of the chatterbot-corpus package (real text; "
+                             "needs chatterbot-corpus and pyyaml installed)")
     parser.add_argument("--backends", help="comma-separated backend names (default: all)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--repeats", type=int, default=5,
@@ -86,7 +91,12 @@ def run(args: argparse.Namespace) -> int:
         raise EngineError(f"cannot benchmark: {missing}") from None
     backends = _backends(args.backends, available)
     show_progress = not args.no_progress
-    if args.corpus is not None:
+    if args.real_text:
+        try:
+            corpus = ensure_chatterbot_corpus()
+        except CapabilityMissing as missing:
+            raise EngineError(str(missing)) from None
+    elif args.corpus is not None:
         corpus = args.corpus
         if not (corpus / "manifest.json").is_file():
             raise UsageError(f"{corpus}: not a generated corpus (no manifest.json)")
