@@ -10,7 +10,8 @@ Invariants of a `Token` produced from a text `t`:
   reports; lone surrogates count as the 3 bytes of U+FFFD);
 * `position` is the token's 0-based index among the tokens of `t` for `unicode61` and
   `icu`, and the PostgreSQL position (from 1) for `pg`;
-* tokens come in increasing `start` order.
+* tokens come in non-decreasing `start` order (`pg` compounds share a start with their
+  first part, e.g. a hyphenated word and its first half, a URL and its host).
 """
 
 from __future__ import annotations
