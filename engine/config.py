@@ -30,6 +30,9 @@ class EngineConfig:
     #: A transcript segment is sealed and a new one started once it holds at least this
     #: many bytes, at the next transaction boundary (a transaction never spans two files).
     segment_roll_bytes: int = 64 * MEBIBYTE
+    #: After sealing a segment, save the catalog to `transcripts/catalog.ckpt`, and on
+    #: open start from it instead of decoding every record (see `transcript.store`).
+    catalog_checkpoints: bool = True
     #: Deferred versus synchronous index rebuild (behaviour.md §8): a rebuild of at most
     #: this many events and bytes runs inside the request that needs it.
     sync_rebuild_max_events: int = 4000

@@ -18,6 +18,7 @@ from engine.transcript.store import TranscriptStore
 
 SEGMENT_1 = "transcripts/segment-000001.log"
 SEGMENT_2 = "transcripts/segment-000002.log"
+CHECKPOINT = "transcripts/catalog.ckpt"
 
 
 @pytest.fixture(autouse=True)
@@ -52,15 +53,21 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     lines = out.splitlines()
     assert lines[0].split() == ["name", "kind", "size", "version", "records", "note"]
     assert [line.split()[:2] for line in lines[2:]] == [
-        ["LOCK", "lock"], ["store.meta", "store"], [SEGMENT_1, "segment"],
-        [SEGMENT_2, "segment"]]
+        ["LOCK", "lock"], ["store.meta", "store"], [CHECKPOINT, "catalog"],
+        [SEGMENT_1, "segment"], [SEGMENT_2, "segment"]]
     status, out, _ = run(capsys, "--store", str(store), "--json")
     files = json.loads(out)["files"]
     assert [(f["name"], f["kind"], f["version"], f["records"]) for f in files] == [
         ("LOCK", "lock", None, None), ("store.meta", "store", 1, 1),
-        (SEGMENT_1, "segment", 1, 3), (SEGMENT_2, "segment", 1, 2)]
+        (CHECKPOINT, "catalog", 1, 4), (SEGMENT_1, "segment", 1, 3),
+        (SEGMENT_2, "segment", 1, 2)]
     assert [f["size"] for f in files][1:] == [
-        (store / name).stat().st_size for name in ("store.meta", SEGMENT_1, SEGMENT_2)]
+        (store / name).stat().st_size
+        for name in ("store.meta", CHECKPOINT, SEGMENT_1, SEGMENT_2)]
+    checkpoint = json.loads(run(capsys, "--store", str(store), CHECKPOINT, "--json")[1])
+    assert [r["kind"] for r in checkpoint["records"]] == [
+        "head", "windows", "keys", "transactions"]
+    assert checkpoint["records"][1]["fields"] == {"windows": [{"session_id": "w1", "events": 1}]}
 
 
 def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

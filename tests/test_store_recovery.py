@@ -20,6 +20,7 @@ from engine.transcript.segments import SEGMENT_MAGIC, segment_name
 from engine.transcript.store import TranscriptStore
 
 SEGMENT = segment_name(1)
+SEGMENT_PREFIX = "transcripts/segment-"
 TINY = EngineConfig(segment_roll_bytes=120)
 
 
@@ -37,7 +38,12 @@ def clone(source: Directory, target: Directory, edits: dict[str, bytes | None]) 
         if name == "LOCK":
             continue
         data = edits.get(name, source.read_bytes(name))
-        if data is not None:
+        if data is None:
+            continue
+        if isinstance(target, FileDirectory):  # plain writes: no fsync needed in a test copy
+            (target.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (target.path / name).write_bytes(data)
+        else:
             target.write_atomic(name, data)
     return target
 
@@ -100,10 +106,10 @@ def test_torn_tail_in_a_fresh_segment_including_its_header(
     source = make_directory()
     store = build_store(source, TINY)
     expected = observe(store)
-    before = source.list_names("transcripts/")
+    before = source.list_names(SEGMENT_PREFIX)
     with store.transaction() as transaction:
         transaction.append_event("w1", {"id": "torn"}, 4.0)
-    new_names = [n for n in source.list_names("transcripts/") if n not in before]
+    new_names = [n for n in source.list_names(SEGMENT_PREFIX) if n not in before]
     assert len(new_names) == 1  # the previous segment was sealed: a fresh one holds it all
     last = new_names[0]
     full = source.read_bytes(last)
@@ -217,7 +223,7 @@ def test_segments_roll_and_sealed_footers_verify(make_directory: Callable[[], Di
         with store.transaction() as transaction:
             transaction.append_event("w2", {"n": number, "pad": "p" * 30})
     expected = observe(store)
-    names = directory.list_names("transcripts/")
+    names = directory.list_names(SEGMENT_PREFIX)
     assert len(names) >= 4
     for name in names[:-1]:
         data = directory.read_bytes(name)
@@ -240,7 +246,7 @@ def test_any_damage_in_a_sealed_segment_is_corruption(
 ) -> None:
     source = make_directory()
     build_store(source, TINY).close()
-    names = source.list_names("transcripts/")
+    names = source.list_names(SEGMENT_PREFIX)
     assert len(names) >= 2
     sealed = source.read_bytes(names[0])
     for position in range(len(sealed)):
@@ -260,7 +266,7 @@ def test_missing_or_unsealed_segments_are_corruption(
     with store.transaction() as transaction:
         transaction.append_event("w1", {"id": "more"})
     store.close()
-    names = source.list_names("transcripts/")
+    names = source.list_names(SEGMENT_PREFIX)
     assert len(names) >= 3
     missing = clone(source, make_directory(), {names[1]: None})
     with pytest.raises(CorruptFile, match="segment file missing"):

@@ -221,6 +221,22 @@ def encode_footer(record_count: int, records_crc: int, version: int = FORMAT_VER
     return head + struct.pack(">I", zlib.crc32(head))
 
 
+def decode_footer_at_end(data: bytes) -> Footer | None:
+    """The footer ending `data` (the last bytes of a file, offsets relative to `data`),
+    or None when the file does not end with an intact footer.
+
+    >>> decode_footer_at_end(b"xx" + encode_footer(5, 7)).record_count
+    5
+    >>> decode_footer_at_end(b"no footer here at all, no, none") is None
+    True
+    """
+    offset = len(data) - FOOTER_SIZE
+    if offset < 0 or RECORD_HEAD.unpack_from(data, offset)[0] != FOOTER_MARKER:
+        return None
+    item = _read_footer(data, offset)
+    return item if isinstance(item, Footer) else None
+
+
 def _read_footer(data: bytes, offset: int) -> Footer | Damage:
     if len(data) - offset < FOOTER_SIZE:
         return Damage(offset, "incomplete footer", at_tail=True)

@@ -92,8 +92,7 @@ def encode_segment_value(record: SegmentRecord) -> list[Any]:
     """
     match record:
         case WindowRecord(window=window):
-            fields = {name: getattr(window, name) for name in _WINDOW_FIELDS}
-            return [WINDOW_TAG, fields]
+            return [WINDOW_TAG, encode_window_fields(window)]
         case EventRecord():
             return [EVENT_TAG, record.session_id, record.seq, float(record.created_at),
                     record.event]
@@ -119,14 +118,24 @@ def _require(condition: bool, reason: str) -> None:
         raise DecodeError(reason)
 
 
-def _decode_window(fields: Any) -> WindowRecord:
+def encode_window_fields(window: SessionWindow) -> dict[str, Any]:
+    """Every field of a window by name (also used by the catalog checkpoint)."""
+    return {name: getattr(window, name) for name in _WINDOW_FIELDS}
+
+
+def decode_window_fields(fields: Any) -> SessionWindow:
+    """The window of a field map (DecodeError on unknown or mistyped fields)."""
     _require(isinstance(fields, dict), "window record: fields are not a map")
     unknown = sorted(set(fields) - set(_WINDOW_FIELDS))
     _require(not unknown, f"window record: unknown fields {unknown}")
     for name in ("session_id", "session_key"):
         _require(isinstance(fields.get(name), str), f"window record: {name} is not a string")
     _require(isinstance(fields.get("extra", {}), dict), "window record: extra is not a map")
-    return WindowRecord(SessionWindow(**fields))
+    return SessionWindow(**fields)
+
+
+def _decode_window(fields: Any) -> WindowRecord:
+    return WindowRecord(decode_window_fields(fields))
 
 
 def _decode_event(items: list[Any]) -> EventRecord:

@@ -51,7 +51,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Self
 
-from engine.codec.framing import DecodeError, decode_frame_at
+from engine.codec.catalog_file import (
+    CatalogCheckpoint,
+    CheckpointWindow,
+    decode_catalog_file,
+    encode_catalog_file,
+)
+from engine.codec.framing import (
+    FOOTER_SIZE,
+    DecodeError,
+    decode_footer_at_end,
+    decode_frame_at,
+)
 from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.codec.segment_file import (
     CommitRecord,
@@ -73,11 +84,13 @@ from engine.transcript.segments import (
     SegmentReader,
     SegmentTail,
     SegmentWriter,
+    check_sealed_segments,
     segment_name,
 )
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
+CHECKPOINT_NAME = f"{SEGMENT_FOLDER}/catalog.ckpt"
 
 
 def now_milliseconds() -> float:
@@ -205,6 +218,33 @@ class _Catalog:
             entry = self.entries.pop(session_id)
             self.event_total -= len(entry.events)
         return session_ids
+
+    def to_checkpoint(self, sealed: SegmentCursor) -> CatalogCheckpoint:
+        """The whole catalog, as of the commit that sealed segment `sealed.segment`."""
+        windows = tuple(
+            CheckpointWindow(entry.window, entry.events.segments, entry.events.offsets,
+                             entry.events.lengths)
+            for entry in self.entries.values())
+        keys = tuple((key, tuple(session_ids)) for key, session_ids in self.keys.items())
+        return CatalogCheckpoint(sealed.segment, sealed.record_count, sealed.records_crc,
+                                 self.generation, windows, keys, self.transaction_segments,
+                                 self.transaction_offsets)
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint: CatalogCheckpoint) -> _Catalog:
+        """The catalog a checkpoint saved."""
+        catalog = cls()
+        for item in checkpoint.windows:
+            positions = EventPositions()
+            positions.segments, positions.offsets, positions.lengths = (
+                item.segments, item.offsets, item.lengths)
+            catalog.entries[item.window.session_id] = _WindowEntry(item.window, positions)
+            catalog.event_total += len(positions)
+        catalog.keys = {key: dict.fromkeys(session_ids) for key, session_ids in checkpoint.keys}
+        catalog.generation = checkpoint.transaction_id
+        catalog.transaction_segments = checkpoint.transaction_segments
+        catalog.transaction_offsets = checkpoint.transaction_offsets
+        return catalog
 
     def note_transaction(self, start: RecordPosition) -> None:
         self.transaction_segments.append(start.segment)
@@ -460,6 +500,10 @@ class TranscriptStore:
         self._closed = False
         #: What the writer cut from the end of the last segment on open (None: nothing).
         self.recovered_tail: SegmentTail | None = None
+        #: The generation a catalog checkpoint supplied on open (None: none was used),
+        #: and why a checkpoint found on open was not used (None: used, or absent).
+        self.checkpoint_generation: int | None = None
+        self.checkpoint_ignored: str | None = None
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -502,6 +546,7 @@ class TranscriptStore:
         try:
             meta = decode_meta_file(directory.read_bytes(META_NAME), directory.location(META_NAME))
             store = cls(directory, meta, config or EngineConfig(), lock)
+            store._load_checkpoint()
             store._replay()
             if writer:
                 store._writer = SegmentWriter(directory, store.config)
@@ -537,6 +582,48 @@ class TranscriptStore:
         for transaction in self._reader.iter_transactions(self._cursor):
             self._catalog.apply(transaction, location_of)
         self._cursor = self._reader.cursor
+
+    def _load_checkpoint(self) -> None:
+        """Start from the catalog checkpoint when it matches the sealed segments.
+
+        Trusting it skips decoding the records it covers; every covered segment is still
+        read once and CRC-checked against its footer, so damage is found at open as
+        without a checkpoint (the full replay that follows a mismatch names the record).
+        A damaged, stale or mismatched checkpoint is ignored: it is derived data.
+        """
+        if not self.config.catalog_checkpoints or not self.directory.exists(CHECKPOINT_NAME):
+            return
+        location = self.directory.location(CHECKPOINT_NAME)
+        try:
+            checkpoint = decode_catalog_file(self.directory.read_bytes(CHECKPOINT_NAME), location)
+            last = segment_name(checkpoint.segment)
+            problem = check_sealed_segments(self.directory, checkpoint.segment)
+            if problem is None:
+                footer_offset = self.directory.size(last) - FOOTER_SIZE
+                footer = decode_footer_at_end(self.directory.read_bytes(last, footer_offset))
+                if footer is None or (footer.record_count, footer.records_crc) != (
+                        checkpoint.record_count, checkpoint.records_crc):
+                    problem = f"{location}: does not match {self.directory.location(last)}"
+        except StoreError as error:
+            problem = str(error)
+        if problem is not None:
+            self.checkpoint_ignored = problem
+            return
+        self._catalog = _Catalog.from_checkpoint(checkpoint)
+        self.checkpoint_generation = checkpoint.transaction_id
+        self._cursor = SegmentCursor(checkpoint.segment, footer_offset, checkpoint.record_count,
+                                     checkpoint.records_crc, sealed=True,
+                                     transaction_id=checkpoint.transaction_id)
+
+    def _save_checkpoint(self, sealed: SegmentCursor) -> None:
+        """Write the catalog checkpoint after a commit that sealed a segment."""
+        checkpoint = self._catalog.to_checkpoint(sealed)
+        try:
+            self.directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(checkpoint))
+        except OSError as error:
+            raise StoreError(f"{self.directory.location(CHECKPOINT_NAME)}: the transaction "
+                             f"committed, but saving the catalog checkpoint failed: {error}"
+                             ) from None
 
     def _segment_location(self, segment: int) -> str:
         return self.directory.location(segment_name(segment))
@@ -587,6 +674,8 @@ class TranscriptStore:
             CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
             self._segment_location,
         )
+        if writer.sealed is not None and self.config.catalog_checkpoints:
+            self._save_checkpoint(writer.sealed)
         changes = transaction._changes
         if changes is None and self._commit_hooks:  # a hook was added during the transaction
             changes = [change for _, change in self.changes_since(generation - 1)]
