@@ -42,7 +42,7 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
    `needs_rebuild`, or lagging watermark). `indexing` = any window in the store needs
    reconcile.
 3. Word search: `MATCH fts5_match_expression(terms)`, ordered `rank ASC, timestamp DESC,
-   message_id ASC` (then `session_id ASC`, our deterministic tie-break where the baseline
+   message_id ASC` (then `session_id ASC, rowid ASC`, our deterministic tie-breaks where the baseline
    leaves the order open), or `timestamp DESC, rowid DESC` for `recent`; `LIMIT limit + 1`
    row ids in a materialised CTE, then `snippet(…, 0, '', '', ' … ', 48)` for those rows
    only.
@@ -727,7 +727,7 @@ def _order_sql(order: str, *, ranked: bool) -> str:
     if order == "recent":
         return "f.timestamp DESC, f.rowid DESC"
     rank = "bm25_rank ASC, " if ranked else ""
-    return rank + "f.timestamp DESC, f.message_id ASC, f.session_id ASC"
+    return rank + "f.timestamp DESC, f.message_id ASC, f.session_id ASC, f.rowid ASC"
 
 
 def _hit_from_row(row: tuple) -> SearchHit | None:
