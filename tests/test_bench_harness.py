@@ -25,7 +25,13 @@ from engine.bench.bar_chart import BarSeries, grouped_bar_chart, nice_step
 from engine.bench.charts import write_charts
 from engine.bench.png_encoder import PNG_SIGNATURE, encode_png
 from engine.bench.progress import ProgressBar, render_bar
-from engine.bench.report import format_report_table, report_document, report_rows, write_report
+from engine.bench.report import (
+    format_markdown_table,
+    format_report_table,
+    report_document,
+    report_rows,
+    write_report,
+)
 from engine.bench.runner import FAILED, OK, SKIPPED, run_benchmark
 from engine.bench.schedule import interleaved_schedule, rotated
 from engine.bench.statistics import Summary, median, p95, percentile, ratio
@@ -224,6 +230,11 @@ def test_report_ratios_use_the_sqlite_median_of_the_same_run(tmp_path: Path) -> 
     assert rows["reference"].summary.p95 == pytest.approx(0.018)
     table = format_report_table(list(rows.values()))
     assert "3.00×" in table and "12 ms" in table and "18 ms" in table
+    markdown = format_markdown_table(list(rows.values())).splitlines()
+    assert markdown[2:] == [
+        "| query/alpha | sqlite | 3 | 4 ms | 6 ms | 1.00× |  |",
+        "| query/alpha | reference | 3 | 12 ms | 18 ms | 3.00× |  |",
+    ]
     document = report_document(run, report_rows(run))
     path = write_report(document, tmp_path / "out")
     saved = json.loads(path.read_text(encoding="utf-8"))

@@ -96,8 +96,8 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return "; ".join(parts)
 
 
-def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
-    """The plain-text table the command prints."""
+def _table_cells(rows: list[ReportRow]) -> list[list[str]]:
+    """One list of cells per row: workload, backend, n, median, p95, ratio, notes."""
     table_rows = []
     for row in rows:
         if row.summary is None:
@@ -110,8 +110,29 @@ def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND)
             format_seconds(row.summary.median), format_seconds(row.summary.p95),
             shown_ratio, format_metrics(row.metrics),
         ])
-    headers = ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "notes"]
-    return format_table(headers, table_rows)
+    return table_rows
+
+
+def _headers(baseline: str) -> list[str]:
+    return ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "notes"]
+
+
+def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
+    """The plain-text table the command prints."""
+    return format_table(_headers(baseline), _table_cells(rows))
+
+
+def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
+    """The same table in Markdown (for the README); `|` in notes is escaped.
+
+    >>> print(format_markdown_table([]))
+    | workload | backend | n | median | p95 | vs sqlite | notes |
+    |---|---|---|---|---|---|---|
+    """
+    lines = ["| " + " | ".join(_headers(baseline)) + " |", "|" + "---|" * 7]
+    for cells in _table_cells(rows):
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
 
 
 def report_document(run: BenchRun, rows: list[ReportRow],

@@ -6,7 +6,7 @@ stdout, `bench.json` and PNG charts in `--out`). Must not touch: what is measure
 
     session-search bench [--size tiny|10k|100k|1m] [--seed N] [--backends a,b]
                          [--rounds N] [--repeats N] [--only GROUP,...] [--corpus DIR]
-                         [--real-text] [--out DIR] [--no-progress] [--json]
+                         [--real-text] [--out DIR] [--no-progress] [--markdown] [--json]
 
 The corpus is generated once into the cache (`$SESSION_SEARCH_CACHE`, else
 `./corpora/cache` in a checkout) and reused. `--corpus DIR` benchmarks an existing
@@ -33,7 +33,13 @@ from engine.bench.corpus_generator import (
 )
 from engine.bench.progress import ProgressBar
 from engine.bench.real_text import ensure_chatterbot_corpus
-from engine.bench.report import format_report_table, report_document, report_rows, write_report
+from engine.bench.report import (
+    format_markdown_table,
+    format_report_table,
+    report_document,
+    report_rows,
+    write_report,
+)
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
 from engine.cli.output import print_json
@@ -64,6 +70,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/out"),
                         help="output directory for bench.json and charts (default bench/out)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the table in Markdown (for the README)")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     parser.set_defaults(run=run)
 
@@ -133,6 +141,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"corpus {manifest['size']} (seed {manifest['seed']}): {counts['messages']:,} "
               f"messages, {counts['sessionKeys']:,} session keys, {counts['windows']:,} windows; "
               f"{args.rounds} interleaved rounds")
-        print(format_report_table(rows))
+        print(format_markdown_table(rows) if args.markdown else format_report_table(rows))
         print(f"wrote {', '.join(document['files'])}")
     return 0
