@@ -295,3 +295,40 @@ def test_another_format_version_is_a_clear_store_error(
         TranscriptStore.open(directory, writer=True)
     with pytest.raises(StoreError, match="format version 7"):  # the writer lock was released
         TranscriptStore.open(directory, writer=True)
+
+
+class FailingSyncDirectory(MemoryDirectory):
+    """A memory directory whose appends fail to sync while `failing` is set."""
+
+    failing = False
+
+    def open_append(self, name: str):  # type: ignore[no-untyped-def]
+        handle = super().open_append(name)
+        directory = self
+        original_sync = handle.sync
+
+        def sync() -> None:
+            if directory.failing:
+                raise OSError(5, "Input/output error")
+            original_sync()
+
+        handle.sync = sync  # type: ignore[method-assign]
+        return handle
+
+
+def test_a_failed_fsync_fails_the_commit_and_the_writer() -> None:
+    directory = FailingSyncDirectory()
+    store = build_store(directory)
+    expected = observe(store)
+    directory.failing = True
+    with pytest.raises(StoreError, match="write failed: .*Input/output error"), \
+            store.transaction() as transaction:
+        transaction.append_event("w1", {"id": "not durable"})
+    assert observe(store) == expected
+    directory.failing = False
+    with pytest.raises(StoreError, match="failed earlier .*reopen the store"), \
+            store.transaction():
+        pass
+    store.close()
+    with TranscriptStore.open(directory.crash_copy(), writer=True) as reopened:
+        assert observe(reopened) == expected

@@ -41,7 +41,7 @@ next call, so any number of readers can follow one writer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from engine.codec import FILE_KINDS
@@ -427,7 +427,8 @@ class SegmentWriter:
         if self._failed is not None:
             raise StoreError(f"the store writer failed earlier ({self._failed}); reopen the store")
 
-    def _guarded(self, action, *arguments) -> None:  # type: ignore[no-untyped-def]
+    def _guarded(self, action: Callable[..., object], *arguments: object) -> None:
+        """Run one file operation; an OSError marks the writer failed (see the class)."""
         try:
             action(*arguments)
         except OSError as error:
