@@ -7,11 +7,15 @@ the SQLite backend call these pure functions, so the two agree on which windows 
 searchable and on the `indexing` flag by construction; the differential tests then check
 everything else.
 
-Vocabulary:
-* a *tree entry* is an event with a non-blank string `id` whose type is neither the
-  OpenClaw file header (`session`) nor a leaf-control event (`leaf`);
+Vocabulary (the tree rules are `engine.transcript.tree`'s; this module reads the same
+event vocabulary from `engine.transcript.events`, a pure module of constants, so that the
+forward indexer and the rebuild can never disagree about what moves the leaf):
+* a *canonical entry* is an event of a canonical kind (`events.CANONICAL_KINDS`) with a
+  non-blank string `id`; appending one moves the leaf to it, unless it is a *side append*
+  (`appendMode: "side"`), which joins the tree beside the active branch;
+* an *opaque entry* (another kind with an `id`) joins the tree without moving the leaf;
 * the *watermark* `indexed_seq` is the last `seq` the forward indexer consumed (-1: none);
-* `leaf_event_id` is the id of the newest tree entry the forward indexer accepted.
+* `leaf_event_id` is the id of the leaf after the events the forward indexer accepted.
 
 The forward indexer (§8.1), for an event appended at `seq` to a window with state `s`:
 
@@ -22,11 +26,14 @@ The forward indexer (§8.1), for an event appended at `seq` to a window with sta
 | `s.needs_rebuild` | `skip` (the rebuild will see it) |
 | `seq != s.indexed_seq + 1` | `dirty` |
 | a `leaf` event (rewind, branch switch) | `dirty` |
-| a tree entry whose `parentId` is not `s.leaf_event_id` (a side append) | `dirty` |
-| otherwise | `index` (if it yields an index entry) or `advance`; watermark moves to `seq` |
+| a side append | `dirty` |
+| a canonical entry whose declared `parentId` is not `s.leaf_event_id` (a new branch) | `dirty` |
+| a canonical entry whose `parentId` is blank or not a string | `dirty` (the rebuild decides) |
+| otherwise | `index` (if it yields an index entry) or `advance`; watermark moves to `seq`; a canonical entry becomes the leaf (one without a `parentId` key continues the leaf) |
 
 `dirty` sets `needs_rebuild` without touching existing rows; windows that need a rebuild
-are excluded from search until reconciled (§5.3) and make `indexing` true (§8.4).
+are excluded from search until reconciled (§5.3) and make `indexing` true (§8.4). Marking
+dirty is always safe: the rebuild from the active path is the authority.
 """
 
 from __future__ import annotations
@@ -35,11 +42,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.model import StoredEvent
+from engine.transcript import events as kinds
 
 AppendAction = Literal["index", "advance", "dirty", "skip", "defer"]
-
-NON_TREE_TYPES = frozenset({"session", "leaf"})
-
 
 @dataclass(frozen=True, slots=True)
 class WindowIndexState:
@@ -50,34 +55,36 @@ class WindowIndexState:
     needs_rebuild: bool = False
 
 
-def tree_entry_id(event: dict[str, Any]) -> str | None:
-    """The id of a tree entry, or None for headers, leaf-control events and id-less events.
+def canonical_entry_id(event: dict[str, Any]) -> str | None:
+    """The id of a canonical tree entry (the kinds that move the leaf), else None.
 
-    >>> tree_entry_id({"type": "message", "id": " m1 "})
+    >>> canonical_entry_id({"type": "message", "id": "m1"})
     'm1'
-    >>> tree_entry_id({"type": "leaf", "id": "x", "targetId": "m1"}) is None
+    >>> canonical_entry_id({"type": "leaf", "id": "x", "targetId": "m1"}) is None
     True
-    >>> tree_entry_id({"type": "message"}) is None
+    >>> canonical_entry_id({"type": "model_snapshot", "id": "o1"}) is None
     True
     """
-    if event.get("type") in NON_TREE_TYPES:
+    if not kinds.is_canonical(event):
         return None
-    value = event.get("id")
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    return kinds.non_blank_string(event.get("id"))
 
 
-def parent_id_of(event: dict[str, Any]) -> str | None:
-    """The trimmed `parentId` of an event, or None when absent, null or blank.
+def declared_parent(event: dict[str, Any], leaf_event_id: str | None) -> str | None | object:
+    """The parent a canonical entry declares: its `parentId`, the leaf when the key is
+    absent, or `...` when the value is unusable (blank or not a string).
 
-    >>> parent_id_of({"parentId": "m1"}), parent_id_of({"parentId": None})
+    >>> declared_parent({"parentId": "m1"}, "x"), declared_parent({"parentId": None}, "x")
     ('m1', None)
+    >>> declared_parent({}, "x"), declared_parent({"parentId": " "}, "x")
+    ('x', Ellipsis)
     """
-    value = event.get("parentId")
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    if "parentId" not in event:
+        return leaf_event_id
+    value = event["parentId"]
+    if value is None:
+        return None
+    return kinds.non_blank_string(value) or ...
 
 
 def classify_append(
@@ -104,12 +111,14 @@ def classify_append(
         state = WindowIndexState()
     if state.needs_rebuild:
         return "skip", state
-    event = stored.event
-    entry_id = tree_entry_id(event)
+    event = stored.event if isinstance(stored.event, dict) else {}
+    entry_id = canonical_entry_id(event)
     dirty = (
         stored.seq != state.indexed_seq + 1
-        or event.get("type") == "leaf"
-        or (entry_id is not None and parent_id_of(event) != state.leaf_event_id)
+        or kinds.is_leaf_control(event)
+        or kinds.is_side_append(event)
+        or (entry_id is not None and declared_parent(event, state.leaf_event_id)
+            != state.leaf_event_id)
     )
     if dirty:
         return "dirty", replace(state, needs_rebuild=True)

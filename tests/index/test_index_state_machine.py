@@ -155,7 +155,6 @@ ReferenceBackendMachine.TestCase.settings = settings(max_examples=50, stateful_s
 test_reference_backend_state_machine = ReferenceBackendMachine.TestCase
 
 
-@pytest.mark.xfail(strict=True, reason="lifecycle.classify_append does not mark side appends dirty (§8.1)")
 def test_side_append_marks_the_window_dirty():
     backend = ReferenceBackend.create_in(MemoryDirectory())
     with backend.transaction() as transaction:
