@@ -121,13 +121,13 @@ def nice_step(maximum: float, ticks: int = 5) -> float:
 def format_value(value: float) -> str:
     """A compact label for a bar or a tick.
 
-    >>> format_value(1234567), format_value(12.34), format_value(0.0123)
-    ('1.23M', '12.3', '0.0123')
+    >>> format_value(1234567), format_value(8000), format_value(12.34), format_value(0.0123)
+    ('1.23M', '8K', '12.3', '0.0123')
     """
     magnitude = abs(value)
     if magnitude >= 1e6:
         return f"{value / 1e6:.3g}M"
-    if magnitude >= 1e4:
+    if magnitude >= 1e3:
         return f"{value / 1e3:.3g}K"
     return f"{value:.3g}"
 
@@ -153,7 +153,8 @@ def grouped_bar_chart(
     plot_left, plot_top = 70, 40
     plot_height = 260
     plot_width = max(300, len(categories) * (group_width + group_gap) + group_gap)
-    width = plot_left + plot_width + 20
+    slot = max(group_width + group_gap, (plot_width - group_gap) // max(1, len(categories)))
+    width = max(plot_left + plot_width + 20, plot_left + text_width(title, scale=2) + 20)
     height = plot_top + plot_height + 18 + label_rows * 10 + 16 + 14 * len(series) + 10
     canvas = Canvas(width, height)
     canvas.draw_text(plot_left, 10, title, scale=2)
@@ -170,7 +171,7 @@ def grouped_bar_chart(
     canvas.fill_rectangle(plot_left, plot_top, 1, plot_height + 1, BLACK)
     canvas.fill_rectangle(plot_left, plot_top + plot_height, plot_width, 1, BLACK)
     for index, category in enumerate(categories):
-        group_left = plot_left + group_gap + index * (group_width + group_gap)
+        group_left = plot_left + group_gap + index * slot
         for number, one in enumerate(series):
             value = one.values[index] if index < len(one.values) else None
             if value is None:
@@ -181,7 +182,7 @@ def grouped_bar_chart(
             canvas.fill_rectangle(x, plot_top + plot_height - bar_height, bar_width,
                                   bar_height, colour)
         label_top = plot_top + plot_height + 6 + (index % label_rows) * 10
-        label = category[: max(3, (group_width + group_gap) * label_rows // 6 - 1)]
+        label = category[: max(3, slot * label_rows // (GLYPH_WIDTH + 1) - 1)]
         canvas.draw_text(group_left, label_top, label)
     legend_top = plot_top + plot_height + 18 + label_rows * 10
     for number, one in enumerate(series):

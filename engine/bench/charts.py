@@ -7,7 +7,8 @@ Must not touch: statistics (`report` computes them) or timing.
 Charts written into the output directory:
 * `latency_by_query_class.png`: median query latency (ms) per query class, one bar per
   backend;
-* `ingest_throughput.png`: bulk import throughput (messages per second) per backend;
+* `ingest_throughput.png`: bulk import and reconcile throughput (messages per second)
+  per backend;
 * `memory.png`: resident memory after reopening the store (MiB) per backend.
 A chart with no data (e.g. every cell skipped) is not written.
 """
@@ -57,23 +58,27 @@ def _pure_writer(path: Path, title: str, categories: Sequence[str],
     path.write_bytes(grouped_bar_chart(title, categories, series, unit).to_png())
 
 
+def _label(row: ReportRow, groups: Sequence[str]) -> str:
+    """A workload's name, without its group prefix when the chart shows one group."""
+    return row.workload.split("/", 1)[-1] if len(groups) == 1 else row.workload
+
+
 def chart_data(
-    rows: Sequence[ReportRow], group: str, value: Callable[[ReportRow], float | None],
-    backends: Sequence[str],
+    rows: Sequence[ReportRow], groups: Sequence[str],
+    value: Callable[[ReportRow], float | None], backends: Sequence[str],
 ) -> tuple[list[str], list[BarSeries]]:
-    """Categories (the workloads of `group`, named without the group prefix: `query/rare_word`
-    → `rare_word`) and one series per backend."""
+    """Categories (the workloads of `groups`; `query/rare_word` is shown as `rare_word` in
+    a one-group chart) and one series per backend."""
     categories: list[str] = []
     for row in rows:
-        label = row.workload.split("/", 1)[-1]
-        if row.group == group and label not in categories:
-            categories.append(label)
+        if row.group in groups and _label(row, groups) not in categories:
+            categories.append(_label(row, groups))
     series = []
     for backend in backends:
         values: list[float | None] = []
         for category in categories:
-            found = [row for row in rows if row.group == group and row.backend == backend
-                     and row.workload.split("/", 1)[-1] == category]
+            found = [row for row in rows if row.group in groups and row.backend == backend
+                     and _label(row, groups) == category]
             values.append(value(found[0]) if found else None)
         series.append(BarSeries(backend, tuple(values)))
     return categories, series
@@ -96,15 +101,15 @@ def write_charts(rows: Sequence[ReportRow], backends: Sequence[str], directory: 
     writer = (_matplotlib_writer() if use_matplotlib else None) or _pure_writer
     directory.mkdir(parents=True, exist_ok=True)
     specifications = (
-        ("latency_by_query_class.png", "Query latency (median)", "query", _median_ms, "ms"),
-        ("ingest_throughput.png", "Bulk import throughput", "ingest",
+        ("latency_by_query_class.png", "Query latency (median)", ("query",), _median_ms, "ms"),
+        ("ingest_throughput.png", "Import and reconcile throughput", ("ingest", "reconcile"),
          _metric("messages_per_second"), "msg/s"),
-        ("memory.png", "Resident memory after reopen", "reopen",
+        ("memory.png", "Resident memory after reopen", ("reopen",),
          _metric("resident_bytes", 1 / 2**20), "MiB"),
     )
     written = []
-    for file_name, title, group, value, unit in specifications:
-        categories, series = chart_data(rows, group, value, backends)
+    for file_name, title, groups, value, unit in specifications:
+        categories, series = chart_data(rows, groups, value, backends)
         if not any(v is not None for one in series for v in one.values):
             continue
         path = directory / file_name

@@ -645,6 +645,30 @@ def import_source(directory: Path, manifest: dict[str, Any]) -> Path:
     return Path(directory) / source if source else Path(directory)
 
 
+def iter_window_leaves(source: Path) -> Iterator[tuple[str, str]]:
+    """(sessionId, id of its last event) for every window of an import source: a corpus
+    directory (the last line of each transcript) or a flat messages file (the last
+    `messageId` of each `sessionId`). For generated and real-text corpora that last
+    event is the window's active leaf (both end every window with a message)."""
+    source = Path(source)
+    if source.is_dir():
+        with open(source / "sessions.jsonl", encoding="utf-8") as sessions:
+            for line in sessions:
+                session_id = json.loads(line)["sessionId"]
+                last = ""
+                with open(source / "transcripts" / f"{session_id}.jsonl", encoding="utf-8") as events:
+                    for last in events:
+                        pass
+                yield session_id, json.loads(last)["id"]
+        return
+    leaves: dict[str, str] = {}
+    with open(source, encoding="utf-8") as flat:
+        for line in flat:
+            record = json.loads(line)
+            leaves[record["sessionId"]] = record["messageId"]
+    yield from leaves.items()
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     """Load a corpus's `manifest.json`."""
     with open(Path(directory) / "manifest.json", encoding="utf-8") as handle:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,15 @@ def environment_facts() -> dict[str, str]:
     }
 
 
+def _describe(error: Exception) -> str:
+    """An error as a skip reason: the message alone for expected kinds (a missing
+    capability, an engine error), with the type name for anything else. Preparing one
+    backend may fail in any way while backends are being built; the others still run."""
+    if isinstance(error, CapabilityMissing | EngineError | ImportError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
 def _prepare_target(target: BenchTarget) -> tuple[str, float]:
     """Create the backend's store and import the corpus; return (problem, seconds)."""
     if target.store_directory.exists():
@@ -76,14 +86,14 @@ def _prepare_target(target: BenchTarget) -> tuple[str, float]:
         backend = target.services.open_store(
             target.backend_name, target.store_directory, True, True
         )
-    except (CapabilityMissing, EngineError, ImportError) as error:
-        return f"cannot create a {target.backend_name} store: {error}", 0.0
+    except Exception as error:  # noqa: BLE001 - see _describe
+        return f"cannot create a {target.backend_name} store: {_describe(error)}", 0.0
     target.backend = backend
     try:
         target.services.import_corpus(backend, target.corpus_directory)
         finish_indexing(backend)
-    except (CapabilityMissing, EngineError, ImportError) as error:
-        return f"cannot import the corpus: {error}", 0.0
+    except Exception as error:  # noqa: BLE001 - see _describe
+        return f"cannot import the corpus: {_describe(error)}", 0.0
     return "", time.perf_counter() - started
 
 
@@ -140,8 +150,7 @@ def run_benchmark(
                 progress.advance(f"{slot.workload} {slot.backend}")
     finally:
         for target in targets.values():
-            if target.backend is not None:
-                target.backend.close()
+            _close_quietly(target)
         if progress is not None:
             progress.close()
     return BenchRun(
@@ -155,6 +164,18 @@ def run_benchmark(
     )
 
 
+def _close_quietly(target: BenchTarget) -> None:
+    """Close a prepared store; a failure to close is reported on stderr, not raised."""
+    if target.backend is None:
+        return
+    try:
+        target.backend.close()
+    except Exception as error:  # noqa: BLE001 - the measurements are already taken
+        print(f"session-search bench: closing the {target.backend_name} store failed: "
+              f"{type(error).__name__}: {error}", file=sys.stderr)
+    target.backend = None
+
+
 def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None:
     """Run one round of one cell, recording samples, a skip or a failure."""
     try:
@@ -164,6 +185,9 @@ def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None
     except WorkloadFailed as failure:
         cell.status, cell.reason = FAILED, str(failure)
         cell.samples.clear()
-    except (EngineError, OSError, ValueError, KeyError, TypeError) as error:
+    except Exception as error:  # noqa: BLE001 - one broken backend must not end the run
+        # A benchmark compares backends that are still being built: an unexpected
+        # exception is recorded as this cell's failure (type and message) and the other
+        # cells go on. The cell is never retried and keeps no samples.
         cell.status, cell.reason = FAILED, f"{type(error).__name__}: {error}"
         cell.samples.clear()
