@@ -379,8 +379,24 @@ def test_every_scalar_value_matches_fts5(fts5: Fts5, remove_diacritics: int, pro
     """`"s "+c+"q"` (can c start a token) and `"q"+c+"q"` (does c continue one, and what does
     it fold to) for all 1,112,064 scalar values: terms and positions agree, through both the
     clear `tokens` and the fast `terms`."""
+    sweep(fts5, Configuration(remove_diacritics), probe)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("remove_diacritics", [0, 1, 2])
+def test_every_scalar_value_folds_like_fts5_when_every_category_is_a_token(
+    fts5: Fts5, remove_diacritics: int
+) -> None:
+    """With every category enabled each code point is a token character, so `"q"+c+"q"` shows
+    the fold of every code point, including those only `tokenchars` can expose."""
+    configuration = Configuration(
+        remove_diacritics, separators=" ", categories="L* M* N* P* S* Z* C*"
+    )
+    sweep(fts5, configuration, "continuation")
+
+
+def sweep(fts5: Fts5, configuration: Configuration, probe: str) -> None:
     began = time.perf_counter()
-    configuration = Configuration(remove_diacritics)
     tokenizer = configuration.tokenizer()
     documents = sweep_documents(probe)
     mismatches: list[str] = []
@@ -397,6 +413,6 @@ def test_every_scalar_value_matches_fts5(fts5: Fts5, remove_diacritics: int, pro
     assert probes_checked == 1_112_064
     assert mismatches == []
     print(
-        f"\nunicode61 rd={remove_diacritics} {probe}: {probes_checked} scalar values, "
+        f"\n{configuration.tokenize_option()!r} {probe}: {probes_checked} scalar values, "
         f"0 mismatches, {time.perf_counter() - began:.1f} s"
     )
