@@ -1,4 +1,4 @@
-"""Write-side benchmarks: bulk import, single-message append, and index rebuild.
+"""Write-side benchmarks: bulk import, single-message append, and reconciliation.
 
 Owns: timing how fast a backend takes data in. Must not touch: the shared prepared stores
 other than appending to their own bench window (conftest prepares them).
@@ -8,8 +8,9 @@ other than appending to their own bench window (conftest prepares them).
   counts of the manifest.
 * `test_append_one_message`: one message in its own durable transaction, appended to a
   linear window of the prepared store; asserts the new message is searchable.
-* `test_rebuild_index`: discard and rebuild the index from the transcripts (the
-  reconciliation path); skipped for a backend without `rebuild_index()`.
+* `test_reconcile_all_windows`: every window made dirty by a `leaf` event pointing at its
+  own leaf (untimed setup on a fresh store), then one timed `reconcile()`; asserts every
+  window was rebuilt and the indexed-message count is the corpus's again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from engine.backends.protocol import Backend
 from engine.bench.adapters import finish_indexing, ingest_import_corpus
+from engine.bench.corpus_generator import iter_window_leaves
 from engine.model import SearchRequest, SessionWindow
 
 
@@ -81,15 +83,38 @@ def test_append_one_message(benchmark: Any, backend_name: str,
     assert result.truncated is (len(appended) > 25)
 
 
-def test_rebuild_index(benchmark: Any, manifest: dict[str, Any],
-                       prepared: tuple[Path, Backend]) -> None:
-    _, backend = prepared
-    rebuild = getattr(backend, "rebuild_index", None)
-    if not callable(rebuild):
-        pytest.skip(f"backend {backend.name!r} has no rebuild_index()")
-    before = backend.stats().get("messages_indexed")
-    benchmark.pedantic(rebuild, rounds=2, iterations=1)
-    after = backend.stats().get("messages_indexed")
-    benchmark.extra_info.update(messages=manifest["counts"]["messages"])
-    # The rebuild restores exactly the rows it discarded (appends included).
-    assert after == before and after >= manifest["counts"]["searchableMessages"]
+def test_reconcile_all_windows(benchmark: Any, backend_name: str, corpus: Path,
+                               manifest: dict[str, Any], tmp_path: Path,
+                               fresh_store: Any) -> None:
+    counter = itertools.count()
+    opened: list[Backend] = []
+    leaves = list(iter_window_leaves(corpus))
+
+    def setup() -> tuple[tuple[Backend], dict[str, Any]]:
+        backend = fresh_store(backend_name, tmp_path / f"store-{next(counter)}")
+        opened.append(backend)
+        if not callable(getattr(backend, "reconcile", None)):
+            pytest.skip(f"backend {backend_name!r} has no reconcile()")
+        ingest_import_corpus(backend, corpus)
+        finish_indexing(backend)
+        with backend.transaction() as transaction:
+            for number, (session_id, leaf) in enumerate(leaves, 1):
+                transaction.append_event(session_id, {
+                    "type": "leaf", "id": f"bench-leaf-{number}", "parentId": leaf,
+                    "targetId": leaf, "timestamp": 1_800_000_000_000 + number,
+                })
+        return (backend,), {}
+
+    def reconcile(backend: Backend) -> tuple[int, dict[str, int]]:
+        return backend.reconcile(), backend.stats()  # type: ignore[attr-defined]
+
+    try:
+        rebuilt, stats = benchmark.pedantic(reconcile, setup=setup, rounds=2, iterations=1)
+    finally:
+        for backend in opened:
+            backend.close()
+    benchmark.extra_info.update(windows=len(leaves),
+                                messages=manifest["counts"]["searchableMessages"])
+    assert rebuilt >= len(leaves)
+    assert stats.get("messages_indexed", manifest["counts"]["searchableMessages"]) == \
+        manifest["counts"]["searchableMessages"]
