@@ -36,9 +36,11 @@ its active path (delete its rows, index `projection.index_entries(events)`, set
 A search never starts a reconcile by itself: readers cannot write, and a deterministic
 reference is easier to test. Run `session-search reconcile --store DIR`.
 
-Known divergences from FTS5: terms longer than 32,768 UTF-8 bytes are not truncated
-(FTS5 truncates them, `tokenizers.md` §1.7); the CJK retry is the plain literal scan
-(no n-gram index yet).
+The CJK retry narrows its scan with an in-memory CJK gram index (`use_cjk_grams`, on by
+default); set it to False to run the plain literal scan, the clear version.
+
+Known divergence from FTS5: terms longer than 32,768 UTF-8 bytes are not truncated (FTS5
+truncates them, `tokenizers.md` §1.7).
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class ReferenceBackend:
         # Tests may pass another analyzer; the manifest records which one built the terms.
         self.analyzer = analyzer or SEARCH_PROFILE.analyzer()
         self.profile = SEARCH_PROFILE.label() if analyzer is None else f"custom {analyzer.name}"
+        #: Narrow the CJK retry with the gram index (False: the plain literal scan).
+        self.use_cjk_grams = True
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
 
@@ -297,7 +301,8 @@ class ReferenceBackend:
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index, self._windows(), request, self.analyzer, indexing=self.index_status()
+            self.index, self._windows(), request, self.analyzer,
+            indexing=self.index_status(), cjk_grams=self.use_cjk_grams,
         )
 
     def explain(self, request: SearchRequest) -> tuple[KernelRun, list[HitExplanation]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import Posting, concatenate, without_deleted
@@ -58,6 +59,9 @@ class InvertedIndex:
         self._live: dict[int, DocumentRecord] = {}
         self._by_session: dict[str, set[int]] = {}
         self.total_tokens = 0
+        #: CJK character grams of the live rows (the fast path of the CJK retry); kept in
+        #: memory only and rebuilt from the stored texts when segments are loaded.
+        self.cjk_grams = CjkGramIndex()
         for segment in self.segments:
             for record in segment.documents.values():
                 if record.doc_id not in self.deleted:
@@ -69,6 +73,7 @@ class InvertedIndex:
         self._live[record.doc_id] = record
         self._by_session.setdefault(record.session_id, set()).add(record.doc_id)
         self.total_tokens += record.length
+        self.cjk_grams.add(record.doc_id, record.text)
 
     def add_entry(self, entry: IndexEntry, terms: Sequence[str]) -> DocumentRecord:
         """Add one row for `entry` whose analyzed text is `terms`; return the new row."""
@@ -86,6 +91,7 @@ class InvertedIndex:
         if not rows:
             del self._by_session[record.session_id]
         self.total_tokens -= record.length
+        self.cjk_grams.remove(doc_id, record.text)
         self.deleted.add(doc_id)
 
     def delete_window_rows(self, session_id: str) -> int:

@@ -25,17 +25,20 @@ The kernel, for a request (clear version; every step is a plain loop or set oper
    timestamp DESC, doc id DESC;
 6. keep `limit + 1` rows; `truncated` = more than `limit`; cut snippets for the first
    `limit` only (tokens re-analyzed from the stored text, phrase instances from the
-   positions), bounded to 500 UTF-16 units + "…";
+   positions; `engine.index.fast_snippet`, equal to `results.snippet.fts5_snippet`),
+   bounded to 500 UTF-16 units + "…";
 7. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
    (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same
    scope and filters, scanning the stored text of the candidate rows. Rows found by
    substrings alone have no bm25 (there is no MATCH) and rank 0.0; their excerpt is
    `substring_excerpt`.
 
-Cost of the CJK retry (the clear version, and the only one built): O(total characters of
-the stored text of the rows in scope), since every candidate row is scanned with `in`.
-A character n-gram index over CJK runs could cut that to the rows sharing the needle's
-bigrams; it is not built (see the backend docstring).
+Cost of the CJK retry. The clear version (`cjk_grams=False`, the test oracle) scans the
+stored text of every row: O(total characters). The default narrows the rows first with
+the CJK character/bigram index of `engine.index.cjk_grams` (an in-memory index kept with
+the rows), then applies the same `substring_matches` to the candidates only; the
+hypothesis tests require both to give identical results. Measured figures are in
+`engine.index.cjk_grams`.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 from engine.analysis.token import Analyzer
 from engine.errors import QueryError
 from engine.index.documents import DocumentRecord
+from engine.index.fast_snippet import fast_fts5_snippet
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
 from engine.model import (
@@ -63,7 +67,7 @@ from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import retry_plan, substring_excerpt, substring_matches
 from engine.query.user_query import clamp_limit, plan_query
 from engine.results.bounds import bound_snippet
-from engine.results.snippet import explain_snippet, fts5_snippet
+from engine.results.snippet import explain_snippet
 from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
 
 # ----- scope (§5.3) -------------------------------------------------------------------
@@ -223,21 +227,42 @@ def _eligible(record: DocumentRecord, scope: Scope, role: str | None) -> bool:
     return record.session_id in scope.session_keys and (role is None or record.role == role)
 
 
+def substring_candidates(index: InvertedIndex, plan: QueryPlan) -> set[int] | None:
+    """Rows that may hold every substring of `plan` (CJK gram index), or None: no narrowing."""
+    narrowed: set[int] | None = None
+    for term in plan.substrings:
+        rows = index.cjk_grams.candidates(term.text)
+        if rows is not None:
+            narrowed = rows if narrowed is None else narrowed & rows
+    return narrowed
+
+
 def rank_rows(
     index: InvertedIndex,
     plan: QueryPlan,
     scope: Scope,
     role: str | None,
+    *,
+    cjk_grams: bool = True,
 ) -> list[RankedRow]:
-    """Every row in scope matching the whole plan, with its rank (unordered)."""
+    """Every row in scope matching the whole plan, with its rank (unordered).
+
+    With `cjk_grams=False` a substring plan scans every row (the clear version); with
+    True the CJK gram index first narrows the rows to scan (same answers, tested).
+    """
     if plan.matches_nothing:
         return []
     matches = match_phrases(index, plan.phrases)
+    narrowed = substring_candidates(index, plan) if cjk_grams and plan.substrings else None
     if matches:
         candidate_ids = set(min(matches, key=lambda item: item.matching_rows).occurrences)
         for item in matches:
             candidate_ids.intersection_update(item.occurrences)
+        if narrowed is not None:
+            candidate_ids.intersection_update(narrowed)
         candidates = [index.document(doc_id) for doc_id in sorted(candidate_ids)]
+    elif narrowed is not None:
+        candidates = [index.document(doc_id) for doc_id in sorted(narrowed)]
     else:
         candidates = list(index.documents())  # a substring-only retry scans every row
     total_rows = index.document_count
@@ -285,7 +310,7 @@ def row_snippet(row: RankedRow, analyzer: Analyzer, plan: QueryPlan) -> str:
     if row.by_substring and not row.phrase_hits:
         excerpt = substring_excerpt(text, [term.text for term in plan.substrings])
     else:
-        excerpt = fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)
+        excerpt = fast_fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)
     return bound_snippet(excerpt)
 
 
@@ -323,6 +348,8 @@ def run_kernel(
     windows: Iterable[SessionWindow],
     request: SearchRequest,
     analyzer: Analyzer,
+    *,
+    cjk_grams: bool = True,
 ) -> KernelRun:
     """Steps 1–5 and 7 of the module docstring: the ordered `limit + 1` rows."""
     check_request(request)
@@ -339,7 +366,7 @@ def run_kernel(
         retry = retry_plan(request.query, analyzer, match=request.match)
         if retry is not None:
             plan, retried = retry, True
-            rows = rank_rows(index, plan, scope, request.role)
+            rows = rank_rows(index, plan, scope, request.role, cjk_grams=cjk_grams)
     ordered = order_rows(rows, request.order)[: limit + 1]
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
@@ -351,9 +378,10 @@ def search_index(
     analyzer: Analyzer,
     *,
     indexing: bool = False,
+    cjk_grams: bool = True,
 ) -> SearchResult:
     """The kernel result of §5.2 for `request`."""
-    run = run_kernel(index, windows, request, analyzer)
+    run = run_kernel(index, windows, request, analyzer, cjk_grams=cjk_grams)
     hits = []
     for row in run.rows[: run.limit]:
         record = row.record

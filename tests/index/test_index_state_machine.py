@@ -6,16 +6,12 @@ message), `verify` finds no difference, and a search for each word returns exact
 active-path user/assistant messages holding it, in every window that does not need a
 rebuild (dirty windows return nothing and make `indexing` true).
 
-Side appends (`appendMode: "side"`) are left out of the machine: `lifecycle.classify_append`
-indexes a side append whose parent is the leaf, although it is not on the active path
-(behaviour.md §8.1 says side appends mark the window dirty). The machine found this;
-`test_side_append_marks_the_window_dirty` pins it as an expected failure until the shared
-lifecycle module is fixed.
+The machine first found that side appends (`appendMode: "side"`) were indexed although
+they are not on the active path; `test_side_append_marks_the_window_dirty` pins the fix.
 """
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -63,7 +59,7 @@ class ReferenceBackendMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.windows)
     @rule(data=st.data(), role=st.sampled_from(["user", "assistant", "toolResult"]),
           words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-          parent_kind=st.sampled_from(["leaf", "leaf", "leaf", "other"]))
+          parent_kind=st.sampled_from(["leaf", "leaf", "leaf", "other", "side"]))
     def append_message(self, data, role, words, parent_kind):
         session_id = data.draw(st.sampled_from(sorted(self.windows)))
         known = self.entry_ids[session_id]

@@ -1,0 +1,34 @@
+"""The bisecting snippet window chooser equals the clear `results.snippet` version."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.analysis.profiles import SEARCH_PROFILE
+from engine.index.fast_snippet import fast_fts5_snippet
+from engine.results.snippet import fts5_snippet
+
+ANALYZER = SEARCH_PROFILE.analyzer()
+PIECES = ["alpha", "beta", "gamma", "x", "end.", "colon:", "\n", ". ", "  ", "épée"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=160).map(" ".join),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 170), st.integers(1, 3)), max_size=40),
+    st.integers(1, 64),
+)
+def test_fast_snippet_equals_the_clear_version(text, hits, tokens_per_window):
+    spans = [(token.start, token.end) for token in ANALYZER.tokens(text)]
+    if not spans:
+        return
+    expected = fts5_snippet(text, spans, hits, tokens_per_window=tokens_per_window)
+    assert fast_fts5_snippet(text, spans, hits, tokens_per_window=tokens_per_window) == expected
+
+
+def test_a_row_with_thousands_of_hits_gets_the_same_window():
+    text = "payload " * 3000 + "marker " + "bulk " * 200
+    spans = [(token.start, token.end) for token in ANALYZER.tokens(text)]
+    hits = [(0, position, 1) for position in range(3000)] + [(1, 3000, 1)]
+    assert fast_fts5_snippet(text, spans, hits) == fts5_snippet(text, spans, hits)
