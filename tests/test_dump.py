@@ -67,7 +67,7 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     checkpoint = json.loads(run(capsys, "--store", str(store), CHECKPOINT, "--json")[1])
     assert [r["kind"] for r in checkpoint["records"]] == [
         "head", "windows", "keys", "transactions"]
-    assert checkpoint["records"][1]["fields"] == {"windows": [{"session_id": "w1", "events": 1}]}
+    assert checkpoint["records"][1]["fields"] == {"windows": [{"session_id": "w1", "events": 2}]}
 
 
 def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -50,19 +51,23 @@ def grow(store: TranscriptStore, rounds: int, start: int = 0) -> None:
 
 
 def test_reopen_from_the_checkpoint_equals_a_full_replay(directory: Directory) -> None:
-    with TranscriptStore.create(directory, config=TINY) as store:
-        grow(store, 12)
-        with store.transaction() as transaction:  # after the last seal: replayed on open
-            transaction.append_event("w10", {"id": "tail"})
-        expected = observe(store)
-    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
-    assert 0 < checkpoint.transaction_id < 13
-    with TranscriptStore.open(directory, config=TINY) as reader:
-        assert reader.checkpoint_generation == checkpoint.transaction_id
+    store = TranscriptStore.create(directory, config=TINY)
+    grow(store, 12)
+    with store.transaction() as transaction:  # after the last seal
+        transaction.append_event("w10", {"id": "tail"})
+    expected = observe(store)
+    sealed = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    assert sealed.sealed and 0 < sealed.transaction_id < 13
+    with TranscriptStore.open(directory, config=TINY) as reader:  # the writer is still open
+        assert reader.checkpoint_generation == sealed.transaction_id
         assert reader.checkpoint_ignored is None
         assert observe(reader) == expected
+        store.close()  # a clean close saves the unsealed tail as well
+        closed = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+        assert (closed.sealed, closed.transaction_id) == (False, 13)
         with TranscriptStore.open(directory, writer=True, config=TINY) as writer:
-            assert writer.checkpoint_generation == checkpoint.transaction_id
+            assert writer.checkpoint_generation == 13
+            assert observe(writer) == expected
             grow(writer, 5, start=100)
             after = observe(writer)
         reader.refresh()
@@ -70,6 +75,23 @@ def test_reopen_from_the_checkpoint_equals_a_full_replay(directory: Directory) -
     with TranscriptStore.open(directory, config=NO_CHECKPOINTS) as replayed:
         assert replayed.checkpoint_generation is None
         assert observe(replayed) == after
+    with TranscriptStore.open(directory, config=TINY) as reopened:
+        assert reopened.checkpoint_generation == 18
+        assert observe(reopened) == after
+
+
+def test_a_crash_after_a_close_checkpoint_keeps_later_commits() -> None:
+    directory = MemoryDirectory()
+    with TranscriptStore.create(directory) as store:  # default size: nothing seals
+        grow(store, 3)
+    with TranscriptStore.open(directory, writer=True) as writer:
+        assert writer.checkpoint_generation == 3
+        grow(writer, 2, start=10)
+        expected = observe(writer)
+        crashed = directory.crash_copy()  # no clean close: the checkpoint still says 3
+    with TranscriptStore.open(crashed, writer=True) as reopened:
+        assert reopened.checkpoint_generation == 3
+        assert observe(reopened) == expected
 
 
 def test_a_damaged_checkpoint_is_ignored(directory: Directory) -> None:
@@ -97,21 +119,31 @@ def test_a_stale_checkpoint_still_gives_the_latest_state(directory: Directory) -
         assert observe(reopened) == expected
 
 
-def test_a_checkpoint_that_disagrees_with_its_segment_is_ignored(directory: Directory) -> None:
-    with TranscriptStore.create(directory, config=TINY) as store:
+@pytest.mark.parametrize(("config", "change", "problem"), [
+    (EngineConfig(), {"record_count": 1}, "record count does not match the checkpoint"),
+    (EngineConfig(), {"records_crc": 1}, "records do not match the expected CRC"),
+    (EngineConfig(), {"offset": 10**6}, "shorter than the checkpoint says"),
+    (EngineConfig(), {"sealed": True}, "not sealed"),
+    (EngineConfig(segment_roll_bytes=1), {"record_count": 1},
+     "footer does not match the checkpoint"),
+    (EngineConfig(segment_roll_bytes=1), {"sealed": False, "offset": -24},
+     "record count does not match the checkpoint"),
+])
+def test_a_checkpoint_that_disagrees_with_its_segment_is_ignored(
+    directory: Directory, config: EngineConfig, change: dict[str, object], problem: str,
+) -> None:
+    with TranscriptStore.create(directory, config=config) as store:
         grow(store, 6)
         expected = observe(store)
     checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
-    forged = encode_catalog_file(type(checkpoint)(
-        checkpoint.segment, checkpoint.record_count + 1, checkpoint.records_crc,
-        checkpoint.transaction_id, checkpoint.windows, checkpoint.keys,
-        checkpoint.transaction_segments, checkpoint.transaction_offsets))
-    directory.write_atomic(CHECKPOINT_NAME, forged)
-    with TranscriptStore.open(directory, config=TINY) as reopened:
-        assert reopened.checkpoint_ignored.endswith("does not match "
-                                                    + directory.location(
-                                                        "transcripts/segment-"
-                                                        f"{checkpoint.segment:06d}.log"))
+    assert checkpoint.sealed == (config.segment_roll_bytes == 1)
+    shifted = {name: value + getattr(checkpoint, name) if isinstance(value, int)
+               and not isinstance(value, bool) else value for name, value in change.items()}
+    forged = dataclasses.replace(checkpoint, **shifted)
+    directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(forged))
+    segment = directory.location(f"transcripts/segment-{checkpoint.segment:06d}.log")
+    with TranscriptStore.open(directory, config=config) as reopened:
+        assert reopened.checkpoint_ignored == f"{segment}: {problem}"
         assert observe(reopened) == expected
 
 

@@ -7,11 +7,13 @@ saves replay time, so a damaged one is ignored and the segments replayed instead
 Byte grammar (a `framing` file of kind `catalog`, sealed with a footer)::
 
     catalog.ckpt  := header(magic "SS.CATLG") head windows* keys transactions footer
-    head          := ["head", segment:int, record_count:int, records_crc:int,
-                      transaction_id:int, window_count:int]
+    head          := ["head", segment:int, offset:int, record_count:int, records_crc:int,
+                      sealed:bool, transaction_id:int, window_count:int]
                      the checkpoint holds the state after transaction `transaction_id`,
-                     the last one in sealed segment `segment`, whose footer says
-                     `record_count` and `records_crc` (checked before trusting it)
+                     whose commit record ends at byte `offset` of segment `segment`;
+                     `record_count` records with CRC32 `records_crc` lie between that
+                     segment's header and `offset`; `sealed` says a footer follows
+                     (all checked against the segment before the checkpoint is trusted)
     windows       := ["windows", [[fields:map, segments:bin, offsets:bin, lengths:bin], ...]]
                      at most WINDOWS_PER_RECORD windows per record, in catalog order;
                      `fields` as in a segment `window` record; the three arrays are
@@ -52,6 +54,8 @@ from engine.model import SessionWindow
 
 MAGIC = FILE_KINDS["catalog"].magic
 WINDOWS_PER_RECORD = 1024
+HEAD_FIELDS = ("segment", "offset", "record_count", "records_crc", "sealed", "transaction_id",
+               "window_count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +73,10 @@ class CatalogCheckpoint:
     """Everything the store's catalog holds after transaction `transaction_id`."""
 
     segment: int
+    offset: int
     record_count: int
     records_crc: int
+    sealed: bool
     transaction_id: int
     windows: tuple[CheckpointWindow, ...]
     keys: tuple[tuple[str, tuple[str, ...]], ...]
@@ -118,8 +124,9 @@ def decode_array(typecode: str, data: Any) -> array:
 
 
 def _iter_values(checkpoint: CatalogCheckpoint) -> Iterator[list[Any]]:
-    yield ["head", checkpoint.segment, checkpoint.record_count, checkpoint.records_crc,
-           checkpoint.transaction_id, len(checkpoint.windows)]
+    yield ["head", checkpoint.segment, checkpoint.offset, checkpoint.record_count,
+           checkpoint.records_crc, checkpoint.sealed, checkpoint.transaction_id,
+           len(checkpoint.windows)]
     for start in range(0, len(checkpoint.windows), WINDOWS_PER_RECORD):
         chunk = checkpoint.windows[start: start + WINDOWS_PER_RECORD]
         yield ["windows", [[encode_window_fields(item.window), encode_array(item.segments),
@@ -172,9 +179,12 @@ def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
 
 
 def _decode_values(values: list[Any]) -> CatalogCheckpoint:
-    if len(values) < 3 or values[0][0] != "head" or len(values[0]) != 6:
+    if len(values) < 3 or values[0][0] != "head" or len(values[0]) != len(HEAD_FIELDS) + 1:
         raise DecodeError("checkpoint does not start with a head record")
-    _tag, segment, record_count, records_crc, transaction_id, window_count = values[0]
+    head = dict(zip(HEAD_FIELDS, values[0][1:], strict=True))
+    if not all(isinstance(head[name], int) for name in HEAD_FIELDS):
+        raise DecodeError("checkpoint head fields are not integers")
+    window_count = head.pop("window_count")
     windows: list[CheckpointWindow] = []
     for value in values[1:-2]:
         if value[0] != "windows":
@@ -193,18 +203,19 @@ def _decode_values(values: list[Any]) -> CatalogCheckpoint:
     keys = tuple((key, tuple(session_ids)) for key, session_ids in keys_value[1])
     transaction_segments = decode_array("i", transactions_value[1])
     transaction_offsets = decode_array("q", transactions_value[2])
-    if not len(transaction_segments) == len(transaction_offsets) == transaction_id:
+    if not len(transaction_segments) == len(transaction_offsets) == head["transaction_id"]:
         raise DecodeError("transaction start arrays do not match the transaction count")
-    return CatalogCheckpoint(segment, record_count, records_crc, transaction_id,
-                             tuple(windows), keys, transaction_segments, transaction_offsets)
+    head["sealed"] = bool(head["sealed"])
+    return CatalogCheckpoint(**head, windows=tuple(windows), keys=keys,
+                             transaction_segments=transaction_segments,
+                             transaction_offsets=transaction_offsets)
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one checkpoint record, for `session-search dump`."""
     tag = value[0]
     if tag == "head":
-        names = ("segment", "record_count", "records_crc", "transaction_id", "window_count")
-        return {"kind": "head", **dict(zip(names, value[1:], strict=True))}
+        return {"kind": "head", **dict(zip(HEAD_FIELDS, value[1:], strict=True))}
     if tag == "windows":
         return {"kind": "windows", "windows": [
             {"session_id": fields.get("session_id"), "events": len(decode_array("q", offsets))}

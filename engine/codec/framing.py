@@ -291,6 +291,26 @@ def iter_frames(data: bytes, start: int = HEADER_SIZE) -> Iterator[Frame | Foote
         offset = item.end
 
 
+def count_frames(data: bytes, start: int, end: int) -> int | None:
+    """How many records lie exactly between `start` and `end`, by their length fields
+    alone (no CRC check), or None when they do not end exactly at `end`.
+
+    >>> data = encode_record(1) + encode_record("two")
+    >>> count_frames(data, 0, len(data)), count_frames(data, 0, len(data) - 1)
+    (2, None)
+    """
+    count, offset = 0, start
+    while offset < end:
+        if end - offset < RECORD_HEAD_SIZE:
+            return None
+        length = RECORD_HEAD.unpack_from(data, offset)[0]
+        if not 1 <= length <= MAX_PAYLOAD_LENGTH:
+            return None
+        offset += RECORD_HEAD_SIZE + length
+        count += 1
+    return count if offset == end else None
+
+
 def find_frame_after(
     data: bytes, start: int, accept: Callable[[bytes], bool], max_length: int
 ) -> int | None:

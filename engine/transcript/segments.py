@@ -52,6 +52,7 @@ from engine.codec.framing import (
     DecodeError,
     Footer,
     Frame,
+    count_frames,
     decode_footer_at_end,
     decode_header,
     encode_footer,
@@ -109,28 +110,43 @@ def list_segment_numbers(directory: Directory) -> list[int]:
     return numbers
 
 
-def check_sealed_segments(directory: Directory, last: int) -> str | None:
-    """Check that segments 1..`last` each end with a footer whose CRC matches their
-    record bytes; return what is wrong, or None.
+def check_covered_segments(directory: Directory, cursor: SegmentCursor) -> str | None:
+    """Check that the segment bytes a catalog checkpoint covers are still what it saw;
+    return what is wrong, or None.
 
-    Cost: reads every byte once and CRCs it in C (no record decoding), so it is much
-    cheaper than a replay; a full replay then locates any damage to the record.
+    Segments before `cursor.segment` must be sealed with a footer whose CRC matches
+    their record bytes. In segment `cursor.segment`, the record bytes up to
+    `cursor.offset` must have the CRC `cursor.records_crc`, and when `cursor.sealed`
+    the footer must follow at `cursor.offset` and agree. Cost: reads every covered
+    byte once and CRCs it in C (no record decoding), much cheaper than a replay.
     """
-    for number in range(1, last + 1):
+    for number in range(1, cursor.segment + 1):
         name = segment_name(number)
+        location = directory.location(name)
         if not directory.exists(name):
-            return f"{directory.location(name)}: missing"
+            return f"{location}: missing"
         data = directory.read_bytes(name)
         try:
-            if decode_header(data, directory.location(name)).magic != SEGMENT_MAGIC:
-                return f"{directory.location(name)}: not a transcript segment"
+            if decode_header(data, location).magic != SEGMENT_MAGIC:
+                return f"{location}: not a transcript segment"
         except StoreError as error:
             return str(error)
-        footer = decode_footer_at_end(data)
-        if len(data) < HEADER_SIZE + FOOTER_SIZE or footer is None:
-            return f"{directory.location(name)}: not sealed"
-        if update_crc(0, data[HEADER_SIZE: len(data) - FOOTER_SIZE]) != footer.records_crc:
-            return f"{directory.location(name)}: records do not match the footer CRC"
+        if number < cursor.segment or cursor.sealed:
+            footer = decode_footer_at_end(data)
+            if len(data) < HEADER_SIZE + FOOTER_SIZE or footer is None:
+                return f"{location}: not sealed"
+            end, expected = len(data) - FOOTER_SIZE, footer.records_crc
+            if number == cursor.segment and (end, footer.record_count, footer.records_crc) != (
+                    cursor.offset, cursor.record_count, cursor.records_crc):
+                return f"{location}: footer does not match the checkpoint"
+        else:
+            end, expected = cursor.offset, cursor.records_crc
+            if len(data) < end:
+                return f"{location}: shorter than the checkpoint says"
+            if count_frames(data, HEADER_SIZE, end) != cursor.record_count:
+                return f"{location}: record count does not match the checkpoint"
+        if update_crc(0, data[HEADER_SIZE:end]) != expected:
+            return f"{location}: records do not match the expected CRC"
     return None
 
 
@@ -407,6 +423,14 @@ class SegmentWriter:
             if segment != self.segment:  # pragma: no cover - segments roll only at commit
                 raise StoreError("internal error: transaction spans two segments")
             self._guarded(self._handle.truncate, max(size, HEADER_SIZE))
+
+    def committed_cursor(self) -> SegmentCursor | None:
+        """Where the committed records end in the open segment, between transactions
+        (None inside a transaction, after a failure, or when no segment is open)."""
+        if self._handle is None or self._saved is not None or self._failed is not None:
+            return None
+        return SegmentCursor(self.segment, self._handle.size(), self._record_count,
+                             self._records_crc)
 
     def flush(self) -> None:
         """Make written records readable (not durable) for reads inside a transaction."""

@@ -64,9 +64,7 @@ from engine.codec.catalog_file import (
     encode_catalog_file,
 )
 from engine.codec.framing import (
-    FOOTER_SIZE,
     DecodeError,
-    decode_footer_at_end,
     decode_frame_at,
 )
 from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
@@ -90,7 +88,7 @@ from engine.transcript.segments import (
     SegmentReader,
     SegmentTail,
     SegmentWriter,
-    check_sealed_segments,
+    check_covered_segments,
     segment_name,
 )
 
@@ -225,16 +223,16 @@ class _Catalog:
             self.event_total -= len(entry.events)
         return session_ids
 
-    def to_checkpoint(self, sealed: SegmentCursor) -> CatalogCheckpoint:
-        """The whole catalog, as of the commit that sealed segment `sealed.segment`."""
+    def to_checkpoint(self, cursor: SegmentCursor) -> CatalogCheckpoint:
+        """The whole catalog, whose last commit ends at `cursor`."""
         windows = tuple(
             CheckpointWindow(entry.window, entry.events.segments, entry.events.offsets,
                              entry.events.lengths)
             for entry in self.entries.values())
         keys = tuple((key, tuple(session_ids)) for key, session_ids in self.keys.items())
-        return CatalogCheckpoint(sealed.segment, sealed.record_count, sealed.records_crc,
-                                 self.generation, windows, keys, self.transaction_segments,
-                                 self.transaction_offsets)
+        return CatalogCheckpoint(cursor.segment, cursor.offset, cursor.record_count,
+                                 cursor.records_crc, cursor.sealed, self.generation, windows,
+                                 keys, self.transaction_segments, self.transaction_offsets)
 
     @classmethod
     def from_checkpoint(cls, checkpoint: CatalogCheckpoint) -> _Catalog:
@@ -510,6 +508,7 @@ class TranscriptStore:
         #: and why a checkpoint found on open was not used (None: used, or absent).
         self.checkpoint_generation: int | None = None
         self.checkpoint_ignored: str | None = None
+        self._saved_generation = 0  # the generation the checkpoint file holds
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -590,46 +589,40 @@ class TranscriptStore:
         self._cursor = self._reader.cursor
 
     def _load_checkpoint(self) -> None:
-        """Start from the catalog checkpoint when it matches the sealed segments.
+        """Start from the catalog checkpoint when the segments still match it.
 
-        Trusting it skips decoding the records it covers; every covered segment is still
-        read once and CRC-checked against its footer, so damage is found at open as
-        without a checkpoint (the full replay that follows a mismatch names the record).
-        A damaged, stale or mismatched checkpoint is ignored: it is derived data.
+        Trusting it skips decoding the records it covers; every covered byte is still
+        read once and CRC-checked (`check_covered_segments`), so damage is found at open
+        as without a checkpoint (the full replay that follows a mismatch names the
+        record). A damaged, stale or mismatched checkpoint is ignored: it is derived data.
         """
         if not self.config.catalog_checkpoints or not self.directory.exists(CHECKPOINT_NAME):
             return
         location = self.directory.location(CHECKPOINT_NAME)
         try:
             checkpoint = decode_catalog_file(self.directory.read_bytes(CHECKPOINT_NAME), location)
-            last = segment_name(checkpoint.segment)
-            problem = check_sealed_segments(self.directory, checkpoint.segment)
-            if problem is None:
-                footer_offset = self.directory.size(last) - FOOTER_SIZE
-                footer = decode_footer_at_end(self.directory.read_bytes(last, footer_offset))
-                if footer is None or (footer.record_count, footer.records_crc) != (
-                        checkpoint.record_count, checkpoint.records_crc):
-                    problem = f"{location}: does not match {self.directory.location(last)}"
+            cursor = SegmentCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
+                                   checkpoint.records_crc, checkpoint.sealed,
+                                   checkpoint.transaction_id)
+            problem = check_covered_segments(self.directory, cursor)
         except StoreError as error:
             problem = str(error)
         if problem is not None:
             self.checkpoint_ignored = problem
             return
         self._catalog = _Catalog.from_checkpoint(checkpoint)
-        self.checkpoint_generation = checkpoint.transaction_id
-        self._cursor = SegmentCursor(checkpoint.segment, footer_offset, checkpoint.record_count,
-                                     checkpoint.records_crc, sealed=True,
-                                     transaction_id=checkpoint.transaction_id)
+        self._cursor = cursor
+        self.checkpoint_generation = self._saved_generation = checkpoint.transaction_id
 
-    def _save_checkpoint(self, sealed: SegmentCursor) -> None:
-        """Write the catalog checkpoint after a commit that sealed a segment."""
-        checkpoint = self._catalog.to_checkpoint(sealed)
+    def _save_checkpoint(self, cursor: SegmentCursor) -> None:
+        """Write the catalog checkpoint for the state that ends at `cursor`."""
+        checkpoint = self._catalog.to_checkpoint(cursor)
         try:
             self.directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(checkpoint))
         except OSError as error:
-            raise StoreError(f"{self.directory.location(CHECKPOINT_NAME)}: the transaction "
-                             f"committed, but saving the catalog checkpoint failed: {error}"
-                             ) from None
+            raise StoreError(f"{self.directory.location(CHECKPOINT_NAME)}: saving the catalog "
+                             f"checkpoint failed: {error}") from None
+        self._saved_generation = checkpoint.transaction_id
 
     def _segment_location(self, segment: int) -> str:
         return self.directory.location(segment_name(segment))
@@ -779,15 +772,27 @@ class TranscriptStore:
             self._replay()
 
     def close(self) -> None:
-        """Close files and release the writer lock (idempotent)."""
+        """Close files and release the writer lock (idempotent).
+
+        A writer closed outside a transaction first saves a catalog checkpoint of
+        everything committed (when anything changed since the last one), so the next
+        open decodes no records at all.
+        """
         if self._closed:
             return
         self._closed = True
-        if self._writer is not None:
-            self._writer.close()
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        try:
+            writer = self._writer
+            if writer is not None:
+                cursor = writer.committed_cursor() if self._transaction is None else None
+                writer.close()
+                if (cursor is not None and self.config.catalog_checkpoints
+                        and self._catalog.generation > self._saved_generation):
+                    self._save_checkpoint(cursor)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
 
     def __enter__(self) -> Self:
         return self
