@@ -438,3 +438,22 @@ def test_real_text_flat_file_imports(dialog_corpus: tuple[Path, dict], tmp_path:
         store.close()
     assert (report.windows, report.events) == (manifest["counts"]["windows"],
                                                manifest["counts"]["events"])
+
+
+# ---- corpora/generate.py -------------------------------------------------------------------
+
+
+def test_generate_script_writes_a_corpus_and_refuses_to_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import runpy
+
+    script = Path(__file__).resolve().parent.parent / "corpora" / "generate.py"
+    main = runpy.run_path(str(script))["main"]
+    target = tmp_path / "generated"
+    assert main(["--size", "tiny", "--seed", str(SEED), "--out", str(target)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == str(target)
+    assert json.loads(printed[1]) == read_manifest(target)["counts"]
+    assert main(["--size", "tiny", "--out", str(target)]) == 2
+    assert "already exists" in capsys.readouterr().err
