@@ -395,6 +395,18 @@ def test_every_scalar_value_folds_like_fts5_when_every_category_is_a_token(
     sweep(fts5, configuration, "continuation")
 
 
+@pytest.mark.slow
+def test_every_scalar_value_starts_tokens_like_fts5_under_a_categories_option(
+    fts5: Fts5,
+) -> None:
+    """A non-default `categories` option reads SQLite's per-code-point category table for
+    classes the default never looks at."""
+    configuration = Configuration(
+        1, separators=" ", tokenchars="sq", categories="Lu Mn So Zs Nl Pd Cf Sk"
+    )
+    sweep(fts5, configuration, "start")
+
+
 def sweep(fts5: Fts5, configuration: Configuration, probe: str) -> None:
     began = time.perf_counter()
     tokenizer = configuration.tokenizer()
