@@ -30,8 +30,9 @@ class EngineConfig:
     #: A transcript segment is sealed and a new one started once it holds at least this
     #: many bytes, at the next transaction boundary (a transaction never spans two files).
     segment_roll_bytes: int = 64 * MEBIBYTE
-    #: After sealing a segment, save the catalog to `transcripts/catalog.ckpt`, and on
-    #: open start from it instead of decoding every record (see `transcript.store`).
+    #: After sealing a segment and on a clean writer close, save the catalog to
+    #: `transcripts/catalog.ckpt`; on open, start from it instead of decoding every
+    #: record (see `engine.transcript.store`).
     catalog_checkpoints: bool = True
     #: Deferred versus synchronous index rebuild (behaviour.md §8): a rebuild of at most
     #: this many events and bytes runs inside the request that needs it.
