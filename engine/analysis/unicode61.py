@@ -362,7 +362,7 @@ def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int
     return merged
 
 
-def fold_translation(remove_diacritics: int, options: Unicode61Options) -> dict[int, str]:
+def fold_translation(remove_diacritics: int) -> dict[int, str]:
     """`str.translate` table equal to `fold_code_point` on every code point that can sit in a
     token (code points read as U+FFFD map to it)."""
     table: dict[int, str] = {}
@@ -381,13 +381,14 @@ def fold_translation(remove_diacritics: int, options: Unicode61Options) -> dict[
 
 @lru_cache(maxsize=32)
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
+    """Build (once per distinct configuration) the patterns and the fold table."""
     starts = class_intervals(options)
     continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
     return CompiledTokenizer(
         ascii_pattern=token_pattern(starts, continues, below=0x80),
         bmp_pattern=token_pattern(starts, continues, below=0x10000),
         full_pattern=token_pattern(starts, continues, below=0x110000),
-        fold_table=fold_translation(options.remove_diacritics, options),
+        fold_table=fold_translation(options.remove_diacritics),
     )
 
 
