@@ -338,3 +338,19 @@ def test_generated_tables_name_their_sources() -> None:
     )  # fmt: skip
     assert len(data.CONTINUATION_MARKS) == 25
     assert len(data.DIACRITIC_STRIP_SIMPLE) + len(data.DIACRITIC_STRIP_COMPLEX_EXTRA) == 513
+
+
+def test_category_changes_that_flip_token_status_are_the_23_of_the_spec() -> None:
+    token_classes = {"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Co", "Cn"}
+    flipped = [
+        code_point
+        for first, last, rule, sqlite in data.CATEGORY_CHANGES_FROM_ICU
+        for code_point in range(first, last + 1)
+        if (rule in token_classes) != (sqlite in token_classes)
+    ]
+    expected = [*range(0x1885, 0x1887), *range(0x19B0, 0x19C1), 0x19C8, 0x19C9, 0x1CF2, 0x1CF3]
+    assert flipped == expected
+
+
+def test_non_ascii_fold_pairs_number_1029() -> None:
+    assert sum(1 for code_point in data.CASE_FOLD if code_point >= 0x80) == 1029
