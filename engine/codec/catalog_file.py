@@ -38,14 +38,11 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     HEADER_SIZE,
     DecodeError,
-    Footer,
-    Frame,
-    decode_header,
     decode_payload,
+    decode_sealed_frames,
     encode_footer,
     encode_header,
     encode_record,
-    iter_frames,
     update_crc,
 )
 from engine.codec.segment_file import decode_window_fields, encode_window_fields
@@ -144,36 +141,16 @@ def encode_catalog_file(checkpoint: CatalogCheckpoint) -> bytes:
     return encode_header(MAGIC) + records + encode_footer(len(encoded), update_crc(0, records))
 
 
-def _sealed_values(data: bytes, location: str) -> list[tuple[int, Any]]:
-    """(offset, value) of every record of a sealed checkpoint; CorruptFile otherwise."""
-    header = decode_header(data, location)
-    if header.magic != MAGIC:
-        raise CorruptFile(location, 0, f"not a catalog checkpoint (magic {header.magic!r})")
-    frames: list[Frame] = []
-    for item in iter_frames(data, HEADER_SIZE):
-        if isinstance(item, Frame):
-            frames.append(item)
-        elif isinstance(item, Footer):
-            records_crc = update_crc(0, data[HEADER_SIZE: item.offset])
-            if (item.record_count, item.records_crc) != (len(frames), records_crc):
-                raise CorruptFile(location, item.offset, "footer does not match the records")
-            values = []
-            for frame in frames:
-                try:
-                    values.append((frame.offset, decode_payload(frame.payload)))
-                except DecodeError as error:
-                    raise CorruptFile(location, frame.offset, str(error)) from None
-            return values
-        else:
-            raise CorruptFile(location, item.offset, item.reason)
-    raise CorruptFile(location, len(data), "checkpoint has no footer")
-
-
 def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
     """Decode a checkpoint: CorruptFile on damage, StoreError on another version."""
-    values = _sealed_values(data, location)
+    values = []
+    for frame in decode_sealed_frames(data, location, MAGIC):
+        try:
+            values.append(decode_payload(frame.payload))
+        except DecodeError as error:
+            raise CorruptFile(location, frame.offset, str(error)) from None
     try:
-        return _decode_values([value for _offset, value in values])
+        return _decode_values(values)
     except (DecodeError, ValueError, TypeError) as error:
         raise CorruptFile(location, HEADER_SIZE, f"checkpoint grammar: {error}") from None
 

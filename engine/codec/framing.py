@@ -291,6 +291,34 @@ def iter_frames(data: bytes, start: int = HEADER_SIZE) -> Iterator[Frame | Foote
         offset = item.end
 
 
+def decode_sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame]:
+    """Every record of a whole sealed file of kind `magic`, checked against its footer.
+
+    For files written at once (`write_atomic`), where any damage, even at the end, is
+    corruption: CorruptFile names the offset; another version raises StoreError.
+
+    >>> body = encode_record("a")
+    >>> data = encode_header(b"SS.TESTS") + body + encode_footer(1, update_crc(0, body))
+    >>> [decode_payload(f.payload) for f in decode_sealed_frames(data, "f", b"SS.TESTS")]
+    ['a']
+    """
+    header = decode_header(data, location)
+    if header.magic != magic:
+        raise CorruptFile(location, 0, f"expected magic {magic!r}, found {header.magic!r}")
+    frames: list[Frame] = []
+    for item in iter_frames(data, HEADER_SIZE):
+        if isinstance(item, Frame):
+            frames.append(item)
+        elif isinstance(item, Footer):
+            records_crc = update_crc(0, data[HEADER_SIZE: item.offset])
+            if (item.record_count, item.records_crc) != (len(frames), records_crc):
+                raise CorruptFile(location, item.offset, "footer does not match the records")
+            return frames
+        else:
+            raise CorruptFile(location, item.offset, item.reason)
+    raise CorruptFile(location, len(data), "file ends without a footer")
+
+
 def count_frames(data: bytes, start: int, end: int) -> int | None:
     """How many records lie exactly between `start` and `end`, by their length fields
     alone (no CRC check), or None when they do not end exactly at `end`.

@@ -19,14 +19,11 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     HEADER_SIZE,
     DecodeError,
-    Footer,
-    Frame,
-    decode_header,
     decode_payload,
+    decode_sealed_frames,
     encode_footer,
     encode_header,
     encode_record,
-    iter_frames,
     update_crc,
 )
 from engine.errors import CorruptFile
@@ -64,16 +61,10 @@ def _decode_fields(value: Any) -> StoreMeta:
 
 def decode_meta_file(data: bytes, location: str) -> StoreMeta:
     """Decode `store.meta`: CorruptFile on any damage, StoreError on another version."""
-    header = decode_header(data, location)
-    if header.magic != MAGIC:
-        raise CorruptFile(location, 0, f"not a store metadata file (magic {header.magic!r})")
-    items = list(iter_frames(data, HEADER_SIZE))
-    if len(items) != 2 or not isinstance(items[0], Frame) or not isinstance(items[1], Footer):
-        offset = getattr(items[-1], "offset", HEADER_SIZE) if items else HEADER_SIZE
-        raise CorruptFile(location, offset, "expected one record and a footer")
-    frame, footer = items
-    if footer.record_count != 1 or footer.records_crc != update_crc(0, data[HEADER_SIZE:frame.end]):
-        raise CorruptFile(location, footer.offset, "footer does not match the record")
+    frames = decode_sealed_frames(data, location, MAGIC)
+    if len(frames) != 1:
+        raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
+    frame = frames[0]
     try:
         return _decode_fields(decode_payload(frame.payload))
     except DecodeError as error:
