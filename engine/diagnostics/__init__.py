@@ -1,4 +1,5 @@
 """Diagnostics: readable views and checks of engine files; they never repair anything.
 
-* `dump.py`   — any store file in readable form (`session-search dump`), through `codec` only.
+* `dump.py`   — any store file in readable form (`session-search dump`), through `codec` only;
+* `verify.py` — rebuilds the index from the transcripts and compares it with the committed one.
 """
