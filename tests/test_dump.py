@@ -140,3 +140,13 @@ def test_torn_tail_is_a_note(tmp_path: Path) -> None:
     directory.write_atomic("stray.bin", b"not a framed file at all")
     with pytest.raises(CorruptFile, match="header CRC mismatch"):
         read_file(directory, "stray.bin")
+
+
+def test_dump_through_the_full_command_registry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.undo()  # every registered command module, as `session-search` builds it
+    store = make_store(tmp_path / "s")
+    status, out, _ = run(capsys, "--store", str(store), SEGMENT_2, "--json")
+    assert status == 0
+    assert [r["kind"] for r in json.loads(out)["records"]] == ["event", "commit"]
