@@ -6,14 +6,36 @@ Owns: how results look on standard output. Must not touch: engine state.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def to_json_text(value: Any) -> str:
+    """JSON text, non-ASCII kept readable, lone surrogates written as `\\uXXXX` escapes.
+
+    A Python `str` can hold a lone surrogate (JSON input may carry one), but UTF-8 cannot;
+    escaping it keeps the output valid UTF-8 and still exact JSON.
+
+    >>> to_json_text({"text": "é" + chr(0xD800)})
+    '{"text": "é\\\\ud800"}'
+    """
+    return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+def _escape_lone_surrogates(json_text: str) -> str:
+    """Replace each lone surrogate in JSON text by its `\\uXXXX` escape."""
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+
+
 def print_json(value: Any) -> None:
     """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(_escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
+    sys.stdout.write("\n")
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

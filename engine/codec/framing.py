@@ -122,11 +122,18 @@ def update_crc(crc: int, data: bytes) -> int:
 def encode_payload(value: Any) -> bytes:
     """msgpack bytes of a JSON-like value; DecodeError names an unencodable value.
 
+    Strings are encoded as UTF-8 with lone surrogates passed through (`surrogatepass`):
+    JSON input may carry escapes such as `"\\ud800"`, and a store keeps events exactly as
+    they came; the analysis layer reads a lone surrogate as U+FFFD, as FTS5 does.
+
     >>> decode_payload(encode_payload({"b": 1, "a": [True, None, 1.5, "é"]}))
     {'b': 1, 'a': [True, None, 1.5, 'é']}
+    >>> lone = "a" + chr(0xD800) + "b"
+    >>> decode_payload(encode_payload(lone)) == lone
+    True
     """
     try:
-        return msgpack.packb(value, use_bin_type=True)
+        return msgpack.packb(value, use_bin_type=True, unicode_errors="surrogatepass")
     except (TypeError, ValueError, OverflowError) as error:
         raise DecodeError(f"value cannot be stored: {error}") from None
 
@@ -134,7 +141,9 @@ def encode_payload(value: Any) -> bytes:
 def decode_payload(payload: bytes) -> Any:
     """The value of msgpack bytes (DecodeError when they are not exactly one value)."""
     try:
-        return msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        return msgpack.unpackb(
+            payload, raw=False, strict_map_key=True, unicode_errors="surrogatepass"
+        )
     except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError,
             msgpack.StackError) as error:
         raise DecodeError(f"payload is not valid msgpack: {error}") from None
