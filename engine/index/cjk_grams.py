@@ -13,21 +13,35 @@ as they are. The grams of a row come from its whole text, including any part aft
 that LIKE cannot see: a superset, which the final check removes. A needle without a CJK
 character gives no grams and cannot be narrowed (`candidates` returns None).
 
-Costs (measured by `session-search`'s authors on 20,000 rows of 40 random CJK characters
-from a 500-character set plus ASCII words, Python 3.11, one core; see the report of
-issue 4):
-* plain literal scan (the oracle, `engine.index.kernel` with `cjk_grams=False`):
-  O(total characters of the rows in scope) per retry, about 5 ms per 20,000 short rows;
-* this index: O(CJK characters) extra work per added row and about two set entries per
-  CJK character of memory; a retry costs O(size of the smallest gram's row set) for the
-  intersection, then the same `in` check on the candidates only.
+Costs, measured on 20,000 rows of 12 ASCII words plus a run of 40 random CJK characters
+from a 500-character set (Python 3.11, one core of a shared 2-core machine; script in the
+report of issue 4), median of 5 runs of a retry over the whole store:
+
+| needle | plain literal scan (`cjk_grams=False`, the oracle) | this index |
+|---|---|---|
+| 2 CJK characters (6 hits) | 108 ms | 0.3 ms |
+| 1 CJK character (~1,500 candidate rows) | 106 ms | 12.5 ms |
+
+* the scan is O(total characters of the rows in scope) per retry and needs nothing else;
+* this index costs O(CJK characters) per added row once built, about 60 MB for the rows
+  above (232,116 grams), and is built lazily by the first retry after opening (1.3 s
+  for those rows); a retry then costs O(r log n), r = rows holding the rarest gram,
+  plus the same `in` check on the candidates only.
 """
 
 from __future__ import annotations
 
+import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 
-from engine.query.cjk import is_cjk_character
+from engine.query.cjk import CJK_RANGES, is_cjk_character
+
+#: A run of characters in `query.cjk.CJK_RANGES` (the same set `is_cjk_character` tests).
+CJK_RUN = re.compile(
+    "[" + "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]+"
+)
 
 
 def cjk_grams(text: str) -> Iterator[str]:
@@ -36,6 +50,14 @@ def cjk_grams(text: str) -> Iterator[str]:
     >>> sorted(set(cjk_grams("ab会议x评审会")))
     ['会', '会议', '审', '审会', '议', '评', '评审']
     """
+    for run in CJK_RUN.findall(text):
+        yield from run
+        for index in range(len(run) - 1):
+            yield run[index: index + 2]
+
+
+def cjk_grams_clear(text: str) -> Iterator[str]:
+    """The same grams, one character at a time (the oracle of `cjk_grams`)."""
     previous = ""
     for character in text:
         if is_cjk_character(character):
@@ -48,7 +70,11 @@ def cjk_grams(text: str) -> Iterator[str]:
 
 
 class CjkGramIndex:
-    """`gram -> doc ids` for the CJK grams of every live row.
+    """`gram -> sorted doc ids` for the CJK grams of every live row.
+
+    Each gram keeps its rows in a compact sorted `array` (8 bytes a row) rather than a
+    set (about 10 times that); rows arrive in increasing doc-id order, so adding is an
+    append, and a delete is a binary search.
 
     >>> grams = CjkGramIndex()
     >>> grams.add(1, "明天下午三点开项目评审会议讨论排期"); grams.add(2, "会 议")
@@ -61,34 +87,52 @@ class CjkGramIndex:
     __slots__ = ("_rows",)
 
     def __init__(self) -> None:
-        self._rows: dict[str, set[int]] = {}
+        self._rows: dict[str, array] = {}
 
     def add(self, doc_id: int, text: str) -> None:
-        """Record the grams of one new row."""
+        """Record the grams of one new row (its doc id exceeds every earlier one's)."""
         for gram in set(cjk_grams(text)):
-            self._rows.setdefault(gram, set()).add(doc_id)
+            rows = self._rows.get(gram)
+            if rows is None:
+                self._rows[gram] = array("q", (doc_id,))
+            elif rows[-1] < doc_id:
+                rows.append(doc_id)
+            else:
+                rows.insert(bisect_left(rows, doc_id), doc_id)
 
     def remove(self, doc_id: int, text: str) -> None:
         """Forget one deleted row (its text gives the grams to visit)."""
         for gram in set(cjk_grams(text)):
             rows = self._rows.get(gram)
-            if rows is not None:
-                rows.discard(doc_id)
-                if not rows:
-                    del self._rows[gram]
+            if rows is None:
+                continue
+            index = bisect_left(rows, doc_id)
+            if index < len(rows) and rows[index] == doc_id:
+                del rows[index]
+            if not rows:
+                del self._rows[gram]
 
     def candidates(self, needle: str) -> set[int] | None:
-        """Rows that may contain `needle`, or None when the needle has no CJK grams."""
-        grams = set(cjk_grams(needle))
+        """Rows that may contain `needle`, or None when the needle has no CJK grams.
+
+        Only the part of the needle before a NUL counts, as in LIKE (C strings).
+        Cost: O(r log n), r = rows of the needle's rarest gram.
+        """
+        grams = set(cjk_grams(needle.split("\x00", 1)[0]))
         if not grams:
             return None
-        sets = sorted((self._rows.get(gram, set()) for gram in grams), key=len)
-        found = set(sets[0])
-        for rows in sets[1:]:
-            found.intersection_update(rows)
+        lists = sorted((self._rows.get(gram, array("q")) for gram in grams), key=len)
+        found = set(lists[0])
+        for rows in lists[1:]:
+            found = {doc_id for doc_id in found if _contains(rows, doc_id)}
             if not found:
                 break
         return found
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+def _contains(rows: array, doc_id: int) -> bool:
+    index = bisect_left(rows, doc_id)
+    return index < len(rows) and rows[index] == doc_id

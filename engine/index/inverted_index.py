@@ -59,9 +59,7 @@ class InvertedIndex:
         self._live: dict[int, DocumentRecord] = {}
         self._by_session: dict[str, set[int]] = {}
         self.total_tokens = 0
-        #: CJK character grams of the live rows (the fast path of the CJK retry); kept in
-        #: memory only and rebuilt from the stored texts when segments are loaded.
-        self.cjk_grams = CjkGramIndex()
+        self._cjk_grams: CjkGramIndex | None = None
         for segment in self.segments:
             for record in segment.documents.values():
                 if record.doc_id not in self.deleted:
@@ -73,7 +71,8 @@ class InvertedIndex:
         self._live[record.doc_id] = record
         self._by_session.setdefault(record.session_id, set()).add(record.doc_id)
         self.total_tokens += record.length
-        self.cjk_grams.add(record.doc_id, record.text)
+        if self._cjk_grams is not None:
+            self._cjk_grams.add(record.doc_id, record.text)
 
     def add_entry(self, entry: IndexEntry, terms: Sequence[str]) -> DocumentRecord:
         """Add one row for `entry` whose analyzed text is `terms`; return the new row."""
@@ -91,7 +90,8 @@ class InvertedIndex:
         if not rows:
             del self._by_session[record.session_id]
         self.total_tokens -= record.length
-        self.cjk_grams.remove(doc_id, record.text)
+        if self._cjk_grams is not None:
+            self._cjk_grams.remove(doc_id, record.text)
         self.deleted.add(doc_id)
 
     def delete_window_rows(self, session_id: str) -> int:
@@ -100,6 +100,21 @@ class InvertedIndex:
         for doc_id in doc_ids:
             self.delete_document(doc_id)
         return len(doc_ids)
+
+    @property
+    def cjk_grams(self) -> CjkGramIndex:
+        """CJK character grams of the live rows (the fast path of the CJK retry).
+
+        Built from the stored texts the first time a retry needs it (so opening a store
+        and indexing stay free of it until then), then kept up to date with every added
+        and deleted row. Memory only; never written.
+        """
+        if self._cjk_grams is None:
+            grams = CjkGramIndex()
+            for doc_id in sorted(self._live):
+                grams.add(doc_id, self._live[doc_id].text)
+            self._cjk_grams = grams
+        return self._cjk_grams
 
     def replace_segments(self, segments: Sequence[Segment]) -> None:
         """After a flush or merge: these segments now hold every live row; empty buffer.

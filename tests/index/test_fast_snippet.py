@@ -32,3 +32,4 @@ def test_a_row_with_thousands_of_hits_gets_the_same_window():
     spans = [(token.start, token.end) for token in ANALYZER.tokens(text)]
     hits = [(0, position, 1) for position in range(3000)] + [(1, 3000, 1)]
     assert fast_fts5_snippet(text, spans, hits) == fts5_snippet(text, spans, hits)
+
