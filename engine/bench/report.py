@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bench.runner import OK, BenchRun, CellResult
+from engine.bench.runner import OK, SKIPPED, BenchRun, CellResult
 from engine.bench.statistics import Summary, median, ratio
 from engine.cli.output import format_table
 
@@ -123,15 +123,28 @@ def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND)
 
 
 def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
-    """The same table in Markdown (for the README); `|` in notes is escaped.
+    """The table in Markdown (for the README): measured and failed cells as rows, then
+    one line per skipped workload with its reason (`|` in cells is escaped).
 
     >>> print(format_markdown_table([]))
     | workload | backend | n | median | p95 | vs sqlite | notes |
     |---|---|---|---|---|---|---|
     """
     lines = ["| " + " | ".join(_headers(baseline)) + " |", "|" + "---|" * 7]
-    for cells in _table_cells(rows):
+    shown = [row for row in rows if row.status != SKIPPED]
+    for cells in _table_cells(shown):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    skipped: dict[str, list[str]] = {}
+    for row in rows:
+        if row.status == SKIPPED:
+            skipped.setdefault(row.workload, [])
+            if row.reason not in skipped[row.workload]:
+                skipped[row.workload].append(row.reason)
+    if skipped:
+        lines.append("")
+        lines.append("Not measured (skipped):")
+        lines.extend(f"- `{workload}`: {'; '.join(reasons)}"
+                     for workload, reasons in skipped.items())
     return "\n".join(lines)
 
 
