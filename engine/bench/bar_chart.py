@@ -133,6 +133,53 @@ def format_value(value: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ValueAxis:
+    """The y axis: its range, its ticks, and where a value lands on it (0 = bottom, 1 = top).
+
+    >>> axis = ValueAxis.fit([3.0, 97.0], logarithmic=False)
+    >>> axis.ticks(), axis.fraction(50.0)
+    ([0.0, 20.0, 40.0, 60.0, 80.0, 100.0], 0.5)
+    >>> axis = ValueAxis.fit([0.2, 150.0], logarithmic=True)
+    >>> axis.ticks(), axis.fraction(10.0)
+    ([0.1, 1.0, 10.0, 100.0, 1000.0], 0.5)
+    """
+
+    bottom: float
+    top: float
+    logarithmic: bool
+    step: float = 1.0
+
+    @classmethod
+    def fit(cls, values: Sequence[float], logarithmic: bool) -> ValueAxis:
+        """The smallest round axis holding `values` (log axes need positive values)."""
+        positive = [value for value in values if value > 0]
+        if logarithmic and positive:
+            low = math.floor(math.log10(min(positive)))
+            high = max(low + 1, math.ceil(math.log10(max(positive))))
+            return cls(10.0 ** low, 10.0 ** high, True)
+        step = nice_step(max(values, default=0.0))
+        return cls(0.0, step * max(1, math.ceil(max(values, default=0.0) / step)), False, step)
+
+    def ticks(self) -> list[float]:
+        """Tick values from bottom to top: powers of ten, or multiples of the step."""
+        if self.logarithmic:
+            low, high = round(math.log10(self.bottom)), round(math.log10(self.top))
+            return [float(f"{10.0 ** power:.12g}") for power in range(low, high + 1)]
+        return [tick * self.step for tick in range(round(self.top / self.step) + 1)]
+
+    def fraction(self, value: float) -> float:
+        """Where `value` lands, clamped to [0, 1]."""
+        if self.logarithmic:
+            if value <= 0:
+                return 0.0
+            span = math.log10(self.top) - math.log10(self.bottom)
+            where = (math.log10(value) - math.log10(self.bottom)) / span
+        else:
+            where = value / self.top if self.top else 0.0
+        return min(1.0, max(0.0, where))
+
+
+@dataclass(frozen=True, slots=True)
 class BarSeries:
     """One coloured series: a name and one value per category (None = no bar)."""
 
@@ -145,8 +192,11 @@ def grouped_bar_chart(
     categories: Sequence[str],
     series: Sequence[BarSeries],
     unit: str,
+    logarithmic: bool = False,
 ) -> Canvas:
-    """Draw bars grouped by category, one colour per series, with axis and legend."""
+    """Draw bars grouped by category, one colour per series, with axis and legend.
+
+    A logarithmic axis suits values that span orders of magnitude (query latencies)."""
     bar_width, bar_gap, group_gap = 14, 2, 26
     group_width = len(series) * (bar_width + bar_gap) - bar_gap
     label_rows = 2
@@ -159,15 +209,13 @@ def grouped_bar_chart(
     canvas = Canvas(width, height)
     canvas.draw_text(plot_left, 10, title, scale=2)
     values = [value for one in series for value in one.values if value is not None]
-    step = nice_step(max(values, default=0.0))
-    top_value = step * max(1, math.ceil(max(values, default=0.0) / step))
-    for tick in range(round(top_value / step) + 1):
-        tick_value = tick * step
-        y = plot_top + plot_height - int(plot_height * tick_value / top_value)
+    axis = ValueAxis.fit(values, logarithmic)
+    for tick_value in axis.ticks():
+        y = plot_top + plot_height - int(plot_height * axis.fraction(tick_value))
         canvas.fill_rectangle(plot_left, y, plot_width, 1, GREY)
         label = format_value(tick_value)
         canvas.draw_text(plot_left - 6 - text_width(label), y - 3, label)
-    canvas.draw_text(4, plot_top - 14, unit)
+    canvas.draw_text(4, plot_top - 14, unit + (" (LOG)" if axis.logarithmic else ""))
     canvas.fill_rectangle(plot_left, plot_top, 1, plot_height + 1, BLACK)
     canvas.fill_rectangle(plot_left, plot_top + plot_height, plot_width, 1, BLACK)
     for index, category in enumerate(categories):
@@ -176,7 +224,7 @@ def grouped_bar_chart(
             value = one.values[index] if index < len(one.values) else None
             if value is None:
                 continue
-            bar_height = int(plot_height * value / top_value) if top_value else 0
+            bar_height = int(plot_height * axis.fraction(value))
             x = group_left + number * (bar_width + bar_gap)
             colour = SERIES_COLOURS[number % len(SERIES_COLOURS)]
             canvas.fill_rectangle(x, plot_top + plot_height - bar_height, bar_width,

@@ -5,8 +5,8 @@ matplotlib when it is installed, else with the dependency-free `bar_chart` canva
 Must not touch: statistics (`report` computes them) or timing.
 
 Charts written into the output directory:
-* `latency_by_query_class.png`: median query latency (ms) per query class, one bar per
-  backend;
+* `latency_by_query_class.png`: median query latency (ms, logarithmic axis) per query
+  class, one bar per backend;
 * `ingest_throughput.png`: bulk import and reconcile throughput (messages per second)
   per backend;
 * `memory.png`: resident memory after reopening the store (MiB) per backend.
@@ -21,7 +21,7 @@ from pathlib import Path
 from engine.bench.bar_chart import BarSeries, grouped_bar_chart
 from engine.bench.report import ReportRow
 
-ChartWriter = Callable[[Path, str, Sequence[str], Sequence[BarSeries], str], None]
+ChartWriter = Callable[[Path, str, Sequence[str], Sequence[BarSeries], str, bool], None]
 
 
 def _matplotlib_writer() -> ChartWriter | None:
@@ -34,7 +34,7 @@ def _matplotlib_writer() -> ChartWriter | None:
         return None
 
     def write(path: Path, title: str, categories: Sequence[str],
-              series: Sequence[BarSeries], unit: str) -> None:
+              series: Sequence[BarSeries], unit: str, logarithmic: bool) -> None:
         figure, axes = pyplot.subplots(figsize=(max(6.0, 0.9 * len(categories) + 2), 4.5))
         width = 0.8 / max(1, len(series))
         for number, one in enumerate(series):
@@ -44,6 +44,8 @@ def _matplotlib_writer() -> ChartWriter | None:
         axes.set_xticks([index + width * (len(series) - 1) / 2 for index in range(len(categories))])
         axes.set_xticklabels(categories, rotation=30, ha="right", fontsize=8)
         axes.set_ylabel(unit)
+        if logarithmic:
+            axes.set_yscale("log")
         axes.set_title(title)
         axes.legend()
         figure.tight_layout()
@@ -54,8 +56,9 @@ def _matplotlib_writer() -> ChartWriter | None:
 
 
 def _pure_writer(path: Path, title: str, categories: Sequence[str],
-                 series: Sequence[BarSeries], unit: str) -> None:
-    path.write_bytes(grouped_bar_chart(title, categories, series, unit).to_png())
+                 series: Sequence[BarSeries], unit: str, logarithmic: bool) -> None:
+    canvas = grouped_bar_chart(title, categories, series, unit, logarithmic)
+    path.write_bytes(canvas.to_png())
 
 
 def _label(row: ReportRow, groups: Sequence[str]) -> str:
@@ -101,18 +104,19 @@ def write_charts(rows: Sequence[ReportRow], backends: Sequence[str], directory: 
     writer = (_matplotlib_writer() if use_matplotlib else None) or _pure_writer
     directory.mkdir(parents=True, exist_ok=True)
     specifications = (
-        ("latency_by_query_class.png", "Query latency (median)", ("query",), _median_ms, "ms"),
+        ("latency_by_query_class.png", "Query latency (median)", ("query",), _median_ms, "ms",
+         True),
         ("ingest_throughput.png", "Import and reconcile throughput", ("ingest", "reconcile"),
-         _metric("messages_per_second"), "msg/s"),
+         _metric("messages_per_second"), "msg/s", False),
         ("memory.png", "Resident memory after reopen", ("reopen",),
-         _metric("resident_bytes", 1 / 2**20), "MiB"),
+         _metric("resident_bytes", 1 / 2**20), "MiB", False),
     )
     written = []
-    for file_name, title, groups, value, unit in specifications:
+    for file_name, title, groups, value, unit, logarithmic in specifications:
         categories, series = chart_data(rows, groups, value, backends)
         if not any(v is not None for one in series for v in one.values):
             continue
         path = directory / file_name
-        writer(path, title, categories, series, unit)
+        writer(path, title, categories, series, unit, logarithmic)
         written.append(path)
     return written
