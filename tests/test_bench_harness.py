@@ -30,6 +30,7 @@ from engine.bench.report import (
     format_report_table,
     report_document,
     report_rows,
+    rows_from_document,
     write_report,
 )
 from engine.bench.runner import FAILED, OK, SKIPPED, run_benchmark
@@ -242,6 +243,26 @@ def test_report_ratios_use_the_sqlite_median_of_the_same_run(tmp_path: Path) -> 
     assert reference["ratioToBaseline"] == pytest.approx(3.0)
     assert reference["samplesSeconds"] == pytest.approx([0.006, 0.012, 0.018])
     assert saved["baseline"] == "sqlite" and saved["rounds"] == 1
+    assert rows_from_document(saved) == report_rows(run)
+    with pytest.raises(ValueError, match="not a session-search-bench/1 report"):
+        rows_from_document({"schema": "other"})
+
+
+def test_bench_command_rerenders_a_saved_report(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    run = run_benchmark(
+        tmp_path / "corpus", MANIFEST, ("sqlite",), [_query("alpha", 1)],
+        tmp_path / "work", _services([], {"sqlite": 1}), rounds=1,
+    )
+    saved = write_report(report_document(run, report_rows(run)), tmp_path / "saved")
+    status = main(["bench", "--from-report", str(saved), "--markdown",
+                   "--out", str(tmp_path / "charts")])
+    printed = capsys.readouterr().out
+    assert status == 0
+    assert "| query/alpha | sqlite | 2 |" in printed
+    assert (tmp_path / "charts" / "latency_by_query_class.png").is_file()
+    assert main(["bench", "--from-report", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read a bench report" in capsys.readouterr().err
 
 
 def test_hit_expectation_checks_recent_order() -> None:

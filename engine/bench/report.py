@@ -187,6 +187,21 @@ def report_document(run: BenchRun, rows: list[ReportRow],
     }
 
 
+def rows_from_document(document: dict[str, Any]) -> list[ReportRow]:
+    """Rebuild report rows from a saved `bench.json` (to re-render tables and charts)."""
+    if document.get("schema") != REPORT_SCHEMA:
+        raise ValueError(f"not a {REPORT_SCHEMA} report (schema {document.get('schema')!r})")
+    rows = []
+    for cell in document["cells"]:
+        samples = cell["samplesSeconds"]
+        rows.append(ReportRow(
+            cell["workload"], cell["group"], cell["queryClass"], cell["backend"],
+            cell["status"], cell["reason"], Summary.of(samples) if samples else None,
+            cell["ratioToBaseline"], dict(cell["metrics"]),
+        ))
+    return rows
+
+
 def write_report(document: dict[str, Any], directory: Path) -> Path:
     """Write `bench.json` into `directory` (created); return its path."""
     directory.mkdir(parents=True, exist_ok=True)

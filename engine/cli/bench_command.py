@@ -7,6 +7,7 @@ stdout, `bench.json` and PNG charts in `--out`). Must not touch: what is measure
     session-search bench [--size tiny|10k|100k|1m] [--seed N] [--backends a,b]
                          [--rounds N] [--repeats N] [--only GROUP,...] [--corpus DIR]
                          [--real-text] [--out DIR] [--no-progress] [--markdown] [--json]
+    session-search bench --from-report bench.json [--out DIR] [--markdown]
 
 The corpus is generated once into the cache (`$SESSION_SEARCH_CACHE`, else
 `./corpora/cache` in a checkout) and reused. `--corpus DIR` benchmarks an existing
@@ -17,6 +18,7 @@ corpus directory that has a `manifest.json` (one written by the generator);
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -38,12 +40,13 @@ from engine.bench.report import (
     format_report_table,
     report_document,
     report_rows,
+    rows_from_document,
     write_report,
 )
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
 from engine.cli.output import print_json
-from engine.errors import EngineError, UsageError
+from engine.errors import EngineError, InputError, UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -69,6 +72,9 @@ def register(subparsers: Any) -> None:
                         "(ingest, reopen, query, history, agent, append, reconcile)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"),
                         help="output directory for bench.json and charts (default bench/out)")
+    parser.add_argument("--from-report", type=Path, metavar="BENCH_JSON",
+                        help="measure nothing: re-print the table of a saved bench.json and "
+                             "redraw its charts into --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--markdown", action="store_true",
                         help="print the table in Markdown (for the README)")
@@ -88,8 +94,27 @@ def _backends(requested: str | None, available: tuple[str, ...]) -> tuple[str, .
     return names
 
 
+def rerender(args: argparse.Namespace) -> int:
+    """Print the table of a saved report and redraw its charts (`--from-report`)."""
+    try:
+        document = json.loads(args.from_report.read_text(encoding="utf-8"))
+        rows = rows_from_document(document)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise InputError(f"{args.from_report}: cannot read a bench report: {error}") from None
+    charts = write_charts(rows, document["backends"], args.out)
+    if args.json:
+        print_json(document)
+    else:
+        print(format_markdown_table(rows) if args.markdown else format_report_table(rows))
+        if charts:
+            print(f"wrote {', '.join(str(path) for path in charts)}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate or find the corpus, run the benchmark, print and write the report."""
+    if args.from_report is not None:
+        return rerender(args)
     if args.rounds < 1 or args.repeats < 1:
         raise UsageError("--rounds and --repeats must be at least 1")
     services = default_services()
