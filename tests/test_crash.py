@@ -32,16 +32,17 @@ CHILD = r"""
 import sys
 from engine.backends.reference import ReferenceBackend
 from engine.directory import FileDirectory
-from engine.index.writer import IndexSettings
+from engine.config import EngineConfig
 from engine.model import SessionWindow
 
 path, start = sys.argv[1], int(sys.argv[2])
-settings = IndexSettings(block_size=2, flush_documents=3, merge_segments=3)
+settings = EngineConfig(index_block_size=2, index_flush_documents=3, index_merge_segments=3,
+                        segment_roll_bytes=4096)
 directory = FileDirectory(path)
 if directory.exists("store.meta"):
-    backend = ReferenceBackend.open_in(directory, writer=True, settings=settings)
+    backend = ReferenceBackend.open_in(directory, writer=True, config=settings)
 else:
-    backend = ReferenceBackend.create_in(directory, settings=settings)
+    backend = ReferenceBackend.create_in(directory, config=settings)
 number = start
 while True:
     window = f"w{number // 5}"

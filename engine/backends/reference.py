@@ -24,9 +24,9 @@ message the store does not have. `tests/test_crash.py` kills a child process at 
 points while it appends and checks exactly this on reopen.
 
 Index files (see `engine.index.writer`) live under `index/` in the store's directory. The
-buffer is flushed into an immutable segment every `IndexSettings.flush_documents` rows, on
+buffer is flushed into an immutable segment every `EngineConfig.index_flush_documents` rows, on
 `flush()`, after `reconcile()` and on `close()`; segments are merged when there are
-`merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
+`index_merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
 background thread: the reference keeps one thread of control).
 
 Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are excluded from
@@ -54,12 +54,13 @@ from typing import Self
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.codec.meta_file import decode_meta_file
+from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
 from engine.index.lifecycle import classify_append, needs_reconcile, rebuilt_state
-from engine.index.writer import IndexSettings, flush_index, load_index, merge_index
+from engine.index.writer import flush_index, load_index, merge_index
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import (
@@ -84,12 +85,11 @@ class ReferenceBackend:
         self,
         store: TranscriptStore,
         *,
-        settings: IndexSettings | None = None,
         analyzer: Analyzer | None = None,
     ) -> None:
-        """Use `create`, `open`, `create_in` or `open_in`."""
+        """Use `create`, `open`, `create_in` or `open_in`; sizes come from `store.config`."""
         self.store = store
-        self.settings = settings or IndexSettings()
+        self.config = store.config
         # Tests may pass another analyzer; the manifest records which one built the terms.
         self.analyzer = analyzer or SEARCH_PROFILE.analyzer()
         self.profile = SEARCH_PROFILE.label() if analyzer is None else f"custom {analyzer.name}"
@@ -105,12 +105,12 @@ class ReferenceBackend:
         cls,
         directory: Directory,
         *,
-        settings: IndexSettings | None = None,
+        config: EngineConfig | None = None,
         analyzer: Analyzer | None = None,
     ) -> ReferenceBackend:
         """Make a new reference store in `directory`, opened as the writer."""
-        store = TranscriptStore.create(directory, backend=BACKEND_NAME)
-        return cls(store, settings=settings, analyzer=analyzer)
+        store = TranscriptStore.create(directory, backend=BACKEND_NAME, config=config)
+        return cls(store, analyzer=analyzer)
 
     @classmethod
     def open_in(
@@ -118,11 +118,11 @@ class ReferenceBackend:
         directory: Directory,
         *,
         writer: bool = False,
-        settings: IndexSettings | None = None,
+        config: EngineConfig | None = None,
         analyzer: Analyzer | None = None,
     ) -> ReferenceBackend:
         """Open the reference store in `directory` (replaying what the index lacks)."""
-        store = TranscriptStore.open(directory, writer=writer)
+        store = TranscriptStore.open(directory, writer=writer, config=config)
         if store.backend != BACKEND_NAME:
             store.close()
             raise StoreError(
@@ -130,7 +130,7 @@ class ReferenceBackend:
                 f"{store.backend!r}, not {BACKEND_NAME!r}"
             )
         try:
-            return cls(store, settings=settings, analyzer=analyzer)
+            return cls(store, analyzer=analyzer)
         except BaseException:
             store.close()
             raise
@@ -179,7 +179,7 @@ class ReferenceBackend:
         for change in changes:
             self._apply(change)
         self.index.generation = generation
-        if self.store.is_writer and len(self.index.buffer) >= self.settings.flush_documents:
+        if self.store.is_writer and len(self.index.buffer) >= self.config.index_flush_documents:
             self.flush()
 
     def _terms(self, text: str) -> list[str]:
@@ -216,12 +216,12 @@ class ReferenceBackend:
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""
         self._require_writer("flush the index")
-        flush_index(self.store.directory, self.index, self.profile, self.settings)
+        flush_index(self.store.directory, self.index, self.profile, self.config)
 
     def merge(self) -> None:
         """Merge every segment into one, dropping deleted rows (writer only)."""
         self._require_writer("merge the index")
-        merge_index(self.store.directory, self.index, self.profile, self.settings)
+        merge_index(self.store.directory, self.index, self.profile, self.config)
 
     def _require_writer(self, action: str) -> None:
         if not self.store.is_writer:

@@ -18,14 +18,14 @@ that generation on open. A crash after step 2 leaves only unreferenced files, re
 the next writer. Readers never see a half-written index.
 
 A merge writes one segment holding every live row of all segments and the buffer, with
-no tombstones, then commits it the same way.
+no tombstones, then commits it the same way. Sizes come from `engine.config.EngineConfig`
+(`index_block_size`, `index_flush_documents`, `index_merge_segments`); tests shrink them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
@@ -34,8 +34,9 @@ from engine.codec.postings_file import (
     encode_postings_file,
 )
 from engine.codec.terms_file import decode_terms_file, encode_terms_file
+from engine.config import EngineConfig
 from engine.directory import Directory
-from engine.errors import StoreError, UsageError
+from engine.errors import StoreError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
@@ -46,30 +47,6 @@ from engine.index.termdict import TermDictionary
 INDEX_FOLDER = "index/"
 MANIFEST_NAME = "index/manifest"
 SEGMENT_PATTERN = re.compile(r"^index/(segment-(\d{6}))\.(terms|postings)$")
-
-
-@dataclass(frozen=True, slots=True)
-class IndexSettings:
-    """Tunables of the index files; tests shrink them to reach block and merge code.
-
-    >>> IndexSettings(block_size=0)
-    Traceback (most recent call last):
-    ...
-    engine.errors.UsageError: block_size must be a positive integer, not 0
-    """
-
-    #: Documents per posting block.
-    block_size: int = 128
-    #: Flush the buffer into a segment once it holds this many rows.
-    flush_documents: int = 2000
-    #: Merge all segments into one once there are this many.
-    merge_segments: int = 8
-
-    def __post_init__(self) -> None:
-        for name in ("block_size", "flush_documents", "merge_segments"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise UsageError(f"{name} must be a positive integer, not {value!r}")
 
 
 def segment_file_names(name: str) -> tuple[str, str]:
@@ -158,13 +135,13 @@ def _write_segment(
     name: str,
     documents: Sequence[DocumentRecord],
     lists: Sequence[tuple[str, list[Posting]]],
-    settings: IndexSettings,
+    config: EngineConfig,
 ) -> FrozenSegment:
     """Write one segment's two files durably and return it opened."""
     terms_name, postings_name = segment_file_names(name)
     postings_data, slots = encode_postings_file(
         ((term, [(p.doc_id, p.positions) for p in postings]) for term, postings in lists),
-        settings.block_size,
+        config.index_block_size,
     )
     rows = [
         (r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
@@ -228,7 +205,7 @@ def remove_unreferenced(directory: Directory, segment_names: Sequence[str]) -> l
 
 
 def flush_index(
-    directory: Directory, index: InvertedIndex, profile: str, settings: IndexSettings
+    directory: Directory, index: InvertedIndex, profile: str, config: EngineConfig
 ) -> None:
     """Turn the buffer's live rows into a new segment and commit the manifest."""
     buffer = index.buffer
@@ -237,16 +214,16 @@ def flush_index(
     if live:
         lists = _live_lists([buffer], index.deleted)
         name = _next_segment_name(directory, index)
-        new_segments.append(_write_segment(directory, name, live, lists, settings))
+        new_segments.append(_write_segment(directory, name, live, lists, config))
     index.deleted.difference_update(buffer.documents)
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)
-    if len(index.segments) >= settings.merge_segments:
-        merge_index(directory, index, profile, settings)
+    if len(index.segments) >= config.index_merge_segments:
+        merge_index(directory, index, profile, config)
 
 
 def merge_index(
-    directory: Directory, index: InvertedIndex, profile: str, settings: IndexSettings
+    directory: Directory, index: InvertedIndex, profile: str, config: EngineConfig
 ) -> None:
     """Rewrite every live row into one segment (tombstones merged away) and commit."""
     sources = index.all_segments()
@@ -255,7 +232,7 @@ def merge_index(
     if live:
         lists = _live_lists(sources, index.deleted)
         name = _next_segment_name(directory, index)
-        new_segments.append(_write_segment(directory, name, live, lists, settings))
+        new_segments.append(_write_segment(directory, name, live, lists, config))
     index.deleted.clear()
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)

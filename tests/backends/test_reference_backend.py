@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 
 from engine.backends.reference import ReferenceBackend
 from engine.backends.registry import open_backend
+from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
 from engine.errors import QueryError, StoreError
 from engine.index.check import check_index
-from engine.index.writer import IndexSettings
 from engine.model import SearchRequest, SessionWindow
 from tests.conformance.suite import load_cases, run_case
 
-TINY = IndexSettings(block_size=2, flush_documents=3, merge_segments=3)
+TINY = EngineConfig(index_block_size=2, index_flush_documents=3, index_merge_segments=3)
 
 
 def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:
@@ -53,7 +53,7 @@ def ids(result) -> list[str]:
 
 @pytest.fixture
 def backend():
-    opened = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    opened = ReferenceBackend.create_in(MemoryDirectory(), config=TINY)
     yield opened
     opened.close()
 
@@ -107,7 +107,7 @@ def test_same_results_as_sqlite_fts5(tmp_path_factory, windows, requests):
     from engine.backends.sqlite_fts5 import SqliteBackend
 
     folder = tmp_path_factory.mktemp("differential")
-    reference = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    reference = ReferenceBackend.create_in(MemoryDirectory(), config=TINY)
     sqlite = SqliteBackend.create(folder / "sqlite")
     try:
         for session_id, key, texts, rewind in windows:
@@ -196,14 +196,14 @@ def test_bad_requests_raise_query_errors(backend):
 
 def test_reopen_loads_segments_and_replays_unflushed_commits():
     directory = MemoryDirectory()
-    writer = ReferenceBackend.create_in(directory, settings=TINY)
+    writer = ReferenceBackend.create_in(directory, config=TINY)
     add_chain(writer, "w", "agent:main:main", [f"word{number} common" for number in range(8)])
     add_chain(writer, "v", "agent:main:v", ["late common"], prefix="v")
     before = writer.search(SearchRequest("common", agent_id="main", limit=25))
     unflushed = len(writer.index.buffer)
     # No close: the last commits live only in the transcript log (a crash).
     crashed = directory.crash_copy()
-    reopened = ReferenceBackend.open_in(crashed, writer=True, settings=TINY)
+    reopened = ReferenceBackend.open_in(crashed, writer=True, config=TINY)
     assert unflushed > 0
     assert reopened.search(SearchRequest("common", agent_id="main", limit=25)) == before
     assert verify_backend(reopened).ok
@@ -278,7 +278,7 @@ def test_long_messages_give_the_same_excerpts_as_sqlite(tmp_path):
         " ".join(generator.choice(vocabulary) for _ in range(generator.randint(30, 160)))
         for _ in range(12)
     ]
-    reference = ReferenceBackend.create_in(MemoryDirectory(), settings=TINY)
+    reference = ReferenceBackend.create_in(MemoryDirectory(), config=TINY)
     sqlite = SqliteBackend.create(tmp_path / "sqlite")
     try:
         for target in (reference, sqlite):

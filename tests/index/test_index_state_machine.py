@@ -17,24 +17,24 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from engine.backends.reference import ReferenceBackend
+from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
 from engine.errors import UnknownSession
 from engine.index.check import check_index
-from engine.index.writer import IndexSettings
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.projection import extract_index_entry, index_entries
 
 WORDS = ("amber", "basil", "cedar", "dill")
 KEYS = ("agent:main:a", "agent:main:b", "global")
-TINY = IndexSettings(block_size=2, flush_documents=4, merge_segments=2)
+TINY = EngineConfig(index_block_size=2, index_flush_documents=4, index_merge_segments=2)
 
 
 class ReferenceBackendMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.directory = MemoryDirectory()
-        self.backend = ReferenceBackend.create_in(self.directory, settings=TINY)
+        self.backend = ReferenceBackend.create_in(self.directory, config=TINY)
         self.windows: dict[str, str] = {}  # session id -> key
         self.entry_ids: dict[str, list[str]] = {}
         self.counter = 0
@@ -107,7 +107,7 @@ class ReferenceBackendMachine(RuleBasedStateMachine):
         crashed = self.directory.crash_copy()
         self.backend.store.close()  # the crashed process's lock dies with it
         self.directory = crashed
-        self.backend = ReferenceBackend.open_in(crashed, writer=True, settings=TINY)
+        self.backend = ReferenceBackend.open_in(crashed, writer=True, config=TINY)
 
     def row_source(self, session_id: str, seq: int):
         try:

@@ -7,13 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
 from engine.index.termdict import TermDictionary
-from engine.index.writer import IndexSettings, flush_index, load_index, merge_index
+from engine.index.writer import flush_index, load_index, merge_index
 from engine.model import IndexEntry
 from engine.query.ast import Phrase
 from engine.query.phrase_match import phrase_positions
@@ -79,7 +80,7 @@ def test_statistics_count_every_live_row_and_drop_deleted_ones():
 @given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush", "merge"]), max_size=10))
 def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
     directory = MemoryDirectory()
-    tiny = IndexSettings(block_size=2, flush_documents=1000, merge_segments=3)
+    tiny = EngineConfig(index_block_size=2, index_flush_documents=1000, index_merge_segments=3)
     index = InvertedIndex()
     pending = list(documents)
     for action in actions:
@@ -104,7 +105,7 @@ def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
 
 def test_merge_drops_tombstones_and_old_files():
     directory = MemoryDirectory()
-    tiny = IndexSettings(block_size=2, flush_documents=1000, merge_segments=10)
+    tiny = EngineConfig(index_block_size=2, index_flush_documents=1000, index_merge_segments=10)
     index = build([["a"], ["b"], ["c"]])
     flush_index(directory, index, PROFILE, tiny)
     index.add_entry(entry(3), ["a", "c"])
@@ -126,13 +127,13 @@ def test_unreferenced_segment_files_are_removed_by_the_next_commit():
     directory = MemoryDirectory()
     directory.write_atomic("index/segment-000007.terms", b"left by a crashed flush")
     index = build([["a"]])
-    flush_index(directory, index, PROFILE, IndexSettings())
+    flush_index(directory, index, PROFILE, EngineConfig())
     assert "index/segment-000007.terms" not in directory.list_names("index/")
 
 
 def test_loading_with_another_profile_is_refused():
     directory = MemoryDirectory()
-    flush_index(directory, build([["a"]]), PROFILE, IndexSettings())
+    flush_index(directory, build([["a"]]), PROFILE, EngineConfig())
     with pytest.raises(Exception, match="index was built with 'test-profile'"):
         load_index(directory, "other")
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.backends.reference import ReferenceBackend
+from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.check import check_index
-from engine.index.writer import IndexSettings
 from engine.model import SearchRequest, SessionWindow
 from engine.query.cjk import retry_plan, substring_excerpt, substring_matches
 from engine.query.phrase_match import phrase_positions
@@ -74,7 +74,7 @@ requests = st.builds(
 
 
 def build(rows, dirty: bool) -> ReferenceBackend:
-    backend = ReferenceBackend.create_in(MemoryDirectory(), settings=IndexSettings(flush_documents=5, block_size=2))
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=EngineConfig(index_flush_documents=5, index_block_size=2))
     parents: dict[str, str | None] = {}
     with backend.transaction() as transaction:
         for window in WINDOWS:
