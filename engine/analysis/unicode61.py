@@ -258,36 +258,57 @@ def resolve_options(
 class CompiledTokenizer:
     """Token patterns, the fold table and a fold cache for one configuration.
 
-    Three patterns accept the same tokens on the texts they are used for. Python's `re`
-    tests a code point against a class through a 64K bitmap and then, one by one, the class
-    ranges above U+FFFF; the narrower patterns skip those ranges when the text has no such
-    code points, which makes them several times faster.
+    Python's `re` tests a code point against a class through a 64K bitmap and then, one by
+    one, the class ranges above U+FFFF, so every separator would pay for the ~80 ranges of
+    supplementary token characters. The patterns therefore never list those ranges:
+    * ASCII text: a pattern over the ASCII table alone;
+    * text without supplementary code points: the BMP part of the classes;
+    * otherwise the BMP part plus *all* of U+10000..U+10FFFF as token characters, after the
+      supplementary separators that occur in the text (few distinct ones, usually emoji
+      from Unicode 6.1 and older) have been replaced one for one by NUL, which is never a
+      token character. Offsets do not move, and a replaced code point was never inside a
+      token, so token texts are unchanged.
 
     Folding goes through a cache from raw token to term: natural text repeats its words, and
     a dictionary hit is much cheaper than `str.translate`.
     """
 
-    __slots__ = ("ascii_pattern", "bmp_pattern", "fold_cache", "fold_table", "full_pattern")
+    __slots__ = (
+        "ascii_pattern", "bmp_pattern", "fold_cache", "fold_table", "options",
+        "supplementary_pattern",
+    )  # fmt: skip
 
     def __init__(
         self,
+        options: Unicode61Options,
         ascii_pattern: re.Pattern[str],
         bmp_pattern: re.Pattern[str],
-        full_pattern: re.Pattern[str],
+        supplementary_pattern: re.Pattern[str],
         fold_table: dict[int, str],
     ) -> None:
-        self.ascii_pattern = ascii_pattern  # for texts where `str.isascii()` holds
-        self.bmp_pattern = bmp_pattern  # for texts without code points above U+FFFF
-        self.full_pattern = full_pattern
+        self.options = options
+        self.ascii_pattern = ascii_pattern
+        self.bmp_pattern = bmp_pattern
+        self.supplementary_pattern = supplementary_pattern
         self.fold_table = fold_table
         self.fold_cache: dict[str, str] = {}
 
-    def pattern_for(self, text: str) -> re.Pattern[str]:
+    def prepare(self, text: str) -> tuple[re.Pattern[str], str]:
+        """The pattern to use, and the text to run it on (same length, same token texts)."""
         if text.isascii():
-            return self.ascii_pattern
-        if SUPPLEMENTARY_CODE_POINT.search(text) is None:
-            return self.bmp_pattern
-        return self.full_pattern
+            return self.ascii_pattern, text
+        supplementary = set(SUPPLEMENTARY_CODE_POINT.findall(text))
+        if not supplementary:
+            return self.bmp_pattern, text
+        separators = sorted(
+            ord(character)
+            for character in supplementary
+            if not self.options.starts_token(ord(character))
+        )
+        if separators:
+            separator_class = character_class((code_point, code_point) for code_point in separators)
+            text = re.sub(f"[{separator_class}]", "\x00", text)
+        return self.supplementary_pattern, text
 
     def fold_all(self, raw_terms: list[str]) -> list[str]:
         """Fold (and truncate) raw token texts into terms."""
@@ -384,26 +405,37 @@ def compile_options(options: Unicode61Options) -> CompiledTokenizer:
     """Build (once per distinct configuration) the patterns and the fold table."""
     starts = class_intervals(options)
     continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+    every_supplementary = [(0x10000, 0x10FFFF)]
     return CompiledTokenizer(
+        options=options,
         ascii_pattern=token_pattern(starts, continues, below=0x80),
         bmp_pattern=token_pattern(starts, continues, below=0x10000),
-        full_pattern=token_pattern(starts, continues, below=0x110000),
+        supplementary_pattern=token_pattern(
+            [*clip(starts, below=0x10000), *every_supplementary],
+            [*clip(continues, below=0x10000), *every_supplementary],
+            below=0x110000,
+        ),
         fold_table=fold_translation(options.remove_diacritics),
     )
+
+
+def clip(intervals: list[tuple[int, int]], below: int) -> list[tuple[int, int]]:
+    """The parts of the intervals under `below`.
+
+    >>> clip([(1, 5), (8, 20), (30, 40)], below=10)
+    [(1, 5), (8, 9)]
+    """
+    return [(low, min(high, below - 1)) for low, high in intervals if low < below]
 
 
 def token_pattern(
     starts: list[tuple[int, int]], continues: list[tuple[int, int]], below: int
 ) -> re.Pattern[str]:
     """`[start][continue]*`, keeping only the code points under `below`."""
-
-    def clipped(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [(low, min(high, below - 1)) for low, high in intervals if low < below]
-
-    start_class = character_class(clipped(starts))
+    start_class = character_class(clip(starts, below))
     if not start_class:
         return NEVER_MATCHES  # no token characters at all
-    return re.compile(f"[{start_class}][{character_class(clipped(continues))}]*")
+    return re.compile(f"[{start_class}][{character_class(clip(continues, below))}]*")
 
 
 # --------------------------------------------------------------------------------------
@@ -477,11 +509,13 @@ class Unicode61Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         """The folded terms of `text`; equal to `[t.text for t in self.tokens(text)]`."""
-        return self._compiled.fold_all(self._compiled.pattern_for(text).findall(text))
+        pattern, prepared = self._compiled.prepare(text)
+        return self._compiled.fold_all(pattern.findall(prepared))
 
     def token_spans(self, text: str) -> list[tuple[str, int, int]]:
         """(term, start, end) per token, `start`/`end` indexing `text`."""
-        matches = list(self._compiled.pattern_for(text).finditer(text))
+        pattern, prepared = self._compiled.prepare(text)
+        matches = list(pattern.finditer(prepared))
         folded = self._compiled.fold_all([match.group() for match in matches])
         return [
             (term, match.start(), match.end()) for term, match in zip(folded, matches, strict=True)
