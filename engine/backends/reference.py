@@ -60,7 +60,7 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
 from engine.index.lifecycle import classify_append, needs_reconcile, rebuilt_state
-from engine.index.writer import flush_index, load_index, merge_index
+from engine.index.writer import ProfileMismatch, flush_index, load_index, merge_index
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import (
@@ -160,7 +160,12 @@ class ReferenceBackend:
 
     def _load_and_replay(self) -> InvertedIndex:
         """The committed index files plus every store change they do not cover yet."""
-        index = load_index(self.store.directory, self.profile)
+        try:
+            index = load_index(self.store.directory, self.profile)
+        except ProfileMismatch:
+            # Built with another analyzer: the index is derived data, so rebuild it by
+            # replaying the whole log; a writer's next flush replaces the old files.
+            index = InvertedIndex()
         if index.generation > self.store.generation:
             # The index claims commits the store does not have (e.g. the store was
             # replaced): it is derived data, so rebuild it from the transcripts.

@@ -93,28 +93,45 @@ def read_manifest(directory: Directory) -> Manifest | None:
     return decode_manifest(directory.read_bytes(MANIFEST_NAME), directory.location(MANIFEST_NAME))
 
 
-def load_index(directory: Directory, profile: str) -> InvertedIndex:
-    """The committed index (an empty one at generation 0 when there is no manifest)."""
-    manifest = read_manifest(directory)
-    if manifest is None:
-        return InvertedIndex()
-    if manifest.profile != profile:
-        raise StoreError(
-            f"{directory.location(MANIFEST_NAME)}: index was built with {manifest.profile!r}, "
-            f"this engine analyzes with {profile!r}; run `session-search verify --repair`"
+class ProfileMismatch(StoreError):
+    """The committed index was built with another analyzer than the one in use."""
+
+
+def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> InvertedIndex:
+    """The committed index (an empty one at generation 0 when there is no manifest).
+
+    A reader can race a writer that merges: the segments a manifest names may be
+    removed before the reader opens them. Then the manifest has changed, so the load is
+    retried with the new one (`attempts` times in all). ProfileMismatch when the index
+    was built with another analyzer.
+    """
+    for attempt in range(attempts):
+        manifest = read_manifest(directory)
+        if manifest is None:
+            return InvertedIndex()
+        if manifest.profile != profile:
+            raise ProfileMismatch(
+                f"{directory.location(MANIFEST_NAME)}: index was built with "
+                f"{manifest.profile!r}, this engine analyzes with {profile!r}"
+            )
+        try:
+            segments = [load_segment(directory, entry[0]) for entry in manifest.segments]
+        except StoreError:
+            if attempt + 1 == attempts or read_manifest(directory) == manifest:
+                raise
+            continue
+        states = {
+            session_id: WindowIndexState(indexed_seq, leaf, rebuild)
+            for session_id, indexed_seq, leaf, rebuild in manifest.windows
+        }
+        return InvertedIndex(
+            segments,
+            deleted=set(manifest.deleted),
+            next_doc_id=manifest.next_doc_id,
+            window_states=states,
+            generation=manifest.generation,
         )
-    segments = [load_segment(directory, entry[0]) for entry in manifest.segments]
-    states = {
-        session_id: WindowIndexState(indexed_seq, leaf, rebuild)
-        for session_id, indexed_seq, leaf, rebuild in manifest.windows
-    }
-    return InvertedIndex(
-        segments,
-        deleted=set(manifest.deleted),
-        next_doc_id=manifest.next_doc_id,
-        window_states=states,
-        generation=manifest.generation,
-    )
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 # ----- writing ------------------------------------------------------------------------

@@ -292,3 +292,18 @@ def test_long_messages_give_the_same_excerpts_as_sqlite(tmp_path):
     finally:
         reference.close()
         sqlite.close()
+
+
+def test_an_index_built_with_another_analyzer_is_rebuilt_on_open():
+    from engine.analysis.profiles import get_analyzer
+    from engine.index.writer import read_manifest
+
+    directory = MemoryDirectory()
+    other = ReferenceBackend.create_in(directory, analyzer=get_analyzer("unicode61", remove_diacritics=0))
+    add_chain(other, "w", "agent:main:main", ["Café crème"])
+    other.close()
+    assert read_manifest(directory).profile.startswith("custom ")
+    reopened = ReferenceBackend.open_in(directory, writer=True)
+    assert ids(reopened.search(SearchRequest("cafe", agent_id="main"))) == ["m1"]
+    reopened.close()
+    assert read_manifest(directory).profile == "unicode61 remove_diacritics=2"

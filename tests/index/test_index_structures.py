@@ -14,7 +14,7 @@ from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
 from engine.index.termdict import TermDictionary
-from engine.index.writer import flush_index, load_index, merge_index
+from engine.index.writer import ProfileMismatch, flush_index, load_index, merge_index
 from engine.model import IndexEntry
 from engine.query.ast import Phrase
 from engine.query.phrase_match import phrase_positions
@@ -134,7 +134,7 @@ def test_unreferenced_segment_files_are_removed_by_the_next_commit():
 def test_loading_with_another_profile_is_refused():
     directory = MemoryDirectory()
     flush_index(directory, build([["a"]]), PROFILE, EngineConfig())
-    with pytest.raises(Exception, match="index was built with 'test-profile'"):
+    with pytest.raises(ProfileMismatch, match="index was built with 'test-profile'"):
         load_index(directory, "other")
 
 
@@ -155,3 +155,26 @@ def test_checker_reports_rows_that_point_at_missing_messages():
         return True, entry(seq, session_id)
 
     assert check_index(index, row_source) == ["row 1 (w1 seq 1): points at a missing message"]
+
+
+def test_a_reader_racing_a_merge_loads_the_newer_manifest():
+    directory = MemoryDirectory()
+    config = EngineConfig(index_merge_segments=10)
+    index = build([["a"], ["b"]])
+    flush_index(directory, index, PROFILE, config)
+    stale_manifest = directory.read_bytes("index/manifest")
+    index.add_entry(entry(2), ["c"])
+    merge_index(directory, index, PROFILE, config)  # removes segment-000001
+    original_read = directory.read_bytes
+    calls = []
+
+    def read_bytes(name, offset=0, length=None):
+        if name == "index/manifest" and not calls:
+            calls.append(name)
+            return stale_manifest  # the reader saw the manifest before the merge
+        return original_read(name, offset, length)
+
+    directory.read_bytes = read_bytes
+    reloaded = load_index(directory, PROFILE)
+    assert [record.doc_id for record in reloaded.documents()] == [0, 1, 2]
+    assert [segment.name for segment in reloaded.segments] == ["segment-000002"]
