@@ -275,7 +275,7 @@ CONFIGURATIONS = [
 ]
 TEXT = st.text(
     alphabet=st.one_of(
-        st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=()),
+        st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()),
         st.sampled_from("aZ09 _-.é\u0301\u0308Σς😀🤯\ud800\udfff\x00"),
     ),
     max_size=40,
