@@ -383,3 +383,28 @@ def test_bench_command_runs_the_tiny_corpus_on_real_backends(
     assert len(statuses) == 2 * 12
     assert set(statuses.values()) == {"ok"}, [c for c in saved["cells"] if c["status"] != "ok"]
     assert (out / "latency_by_query_class.png").read_bytes()[:8] == PNG_SIGNATURE
+
+
+def test_bench_command_write_and_lifecycle_workloads_on_real_backends(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SESSION_SEARCH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    status = main([
+        "bench", "--size", "tiny", "--backends", "sqlite,reference",
+        "--only", "ingest,reopen,append,reconcile", "--rounds", "1", "--out", str(out),
+        "--no-progress",
+    ])
+    assert status == 0
+    saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    cells = {(cell["workload"], cell["backend"]): cell for cell in saved["cells"]}
+    assert {workload for workload, _ in cells} == {
+        "ingest/import", "reopen/first_query", "append/one_message", "reconcile/all_windows",
+    }
+    assert [key for key, cell in cells.items() if cell["status"] != "ok"] == []
+    for backend in ("sqlite", "reference"):
+        assert cells[("ingest/import", backend)]["metrics"]["messages_per_second"] > 0
+        assert cells[("reopen/first_query", backend)]["metrics"]["resident_bytes"] > 2**20
+        assert cells[("append/one_message", backend)]["count"] == 20
+    assert "ingest/import" in capsys.readouterr().out
+    assert (out / "ingest_throughput.png").is_file() and (out / "memory.png").is_file()
