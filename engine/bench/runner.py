@@ -58,7 +58,10 @@ class BenchRun:
 
 def environment_facts() -> dict[str, str]:
     """The machine facts a reader needs to compare two reports."""
+    from engine import __version__
+
     return {
+        "engine": __version__,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),

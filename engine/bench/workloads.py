@@ -295,16 +295,17 @@ class ReopenWorkload:
     blurred by this process's own state. The sample is open + first query.
     """
 
-    query: str = "the"
+    query: str | None = None  # default: the corpus's common-word probe
     name: str = "reopen/first_query"
     group: str = "reopen"
     query_class: str = "reopen: time to first query"
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
+        query = self.query or target.manifest["probes"]["common_word"]["query"]
         command = [
             sys.executable, "-m", "engine.bench.reopen_probe",
             "--backend", target.backend_name, "--store", str(target.store_directory),
-            "--query", self.query,
+            "--query", query,
         ]
         completed = subprocess.run(
             command, capture_output=True, text=True, check=False, env=dict(os.environ),
@@ -313,7 +314,7 @@ class ReopenWorkload:
             raise WorkloadFailed(f"{self.name}: probe failed: {completed.stderr.strip()[-500:]}")
         report = json.loads(completed.stdout)
         if report["hits"] < 1:
-            raise WorkloadFailed(f"{self.name}: first query {self.query!r} found no hit")
+            raise WorkloadFailed(f"{self.name}: first query {query!r} found no hit")
         return [Sample(report["open_seconds"] + report["first_query_seconds"], {
             "open_seconds": report["open_seconds"],
             "first_query_seconds": report["first_query_seconds"],
