@@ -60,7 +60,13 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
 from engine.index.lifecycle import classify_append, needs_reconcile, rebuilt_state
-from engine.index.writer import ProfileMismatch, flush_index, load_index, merge_index
+from engine.index.writer import (
+    ProfileMismatch,
+    flush_index,
+    load_index,
+    manifest_bytes,
+    merge_index,
+)
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import (
@@ -160,6 +166,7 @@ class ReferenceBackend:
 
     def _load_and_replay(self) -> InvertedIndex:
         """The committed index files plus every store change they do not cover yet."""
+        self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
             index = load_index(self.store.directory, self.profile)
         except ProfileMismatch:
@@ -296,9 +303,18 @@ class ReferenceBackend:
     # ----- reading --------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Readers: see transactions committed since opening (and index them)."""
+        """Readers: see what the writer committed since opening or the last refresh.
+
+        New transactions are replayed into the index. When the writer also committed a
+        new index manifest (a flush, merge or reconcile: reconcile results are not in the
+        transcript log), the index is reloaded from the files first.
+        """
         self.store.refresh()
-        self._replay()
+        committed = manifest_bytes(self.store.directory)
+        if not self.store.is_writer and committed != self._loaded_manifest:
+            self.index = self._load_and_replay()
+        else:
+            self._replay()
 
     def _windows(self) -> Sequence[SessionWindow]:
         return self.store.windows()

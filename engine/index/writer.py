@@ -86,6 +86,13 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
     return FrozenSegment(name, documents, slots, read_postings)
 
 
+def manifest_bytes(directory: Directory) -> bytes | None:
+    """The committed manifest as raw bytes (None when absent): a cheap change detector."""
+    if not directory.exists(MANIFEST_NAME):
+        return None
+    return directory.read_bytes(MANIFEST_NAME)
+
+
 def read_manifest(directory: Directory) -> Manifest | None:
     """The committed manifest, or None when the index was never flushed."""
     if not directory.exists(MANIFEST_NAME):

@@ -222,6 +222,14 @@ def test_reader_sees_commits_after_refresh(tmp_path):
     assert ids(reader.search(SearchRequest("second", agent_id="main"))) == ["vm1"]
     with pytest.raises(StoreError, match="read-only"):
         reader.reconcile()
+    with writer.transaction() as transaction:  # a rewind, then a reconcile by the writer
+        transaction.append_event("w", {"type": "leaf", "id": "l1", "parentId": "m1", "targetId": None})
+    reader.refresh()
+    assert reader.search(SearchRequest("first", agent_id="main")).indexing is True
+    writer.reconcile()  # its result is in the index files only, not in the transcript log
+    reader.refresh()
+    dirty_gone = reader.search(SearchRequest("first", agent_id="main"))
+    assert (ids(dirty_gone), dirty_gone.indexing) == ([], False)
     reader.close()
     writer.close()
 
