@@ -172,8 +172,11 @@ class SqliteProbe:
             " ".join(probes[index : index + chunk_size])
             for index in range(0, len(probes), chunk_size)
         ]
-        terms = [term for per_document in self.terms_per_document(tokenize, documents)
-                 for term in per_document]  # fmt: skip
+        terms = [
+            term
+            for per_document in self.terms_per_document(tokenize, documents)
+            for term in per_document
+        ]
         if len(terms) != len(probes):
             raise SystemExit(
                 f"generate: probe under {tokenize!r} gave {len(terms)} terms "
