@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine import __version__
 from engine.bench.adapters import BenchServices, CapabilityMissing, finish_indexing
 from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
@@ -58,8 +59,6 @@ class BenchRun:
 
 def environment_facts() -> dict[str, str]:
     """The machine facts a reader needs to compare two reports."""
-    from engine import __version__
-
     return {
         "engine": __version__,
         "python": platform.python_version(),
