@@ -7,6 +7,9 @@ Owns: the hand-written expectations (each was also run through the real SQLite 3
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -354,3 +357,15 @@ def test_category_changes_that_flip_token_status_are_the_23_of_the_spec() -> Non
 
 def test_non_ascii_fold_pairs_number_1029() -> None:
     assert sum(1 for code_point in data.CASE_FOLD if code_point >= 0x80) == 1029
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    ["engine.analysis.unicode61", "engine.analysis.tables", "engine.analysis.tables.generate"],
+)
+def test_module_examples_hold(module_name: str) -> None:
+    if module_name.endswith("generate"):
+        pytest.importorskip("icu", reason="the generator needs PyICU")
+    module = importlib.import_module(module_name)
+    outcome = doctest.testmod(module)
+    assert (outcome.failed, outcome.attempted > 0) == (0, True)
