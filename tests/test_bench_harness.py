@@ -408,3 +408,22 @@ def test_bench_command_write_and_lifecycle_workloads_on_real_backends(
         assert cells[("append/one_message", backend)]["count"] == 20
     assert "ingest/import" in capsys.readouterr().out
     assert (out / "ingest_throughput.png").is_file() and (out / "memory.png").is_file()
+
+
+def test_bench_command_fails_when_an_answer_is_wrong(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engine.cli import bench_command
+
+    monkeypatch.setenv("SESSION_SEARCH_CACHE", str(tmp_path / "cache"))
+    wrong = _services([], {"sqlite": 0, "reference": 0})
+    monkeypatch.setattr(bench_command, "default_services", lambda: wrong)
+    status = main(["bench", "--size", "tiny", "--only", "query", "--rounds", "1",
+                   "--repeats", "1", "--out", str(tmp_path / "out"), "--no-progress"])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "wrong answers in" in captured.err and "query/common_word (sqlite)" in captured.err
+    saved = json.loads((tmp_path / "out" / "bench.json").read_text(encoding="utf-8"))
+    statuses = {(cell["workload"], cell["status"]) for cell in saved["cells"]}
+    assert ("query/common_word", "failed") in statuses
+    assert ("query/no_hit", "ok") in statuses

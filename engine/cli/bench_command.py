@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -168,4 +169,10 @@ def run(args: argparse.Namespace) -> int:
               f"{args.rounds} interleaved rounds")
         print(format_markdown_table(rows) if args.markdown else format_report_table(rows))
         print(f"wrote {', '.join(document['files'])}")
+    failed = sorted({f"{row.workload} ({row.backend})" for row in rows if row.status == "failed"})
+    if failed:
+        # A wrong answer is a bug, not a slow result: say so and fail the command.
+        print(f"session-search bench: wrong answers in {len(failed)} cell(s): "
+              f"{', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
