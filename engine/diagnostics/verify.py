@@ -26,11 +26,12 @@ both indexes is walked once.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.backends.reference import ReferenceBackend
 from engine.errors import UnknownSession
 from engine.index.check import check_index
+from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
 from engine.model import IndexEntry
 from engine.transcript.projection import extract_index_entry, index_entries
@@ -107,7 +108,7 @@ def expected_entries(backend: ReferenceBackend, report: VerifyReport) -> list[In
             expected.extend(stale)
             continue
         events = store.events(session_id)[: state.indexed_seq + 1]
-        expected.extend(index_entries(events))
+        expected.extend(replace(entry, text=fts_text(entry.text)) for entry in index_entries(events))
     return expected
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
 from engine.index.segment import Segment
 from engine.model import IndexEntry
@@ -114,7 +115,7 @@ def _check_rows(index: InvertedIndex, row_source: RowSource) -> list[str]:
             continue
         if entry is None:
             problems.append(f"{where}: its event yields no searchable message")
-        elif (entry.message_id, entry.role, entry.timestamp, entry.text) != (
+        elif (entry.message_id, entry.role, entry.timestamp, fts_text(entry.text)) != (
             record.message_id, record.role, record.timestamp, record.text
         ):
             problems.append(f"{where}: differs from its message {entry.message_id!r}")

@@ -9,6 +9,11 @@ Like the FTS5 table of upstream (`text`, `session_id`, `message_id`, `role`,
 and a stale row of a dirty window keeps the text it was indexed with until reconcile
 replaces it. `length` is the row's exact token count (the bm25 `D`); `seq` is the
 transcript event the row came from (used by the invariant checker and `verify`).
+
+A row's text is stored as SQLite stores upstream's row (`fts_text`): JavaScript strings
+are written as UTF-8, so a lone surrogate becomes U+FFFD. Both are separators to
+`unicode61`, so terms and positions do not change; excerpts then match the SQLite
+backend's, and the text is always encodable.
 """
 
 from __future__ import annotations
@@ -16,6 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.model import IndexEntry
+
+
+def fts_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, as a UTF-8 column holds it.
+
+    >>> fts_text("a\\ud800b") == "a\\ufffdb", fts_text("plain")
+    (True, 'plain')
+    """
+    if not any("\ud800" <= character <= "\udfff" for character in text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= character <= "\udfff" else character for character in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +61,7 @@ class DocumentRecord:
             message_id=entry.message_id,
             role=entry.role,
             timestamp=entry.timestamp,
-            text=entry.text,
+            text=fts_text(entry.text),
             length=length,
             seq=entry.seq,
         )

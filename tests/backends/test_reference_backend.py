@@ -315,3 +315,20 @@ def test_an_index_built_with_another_analyzer_is_rebuilt_on_open():
     assert ids(reopened.search(SearchRequest("cafe", agent_id="main"))) == ["m1"]
     reopened.close()
     assert read_manifest(directory).profile == "unicode61 remove_diacritics=2"
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters_like_sqlite(tmp_path):
+    from engine.backends.sqlite_fts5 import SqliteBackend
+
+    reference = ReferenceBackend.create_in(MemoryDirectory())
+    sqlite = SqliteBackend.create(tmp_path / "sqlite")
+    try:
+        for target in (reference, sqlite):
+            add_chain(target, "w", "agent:main:main", ["broken \ud800 text saffron"])
+        request = SearchRequest("saffron", agent_id="main")
+        assert reference.search(request) == sqlite.search(request)
+        assert reference.search(request).hits[0].snippet == "broken \ufffd text saffron"
+        assert verify_backend(reference).ok
+    finally:
+        reference.close()
+        sqlite.close()
