@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -100,6 +101,24 @@ def test_same_seed_gives_byte_identical_files(tiny_corpus: Path, tmp_path: Path)
     again = tmp_path / "again"
     generate_corpus(TINY, SEED, again)
     assert _file_digests(again) == _file_digests(tiny_corpus)
+
+
+def test_same_seed_is_byte_identical_across_processes(tiny_corpus: Path,
+                                                      tmp_path: Path) -> None:
+    """String hashing is randomised per process; no output may depend on it."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys; from pathlib import Path; "
+        "from engine.bench.corpus_generator import corpus_size, generate_corpus; "
+        f"generate_corpus(corpus_size('tiny'), {SEED}, Path(sys.argv[1]))"
+    )
+    for hash_seed in ("1", "2"):
+        target = tmp_path / f"hash-{hash_seed}"
+        subprocess.run([sys.executable, "-c", program, str(target)], check=True,
+                       env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        assert _file_digests(target) == _file_digests(tiny_corpus)
 
 
 def test_another_seed_gives_other_text(tiny_corpus: Path, tmp_path: Path) -> None:
