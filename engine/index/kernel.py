@@ -43,6 +43,7 @@ hypothesis tests require both to give identical results. Measured figures are in
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -288,9 +289,16 @@ def rank_rows(
     return rows
 
 
-def order_rows(rows: Iterable[RankedRow], order: str) -> list[RankedRow]:
-    """The rows in the request's total order."""
-    return sorted(rows, key=recent_key if order == "recent" else relevance_key)
+def order_rows(rows: Iterable[RankedRow], order: str, count: int | None = None) -> list[RankedRow]:
+    """The rows in the request's total order; only the first `count` when given.
+
+    `heapq.nsmallest` equals `sorted(...)[:count]` (the keys are a total order) in
+    O(n log count) instead of O(n log n).
+    """
+    key = recent_key if order == "recent" else relevance_key
+    if count is None:
+        return sorted(rows, key=key)
+    return heapq.nsmallest(count, rows, key=key)
 
 
 # ----- snippets -----------------------------------------------------------------------
@@ -367,7 +375,7 @@ def run_kernel(
         if retry is not None:
             plan, retried = retry, True
             rows = rank_rows(index, plan, scope, request.role, cjk_grams=cjk_grams)
-    ordered = order_rows(rows, request.order)[: limit + 1]
+    ordered = order_rows(rows, request.order, limit + 1)
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
