@@ -67,7 +67,7 @@ from engine.index.writer import (
     manifest_bytes,
     merge_index,
 )
-from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow
+from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import (
     META_NAME,
@@ -318,6 +318,32 @@ class ReferenceBackend:
 
     def _windows(self) -> Sequence[SessionWindow]:
         return self.store.windows()
+
+    # Reads of the transcripts, named as on the SQLite backend (the store answers them).
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window, in first-insertion order."""
+        return self.store.windows()
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One window (UnknownSession if absent)."""
+        return self.store.window(session_id)
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one session key."""
+        return self.store.windows_of(session_key)
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window."""
+        return self.store.session_keys()
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every event of a window, in seq order."""
+        return self.store.events(session_id)
+
+    def event_count(self, session_id: str) -> int:
+        """How many events a window has."""
+        return self.store.event_count(session_id)
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""

@@ -332,3 +332,13 @@ def test_lone_surrogates_are_stored_as_replacement_characters_like_sqlite(tmp_pa
     finally:
         reference.close()
         sqlite.close()
+
+
+def test_transcript_reads_are_answered_like_the_sqlite_backend(backend):
+    add_chain(backend, "w", "agent:main:main", ["one", "two"])
+    assert [window.session_id for window in backend.windows()] == ["w"]
+    assert backend.window("w").session_key == "agent:main:main"
+    assert backend.windows_of("agent:main:main") == backend.windows()
+    assert backend.session_keys() == ["agent:main:main"]
+    assert [stored.seq for stored in backend.events("w")] == [0, 1]
+    assert backend.event_count("w") == 2
