@@ -101,6 +101,8 @@ class ReferenceBackend:
         self.profile = SEARCH_PROFILE.label() if analyzer is None else f"custom {analyzer.name}"
         #: Narrow the CJK retry with the gram index (False: the plain literal scan).
         self.use_cjk_grams = True
+        #: The error of the last automatic flush after a commit, if it failed.
+        self.flush_error: Exception | None = None
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
 
@@ -192,7 +194,14 @@ class ReferenceBackend:
             self._apply(change)
         self.index.generation = generation
         if self.store.is_writer and len(self.index.buffer) >= self.config.index_flush_documents:
-            self.flush()
+            # The transaction is already durable: a failed flush of derived data must not
+            # report it as failed. Keep the rows in memory and retry at the next commit.
+            try:
+                self.flush()
+            except (OSError, StoreError) as error:
+                self.flush_error = error
+            else:
+                self.flush_error = None
 
     def _terms(self, text: str) -> list[str]:
         return self.analyzer.terms(text)

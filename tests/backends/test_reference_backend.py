@@ -342,3 +342,17 @@ def test_transcript_reads_are_answered_like_the_sqlite_backend(backend):
     assert backend.session_keys() == ["agent:main:main"]
     assert [stored.seq for stored in backend.events("w")] == [0, 1]
     assert backend.event_count("w") == 2
+
+
+def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction(backend, monkeypatch):
+    def failing_write(name, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(backend.store.directory, "write_atomic", failing_write)
+    add_chain(backend, "w", "agent:main:main", ["one", "two", "three"])  # flush is due
+    assert isinstance(backend.flush_error, OSError)
+    assert ids(backend.search(SearchRequest("two", agent_id="main"))) == ["m2"]
+    monkeypatch.undo()
+    add_chain(backend, "v", "agent:main:v", ["four", "five", "six"], prefix="v")
+    assert backend.flush_error is None
+    assert len(backend.index.buffer) == 0
