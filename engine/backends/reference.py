@@ -39,8 +39,9 @@ reference is easier to test. Run `session-search reconcile --store DIR`.
 The CJK retry narrows its scan with an in-memory CJK gram index (`use_cjk_grams`, on by
 default); set it to False to run the plain literal scan, the clear version.
 
-Known divergence from FTS5: terms longer than 32,768 UTF-8 bytes are not truncated (FTS5
-truncates them, `tokenizers.md` §1.7).
+Terms are cut to 32,768 UTF-8 bytes as FTS5 cuts them (`index.termdict.index_term`); a
+query term never needs the cut, since a query holds at most 4,096 UTF-16 units (at most
+12,288 bytes).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import Posting, concatenate, without_deleted
 from engine.index.segment import MemorySegment, Segment
+from engine.index.termdict import index_term
 from engine.model import IndexEntry
 
 
@@ -78,7 +79,7 @@ class InvertedIndex:
         """Add one row for `entry` whose analyzed text is `terms`; return the new row."""
         record = DocumentRecord.from_entry(self.next_doc_id, entry, len(terms))
         self.next_doc_id += 1
-        self.buffer.add(record, terms)
+        self.buffer.add(record, [index_term(term) for term in terms])
         self._remember(record)
         return record
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from engine.index.postings import Posting
+from engine.index.termdict import index_term
 
 
 class PostingSource(Protocol):
@@ -37,7 +38,11 @@ class PostingSource(Protocol):
 
 
 def token_positions(source: PostingSource, term: str, *, prefix: bool) -> dict[int, list[int]]:
-    """`{doc_id: sorted positions}` of one phrase token (all prefix completions if `prefix`)."""
+    """`{doc_id: sorted positions}` of one phrase token (all prefix completions if `prefix`).
+
+    The token is cut to FTS5's 32,768 bytes first (`termdict.index_term`).
+    """
+    term = index_term(term)
     if not prefix:
         return {posting.doc_id: list(posting.positions) for posting in source.postings(term)}
     merged: dict[int, list[int]] = {}

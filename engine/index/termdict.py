@@ -8,6 +8,11 @@ code-point order, this is also FTS5's byte order, and a prefix in code points is
 in bytes: the FTS5 prefix query `"communi"*` selects exactly the terms returned by
 `with_prefix("communi")`.
 
+FTS5 keeps at most 32,768 UTF-8 bytes of a term (`FTS5_MAX_TOKEN_SIZE`, tokenizers.md
+§1.7), at index time and at query time alike; `index_term` applies the same cut before a
+term enters or is looked up in a dictionary. A cut inside a character leaves its first
+bytes as lone surrogate escapes, so the key stays a `str`.
+
 Invariant (checked by `engine.index.check`): `terms()` is strictly increasing.
 """
 
@@ -19,6 +24,24 @@ from typing import Generic, TypeVar
 from sortedcontainers import SortedDict
 
 Value = TypeVar("Value")
+
+MAX_TERM_BYTES = 32768
+
+
+def index_term(term: str) -> str:
+    """`term` cut to its first 32,768 UTF-8 bytes, as FTS5 indexes and looks it up.
+
+    >>> len(index_term("a" * 40000)), index_term("short")
+    (32768, 'short')
+    >>> index_term("é" * 16384 + "x") == "é" * 16384
+    True
+    """
+    if len(term) * 4 <= MAX_TERM_BYTES:
+        return term
+    data = term.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_TERM_BYTES:
+        return term
+    return data[:MAX_TERM_BYTES].decode("utf-8", "surrogateescape")
 
 
 class TermDictionary(Generic[Value]):

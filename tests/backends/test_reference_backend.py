@@ -356,3 +356,23 @@ def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction(backen
     add_chain(backend, "v", "agent:main:v", ["four", "five", "six"], prefix="v")
     assert backend.flush_error is None
     assert len(backend.index.buffer) == 0
+
+
+def test_terms_over_32_kib_are_cut_like_fts5(tmp_path):
+    """Queries stop at 4,096 UTF-16 units, so only prefix queries reach long terms."""
+    from engine.backends.sqlite_fts5 import SqliteBackend
+
+    reference = ReferenceBackend.create_in(MemoryDirectory())
+    sqlite = SqliteBackend.create(tmp_path / "sqlite")
+    try:
+        for target in (reference, sqlite):
+            add_chain(target, "w", "agent:main:main", ["a" * 40000 + " tail", "é" * 20000, "a" * 33000])
+        for query, match in (("a" * 4000, "prefix"), ("é" * 4000, "prefix"), ("a" * 4000, "exact"),
+                             ("tail", "exact")):
+            request = SearchRequest(query, agent_id="main", match=match)
+            assert reference.search(request) == sqlite.search(request), (len(query), match)
+        assert reference.index.terms_with_prefix("aaa") == ["a" * 32768]
+        assert ids(reference.search(SearchRequest("a" * 4000, agent_id="main", match="prefix"))) == ["m3", "m1"]
+    finally:
+        reference.close()
+        sqlite.close()
