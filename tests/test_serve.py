@@ -91,3 +91,22 @@ def test_serve_command_over_real_pipes(tmp_path: Path):
     first, second = [json.loads(line) for line in completed.stdout.splitlines()]
     assert first["result"]["hits"][0]["snippet"] == "café au lait"
     assert second["error"]["code"] == -32700
+
+
+def test_serve_answers_each_line_before_the_input_ends(tmp_path: Path):
+    store = tmp_path / "store"
+    ReferenceBackend.create(store).close()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engine", "serve", "--store", str(store)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        server.stdin.write(request(1, {"sessionKeys": [], "query": "anything"}) + "\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["result"]["hits"] == []
+        server.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": "nope"}\n')
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["error"]["code"] == -32601
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
