@@ -104,6 +104,7 @@ class ReferenceBackend:
         self.use_cjk_grams = True
         #: The error of the last automatic flush after a commit, if it failed.
         self.flush_error: Exception | None = None
+        self._closed = False
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
 
@@ -386,15 +387,15 @@ class ReferenceBackend:
             )
 
     def close(self) -> None:
-        """Flush the index (writer), then close the store and release its lock."""
+        """Flush the index (writer), then close the store and release its lock (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            if self.store.is_writer and not self._closed_store():
+            if self.store.is_writer:
                 self.flush()
         finally:
             self.store.close()
-
-    def _closed_store(self) -> bool:
-        return bool(getattr(self.store, "_closed", False))
 
     def __enter__(self) -> Self:
         return self

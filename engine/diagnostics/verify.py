@@ -93,6 +93,9 @@ def expected_entries(backend: ReferenceBackend, report: VerifyReport) -> list[In
     """The rows the index should hold, window by window (stale rows taken as they are)."""
     store = backend.store
     index = backend.index
+    committed: dict[str, list[IndexEntry]] = {}
+    for entry in backend.iter_index_entries():
+        committed.setdefault(entry.session_id, []).append(entry)
     expected: list[IndexEntry] = []
     for window in store.windows():
         report.windows += 1
@@ -101,9 +104,7 @@ def expected_entries(backend: ReferenceBackend, report: VerifyReport) -> list[In
         if state is None:
             continue
         if state.needs_rebuild:
-            stale = [
-                entry for entry in backend.iter_index_entries() if entry.session_id == session_id
-            ]
+            stale = committed.get(session_id, [])
             report.stale_rows += len(stale)
             expected.extend(stale)
             continue

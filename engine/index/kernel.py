@@ -390,6 +390,11 @@ def search_index(
 ) -> SearchResult:
     """The kernel result of §5.2 for `request`."""
     run = run_kernel(index, windows, request, analyzer, cjk_grams=cjk_grams)
+    return result_of_run(run, analyzer, indexing=indexing)
+
+
+def result_of_run(run: KernelRun, analyzer: Analyzer, *, indexing: bool) -> SearchResult:
+    """The hits of a kernel run (snippets cut for the first `limit` rows only)."""
     hits = []
     for row in run.rows[: run.limit]:
         record = row.record
@@ -433,7 +438,7 @@ def explain_search(
 ) -> tuple[KernelRun, list[HitExplanation]]:
     """The kernel run plus, per returned hit, its bm25 terms and its snippet choice."""
     run = run_kernel(index, windows, request, analyzer)
-    result = search_index(index, windows, request, analyzer)
+    result = result_of_run(run, analyzer, indexing=False)
     matches = match_phrases(index, run.plan.phrases)
     explanations = []
     for row, hit in zip(run.rows, result.hits):
