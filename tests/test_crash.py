@@ -100,16 +100,24 @@ def test_killed_writer_leaves_every_stored_message_searchable(tmp_path: Path):
         try:
             messages = stored_messages(backend)
             assert len(messages) >= 1
-            deleted_windows = {f"w{n // 5 - 2}" for n in acknowledged if n % 17 == 16}
-            for number in acknowledged:
-                if f"w{number // 5}" not in deleted_windows:
-                    assert f"m{number}" in messages
+            # Transactions commit in number order, and no transaction deletes the window
+            # of a later number, so the newest stored number is the last commit; every
+            # commit up to it ran its delete (acknowledged or not: a kill may land after
+            # the commit and before the acknowledgement).
+            last_commit = max(int(message_id[1:]) for message_id in messages)
+            assert last_commit >= max(acknowledged, default=-1)
+            deleted_windows = {f"w{n // 5 - 2}" for n in range(last_commit + 1) if n % 17 == 16}
+            expected = {f"m{n}" for n in range(last_commit + 1) if f"w{n // 5}" not in deleted_windows}
+            assert set(messages) == expected  # every commit kept, nothing half-applied
+            assert {f"m{n}" for n in acknowledged} - expected == {
+                f"m{n}" for n in acknowledged if f"w{n // 5}" in deleted_windows
+            }
             for message_id, session_id in messages.items():
                 hits = backend.search(SearchRequest(f"unique{message_id[1:]}", agent_id="main"))
                 assert [(hit.message_id, hit.session_id) for hit in hits.hits] == [(message_id, session_id)]
             assert check_index(backend.index, row_source(backend)) == []
             report = verify_backend(backend)
             assert report.problems == []
-            start = max(int(message_id[1:]) for message_id in messages) + 1
+            start = last_commit + 1
         finally:
             backend.close()
