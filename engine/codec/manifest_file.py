@@ -26,12 +26,12 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     DecodeError,
     decode_payload,
+    decode_sealed_frames,
     encode_footer,
     encode_header,
     encode_record,
     update_crc,
 )
-from engine.codec.postings_file import sealed_frames
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["manifest"].magic
@@ -106,7 +106,7 @@ def _from_value(value: Any) -> Manifest:
 
 def decode_manifest(data: bytes, location: str) -> Manifest:
     """Decode the manifest: CorruptFile (with the offset) on any damage."""
-    frames = sealed_frames(data, location, MAGIC)
+    frames = decode_sealed_frames(data, location, MAGIC)
     if len(frames) != 1:
         raise CorruptFile(location, frames[-1].offset if frames else 0, "expected one record")
     try:

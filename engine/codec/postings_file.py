@@ -1,9 +1,8 @@
 """The postings file of an index segment: one posting list per term, delta-coded in blocks.
 
-Owns: the bytes of `index/segment-NNNNNN.postings` and `sealed_frames`, the reader of a
-sealed framed file that the index's three file kinds share. Must not touch: files (the
-index writer stores what this module returns), terms (the terms file maps each term to the
-byte range of its record here).
+Owns: the bytes of `index/segment-NNNNNN.postings`. Must not touch: files (the index
+writer stores what this module returns), terms (the terms file maps each term to the
+byte range of its record here). Whole files are read with `framing.decode_sealed_frames`.
 
 Byte grammar (a `framing` file of kind `postings`)::
 
@@ -32,15 +31,12 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     HEADER_SIZE,
     DecodeError,
-    Footer,
-    Frame,
     decode_frame_at,
-    decode_header,
     decode_payload,
+    decode_sealed_frames,
     encode_footer,
     encode_header,
     encode_record,
-    iter_frames,
     update_crc,
 )
 from engine.errors import CorruptFile
@@ -150,34 +146,9 @@ def decode_postings_record(data: bytes, offset: int, location: str) -> PostingPa
         raise CorruptFile(location, offset, str(error)) from None
 
 
-def sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame]:
-    """Every record of a sealed file of kind `magic`, checked against its footer.
-
-    A file the index reads is always whole (written before the manifest named it), so
-    any damage, even at the tail, is corruption: CorruptFile names the offset.
-    """
-    header = decode_header(data, location)
-    if header.magic != magic:
-        raise CorruptFile(location, 0, f"expected magic {magic!r}, found {header.magic!r}")
-    frames: list[Frame] = []
-    for item in iter_frames(data, HEADER_SIZE):
-        if isinstance(item, Frame):
-            frames.append(item)
-            continue
-        if isinstance(item, Footer):
-            end = frames[-1].end if frames else HEADER_SIZE
-            if item.record_count != len(frames) or item.records_crc != update_crc(
-                0, data[HEADER_SIZE:end]
-            ):
-                raise CorruptFile(location, item.offset, "footer does not match the records")
-            return frames
-        raise CorruptFile(location, item.offset, item.reason)
-    raise CorruptFile(location, len(data), "file ends without a footer")
-
-
 def check_postings_file(data: bytes, location: str) -> int:
     """Check a whole postings file (header, every record, footer); return the list count."""
-    frames = sealed_frames(data, location, MAGIC)
+    frames = decode_sealed_frames(data, location, MAGIC)
     for frame in frames:
         decode_postings_record(data, frame.offset, location)
     return len(frames)

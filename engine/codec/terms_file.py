@@ -30,12 +30,12 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     DecodeError,
     decode_payload,
+    decode_sealed_frames,
     encode_footer,
     encode_header,
     encode_record,
     update_crc,
 )
-from engine.codec.postings_file import sealed_frames
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["terms"].magic
@@ -115,7 +115,7 @@ def _decode_entries(entries: Any, previous: str | None) -> list[TermEntry]:
 
 def decode_terms_file(data: bytes, location: str) -> TermsFile:
     """Decode a terms file: CorruptFile (with the offset) on any damage."""
-    frames = sealed_frames(data, location, MAGIC)
+    frames = decode_sealed_frames(data, location, MAGIC)
     documents: list[DocumentRow] | None = None
     terms: list[TermEntry] = []
     for frame in frames:
