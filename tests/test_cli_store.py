@@ -103,9 +103,11 @@ def test_failed_first_import_leaves_no_store(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sessionKey": "global", "sessionId": "g", "messageId": "1", '
-                   '"role": "user", "text": "lone \\ud800 surrogate"}\n', encoding="utf-8")
+                   '"role": "user", "text": "fine"}\n'
+                   '{"sessionKey": "global", "sessionId": "g", "messageId": "2", \n',
+                   encoding="utf-8")
     status, _, err = run(capsys, "import", "--store", str(tmp_path / "new"), str(bad))
-    assert status == 2 and err.startswith(f"session-search: error: {bad}:1: ")
+    assert status == 2 and err.startswith(f"session-search: error: {bad}:2: ")
     assert not (tmp_path / "new").exists()
     (tmp_path / "empty").mkdir()
     status, _, _ = run(capsys, "import", "--store", str(tmp_path / "empty"), str(bad))
