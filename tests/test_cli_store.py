@@ -1,4 +1,4 @@
-"""`session-search import`, `stats` and `demo`: outputs, JSON, exit statuses, atomicity."""
+"""`session-search import`, `stats` (and the demo entry point): outputs, JSON, exit statuses, atomicity."""
 
 from __future__ import annotations
 
@@ -136,29 +136,13 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert not (tmp_path / "s").exists()
 
 
-def test_demo_json_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "demo", "--json")
-    assert (status, err) == (0, "")
-    result = json.loads(out)
-    assert result["store"] is None
-    assert result["corpus"] == str(DEMO)
-    assert {name: result["stats"][name] for name in ("agents", "sessions", "windows",
-                                                     "events")} == count_demo()
-
-
-def test_demo_keeps_its_store_when_asked(capsys: pytest.CaptureFixture[str],
-                                         tmp_path: Path) -> None:
-    status, out, _ = run(capsys, "demo", "--store", str(tmp_path / "kept"))
-    assert status == 0 and f"into {tmp_path / 'kept'}" in out
-    assert json.loads(run(capsys, "stats", "--store", str(tmp_path / "kept"), "--json")[1])[
-        "windows"] == count_demo()["windows"]
-
-
 def test_console_entry_point_runs_demo() -> None:
     completed = subprocess.run([sys.executable, "-m", "engine", "demo", "--json"],
                                capture_output=True, text=True, check=False, timeout=120)
     assert (completed.returncode, completed.stderr) == (0, "")
-    assert json.loads(completed.stdout)["stats"]["events"] == count_demo()["events"]
+    stats = json.loads(completed.stdout)["stats"]
+    assert {name: stats[name]["events"] for name in stats} == {
+        "reference": count_demo()["events"], "sqlite": count_demo()["events"]}
 
 
 def searchable_in_demo() -> int:

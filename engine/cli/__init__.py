@@ -23,6 +23,7 @@ from engine.errors import EngineError
 #: Command modules, in the order their commands appear in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
     "engine.cli.store_commands",
+    "engine.cli.demo_command",
     "engine.cli.tokenize_command",
     "engine.cli.search_commands",
     "engine.cli.dump_command",

@@ -1,6 +1,7 @@
-"""`session-search import`, `stats` and `demo`: load transcripts into a store and count them.
+"""`session-search import` and `stats`: load transcripts into a store and count them.
 
-Owns: these three commands' arguments and outputs, and where the demo corpus is found.
+Owns: these two commands' arguments and outputs, and where the demo corpus is found
+(`demo_corpus_path`, used by `engine.cli.demo_command`).
 Must not touch: formats (`engine.ingest`), storage and indexes (the backends, reached
 through `engine.backends.registry`: a new backend added there is a `--backend` choice
 here at once), search.
@@ -17,8 +18,6 @@ Commands:
   history and rewinds are indexed by reconcile, as `openclaw doctor` imports are);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
   then whatever index counts the backend adds (`messages_indexed`, ...);
-* `demo [--store DIR]` — imports `corpora/demo` of the source checkout into a temporary
-  reference store (or into DIR, kept) and prints its stats.
 
 Every command takes `--json`. Errors go to standard error as
 `session-search: error: ...` with exit status 2 for bad usage or input, 1 otherwise
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,7 @@ def demo_corpus_path() -> Path:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `import`, `stats` and `demo` commands."""
+    """Add the `import` and `stats` commands."""
     importer = subparsers.add_parser(
         "import",
         help="import transcripts (corpus, flat messages, OpenClaw state) into a store",
@@ -76,13 +74,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(run=run_stats)
 
-    demo = subparsers.add_parser(
-        "demo", help="import the demo corpus into a temporary store and show its stats",
-        description="Import corpora/demo (from the source checkout) into a temporary store, "
-                    "or into DIR with --store (kept), and print the store's stats.")
-    demo.add_argument("--store", metavar="DIR", help="keep the demo store in DIR")
-    demo.add_argument("--json", action="store_true", help="print JSON")
-    demo.set_defaults(run=run_demo)
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -114,28 +105,6 @@ def run_stats(args: argparse.Namespace) -> int:
     else:
         print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
-    return 0
-
-
-def run_demo(args: argparse.Namespace) -> int:
-    """`demo`: import the demo corpus into a temporary (or given) store; print its stats."""
-    corpus = demo_corpus_path()
-    if not (corpus / "sessions.jsonl").is_file():
-        raise EngineError(f"the demo corpus is not at {corpus}; the demo needs the source "
-                          "checkout (pip install -e . from the repository)")
-    if args.store:
-        outcome = import_into(Path(args.store), DEFAULT_BACKEND, [corpus])
-        kept: str | None = args.store
-    else:
-        with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
-            outcome = import_into(Path(folder) / "store", DEFAULT_BACKEND, [corpus])
-        kept = None
-    if args.json:
-        print_json({"corpus": str(corpus), "store": kept, **outcome_json(outcome)})
-    else:
-        where = f"into {kept}" if kept else "into a temporary store (removed afterwards)"
-        print(f"imported the demo corpus {corpus} {where}")
-        print(format_stats(outcome["stats"]))
     return 0
 
 

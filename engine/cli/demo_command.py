@@ -1,0 +1,171 @@
+"""`session-search demo`: the main job on the bundled corpus, end to end.
+
+Owns: the demo's story — which queries it runs and why — and its output. Must not touch:
+import, search or comparison logic beyond calling the engine's public pieces
+(`store_commands.import_into`, `engine.backends.registry.open_backend`,
+`Backend.search`).
+
+What it does, in order:
+1. imports `corpora/demo` (the hand-written corpus of the source checkout) into a fresh
+   store for every backend (the reference engine and SQLite FTS5), in temporary folders
+   unless `--keep DIR` is given;
+2. prints the store statistics;
+3. runs the showcase queries below on every backend and prints the reference engine's
+   hits, then whether every other backend returned the identical result (hits, order,
+   scores, snippets, `truncated`, `indexing`) — the conformance oracle in miniature.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.backends.registry import open_backend
+from engine.cli.output import format_table, print_json
+from engine.cli.store_commands import demo_corpus_path, format_stats, import_into
+from engine.errors import EngineError
+from engine.model import SearchRequest, SearchResult
+
+DEMO_BACKENDS = ("reference", "sqlite")
+
+
+@dataclass(frozen=True, slots=True)
+class Showcase:
+    """One demo query and the rule of the specification it shows."""
+
+    rule: str
+    request: SearchRequest
+
+
+SHOWCASES: tuple[Showcase, ...] = (
+    Showcase("diacritics are removed on both sides: `cafe` finds `Café`",
+             SearchRequest("cafe", session_keys=())),
+    Showcase("final sigma folds: `οσ` finds `ΟΣ ος`",
+             SearchRequest("οσ", session_keys=())),
+    Showcase("a term with punctuation is a phrase: `per-session` = `per session`",
+             SearchRequest("per-session communication", session_keys=())),
+    Showcase("exact mode needs whole words: `per session communi` finds nothing",
+             SearchRequest("per session communi", session_keys=())),
+    Showcase("prefix mode (Control UI) completes the last word only",
+             SearchRequest("per session communi", session_keys=(), match="prefix")),
+    Showcase("`OR` is a literal word, not an operator",
+             SearchRequest("literal OR keyword", session_keys=())),
+    Showcase("a punctuation-only term empties the whole AND query",
+             SearchRequest("deployment - failed", session_keys=())),
+    Showcase("CJK retry: `会议` is inside one unicode61 token, found as a substring",
+             SearchRequest("会议", session_keys=())),
+    Showcase("the agent namespace is literal: work_team sees its keys, global and unknown",
+             SearchRequest("namespace", agent_id="work_team")),
+    Showcase("recent order: newest first",
+             SearchRequest("the", session_keys=(), order="recent", limit=3)),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `demo` command."""
+    parser = subparsers.add_parser(
+        "demo", help="import the demo corpus into every backend, search it, compare",
+        description="Import corpora/demo into a reference store and a SQLite FTS5 store, "
+                    "print their statistics, run showcase queries and compare the backends.")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep the stores in DIR/<backend> instead of a temporary folder")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Import, search and compare; exit 1 when the backends disagree anywhere."""
+    corpus = demo_corpus_path()
+    if not (corpus / "sessions.jsonl").is_file():
+        raise EngineError(f"the demo corpus is not at {corpus}; the demo needs the source "
+                          "checkout (pip install -e . from the repository)")
+    if args.keep:
+        report = demo_report(corpus, Path(args.keep))
+    else:
+        with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
+            report = demo_report(corpus, Path(folder))
+    if args.json:
+        print_json(report)
+    else:
+        print(format_demo(report))
+    return 0 if report["allBackendsAgree"] else 1
+
+
+def demo_report(corpus: Path, folder: Path) -> dict[str, Any]:
+    """Import the corpus under `folder/<backend>`, run every showcase, compare results."""
+    stats: dict[str, Any] = {}
+    for name in DEMO_BACKENDS:
+        outcome = import_into(folder / name, name, [corpus])
+        stats[name] = outcome["stats"]
+    backends = {name: open_backend(folder / name) for name in DEMO_BACKENDS}
+    try:
+        queries = [showcase_result(showcase, backends) for showcase in SHOWCASES]
+    finally:
+        for backend in backends.values():
+            backend.close()
+    return {
+        "corpus": str(corpus),
+        "stats": stats,
+        "queries": queries,
+        "allBackendsAgree": all(query["agree"] for query in queries),
+    }
+
+
+def showcase_result(showcase: Showcase, backends: dict[str, Any]) -> dict[str, Any]:
+    """One showcase: the reference result and which backends returned the same."""
+    results: dict[str, SearchResult] = {
+        name: backend.search(showcase.request) for name, backend in backends.items()
+    }
+    reference = results["reference"]
+    differing = [name for name, result in results.items() if result != reference]
+    request = showcase.request
+    return {
+        "rule": showcase.rule,
+        "query": request.query,
+        "match": request.match,
+        "order": request.order,
+        "agentId": request.agent_id,
+        "result": reference.to_json(),
+        "agree": not differing,
+        "differingBackends": differing,
+    }
+
+
+def format_demo(report: dict[str, Any]) -> str:
+    """The plain-text demo report."""
+    lines = [f"imported the demo corpus {report['corpus']} into: {', '.join(report['stats'])}",
+             "", format_stats(report["stats"]["reference"]), ""]
+    for query in report["queries"]:
+        mode = f" [{query['match']}, {query['order']}]"
+        scope = f" agent={query['agentId']}" if query["agentId"] else " all sessions"
+        lines.append(f"» {query['rule']}")
+        lines.append(f"  query {query['query']!r}{mode}{scope}")
+        hits = query["result"]["hits"]
+        if hits:
+            rows = [[hit["sessionKey"], hit["messageId"], f"{hit['score']:.3g}",
+                     _one_line(hit["snippet"])] for hit in hits]
+            table = format_table(["sessionKey", "messageId", "score", "snippet"], rows)
+            lines.extend("  " + row for row in table.splitlines())
+        else:
+            lines.append("  (no hits)")
+        verdict = ("same result on " + ", ".join(DEMO_BACKENDS) if query["agree"]
+                   else "DIFFERS on " + ", ".join(query["differingBackends"]))
+        lines.append(f"  {verdict}")
+        lines.append("")
+    agreement = ("every backend returned identical results" if report["allBackendsAgree"]
+                 else "the backends disagree (see above)")
+    lines.append(agreement)
+    return "\n".join(lines)
+
+
+def _one_line(text: str, width: int = 60) -> str:
+    """A snippet on one line, cut to `width` characters.
+
+    >>> _one_line("a\\nb" + "c" * 80, width=8)
+    'a bccccc…'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[:width] + "…"
