@@ -35,7 +35,7 @@ from typing import Any
 import engine
 from engine.backends.registry import BACKEND_NAMES, detect_backend, open_backend
 from engine.cli.output import format_table, print_json
-from engine.errors import EngineError, StoreError, UsageError
+from engine.errors import StoreError, UsageError
 from engine.ingest import ImportReport, detect_form, import_sources
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
