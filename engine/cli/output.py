@@ -11,7 +11,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
