@@ -23,9 +23,13 @@ from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import Posting, concatenate, without_deleted
-from engine.index.segment import MemorySegment, Segment
-from engine.index.termdict import index_term
+from engine.index.segment import Segment
+from engine.index.termdict import MAX_TERM_BYTES, index_term
+from engine.index.write_buffer import WriteBuffer
 from engine.model import IndexEntry
+
+#: A term of at most this many code points is under FTS5's 32,768-byte cut (4 bytes each).
+_ALWAYS_SHORT = MAX_TERM_BYTES // 4
 
 
 class InvertedIndex:
@@ -51,7 +55,7 @@ class InvertedIndex:
         generation: int = 0,
     ) -> None:
         self.segments: list[Segment] = list(segments)
-        self.buffer = MemorySegment()
+        self.buffer = WriteBuffer()
         self.deleted: set[int] = set(deleted or ())
         self.next_doc_id = next_doc_id
         self.window_states: dict[str, WindowIndexState] = dict(window_states or {})
@@ -79,7 +83,9 @@ class InvertedIndex:
         """Add one row for `entry` whose analyzed text is `terms`; return the new row."""
         record = DocumentRecord.from_entry(self.next_doc_id, entry, len(terms))
         self.next_doc_id += 1
-        self.buffer.add(record, [index_term(term) for term in terms])
+        if terms and max(map(len, terms)) > _ALWAYS_SHORT:  # rare: a term that may need a cut
+            terms = [index_term(term) for term in terms]
+        self.buffer.add(record, terms)
         self._remember(record)
         return record
 
@@ -123,7 +129,7 @@ class InvertedIndex:
         The caller has already dropped the tombstones the new segments no longer need.
         """
         self.segments = list(segments)
-        self.buffer = MemorySegment()
+        self.buffer = WriteBuffer()
 
     # ----- reading -------------------------------------------------------------------
 

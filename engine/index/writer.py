@@ -25,7 +25,7 @@ no tombstones, then commits it the same way. Sizes come from `engine.config.Engi
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
@@ -74,9 +74,21 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
     postings_location = directory.location(postings_name)
     check_postings_file(postings_data, postings_location)
     documents = {row[0]: _record_of(row) for row in terms_file.documents}
+    return _opened_segment(name, documents, terms_file.terms, postings_data, postings_location)
+
+
+def _opened_segment(
+    name: str,
+    documents: dict[int, DocumentRecord],
+    entries: Iterable[tuple[str, int, int, int]],
+    postings_data: bytes,
+    postings_location: str,
+) -> FrozenSegment:
+    """A segment over its documents, its `(term, frequency, offset, length)` entries and
+    the bytes of its postings file."""
     slots: TermDictionary[PostingsSlot] = TermDictionary(
         (term, PostingsSlot(frequency, offset, length))
-        for term, frequency, offset, length in terms_file.terms
+        for term, frequency, offset, length in entries
     )
 
     def read_postings(slot: PostingsSlot) -> list[Posting]:
@@ -158,26 +170,33 @@ def _write_segment(
     directory: Directory,
     name: str,
     documents: Sequence[DocumentRecord],
-    lists: Sequence[tuple[str, list[Posting]]],
+    lists: Iterable[tuple[str, Sequence[tuple[int, Sequence[int]]]]],
     config: EngineConfig,
 ) -> FrozenSegment:
-    """Write one segment's two files durably and return it opened."""
+    """Write one segment's two files durably and return it opened.
+
+    `lists` is every `(term, [(doc_id, positions), ...])` in term order. The returned
+    segment is built from the bytes just written (not read back and re-checked: they
+    come from the encoder, and the files' CRCs guard them from here on).
+    """
     terms_name, postings_name = segment_file_names(name)
-    postings_data, slots = encode_postings_file(
-        ((term, [(p.doc_id, p.positions) for p in postings]) for term, postings in lists),
-        config.index_block_size,
-    )
+    postings_data, slots = encode_postings_file(lists, config.index_block_size)
     rows = [
         (r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
         for r in documents
     ]
-    entries = [(term, *slots[term]) for term, _postings in lists]
+    entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
     directory.write_atomic(terms_name, encode_terms_file(rows, entries))
-    return load_segment(directory, name)
+    return _opened_segment(
+        name, {record.doc_id: record for record in documents}, entries, postings_data,
+        directory.location(postings_name),
+    )
 
 
-def _live_lists(segments: Sequence[Segment], deleted: set[int]) -> list[tuple[str, list[Posting]]]:
+def _live_lists(
+    segments: Sequence[Segment], deleted: set[int]
+) -> list[tuple[str, list[tuple[int, tuple[int, ...]]]]]:
     """Every term of `segments` with its live postings (terms left with none dropped)."""
     terms: set[str] = set()
     for segment in segments:
@@ -191,7 +210,7 @@ def _live_lists(segments: Sequence[Segment], deleted: set[int]) -> list[tuple[st
             if posting.doc_id not in deleted
         ]
         if postings:
-            lists.append((term, postings))
+            lists.append((term, [(posting.doc_id, posting.positions) for posting in postings]))
     return lists
 
 
@@ -236,7 +255,7 @@ def flush_index(
     live = [record for doc_id, record in buffer.documents.items() if doc_id not in index.deleted]
     new_segments = list(index.segments)
     if live:
-        lists = _live_lists([buffer], index.deleted)
+        lists = buffer.posting_pairs(index.deleted)
         name = _next_segment_name(directory, index)
         new_segments.append(_write_segment(directory, name, live, lists, config))
     index.deleted.difference_update(buffer.documents)
