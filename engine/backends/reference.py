@@ -77,6 +77,7 @@ from engine.transcript.store import (
     SessionDeleted,
     StoreTransaction,
     TranscriptStore,
+    paused_garbage_collection,
 )
 from engine.transcript.tree import scan_tree
 
@@ -186,9 +187,10 @@ class ReferenceBackend:
         return index
 
     def _replay(self) -> None:
-        for generation, change in self.store.changes_since(self.index.generation):
-            self._apply(change)
-            self.index.generation = generation
+        with paused_garbage_collection():
+            for generation, change in self.store.changes_since(self.index.generation):
+                self._apply(change)
+                self.index.generation = generation
 
     def _on_commit(self, generation: int, changes: list[Change]) -> None:
         """The store's commit hook: index the committed changes, flush when due."""
@@ -286,14 +288,15 @@ class ReferenceBackend:
     def reconcile(self) -> int:
         """Rebuild every window needing work, sweep orphans, flush; return the count."""
         self._require_writer("reconcile")
-        work = self.windows_needing_reconcile()
-        for session_id in work:
-            self.rebuild_window(session_id)
-        orphans = self.orphan_session_ids()
-        for session_id in orphans:
-            self.index.delete_window_rows(session_id)
-            self.index.window_states.pop(session_id, None)
-        self.flush()
+        with paused_garbage_collection():
+            work = self.windows_needing_reconcile()
+            for session_id in work:
+                self.rebuild_window(session_id)
+            orphans = self.orphan_session_ids()
+            for session_id in orphans:
+                self.index.delete_window_rows(session_id)
+                self.index.window_states.pop(session_id, None)
+            self.flush()
         return len(work) + len(orphans)
 
     def rebuild_index(self) -> int:
@@ -305,10 +308,11 @@ class ReferenceBackend:
         generation = self.index.generation
         self.index = InvertedIndex(generation=generation)
         windows = [window.session_id for window in self.store.windows()]
-        for session_id in windows:
-            if self.store.event_count(session_id):
-                self.rebuild_window(session_id)
-        self.merge()
+        with paused_garbage_collection():
+            for session_id in windows:
+                if self.store.event_count(session_id):
+                    self.rebuild_window(session_id)
+            self.merge()
         return len(windows)
 
     # ----- reading --------------------------------------------------------------------

@@ -25,6 +25,7 @@ the reference reader decodes whole lists (they are small), so it only checks it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import sub
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -48,12 +49,12 @@ PostingPairs = list[tuple[int, tuple[int, ...]]]
 
 
 def _running_gaps(values: Sequence[int], start: int = 0) -> list[int]:
-    gaps = []
-    previous = start
-    for value in values:
-        gaps.append(value - previous)
-        previous = value
-    return gaps
+    """Each value minus the one before it (the first minus `start`); `values` non-empty.
+
+    >>> _running_gaps([3, 4, 9], 1), _running_gaps((5,))
+    ([2, 1, 5], [5])
+    """
+    return [values[0] - start, *map(sub, values[1:], values)]
 
 
 def _running_sum(gaps: Iterable[int], start: int = 0) -> list[int]:
@@ -79,7 +80,8 @@ def encode_posting_list(postings: Sequence[tuple[int, Sequence[int]]], block_siz
         blocks.append([
             doc_ids[-1],
             _running_gaps(doc_ids, previous_doc),
-            [_running_gaps(list(positions)) for _doc_id, positions in chunk],
+            [[positions[0]] if len(positions) == 1 else _running_gaps(positions)
+             for _doc_id, positions in chunk],
         ])
         previous_doc = doc_ids[-1]
     return blocks

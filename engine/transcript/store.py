@@ -51,6 +51,7 @@ were committed when they opened or last called `refresh()`.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import time
 from array import array
@@ -102,6 +103,25 @@ CHECKPOINT_NAME = f"{SEGMENT_FOLDER}/catalog.ckpt"
 def now_milliseconds() -> float:
     """The current time in epoch milliseconds."""
     return time.time() * 1000.0
+
+
+@contextmanager
+def paused_garbage_collection() -> Iterator[None]:
+    """Suspend CPython's cyclic garbage collector inside the block (restored after).
+
+    A bulk write (a large transaction, an index rebuild) allocates millions of small
+    acyclic objects (records, changes, posting columns) that stay alive; every cycle
+    collection would walk the whole growing heap and free nothing, which measured as a
+    third of an import's time. Reference counting still frees everything as usual;
+    only cyclic garbage made inside the block waits for the next collection after it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # --------------------------------------------------------------------------------------
@@ -638,7 +658,11 @@ class TranscriptStore:
 
     @contextmanager
     def transaction(self) -> Iterator[StoreTransaction]:
-        """An all-or-nothing write transaction (writer only; one at a time)."""
+        """An all-or-nothing write transaction (writer only; one at a time).
+
+        The cyclic garbage collector is paused until the commit and its hooks are done
+        (`paused_garbage_collection`).
+        """
         self._check_open()
         writer = self._writer
         if writer is None:
@@ -647,21 +671,23 @@ class TranscriptStore:
             raise UsageError("a transaction is already open on this store")
         writer.begin()
         transaction = self._transaction = StoreTransaction(self, writer)
-        try:
-            yield transaction
-        except BaseException:
+        with paused_garbage_collection():
+            try:
+                yield transaction
+            except BaseException:
+                transaction.closed = True
+                self._transaction = None
+                writer.abort()
+                raise
             transaction.closed = True
             self._transaction = None
-            writer.abort()
-            raise
-        transaction.closed = True
-        self._transaction = None
-        if self._closed:  # close() inside the block already cut the records back
-            raise StoreError("the store was closed inside the transaction; nothing was committed")
-        if not transaction._operations:
-            writer.abort()
-            return
-        self._commit(writer, transaction)
+            if self._closed:  # close() inside the block already cut the records back
+                raise StoreError(
+                    "the store was closed inside the transaction; nothing was committed")
+            if not transaction._operations:
+                writer.abort()
+                return
+            self._commit(writer, transaction)
 
     def _commit(self, writer: SegmentWriter, transaction: StoreTransaction) -> None:
         generation = self._catalog.generation + 1
