@@ -25,7 +25,8 @@ yet); they are simply never referenced again.
 
 Opening. Without a checkpoint, opening replays every segment, decoding every record
 once: O(total bytes), about 13 µs per record here (300k events: 4.0 s). The *catalog
-checkpoint* makes reopening fast: after each commit that seals a segment, and when a
+checkpoint* makes reopening fast: after each commit that seals a segment or brings the
+records committed since the last checkpoint to `CHECKPOINT_AFTER_RECORDS`, and when a
 writer is closed cleanly, the writer saves the whole catalog (windows, per-window
 position arrays, transaction start positions, and the segment position it covers) to
 `transcripts/catalog.ckpt` with `write_atomic`. On open the checkpoint is used only if
@@ -98,6 +99,10 @@ from engine.transcript.segments import (
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
 CHECKPOINT_NAME = f"{SEGMENT_FOLDER}/catalog.ckpt"
+#: A writer also saves the catalog checkpoint after a commit once this many records were
+#: committed since the last one, so a reader opening next to a long-lived writer (or after
+#: a crash) replays at most about this many records (~0.15 s) instead of the whole log.
+CHECKPOINT_AFTER_RECORDS = 10_000
 
 
 def now_milliseconds() -> float:
@@ -531,6 +536,7 @@ class TranscriptStore:
         self.checkpoint_generation: int | None = None
         self.checkpoint_ignored: str | None = None
         self._saved_generation = 0  # the generation the checkpoint file holds
+        self._records_since_checkpoint = 0  # records committed after it, commits included
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -645,6 +651,7 @@ class TranscriptStore:
             raise StoreError(f"{self.directory.location(CHECKPOINT_NAME)}: saving the catalog "
                              f"checkpoint failed: {error}") from None
         self._saved_generation = checkpoint.transaction_id
+        self._records_since_checkpoint = 0
 
     def _segment_location(self, segment: int) -> str:
         return self.directory.location(segment_name(segment))
@@ -701,8 +708,17 @@ class TranscriptStore:
             CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
             self._segment_location,
         )
+        self._records_since_checkpoint += len(records) + 1
         if writer.sealed is not None and self.config.catalog_checkpoints:
             self._save_checkpoint(writer.sealed)
+        elif (self.config.catalog_checkpoints
+              and self._records_since_checkpoint >= CHECKPOINT_AFTER_RECORDS):
+            cursor = writer.committed_cursor()
+            if cursor is not None:
+                try:
+                    self._save_checkpoint(cursor)
+                except StoreError:
+                    pass  # derived data: the transaction is durable; the next commit retries
         changes = transaction._changes
         if changes is None and self._commit_hooks:  # a hook was added during the transaction
             changes = [change for _, change in self.changes_since(generation - 1)]
