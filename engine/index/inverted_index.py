@@ -22,8 +22,15 @@ from collections.abc import Iterator, Sequence
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
-from engine.index.postings import Posting, concatenate, without_deleted
-from engine.index.segment import Segment
+from engine.index.postings import (
+    Posting,
+    PostingColumns,
+    columns_without_deleted,
+    concatenate,
+    concatenate_columns,
+    without_deleted,
+)
+from engine.index.segment import Segment, segment_posting_columns
 from engine.index.termdict import MAX_TERM_BYTES, index_term
 from engine.index.write_buffer import WriteBuffer
 from engine.model import IndexEntry
@@ -169,6 +176,12 @@ class InvertedIndex:
         lists = [segment.postings(term) for segment in self.all_segments()]
         joined = concatenate(lists)
         return without_deleted(joined, self.deleted) if self.deleted else joined
+
+    def posting_columns(self, term: str) -> PostingColumns:
+        """`postings(term)` as columns (the fast query path; uncached here)."""
+        parts = [segment_posting_columns(segment, term) for segment in self.all_segments()]
+        joined = concatenate_columns(parts)
+        return columns_without_deleted(joined, self.deleted) if self.deleted else joined
 
     def terms_with_prefix(self, prefix: str) -> list[str]:
         """Every term of any segment that starts with `prefix`, sorted, without repeats."""

@@ -48,6 +48,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import total_ordering
+from itertools import compress
 from typing import Any
 
 from engine.analysis.token import Analyzer
@@ -56,6 +57,7 @@ from engine.index.documents import DocumentRecord
 from engine.index.fast_snippet import fast_fts5_snippet
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
+from engine.index.query_columns import QueryColumns, RowColumns, query_columns
 from engine.model import (
     ORDERS,
     SEARCHABLE_ROLES,
@@ -301,6 +303,172 @@ def order_rows(rows: Iterable[RankedRow], order: str, count: int | None = None) 
     return heapq.nsmallest(count, rows, key=key)
 
 
+# ----- the fast path ------------------------------------------------------------------
+#
+# `top_rows` returns exactly `order_rows(rank_rows(...), order, count)` (the clear version
+# above, and its test oracle) while touching per matching row only list columns
+# (`engine.index.query_columns`), never a `DocumentRecord`:
+#
+# * a phrase is `{doc_id: instances}` plus a way to get its instance starts; a one-token
+#   phrase reads them straight from the cached posting columns;
+# * the scope and role filter is one mask lookup per row (`RowColumns.scope_mask`);
+# * bm25 depends on a row only through `(D, f_1, ..., f_k)`, so each distinct tuple is
+#   scored once with `score.bm25` itself (same function, same arguments: same bits);
+# * relevance: any of the first `count` rows has a rank no larger than the `count`-th
+#   smallest rank, so only rows up to that rank become `RankedRow`s and are ordered with
+#   the full `relevance_key`;
+# * recent: the first `count` rows by `(timestamp, doc_id)` descending, then ranked.
+
+
+class _ScoreMemo(dict):
+    """bm25 of a row from its key `(D, f_1, ..., f_k)`, computed once per distinct key."""
+
+    __slots__ = ("average", "idfs")
+
+    def __init__(self, idfs: list[float], average: float) -> None:
+        super().__init__()
+        self.idfs = idfs
+        self.average = average
+
+    def __missing__(self, key: tuple[int, ...]) -> float:
+        value = bm25(list(zip(self.idfs, key[1:])), key[0], self.average)
+        self[key] = value
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseRows:
+    """One phrase over the whole index (fast path): instances per row, and their starts."""
+
+    phrase: Phrase
+    counts: Mapping[int, int]
+    starts: Callable[[int], Sequence[int]]
+
+
+def phrase_rows(columns: QueryColumns, index: InvertedIndex, phrase: Phrase) -> PhraseRows:
+    """`phrase_occurrences` of `engine.index.matching` (the clear version), from columns."""
+    terms = phrase.terms
+    if not terms:
+        return PhraseRows(phrase, {}, lambda doc_id: ())
+    last = len(terms) - 1
+    tokens = [
+        columns.token(index, term, prefix=phrase.prefix and position == last)
+        for position, term in enumerate(terms)
+    ]
+    if len(tokens) == 1:
+        only = tokens[0]
+        return PhraseRows(phrase, dict(zip(only.doc_ids, only.counts)), only.positions_of)
+    rarest = min(tokens, key=len)
+    candidates = set(rarest.doc_ids).intersection(
+        *(token.doc_ids for token in tokens if token is not rarest)
+    )
+    found: dict[int, list[int]] = {}
+    for doc_id in sorted(candidates):
+        later = [set(token.positions_of(doc_id)) for token in tokens[1:]]
+        starts = [
+            start
+            for start in tokens[0].positions_of(doc_id)
+            if all(start + offset in positions for offset, positions in enumerate(later, 1))
+        ]
+        if starts:
+            found[doc_id] = starts
+    return PhraseRows(phrase, {doc_id: len(starts) for doc_id, starts in found.items()},
+                      found.__getitem__)
+
+
+def _recent_first(
+    index: InvertedIndex, rows: RowColumns, doc_ids: list[int], count: int
+) -> list[int]:
+    """The first `count` of `doc_ids` by timestamp DESC (SQLite order), doc id DESC."""
+    if rows.odd_timestamps == 0:
+        timestamps = rows.timestamps
+        return [doc_id for _timestamp, doc_id in
+                heapq.nlargest(count, zip(map(timestamps.__getitem__, doc_ids), doc_ids))]
+    return heapq.nlargest(
+        count, doc_ids,
+        key=lambda doc_id: (sqlite_value_key(index.document(doc_id).timestamp), doc_id),
+    )
+
+
+def top_rows(
+    index: InvertedIndex,
+    plan: QueryPlan,
+    scope: Scope,
+    role: str | None,
+    order: str,
+    count: int,
+    *,
+    cjk_grams: bool = True,
+) -> list[RankedRow]:
+    """The first `count` rows of `order_rows(rank_rows(...), order, count)`, faster."""
+    if plan.matches_nothing or count <= 0:
+        return []
+    columns = query_columns(index)
+    rows = columns.rows
+    phrases = [phrase_rows(columns, index, phrase) for phrase in plan.phrases]
+    narrowed = substring_candidates(index, plan) if cjk_grams and plan.substrings else None
+    candidates: Iterable[int]
+    if phrases:
+        counts = [item.counts for item in phrases]
+        smallest = min(counts, key=len)
+        if len(counts) == 1 and narrowed is None:
+            candidates = smallest.keys()
+        else:
+            candidates = [
+                doc_id for doc_id in smallest
+                if all(doc_id in other for other in counts)
+                and (narrowed is None or doc_id in narrowed)
+            ]
+    elif narrowed is not None:
+        candidates = sorted(narrowed)
+    else:
+        candidates = [record.doc_id for record in index.documents()]
+    mask = rows.scope_mask(scope.session_keys, role)
+    if mask is None:
+        eligible = list(candidates)
+    else:
+        eligible = list(compress(candidates, map(mask.__getitem__, map(rows.groups.__getitem__, candidates))))
+    if plan.substrings:
+        needles = [term.text for term in plan.substrings]
+        eligible = [
+            doc_id for doc_id in eligible
+            if all(substring_matches(index.document(doc_id).text, needle) for needle in needles)
+        ]
+    memo = _ScoreMemo(
+        [inverse_document_frequency(index.document_count, len(item.counts)) for item in phrases],
+        index.average_length,
+    )
+
+    def score_keys(doc_ids: list[int]) -> Iterable[tuple[int, ...]]:
+        return zip(map(rows.lengths.__getitem__, doc_ids),
+                   *(map(item.counts.__getitem__, doc_ids) for item in phrases))
+
+    if order == "recent":
+        chosen = _recent_first(index, rows, eligible, count)
+    elif len(eligible) <= count or not phrases:
+        chosen = eligible
+    else:
+        ranks = list(map(memo.__getitem__, score_keys(eligible)))
+        threshold = heapq.nsmallest(count, ranks)[-1]
+        chosen = [doc_id for doc_id, rank in zip(eligible, ranks) if rank <= threshold]
+    ranks = list(map(memo.__getitem__, score_keys(chosen))) if phrases else [0.0] * len(chosen)
+    by_substring = bool(plan.substrings)
+    ranked = [
+        RankedRow(
+            index.document(doc_id),
+            rank,
+            tuple(
+                (phrase_index, start, len(item.phrase.terms))
+                for phrase_index, item in enumerate(phrases)
+                for start in item.starts(doc_id)
+            ),
+            by_substring=by_substring,
+        )
+        for doc_id, rank in zip(chosen, ranks)
+    ]
+    return order_rows(ranked, order, count)
+
+
 # ----- snippets -----------------------------------------------------------------------
 
 
@@ -358,8 +526,13 @@ def run_kernel(
     analyzer: Analyzer,
     *,
     cjk_grams: bool = True,
+    fast: bool = True,
 ) -> KernelRun:
-    """Steps 1–5 and 7 of the module docstring: the ordered `limit + 1` rows."""
+    """Steps 1–5 and 7 of the module docstring: the ordered `limit + 1` rows.
+
+    `fast=False` runs the clear version (`rank_rows` then `order_rows`), the oracle of
+    the default `top_rows`.
+    """
     check_request(request)
     plan = plan_query(request.query, analyzer, match=request.match)
     limit = clamp_limit(request.limit)
@@ -368,14 +541,21 @@ def run_kernel(
         windows, request,
         lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild,
     )
-    rows = rank_rows(index, plan, scope, request.role)
+
+    def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
+        if fast:
+            return top_rows(index, plan, scope, request.role, request.order, limit + 1,
+                            cjk_grams=use_grams)
+        rows = rank_rows(index, plan, scope, request.role, cjk_grams=use_grams)
+        return order_rows(rows, request.order, limit + 1)
+
+    ordered = ordered_rows(plan, True)
     retried = False
-    if not rows:
+    if not ordered:
         retry = retry_plan(request.query, analyzer, match=request.match)
         if retry is not None:
             plan, retried = retry, True
-            rows = rank_rows(index, plan, scope, request.role, cjk_grams=cjk_grams)
-    ordered = order_rows(rows, request.order, limit + 1)
+            ordered = ordered_rows(plan, cjk_grams)
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
@@ -387,9 +567,10 @@ def search_index(
     *,
     indexing: bool = False,
     cjk_grams: bool = True,
+    fast: bool = True,
 ) -> SearchResult:
     """The kernel result of §5.2 for `request`."""
-    run = run_kernel(index, windows, request, analyzer, cjk_grams=cjk_grams)
+    run = run_kernel(index, windows, request, analyzer, cjk_grams=cjk_grams, fast=fast)
     return result_of_run(run, analyzer, indexing=indexing)
 
 

@@ -7,6 +7,9 @@ segments' lists, drop deleted documents). Must not touch: bytes (that is
 A *document* is one index row (one searchable message), named by its `doc_id`: the
 insertion order of the row in the whole index, like the FTS5 rowid. Ids are never reused.
 
+`PostingColumns` is the same list as three parallel columns, the shape the fast query
+path of `engine.index.kernel` reads (a `list[Posting]` stays the clear version).
+
 Invariants of a posting list (checked by `engine.index.check`): doc ids strictly
 increase; every position list is non-empty and strictly increasing; every position is
 below the document's length in tokens.
@@ -14,8 +17,10 @@ below the document's length in tokens.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +73,83 @@ def without_deleted(postings: Sequence[Posting], deleted: Container[int]) -> lis
     [Posting(doc_id=2, positions=(0,))]
     """
     return [posting for posting in postings if posting.doc_id not in deleted]
+
+
+@dataclass(frozen=True, slots=True)
+class PostingColumns:
+    """A posting list laid out as three parallel columns (the fast query path's shape).
+
+    `doc_ids` increase; `counts[i]` is `len(positions[i])` (the term's frequency in that
+    row, bm25's `f`). Same content as a `list[Posting]`, without one object per row, so
+    a query can zip, map and filter whole columns.
+
+    >>> columns = PostingColumns.of([Posting(1, (0, 3)), Posting(4, (2,))])
+    >>> columns.counts, columns.positions_of(4), columns.positions_of(2)
+    ([2, 1], (2,), ())
+    """
+
+    doc_ids: list[int]
+    counts: list[int]
+    positions: list[tuple[int, ...]]
+
+    @classmethod
+    def of(cls, postings: Sequence[Posting]) -> PostingColumns:
+        """The columns of a posting list."""
+        positions = [tuple(posting.positions) for posting in postings]
+        return cls([posting.doc_id for posting in postings], list(map(len, positions)), positions)
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def positions_of(self, doc_id: int) -> tuple[int, ...]:
+        """The positions in row `doc_id` (empty when the row does not hold the term)."""
+        index = bisect_left(self.doc_ids, doc_id)
+        if index < len(self.doc_ids) and self.doc_ids[index] == doc_id:
+            return self.positions[index]
+        return ()
+
+    def postings(self) -> list[Posting]:
+        """Back to one `Posting` per row (for comparing with the clear version).
+
+        >>> PostingColumns([3], [1], [(5,)]).postings()
+        [Posting(doc_id=3, positions=(5,))]
+        """
+        return [Posting(doc_id, positions) for doc_id, positions in zip(self.doc_ids, self.positions)]
+
+
+EMPTY_COLUMNS = PostingColumns([], [], [])
+
+
+def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
+    """`concatenate` for columns: segments cover increasing, disjoint doc-id ranges.
+
+    >>> concatenate_columns([PostingColumns([1], [1], [(0,)]), EMPTY_COLUMNS,
+    ...                      PostingColumns([4], [2], [(2, 3)])]).doc_ids
+    [1, 4]
+    """
+    filled = [part for part in parts if part.doc_ids]
+    if not filled:
+        return EMPTY_COLUMNS
+    if len(filled) == 1:
+        return filled[0]
+    return PostingColumns(
+        [doc_id for part in filled for doc_id in part.doc_ids],
+        [count for part in filled for count in part.counts],
+        [positions for part in filled for positions in part.positions],
+    )
+
+
+def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) -> PostingColumns:
+    """`without_deleted` for columns (the same object when nothing is deleted).
+
+    >>> columns_without_deleted(PostingColumns([1, 2], [1, 1], [(0,), (4,)]), {1}).doc_ids
+    [2]
+    """
+    keep = [doc_id not in deleted for doc_id in columns.doc_ids]
+    if all(keep):
+        return columns
+    return PostingColumns(
+        list(compress(columns.doc_ids, keep)),
+        list(compress(columns.counts, keep)),
+        list(compress(columns.positions, keep)),
+    )

@@ -8,7 +8,8 @@ manifest or files (`engine.index.writer` decides what is written; `engine.codec`
   posting list grows at its end.
 * `FrozenSegment` is a flushed segment, read from its terms and postings files. Its term
   dictionary maps each term to the byte range of its posting list; a list is decoded the
-  first time a query needs it and then cached. Opening a store therefore decodes the
+  first time a query needs it and then cached (and, for the fast query path, its
+  `PostingColumns` too). Opening a store therefore decodes the
   document table and the term dictionary, never re-tokenizes text, and decodes only the
   posting lists that queries touch.
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.index.documents import DocumentRecord
-from engine.index.postings import Posting, positions_by_term
+from engine.index.postings import Posting, PostingColumns, positions_by_term
 from engine.index.termdict import TermDictionary
 
 
@@ -118,6 +119,7 @@ class FrozenSegment:
         self._slots = slots
         self._read_postings = read_postings
         self._decoded: dict[str, list[Posting]] = {}
+        self._columns: dict[str, PostingColumns] = {}
 
     @property
     def documents(self) -> Mapping[int, DocumentRecord]:
@@ -138,8 +140,31 @@ class FrozenSegment:
         self._decoded[term] = decoded
         return decoded
 
+    def posting_columns(self, term: str) -> PostingColumns:
+        """`postings(term)` as columns, made once per term (the segment never changes)."""
+        cached = self._columns.get(term)
+        if cached is None:
+            cached = PostingColumns.of(self.postings(term))
+            self._columns[term] = cached
+        return cached
+
     def terms_with_prefix(self, prefix: str) -> Iterator[str]:
         return self._slots.with_prefix(prefix)
 
     def terms(self) -> Iterator[str]:
         return self._slots.terms()
+
+
+def segment_posting_columns(segment: Segment, term: str) -> PostingColumns:
+    """A segment's list of `term` as columns: cached by a frozen segment, made afresh
+    from the buffer's postings (which change with every added row).
+
+    >>> buffer = MemorySegment()
+    >>> buffer.add(DocumentRecord(0, "w", "m1", "user", 1.0, "a b a", 3, 0), ["a", "b", "a"])
+    >>> segment_posting_columns(buffer, "a")
+    PostingColumns(doc_ids=[0], counts=[2], positions=[(0, 2)])
+    """
+    cached = getattr(segment, "posting_columns", None)
+    if cached is not None:
+        return cached(term)
+    return PostingColumns.of(segment.postings(term))

@@ -1,0 +1,188 @@
+"""Column views of the live index, kept for the fast query path of `engine.index.kernel`.
+
+Owns: per-row columns indexed by doc id (token count, scope group, timestamp), a scope
+mask over the groups, and a per-term cache of `PostingColumns`, all derived from one
+`InvertedIndex` and refreshed when it changes. Must not touch: the index itself (read
+through its public methods only), files, scoring formulas, orders.
+
+Why (issue 5): the clear kernel fetches a `DocumentRecord` and compares its session id
+and role for every matching row, and re-reads every posting list per query. A common word
+matches most rows, so that is a dict lookup and several attribute reads per row. Here a
+row is a position in three lists:
+
+* `lengths[doc_id]` — bm25's `D`;
+* `groups[doc_id]` — the ordinal of the row's `(session_id, role)`; a request's scope is a
+  `bytearray` over the few thousand groups, so "is this row in scope with this role" is two
+  C-level indexings (`mask[groups[doc_id]]`) for the whole candidate list at once;
+* `timestamps[doc_id]` — the timestamp when it is a plain number (the `recent` order then
+  compares `(timestamp, doc_id)` tuples); rows with another timestamp (NULL, NaN, text)
+  are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
+  general SQLite-order key instead.
+
+When the columns are stale. A cache belongs to one `InvertedIndex` object (a weak key:
+a reloaded index gets a new cache). Its version is `(next_doc_id, document_count,
+total_tokens)`: adding a row raises `next_doc_id`, deleting one lowers `document_count`
+with `next_doc_id` unchanged, so two different live sets of the same index never share a
+version. Row records never change and doc ids are never reused, so on a new version the
+row columns are only extended with the new doc ids; the term cache is dropped (a deletion
+changes posting lists). Flushes and merges keep the live set and the version.
+
+Costs: building the row columns is O(rows) once per opened index (then O(new rows)); a
+query's scope mask is O(groups); the term cache holds the columns of the terms queried
+since the last change.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine.index.inverted_index import InvertedIndex
+from engine.index.postings import EMPTY_COLUMNS, PostingColumns
+from engine.index.termdict import index_term
+
+
+def plain_number(value: object) -> bool:
+    """Whether a timestamp is an int or float that SQLite orders as a number (not NaN).
+
+    >>> [plain_number(value) for value in (1, 2.5, float("nan"), None, "3", True)]
+    [True, True, False, False, False, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not (isinstance(value, float) and math.isnan(value))
+
+
+@dataclass(slots=True)
+class RowColumns:
+    """Per-row columns indexed by doc id, for doc ids below `covered`.
+
+    >>> from engine.model import IndexEntry
+    >>> index = InvertedIndex()
+    >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b", 0), ["a", "b"])
+    >>> _ = index.add_entry(IndexEntry("w2", "m2", "assistant", None, "a", 1), ["a"])
+    >>> rows = RowColumns()
+    >>> rows.extend(index)
+    >>> rows.lengths, rows.groups, rows.odd_timestamps
+    ([2, 1], [0, 1], 1)
+    >>> list(rows.scope_mask({"w2": "global"}, None)), rows.scope_mask({"w1": "", "w2": ""}, None)
+    ([0, 1], None)
+    """
+
+    lengths: list[int] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+    timestamps: list[int | float] = field(default_factory=list)
+    odd_timestamps: int = 0
+    group_ids: dict[tuple[str, str], int] = field(default_factory=dict)
+    group_sessions: list[str] = field(default_factory=list)
+    group_roles: list[str] = field(default_factory=list)
+
+    @property
+    def covered(self) -> int:
+        """Doc ids below this have their columns filled."""
+        return len(self.lengths)
+
+    def extend(self, index: InvertedIndex) -> None:
+        """Fill the columns of doc ids `covered .. index.next_doc_id - 1`.
+
+        Ids of rows already deleted get placeholders: posting lists never name them.
+        """
+        group_ids = self.group_ids
+        for doc_id in range(self.covered, index.next_doc_id):
+            try:
+                record = index.document(doc_id)
+            except KeyError:
+                self.lengths.append(0)
+                self.groups.append(0)
+                self.timestamps.append(0)
+                continue
+            self.lengths.append(record.length)
+            key = (record.session_id, record.role)
+            group = group_ids.get(key)
+            if group is None:
+                group = group_ids[key] = len(self.group_sessions)
+                self.group_sessions.append(record.session_id)
+                self.group_roles.append(record.role)
+            self.groups.append(group)
+            timestamp = record.timestamp
+            if plain_number(timestamp):
+                self.timestamps.append(timestamp)  # type: ignore[arg-type]
+            else:
+                self.timestamps.append(0)
+                self.odd_timestamps += 1
+
+    def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
+        """`mask[group]` = 1 when the group's rows are in scope with `role`; None: all are."""
+        mask = bytearray(
+            session_id in session_keys and (role is None or group_role == role)
+            for session_id, group_role in zip(self.group_sessions, self.group_roles)
+        )
+        return None if all(mask) else mask
+
+
+@dataclass(slots=True)
+class QueryColumns:
+    """The row columns and the term cache of one index at one version."""
+
+    version: tuple[int, int, int] = (-1, -1, -1)
+    rows: RowColumns = field(default_factory=RowColumns)
+    terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
+
+    def token(self, index: InvertedIndex, term: str, *, prefix: bool) -> PostingColumns:
+        """The live postings of one phrase token (every completion merged if `prefix`).
+
+        Equal to `engine.index.matching.token_positions` (the clear version), as columns;
+        the token is cut to FTS5's 32,768 bytes first.
+        """
+        term = index_term(term)
+        key = (term, prefix)
+        cached = self.terms.get(key)
+        if cached is None:
+            cached = self._prefix_columns(index, term) if prefix else index.posting_columns(term)
+            self.terms[key] = cached
+        return cached
+
+    def _prefix_columns(self, index: InvertedIndex, prefix: str) -> PostingColumns:
+        parts = [self.token(index, completion, prefix=False)
+                 for completion in index.terms_with_prefix(prefix)]
+        parts = [part for part in parts if part.doc_ids]
+        if not parts:
+            return EMPTY_COLUMNS
+        if len(parts) == 1:
+            return parts[0]
+        merged: dict[int, list[int]] = {}
+        for part in parts:
+            for doc_id, positions in zip(part.doc_ids, part.positions):
+                found = merged.get(doc_id)
+                if found is None:
+                    merged[doc_id] = list(positions)
+                else:
+                    found.extend(positions)
+        doc_ids = sorted(merged)
+        positions_list = [tuple(sorted(merged[doc_id])) for doc_id in doc_ids]
+        return PostingColumns(doc_ids, list(map(len, positions_list)), positions_list)
+
+
+_CACHES: weakref.WeakKeyDictionary[InvertedIndex, QueryColumns] = weakref.WeakKeyDictionary()
+
+
+def index_version(index: InvertedIndex) -> tuple[int, int, int]:
+    """What changes whenever the live rows of `index` change (module docstring)."""
+    return (index.next_doc_id, index.document_count, index.total_tokens)
+
+
+def query_columns(index: InvertedIndex) -> QueryColumns:
+    """The up-to-date columns of `index` (made on first use, refreshed after a change)."""
+    columns = _CACHES.get(index)
+    if columns is None:
+        columns = _CACHES[index] = QueryColumns()
+    version = index_version(index)
+    if columns.version != version:
+        if index.next_doc_id < columns.rows.covered:  # not an index we have seen grow
+            columns.rows = RowColumns()
+        columns.rows.extend(index)
+        columns.terms.clear()
+        columns.version = version
+    return columns
