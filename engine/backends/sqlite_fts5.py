@@ -512,7 +512,9 @@ class SqliteBackend:
         if request.role is not None and request.role not in SEARCHABLE_ROLES:
             raise QueryError(f"role must be one of: {', '.join(SEARCHABLE_ROLES)} (got {request.role!r})")
         limit = clamp_limit(request.limit)
-        terms = split_terms(query)
+        # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
+        # and so does the unicode61 profile, so the replacement keeps the query's meaning.
+        terms = [storable_text(term) for term in split_terms(query)]
         dirty = self._windows_needing_reconcile()
         scope_sql, scope_parameters = scope_predicate(request)
         filters = _Filters(scope_sql, scope_parameters, dirty, request)
@@ -523,6 +525,8 @@ class SqliteBackend:
             archived = self._count_archived(scope_sql, scope_parameters, request.session_id)
         except sqlite3.Error as error:
             raise StoreError(f"{self.path}: search failed: {error}") from error
+        except UnicodeEncodeError as error:
+            raise QueryError(f"a search parameter is not valid UTF-8 text: {error}") from None
         hits = [hit for hit in (_hit_from_row(row) for row in rows) if hit is not None]
         return SearchResult(
             hits=tuple(hits[:limit]),
