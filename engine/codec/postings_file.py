@@ -66,11 +66,18 @@ def _running_sum(gaps: Iterable[int], start: int = 0) -> list[int]:
     return values
 
 
-def encode_posting_list(postings: Sequence[tuple[int, Sequence[int]]], block_size: int) -> Any:
+def encode_posting_list(
+    postings: Sequence[tuple[int, Sequence[int] | int]], block_size: int
+) -> Any:
     """The msgpack value of one posting list.
+
+    A document's positions may also be given as a bare int, meaning that one position
+    (the index's write buffer keeps single positions that way).
 
     >>> encode_posting_list([(3, [0, 4]), (7, [2]), (9, [1, 2, 3])], block_size=2)
     [[7, [3, 4], [[0, 4], [2]]], [9, [2], [[1, 1, 1]]]]
+    >>> encode_posting_list([(3, 5)], 2) == encode_posting_list([(3, [5])], 2)
+    True
     """
     blocks = []
     previous_doc = 0
@@ -80,7 +87,8 @@ def encode_posting_list(postings: Sequence[tuple[int, Sequence[int]]], block_siz
         blocks.append([
             doc_ids[-1],
             _running_gaps(doc_ids, previous_doc),
-            [[positions[0]] if len(positions) == 1 else _running_gaps(positions)
+            [[positions] if positions.__class__ is int
+             else [positions[0]] if len(positions) == 1 else _running_gaps(positions)
              for _doc_id, positions in chunk],
         ])
         previous_doc = doc_ids[-1]
@@ -117,7 +125,7 @@ def decode_posting_list(value: Any) -> PostingPairs:
 
 
 def encode_postings_file(
-    lists: Iterable[tuple[str, Sequence[tuple[int, Sequence[int]]]]], block_size: int
+    lists: Iterable[tuple[str, Sequence[tuple[int, Sequence[int] | int]]]], block_size: int
 ) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
     """The whole file, and `{term: (document_frequency, offset, length)}` of each record.
 

@@ -11,9 +11,11 @@ What makes this one faster on the write path (issue 5):
 
 * terms live in a plain `dict` (O(1) insert); the sorted term list that prefix lookups
   and flushes need is built when first asked for and kept until a new term arrives;
-* an added row appends an int and a list to two columns per term, instead of making a
-  `Posting` object and inserting into a sorted map; `Posting` objects are made only
-  when a query reads a term's list (and kept until the next `add`).
+* an added row appends its doc id and its positions to two columns per term, instead of
+  making a `Posting` object and inserting into a sorted map; a term that occurs once in
+  the row (about 70% of postings) keeps its position as a bare int, not a list;
+  `Posting` objects are made only when a query reads a term's list (and kept until the
+  next `add`).
 
 Rows are appended in doc-id order (the index hands out increasing ids), so each column
 stays sorted by doc id.
@@ -27,27 +29,42 @@ from collections.abc import Iterator, Mapping, Sequence
 from engine.index.documents import DocumentRecord
 from engine.index.postings import Posting
 
-#: `(doc ids, position lists)` of one term, parallel and in doc-id order.
-PostingColumns = tuple[list[int], list[list[int]]]
+#: One row's positions of one term: a bare int when it occurs once (most terms do; small
+#: ints are shared objects, so the common case allocates nothing), else a list.
+Positions = int | list[int]
+#: `(doc ids, positions)` of one term, parallel and in doc-id order.
+PostingColumns = tuple[list[int], list[Positions]]
 
 
-def group_positions(terms: Sequence[str]) -> dict[str, list[int]]:
-    """The token positions of one row's terms, grouped by term in first-seen order.
+def group_positions(terms: Sequence[str]) -> dict[str, Positions]:
+    """The token positions of one row's terms, grouped by term in first-seen order; a
+    term seen once has its position as a bare int.
 
-    Same result as `engine.index.postings.positions_by_term` (the clear version).
+    Same grouping as `engine.index.postings.positions_by_term` (the clear version).
 
     >>> group_positions(["to", "be", "or", "not", "to", "be"])
-    {'to': [0, 4], 'be': [1, 5], 'or': [2], 'not': [3]}
+    {'to': [0, 4], 'be': [1, 5], 'or': 2, 'not': 3}
     """
-    grouped: dict[str, list[int]] = {}
+    grouped: dict[str, Positions] = {}
     lookup = grouped.get
     for position, term in enumerate(terms):
         positions = lookup(term)
         if positions is None:
-            grouped[term] = [position]
+            grouped[term] = position
+        elif positions.__class__ is int:
+            grouped[term] = [positions, position]  # type: ignore[list-item]
         else:
-            positions.append(position)
+            positions.append(position)  # type: ignore[union-attr]
     return grouped
+
+
+def positions_tuple(positions: Positions) -> tuple[int, ...]:
+    """The positions as a tuple (`Posting.positions`).
+
+    >>> positions_tuple(4), positions_tuple([1, 5])
+    ((4,), (1, 5))
+    """
+    return (positions,) if positions.__class__ is int else tuple(positions)  # type: ignore[arg-type]
 
 
 class WriteBuffer:
@@ -58,8 +75,8 @@ class WriteBuffer:
     ...            ["to", "be", "or", "not", "to", "be"])
     >>> buffer.postings("be"), list(buffer.terms_with_prefix("n"))
     ([Posting(doc_id=0, positions=(1, 5))], ['not'])
-    >>> [(term, pairs) for term, pairs in buffer.posting_pairs()][0]
-    ('be', [(0, [1, 5])])
+    >>> [(term, pairs) for term, pairs in buffer.posting_pairs()][:2]
+    [('be', [(0, [1, 5])]), ('not', [(0, 3)])]
     """
 
     name = "buffer"
@@ -104,7 +121,7 @@ class WriteBuffer:
         if column is None:
             return ()
         postings = [
-            Posting(doc_id, tuple(positions))
+            Posting(doc_id, positions_tuple(positions))
             for doc_id, positions in zip(column[0], column[1], strict=True)
         ]
         self._decoded[term] = postings
@@ -130,9 +147,10 @@ class WriteBuffer:
 
     def posting_pairs(
         self, deleted: frozenset[int] | set[int] = frozenset()
-    ) -> Iterator[tuple[str, list[tuple[int, list[int]]]]]:
+    ) -> Iterator[tuple[str, list[tuple[int, Positions]]]]:
         """Every `(term, [(doc_id, positions), ...])` in term order, rows in `deleted`
-        left out (and terms left with no row dropped)."""
+        left out (and terms left with no row dropped); see `Positions` (what
+        `engine.codec.postings_file.encode_posting_list` takes)."""
         dropped = deleted and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
             doc_ids, positions = self._columns[term]
