@@ -390,6 +390,41 @@ def _recent_first(
     )
 
 
+def _newest_and_ties(rows: RowColumns, doc_ids: list[int], count: int) -> list[int]:
+    """The rows whose timestamp is at least the `count`-th newest (all when some row's
+    timestamp is not a plain number): a superset of the first `count` rows when every
+    rank is equal, since the relevance order then starts with timestamp DESC."""
+    if rows.odd_timestamps:
+        return doc_ids
+    timestamps = rows.timestamps
+    threshold = heapq.nlargest(count, map(timestamps.__getitem__, doc_ids))[-1]
+    return [doc_id for doc_id in doc_ids if timestamps[doc_id] >= threshold]
+
+
+def literal_check(needle: str) -> Callable[[str], bool]:
+    """A test equal to `substring_matches(text, needle)` (SQLite LIKE), for one needle.
+
+    LIKE lowercases ASCII letters only, and letters only to letters; so when the visible
+    needle (before any NUL) holds no ASCII letter, a folded match is a plain match, and
+    the test is a `str.find` over the text before its first NUL, without copying or
+    folding the text. Other needles use `substring_matches` itself.
+
+    >>> [literal_check("会议")(text) for text in ("开会议", "会 议", "a\\x00会议", "会议\\x00")]
+    [True, False, False, True]
+    >>> literal_check("Cat")("a CAT")
+    True
+    """
+    visible = needle.split("\x00", 1)[0]
+    if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
+        return lambda text: substring_matches(text, needle)
+
+    def check(text: str) -> bool:
+        end = text.find("\x00")
+        return text.find(visible, 0, len(text) if end < 0 else end) >= 0
+
+    return check
+
+
 def top_rows(
     index: InvertedIndex,
     plan: QueryPlan,
@@ -414,11 +449,10 @@ def top_rows(
         if len(counts) == 1 and narrowed is None:
             candidates = smallest.keys()
         else:
-            candidates = [
-                doc_id for doc_id in smallest
-                if all(doc_id in other for other in counts)
-                and (narrowed is None or doc_id in narrowed)
-            ]
+            others = [other for other in counts if other is not smallest]
+            if narrowed is not None:
+                others.append(narrowed)
+            candidates = set(smallest).intersection(*others)
     elif narrowed is not None:
         candidates = sorted(narrowed)
     else:
@@ -429,10 +463,10 @@ def top_rows(
     else:
         eligible = list(compress(candidates, map(mask.__getitem__, map(rows.groups.__getitem__, candidates))))
     if plan.substrings:
-        needles = [term.text for term in plan.substrings]
+        checks = [literal_check(term.text) for term in plan.substrings]
         eligible = [
             doc_id for doc_id in eligible
-            if all(substring_matches(index.document(doc_id).text, needle) for needle in needles)
+            if all(check(index.document(doc_id).text) for check in checks)
         ]
     memo = _ScoreMemo(
         [inverse_document_frequency(index.document_count, len(item.counts)) for item in phrases],
@@ -445,8 +479,10 @@ def top_rows(
 
     if order == "recent":
         chosen = _recent_first(index, rows, eligible, count)
-    elif len(eligible) <= count or not phrases:
+    elif len(eligible) <= count:
         chosen = eligible
+    elif not phrases:  # every rank is 0.0: the order starts with timestamp DESC
+        chosen = _newest_and_ties(rows, eligible, count)
     else:
         ranks = list(map(memo.__getitem__, score_keys(eligible)))
         threshold = heapq.nsmallest(count, ranks)[-1]

@@ -35,6 +35,7 @@ since the last change.
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -115,10 +116,11 @@ class RowColumns:
 
     def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
         """`mask[group]` = 1 when the group's rows are in scope with `role`; None: all are."""
-        mask = bytearray(
-            session_id in session_keys and (role is None or group_role == role)
-            for session_id, group_role in zip(self.group_sessions, self.group_roles)
-        )
+        in_scope = map(session_keys.__contains__, self.group_sessions)
+        if role is None:
+            mask = bytearray(in_scope)
+        else:
+            mask = bytearray(map(operator.and_, in_scope, map(role.__eq__, self.group_roles)))
         return None if all(mask) else mask
 
 

@@ -1,0 +1,216 @@
+"""The fast query path of the kernel against its clear version (issue 5).
+
+`kernel.top_rows` must return exactly what `order_rows(rank_rows(...))` returns: the same
+rows in the same order with the same ranks (compared as floats, so bit for bit) and the
+same phrase instances, hence the same hits, scores and snippets. The index here is
+mutated between queries (rows added, windows deleted, flushes, merges) so the column
+caches of `engine.index.query_columns` must notice every change. Timestamps include the
+values SQLite orders specially (NULL, NaN, text, ints) and many ties.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.analysis.profiles import SEARCH_PROFILE
+from engine.config import EngineConfig
+from engine.directory import MemoryDirectory
+from engine.index import kernel
+from engine.index.inverted_index import InvertedIndex
+from engine.index.matching import phrase_occurrences, token_positions
+from engine.index.query_columns import query_columns
+from engine.index.writer import flush_index, merge_index
+from engine.model import IndexEntry, SearchRequest, SessionWindow
+from engine.query.ast import Phrase
+from engine.query.cjk import substring_matches
+
+ANALYZER = SEARCH_PROFILE.analyzer()
+PROFILE = "test-fast-kernel"
+CONFIG = EngineConfig(index_block_size=2)
+WINDOWS = [
+    SessionWindow("w1", "agent:main:main"),
+    SessionWindow("w2", "agent:main:other"),
+    SessionWindow("w3", "agent:work_team:main"),
+    SessionWindow("w4", "global"),
+    SessionWindow("w5", "agent:main:cold", archived=True),
+]
+WORDS = ["the", "saffron", "ballast", "Café", "per-session", "commun", "communication",
+         "会议", "明天会议讨论", "OR", "x.", "the the"]
+TIMESTAMPS = [0, 1, 1.0, 2.5, 3, None, float("nan"), "2026-01-01", "10", -0.0]
+
+#: Common words weigh more, so that most queries match many rows and ranks tie often.
+texts = st.lists(
+    st.sampled_from(WORDS + ["the"] * 4 + ["saffron", "明天会议讨论"] * 2 + ["ballast"]), min_size=1, max_size=8
+).map(" ".join)
+rows = st.tuples(
+    st.sampled_from([window.session_id for window in WINDOWS]),
+    texts,
+    st.sampled_from(TIMESTAMPS),
+    st.sampled_from(["user", "assistant"]),
+)
+numeric_rows = st.tuples(
+    st.sampled_from([window.session_id for window in WINDOWS]),
+    texts,
+    st.sampled_from([0, 1, 1.0, 2.5, 3]),
+    st.sampled_from(["user", "assistant"]),
+)
+requests = st.builds(
+    SearchRequest,
+    query=st.one_of(
+        st.sampled_from(["the", "saffron", "ballast", "the saffron", "comm", "the ballast", "讨论", "天会"]),
+        st.sampled_from(WORDS + ["comm", "讨论", "cafe 会议", "the saffron", '"the the"']),
+        st.lists(st.sampled_from(WORDS + ["comm", "讨论"]), min_size=1, max_size=3).map(" ".join),
+    ),
+    agent_id=st.sampled_from(["main", "work_team", None]),
+    limit=st.sampled_from([None, 1, 2, 2, 3, 30]),
+    session_keys=st.sampled_from([None, (), (), ("agent:main:main", "global")]),
+    session_id=st.sampled_from([None, None, "w1"]),
+    role=st.sampled_from([None, None, "user"]),
+    match=st.sampled_from(["exact", "prefix"]),
+    order=st.sampled_from(["relevance", "recent"]),
+)
+#: Between two queries: add rows, delete a window's rows, flush, or merge.
+changes = st.one_of(
+    st.tuples(st.just("add"), st.lists(rows, min_size=1, max_size=4)),
+    st.tuples(st.just("delete"), st.sampled_from([window.session_id for window in WINDOWS])),
+    st.tuples(st.just("flush"), st.none()),
+    st.tuples(st.just("merge"), st.none()),
+)
+
+
+class Corpus:
+    """An index plus the directory its flushes go to."""
+
+    def __init__(self) -> None:
+        self.index = InvertedIndex()
+        self.directory = MemoryDirectory()
+        self.sequence = 0
+
+    def add(self, row: tuple) -> None:
+        session_id, text, timestamp, role = row
+        self.sequence += 1
+        entry = IndexEntry(session_id, f"m{self.sequence % 4}", role, timestamp, text, self.sequence)
+        self.index.add_entry(entry, ANALYZER.terms(text))
+
+    def apply(self, change: tuple) -> None:
+        kind, argument = change
+        if kind == "add":
+            for row in argument:
+                self.add(row)
+        elif kind == "delete":
+            self.index.delete_window_rows(argument)
+        elif kind == "flush":
+            flush_index(self.directory, self.index, PROFILE, CONFIG)
+        else:
+            merge_index(self.directory, self.index, PROFILE, CONFIG)
+
+
+def run_both(index: InvertedIndex, request: SearchRequest) -> tuple[kernel.KernelRun, kernel.KernelRun]:
+    fast = kernel.run_kernel(index, WINDOWS, request, ANALYZER)
+    clear = kernel.run_kernel(index, WINDOWS, request, ANALYZER, fast=False)
+    return fast, clear
+
+
+def same_rows(fast: kernel.KernelRun, clear: kernel.KernelRun) -> None:
+    assert fast.plan == clear.plan and fast.retried == clear.retried
+    assert [row.record.doc_id for row in fast.rows] == [row.record.doc_id for row in clear.rows]
+    for fast_row, clear_row in zip(fast.rows, clear.rows):
+        assert math.copysign(1.0, fast_row.rank) == math.copysign(1.0, clear_row.rank)
+        assert fast_row.rank == clear_row.rank
+        assert fast_row.phrase_hits == clear_row.phrase_hits
+        assert fast_row.by_substring == clear_row.by_substring
+    assert kernel.result_of_run(fast, ANALYZER, indexing=False) == kernel.result_of_run(
+        clear, ANALYZER, indexing=False
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(rows, min_size=12, max_size=40),
+    st.lists(st.tuples(changes, requests), min_size=1, max_size=5),
+)
+def test_fast_path_equals_clear_version_across_changes(initial, steps):
+    corpus = Corpus()
+    for row in initial:
+        corpus.add(row)
+    for change, request in steps:
+        fast, clear = run_both(corpus.index, request)
+        same_rows(fast, clear)
+        corpus.apply(change)
+        fast, clear = run_both(corpus.index, request)
+        same_rows(fast, clear)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(numeric_rows, min_size=1, max_size=40), st.lists(requests, min_size=1, max_size=3))
+def test_fast_path_with_plain_number_timestamps(initial, request_list):
+    """Only plain numbers: the `(timestamp, doc_id)` shortcut of the recent order runs."""
+    corpus = Corpus()
+    for row in initial:
+        corpus.add(row)
+    assert query_columns(corpus.index).rows.odd_timestamps == 0
+    for request in request_list:
+        same_rows(*run_both(corpus.index, request))
+
+
+def test_many_ties_keep_the_full_order():
+    """Thirty identical rows: every rank ties, timestamps decide, then message ids."""
+    corpus = Corpus()
+    for number in range(30):
+        corpus.add((f"w{1 + number % 4}", "saffron ballast", number % 3, "user"))
+    for order in ("relevance", "recent"):
+        request = SearchRequest(query="saffron", limit=5, session_keys=(), order=order)
+        fast, clear = run_both(corpus.index, request)
+        same_rows(fast, clear)
+        assert len(fast.rows) == 6
+
+
+def test_every_timestamp_kind_in_one_retry():
+    """A substring-only retry (every rank 0.0) over rows with every kind of timestamp:
+    text sorts above numbers and NULL below them, so none may be cut too early."""
+    corpus = Corpus()
+    for number in range(3 * len(TIMESTAMPS)):
+        timestamp = TIMESTAMPS[number % len(TIMESTAMPS)]
+        corpus.add((f"w{1 + number % 4}", "明天会议讨论 the", timestamp, "user"))
+    assert query_columns(corpus.index).rows.odd_timestamps > 0
+    for query in ("讨论", "the"):
+        for order in ("relevance", "recent"):
+            for limit in (1, 2, 5):
+                request = SearchRequest(query=query, limit=limit, session_keys=(), order=order)
+                fast, clear = run_both(corpus.index, request)
+                same_rows(fast, clear)
+                assert len(fast.rows) == limit + 1
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(texts, max_size=12), st.sets(st.integers(0, 11)),
+       st.lists(st.sampled_from(["the", "saffron", "commun", "会议", "per", "session", "x"]),
+                min_size=1, max_size=3),
+       st.booleans())
+def test_phrase_rows_equal_phrase_occurrences(documents, deleted, terms, prefix):
+    corpus = Corpus()
+    for number, text in enumerate(documents):
+        corpus.add((f"w{1 + number % 3}", text, number, "user"))
+    for doc_id in sorted(deleted):
+        if doc_id < len(documents):
+            corpus.index.delete_document(doc_id)
+    columns = query_columns(corpus.index)
+    phrase = Phrase(tuple(terms), prefix)
+    expected = phrase_occurrences(corpus.index, phrase.terms, prefix=prefix)
+    found = kernel.phrase_rows(columns, corpus.index, phrase)
+    assert dict(found.counts) == {doc_id: len(starts) for doc_id, starts in expected.items()}
+    assert {doc_id: list(found.starts(doc_id)) for doc_id in found.counts} == expected
+    token = columns.token(corpus.index, terms[0], prefix=prefix)
+    assert dict(zip(token.doc_ids, map(list, token.positions))) == token_positions(
+        corpus.index, terms[0], prefix=prefix
+    )
+    assert corpus.index.posting_columns(terms[0]).postings() == corpus.index.postings(terms[0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text("ab会议AB\x00 %_", max_size=12), st.text("ab会议AB\x00%_", max_size=4))
+def test_literal_check_equals_substring_matches(text, needle):
+    assert kernel.literal_check(needle)(text) == substring_matches(text, needle)
