@@ -468,6 +468,18 @@ class Unicode61Tokenizer:
         self.separators = separators
         self.categories = categories
         self._compiled = compile_options(self.options)
+        ascii_table = self.options.ascii_token_characters
+        fold_table = self._compiled.fold_table
+        #: ASCII text may be lowered before splitting (the fast `terms`) when unicode61's
+        #: folding of ASCII is exactly `str.lower` and every letter is a token character
+        #: exactly when its lower case is (true unless tokenchars/separators say otherwise).
+        self._ascii_lower_first = all(
+            ascii_table[code_point] == ascii_table[code_point + 32]
+            for code_point in range(ord("A"), ord("Z") + 1)
+        ) and all(
+            fold_table.get(code_point, chr(code_point)) == chr(code_point).lower()
+            for code_point in range(128)
+        )
 
     # -- the clear version ------------------------------------------------------------
 
@@ -509,6 +521,9 @@ class Unicode61Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         """The folded terms of `text`; equal to `[t.text for t in self.tokens(text)]`."""
+        if self._ascii_lower_first and text.isascii() and len(text) <= MAX_TERM_BYTES:
+            # ASCII terms fold by lowering and are never long enough to be cut.
+            return self._compiled.ascii_pattern.findall(text.lower())
         pattern, prepared = self._compiled.prepare(text)
         return self._compiled.fold_all(pattern.findall(prepared))
 

@@ -1,0 +1,34 @@
+"""The ASCII shortcut of `Unicode61Tokenizer.terms` (lower, then split) equals the clear
+`tokens`, for the options that allow it and for those that must not use it."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.analysis.unicode61 import Unicode61Tokenizer
+
+OPTIONS = [
+    {}, {"remove_diacritics": 0}, {"remove_diacritics": 2}, {"tokenchars": "'-_"},
+    {"separators": "Xe"}, {"tokenchars": "q"}, {"separators": "a"}, {"categories": "L* N*"},
+    {"categories": "Lu"},
+]
+ASCII_TEXT = st.text(alphabet=string.printable + "\x00\x7f", max_size=60)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+@settings(max_examples=80, deadline=None)
+@given(text=ASCII_TEXT)
+def test_ascii_terms_equal_the_clear_tokens(options: dict[str, object], text: str) -> None:
+    tokenizer = Unicode61Tokenizer(**options)  # type: ignore[arg-type]
+    assert tokenizer.terms(text) == [token.text for token in tokenizer.tokens(text)]
+
+
+def test_the_shortcut_is_off_when_case_pairs_split_differently() -> None:
+    assert Unicode61Tokenizer()._ascii_lower_first is True
+    assert Unicode61Tokenizer(separators="X")._ascii_lower_first is False
+    assert Unicode61Tokenizer(categories="Lu")._ascii_lower_first is False
+    assert Unicode61Tokenizer(separators="X").terms("aXb AxB") == ["a", "b", "axb"]
