@@ -18,6 +18,8 @@ Rules for an entry:
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,36 +57,83 @@ def _has_lone_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(character) <= 0xDFFF for character in text)
 
 
-def _lone_surrogate_reproducer() -> DivergenceCase:
+def _cjk_term_with_lone_surrogate(case: DivergenceCase) -> bool:
+    """A query term holds both a lone surrogate and a Han/Kana/Hangul character."""
+    return any(
+        _has_lone_surrogate(term) and re.search("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", term)
+        for term in case.request.query.split()
+    )
+
+
+def single_message_case(text: str, query: str) -> DivergenceCase:
+    """One window `w` of `agent:main:main` holding one user message `m1`; one request."""
     from engine.model import SessionWindow
     from tests.parity.strategies import AppendEvent, PutWindow, corpus_of
 
     corpus = corpus_of([[
         PutWindow(SessionWindow("w", "agent:main:main")),
         AppendEvent("w", {"type": "message", "id": "m1", "parentId": None, "timestamp": 1,
-                          "message": {"role": "user", "content": "saffron \ud800 x"}}, 1.0),
+                          "message": {"role": "user", "content": text}}, 1.0),
     ]])
-    return DivergenceCase(corpus, SearchRequest("saffron\ud800x", agent_id="main"), reconciled=False)
+    return DivergenceCase(corpus, SearchRequest(query, agent_id="main"), reconciled=False)
+
+
+def _folded(text: str) -> str:
+    """Case- and diacritic-folded text, to guess (generously) whether a query can hit it."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def _may_hit_text_with_nul(case: DivergenceCase) -> bool:
+    """Some message text holds a NUL and contains every word of the query (folded)."""
+    words = [_folded(word) for word in re.findall(r"\w+", case.request.query)]
+    if not words:
+        return False
+    return any(
+        "\x00" in text and all(word in _folded(text) for word in words)
+        for text in case.corpus.texts
+    )
 
 
 KNOWN_DIVERGENCES: tuple[Divergence, ...] = (
     Divergence(
-        id="sqlite-query-lone-surrogate",
+        id="cjk-needle-with-lone-surrogate",
         description=(
-            "A query holding a lone surrogate (U+D800-U+DFFF) makes SqliteBackend.search raise "
-            "UnicodeEncodeError (a traceback) when it binds the MATCH / LIKE parameters; the "
-            "reference answers (here: the phrase `saffron x`, one hit)."
+            "The CJK substring retry with a query term holding a lone surrogate: for the text "
+            "'会议\\ud800讨论' and the query '议\\ud800讨', the SQLite backend finds the message "
+            "(its LIKE parameter binds the surrogate as U+FFFD, like the stored text), the "
+            "reference finds nothing."
         ),
         reason=(
-            "Engine bug in engine/backends/sqlite_fts5.py (not a parity-test file): the query "
-            "text should reach SQLite as UTF-8 the way upstream's JavaScript strings do, lone "
-            "surrogates becoming U+FFFD (`storable_text` already does this for message text). "
-            "The reference's CJK substring needles should make the same replacement, since "
-            "the stored text holds U+FFFD. Owner: SQLite backend / query policy."
+            "Engine difference in the reference kernel (engine/query/cjk.py substring needles "
+            "or engine/index/kernel.py, not parity-test files): the stored row text holds U+FFFD "
+            "where the message had a lone surrogate, but the needle keeps the surrogate, so "
+            "`substring_matches` never sees it. Upstream binds a JavaScript string as UTF-8 "
+            "(U+FFFD), so the SQLite backend is right; the needles should get the same "
+            "replacement."
         ),
-        applies_to=frozenset({BACKEND_DIFFERENTIAL}),
-        recognises=lambda case: _has_lone_surrogate(case.request.query),
-        reproducer=_lone_surrogate_reproducer(),
+        applies_to=frozenset({BACKEND_DIFFERENTIAL, UPSTREAM_SQL}),
+        recognises=_cjk_term_with_lone_surrogate,
+        reproducer=single_message_case("会议\ud800讨论", "议\ud800讨"),
+    ),
+    Divergence(
+        id="snippet-text-with-nul",
+        description=(
+            "An excerpt of a message whose text holds a NUL (U+0000): SQLite's snippet() "
+            "returns 'a c' for the text 'a \\x00 b c' and the query 'c'; the reference returns "
+            "'a \\x00 b c'."
+        ),
+        reason=(
+            "SQLite quirk the reference does not emulate (engine/results/snippet.py and "
+            "engine/index/fast_snippet.py, not parity-test files): FTS5's highlight code "
+            "appends the excerpt in pieces with sqlite3_mprintf('%.*s'), which stops at a NUL, "
+            "so each piece (the text up to a phrase hit, the hit, the text after it up to the "
+            "window end) is cut at its first NUL. Upstream shows the same cut text; the "
+            "reference should cut each piece the same way."
+        ),
+        applies_to=frozenset({BACKEND_DIFFERENTIAL, UPSTREAM_SQL}),
+        recognises=_may_hit_text_with_nul,
+        reproducer=single_message_case("a \x00 b c", "c"),
     ),
 )
 

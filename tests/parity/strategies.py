@@ -36,14 +36,29 @@ Everything is drawn by hypothesis, so failures shrink; the tests pin the seed
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from engine.model import SearchRequest, SessionWindow
+
+#: Examples per parity run; raise it locally for a deeper search (PARITY_EXAMPLES=2000).
+PARITY_EXAMPLES = int(os.environ.get("PARITY_EXAMPLES", "60"))
+
+#: Pinned seed, no example database, modest counts: the same examples on every run.
+PARITY_SETTINGS = settings(
+    max_examples=PARITY_EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+)
 
 # ---- the corpus value -------------------------------------------------------------------
 
@@ -224,9 +239,9 @@ def message_texts(draw: st.DrawFn) -> str:
 @st.composite
 def message_payload(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
     """A `message` object (role + content) and the texts it carries (for query drawing)."""
-    role = draw(st.sampled_from(("user", "assistant", "user", "assistant", "toolResult", "system")))
+    role = draw(st.sampled_from(("user", "assistant") * 4 + ("toolResult", "system")))
     text = draw(message_texts())
-    shape = draw(st.sampled_from(("string", "string", "string", "blocks", "text_field", "blank")))
+    shape = draw(st.sampled_from(("string",) * 6 + ("blocks",) * 2 + ("text_field", "blank")))
     if shape == "string":
         return {"role": role, "content": text}, [text]
     if shape == "text_field":
@@ -268,14 +283,12 @@ def window_events(
     entries: list[str] = []  # raw ids of tree entries, in order
     messages: list[str] = []
     leaf: str | None = None
-    counter = 0
     prefix = id_prefix if id_prefix is not None else draw(st.sampled_from(ID_PREFIXES))
     if draw(st.integers(0, 3)) == 0:
         events.append({"type": "session", "version": 3, "id": f"uuid-{session_id}",
                        "timestamp": "2026-11-30T07:00:00Z", "cwd": "/work"})
-    for _ in range(draw(st.integers(0, 9))):
+    for counter in range(1, draw(st.integers(1, 10)) + 1):
         kind = draw(st.sampled_from(("message",) * 8 + ("side", "leaf", "reset", "compaction", "other", "branch")))
-        counter += 1
         if kind in ("message", "side", "branch"):
             entry_id = f"{prefix}{counter}"
             payload, payload_texts = draw(message_payload())
@@ -471,11 +484,18 @@ def _corpus_tokens(corpus: Corpus) -> list[str]:
 @st.composite
 def queries(draw: st.DrawFn, corpus: Corpus) -> str:
     """1–3 terms joined by JavaScript whitespace, sometimes padded; rarely blank (an error)."""
-    shape = draw(st.sampled_from(("one",) * 12 + ("two",) * 6 + ("three",) * 2 + ("blank",)))
+    shape = draw(st.sampled_from(
+        ("one",) * 12 + ("together",) * 6 + ("two",) * 3 + ("three",) * 2 + ("blank",)))
     if shape == "blank":
         return draw(st.sampled_from(("   ", "\u3000", "\t\n")))
-    count = {"one": 1, "two": 2, "three": 3}[shape]
-    terms = draw(st.lists(query_terms(corpus), min_size=count, max_size=count))
+    if shape == "together":
+        # Two or three words of the same message, so that the AND can be satisfied.
+        text = draw(st.sampled_from(list(corpus.texts) or [" ".join(ASCII_WORDS)]))
+        words = re.findall(r"\w+", text) or ASCII_WORDS
+        terms = draw(st.lists(st.sampled_from(words), min_size=2, max_size=3))
+    else:
+        count = {"one": 1, "two": 2, "three": 3}[shape]
+        terms = draw(st.lists(query_terms(corpus), min_size=count, max_size=count))
     pieces = [terms[0]]
     for term in terms[1:]:
         pieces.append(draw(st.sampled_from(QUERY_SEPARATORS)))
@@ -492,7 +512,7 @@ def requests(draw: st.DrawFn, corpus: Corpus) -> SearchRequest:
     match mode and a limit of 1..30 (the policy clamps it to 25)."""
     agents = list(corpus.agent_ids) or ["main"]
     keys = list(corpus.session_keys) or ["agent:main:main"]
-    scope = draw(st.sampled_from(("agent",) * 4 + ("all",) * 3 + ("keys",) * 3 + ("none", "odd")))
+    scope = draw(st.sampled_from(("agent",) * 4 + ("all",) * 4 + ("keys",) * 3 + ("none", "odd")))
     session_keys: tuple[str, ...] | None = None
     agent_id: str | None = draw(st.sampled_from(agents))
     if scope == "all":
@@ -514,7 +534,7 @@ def requests(draw: st.DrawFn, corpus: Corpus) -> SearchRequest:
         limit=draw(st.one_of(st.none(), st.integers(1, 30), st.sampled_from((1, 2, 3)))),
         session_keys=session_keys,
         session_id=session_id,
-        role=draw(st.sampled_from((None, None, None, "user", "assistant"))),
+        role=draw(st.sampled_from((None,) * 4 + ("user", "assistant"))),
         match=draw(st.sampled_from(("exact", "prefix"))),
         order=draw(st.sampled_from(("relevance", "relevance", "recent"))),
     )

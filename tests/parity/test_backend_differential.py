@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engine.backends.reference import ReferenceBackend
@@ -42,6 +42,7 @@ from tests.parity.known_divergences import (
     recognised,
 )
 from tests.parity.strategies import (
+    PARITY_SETTINGS,
     AppendEvent,
     Corpus,
     PutWindow,
@@ -55,14 +56,6 @@ from tests.parity.strategies import (
 SCORE_RELATIVE_TOLERANCE = 1e-9
 SCRATCH_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
-PARITY_SETTINGS = settings(
-    max_examples=60,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
-)
 
 
 @contextmanager
@@ -163,7 +156,7 @@ def check_corpus(corpus: Corpus, request_list: list[SearchRequest], late: list[t
         compare_requests(reference, sqlite, corpus, request_list, reconciled=True, fired=fired)
         if late:
             extra = corpus_of(late)
-            grown = Corpus(corpus.transactions + extra.transactions, corpus.texts,
+            grown = Corpus(corpus.transactions + extra.transactions, corpus.texts + extra.texts,
                            corpus.session_keys, corpus.session_ids, corpus.agent_ids)
             load_corpus(reference, extra)
             load_corpus(sqlite, extra)
@@ -217,22 +210,44 @@ def test_every_known_divergence_still_reproduces() -> None:
 # ---- regression tests (shrunk failures kept by name) ----------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="engine bug: known divergence 'sqlite-query-lone-surrogate'")
 def test_query_with_a_lone_surrogate_gives_the_same_answer_on_both_backends() -> None:
-    """Shrunk from the random run: message 'saffron \\ud800 x', query 'saffron\\ud800x'.
+    """Shrunk from the random run (the SQLite backend raised UnicodeEncodeError; fixed in
+    d9ea26e): message 'saffron \\ud800 x', query 'saffron\\ud800x'. Upstream hands SQLite the
+    query as UTF-8 (the surrogate becomes U+FFFD, a separator): the phrase `saffron x` hits."""
+    corpus = corpus_of([[
+        PutWindow(SessionWindow("w", "agent:main:main")),
+        AppendEvent("w", message_event("m1", None, "user", "saffron \ud800 x", 1), 1.0),
+    ]])
+    request = SearchRequest("saffron\ud800x", agent_id="main")
+    with both_backends() as (reference, sqlite):
+        load_corpus(reference, corpus)
+        load_corpus(sqlite, corpus)
+        expected = reference.search(request)
+        assert [hit.message_id for hit in expected.hits] == ["m1"]
+        assert result_differences(sqlite.search(request), expected) == []
 
-    Upstream hands SQLite the query as UTF-8 (the surrogate becomes U+FFFD, a separator), so
-    the phrase is `saffron x` and the message is a hit. The reference answers that; the
-    SQLite backend raises UnicodeEncodeError."""
+
+@pytest.mark.xfail(strict=True, reason="engine: known divergence 'cjk-needle-with-lone-surrogate'")
+def test_cjk_substring_with_a_lone_surrogate_finds_the_message_on_both_backends() -> None:
+    """Reproducer of 'cjk-needle-with-lone-surrogate': text '会议\\ud800讨论', query '议\\ud800讨'."""
     case = next(entry.reproducer for entry in KNOWN_DIVERGENCES
-                if entry.id == "sqlite-query-lone-surrogate")
+                if entry.id == "cjk-needle-with-lone-surrogate")
     with both_backends() as (reference, sqlite):
         load_corpus(reference, case.corpus)
         load_corpus(sqlite, case.corpus)
-        expected = reference.search(case.request)
-        assert [hit.message_id for hit in expected.hits] == ["m1"]
-        assert result_differences(sqlite.search(case.request), expected) == []
+        assert [hit.message_id for hit in sqlite.search(case.request).hits] == ["m1"]
+        assert [hit.message_id for hit in reference.search(case.request).hits] == ["m1"]
+
+
+@pytest.mark.xfail(strict=True, reason="engine: known divergence 'snippet-text-with-nul'")
+def test_excerpt_of_a_text_with_nul_matches_sqlite() -> None:
+    """Reproducer of 'snippet-text-with-nul': text 'a \\x00 b c', query 'c' -> SQLite 'a c'."""
+    case = next(entry.reproducer for entry in KNOWN_DIVERGENCES if entry.id == "snippet-text-with-nul")
+    with both_backends() as (reference, sqlite):
+        load_corpus(reference, case.corpus)
+        load_corpus(sqlite, case.corpus)
+        assert sqlite.search(case.request).hits[0].snippet == "a c"
+        assert reference.search(case.request).hits[0].snippet == "a c"
 
 
 def message_event(message_id: str, parent: str | None, role: str, text: str, timestamp: Any) -> dict:
@@ -262,7 +277,7 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
     ]
     fired: set[str] = set()
     check_corpus(corpus, request_list, [], fired)
-    with both_backends() as (reference, sqlite):
+    with both_backends() as (reference, _):
         load_corpus(reference, corpus)
         result = reference.search(request_list[0])
         assert (result.indexing, result.archived_transcripts_excluded) == (True, 1)
