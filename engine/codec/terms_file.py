@@ -88,9 +88,10 @@ def _decode_rows(rows: Any) -> list[DocumentRow]:
         if not (isinstance(row, list) and len(row) == 8):
             raise DecodeError("document row is not an 8-element array")
         gap, session_id, message_id, role, timestamp, length, seq, text = row
-        if not all(isinstance(field, str) for field in (session_id, message_id, role, text)):
+        if not (isinstance(session_id, str) and isinstance(message_id, str)
+                and isinstance(role, str) and isinstance(text, str)):
             raise DecodeError("document row has a non-string id, role or text")
-        if not all(isinstance(field, int) for field in (gap, length, seq)):
+        if not (isinstance(gap, int) and isinstance(length, int) and isinstance(seq, int)):
             raise DecodeError("document row has a non-integer gap, length or seq")
         if decoded and gap <= 0:
             raise DecodeError(f"document ids do not increase after {doc_id}")

@@ -91,27 +91,31 @@ class RowColumns:
         Ids of rows already deleted get placeholders: posting lists never name them.
         """
         group_ids = self.group_ids
+        lengths, groups, timestamps = self.lengths, self.groups, self.timestamps
+        document = index.document
         for doc_id in range(self.covered, index.next_doc_id):
             try:
-                record = index.document(doc_id)
+                record = document(doc_id)
             except KeyError:
-                self.lengths.append(0)
-                self.groups.append(0)
-                self.timestamps.append(0)
+                lengths.append(0)
+                groups.append(0)
+                timestamps.append(0)
                 continue
-            self.lengths.append(record.length)
+            lengths.append(record.length)
             key = (record.session_id, record.role)
             group = group_ids.get(key)
             if group is None:
                 group = group_ids[key] = len(self.group_sessions)
                 self.group_sessions.append(record.session_id)
                 self.group_roles.append(record.role)
-            self.groups.append(group)
+            groups.append(group)
             timestamp = record.timestamp
-            if plain_number(timestamp):
-                self.timestamps.append(timestamp)  # type: ignore[arg-type]
+            # `plain_number`, inlined (an int or float subclass counts as odd: the
+            # general order then handles it, which is always right).
+            if type(timestamp) is int or (type(timestamp) is float and not math.isnan(timestamp)):
+                timestamps.append(timestamp)
             else:
-                self.timestamps.append(0)
+                timestamps.append(0)
                 self.odd_timestamps += 1
 
     def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
