@@ -39,6 +39,20 @@ from engine.model import IndexEntry
 _ALWAYS_SHORT = MAX_TERM_BYTES // 4
 
 
+def _encodable(text: str) -> bool:
+    """Whether `text` has no lone surrogate (one C pass; `documents.fts_text` is the clear
+    rule a row's text follows).
+
+    >>> _encodable("déjà vu"), _encodable("a\\ud800b")
+    (True, False)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class InvertedIndex:
     """Segments in doc-id order, then the buffer; plus tombstones and window states.
 
@@ -88,7 +102,12 @@ class InvertedIndex:
 
     def add_entry(self, entry: IndexEntry, terms: Sequence[str]) -> DocumentRecord:
         """Add one row for `entry` whose analyzed text is `terms`; return the new row."""
-        record = DocumentRecord.from_entry(self.next_doc_id, entry, len(terms))
+        text = entry.text
+        if text.isascii() or _encodable(text):  # no lone surrogate: `fts_text` is a no-op
+            record = DocumentRecord(self.next_doc_id, entry.session_id, entry.message_id,
+                                    entry.role, entry.timestamp, text, len(terms), entry.seq)
+        else:
+            record = DocumentRecord.from_entry(self.next_doc_id, entry, len(terms))
         self.next_doc_id += 1
         if terms and max(map(len, terms)) > _ALWAYS_SHORT:  # rare: a term that may need a cut
             terms = [index_term(term) for term in terms]
