@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -160,6 +161,8 @@ def _texts_of(event: dict[str, Any]) -> list[str]:
 
 # ---- vocabulary -------------------------------------------------------------------------
 
+#: Words drawn often, so that many messages share them (ties, truncation, bm25 idf < 0).
+COMMON_WORDS = ("saffron", "the", "deploy", "会议", "Café", "saffron.", "THE:")
 ASCII_WORDS = (
     "saffron", "ballast", "deploy", "deployment", "communication", "commun", "session",
     "per", "the", "a", "x", "y", "ab", "abc", "OR", "or", "NOT", "NEAR", "and", "fix",
@@ -196,7 +199,11 @@ ISO_POOL = ("2026-11-30T07:44:48Z", "2026-11-30T07:44:48.500+01:00", "2026-11-30
 
 
 def _word_pools() -> st.SearchStrategy[str]:
+    common = st.sampled_from(COMMON_WORDS)
     return st.one_of(
+        common,
+        common,
+        common,
         st.sampled_from(ASCII_WORDS),
         st.sampled_from(ASCII_WORDS),
         st.sampled_from(GLUED_WORDS),
@@ -222,6 +229,9 @@ def message_texts(draw: st.DrawFn) -> str:
         words = [vocabulary[draw(st.integers(0, len(vocabulary) - 1))] for _ in range(count)]
     else:
         words = draw(st.lists(_word_pools(), min_size=count, max_size=count))
+        if draw(st.sampled_from((False, True, True))):
+            # Many short messages share a common word: several rows per query, ties, cuts.
+            words.insert(draw(st.integers(0, len(words))), draw(st.sampled_from(COMMON_WORDS)))
     pieces = []
     for index, word in enumerate(words):
         if index:
@@ -287,7 +297,7 @@ def window_events(
     if draw(st.integers(0, 3)) == 0:
         events.append({"type": "session", "version": 3, "id": f"uuid-{session_id}",
                        "timestamp": "2026-11-30T07:00:00Z", "cwd": "/work"})
-    for counter in range(1, draw(st.integers(1, 10)) + 1):
+    for counter in range(1, draw(st.integers(2, 10)) + 1):
         kind = draw(st.sampled_from(("message",) * 8 + ("side", "leaf", "reset", "compaction", "other", "branch")))
         if kind in ("message", "side", "branch"):
             entry_id = f"{prefix}{counter}"
@@ -459,6 +469,8 @@ def query_terms(corpus: Corpus) -> st.SearchStrategy[str]:
     corpus_word = st.sampled_from(words)
     corpus_token = st.sampled_from(tokens)
     return st.one_of(
+        st.sampled_from(COMMON_WORDS),                                         # shared by many rows
+        st.sampled_from(COMMON_WORDS),
         corpus_token,                                                          # clean corpus words
         corpus_word,                                                           # words as written
         corpus_token,
@@ -466,6 +478,7 @@ def query_terms(corpus: Corpus) -> st.SearchStrategy[str]:
         corpus_word.flatmap(lambda word: cut(word, 1, 6)),                     # pieces of words
         st.sampled_from(texts).flatmap(lambda text: cut(text, 2, 12)),        # spans with punctuation
         st.sampled_from(runs).flatmap(lambda run: cut(run, 1, 4)),             # CJK substrings
+        st.sampled_from(runs).flatmap(lambda run: cut(run, 1, 4)),
         st.sampled_from(SHORT_TERMS),                                          # 1-3 characters
         st.sampled_from(INNER_PUNCTUATION_TERMS),
         st.sampled_from(PUNCTUATION_TERMS),
@@ -485,7 +498,7 @@ def _corpus_tokens(corpus: Corpus) -> list[str]:
 def queries(draw: st.DrawFn, corpus: Corpus) -> str:
     """1–3 terms joined by JavaScript whitespace, sometimes padded; rarely blank (an error)."""
     shape = draw(st.sampled_from(
-        ("one",) * 12 + ("together",) * 6 + ("two",) * 3 + ("three",) * 2 + ("blank",)))
+        ("one",) * 12 + ("together",) * 6 + ("two",) * 3 + ("three",) * 2 + ("blank",) * 2))
     if shape == "blank":
         return draw(st.sampled_from(("   ", "\u3000", "\t\n")))
     if shape == "together":
@@ -531,7 +544,8 @@ def requests(draw: st.DrawFn, corpus: Corpus) -> SearchRequest:
     return SearchRequest(
         query=draw(queries(corpus)),
         agent_id=agent_id,
-        limit=draw(st.one_of(st.none(), st.integers(1, 30), st.sampled_from((1, 2, 3)))),
+        limit=draw(st.one_of(st.none(), st.integers(1, 30), st.sampled_from((1, 2, 3)),
+                             st.sampled_from((1, 2)))),
         session_keys=session_keys,
         session_id=session_id,
         role=draw(st.sampled_from((None,) * 4 + ("user", "assistant"))),
@@ -545,3 +559,33 @@ def corpus_and_requests(draw: st.DrawFn, max_requests: int = 8) -> tuple[Corpus,
     """A corpus and several requests drawn against it."""
     corpus = draw(corpora())
     return corpus, draw(st.lists(requests(corpus), min_size=1, max_size=max_requests))
+
+
+# ---- what a run exercised ----------------------------------------------------------------
+
+#: Outcome kinds every default parity run must have compared at least once, so that a
+#: change to the strategies cannot quietly make the differential tests vacuous.
+REQUIRED_COVERAGE = (
+    "hits", "several windows", "truncated", "excerpt cut", "substring retry",
+    "archived excluded", "rejected",
+)
+
+
+def tally_outcome(tally: Counter[str], outcome: Any, *, prefix: str = "") -> None:
+    """Count what one compared outcome (a `SearchResult` or an error tuple) exercised."""
+    tally[prefix + "compared"] += 1
+    if not hasattr(outcome, "hits"):
+        tally[prefix + "rejected"] += 1
+        return
+    kinds = {
+        "hits": bool(outcome.hits),
+        "several windows": len({hit.session_id for hit in outcome.hits}) > 1,
+        "truncated": outcome.truncated,
+        "indexing": outcome.indexing,
+        "archived excluded": outcome.archived_transcripts_excluded > 0,
+        "excerpt cut": any(" … " in hit.snippet for hit in outcome.hits),
+        "substring retry": any(hit.score == 0.0 for hit in outcome.hits),
+    }
+    for kind, present in kinds.items():
+        if present:
+            tally[prefix + kind] += 1

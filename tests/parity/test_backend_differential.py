@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +44,7 @@ from tests.parity.known_divergences import (
 )
 from tests.parity.strategies import (
     PARITY_SETTINGS,
+    REQUIRED_COVERAGE,
     AppendEvent,
     Corpus,
     PutWindow,
@@ -50,6 +52,7 @@ from tests.parity.strategies import (
     corpus_of,
     load_corpus,
     requests,
+    tally_outcome,
     window_events,
 )
 
@@ -115,16 +118,21 @@ def compare_requests(
     request_list: list[SearchRequest],
     *,
     reconciled: bool,
-    fired: set[str],
+    tally: Counter[str],
 ) -> None:
-    """Every request on both backends: identical outcomes unless a known divergence applies."""
+    """Every request on both backends: identical outcomes unless a known divergence applies.
+
+    `tally` counts what was compared and, as `divergence:<id>`, the known divergences that
+    fired."""
     for request in request_list:
         entries = recognised(BACKEND_DIFFERENTIAL, DivergenceCase(corpus, request, reconciled))
         if entries:
-            fired.update(entry.id for entry in entries)
+            tally.update("divergence:" + entry.id for entry in entries)
             continue
-        problems = result_differences(outcome(sqlite, request), outcome(reference, request))
+        expected = outcome(sqlite, request)
+        problems = result_differences(expected, outcome(reference, request))
         assert problems == [], f"{request!r} (reconciled={reconciled}):\n" + "\n".join(problems)
+        tally_outcome(tally, expected)
 
 
 @st.composite
@@ -146,23 +154,23 @@ def follow_up_appends(draw: st.DrawFn, corpus: Corpus) -> list[tuple[AppendEvent
 
 
 def check_corpus(corpus: Corpus, request_list: list[SearchRequest], late: list[tuple[AppendEvent, ...]],
-                 fired: set[str]) -> None:
+                 tally: Counter[str]) -> None:
     """Load, compare, reconcile, compare, append more, compare, reconcile, compare."""
     with both_backends() as (reference, sqlite):
         load_corpus(reference, corpus)
         load_corpus(sqlite, corpus)
-        compare_requests(reference, sqlite, corpus, request_list, reconciled=False, fired=fired)
+        compare_requests(reference, sqlite, corpus, request_list, reconciled=False, tally=tally)
         assert reference.reconcile() == sqlite.reconcile()
-        compare_requests(reference, sqlite, corpus, request_list, reconciled=True, fired=fired)
+        compare_requests(reference, sqlite, corpus, request_list, reconciled=True, tally=tally)
         if late:
             extra = corpus_of(late)
             grown = Corpus(corpus.transactions + extra.transactions, corpus.texts + extra.texts,
                            corpus.session_keys, corpus.session_ids, corpus.agent_ids)
             load_corpus(reference, extra)
             load_corpus(sqlite, extra)
-            compare_requests(reference, sqlite, grown, request_list, reconciled=False, fired=fired)
+            compare_requests(reference, sqlite, grown, request_list, reconciled=False, tally=tally)
             assert reference.reconcile() == sqlite.reconcile()
-            compare_requests(reference, sqlite, grown, request_list, reconciled=True, fired=fired)
+            compare_requests(reference, sqlite, grown, request_list, reconciled=True, tally=tally)
 
 
 @st.composite
@@ -174,11 +182,11 @@ def differential_cases(draw: st.DrawFn) -> tuple[Corpus, list[SearchRequest], li
 
 
 def test_reference_and_sqlite_agree_on_random_corpora_and_requests() -> None:
-    fired: set[str] = set()
+    tally: Counter[str] = Counter()
 
     def run(case: tuple[Corpus, list[SearchRequest], list]) -> None:
         corpus, request_list, late = case
-        check_corpus(corpus, request_list, late, fired)
+        check_corpus(corpus, request_list, late, tally)
 
     # Each known divergence's reproducer runs as an explicit example, so an entry whose
     # predicate does not recognise its own reproducer is caught as never firing.
@@ -186,8 +194,11 @@ def test_reference_and_sqlite_agree_on_random_corpora_and_requests() -> None:
         if BACKEND_DIFFERENTIAL in entry.applies_to:
             run = example((entry.reproducer.corpus, [entry.reproducer.request], []))(run)
     PARITY_SETTINGS(given(differential_cases())(run))()
+    print("backend differential tally:", dict(sorted(tally.items())))
+    fired = {name.removeprefix("divergence:") for name in tally if name.startswith("divergence:")}
     expected = {entry.id for entry in KNOWN_DIVERGENCES if BACKEND_DIFFERENTIAL in entry.applies_to}
     assert expected - fired == set(), "known divergences that never fired (stale entries)"
+    assert [kind for kind in (*REQUIRED_COVERAGE, "indexing") if tally[kind] == 0] == [], dict(tally)
 
 
 def test_every_known_divergence_still_reproduces() -> None:
@@ -275,8 +286,7 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
         SearchRequest("saffron", session_keys=(), limit=1),
         SearchRequest("saffron", session_keys=("agent:work_team:main",), order="recent"),
     ]
-    fired: set[str] = set()
-    check_corpus(corpus, request_list, [], fired)
+    check_corpus(corpus, request_list, [], Counter())
     with both_backends() as (reference, _):
         load_corpus(reference, corpus)
         result = reference.search(request_list[0])

@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,7 @@ from tests.parity.known_divergences import (
 )
 from tests.parity.strategies import (
     PARITY_SETTINGS,
+    REQUIRED_COVERAGE,
     AppendEvent,
     Corpus,
     PutWindow,
@@ -78,6 +80,7 @@ from tests.parity.strategies import (
     corpus_of,
     load_corpus,
     requests,
+    tally_outcome,
 )
 
 SCORE_RELATIVE_TOLERANCE = 1e-9
@@ -361,7 +364,9 @@ def reference_answer(reference: ReferenceBackend, request: SearchRequest) -> Sea
         return str(error)
 
 
-def check_against_upstream(corpus: Corpus, request_list: Sequence[SearchRequest], fired: set[str]) -> None:
+def check_against_upstream(
+    corpus: Corpus, request_list: Sequence[SearchRequest], tally: Counter[str]
+) -> None:
     """Load into the reference, reconcile, rebuild the upstream table, compare every request."""
     reference = ReferenceBackend.create_in(MemoryDirectory())
     try:
@@ -373,11 +378,12 @@ def check_against_upstream(corpus: Corpus, request_list: Sequence[SearchRequest]
         for request in request_list:
             entries = recognised(UPSTREAM_SQL, DivergenceCase(corpus, request, reconciled=True))
             if entries:
-                fired.update(entry.id for entry in entries)
+                tally.update("divergence:" + entry.id for entry in entries)
                 continue
-            problems = differences(upstream_answer(connection, request),
-                                   reference_answer(reference, request), request)
+            answer = reference_answer(reference, request)
+            problems = differences(upstream_answer(connection, request), answer, request)
             assert problems == [], f"{request!r}:\n" + "\n".join(problems)
+            tally_outcome(tally, answer if isinstance(answer, SearchResult) else ("QueryError", answer))
         connection.close()
     finally:
         reference.close()
@@ -390,17 +396,20 @@ def upstream_cases(draw: st.DrawFn) -> tuple[Corpus, list[SearchRequest]]:
 
 
 def test_reference_matches_the_upstream_baseline_sql_on_random_corpora() -> None:
-    fired: set[str] = set()
+    tally: Counter[str] = Counter()
 
     def run(case: tuple[Corpus, list[SearchRequest]]) -> None:
-        check_against_upstream(case[0], case[1], fired)
+        check_against_upstream(case[0], case[1], tally)
 
     for entry in KNOWN_DIVERGENCES:
         if UPSTREAM_SQL in entry.applies_to:
             run = example((entry.reproducer.corpus, [entry.reproducer.request]))(run)
     PARITY_SETTINGS(given(upstream_cases())(run))()
+    print("upstream SQL tally:", dict(sorted(tally.items())))
+    fired = {name.removeprefix("divergence:") for name in tally if name.startswith("divergence:")}
     expected = {entry.id for entry in KNOWN_DIVERGENCES if UPSTREAM_SQL in entry.applies_to}
     assert expected - fired == set(), "known divergences that never fired (stale entries)"
+    assert [kind for kind in REQUIRED_COVERAGE if tally[kind] == 0] == [], dict(tally)
 
 
 def test_every_upstream_known_divergence_still_reproduces() -> None:
@@ -463,7 +472,7 @@ def test_upstream_examples_of_the_spec() -> None:
         SearchRequest("会议", session_keys=()),
         SearchRequest("会议 per", session_keys=(), match="prefix"),
     ]
-    check_against_upstream(corpus, request_list, set())
+    check_against_upstream(corpus, request_list, Counter())
     reference = ReferenceBackend.create_in(MemoryDirectory())
     load_corpus(reference, corpus)
     tie = reference.search(SearchRequest("communication", session_keys=(), limit=1))
@@ -476,4 +485,4 @@ def test_upstream_examples_of_the_spec() -> None:
 def test_long_excerpts_are_bounded_like_upstream(text: str) -> None:
     corpus = corpus_of([[PutWindow(SessionWindow("w", "agent:main:main")),
                          AppendEvent("w", message("m1", None, "user", text, 1), 1.0)]])
-    check_against_upstream(corpus, [SearchRequest("saffron", agent_id="main")], set())
+    check_against_upstream(corpus, [SearchRequest("saffron", agent_id="main")], Counter())
