@@ -2,7 +2,9 @@
 
 * a writer saves the catalog checkpoint after a commit once enough records piled up
   since the last one, so a reader next to a live writer does not replay the whole log;
-* transactions pause the cyclic garbage collector and always restore it.
+* transactions pause the cyclic garbage collector and always restore it;
+* the reference backend does not flush a commit that dirtied a window (reconcile would
+  tombstone those rows right away); the log still makes it durable.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import gc
 import pytest
 
 import engine.transcript.store as store_module
+from engine.backends.reference import ReferenceBackend
+from engine.config import EngineConfig
+from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
-from engine.model import SessionWindow
+from engine.index.writer import read_manifest
+from engine.model import SearchRequest, SessionWindow
 from engine.transcript.store import TranscriptStore
 
 
@@ -68,3 +74,56 @@ def test_transactions_restore_the_garbage_collector(enabled_before: bool) -> Non
     finally:
         (gc.enable if was else gc.disable)()
         store.close()
+
+
+# ---- the reference backend defers the flush of a commit that dirtied a window ---------
+
+SMALL = EngineConfig(index_flush_documents=3, index_merge_segments=50)
+
+
+def chat(number: int, parent: str | None, text: str) -> dict[str, object]:
+    return {"type": "message", "id": f"m{number}", "parentId": parent, "timestamp": number,
+            "message": {"role": "user", "content": text}}
+
+
+def import_rewound_window(backend: ReferenceBackend) -> None:
+    """One transaction: a window of 5 messages, a rewind to m1, then 2 more messages."""
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "agent:main:k"))
+        parent = None
+        for number in range(5):
+            transaction.append_event("w1", chat(number, parent, f"alpha word{number}"))
+            parent = f"m{number}"
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m1"})
+        transaction.append_event("w1", chat(5, "m1", "alpha after rewind"))
+        transaction.append_event("w1", chat(6, "m5", "alpha last"))
+
+
+def test_a_commit_that_dirties_a_window_is_not_flushed_until_reconcile() -> None:
+    directory = MemoryDirectory()
+    backend = ReferenceBackend.create_in(directory, config=SMALL)
+    import_rewound_window(backend)
+    assert read_manifest(directory) is None  # deferred: reconcile would tombstone them
+    assert len(backend.index.buffer) == 5 and backend.index_status() is True
+    assert backend.reconcile() == 1
+    manifest = read_manifest(directory)
+    assert manifest is not None and manifest.deleted == ()
+    assert [segment[3] for segment in manifest.segments] == [4]  # m0, m1, m5, m6 only
+    hits = backend.search(SearchRequest("alpha", limit=10))
+    assert sorted(hit.message_id for hit in hits.hits) == ["m0", "m1", "m5", "m6"]
+    assert verify_backend(backend).ok
+    backend.close()
+
+
+def test_a_crash_before_the_deferred_flush_replays_the_log() -> None:
+    directory = MemoryDirectory()
+    backend = ReferenceBackend.create_in(directory, config=SMALL)
+    import_rewound_window(backend)
+    before = backend.search(SearchRequest("alpha", limit=10))
+    reopened = ReferenceBackend.open_in(directory.crash_copy(), writer=True, config=SMALL)
+    assert reopened.search(SearchRequest("alpha", limit=10)) == before
+    assert reopened.index.document_count == 5 and reopened.index_status() is True
+    reopened.reconcile()
+    assert reopened.index.document_count == 4
+    reopened.close()
+    backend.close()
