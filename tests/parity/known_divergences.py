@@ -22,6 +22,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from engine.model import SearchRequest
 from tests.parity.strategies import Corpus
@@ -76,6 +77,74 @@ def single_message_case(text: str, query: str) -> DivergenceCase:
                           "message": {"role": "user", "content": text}}, 1.0),
     ]])
     return DivergenceCase(corpus, SearchRequest(query, agent_id="main"), reconciled=False)
+
+
+def rebuilt_windows(corpus: Corpus) -> dict[str, set[float]]:
+    """Windows that a reconcile rebuilds at some point, with the timestamps of their messages.
+
+    Replays each window's appends through the forward-indexing decision
+    (`lifecycle.classify_append`); a window that ever turns dirty is rebuilt by the next
+    reconcile. (A window clean at a reconcile keeps its forward state, so the replay
+    without reconciles finds exactly the windows some reconcile rebuilds.)"""
+    from engine.index.lifecycle import classify_append
+    from engine.model import StoredEvent
+    from engine.transcript.projection import extract_index_entry
+    from tests.parity.strategies import AppendEvent, DeleteSession, PutWindow
+
+    states: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    stamps: dict[str, set[float]] = {}
+    dirty: set[str] = set()
+    keys: dict[str, str] = {}
+    for transaction in corpus.transactions:
+        for operation in transaction:
+            if isinstance(operation, PutWindow):
+                keys[operation.window.session_id] = operation.window.session_key
+            elif isinstance(operation, DeleteSession):
+                for session_id in [sid for sid, key in keys.items() if key == operation.session_key]:
+                    for table in (states, counts, stamps, keys):
+                        table.pop(session_id, None)
+                    dirty.discard(session_id)
+            elif isinstance(operation, AppendEvent):
+                session_id = operation.session_id
+                seq = counts.get(session_id, 0)
+                counts[session_id] = seq + 1
+                stored = StoredEvent(session_id, seq, operation.event, operation.created_at)
+                entry = extract_index_entry(stored)
+                if entry is not None:
+                    stamps.setdefault(session_id, set()).add(entry.timestamp)
+                _, states[session_id] = classify_append(
+                    states.get(session_id), stored, indexable=entry is not None)
+                if states[session_id] is not None and states[session_id].needs_rebuild:
+                    dirty.add(session_id)
+    return {session_id: stamps.get(session_id, set()) for session_id in dirty}
+
+
+def _recent_tie_across_rebuilt_windows(case: DivergenceCase) -> bool:
+    """`recent` order after a reconcile, two rebuilt windows holding an equal timestamp."""
+    if case.request.order != "recent" or not case.reconciled:
+        return False
+    rebuilt = list(rebuilt_windows(case.corpus).values())
+    return any(first & second for index, first in enumerate(rebuilt) for second in rebuilt[index + 1:])
+
+
+def _recent_tie_reproducer() -> DivergenceCase:
+    from engine.model import SessionWindow
+    from tests.parity.strategies import AppendEvent, PutWindow, corpus_of
+
+    def message(message_id: str, parent: str | None, text: str) -> dict[str, Any]:
+        return {"type": "message", "id": message_id, "parentId": parent, "timestamp": 5,
+                "message": {"role": "user", "content": text}}
+
+    transactions = [
+        [PutWindow(SessionWindow(session_id, f"agent:main:{session_id}")),
+         AppendEvent(session_id, message("m1", None, "saffron one"), 1.0),
+         AppendEvent(session_id, message("m2", "m1", "saffron two"), 2.0),
+         AppendEvent(session_id, {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"}, 3.0)]
+        for session_id in ("b", "a")  # put in this order: store order b, a; id order a, b
+    ]
+    return DivergenceCase(corpus_of(transactions), SearchRequest("saffron", session_keys=(), order="recent"),
+                          reconciled=True)
 
 
 def _folded(text: str) -> str:
@@ -134,6 +203,27 @@ KNOWN_DIVERGENCES: tuple[Divergence, ...] = (
         applies_to=frozenset({BACKEND_DIFFERENTIAL, UPSTREAM_SQL}),
         recognises=_may_hit_text_with_nul,
         reproducer=single_message_case("a \x00 b c", "c"),
+    ),
+    Divergence(
+        id="recent-ties-after-reconcile",
+        description=(
+            "`order: recent` breaks timestamp ties by insertion order (FTS rowid / doc id, "
+            "DESC). A reconcile re-inserts the rows of the windows it rebuilds, and the two "
+            "backends rebuild them in different orders: the reference in store order (first "
+            "insertion of the window), the SQLite backend in session_id order (`ORDER BY "
+            "w.session_id` in `_windows_needing_reconcile`). Windows put as b, a, both rewound, "
+            "same timestamps, reconciled: reference [a/m1, b/m1], SQLite [b/m1, a/m1]."
+        ),
+        reason=(
+            "Engine inconsistency between engine/backends/sqlite_fts5.py and "
+            "engine/backends/reference.py (not parity-test files); upstream leaves the "
+            "reconcile order open. One fix: the SQLite backend lists windows needing work "
+            "`ORDER BY w.rowid` (the insertion order of session_windows, the reference's store "
+            "order)."
+        ),
+        applies_to=frozenset({BACKEND_DIFFERENTIAL}),
+        recognises=_recent_tie_across_rebuilt_windows,
+        reproducer=_recent_tie_reproducer(),
     ),
 )
 
