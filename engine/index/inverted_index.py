@@ -196,7 +196,7 @@ class InvertedIndex:
         joined = concatenate(lists)
         return without_deleted(joined, self.deleted) if self.deleted else joined
 
-    def posting_columns(self, term: str) -> PostingColumns:
+    def term_columns(self, term: str) -> PostingColumns:
         """`postings(term)` as columns (the fast query path; uncached here)."""
         parts = [segment_posting_columns(segment, term) for segment in self.all_segments()]
         joined = concatenate_columns(parts)

@@ -441,7 +441,19 @@ def top_rows(
     columns = query_columns(index)
     rows = columns.rows
     phrases = [phrase_rows(columns, index, phrase) for phrase in plan.phrases]
-    narrowed = substring_candidates(index, plan) if cjk_grams and plan.substrings else None
+    narrowed: list[int] | None = None  # rows that may hold every substring
+    checks = [(term.text, literal_check(term.text)) for term in plan.substrings]
+    if cjk_grams:
+        for term in plan.substrings:
+            found = rows.literal_candidates(term.text)
+            if found is None:
+                continue
+            if found[1]:  # exactly the rows holding this needle: no need to check it again
+                checks = [(needle, check) for needle, check in checks if needle != term.text]
+            if narrowed is None:
+                narrowed = found[0]
+            else:
+                narrowed = sorted(set(narrowed).intersection(found[0]))
     candidates: Iterable[int]
     if phrases:
         counts = [item.counts for item in phrases]
@@ -454,7 +466,7 @@ def top_rows(
                 others.append(narrowed)
             candidates = set(smallest).intersection(*others)
     elif narrowed is not None:
-        candidates = sorted(narrowed)
+        candidates = narrowed
     else:
         candidates = [record.doc_id for record in index.documents()]
     mask = rows.scope_mask(scope.session_keys, role)
@@ -462,11 +474,10 @@ def top_rows(
         eligible = list(candidates)
     else:
         eligible = list(compress(candidates, map(mask.__getitem__, map(rows.groups.__getitem__, candidates))))
-    if plan.substrings:
-        checks = [literal_check(term.text) for term in plan.substrings]
+    if checks:
         eligible = [
             doc_id for doc_id in eligible
-            if all(check(index.document(doc_id).text) for check in checks)
+            if all(check(index.document(doc_id).text) for _needle, check in checks)
         ]
     memo = _ScoreMemo(
         [inverse_document_frequency(index.document_count, len(item.counts)) for item in phrases],

@@ -17,7 +17,12 @@ row is a position in three lists:
 * `timestamps[doc_id]` — the timestamp when it is a plain number (the `recent` order then
   compares `(timestamp, doc_id)` tuples); rows with another timestamp (NULL, NaN, text)
   are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
-  general SQLite-order key instead.
+  general SQLite-order key instead;
+* `cjk_rows` / `non_ascii_rows` — the live rows whose text holds a CJK character / any
+  non-ASCII character: what a CJK substring retry has to scan (`literal_candidates`).
+  Unlike the gram index of `engine.index.cjk_grams`, these cost one `str.isascii` per row
+  (and a regex search per non-ASCII row) when the columns are filled, so a first retry
+  after opening a store is not slowed by building an index.
 
 When the columns are stale. A cache belongs to one `InvertedIndex` object (a weak key:
 a reloaded index gets a new cache). Its version is `(next_doc_id, document_count,
@@ -39,7 +44,9 @@ import operator
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 
+from engine.index.cjk_grams import CJK_RUN
 from engine.index.inverted_index import InvertedIndex
 from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.termdict import index_term
@@ -79,6 +86,11 @@ class RowColumns:
     group_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     group_sessions: list[str] = field(default_factory=list)
     group_roles: list[str] = field(default_factory=list)
+    non_ascii_rows: list[int] = field(default_factory=list)
+    non_ascii_texts: list[str] = field(default_factory=list)
+    cjk_rows: list[int] = field(default_factory=list)
+    cjk_texts: list[str] = field(default_factory=list)
+    dead: int = 0
 
     @property
     def covered(self) -> int:
@@ -109,6 +121,14 @@ class RowColumns:
                 self.group_sessions.append(record.session_id)
                 self.group_roles.append(record.role)
             groups.append(group)
+            text = record.text
+            if not text.isascii():
+                visible = text.split("\x00", 1)[0]  # what LIKE sees
+                self.non_ascii_rows.append(doc_id)
+                self.non_ascii_texts.append(visible)
+                if CJK_RUN.search(text) is not None:
+                    self.cjk_rows.append(doc_id)
+                    self.cjk_texts.append(visible)
             timestamp = record.timestamp
             # `plain_number`, inlined (an int or float subclass counts as odd: the
             # general order then handles it, which is always right).
@@ -117,6 +137,49 @@ class RowColumns:
             else:
                 timestamps.append(0)
                 self.odd_timestamps += 1
+
+    def forget_deleted(self, index: InvertedIndex) -> None:
+        """Drop deleted rows from the row lists (the per-doc columns keep placeholders)."""
+        dead = index.next_doc_id - index.document_count
+        if dead == self.dead:
+            return
+        self.non_ascii_rows, self.non_ascii_texts = live_rows(
+            index, self.non_ascii_rows, self.non_ascii_texts
+        )
+        self.cjk_rows, self.cjk_texts = live_rows(index, self.cjk_rows, self.cjk_texts)
+        self.dead = dead
+
+    def literal_candidates(self, needle: str) -> tuple[list[int], bool] | None:
+        """Live rows whose text may contain `needle` (LIKE), in doc-id order, and whether
+        they are exactly the rows that do; None: any row may.
+
+        A match contains every character of the visible needle (before any NUL), so a
+        needle with a CJK character can only match a row with one, and a non-ASCII needle
+        only a non-ASCII row. When the needle has no ASCII letter, LIKE's folding cannot
+        matter, and the rows are cut to those whose visible text contains it (`in`, run
+        by `map` over the kept texts). The kernel's `literal_check` still decides.
+
+        >>> from engine.model import IndexEntry
+        >>> index = InvertedIndex()
+        >>> for number, text in enumerate(["会议", "开会", "Café", "a\\x00会议", "x"]):
+        ...     _ = index.add_entry(IndexEntry("w", f"m{number}", "user", 0, text, number), [])
+        >>> rows = RowColumns()
+        >>> rows.extend(index)
+        >>> rows.literal_candidates("会议"), rows.literal_candidates("é"), rows.literal_candidates("x")
+        (([0], True), ([2], True), None)
+        >>> rows.literal_candidates("会C")
+        ([0, 1, 3], False)
+        """
+        visible = needle.split("\x00", 1)[0]
+        if CJK_RUN.search(visible) is not None:
+            doc_ids, texts = self.cjk_rows, self.cjk_texts
+        elif not visible.isascii():
+            doc_ids, texts = self.non_ascii_rows, self.non_ascii_texts
+        else:
+            return None
+        if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
+            return doc_ids, False
+        return list(compress(doc_ids, map(operator.contains, texts, repeat(visible)))), True
 
     def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
         """`mask[group]` = 1 when the group's rows are in scope with `role`; None: all are."""
@@ -146,7 +209,7 @@ class QueryColumns:
         key = (term, prefix)
         cached = self.terms.get(key)
         if cached is None:
-            cached = self._prefix_columns(index, term) if prefix else index.posting_columns(term)
+            cached = self._prefix_columns(index, term) if prefix else index.term_columns(term)
             self.terms[key] = cached
         return cached
 
@@ -174,6 +237,21 @@ class QueryColumns:
 _CACHES: weakref.WeakKeyDictionary[InvertedIndex, QueryColumns] = weakref.WeakKeyDictionary()
 
 
+def live_rows(
+    index: InvertedIndex, doc_ids: list[int], texts: list[str]
+) -> tuple[list[int], list[str]]:
+    """The pairs of `doc_ids` and `texts` whose rows are live."""
+    kept_ids, kept_texts = [], []
+    for doc_id, text in zip(doc_ids, texts):
+        try:
+            index.document(doc_id)
+        except KeyError:
+            continue
+        kept_ids.append(doc_id)
+        kept_texts.append(text)
+    return kept_ids, kept_texts
+
+
 def index_version(index: InvertedIndex) -> tuple[int, int, int]:
     """What changes whenever the live rows of `index` change (module docstring)."""
     return (index.next_doc_id, index.document_count, index.total_tokens)
@@ -189,6 +267,7 @@ def query_columns(index: InvertedIndex) -> QueryColumns:
         if index.next_doc_id < columns.rows.covered:  # not an index we have seen grow
             columns.rows = RowColumns()
         columns.rows.extend(index)
+        columns.rows.forget_deleted(index)
         columns.terms.clear()
         columns.version = version
     return columns

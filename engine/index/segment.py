@@ -140,7 +140,7 @@ class FrozenSegment:
         self._decoded[term] = decoded
         return decoded
 
-    def posting_columns(self, term: str) -> PostingColumns:
+    def term_columns(self, term: str) -> PostingColumns:
         """`postings(term)` as columns, made once per term (the segment never changes)."""
         cached = self._columns.get(term)
         if cached is None:
@@ -164,7 +164,6 @@ def segment_posting_columns(segment: Segment, term: str) -> PostingColumns:
     >>> segment_posting_columns(buffer, "a")
     PostingColumns(doc_ids=[0], counts=[2], positions=[(0, 2)])
     """
-    cached = getattr(segment, "posting_columns", None)
-    if cached is not None:
-        return cached(term)
+    if isinstance(segment, FrozenSegment):
+        return segment.term_columns(term)
     return PostingColumns.of(segment.postings(term))

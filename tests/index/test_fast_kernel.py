@@ -207,7 +207,7 @@ def test_phrase_rows_equal_phrase_occurrences(documents, deleted, terms, prefix)
     assert dict(zip(token.doc_ids, map(list, token.positions))) == token_positions(
         corpus.index, terms[0], prefix=prefix
     )
-    assert corpus.index.posting_columns(terms[0]).postings() == corpus.index.postings(terms[0])
+    assert corpus.index.term_columns(terms[0]).postings() == corpus.index.postings(terms[0])
 
 
 @settings(max_examples=200, deadline=None)
