@@ -69,33 +69,55 @@ def _running_sum(gaps: Iterable[int], start: int = 0) -> list[int]:
     return values
 
 
+def encode_posting_columns(
+    doc_ids: Sequence[int], positions: Sequence[Sequence[int] | int], block_size: int
+) -> Any:
+    """The msgpack value of one posting list given as two parallel columns: the doc ids
+    (increasing) and each document's positions (increasing; a bare int means that one
+    position, as the index's write buffer keeps single positions).
+
+    A block's first doc gap continues from the previous block's last doc id, so the gaps
+    of the whole list are computed once and cut into blocks.
+
+    >>> encode_posting_columns([3, 7, 9], [[0, 4], 2, [1, 2, 3]], block_size=2)
+    [[7, [3, 4], [[0, 4], [2]]], [9, [2], [[1, 1, 1]]]]
+    >>> encode_posting_columns([], [], block_size=2)
+    []
+    """
+    if not doc_ids:
+        return []
+    doc_gaps = _running_gaps(doc_ids)
+    position_gaps = [
+        [item] if item.__class__ is int
+        else [item[0]] if len(item) == 1  # type: ignore[arg-type,index]
+        else _running_gaps(item)  # type: ignore[arg-type]
+        for item in positions
+    ]
+    count = len(doc_ids)
+    if count <= block_size:
+        return [[doc_ids[-1], doc_gaps, position_gaps]]
+    return [
+        [doc_ids[min(begin + block_size, count) - 1], doc_gaps[begin: begin + block_size],
+         position_gaps[begin: begin + block_size]]
+        for begin in range(0, count, block_size)
+    ]
+
+
 def encode_posting_list(
     postings: Sequence[tuple[int, Sequence[int] | int]], block_size: int
 ) -> Any:
-    """The msgpack value of one posting list.
-
-    A document's positions may also be given as a bare int, meaning that one position
-    (the index's write buffer keeps single positions that way).
+    """The msgpack value of one posting list of `(doc_id, positions)` pairs.
 
     >>> encode_posting_list([(3, [0, 4]), (7, [2]), (9, [1, 2, 3])], block_size=2)
     [[7, [3, 4], [[0, 4], [2]]], [9, [2], [[1, 1, 1]]]]
     >>> encode_posting_list([(3, 5)], 2) == encode_posting_list([(3, [5])], 2)
     True
     """
-    blocks = []
-    previous_doc = 0
-    for begin in range(0, len(postings), block_size):
-        chunk = postings[begin: begin + block_size]
-        doc_ids = [doc_id for doc_id, _positions in chunk]
-        blocks.append([
-            doc_ids[-1],
-            _running_gaps(doc_ids, previous_doc),
-            [[positions] if positions.__class__ is int
-             else [positions[0]] if len(positions) == 1 else _running_gaps(positions)
-             for _doc_id, positions in chunk],
-        ])
-        previous_doc = doc_ids[-1]
-    return blocks
+    return encode_posting_columns(
+        [doc_id for doc_id, _positions in postings],
+        [positions for _doc_id, positions in postings],
+        block_size,
+    )
 
 
 def decode_posting_list(value: Any) -> PostingPairs:
@@ -136,22 +158,41 @@ def encode_postings_file(
 ) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
     """The whole file, and `{term: (document_frequency, offset, length)}` of each record.
 
+    `lists` is every `(term, [(doc_id, positions), ...])` in term order.
+
     >>> data, slots = encode_postings_file([("a", [(0, [1])]), ("b", [(0, [0]), (2, [5])])], 128)
     >>> slots["b"][0], decode_postings_record(data, slots["b"][1], "x")
     (2, [(0, (0,)), (2, (5,))])
     """
+    return encode_postings_file_of_columns(
+        (
+            (term, [doc_id for doc_id, _ in postings], [positions for _, positions in postings])
+            for term, postings in lists
+        ),
+        block_size,
+    )
+
+
+def encode_postings_file_of_columns(
+    lists: Iterable[tuple[str, Sequence[int], Sequence[Sequence[int] | int]]], block_size: int
+) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
+    """`encode_postings_file` for lists given as `(term, doc_ids, positions)` columns
+    (see `encode_posting_columns`); the same bytes.
+
+    >>> encode_postings_file_of_columns([("a", [0, 2], [1, [0, 3]])], 128) == (
+    ...     encode_postings_file([("a", [(0, [1]), (2, [0, 3])])], 128))
+    True
+    """
     parts = [encode_header(MAGIC)]
     offset = HEADER_SIZE
-    crc = 0
     slots: dict[str, tuple[int, int, int]] = {}
-    for term, postings in lists:
-        record = encode_record(encode_posting_list(postings, block_size))
-        slots[term] = (len(postings), offset, len(record))
+    for term, doc_ids, positions in lists:
+        record = encode_record(encode_posting_columns(doc_ids, positions, block_size))
+        slots[term] = (len(doc_ids), offset, len(record))
         parts.append(record)
-        crc = update_crc(crc, record)
         offset += len(record)
-    parts.append(encode_footer(len(slots), crc))
-    return b"".join(parts), slots
+    records = b"".join(parts[1:])
+    return parts[0] + records + encode_footer(len(slots), update_crc(0, records)), slots
 
 
 def decode_postings_record(data: bytes, offset: int, location: str) -> PostingPairs:
@@ -159,6 +200,52 @@ def decode_postings_record(data: bytes, offset: int, location: str) -> PostingPa
     try:
         frame = decode_frame_at(data, offset)
         return decode_posting_list(decode_payload(frame.payload))
+    except DecodeError as error:
+        raise CorruptFile(location, offset, str(error)) from None
+
+
+def decode_posting_columns(value: Any) -> tuple[list[int], list[int], list[list[int]]]:
+    """A record value as columns: doc ids, position counts, and each document's position
+    gaps left undecoded (a query sums them only for the rows it shows). Same checks and
+    errors as `decode_posting_list`, its oracle.
+
+    >>> decode_posting_columns(encode_posting_list([(3, [0, 4]), (7, [2])], 1))
+    ([3, 7], [2, 1], [[0, 4], [2]])
+    """
+    if not isinstance(value, list):
+        raise DecodeError("posting list is not an array of blocks")
+    doc_ids: list[int] = []
+    gaps: list[list[int]] = []
+    previous_doc = 0
+    for block in value:
+        if not (isinstance(block, list) and len(block) == 3):
+            raise DecodeError("posting block is not [last_doc_id, doc_gaps, position_gaps]")
+        last_doc_id, doc_gaps, position_gaps = block
+        if not (isinstance(doc_gaps, list) and isinstance(position_gaps, list)):
+            raise DecodeError("posting block gaps are not arrays")
+        if not doc_gaps or len(doc_gaps) != len(position_gaps):
+            raise DecodeError("posting block has mismatched document and position counts")
+        block_ids = list(accumulate(doc_gaps, initial=previous_doc))
+        del block_ids[0]
+        if block_ids[-1] != last_doc_id:
+            raise DecodeError(f"posting block ends at doc {block_ids[-1]}, header says {last_doc_id}")
+        if set(map(type, position_gaps)) != {list} or not all(position_gaps):
+            for doc_id, positions in zip(block_ids, position_gaps):
+                if not isinstance(positions, list) or not positions:
+                    raise DecodeError(f"document {doc_id} has no positions")
+        doc_ids.extend(block_ids)
+        gaps.extend(position_gaps)
+        previous_doc = last_doc_id
+    return doc_ids, list(map(len, gaps)), gaps
+
+
+def decode_postings_columns_record(
+    data: bytes, offset: int, location: str
+) -> tuple[list[int], list[int], list[list[int]]]:
+    """`decode_posting_columns` of the record at `offset` (CorruptFile on damage)."""
+    try:
+        frame = decode_frame_at(data, offset)
+        return decode_posting_columns(decode_payload(frame.payload))
     except DecodeError as error:
         raise CorruptFile(location, offset, str(error)) from None
 

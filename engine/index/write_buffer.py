@@ -75,8 +75,8 @@ class WriteBuffer:
     ...            ["to", "be", "or", "not", "to", "be"])
     >>> buffer.postings("be"), list(buffer.terms_with_prefix("n"))
     ([Posting(doc_id=0, positions=(1, 5))], ['not'])
-    >>> [(term, pairs) for term, pairs in buffer.posting_pairs()][:2]
-    [('be', [(0, [1, 5])]), ('not', [(0, 3)])]
+    >>> list(buffer.posting_columns())[:2]
+    [('be', [0], [[1, 5]]), ('not', [0], [3])]
     """
 
     name = "buffer"
@@ -145,18 +145,19 @@ class WriteBuffer:
 
     # ----- what a flush writes --------------------------------------------------------
 
-    def posting_pairs(
+    def posting_columns(
         self, deleted: frozenset[int] | set[int] = frozenset()
-    ) -> Iterator[tuple[str, list[tuple[int, Positions]]]]:
-        """Every `(term, [(doc_id, positions), ...])` in term order, rows in `deleted`
-        left out (and terms left with no row dropped); see `Positions` (what
-        `engine.codec.postings_file.encode_posting_list` takes)."""
-        dropped = deleted and not deleted.isdisjoint(self._documents)
+    ) -> Iterator[tuple[str, list[int], list[Positions]]]:
+        """Every `(term, doc_ids, positions)` in term order, rows in `deleted` left out
+        (and terms left with no row dropped); see `Positions` (what
+        `engine.codec.postings_file.encode_posting_columns` takes)."""
+        filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
             doc_ids, positions = self._columns[term]
-            pairs = list(zip(doc_ids, positions, strict=True))
-            if dropped:
-                pairs = [pair for pair in pairs if pair[0] not in deleted]
-                if not pairs:
+            if filtering and not deleted.isdisjoint(doc_ids):
+                kept = [index for index, doc_id in enumerate(doc_ids) if doc_id not in deleted]
+                if not kept:
                     continue
-            yield term, pairs
+                doc_ids = [doc_ids[index] for index in kept]
+                positions = [positions[index] for index in kept]
+            yield term, doc_ids, positions

@@ -32,6 +32,7 @@ from engine.codec.postings_file import (
     check_postings_file,
     decode_postings_record,
     encode_postings_file,
+    encode_postings_file_of_columns,
 )
 from engine.codec.terms_file import decode_terms_file, encode_terms_file
 from engine.config import EngineConfig
@@ -170,17 +171,17 @@ def _write_segment(
     directory: Directory,
     name: str,
     documents: Sequence[DocumentRecord],
-    lists: Iterable[tuple[str, Sequence[tuple[int, Sequence[int]]]]],
-    config: EngineConfig,
+    postings: tuple[bytes, dict[str, tuple[int, int, int]]],
 ) -> FrozenSegment:
     """Write one segment's two files durably and return it opened.
 
-    `lists` is every `(term, [(doc_id, positions), ...])` in term order. The returned
+    `postings` is the encoded postings file and its slots (`engine.codec.postings_file`,
+    from pairs for a merge, from the write buffer's columns for a flush). The returned
     segment is built from the bytes just written (not read back and re-checked: they
     come from the encoder, and the files' CRCs guard them from here on).
     """
     terms_name, postings_name = segment_file_names(name)
-    postings_data, slots = encode_postings_file(lists, config.index_block_size)
+    postings_data, slots = postings
     rows = [
         (r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
         for r in documents
@@ -255,9 +256,10 @@ def flush_index(
     live = [record for doc_id, record in buffer.documents.items() if doc_id not in index.deleted]
     new_segments = list(index.segments)
     if live:
-        lists = buffer.posting_pairs(index.deleted)
         name = _next_segment_name(directory, index)
-        new_segments.append(_write_segment(directory, name, live, lists, config))
+        postings = encode_postings_file_of_columns(
+            buffer.posting_columns(index.deleted), config.index_block_size)
+        new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.difference_update(buffer.documents)
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)
@@ -273,9 +275,10 @@ def merge_index(
     live = [record for record in index.documents()]
     new_segments: list[Segment] = []
     if live:
-        lists = _live_lists(sources, index.deleted)
+        postings = encode_postings_file(_live_lists(sources, index.deleted),
+                                        config.index_block_size)
         name = _next_segment_name(directory, index)
-        new_segments.append(_write_segment(directory, name, live, lists, config))
+        new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.clear()
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)

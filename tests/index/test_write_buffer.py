@@ -35,13 +35,13 @@ def test_buffer_matches_the_memory_segment(rows: list[list[str]], prefix: str) -
     assert list(fast.postings("missing")) == []
     pairs = [(term, [(p.doc_id, p.positions) for p in postings])
              for term, postings in clear.posting_lists()]
-    assert [(term, [(doc_id, positions_tuple(positions)) for doc_id, positions in column])
-            for term, column in fast.posting_pairs()] == pairs
+    assert [(term, [(doc_id, positions_tuple(item)) for doc_id, item in zip(ids, positions)])
+            for term, ids, positions in fast.posting_columns()] == pairs
 
 
 @settings(max_examples=40, deadline=None)
 @given(ROWS, st.sets(st.integers(0, 11)))
-def test_posting_pairs_leave_out_deleted_rows(rows: list[list[str]], deleted: set[int]) -> None:
+def test_posting_columns_leave_out_deleted_rows(rows: list[list[str]], deleted: set[int]) -> None:
     fast = WriteBuffer()
     for doc_id, terms in enumerate(rows):
         fast.add(record(doc_id, terms), terms)
@@ -51,8 +51,8 @@ def test_posting_pairs_leave_out_deleted_rows(rows: list[list[str]], deleted: se
                  if p.doc_id not in deleted]
         if pairs:
             expected.append((term, pairs))
-    assert [(term, [(doc_id, positions_tuple(positions)) for doc_id, positions in column])
-            for term, column in fast.posting_pairs(deleted)] == expected
+    assert [(term, [(doc_id, positions_tuple(item)) for doc_id, item in zip(ids, positions)])
+            for term, ids, positions in fast.posting_columns(deleted)] == expected
 
 
 @given(st.lists(WORDS, max_size=20))
