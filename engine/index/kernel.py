@@ -81,6 +81,7 @@ from engine.query.user_query import clamp_limit, plan_query
 from engine.results.bounds import bound_snippet
 from engine.results.snippet import explain_snippet
 from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
+from engine.transcript.store import paused_garbage_collection
 
 # ----- scope (§5.3) -------------------------------------------------------------------
 
@@ -600,8 +601,12 @@ def run_kernel(
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
         if fast:
-            return top_rows(index, plan, scope, request.role, request.order, limit + 1,
-                            cjk_grams=use_grams)
+            # Decoding a long posting list or filling the row columns allocates many
+            # small acyclic objects; a cyclic collection meanwhile would walk the whole
+            # heap (the index) and free nothing: measured 30x slower decodes.
+            with paused_garbage_collection():
+                return top_rows(index, plan, scope, request.role, request.order, limit + 1,
+                                cjk_grams=use_grams)
         rows = rank_rows(index, plan, scope, request.role, cjk_grams=use_grams)
         return order_rows(rows, request.order, limit + 1)
 

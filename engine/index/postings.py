@@ -18,9 +18,9 @@ below the document's length in tokens.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import accumulate, compress
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,46 @@ def without_deleted(postings: Sequence[Posting], deleted: Container[int]) -> lis
     return [posting for posting in postings if posting.doc_id not in deleted]
 
 
+class PositionColumn(Sequence[tuple[int, ...]]):
+    """Each row's positions, where a row may still hold its undecoded gaps.
+
+    An item is either a tuple of positions or the list of position gaps a postings file
+    stores (first position, then differences); reading an item sums a gap list into a
+    tuple (not kept: it costs a few additions). So decoding a long posting list for a
+    query costs one `len` per row, and only the rows a query shows pay for positions.
+
+    >>> column = PositionColumn([(0, 3), [2, 5, 1]])
+    >>> column[1], list(column), len(column)
+    ((2, 7, 8), [(0, 3), (2, 7, 8)], 2)
+    """
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[tuple[int, ...] | list[int]]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        item = self.items[index]
+        return item if item.__class__ is tuple else tuple(accumulate(item))
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        for item in self.items:
+            yield item if item.__class__ is tuple else tuple(accumulate(item))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _raw_items(positions: Sequence[tuple[int, ...]]) -> list:
+    return positions.items if isinstance(positions, PositionColumn) else list(positions)
+
+
 @dataclass(frozen=True, slots=True)
 class PostingColumns:
     """A posting list laid out as three parallel columns (the fast query path's shape).
@@ -90,7 +130,7 @@ class PostingColumns:
 
     doc_ids: list[int]
     counts: list[int]
-    positions: list[tuple[int, ...]]
+    positions: Sequence[tuple[int, ...]]  # a list, or a `PositionColumn` (lazy)
 
     @classmethod
     def of(cls, postings: Sequence[Posting]) -> PostingColumns:
@@ -135,7 +175,7 @@ def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
     return PostingColumns(
         [doc_id for part in filled for doc_id in part.doc_ids],
         [count for part in filled for count in part.counts],
-        [positions for part in filled for positions in part.positions],
+        PositionColumn([item for part in filled for item in _raw_items(part.positions)]),
     )
 
 
@@ -151,5 +191,5 @@ def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) ->
     return PostingColumns(
         list(compress(columns.doc_ids, keep)),
         list(compress(columns.counts, keep)),
-        list(compress(columns.positions, keep)),
+        PositionColumn(list(compress(_raw_items(columns.positions), keep))),
     )

@@ -8,8 +8,9 @@ manifest or files (`engine.index.writer` decides what is written; `engine.codec`
   posting list grows at its end.
 * `FrozenSegment` is a flushed segment, read from its terms and postings files. Its term
   dictionary maps each term to the byte range of its posting list; a list is decoded the
-  first time a query needs it and then cached (and, for the fast query path, its
-  `PostingColumns` too). Opening a store therefore decodes the
+  first time a query needs it and then cached. The fast query path reads `term_columns`
+  instead: with `read_columns` (doc ids and counts decoded, positions left as gaps until
+  a row is shown) when the opener supplies it, else made from `postings`. Opening a store therefore decodes the
   document table and the term dictionary, never re-tokenizes text, and decodes only the
   posting lists that queries touch.
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.index.documents import DocumentRecord
-from engine.index.postings import Posting, PostingColumns, positions_by_term
+from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns, positions_by_term
 from engine.index.termdict import TermDictionary
 
 
@@ -113,11 +114,13 @@ class FrozenSegment:
         documents: Mapping[int, DocumentRecord],
         slots: TermDictionary[PostingsSlot],
         read_postings: Callable[[PostingsSlot], list[Posting]],
+        read_columns: Callable[[PostingsSlot], PostingColumns] | None = None,
     ) -> None:
         self.name = name
         self._documents = dict(documents)
         self._slots = slots
         self._read_postings = read_postings
+        self._read_columns = read_columns
         self._decoded: dict[str, list[Posting]] = {}
         self._columns: dict[str, PostingColumns] = {}
 
@@ -144,7 +147,12 @@ class FrozenSegment:
         """`postings(term)` as columns, made once per term (the segment never changes)."""
         cached = self._columns.get(term)
         if cached is None:
-            cached = PostingColumns.of(self.postings(term))
+            decoded = self._decoded.get(term)
+            if self._read_columns is None or decoded is not None:
+                cached = PostingColumns.of(self.postings(term))
+            else:
+                slot = self._slots.get(term)
+                cached = EMPTY_COLUMNS if slot is None else self._read_columns(slot)
             self._columns[term] = cached
         return cached
 

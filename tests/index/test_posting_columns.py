@@ -1,0 +1,110 @@
+"""Posting lists as columns (the fast query path's shape) against `list[Posting]`.
+
+`decode_posting_columns` must accept and reject exactly what `decode_posting_list` does
+and describe the same list; a `FrozenSegment` given `read_columns` (positions left as
+gaps) must answer `term_columns` like one that builds the columns from its postings; and
+joining or filtering columns must not change what they hold.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.codec.framing import DecodeError
+from engine.codec.postings_file import (
+    decode_posting_columns,
+    decode_posting_list,
+    decode_postings_columns_record,
+    decode_postings_record,
+    encode_posting_list,
+    encode_postings_file,
+)
+from engine.index.postings import (
+    PositionColumn,
+    Posting,
+    PostingColumns,
+    columns_without_deleted,
+    concatenate_columns,
+)
+from engine.index.segment import FrozenSegment, PostingsSlot
+from engine.index.termdict import TermDictionary
+
+
+@st.composite
+def posting_lists(draw: st.DrawFn, first_doc: int = 0) -> list[tuple[int, tuple[int, ...]]]:
+    doc_ids = sorted(draw(st.sets(st.integers(first_doc, first_doc + 60), max_size=12)))
+    return [
+        (doc_id, tuple(sorted(draw(st.sets(st.integers(0, 40), min_size=1, max_size=5)))))
+        for doc_id in doc_ids
+    ]
+
+
+def as_pairs(columns: PostingColumns) -> list[tuple[int, tuple[int, ...]]]:
+    return list(zip(columns.doc_ids, columns.positions))
+
+
+@settings(max_examples=80, deadline=None)
+@given(posting_lists(), st.integers(1, 4))
+def test_columns_decode_the_same_list(postings, block_size):
+    value = encode_posting_list(postings, block_size) if postings else []
+    doc_ids, counts, gaps = decode_posting_columns(value)
+    columns = PostingColumns(doc_ids, counts, PositionColumn(list(gaps)))
+    assert as_pairs(columns) == decode_posting_list(value) == postings
+    assert counts == [len(positions) for _doc_id, positions in postings]
+
+
+@pytest.mark.parametrize("value", [
+    "x", [[9, [3, 4], [[0], [1]]]], [[1, [1], []]], [[1, [1], [[]]]], [[1, [1], [5]]],
+    [[1, [1]]], [[1, 2, [[0]]]],
+])
+def test_columns_reject_what_the_list_decoder_rejects(value):
+    with pytest.raises(DecodeError) as expected:
+        decode_posting_list(value)
+    with pytest.raises(DecodeError) as found:
+        decode_posting_columns(value)
+    assert str(found.value) == str(expected.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "ab", "b"]), posting_lists(), max_size=3),
+       st.integers(1, 3))
+def test_frozen_segment_reads_columns_like_its_postings(lists, block_size):
+    lists = {term: postings for term, postings in lists.items() if postings}
+    data, slots = encode_postings_file(sorted(lists.items()), block_size)
+    dictionary = TermDictionary((term, PostingsSlot(*slot)) for term, slot in slots.items())
+
+    def read_postings(slot: PostingsSlot) -> list[Posting]:
+        return [Posting(d, p) for d, p in decode_postings_record(data, slot.offset, "p")]
+
+    def read_columns(slot: PostingsSlot) -> PostingColumns:
+        doc_ids, counts, gaps = decode_postings_columns_record(data, slot.offset, "p")
+        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+
+    plain = FrozenSegment("s", {}, dictionary, read_postings)
+    lazy = FrozenSegment("s", {}, dictionary, read_postings, read_columns)
+    for term in ["a", "ab", "b", "missing"]:
+        expected = plain.term_columns(term)
+        found = lazy.term_columns(term)
+        assert (found.doc_ids, found.counts, list(found.positions)) == (
+            expected.doc_ids, expected.counts, list(expected.positions))
+        assert found.postings() == list(plain.postings(term))
+        for doc_id, positions in as_pairs(expected):
+            assert found.positions_of(doc_id) == positions
+
+
+@settings(max_examples=60, deadline=None)
+@given(posting_lists(0), posting_lists(100), st.sets(st.integers(0, 160)))
+def test_joining_and_filtering_lazy_columns(first, second, deleted):
+    def lazy(postings):
+        value = encode_posting_list(postings, 2) if postings else []
+        doc_ids, counts, gaps = decode_posting_columns(value)
+        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+
+    plain = PostingColumns.of([Posting(d, p) for d, p in second])
+    joined = concatenate_columns([lazy(first), plain])
+    assert as_pairs(joined) == first + second
+    kept = columns_without_deleted(joined, deleted)
+    assert as_pairs(kept) == [(d, p) for d, p in first + second if d not in deleted]
+    assert kept.counts == [len(p) for d, p in first + second if d not in deleted]
