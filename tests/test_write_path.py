@@ -127,3 +127,26 @@ def test_a_crash_before_the_deferred_flush_replays_the_log() -> None:
     assert reopened.index.document_count == 4
     reopened.close()
     backend.close()
+
+
+def test_a_flush_drops_segments_whose_rows_are_all_deleted() -> None:
+    directory = MemoryDirectory()
+    backend = ReferenceBackend.create_in(directory, config=SMALL)
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "agent:main:k"))
+        for number in range(4):
+            transaction.append_event("w1", chat(number, f"m{number - 1}" if number else None,
+                                                f"alpha word{number}"))
+    first = read_manifest(directory)
+    assert first is not None and [segment[3] for segment in first.segments] == [4]
+    with backend.transaction() as transaction:  # rewind onto the same leaf: rebuild all
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m3"})
+    backend.reconcile()
+    manifest = read_manifest(directory)
+    assert manifest is not None and manifest.deleted == ()
+    assert [segment[0] for segment in manifest.segments] == ["segment-000002"]
+    hits = backend.search(SearchRequest("alpha", limit=10)).hits
+    assert sorted(hit.message_id for hit in hits) == ["m0", "m1", "m2", "m3"]
+    assert directory.list_names("index/segment-000001") == []
+    assert verify_backend(backend).ok
+    backend.close()

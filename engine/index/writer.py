@@ -251,10 +251,21 @@ def remove_unreferenced(directory: Directory, segment_names: Sequence[str]) -> l
 def flush_index(
     directory: Directory, index: InvertedIndex, profile: str, config: EngineConfig
 ) -> None:
-    """Turn the buffer's live rows into a new segment and commit the manifest."""
+    """Turn the buffer's live rows into a new segment and commit the manifest.
+
+    A flushed segment whose rows are all deleted by now (every window it held was
+    rebuilt, e.g. by a reconcile of everything) leaves the manifest with its tombstones:
+    dropping it is a merge that has nothing to copy.
+    """
     buffer = index.buffer
-    live = [record for doc_id, record in buffer.documents.items() if doc_id not in index.deleted]
-    new_segments = list(index.segments)
+    deleted = index.deleted
+    live = [record for doc_id, record in buffer.documents.items() if doc_id not in deleted]
+    new_segments = []
+    for segment in index.segments:
+        if len(deleted) >= len(segment.documents) and deleted.issuperset(segment.documents):
+            deleted.difference_update(segment.documents)
+        else:
+            new_segments.append(segment)
     if live:
         name = _next_segment_name(directory, index)
         postings = encode_postings_file_of_columns(
