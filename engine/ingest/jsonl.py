@@ -31,6 +31,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: One strict decoder for every line (`json.loads` with options builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
     """Parse one line's text as a JSON object or raise `MalformedInput`.
 
@@ -46,7 +50,7 @@ def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
     engine.errors.MalformedInput: f.jsonl:3: invalid JSON: NaN is not valid JSON
     """
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise MalformedInput(path, line_number,
                              f"invalid JSON: {error.msg} at column {error.colno}") from None
