@@ -51,7 +51,6 @@ were committed when they opened or last called `refresh()`.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 import time
@@ -492,8 +491,9 @@ class StoreTransaction:
             position = self._writer.write(record)
         except DecodeError as error:
             raise InputError(str(error)) from None
-        self._operations.append((position, record if not isinstance(record, EventRecord)
-                                 else dataclasses.replace(record, event={})))
+        if isinstance(record, EventRecord):  # the catalog keeps positions, not events
+            record = EventRecord(record.session_id, record.seq, record.created_at, {})
+        self._operations.append((position, record))
         return position
 
     def _note_change(self, record: SegmentRecord) -> None:
