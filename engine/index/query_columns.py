@@ -8,15 +8,15 @@ through its public methods only), files, scoring formulas, orders.
 Why (issue 5): the clear kernel fetches a `DocumentRecord` and compares its session id
 and role for every matching row, and re-reads every posting list per query. A common word
 matches most rows, so that is a dict lookup and several attribute reads per row. Here a
-row is a position in three lists:
+row is a position in three compact arrays (8 bytes a row, no object per value):
 
 * `lengths[doc_id]` — bm25's `D`;
 * `groups[doc_id]` — the ordinal of the row's `(session_id, role)`; a request's scope is a
   `bytearray` over the few thousand groups, so "is this row in scope with this role" is two
   C-level indexings (`mask[groups[doc_id]]`) for the whole candidate list at once;
-* `timestamps[doc_id]` — the timestamp when it is a plain number (the `recent` order then
-  compares `(timestamp, doc_id)` tuples); rows with another timestamp (NULL, NaN, text)
-  are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
+* `timestamps[doc_id]` — the timestamp as a double when it is a plain number that a double
+  holds exactly (the `recent` order then compares `(timestamp, doc_id)` tuples); rows with
+  another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
   general SQLite-order key instead;
 * `cjk_rows` / `non_ascii_rows` — the live rows whose text holds a CJK character / any
   non-ASCII character: what a CJK substring retry has to scan (`literal_candidates`).
@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -51,16 +52,20 @@ from engine.index.inverted_index import InvertedIndex
 from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.termdict import index_term
 
+#: Every int of at most this magnitude is exactly a double.
+EXACT_INT = 2**53
+
 
 def plain_number(value: object) -> bool:
-    """Whether a timestamp is an int or float that SQLite orders as a number (not NaN).
+    """Whether a timestamp is a number SQLite orders as a number (not NaN) that a double
+    holds exactly (so a `timestamps` array keeps its order and its ties).
 
-    >>> [plain_number(value) for value in (1, 2.5, float("nan"), None, "3", True)]
-    [True, True, False, False, False, False]
+    >>> [plain_number(value) for value in (1, 2.5, float("nan"), None, "3", True, 2**60)]
+    [True, True, False, False, False, False, False]
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return not (isinstance(value, float) and math.isnan(value))
+    if value.__class__ is int:
+        return -EXACT_INT <= value <= EXACT_INT  # type: ignore[operator]
+    return value.__class__ is float and not math.isnan(value)  # type: ignore[arg-type]
 
 
 @dataclass(slots=True)
@@ -73,15 +78,15 @@ class RowColumns:
     >>> _ = index.add_entry(IndexEntry("w2", "m2", "assistant", None, "a", 1), ["a"])
     >>> rows = RowColumns()
     >>> rows.extend(index)
-    >>> rows.lengths, rows.groups, rows.odd_timestamps
+    >>> list(rows.lengths), list(rows.groups), rows.odd_timestamps
     ([2, 1], [0, 1], 1)
     >>> list(rows.scope_mask({"w2": "global"}, None)), rows.scope_mask({"w1": "", "w2": ""}, None)
     ([0, 1], None)
     """
 
-    lengths: list[int] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)
-    timestamps: list[int | float] = field(default_factory=list)
+    lengths: array = field(default_factory=lambda: array("q"))
+    groups: array = field(default_factory=lambda: array("q"))
+    timestamps: array = field(default_factory=lambda: array("d"))
     odd_timestamps: int = 0
     group_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     group_sessions: list[str] = field(default_factory=list)
@@ -111,7 +116,7 @@ class RowColumns:
             except KeyError:
                 lengths.append(0)
                 groups.append(0)
-                timestamps.append(0)
+                timestamps.append(0.0)
                 continue
             lengths.append(record.length)
             key = (record.session_id, record.role)
@@ -130,12 +135,10 @@ class RowColumns:
                     self.cjk_rows.append(doc_id)
                     self.cjk_texts.append(visible)
             timestamp = record.timestamp
-            # `plain_number`, inlined (an int or float subclass counts as odd: the
-            # general order then handles it, which is always right).
-            if type(timestamp) is int or (type(timestamp) is float and not math.isnan(timestamp)):
+            if plain_number(timestamp):
                 timestamps.append(timestamp)
             else:
-                timestamps.append(0)
+                timestamps.append(0.0)
                 self.odd_timestamps += 1
 
     def forget_deleted(self, index: InvertedIndex) -> None:

@@ -39,7 +39,7 @@ WINDOWS = [
 ]
 WORDS = ["the", "saffron", "ballast", "Café", "per-session", "commun", "communication",
          "会议", "明天会议讨论", "OR", "x.", "the the"]
-TIMESTAMPS = [0, 1, 1.0, 2.5, 3, None, float("nan"), "2026-01-01", "10", -0.0]
+TIMESTAMPS = [0, 1, 1.0, 2.5, 3, None, float("nan"), "2026-01-01", "10", -0.0, 2**53 + 1, 2**53]
 
 #: Common words weigh more, so that most queries match many rows and ranks tie often.
 texts = st.lists(
