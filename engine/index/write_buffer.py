@@ -11,7 +11,7 @@ What makes this one faster on the write path (issue 5):
 
 * terms live in a plain `dict` (O(1) insert); the sorted term list that prefix lookups
   and flushes need is built when first asked for and kept until a new term arrives;
-* an added row appends its doc id and its positions to two columns per term, instead of
+* an added row appends its doc id and its positions to one list per term, instead of
   making a `Posting` object and inserting into a sorted map; a term that occurs once in
   the row (about 70% of postings) keeps its position as a bare int, not a list;
   `Posting` objects are made only when a query reads a term's list (and kept until the
@@ -32,8 +32,9 @@ from engine.index.postings import Posting
 #: One row's positions of one term: a bare int when it occurs once (most terms do; small
 #: ints are shared objects, so the common case allocates nothing), else a list.
 Positions = int | list[int]
-#: `(doc ids, positions)` of one term, parallel and in doc-id order.
-PostingColumns = tuple[list[int], list[Positions]]
+#: One term's rows, interleaved: `[doc_id, positions, doc_id, positions, ...]` in doc-id
+#: order (one `+=` per row; `[0::2]` and `[1::2]` split it into columns in C).
+Interleaved = list[int | Positions]
 
 
 def group_positions(terms: Sequence[str]) -> dict[str, Positions]:
@@ -83,7 +84,7 @@ class WriteBuffer:
 
     def __init__(self) -> None:
         self._documents: dict[int, DocumentRecord] = {}
-        self._columns: dict[str, PostingColumns] = {}
+        self._columns: dict[str, Interleaved] = {}
         self._sorted_terms: list[str] | None = None
         self._decoded: dict[str, list[Posting]] = {}
 
@@ -105,11 +106,10 @@ class WriteBuffer:
         for term, positions in group_positions(terms).items():
             column = lookup(term)
             if column is None:
-                columns[term] = ([doc_id], [positions])
+                columns[term] = [doc_id, positions]
                 self._sorted_terms = None
             else:
-                column[0].append(doc_id)
-                column[1].append(positions)
+                column += (doc_id, positions)
 
     # ----- the Segment protocol (reads) -----------------------------------------------
 
@@ -121,8 +121,8 @@ class WriteBuffer:
         if column is None:
             return ()
         postings = [
-            Posting(doc_id, positions_tuple(positions))
-            for doc_id, positions in zip(column[0], column[1], strict=True)
+            Posting(doc_id, positions_tuple(positions))  # type: ignore[arg-type]
+            for doc_id, positions in zip(column[0::2], column[1::2], strict=True)
         ]
         self._decoded[term] = postings
         return postings
@@ -153,7 +153,8 @@ class WriteBuffer:
         `engine.codec.postings_file.encode_posting_columns` takes)."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
-            doc_ids, positions = self._columns[term]
+            column = self._columns[term]
+            doc_ids, positions = column[0::2], column[1::2]
             if filtering and not deleted.isdisjoint(doc_ids):
                 kept = [index for index, doc_id in enumerate(doc_ids) if doc_id not in deleted]
                 if not kept:
