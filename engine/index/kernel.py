@@ -38,8 +38,8 @@ stored text of every row: O(total characters). `rank_rows(cjk_grams=True)` narro
 rows first with the CJK character/bigram index of `engine.index.cjk_grams` (an in-memory
 index built at the first retry: about 0.5 s at 100k messages). The fast path (`top_rows`,
 the default) needs no such build: the row columns of `engine.index.query_columns` keep the
-rows whose text holds a CJK character, and a needle without ASCII letters is matched
-against their visible text with `in` (C), about 8 ms at 100k messages. The hypothesis
+rows whose text holds a non-ASCII character, and a needle without ASCII letters is
+matched against their visible text with `in` (C), about 8 ms at 100k messages. The hypothesis
 tests require all three to give identical results.
 
 The fast path. `run_kernel` runs `top_rows` by default; `fast=False` runs the clear

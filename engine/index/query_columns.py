@@ -18,11 +18,10 @@ row is a position in three compact arrays (8 bytes a row, no object per value):
   holds exactly (the `recent` order then compares `(timestamp, doc_id)` tuples); rows with
   another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
   general SQLite-order key instead;
-* `cjk_rows` / `non_ascii_rows` — the live rows whose text holds a CJK character / any
-  non-ASCII character: what a CJK substring retry has to scan (`literal_candidates`).
-  Unlike the gram index of `engine.index.cjk_grams`, these cost one `str.isascii` per row
-  (and a regex search per non-ASCII row) when the columns are filled, so a first retry
-  after opening a store is not slowed by building an index.
+* `non_ascii_rows` — the live rows whose text holds a non-ASCII character, with that
+  text: what a CJK substring retry has to scan (`literal_candidates`). Unlike the gram
+  index of `engine.index.cjk_grams`, this costs one `str.isascii` per row when the
+  columns are filled, so a first retry after opening a store builds nothing.
 
 When the columns are stale. A cache belongs to one `InvertedIndex` object (a weak key:
 a reloaded index gets a new cache). Its version is `(next_doc_id, document_count,
@@ -47,7 +46,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 
-from engine.index.cjk_grams import CJK_RUN
 from engine.index.inverted_index import InvertedIndex
 from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.termdict import index_term
@@ -93,8 +91,6 @@ class RowColumns:
     group_roles: list[str] = field(default_factory=list)
     non_ascii_rows: list[int] = field(default_factory=list)
     non_ascii_texts: list[str] = field(default_factory=list)
-    cjk_rows: list[int] = field(default_factory=list)
-    cjk_texts: list[str] = field(default_factory=list)
     dead: int = 0
 
     @property
@@ -106,6 +102,7 @@ class RowColumns:
         """Fill the columns of doc ids `covered .. index.next_doc_id - 1`.
 
         Ids of rows already deleted get placeholders: posting lists never name them.
+        (A column-at-a-time version with `map` measured slower than this loop.)
         """
         group_ids = self.group_ids
         lengths, groups, timestamps = self.lengths, self.groups, self.timestamps
@@ -128,12 +125,8 @@ class RowColumns:
             groups.append(group)
             text = record.text
             if not text.isascii():
-                visible = text.split("\x00", 1)[0]  # what LIKE sees
                 self.non_ascii_rows.append(doc_id)
-                self.non_ascii_texts.append(visible)
-                if CJK_RUN.search(text) is not None:
-                    self.cjk_rows.append(doc_id)
-                    self.cjk_texts.append(visible)
+                self.non_ascii_texts.append(text.split("\x00", 1)[0])  # what LIKE sees
             timestamp = record.timestamp
             if plain_number(timestamp):
                 timestamps.append(timestamp)
@@ -149,7 +142,6 @@ class RowColumns:
         self.non_ascii_rows, self.non_ascii_texts = live_rows(
             index, self.non_ascii_rows, self.non_ascii_texts
         )
-        self.cjk_rows, self.cjk_texts = live_rows(index, self.cjk_rows, self.cjk_texts)
         self.dead = dead
 
     def literal_candidates(self, needle: str) -> tuple[list[int], bool] | None:
@@ -157,10 +149,11 @@ class RowColumns:
         they are exactly the rows that do; None: any row may.
 
         A match contains every character of the visible needle (before any NUL), so a
-        needle with a CJK character can only match a row with one, and a non-ASCII needle
-        only a non-ASCII row. When the needle has no ASCII letter, LIKE's folding cannot
-        matter, and the rows are cut to those whose visible text contains it (`in`, run
-        by `map` over the kept texts). The kernel's `literal_check` still decides.
+        non-ASCII needle (every CJK needle) can only match a non-ASCII row. When the
+        needle has no ASCII letter, LIKE's folding cannot matter, and the rows are cut to
+        those whose visible text contains it (`in`, run by `map` over the kept texts; a
+        needle with a character wider than any of a text's returns at once). The
+        kernel's `literal_check` still decides the other needles.
 
         >>> from engine.model import IndexEntry
         >>> index = InvertedIndex()
@@ -171,15 +164,12 @@ class RowColumns:
         >>> rows.literal_candidates("会议"), rows.literal_candidates("é"), rows.literal_candidates("x")
         (([0], True), ([2], True), None)
         >>> rows.literal_candidates("会C")
-        ([0, 1, 3], False)
+        ([0, 1, 2, 3], False)
         """
         visible = needle.split("\x00", 1)[0]
-        if CJK_RUN.search(visible) is not None:
-            doc_ids, texts = self.cjk_rows, self.cjk_texts
-        elif not visible.isascii():
-            doc_ids, texts = self.non_ascii_rows, self.non_ascii_texts
-        else:
+        if visible.isascii():
             return None
+        doc_ids, texts = self.non_ascii_rows, self.non_ascii_texts
         if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
             return doc_ids, False
         return list(compress(doc_ids, map(operator.contains, texts, repeat(visible)))), True
