@@ -184,6 +184,11 @@ class RowColumns:
         return None if all(mask) else mask
 
 
+#: The term cache is emptied when it reaches this many entries (the segments keep
+#: their own decoded lists, so a refill is a concatenation, not a decode).
+CACHED_TERMS = 1024
+
+
 @dataclass(slots=True)
 class QueryColumns:
     """The row columns and the term cache of one index at one version."""
@@ -203,6 +208,8 @@ class QueryColumns:
         cached = self.terms.get(key)
         if cached is None:
             cached = self._prefix_columns(index, term) if prefix else index.term_columns(term)
+            if len(self.terms) >= CACHED_TERMS:  # a long-running reader: keep it bounded
+                self.terms.clear()
             self.terms[key] = cached
         return cached
 
