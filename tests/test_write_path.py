@@ -3,8 +3,8 @@
 * a writer saves the catalog checkpoint after a commit once enough records piled up
   since the last one, so a reader next to a live writer does not replay the whole log;
 * transactions pause the cyclic garbage collector and always restore it;
-* the reference backend does not flush a commit that dirtied a window (reconcile would
-  tombstone those rows right away); the log still makes it durable.
+* the reference backend manifests a large commit at once (a reopen replays only what
+  follows), and a flush drops segments whose rows are all deleted.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_transactions_restore_the_garbage_collector(enabled_before: bool) -> Non
         store.close()
 
 
-# ---- the reference backend defers the flush of a commit that dirtied a window ---------
+# ---- the reference backend manifests a large commit, dirty windows and all -----------
 
 SMALL = EngineConfig(index_flush_documents=3, index_merge_segments=50)
 
@@ -99,23 +99,23 @@ def import_rewound_window(backend: ReferenceBackend) -> None:
         transaction.append_event("w1", chat(6, "m5", "alpha last"))
 
 
-def test_a_commit_that_dirties_a_window_is_not_flushed_until_reconcile() -> None:
+def test_a_large_commit_is_manifested_even_when_it_dirtied_a_window() -> None:
     directory = MemoryDirectory()
     backend = ReferenceBackend.create_in(directory, config=SMALL)
     import_rewound_window(backend)
-    assert read_manifest(directory) is None  # deferred: reconcile would tombstone them
-    assert len(backend.index.buffer) == 5 and backend.index_status() is True
-    assert backend.reconcile() == 1
     manifest = read_manifest(directory)
-    assert manifest is not None and manifest.deleted == ()
-    assert [segment[3] for segment in manifest.segments] == [4]  # m0, m1, m5, m6 only
+    assert manifest is not None and manifest.generation == backend.store.generation == 1
+    reader = ReferenceBackend.open_in(directory)
+    assert reader.index.generation == 1 and len(reader.index.buffer) == 0  # nothing replayed
+    assert backend.index_status() is True and backend.reconcile() == 1
     hits = backend.search(SearchRequest("alpha", limit=10))
     assert sorted(hit.message_id for hit in hits.hits) == ["m0", "m1", "m5", "m6"]
     assert verify_backend(backend).ok
+    reader.close()
     backend.close()
 
 
-def test_a_crash_before_the_deferred_flush_replays_the_log() -> None:
+def test_a_crash_before_reconcile_keeps_the_stale_rows() -> None:
     directory = MemoryDirectory()
     backend = ReferenceBackend.create_in(directory, config=SMALL)
     import_rewound_window(backend)
