@@ -125,8 +125,14 @@ def query_terms_of(query: str) -> list[str]:
 
 
 def fts_string(terms: Sequence[str], *, prefix: bool) -> str:
-    """Each term one FTS5 string (inner `"` doubled), joined with ` AND `; `*` after the last."""
-    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    """Each term one FTS5 string (inner `"` doubled), joined with ` AND `; `*` after the last.
+
+    One deliberate departure from upstream, the engine's documented decision
+    (`engine.query.user_query`): FTS5 reads MATCH as a C string, so upstream fails on a
+    query holding a NUL (`unterminated string`); the engine reads NUL as a separator, and so
+    do we here (written as a space, also a separator), so such queries are still compared.
+    """
+    quoted = ['"' + term.replace("\x00", " ").replace('"', '""') + '"' for term in terms]
     if prefix and quoted:
         quoted[-1] += "*"
     return " AND ".join(quoted)
