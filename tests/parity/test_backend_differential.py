@@ -218,6 +218,21 @@ def test_every_known_divergence_still_reproduces() -> None:
         assert differences != [], f"known divergence {entry.id!r} no longer reproduces: remove it"
 
 
+def test_result_differences_names_each_field_and_allows_only_tiny_score_changes() -> None:
+    from engine.model import SearchHit
+
+    hit = SearchHit("global", "w", "m1", "user", 5.0, "saffron", 1.25)
+    base = SearchResult((hit,), truncated=True)
+    assert result_differences(base, SearchResult((hit,), truncated=True)) == []
+    nearly = SearchHit("global", "w", "m1", "user", 5.0, "saffron", 1.25 * (1 + 1e-12))
+    assert result_differences(base, SearchResult((nearly,), truncated=True)) == []
+    off = SearchHit("global", "w", "m1", "user", 5.0, "saffron", 1.25 * (1 + 1e-6))
+    assert result_differences(base, SearchResult((off,), truncated=True)) == [
+        "hit 0 score: sqlite 1.25 vs reference 1.25000125"]
+    assert result_differences(base, SearchResult((hit,))) == ["truncated: sqlite True vs reference False"]
+    assert result_differences(base, ("QueryError", "query must not be empty")) != []
+
+
 # ---- regression tests (shrunk failures kept by name) ----------------------------------
 
 

@@ -492,3 +492,28 @@ def test_long_excerpts_are_bounded_like_upstream(text: str) -> None:
     corpus = corpus_of([[PutWindow(SessionWindow("w", "agent:main:main")),
                          AppendEvent("w", message("m1", None, "user", text, 1), 1.0)]])
     check_against_upstream(corpus, [SearchRequest("saffron", agent_id="main")], Counter())
+
+
+def test_the_comparison_catches_wrong_order_missing_rows_and_changed_excerpts() -> None:
+    """The tie-aware comparison accepts either order of a tie and nothing else."""
+    from engine.model import SearchHit
+
+    rows = [BaselineRow("global", "a", "m1", "user", 5.0, "saffron one", -2.0),
+            BaselineRow("global", "b", "m1", "user", 5.0, "saffron two", -1.0),
+            BaselineRow("global", "c", "m1", "user", 5.0, "saffron tie", -1.0)]
+    baseline = Baseline(rows[:2], rows, 1, None, 0)
+    request = SearchRequest("saffron", session_keys=(), limit=1)
+
+    def hit(row: BaselineRow, snippet: str | None = None) -> SearchHit:
+        return SearchHit(row.session_key, row.session_id, row.message_id, row.role, row.timestamp,
+                         row.snippet if snippet is None else snippet, -row.rank)
+
+    assert differences(baseline, SearchResult((hit(rows[0]),), truncated=True), request) == []
+    assert differences(baseline, SearchResult((hit(rows[1]),), truncated=True), request) != []
+    assert differences(baseline, SearchResult((hit(rows[0], "saffron"),), truncated=True), request) != []
+    assert differences(baseline, SearchResult((hit(rows[0]),), truncated=False), request) != []
+    tie = Baseline(rows[1:], rows[1:], 2, None, 0)
+    both = SearchRequest("saffron", session_keys=(), limit=2)
+    assert differences(tie, SearchResult((hit(rows[2]), hit(rows[1]))), both) == []
+    assert differences(tie, SearchResult((hit(rows[2]), hit(rows[2]))), both) != []
+    assert differences(tie, SearchResult((hit(rows[1]),)), both) != []
