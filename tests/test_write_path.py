@@ -150,3 +150,24 @@ def test_a_flush_drops_segments_whose_rows_are_all_deleted() -> None:
     assert directory.list_names("index/segment-000001") == []
     assert verify_backend(backend).ok
     backend.close()
+
+
+def test_a_bulk_pause_freezes_what_it_left_alive_and_a_small_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(store_module, "FREEZE_AFTER_OBJECTS", 1000)
+    was = gc.isenabled()
+    gc.enable()
+    gc.collect()
+    frozen_before = gc.get_freeze_count()
+    try:
+        with store_module.paused_garbage_collection():
+            small = [[number] for number in range(10)]
+        assert gc.get_freeze_count() == frozen_before and gc.isenabled()
+        with store_module.paused_garbage_collection():
+            kept = [[number] for number in range(5000)]
+        assert gc.get_freeze_count() >= frozen_before + 5000 and gc.isenabled()
+        assert len(small) + len(kept) == 5010
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()

@@ -109,6 +109,10 @@ def now_milliseconds() -> float:
     return time.time() * 1000.0
 
 
+#: Objects left alive by a paused block above which they are frozen (see below).
+FREEZE_AFTER_OBJECTS = 200_000
+
+
 @contextmanager
 def paused_garbage_collection() -> Iterator[None]:
     """Suspend CPython's cyclic garbage collector inside the block (restored after).
@@ -118,6 +122,13 @@ def paused_garbage_collection() -> Iterator[None]:
     collection would walk the whole growing heap and free nothing, which measured as a
     third of an import's time. Reference counting still frees everything as usual;
     only cyclic garbage made inside the block waits for the next collection after it.
+
+    When the block leaves more than `FREEZE_AFTER_OBJECTS` new container objects alive
+    (the index of a 100k-message import leaves 1.3 million), they are moved to the
+    permanent generation (`gc.freeze`) before collection resumes: otherwise the first
+    collection after the block walks them all (0.7 s at 100k) and later full collections
+    walk them again, to find nothing. They are still freed by reference counting; the
+    cost is that a reference cycle made inside such a block is never collected.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -125,6 +136,8 @@ def paused_garbage_collection() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_count()[0] > FREEZE_AFTER_OBJECTS:
+                gc.freeze()
             gc.enable()
 
 
