@@ -171,3 +171,24 @@ def test_a_bulk_pause_freezes_what_it_left_alive_and_a_small_one_does_not(
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()
+
+
+def test_the_indexing_flag_follows_every_change_though_it_is_cached() -> None:
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
+    assert backend.index_status() is False
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "agent:main:k"))
+        transaction.append_event("w1", chat(0, None, "alpha"))
+    assert backend.index_status() is False
+    with backend.transaction() as transaction:
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m0"})
+    assert backend.index_status() is True
+    assert backend.search(SearchRequest("alpha", limit=5)).indexing is True
+    backend.reconcile()
+    assert backend.index_status() is False
+    with backend.transaction() as transaction:
+        transaction.delete_session("agent:main:k")
+    assert backend.index_status() is False
+    backend.rebuild_index()
+    assert backend.index_status() is False
+    backend.close()

@@ -110,6 +110,11 @@ class ReferenceBackend:
         #: The error of the last automatic flush after a commit, if it failed.
         self.flush_error: Exception | None = None
         self._closed = False
+        #: Bumped by every change to the index's rows or window states; with the store's
+        #: generation it keys the cached `indexing` flag (a search asks for it each time).
+        self._index_changes = 0
+        self._status_key: tuple[int, int] | None = None
+        self._status = False
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
 
@@ -175,6 +180,7 @@ class ReferenceBackend:
 
     def _load_and_replay(self) -> InvertedIndex:
         """The committed index files plus every store change they do not cover yet."""
+        self._index_changes += 1
         self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
             index = load_index(self.store.directory, self.profile)
@@ -219,6 +225,7 @@ class ReferenceBackend:
 
     def _apply(self, change: Change) -> None:
         """Apply one committed change to the index (§8.1; deletes remove rows)."""
+        self._index_changes += 1
         states = self.index.window_states
         if isinstance(change, EventAppended):
             stored = change.event
@@ -276,11 +283,19 @@ class ReferenceBackend:
         return sorted(orphans - known)
 
     def index_status(self) -> bool:
-        """The `indexing` flag (§8.4): True when some window needs work or rows are orphaned."""
-        return bool(self.windows_needing_reconcile() or self.orphan_session_ids())
+        """The `indexing` flag (§8.4): True when some window needs work or rows are orphaned.
+
+        O(windows) to compute, so it is kept until the store or the index changes.
+        """
+        key = (self.store.generation, self._index_changes)
+        if key != self._status_key:
+            self._status = bool(self.windows_needing_reconcile() or self.orphan_session_ids())
+            self._status_key = key
+        return self._status
 
     def rebuild_window(self, session_id: str) -> None:
         """Replace a window's rows by its active path's entries and reset its state."""
+        self._index_changes += 1
         events = self.store.events(session_id)
         self.index.delete_window_rows(session_id)
         for entry in index_entries(events):
@@ -298,6 +313,7 @@ class ReferenceBackend:
                 self.rebuild_window(session_id)
             orphans = self.orphan_session_ids()
             for session_id in orphans:
+                self._index_changes += 1
                 self.index.delete_window_rows(session_id)
                 self.index.window_states.pop(session_id, None)
             self.flush()
@@ -310,6 +326,7 @@ class ReferenceBackend:
         """
         self._require_writer("rebuild the index")
         generation = self.index.generation
+        self._index_changes += 1
         self.index = InvertedIndex(generation=generation)
         windows = [window.session_id for window in self.store.windows()]
         with paused_garbage_collection():
