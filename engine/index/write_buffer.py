@@ -1,8 +1,8 @@
 """The index's write buffer: the segment new rows go into, laid out for fast appends.
 
-Owns: the in-memory layout of unflushed rows (documents, and per term two parallel
-columns: doc ids and position lists) and handing them to a flush in term order. Must
-not touch: tombstones, files, bytes, scoring.
+Owns: the in-memory layout of unflushed rows (documents, and per term one list of its
+rows' doc ids and positions, interleaved) and handing them to a flush in term order, as
+columns. Must not touch: tombstones, files, bytes, scoring.
 
 `MemorySegment` (in `engine.index.segment`) is the clear version of the same segment and
 this module's test oracle: after the same `add` calls both answer `documents`,
@@ -17,8 +17,8 @@ What makes this one faster on the write path (issue 5):
   `Posting` objects are made only when a query reads a term's list (and kept until the
   next `add`).
 
-Rows are appended in doc-id order (the index hands out increasing ids), so each column
-stays sorted by doc id.
+Rows are appended in doc-id order (the index hands out increasing ids), so each term's
+list stays sorted by doc id. Deleted rows stay until the flush leaves them out.
 """
 
 from __future__ import annotations
