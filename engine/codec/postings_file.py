@@ -129,33 +129,13 @@ def decode_posting_list(value: Any) -> PostingPairs:
     """The posting list of a decoded record value (DecodeError on any inconsistency).
 
     The running sums use `itertools.accumulate` (C); `_running_sum` is the clear version.
+    The checks are `decode_posting_columns`'s.
 
     >>> decode_posting_list(encode_posting_list([(3, [0, 4]), (7, [2])], 1))
     [(3, (0, 4)), (7, (2,))]
     """
-    if not isinstance(value, list):
-        raise DecodeError("posting list is not an array of blocks")
-    pairs: PostingPairs = []
-    previous_doc = 0
-    for block in value:
-        if not (isinstance(block, list) and len(block) == 3):
-            raise DecodeError("posting block is not [last_doc_id, doc_gaps, position_gaps]")
-        last_doc_id, doc_gaps, position_gaps = block
-        if not (isinstance(doc_gaps, list) and isinstance(position_gaps, list)):
-            raise DecodeError("posting block gaps are not arrays")
-        if not doc_gaps or len(doc_gaps) != len(position_gaps):
-            raise DecodeError("posting block has mismatched document and position counts")
-        doc_ids = list(accumulate(doc_gaps, initial=previous_doc))
-        del doc_ids[0]
-        if doc_ids[-1] != last_doc_id:
-            raise DecodeError(f"posting block ends at doc {doc_ids[-1]}, header says {last_doc_id}")
-        if set(map(type, position_gaps)) != {list} or not all(position_gaps):
-            for doc_id, gaps in zip(doc_ids, position_gaps):
-                if not isinstance(gaps, list) or not gaps:
-                    raise DecodeError(f"document {doc_id} has no positions")
-        pairs.extend(zip(doc_ids, map(tuple, map(accumulate, position_gaps))))
-        previous_doc = last_doc_id
-    return pairs
+    doc_ids, _counts, gaps = decode_posting_columns(value)
+    return list(zip(doc_ids, map(tuple, map(accumulate, gaps))))
 
 
 def encode_postings_file(
@@ -211,8 +191,8 @@ def decode_postings_record(data: bytes, offset: int, location: str) -> PostingPa
 
 def decode_posting_columns(value: Any) -> tuple[list[int], list[int], list[list[int]]]:
     """A record value as columns: doc ids, position counts, and each document's position
-    gaps left undecoded (a query sums them only for the rows it shows). Same checks and
-    errors as `decode_posting_list`, its oracle.
+    gaps left undecoded (a query sums them only for the rows it shows). Raises
+    DecodeError on any inconsistency (these are the checks of `decode_posting_list` too).
 
     >>> decode_posting_columns(encode_posting_list([(3, [0, 4]), (7, [2])], 1))
     ([3, 7], [2, 1], [[0, 4], [2]])
