@@ -148,8 +148,9 @@ def follow_up_appends(draw: st.DrawFn, corpus: Corpus) -> list[tuple[AppendEvent
         return []
     session_id = draw(st.sampled_from(sorted(set(alive))))
     events, _ = draw(window_events(session_id, id_prefix="late"))
-    # Ids prefixed "late" never collide with the window's own ids; parents point into the
-    # window's new events only, so these appends start a new root (a branch: dirty).
+    # Ids prefixed "late" never collide with the window's own ids. Parents point into the
+    # new events only, so the first one is a new root: a branch beside the current leaf
+    # (dirty), or a plain forward append when the window's leaf is empty.
     return [tuple(AppendEvent(session_id, event, 5000.0 + number) for number, event in enumerate(events))]
 
 
