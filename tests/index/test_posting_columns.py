@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from engine.codec.framing import DecodeError
 from engine.codec.postings_file import (
+    check_postings_file,
     decode_posting_columns,
     decode_posting_list,
     decode_postings_columns_record,
@@ -23,6 +24,7 @@ from engine.codec.postings_file import (
     encode_posting_list,
     encode_postings_file,
 )
+from engine.errors import CorruptFile, StoreError
 from engine.index.postings import (
     PositionColumn,
     Posting,
@@ -113,3 +115,20 @@ def test_joining_and_filtering_lazy_columns(first, second, deleted):
     kept = columns_without_deleted(joined, deleted)
     assert as_pairs(kept) == [(d, p) for d, p in first + second if d not in deleted]
     assert kept.counts == [len(p) for d, p in first + second if d not in deleted]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(posting_lists(), min_size=1, max_size=3), st.data())
+def test_opening_check_finds_every_flipped_byte(lists, data):
+    """The one-CRC check of an open counts like the full walk, and any flipped byte
+    (header, record, footer) is still an error naming the file."""
+    lists = [postings for postings in lists if postings]
+    encoded, _slots = encode_postings_file(
+        [(f"t{number}", postings) for number, postings in enumerate(lists)], 2)
+    assert check_postings_file(encoded, "p") == check_postings_file(
+        encoded, "p", decode_lists=True) == len(lists)
+    position = data.draw(st.integers(0, len(encoded) - 1))
+    damaged = bytearray(encoded)
+    damaged[position] ^= data.draw(st.integers(1, 255))
+    with pytest.raises((CorruptFile, StoreError), match="^p"):
+        check_postings_file(bytes(damaged), "p")
