@@ -110,7 +110,7 @@ def now_milliseconds() -> float:
 
 
 #: Objects left alive by a paused block above which they are frozen (see below).
-FREEZE_AFTER_OBJECTS = 200_000
+FREEZE_AFTER_OBJECTS = 50_000
 
 
 @contextmanager
