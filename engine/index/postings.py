@@ -21,6 +21,7 @@ from bisect import bisect_left
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress
+from operator import attrgetter
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,10 @@ def _raw_items(positions: Sequence[tuple[int, ...]]) -> list:
     return positions.items if isinstance(positions, PositionColumn) else list(positions)
 
 
+_doc_id_of = attrgetter("doc_id")
+_positions_of = attrgetter("positions")
+
+
 @dataclass(frozen=True, slots=True)
 class PostingColumns:
     """A posting list laid out as three parallel columns (the fast query path's shape).
@@ -135,8 +140,8 @@ class PostingColumns:
     @classmethod
     def of(cls, postings: Sequence[Posting]) -> PostingColumns:
         """The columns of a posting list."""
-        positions = [tuple(posting.positions) for posting in postings]
-        return cls([posting.doc_id for posting in postings], list(map(len, positions)), positions)
+        positions = list(map(tuple, map(_positions_of, postings)))  # C loops; a tuple stays itself
+        return cls(list(map(_doc_id_of, postings)), list(map(len, positions)), positions)
 
     def __len__(self) -> int:
         return len(self.doc_ids)
