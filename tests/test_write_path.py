@@ -192,3 +192,21 @@ def test_the_indexing_flag_follows_every_change_though_it_is_cached() -> None:
     backend.rebuild_index()
     assert backend.index_status() is False
     backend.close()
+
+
+def test_a_closed_backend_is_freed_by_reference_counting_after_a_frozen_bulk_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import weakref
+
+    monkeypatch.setattr(store_module, "FREEZE_AFTER_OBJECTS", 10)
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
+    import_rewound_window(backend)  # a "bulk" transaction: what it leaves alive is frozen
+    try:
+        assert gc.get_freeze_count() > 0
+        index, store = weakref.ref(backend.index), weakref.ref(backend.store)
+        backend.close()
+        del backend
+        assert index() is None and store() is None  # no cycle kept them (none collected)
+    finally:
+        gc.unfreeze()

@@ -833,11 +833,14 @@ class TranscriptStore:
 
         A writer closed outside a transaction first saves a catalog checkpoint of
         everything committed (when anything changed since the last one), so the next
-        open decodes no records at all.
+        open decodes no records at all. The commit hooks are dropped: a hook is usually a
+        bound method of an owner that holds this store, and that reference cycle would
+        otherwise outlive a `gc.freeze` (see `paused_garbage_collection`).
         """
         if self._closed:
             return
         self._closed = True
+        self._commit_hooks.clear()
         try:
             writer = self._writer
             if writer is not None:
