@@ -153,6 +153,21 @@ def _folded(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+def _message_texts(corpus: Corpus) -> list[str]:
+    """The searchable text of every message event in the corpus (blocks joined, §2.3)."""
+    from engine.transcript.projection import message_text
+    from tests.parity.strategies import AppendEvent
+
+    texts = []
+    for transaction in corpus.transactions:
+        for operation in transaction:
+            if isinstance(operation, AppendEvent) and isinstance(operation.event.get("message"), dict):
+                text = message_text(operation.event["message"])
+                if text is not None:
+                    texts.append(text)
+    return texts
+
+
 def _may_hit_text_with_nul(case: DivergenceCase) -> bool:
     """Some message text holds a NUL and contains every word of the query (folded)."""
     words = [_folded(word) for word in re.findall(r"\w+", case.request.query)]
@@ -160,7 +175,7 @@ def _may_hit_text_with_nul(case: DivergenceCase) -> bool:
         return False
     return any(
         "\x00" in text and all(word in _folded(text) for word in words)
-        for text in case.corpus.texts
+        for text in _message_texts(case.corpus)
     )
 
 

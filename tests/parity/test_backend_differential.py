@@ -290,6 +290,22 @@ def test_recent_ties_after_reconcile_are_ordered_alike() -> None:
         assert result_differences(sqlite.search(case.request), reference.search(case.request)) == []
 
 
+def test_a_nul_in_another_text_block_of_the_hit_is_a_recognised_divergence() -> None:
+    """Shrunk from seed 777: blocks 'saffron \\x00' and 'saffron the deploy' are joined into
+    one message text; SQLite's excerpt loses the text after the NUL, and the known
+    divergence 'snippet-text-with-nul' must recognise the case from the joined text."""
+    event = {"type": "message", "id": "m1", "parentId": None, "timestamp": 0,
+             "message": {"role": "user", "content": [{"type": "text", "text": "saffron \x00"},
+                                                     {"type": "text", "text": "saffron the deploy"}]}}
+    corpus = corpus_of([[PutWindow(SessionWindow("w", "agent:main:main")), AppendEvent("w", event, 1.0)]])
+    request = SearchRequest("the", agent_id="main")
+    entries = recognised(BACKEND_DIFFERENTIAL, DivergenceCase(corpus, request, reconciled=True))
+    assert [entry.id for entry in entries] == ["snippet-text-with-nul"]
+    with both_backends() as (_, sqlite):
+        load_corpus(sqlite, corpus)
+        assert sqlite.search(request).hits[0].snippet == "saffron the deploy"
+
+
 def message_event(message_id: str, parent: str | None, role: str, text: str, timestamp: Any) -> dict:
     return {"type": "message", "id": message_id, "parentId": parent, "timestamp": timestamp,
             "message": {"role": role, "content": text}}
