@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     check_postings_file,
+    decode_postings_columns_record,
     decode_postings_record,
     encode_postings_file,
     encode_postings_file_of_columns,
@@ -41,7 +42,7 @@ from engine.errors import StoreError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
-from engine.index.postings import Posting
+from engine.index.postings import PositionColumn, Posting, PostingColumns
 from engine.index.segment import FrozenSegment, PostingsSlot, Segment
 from engine.index.termdict import TermDictionary
 
@@ -96,7 +97,15 @@ def _opened_segment(
         pairs = decode_postings_record(postings_data, slot.offset, postings_location)
         return [Posting(doc_id, positions) for doc_id, positions in pairs]
 
-    return FrozenSegment(name, documents, slots, read_postings)
+    def read_columns(slot: PostingsSlot) -> PostingColumns:
+        # The query path's shape, decoded lazily: positions stay gap lists until a shown
+        # row needs them (`PositionColumn`).
+        doc_ids, counts, gaps = decode_postings_columns_record(
+            postings_data, slot.offset, postings_location
+        )
+        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+
+    return FrozenSegment(name, documents, slots, read_postings, read_columns)
 
 
 def manifest_bytes(directory: Directory) -> bytes | None:
