@@ -266,15 +266,21 @@ class ReferenceBackend:
     # ----- lifecycle ------------------------------------------------------------------
 
     def windows_needing_reconcile(self) -> list[str]:
-        """Session ids of windows that need work (§8.3), in store order."""
+        """Session ids of windows that need work (§8.3), in session-id order.
+
+        The order decides the doc ids (insertion order, FTS5's rowid) of rebuilt rows, and so
+        the `recent` order among equal timestamps; the SQLite backend rebuilds in
+        `ORDER BY session_id` (BINARY collation: UTF-8 bytes), and so does this.
+        """
         states = self.index.window_states
-        return [
+        needing = [
             window.session_id
             for window in self.store.windows()
             if needs_reconcile(
                 states.get(window.session_id), self.store.event_count(window.session_id) - 1
             )
         ]
+        return sorted(needing, key=lambda session_id: session_id.encode("utf-8", "surrogatepass"))
 
     def orphan_session_ids(self) -> list[str]:
         """Windows that have index rows or state but no longer exist in the store."""

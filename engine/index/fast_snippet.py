@@ -77,4 +77,4 @@ def fast_fts5_snippet(
     ' … a a a '
     """
     start = choose_window_start(text, token_spans, phrase_hits, tokens_per_window)
-    return render_window(text, token_spans, start, tokens_per_window, ellipsis)
+    return render_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits)

@@ -210,8 +210,12 @@ def render_window(
     start: int,
     tokens_per_window: int,
     ellipsis: str = DEFAULT_ELLIPSIS,
+    phrase_hits: Sequence[tuple[int, int, int]] = (),
 ) -> str:
     """Cut the window starting at token `start` out of `text` (rule 3).
+
+    `phrase_hits` only matter for a window whose text holds a NUL (see
+    `render_window_with_nul`).
 
     >>> render_window("a. b c d", [(0, 1), (3, 4), (5, 6), (7, 8)], 1, 2)
     ' … b c … '
@@ -222,9 +226,83 @@ def render_window(
     last = start + tokens_per_window - 1
     head = ellipsis if start > 0 else ""
     begin = token_spans[start][0] if 0 < start < size else 0
+    end = len(text) if last >= size - 1 else token_spans[last][1]
+    if "\x00" in text[begin:end]:
+        return render_window_with_nul(text, token_spans, start, tokens_per_window, ellipsis,
+                                      phrase_hits)
     if last >= size - 1:
         return head + text[begin:]
-    return head + text[begin:token_spans[last][1]] + ellipsis
+    return head + text[begin:end] + ellipsis
+
+
+def render_window_with_nul(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    start: int,
+    tokens_per_window: int,
+    ellipsis: str,
+    phrase_hits: Sequence[tuple[int, int, int]],
+) -> str:
+    """The window as FTS5 writes it when its text holds a NUL: each piece cut at its NUL.
+
+    FTS5's highlighter appends the excerpt in pieces with `sqlite3_mprintf("%.*s")`, which
+    stops at a NUL byte. The pieces, walking the window's tokens in order with `offset`
+    starting at the window's first byte: at the first token of a (coalesced) phrase
+    instance, the text from `offset` to the token's start; at the instance's last token,
+    the text from `offset` to that token's end; at the window's last token, the text from
+    `offset` to its end; after the walk, the rest of the text when the window reaches the
+    last token, else the ellipsis. Instances that overlap (`start <= previous end`) are
+    coalesced, and instances starting before the window are skipped, as FTS5's
+    `CInstIter` does.
+
+    >>> spans = [(0, 1), (4, 5), (6, 7)]
+    >>> render_window_with_nul("a " + chr(0) + " b c", spans, 0, 48, " … ", [(0, 2, 1)])
+    'a c'
+    """
+    size = len(token_spans)
+    last = start + tokens_per_window - 1
+    instances = _coalesced_instances(phrase_hits)
+    while instances and instances[0][0] < start:
+        instances.pop(0)
+    pieces = [ellipsis] if start > 0 else []
+    offset = token_spans[start][0] if 0 < start < size else 0
+
+    def append(end: int) -> None:
+        nonlocal offset
+        piece = text[offset:end]
+        pieces.append(piece.split("\x00", 1)[0])
+        offset = end
+
+    for position in range(start, min(last, size - 1) + 1):
+        token_start, token_end = token_spans[position]
+        if instances and position == instances[0][0]:
+            append(token_start)
+        if instances and position == instances[0][1]:
+            append(token_end)
+            instances.pop(0)
+        if position == last:
+            append(token_end)
+    if last >= size - 1:
+        append(len(text))
+    else:
+        pieces.append(ellipsis)
+    return "".join(pieces)
+
+
+def _coalesced_instances(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """(first token, last token) of each coalesced instance, in position order.
+
+    >>> _coalesced_instances([(0, 1, 2), (1, 2, 1), (0, 5, 1)])
+    [(1, 2), (5, 5)]
+    """
+    merged: list[tuple[int, int]] = []
+    for _phrase, position, length in sorted(phrase_hits, key=lambda hit: hit[1]):
+        end = position + length - 1
+        if merged and position <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((position, end))
+    return merged
 
 
 def fts5_snippet(
@@ -246,4 +324,5 @@ def fts5_snippet(
     True
     """
     explanation = explain_snippet(text, token_spans, phrase_hits, tokens_per_window=tokens_per_window)
-    return render_window(text, token_spans, explanation.start, tokens_per_window, ellipsis)
+    return render_window(text, token_spans, explanation.start, tokens_per_window, ellipsis,
+                         phrase_hits)
