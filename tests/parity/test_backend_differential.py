@@ -41,6 +41,7 @@ from tests.parity.known_divergences import (
     KNOWN_DIVERGENCES,
     DivergenceCase,
     recognised,
+    single_message_case,
 )
 from tests.parity.strategies import (
     PARITY_SETTINGS,
@@ -266,10 +267,11 @@ def test_cjk_substring_with_a_lone_surrogate_finds_the_message_on_both_backends(
         assert [hit.message_id for hit in reference.search(case.request).hits] == ["m1"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: known divergence 'snippet-text-with-nul'")
 def test_excerpt_of_a_text_with_nul_matches_sqlite() -> None:
-    """Reproducer of 'snippet-text-with-nul': text 'a \\x00 b c', query 'c' -> SQLite 'a c'."""
-    case = next(entry.reproducer for entry in KNOWN_DIVERGENCES if entry.id == "snippet-text-with-nul")
+    """Was the known divergence 'snippet-text-with-nul' (fixed in 324c07f): FTS5's highlighter
+    appends the excerpt piece by piece with `%.*s`, so each piece stops at a NUL: the text
+    'a \\x00 b c' and the query 'c' give 'a c'."""
+    case = single_message_case("a \x00 b c", "c")
     with both_backends() as (reference, sqlite):
         load_corpus(reference, case.corpus)
         load_corpus(sqlite, case.corpus)
@@ -277,33 +279,44 @@ def test_excerpt_of_a_text_with_nul_matches_sqlite() -> None:
         assert reference.search(case.request).hits[0].snippet == "a c"
 
 
-@pytest.mark.xfail(strict=True, reason="engine: known divergence 'recent-ties-after-reconcile'")
 def test_recent_ties_after_reconcile_are_ordered_alike() -> None:
-    """Reproducer of 'recent-ties-after-reconcile': windows put as b, a; both rewound; equal
-    timestamps; after reconcile, `recent` must list the ties in the same order."""
-    case = next(entry.reproducer for entry in KNOWN_DIVERGENCES
-                if entry.id == "recent-ties-after-reconcile")
+    """Was the known divergence 'recent-ties-after-reconcile' (fixed in 324c07f): windows put
+    as b, a, both rewound, equal timestamps; a reconcile re-inserts their rows, and `recent`
+    breaks the timestamp tie by insertion order, so both backends must rebuild in one order."""
+
+    def message(message_id: str, parent: str | None, text: str) -> dict:
+        return message_event(message_id, parent, "user", text, 5)
+
+    corpus = corpus_of([
+        [PutWindow(SessionWindow(session_id, f"agent:main:{session_id}")),
+         AppendEvent(session_id, message("m1", None, "saffron one"), 1.0),
+         AppendEvent(session_id, message("m2", "m1", "saffron two"), 2.0),
+         AppendEvent(session_id, {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"}, 3.0)]
+        for session_id in ("b", "a")
+    ])
+    request = SearchRequest("saffron", session_keys=(), order="recent")
     with both_backends() as (reference, sqlite):
-        load_corpus(reference, case.corpus)
-        load_corpus(sqlite, case.corpus)
+        load_corpus(reference, corpus)
+        load_corpus(sqlite, corpus)
         assert reference.reconcile() == sqlite.reconcile() == 2
-        assert result_differences(sqlite.search(case.request), reference.search(case.request)) == []
+        expected = sqlite.search(request)
+        assert [hit.session_id for hit in expected.hits] == ["b", "a"]
+        assert result_differences(expected, reference.search(request)) == []
 
 
-def test_a_nul_in_another_text_block_of_the_hit_is_a_recognised_divergence() -> None:
+def test_a_nul_in_another_text_block_of_the_hit_cuts_the_excerpt_alike() -> None:
     """Shrunk from seed 777: blocks 'saffron \\x00' and 'saffron the deploy' are joined into
-    one message text; SQLite's excerpt loses the text after the NUL, and the known
-    divergence 'snippet-text-with-nul' must recognise the case from the joined text."""
+    one message text; the excerpt loses the text after the NUL on both backends."""
     event = {"type": "message", "id": "m1", "parentId": None, "timestamp": 0,
              "message": {"role": "user", "content": [{"type": "text", "text": "saffron \x00"},
                                                      {"type": "text", "text": "saffron the deploy"}]}}
     corpus = corpus_of([[PutWindow(SessionWindow("w", "agent:main:main")), AppendEvent("w", event, 1.0)]])
     request = SearchRequest("the", agent_id="main")
-    entries = recognised(BACKEND_DIFFERENTIAL, DivergenceCase(corpus, request, reconciled=True))
-    assert [entry.id for entry in entries] == ["snippet-text-with-nul"]
-    with both_backends() as (_, sqlite):
+    with both_backends() as (reference, sqlite):
+        load_corpus(reference, corpus)
         load_corpus(sqlite, corpus)
         assert sqlite.search(request).hits[0].snippet == "saffron the deploy"
+        assert result_differences(sqlite.search(request), reference.search(request)) == []
 
 
 def message_event(message_id: str, parent: str | None, role: str, text: str, timestamp: Any) -> dict:
