@@ -13,7 +13,8 @@ Rules for an entry:
   its hypothesis run, that every entry applying to it fired at least once, and
   `test_every_known_divergence_still_reproduces` runs each entry's `reproducer` and
   requires the difference to still be there, so an entry goes stale loudly once the
-  engine is fixed.
+  engine is fixed (the entry's reproducer also runs as an explicit hypothesis example, so
+  "fired" never depends on luck).
 
 Entries removed once the engine was fixed (their reproducers stay as regression tests in
 `test_backend_differential.py`): `sqlite-query-lone-surrogate` (d9ea26e),
@@ -36,7 +37,10 @@ UPSTREAM_SQL = "upstream_sql"
 
 @dataclass(frozen=True, slots=True)
 class DivergenceCase:
-    """The inputs of one compared request."""
+    """The inputs of one compared request.
+
+    `reconciled`: the request runs right after a `reconcile()` (False before the first one,
+    and after appends that follow a reconcile)."""
 
     corpus: Corpus
     request: SearchRequest
