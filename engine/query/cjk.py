@@ -44,6 +44,7 @@ Design decisions (seed-only part; pinned by tests/query/test_cjk.py):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from engine.analysis.token import Analyzer
@@ -96,6 +97,9 @@ def contains_cjk(text: str) -> bool:
     return any(is_cjk_character(character) for character in text)
 
 
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def partition_terms(terms: Sequence[str]) -> tuple[list[str], list[str]]:
     """Split query terms into (word terms, CJK terms), each in query order.
 
@@ -117,12 +121,21 @@ def retry_prefix(terms: Sequence[str], match: str) -> bool:
 
 
 def substring_needles(cjk_terms: Sequence[str]) -> list[str]:
-    """The literal needles of the CJK terms: each term split at NUL, empty pieces dropped.
+    """The literal needles of the CJK terms: each term split at NUL, empty pieces dropped,
+    lone surrogates read as U+FFFD (what a UTF-8 binding of the query and the indexed
+    text both hold, so the needle `议\\ud800讨` finds the text `会议\\ud800讨论`).
 
     >>> substring_needles(["会议", "評\\x00審"])
     ['会议', '評', '審']
+    >>> substring_needles(["议" + chr(0xD800) + "讨"]) == ["议\\ufffd讨"]
+    True
     """
-    return [piece for term in cjk_terms for piece in term.split("\x00") if piece]
+    return [
+        _LONE_SURROGATES.sub("\ufffd", piece)
+        for term in cjk_terms
+        for piece in term.split("\x00")
+        if piece
+    ]
 
 
 def retry_plan(raw_query: str, analyzer: Analyzer, *, match: str) -> QueryPlan | None:

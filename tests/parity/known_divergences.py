@@ -23,7 +23,6 @@ Entries removed once the engine was fixed (their reproducers stay as regression 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -60,18 +59,6 @@ class Divergence:
     reproducer: DivergenceCase
 
 
-def _has_lone_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(character) <= 0xDFFF for character in text)
-
-
-def _cjk_term_with_lone_surrogate(case: DivergenceCase) -> bool:
-    """A query term holds both a lone surrogate and a Han/Kana/Hangul character."""
-    return any(
-        _has_lone_surrogate(term) and re.search("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", term)
-        for term in case.request.query.split()
-    )
-
-
 def single_message_case(text: str, query: str) -> DivergenceCase:
     """One window `w` of `agent:main:main` holding one user message `m1`; one request."""
     from engine.model import SessionWindow
@@ -85,28 +72,10 @@ def single_message_case(text: str, query: str) -> DivergenceCase:
     return DivergenceCase(corpus, SearchRequest(query, agent_id="main"), reconciled=False)
 
 
-KNOWN_DIVERGENCES: tuple[Divergence, ...] = (
-    Divergence(
-        id="cjk-needle-with-lone-surrogate",
-        description=(
-            "The CJK substring retry with a query term holding a lone surrogate: for the text "
-            "'会议\\ud800讨论' and the query '议\\ud800讨', the SQLite backend finds the message "
-            "(its LIKE parameter binds the surrogate as U+FFFD, like the stored text), the "
-            "reference finds nothing."
-        ),
-        reason=(
-            "Engine difference in the reference kernel (engine/query/cjk.py substring needles "
-            "or engine/index/kernel.py, not parity-test files): the stored row text holds U+FFFD "
-            "where the message had a lone surrogate, but the needle keeps the surrogate, so "
-            "`substring_matches` never sees it. Upstream binds a JavaScript string as UTF-8 "
-            "(U+FFFD), so the SQLite backend is right; the needles should get the same "
-            "replacement."
-        ),
-        applies_to=frozenset({BACKEND_DIFFERENTIAL, UPSTREAM_SQL}),
-        recognises=_cjk_term_with_lone_surrogate,
-        reproducer=single_message_case("会议\ud800讨论", "议\ud800讨"),
-    ),
-)
+#: Empty: every difference the differential tests found so far was fixed in the engine
+#: (lone-surrogate queries, NUL excerpts, reconcile order, lone-surrogate CJK needles);
+#: their reproducers stand as regression tests in the test modules.
+KNOWN_DIVERGENCES: tuple[Divergence, ...] = ()
 
 
 def recognised(test: str, case: DivergenceCase) -> list[Divergence]:

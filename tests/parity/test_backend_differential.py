@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -255,11 +254,10 @@ def test_query_with_a_lone_surrogate_gives_the_same_answer_on_both_backends() ->
         assert result_differences(sqlite.search(request), expected) == []
 
 
-@pytest.mark.xfail(strict=True, reason="engine: known divergence 'cjk-needle-with-lone-surrogate'")
 def test_cjk_substring_with_a_lone_surrogate_finds_the_message_on_both_backends() -> None:
-    """Reproducer of 'cjk-needle-with-lone-surrogate': text '会议\\ud800讨论', query '议\\ud800讨'."""
-    case = next(entry.reproducer for entry in KNOWN_DIVERGENCES
-                if entry.id == "cjk-needle-with-lone-surrogate")
+    """Was the known divergence 'cjk-needle-with-lone-surrogate': the needle reads a lone
+    surrogate as U+FFFD, like the indexed text and SQLite's UTF-8 binding."""
+    case = single_message_case("会议\ud800讨论", "议\ud800讨")
     with both_backends() as (reference, sqlite):
         load_corpus(reference, case.corpus)
         load_corpus(sqlite, case.corpus)
