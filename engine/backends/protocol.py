@@ -49,6 +49,10 @@ class Backend(Protocol):
         """Run the store-level search of behaviour.md §5."""
         ...
 
+    def windows(self) -> list[SessionWindow]:
+        """Every session window the store holds, in insertion order."""
+        ...
+
     def stats(self) -> dict[str, int]:
         """Counts: agents, sessions, windows, events, messages indexed, bytes."""
         ...

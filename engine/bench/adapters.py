@@ -60,34 +60,10 @@ def registry_backend_names() -> tuple[str, ...]:
     return tuple(_import_attribute("engine.backends.registry", "BACKEND_NAMES", "list backends"))
 
 
-class BackendImportTarget:
-    """`engine.ingest.ImportTarget` over any `Backend`: its transaction, and its windows.
-
-    The `Backend` protocol has no `windows()`; a backend that offers one (or a `store`
-    that does) is asked, otherwise the store is taken as empty, which is exact for the
-    fresh stores the harness imports into.
-    """
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-
-    def transaction(self) -> Any:
-        """The backend's write transaction."""
-        return self.backend.transaction()
-
-    def windows(self) -> Any:
-        """The windows already stored (to refuse duplicate imports)."""
-        for owner in (self.backend, getattr(self.backend, "store", None)):
-            method = getattr(owner, "windows", None)
-            if callable(method):
-                return method()
-        return ()
-
-
 def ingest_import_corpus(backend: Backend, corpus: Path) -> None:
     """Import a corpus directory or a flat messages JSONL file through `engine.ingest`."""
     import_sources = _import_attribute("engine.ingest", "import_sources", "import a corpus")
-    import_sources(BackendImportTarget(backend), [Path(corpus)])
+    import_sources(backend, [Path(corpus)])
 
 
 def finish_indexing(backend: Backend) -> int:

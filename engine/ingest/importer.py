@@ -35,25 +35,28 @@ from engine.model import SessionWindow
 
 
 class ImportTarget(Protocol):
-    """Where an import writes: one transaction (see `stored_windows` for the reads)."""
+    """Where an import writes: one transaction, after reading the windows already held."""
 
     def transaction(self) -> AbstractContextManager[BackendTransaction]:
         """Begin the import's single write transaction."""
         ...
 
+    def windows(self) -> list[SessionWindow]:
+        """The session windows the target already holds."""
+        ...
+
 
 def stored_windows(target: ImportTarget) -> list[SessionWindow]:
-    """The windows `target` already holds, to refuse duplicates.
+    """The windows `target` already holds (every backend and a bare `TranscriptStore`
+    list them with `windows()`), to refuse duplicates.
 
-    Asked of `target.windows()` (a `TranscriptStore`, the SQLite backend) or else of
-    `target.store.windows()` (the reference backend); a target with neither is an error,
-    since an import that cannot see the store could create duplicates.
+    A target that cannot list its windows is an error, since an import that cannot see
+    the store could create duplicates.
     """
-    for owner in (target, getattr(target, "store", None)):
-        method = getattr(owner, "windows", None)
-        if callable(method):
-            return list(method())
-    raise UsageError(f"cannot import into {type(target).__name__}: it cannot list its windows")
+    method = getattr(target, "windows", None)
+    if not callable(method):
+        raise UsageError(f"cannot import into {type(target).__name__}: it cannot list its windows")
+    return list(method())
 
 
 #: form name -> (recogniser, reader), probed in this order.
