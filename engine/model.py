@@ -120,6 +120,10 @@ class IndexEntry:
 # returns a `SearchResult`; the kernel result JSON is `SearchResult.to_json()`.
 # --------------------------------------------------------------------------------------
 
+#: The agent a request without `agent_id` and without `session_keys` searches (the
+#: upstream default agent; `agent:main:*` plus `global` and `unknown`).
+DEFAULT_AGENT_ID = "main"
+
 MATCH_MODES = ("exact", "prefix")
 ORDERS = ("relevance", "recent")
 SEARCHABLE_ROLES = ("user", "assistant")

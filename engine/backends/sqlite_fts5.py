@@ -93,6 +93,7 @@ from engine.errors import (
 )
 from engine.index.lifecycle import WindowIndexState, classify_append, needs_reconcile, rebuilt_state
 from engine.model import (
+    DEFAULT_AGENT_ID,
     ORDERS,
     SEARCHABLE_ROLES,
     IndexEntry,
@@ -126,7 +127,6 @@ from engine.transcript.windows import window_problem
 DATABASE_NAME = "session-search.sqlite"
 BACKEND_NAME = "sqlite"
 FORMAT_VERSION = "1"
-DEFAULT_AGENT_ID = "main"
 SNIPPET_SQL = "snippet(session_transcript_fts, 0, '', '', ' … ', 48)"
 GLOB_SPECIALS = {"*": "[*]", "?": "[?]", "[": "[[]"}
 

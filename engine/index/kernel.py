@@ -68,6 +68,7 @@ from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
 from engine.index.query_columns import QueryColumns, RowColumns, query_columns
 from engine.model import (
+    DEFAULT_AGENT_ID,
     ORDERS,
     SEARCHABLE_ROLES,
     SearchHit,
@@ -84,10 +85,6 @@ from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_docum
 from engine.transcript.store import paused_garbage_collection
 
 # ----- scope (§5.3) -------------------------------------------------------------------
-
-#: The agent whose namespace an omitted `agentId` means (upstream's default agent id;
-#: the SQLite backend uses the same value).
-DEFAULT_AGENT_ID = "main"
 
 
 def key_in_scope(
