@@ -14,6 +14,7 @@ import gc
 import pytest
 
 import engine.transcript.store as store_module
+from engine import gc_pause
 from engine.backends.reference import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
@@ -155,16 +156,16 @@ def test_a_flush_drops_segments_whose_rows_are_all_deleted() -> None:
 def test_a_bulk_pause_freezes_what_it_left_alive_and_a_small_one_does_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(store_module, "FREEZE_AFTER_OBJECTS", 1000)
+    monkeypatch.setattr(gc_pause, "FREEZE_AFTER_OBJECTS", 1000)
     was = gc.isenabled()
     gc.enable()
     gc.collect()
     frozen_before = gc.get_freeze_count()
     try:
-        with store_module.paused_garbage_collection():
+        with gc_pause.paused_garbage_collection():
             small = [[number] for number in range(10)]
         assert gc.get_freeze_count() == frozen_before and gc.isenabled()
-        with store_module.paused_garbage_collection():
+        with gc_pause.paused_garbage_collection():
             kept = [[number] for number in range(5000)]
         assert gc.get_freeze_count() >= frozen_before + 5000 and gc.isenabled()
         assert len(small) + len(kept) == 5010
@@ -199,7 +200,7 @@ def test_a_closed_backend_is_freed_by_reference_counting_after_a_frozen_bulk_imp
 ) -> None:
     import weakref
 
-    monkeypatch.setattr(store_module, "FREEZE_AFTER_OBJECTS", 10)
+    monkeypatch.setattr(gc_pause, "FREEZE_AFTER_OBJECTS", 10)
     backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
     import_rewound_window(backend)  # a "bulk" transaction: what it leaves alive is frozen
     try:

@@ -62,6 +62,7 @@ from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
+from engine.gc_pause import paused_garbage_collection
 from engine.index.inverted_index import InvertedIndex
 from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
 from engine.index.lifecycle import classify_append, needs_reconcile, rebuilt_state
@@ -81,7 +82,6 @@ from engine.transcript.store import (
     SessionDeleted,
     StoreTransaction,
     TranscriptStore,
-    paused_garbage_collection,
 )
 from engine.transcript.tree import scan_tree
 

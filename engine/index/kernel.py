@@ -62,6 +62,7 @@ from typing import Any
 
 from engine.analysis.token import Analyzer
 from engine.errors import QueryError
+from engine.gc_pause import paused_garbage_collection
 from engine.index.documents import DocumentRecord
 from engine.index.fast_snippet import fast_fts5_snippet
 from engine.index.inverted_index import InvertedIndex
@@ -82,7 +83,6 @@ from engine.query.user_query import clamp_limit, plan_query
 from engine.results.bounds import bound_snippet
 from engine.results.snippet import explain_snippet
 from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
-from engine.transcript.store import paused_garbage_collection
 
 # ----- scope (§5.3) -------------------------------------------------------------------
 

@@ -51,7 +51,6 @@ were committed when they opened or last called `refresh()`.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from array import array
@@ -82,6 +81,7 @@ from engine.codec.segment_file import (
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, LockHandle
 from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, UsageError
+from engine.gc_pause import paused_garbage_collection
 from engine.model import SessionWindow, StoredEvent, agent_id_of
 from engine.transcript.segments import (
     SEGMENT_FOLDER,
@@ -107,38 +107,6 @@ CHECKPOINT_AFTER_RECORDS = 10_000
 def now_milliseconds() -> float:
     """The current time in epoch milliseconds."""
     return time.time() * 1000.0
-
-
-#: Objects left alive by a paused block above which they are frozen (see below).
-FREEZE_AFTER_OBJECTS = 50_000
-
-
-@contextmanager
-def paused_garbage_collection() -> Iterator[None]:
-    """Suspend CPython's cyclic garbage collector inside the block (restored after).
-
-    A bulk write (a large transaction, an index rebuild) allocates millions of small
-    acyclic objects (records, changes, posting columns) that stay alive; every cycle
-    collection would walk the whole growing heap and free nothing, which measured as a
-    third of an import's time. Reference counting still frees everything as usual;
-    only cyclic garbage made inside the block waits for the next collection after it.
-
-    When the block leaves more than `FREEZE_AFTER_OBJECTS` new container objects alive
-    (the index of a 100k-message import leaves 1.3 million), they are moved to the
-    permanent generation (`gc.freeze`) before collection resumes: otherwise the first
-    collection after the block walks them all (0.7 s at 100k) and later full collections
-    walk them again, to find nothing. They are still freed by reference counting; the
-    cost is that a reference cycle made inside such a block is never collected.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if gc.get_count()[0] > FREEZE_AFTER_OBJECTS:
-                gc.freeze()
-            gc.enable()
 
 
 # --------------------------------------------------------------------------------------
