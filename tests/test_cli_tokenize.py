@@ -35,9 +35,8 @@ def session_search(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
 
 
 def require_module(module_name: str) -> None:
-    """Skip while `module_name` (another helper's profile) does not exist yet."""
-    if importlib.util.find_spec(module_name) is None:
-        pytest.skip(f"{module_name} does not exist yet (another helper writes it)")
+    """Every profile module must exist: a missing one is a failure, never a skip."""
+    assert importlib.util.find_spec(module_name) is not None, f"{module_name} is missing"
 
 
 def test_the_command_is_registered() -> None:

@@ -58,8 +58,8 @@ def test_grammar_violations_raise_decode_error(value: object, reason: str) -> No
 
 
 def test_commit_detection_and_description() -> None:
-    assert is_commit_payload(encode_payload(["c", 3, 1.0]))
-    assert not is_commit_payload(encode_payload(["e", "s", 0, 1.0, {}]))
+    assert is_commit_payload(encode_payload(["c", 3, 1.0])) is True
+    assert is_commit_payload(encode_payload(["e", "s", 0, 1.0, {}])) is False
     assert describe_payload(["d", "k", ["a"]]) == {
         "kind": "delete_session", "session_key": "k", "session_ids": ["a"]}
     assert describe_payload(["c", 3, 1.0]) == {

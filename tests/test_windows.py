@@ -33,8 +33,8 @@ def test_window_problem_names_the_bad_field() -> None:
         SessionWindow("s", "global", previous_session_id="s"))
     assert window_problem(SessionWindow("a/b", "global")) is not None
     assert window_problem(SessionWindow(" ", "global")) is not None
-    assert window_problem(SessionWindow("s", "global", spawned_by="nope")).startswith(
-        "spawned_by:")
+    problem = window_problem(SessionWindow("s", "global", spawned_by="nope"))
+    assert problem is not None and problem.startswith("spawned_by:")
 
 
 def test_chain_orders_windows_along_links() -> None:

@@ -39,9 +39,9 @@ MIXED_TEXT = (
 
 
 def require_profile(name: str) -> None:
-    """Skip while the module of profile `name` has not been written yet."""
-    if importlib.util.find_spec(PROFILE_MODULES[name]) is None:
-        pytest.skip(f"{PROFILE_MODULES[name]} does not exist yet (another helper writes it)")
+    """The module of profile `name` must exist: a missing one is a failure, never a skip."""
+    module = PROFILE_MODULES[name]
+    assert importlib.util.find_spec(module) is not None, f"{module} is missing"
 
 
 def test_profile_names() -> None:
