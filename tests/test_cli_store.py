@@ -56,8 +56,9 @@ def test_plain_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     status, out, _ = run(capsys, "import", "--store", store, str(DEMO))
     counts = count_demo()
     assert status == 0
-    assert out.startswith(f"imported 1 source into {store}: {counts['windows']} windows, "
-                          f"{counts['events']} events")
+    expected_start = (f"imported 1 source into {store}: {counts['windows']} windows, "
+                      f"{counts['events']} events")
+    assert out.startswith(expected_start)
     status, out, _ = run(capsys, "stats", "--store", store)
     lines = out.splitlines()
     assert lines[0] == f"store {store} (backend reference)"

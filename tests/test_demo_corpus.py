@@ -66,16 +66,18 @@ def test_stats_equal_the_independent_counts(store: TranscriptStore) -> None:
 
 def test_corpus_covers_the_spec_features() -> None:
     keys = {record["sessionKey"] for record in RECORDS}
-    assert {"agent:work_team:main", "agent:workxteam:main", "agent:owner:main",
-            "agent:main:main", "global", "unknown"} <= keys
+    required_keys = {"agent:work_team:main", "agent:workxteam:main", "agent:owner:main",
+                     "agent:main:main", "global", "unknown"}
+    assert required_keys <= keys
     assert {record.get("kind", "chat") for record in RECORDS} == set(SESSION_KINDS)
     assert any(record.get("incognito") for record in RECORDS)
     assert any(record.get("archived") for record in RECORDS)
     assert any(record.get("spawnedBy") and record.get("group") for record in RECORDS)
     assert any(record.get("spawnedBy") and not record.get("group") for record in RECORDS)
     kinds = {event["type"] for events in TRANSCRIPTS.values() for event in events}
-    assert {"session", "message", "leaf", "reset", "compaction", "custom_message",
-            "model_change"} <= kinds
+    required_kinds = {"session", "message", "leaf", "reset", "compaction", "custom_message",
+                      "model_change"}
+    assert required_kinds <= kinds
     blocks = {block["type"] for events in TRANSCRIPTS.values() for event in events
               if isinstance(event.get("message", {}).get("content"), list)
               for block in event["message"]["content"]}

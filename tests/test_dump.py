@@ -117,8 +117,8 @@ def test_corrupt_and_missing_files_are_clear_errors(
     status, out, _ = run(capsys, "--store", str(store), "--json")  # the listing still works
     row = next(f for f in json.loads(out)["files"] if f["name"] == SEGMENT_1)
     assert row["note"].endswith("record CRC mismatch")
-    assert run(capsys, "--store", str(store), "nope.log")[2].endswith(
-        "nope.log: no such store file\n")
+    missing_error = run(capsys, "--store", str(store), "nope.log")[2]
+    assert missing_error.endswith("nope.log: no such store file\n")
     assert run(capsys, "--store", str(store), "../x")[2] == (
         "session-search: error: invalid store file name '../x'\n")
     assert run(capsys, "--store", str(tmp_path / "none"))[0] == 1

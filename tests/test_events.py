@@ -87,8 +87,8 @@ def test_invalid_events_name_the_reason(name: str, event: object, reason: str) -
 def test_canonical_and_side_append() -> None:
     assert is_canonical({"type": "reset"})
     assert not is_canonical({"type": "vendor_note"})
-    assert is_side_append({"type": "message", "appendMode": "side"})
-    assert not is_side_append({"type": "vendor_note", "appendMode": "side"})
+    assert is_side_append({"type": "message", "appendMode": "side"}) is True
+    assert is_side_append({"type": "vendor_note", "appendMode": "side"}) is False
 
 
 def test_js_trim_uses_the_javascript_whitespace_class() -> None:

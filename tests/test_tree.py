@@ -39,7 +39,7 @@ def test_rewind_abandons_the_branch() -> None:
     # behaviour.md §12.2: m1 "alpha origin", m2 "beta abandoned", leaf -> m1.
     events = window(message("m1", None), message("m2", "m1"), leaf("l1", "m2", "m1"))
     assert path_ids(events) == ["m1"]
-    assert not is_on_active_path(events, "m2")
+    assert is_on_active_path(events, "m2") is False
 
 
 def test_append_after_rewind_extends_the_target() -> None:
