@@ -3,15 +3,35 @@
 Owns: the bytes of `index/segment-NNNNNN.terms`. Must not touch: files, posting lists
 (they live in the segment's postings file; this file only says where).
 
-Byte grammar (a `framing` file of kind `terms`)::
+Byte grammar (a `framing` file of kind `terms`), layout 2, written since issue 5::
 
-    terms file     := header(magic "SS.TERMS") documents_record terms_record* footer
-    documents_record := ["documents", [row, ...]]
-    row            := [doc_gap, session_id, message_id, role, timestamp, length, seq, text]
+    terms file     := header(magic "SS.TERMS") documents_record texts_record*
+                      terms_record* footer
+    documents_record := ["documents/2", [row, ...]]
+    row            := [doc_gap, session_id, message_id, role, timestamp, length, seq, flags]
                       doc ids are the running sum of `doc_gap` (from 0; the first gap is
                       the first doc id, every later gap > 0); `timestamp` is a number,
                       a string or nil (the FTS5 column is untyped); `length` is the row's
-                      token count; `seq` the transcript event the row came from
+                      token count; `seq` the transcript event the row came from; `flags`
+                      bit 0 set = the row's text holds a non-ASCII character
+    texts_record   := ["texts", [text, ...]]   the texts of rows k*TEXTS_PER_RECORD ..
+                      (k+1)*TEXTS_PER_RECORD - 1 of the documents record, in row order;
+                      exactly ceil(rows / TEXTS_PER_RECORD) of them
+
+Layout 1 (still read, never written; no conversion is needed or done) differs only in
+the documents record, which holds the texts inline and has no texts records::
+
+    documents_record := ["documents", [row1, ...]]
+    row1           := [doc_gap, session_id, message_id, role, timestamp, length, seq, text]
+
+Why two layouts: opening a segment should decode only the small per-row columns. The
+texts (most of the file) are needed only for the snippets of returned hits and for the
+CJK retry scan, so layout 2 keeps them in blocks that `TermsFile.text_block` decodes on
+demand from the file's bytes (the whole file's CRCs are still checked on open).
+Both layouts share the same framing version (`engine.codec.FORMAT_VERSION`): the record
+kind tells them apart.
+
+And the term dictionary, in both layouts::
     terms_record   := ["terms", [entry, ...]]   at most TERMS_PER_RECORD entries each
     entry          := [term, document_frequency, offset, length]
                       terms strictly increase across all records; `offset`/`length` is
@@ -28,6 +48,7 @@ from typing import Any
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
+    RECORD_HEAD_SIZE,
     DecodeError,
     decode_payload,
     decode_sealed_frames,
@@ -40,19 +61,47 @@ from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["terms"].magic
 TERMS_PER_RECORD = 4096
+TEXTS_PER_RECORD = 256
+NON_ASCII_FLAG = 1
 
-#: `(doc_id, session_id, message_id, role, timestamp, length, seq, text)`
-DocumentRow = tuple[int, str, str, str, Any, int, int, str]
+#: `(doc_id, session_id, message_id, role, timestamp, length, seq, text)`; decoded from
+#: layout 2 the text is None (read it with `TermsFile.text_block`).
+DocumentRow = tuple[int, str, str, str, Any, int, int, str | None]
 #: `(term, document_frequency, offset, length)`
 TermEntry = tuple[str, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class TermsFile:
-    """A decoded terms file."""
+    """A decoded terms file.
+
+    For layout 2, `text_blocks` are the `(offset, length)` of each texts record's payload
+    in `data` and `non_ascii` the flag of each row; for layout 1 both are empty (the
+    rows hold their texts).
+    """
 
     documents: list[DocumentRow]
     terms: list[TermEntry]
+    data: bytes = b""
+    location: str = ""
+    text_blocks: tuple[tuple[int, int], ...] = ()
+    non_ascii: tuple[bool, ...] = ()
+
+    def text_block(self, block: int) -> list[str]:
+        """The texts of rows `block * TEXTS_PER_RECORD ..` (layout 2), decoded now.
+
+        CorruptFile when the block is not a list of strings of the expected size.
+        """
+        offset, length = self.text_blocks[block]
+        expected = min(TEXTS_PER_RECORD, len(self.documents) - block * TEXTS_PER_RECORD)
+        try:
+            kind, texts = decode_payload(self.data[offset: offset + length])
+            if not (kind == "texts" and isinstance(texts, list) and len(texts) == expected
+                    and all(isinstance(text, str) for text in texts)):
+                raise DecodeError(f"texts record {block} is not {expected} strings")
+        except (DecodeError, ValueError) as error:
+            raise CorruptFile(self.location, offset - RECORD_HEAD_SIZE, str(error)) from None
+        return texts
 
 
 def encode_terms_file(documents: Sequence[DocumentRow], terms: Iterable[TermEntry]) -> bytes:
@@ -61,15 +110,21 @@ def encode_terms_file(documents: Sequence[DocumentRow], terms: Iterable[TermEntr
     >>> rows = [(4, "w", "m1", "user", 1.5, 2, 0, "hi there")]
     >>> data = encode_terms_file(rows, [("hi", 1, 16, 20), ("there", 1, 36, 20)])
     >>> decoded = decode_terms_file(data, "t")
-    >>> decoded.documents == rows, decoded.terms[1]
-    (True, ('there', 1, 36, 20))
+    >>> decoded.documents[0][:7] == rows[0][:7], decoded.text_block(0), decoded.terms[1]
+    (True, ['hi there'], ('there', 1, 36, 20))
     """
     rows = []
+    texts = []
     previous = 0
     for doc_id, session_id, message_id, role, timestamp, length, seq, text in documents:
-        rows.append([doc_id - previous, session_id, message_id, role, timestamp, length, seq, text])
+        assert text is not None, "a written row carries its text"
+        flags = 0 if text.isascii() else NON_ASCII_FLAG
+        rows.append([doc_id - previous, session_id, message_id, role, timestamp, length, seq, flags])
+        texts.append(text)
         previous = doc_id
-    records = [encode_record(["documents", rows])]
+    records = [encode_record(["documents/2", rows])]
+    for begin in range(0, len(texts), TEXTS_PER_RECORD):
+        records.append(encode_record(["texts", texts[begin: begin + TEXTS_PER_RECORD]]))
     entries = [list(entry) for entry in terms]
     for begin in range(0, len(entries), TERMS_PER_RECORD):
         records.append(encode_record(["terms", entries[begin: begin + TERMS_PER_RECORD]]))
@@ -79,25 +134,36 @@ def encode_terms_file(documents: Sequence[DocumentRow], terms: Iterable[TermEntr
     return encode_header(MAGIC) + b"".join(records) + encode_footer(len(records), crc)
 
 
-def _decode_rows(rows: Any) -> list[DocumentRow]:
+def _decode_rows(rows: Any, *, inline_texts: bool) -> tuple[list[DocumentRow], list[bool]]:
+    """The rows of a documents record (layout 1 when `inline_texts`) and, for layout 2,
+    each row's non-ASCII flag."""
     if not isinstance(rows, list):
         raise DecodeError("document table is not an array")
     decoded: list[DocumentRow] = []
+    non_ascii: list[bool] = []
     doc_id = 0
     for row in rows:
         if not (isinstance(row, list) and len(row) == 8):
             raise DecodeError("document row is not an 8-element array")
-        gap, session_id, message_id, role, timestamp, length, seq, text = row
+        gap, session_id, message_id, role, timestamp, length, seq, last = row
         if not (isinstance(session_id, str) and isinstance(message_id, str)
-                and isinstance(role, str) and isinstance(text, str)):
-            raise DecodeError("document row has a non-string id, role or text")
+                and isinstance(role, str)):
+            raise DecodeError("document row has a non-string id or role")
+        if inline_texts and not isinstance(last, str):
+            raise DecodeError("document row has a non-string text")
+        if not inline_texts and not isinstance(last, int):
+            raise DecodeError("document row has non-integer flags")
         if not (isinstance(gap, int) and isinstance(length, int) and isinstance(seq, int)):
             raise DecodeError("document row has a non-integer gap, length or seq")
         if decoded and gap <= 0:
             raise DecodeError(f"document ids do not increase after {doc_id}")
         doc_id += gap
-        decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, text))
-    return decoded
+        if inline_texts:
+            decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, last))
+        else:
+            decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, None))
+            non_ascii.append(bool(last & NON_ASCII_FLAG))
+    return decoded, non_ascii
 
 
 def _decode_entries(entries: Any, previous: str | None) -> list[TermEntry]:
@@ -118,15 +184,24 @@ def decode_terms_file(data: bytes, location: str) -> TermsFile:
     """Decode a terms file: CorruptFile (with the offset) on any damage."""
     frames = decode_sealed_frames(data, location, MAGIC)
     documents: list[DocumentRow] | None = None
+    non_ascii: list[bool] = []
+    text_blocks: list[tuple[int, int]] = []
+    expected_blocks = 0
     terms: list[TermEntry] = []
     for frame in frames:
         try:
+            if documents is not None and len(text_blocks) < expected_blocks:
+                # Layout 2's texts stay undecoded here: only where they are is kept.
+                text_blocks.append((frame.offset + RECORD_HEAD_SIZE, frame.length))
+                continue
             value = decode_payload(frame.payload)
             if not (isinstance(value, list) and len(value) == 2):
                 raise DecodeError("record is not [kind, body]")
             kind, body = value
-            if kind == "documents" and documents is None:
-                documents = _decode_rows(body)
+            if kind in ("documents", "documents/2") and documents is None:
+                documents, non_ascii = _decode_rows(body, inline_texts=kind == "documents")
+                if kind == "documents/2":
+                    expected_blocks = -(-len(documents) // TEXTS_PER_RECORD)
             elif kind == "terms" and documents is not None:
                 terms.extend(_decode_entries(body, terms[-1][0] if terms else None))
             else:
@@ -135,12 +210,27 @@ def decode_terms_file(data: bytes, location: str) -> TermsFile:
             raise CorruptFile(location, frame.offset, str(error)) from None
     if documents is None:
         raise CorruptFile(location, len(data), "terms file has no document table")
-    return TermsFile(documents, terms)
+    if len(text_blocks) < expected_blocks:
+        raise CorruptFile(location, len(data), "terms file lacks texts records")
+    return TermsFile(documents, terms, data, location, tuple(text_blocks), tuple(non_ascii))
+
+
+def decode_all_texts(terms_file: TermsFile) -> list[str]:
+    """Every row's text, in row order, whichever the layout (decodes every block)."""
+    if not terms_file.text_blocks:
+        return [row[7] for row in terms_file.documents]  # type: ignore[misc]
+    texts: list[str] = []
+    for block in range(len(terms_file.text_blocks)):
+        texts.extend(terms_file.text_block(block))
+    return texts
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one terms-file record, for `session-search dump`."""
     kind, body = value
-    if kind == "documents":
-        return {"kind": "documents", "rows": [list(row) for row in _decode_rows(body)]}
+    if kind in ("documents", "documents/2"):
+        rows, _flags = _decode_rows(body, inline_texts=kind == "documents")
+        return {"kind": kind, "rows": [list(row) for row in rows]}
+    if kind == "texts":
+        return {"kind": "texts", "texts": list(body)}
     return {"kind": "terms", "entries": [list(entry) for entry in _decode_entries(body, None)]}

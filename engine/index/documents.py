@@ -14,10 +14,19 @@ A row's text is stored as SQLite stores upstream's row (`fts_text`): JavaScript 
 are written as UTF-8, so a lone surrogate becomes U+FFFD. Both are separators to
 `unicode61`, so terms and positions do not change; excerpts then match the SQLite
 backend's, and the text is always encodable.
+
+A row read from a flushed segment does not hold its text in memory: it holds the
+segment's `TextColumn`, which decodes the block of texts the row is in when `text` is
+first asked for (issue 5: opening a store decodes only the small per-row columns; a
+small cache keeps the blocks last read). `text_is_ascii` answers from a stored flag
+without reading the text.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.model import IndexEntry
@@ -34,18 +43,94 @@ def fts_text(text: str) -> str:
     return "".join("\ufffd" if "\ud800" <= character <= "\udfff" else character for character in text)
 
 
-@dataclass(frozen=True, slots=True)
+class TextColumn:
+    """The texts of one flushed segment's rows, read by block on demand.
+
+    `doc_ids` are the segment's row ids in row order; `read_block(k)` decodes the texts
+    of rows `k * per_block ..` (from the segment's bytes); the last `cached_blocks`
+    blocks read are kept.
+
+    >>> column = TextColumn([3, 5, 8], 2, lambda block: [["a", "b"], ["c"]][block])
+    >>> column.text_of(8), column.text_of(3), column.text_of(5)
+    ('c', 'a', 'b')
+    """
+
+    __slots__ = ("_doc_ids", "_per_block", "_read_block", "_cache", "_cached_blocks")
+
+    def __init__(self, doc_ids: Sequence[int], per_block: int,
+                 read_block: Callable[[int], list[str]], cached_blocks: int = 32) -> None:
+        self._doc_ids = doc_ids
+        self._per_block = per_block
+        self._read_block = read_block
+        self._cache: OrderedDict[int, list[str]] = OrderedDict()
+        self._cached_blocks = cached_blocks
+
+    def text_of(self, doc_id: int) -> str:
+        """The text of row `doc_id` (KeyError when the segment has no such row)."""
+        row = bisect_left(self._doc_ids, doc_id)
+        if row == len(self._doc_ids) or self._doc_ids[row] != doc_id:
+            raise KeyError(doc_id)
+        block, within = divmod(row, self._per_block)
+        texts = self._cache.get(block)
+        if texts is None:
+            texts = self._read_block(block)
+            self._cache[block] = texts
+            if len(self._cache) > self._cached_blocks:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(block)
+        return texts[within]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class DocumentRecord:
-    """One index row: its id (insertion order), its message and its length in tokens."""
+    """One index row: its id (insertion order), its message and its length in tokens.
+
+    `stored_text` is the text itself, or the `TextColumn` of the segment the row was
+    read from (then `non_ascii` is the stored flag). Read the text as `text`; two
+    records are equal when their fields and texts are.
+    """
 
     doc_id: int
     session_id: str
     message_id: str
     role: str
     timestamp: float | str | None
-    text: str
+    stored_text: str | TextColumn
     length: int
     seq: int
+    non_ascii: bool | None = None
+
+    @property
+    def text(self) -> str:
+        """The row's text (read from its segment's file when not in memory)."""
+        stored = self.stored_text
+        if stored.__class__ is str:
+            return stored  # type: ignore[return-value]
+        return stored.text_of(self.doc_id)  # type: ignore[union-attr]
+
+    @property
+    def text_is_ascii(self) -> bool:
+        """Whether the text is ASCII only, without reading a text that is not in memory.
+
+        >>> DocumentRecord(0, "w", "m", "user", None, "café", 1, 0).text_is_ascii
+        False
+        """
+        if self.non_ascii is not None and self.stored_text.__class__ is not str:
+            return not self.non_ascii
+        return self.text.isascii()
+
+    def _key(self) -> tuple:
+        return (self.doc_id, self.session_id, self.message_id, self.role, self.timestamp,
+                self.text, self.length, self.seq)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DocumentRecord):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.doc_id, self.session_id, self.message_id, self.length, self.seq))
 
     @classmethod
     def from_entry(cls, doc_id: int, entry: IndexEntry, length: int) -> DocumentRecord:
@@ -61,7 +146,7 @@ class DocumentRecord:
             message_id=entry.message_id,
             role=entry.role,
             timestamp=entry.timestamp,
-            text=fts_text(entry.text),
+            stored_text=fts_text(entry.text),
             length=length,
             seq=entry.seq,
         )

@@ -45,10 +45,14 @@ from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress, repeat
+from typing import TypeVar
 
+from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.termdict import index_term
+
+T = TypeVar("T")
 
 #: Every int of at most this magnitude is exactly a double.
 EXACT_INT = 2**53
@@ -90,6 +94,7 @@ class RowColumns:
     group_sessions: list[str] = field(default_factory=list)
     group_roles: list[str] = field(default_factory=list)
     non_ascii_rows: list[int] = field(default_factory=list)
+    non_ascii_records: list[DocumentRecord] = field(default_factory=list)
     non_ascii_texts: list[str] = field(default_factory=list)
     dead: int = 0
 
@@ -123,10 +128,9 @@ class RowColumns:
                 self.group_sessions.append(record.session_id)
                 self.group_roles.append(record.role)
             groups.append(group)
-            text = record.text
-            if not text.isascii():
+            if not record.text_is_ascii:  # the stored flag: the text stays on disk
                 self.non_ascii_rows.append(doc_id)
-                self.non_ascii_texts.append(text.split("\x00", 1)[0])  # what LIKE sees
+                self.non_ascii_records.append(record)
             timestamp = record.timestamp
             if plain_number(timestamp):
                 timestamps.append(timestamp)
@@ -139,9 +143,10 @@ class RowColumns:
         dead = index.next_doc_id - index.document_count
         if dead == self.dead:
             return
-        self.non_ascii_rows, self.non_ascii_texts = live_rows(
-            index, self.non_ascii_rows, self.non_ascii_texts
+        self.non_ascii_rows, self.non_ascii_records = live_rows(
+            index, self.non_ascii_rows, self.non_ascii_records
         )
+        self.non_ascii_texts = []
         self.dead = dead
 
     def literal_candidates(self, needle: str) -> tuple[list[int], bool] | None:
@@ -169,10 +174,17 @@ class RowColumns:
         visible = needle.split("\x00", 1)[0]
         if visible.isascii():
             return None
-        doc_ids, texts = self.non_ascii_rows, self.non_ascii_texts
+        doc_ids, texts = self.non_ascii_rows, self.visible_texts()
         if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
             return doc_ids, False
         return list(compress(doc_ids, map(operator.contains, texts, repeat(visible)))), True
+
+    def visible_texts(self) -> list[str]:
+        """The texts of `non_ascii_rows` up to any NUL (what LIKE sees), read when a
+        CJK retry first needs them (then kept and extended)."""
+        texts, records = self.non_ascii_texts, self.non_ascii_records
+        texts.extend(record.text.split("\x00", 1)[0] for record in records[len(texts):])
+        return texts
 
     def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
         """`mask[group]` = 1 when the group's rows are in scope with `role`; None: all are."""
@@ -238,9 +250,9 @@ _CACHES: weakref.WeakKeyDictionary[InvertedIndex, QueryColumns] = weakref.WeakKe
 
 
 def live_rows(
-    index: InvertedIndex, doc_ids: list[int], texts: list[str]
-) -> tuple[list[int], list[str]]:
-    """The pairs of `doc_ids` and `texts` whose rows are live."""
+    index: InvertedIndex, doc_ids: list[int], texts: list[T]
+) -> tuple[list[int], list[T]]:
+    """The pairs of `doc_ids` and `texts` (any per-row values) whose rows are live."""
     kept_ids, kept_texts = [], []
     for doc_id, text in zip(doc_ids, texts):
         try:

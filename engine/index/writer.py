@@ -25,6 +25,7 @@ no tombstones, then commits it the same way. Sizes come from `engine.config.Engi
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
@@ -35,11 +36,16 @@ from engine.codec.postings_file import (
     encode_postings_file,
     encode_postings_file_of_columns,
 )
-from engine.codec.terms_file import decode_terms_file, encode_terms_file
+from engine.codec.terms_file import (
+    TEXTS_PER_RECORD,
+    TermsFile,
+    decode_terms_file,
+    encode_terms_file,
+)
 from engine.config import EngineConfig
 from engine.directory import Directory
 from engine.errors import StoreError
-from engine.index.documents import DocumentRecord
+from engine.index.documents import DocumentRecord, TextColumn
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import PositionColumn, Posting, PostingColumns
@@ -63,19 +69,35 @@ def segment_file_names(name: str) -> tuple[str, str]:
 # ----- loading ------------------------------------------------------------------------
 
 
-def _record_of(row: tuple) -> DocumentRecord:
-    doc_id, session_id, message_id, role, timestamp, length, seq, text = row
-    return DocumentRecord(doc_id, session_id, message_id, role, timestamp, text, length, seq)
+def _records_of(terms_file: TermsFile) -> dict[int, DocumentRecord]:
+    """The rows of a decoded terms file; with layout 2 their texts stay on disk
+    (`TextColumn`), with layout 1 they are the decoded strings."""
+    rows = terms_file.documents
+    if not terms_file.text_blocks:
+        return {
+            doc_id: DocumentRecord(doc_id, session_id, message_id, role, timestamp, text,
+                                   length, seq)  # type: ignore[arg-type]
+            for doc_id, session_id, message_id, role, timestamp, length, seq, text in rows
+        }
+    doc_ids = array("q", [row[0] for row in rows])
+    column = TextColumn(doc_ids, TEXTS_PER_RECORD, terms_file.text_block)
+    return {
+        doc_id: DocumentRecord(doc_id, session_id, message_id, role, timestamp, column,
+                               length, seq, non_ascii)
+        for (doc_id, session_id, message_id, role, timestamp, length, seq, _text), non_ascii
+        in zip(rows, terms_file.non_ascii)
+    }
 
 
 def load_segment(directory: Directory, name: str) -> FrozenSegment:
-    """Open a flushed segment: decode its documents and term dictionary, check its postings."""
+    """Open a flushed segment: decode its row columns and term dictionary (texts are
+    read when asked for), check its postings."""
     terms_name, postings_name = segment_file_names(name)
     terms_file = decode_terms_file(directory.read_bytes(terms_name), directory.location(terms_name))
     postings_data = directory.read_bytes(postings_name)
     postings_location = directory.location(postings_name)
     check_postings_file(postings_data, postings_location)
-    documents = {row[0]: _record_of(row) for row in terms_file.documents}
+    documents = _records_of(terms_file)
     return _opened_segment(name, documents, terms_file.terms, postings_data, postings_location)
 
 

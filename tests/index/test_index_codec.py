@@ -14,7 +14,20 @@ from engine.codec.postings_file import (
     encode_posting_list,
     encode_postings_file,
 )
-from engine.codec.terms_file import decode_terms_file, encode_terms_file
+from engine.codec.framing import (
+    decode_sealed_frames,
+    encode_footer,
+    encode_header,
+    encode_record,
+    update_crc,
+)
+from engine.codec.terms_file import (
+    MAGIC,
+    TEXTS_PER_RECORD,
+    decode_all_texts,
+    decode_terms_file,
+    encode_terms_file,
+)
 from engine.errors import CorruptFile
 
 
@@ -72,8 +85,30 @@ def test_terms_file_round_trip_keeps_rows_and_entries():
     ]
     entries = [("brulee", 1, 16, 30), ("cafe", 1, 46, 30), ("creme", 1, 76, 30)]
     decoded = decode_terms_file(encode_terms_file(rows, entries), "t")
-    assert decoded.documents == rows
+    assert decoded.documents == [row[:7] + (None,) for row in rows]  # texts stay on disk
+    assert decode_all_texts(decoded) == [row[7] for row in rows]
+    assert decoded.non_ascii == (True, False, False)
     assert decoded.terms == entries
+
+
+def test_terms_file_texts_are_blocked_and_read_one_block_at_a_time():
+    rows = [(doc_id, "w", f"m{doc_id}", "user", None, 1, doc_id, f"text {doc_id}")
+            for doc_id in range(TEXTS_PER_RECORD * 2 + 3)]
+    decoded = decode_terms_file(encode_terms_file(rows, []), "t")
+    assert len(decoded.text_blocks) == 3
+    assert decoded.text_block(2) == ["text 512", "text 513", "text 514"]
+    assert decoded.text_block(1)[0] == f"text {TEXTS_PER_RECORD}"
+
+
+def test_terms_file_missing_texts_record_is_corrupt():
+    rows = [(0, "w", "m", "user", None, 1, 0, "x")]
+    layout_2 = encode_terms_file(rows, [])
+    frames = decode_sealed_frames(layout_2, "t", MAGIC)
+    without_texts = (encode_header(MAGIC) + encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
+                     + encode_footer(1, update_crc(0, encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]]))))
+    assert len(frames) == 2
+    with pytest.raises(CorruptFile, match="lacks texts records"):
+        decode_terms_file(without_texts, "t")
 
 
 def test_terms_file_without_footer_is_corrupt():

@@ -1,15 +1,20 @@
-"""Committed index files of format version 1 still open and read the same.
+"""Committed index files of every layout still open and read the same.
 
 `tests/index/compat_v1/index/` was written once by this code (see `write_fixture` below,
 kept as the recipe): three rows, a tombstone for doc 0, window states (`w2` dirty), at
-store generation 2, with posting blocks of 2 documents. If a change to the codec makes
-this test fail, the format changed: bump `engine.codec.FORMAT_VERSION` and add a
-`compat_v2` fixture instead of rewriting this one.
+store generation 2, with posting blocks of 2 documents. Its terms file has layout 1
+(texts inline in the document rows). `tests/index/compat_v2/index/` was written by the
+same recipe after issue 5 moved the texts into blocks of their own (terms-file layout 2,
+`engine.codec.terms_file`); its manifest and postings file are byte-equal to version 1's.
+If a change to the codec makes a test here fail, the format changed: add a new layout
+(or bump `engine.codec.FORMAT_VERSION`) and a new fixture instead of rewriting these.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.config import EngineConfig
@@ -22,7 +27,8 @@ from engine.index.postings import Posting
 from engine.index.writer import flush_index, load_index
 from engine.model import IndexEntry
 
-FIXTURE = Path(__file__).parent / "compat_v1"
+FIXTURE_V1 = Path(__file__).parent / "compat_v1"
+FIXTURE = Path(__file__).parent / "compat_v2"
 ROWS = [
     ("w1", "m1", "user", 10.0, "Café crème, s'il vous plaît", 0),
     ("w1", "m2", "assistant", 11.0, "The deployment failed on friday.", 1),
@@ -44,13 +50,16 @@ def write_fixture(folder: Path) -> None:
     flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig(index_block_size=2))
 
 
-def test_version_1_files_open_with_their_rows_postings_and_states():
-    index = load_index(FileDirectory(FIXTURE), SEARCH_PROFILE.label())
+@pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE], ids=["layout1", "layout2"])
+def test_committed_files_open_with_their_rows_texts_postings_and_states(fixture):
+    index = load_index(FileDirectory(fixture), SEARCH_PROFILE.label())
     assert check_index(index) == []
     assert (index.generation, index.next_doc_id, index.deleted) == (2, 3, {0})
     assert [(record.doc_id, record.message_id, record.length) for record in index.documents()] == [
         (1, "m2", 5), (2, "m1", 2),
     ]
+    assert [record.text for record in index.documents()] == [ROWS[1][4], ROWS[2][4]]
+    assert [record.text_is_ascii for record in index.documents()] == [True, False]
     assert index.postings("deployment") == [Posting(1, (1,)), Posting(2, (1,))]
     assert index.postings("cafe") == []  # doc 0 is deleted
     assert phrase_occurrences(index, ["明天下午三点开项目评审会议讨论排期", "deploy"], prefix=True) == {2: [0]}
@@ -61,3 +70,10 @@ def test_the_recipe_still_writes_the_same_bytes(tmp_path):
     write_fixture(tmp_path)
     for name in ("manifest", "segment-000001.terms", "segment-000001.postings"):
         assert (tmp_path / "index" / name).read_bytes() == (FIXTURE / "index" / name).read_bytes()
+
+
+def test_layout_2_changed_only_the_terms_file():
+    for name in ("manifest", "segment-000001.postings"):
+        assert (FIXTURE / "index" / name).read_bytes() == (FIXTURE_V1 / "index" / name).read_bytes()
+    terms_name = "segment-000001.terms"
+    assert (FIXTURE / "index" / terms_name).read_bytes() != (FIXTURE_V1 / "index" / terms_name).read_bytes()
