@@ -229,8 +229,11 @@ def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one terms-file record, for `session-search dump`."""
     kind, body = value
     if kind in ("documents", "documents/2"):
-        rows, _flags = _decode_rows(body, inline_texts=kind == "documents")
-        return {"kind": kind, "rows": [list(row) for row in rows]}
+        rows, non_ascii = _decode_rows(body, inline_texts=kind == "documents")
+        if kind == "documents":
+            return {"kind": kind, "rows": [list(row) for row in rows]}
+        return {"kind": kind, "rows": [[*row[:7], {"non_ascii": flag}]
+                                       for row, flag in zip(rows, non_ascii)]}
     if kind == "texts":
         return {"kind": "texts", "texts": list(body)}
     return {"kind": "terms", "entries": [list(entry) for entry in _decode_entries(body, None)]}

@@ -55,7 +55,7 @@ class TextColumn:
     ('c', 'a', 'b')
     """
 
-    __slots__ = ("_doc_ids", "_per_block", "_read_block", "_cache", "_cached_blocks")
+    __slots__ = ("_cache", "_cached_blocks", "_doc_ids", "_per_block", "_read_block")
 
     def __init__(self, doc_ids: Sequence[int], per_block: int,
                  read_block: Callable[[int], list[str]], cached_blocks: int = 32) -> None:

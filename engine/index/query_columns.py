@@ -18,10 +18,12 @@ row is a position in three compact arrays (8 bytes a row, no object per value):
   holds exactly (the `recent` order then compares `(timestamp, doc_id)` tuples); rows with
   another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
   general SQLite-order key instead;
-* `non_ascii_rows` — the live rows whose text holds a non-ASCII character, with that
-  text: what a CJK substring retry has to scan (`literal_candidates`). Unlike the gram
-  index of `engine.index.cjk_grams`, this costs one `str.isascii` per row when the
-  columns are filled, so a first retry after opening a store builds nothing.
+* `non_ascii_rows` — the live rows whose text holds a non-ASCII character, with their
+  records: what a CJK substring retry has to scan (`literal_candidates`). Which rows
+  they are comes from the row's stored flag (`DocumentRecord.text_is_ascii`), so filling
+  the columns reads no text from disk; the texts themselves are read the first time a
+  retry scans them (`visible_texts`). Unlike the gram index of `engine.index.cjk_grams`,
+  a first retry after opening a store builds nothing else.
 
 When the columns are stale. A cache belongs to one `InvertedIndex` object (a weak key:
 a reloaded index gets a new cache). Its version is `(next_doc_id, document_count,

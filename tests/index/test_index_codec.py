@@ -6,6 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.codec.framing import (
+    encode_footer,
+    encode_header,
+    encode_record,
+    update_crc,
+)
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     check_postings_file,
@@ -13,13 +19,6 @@ from engine.codec.postings_file import (
     decode_postings_record,
     encode_posting_list,
     encode_postings_file,
-)
-from engine.codec.framing import (
-    decode_sealed_frames,
-    encode_footer,
-    encode_header,
-    encode_record,
-    update_crc,
 )
 from engine.codec.terms_file import (
     MAGIC,
@@ -101,14 +100,19 @@ def test_terms_file_texts_are_blocked_and_read_one_block_at_a_time():
 
 
 def test_terms_file_missing_texts_record_is_corrupt():
-    rows = [(0, "w", "m", "user", None, 1, 0, "x")]
-    layout_2 = encode_terms_file(rows, [])
-    frames = decode_sealed_frames(layout_2, "t", MAGIC)
-    without_texts = (encode_header(MAGIC) + encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
-                     + encode_footer(1, update_crc(0, encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]]))))
-    assert len(frames) == 2
+    documents = encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
+    without_texts = encode_header(MAGIC) + documents + encode_footer(1, update_crc(0, documents))
     with pytest.raises(CorruptFile, match="lacks texts records"):
         decode_terms_file(without_texts, "t")
+
+
+def test_terms_file_texts_record_of_the_wrong_size_is_corrupt():
+    documents = encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
+    texts = encode_record(["texts", ["one", "two"]])
+    data = encode_header(MAGIC) + documents + texts + encode_footer(2, update_crc(update_crc(0, documents), texts))
+    decoded = decode_terms_file(data, "t")  # texts are checked when read, not on open
+    with pytest.raises(CorruptFile, match="texts record 0 is not 1 strings"):
+        decoded.text_block(0)
 
 
 def test_terms_file_without_footer_is_corrupt():

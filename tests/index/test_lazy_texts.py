@@ -1,0 +1,63 @@
+"""Rows loaded from a flushed segment read their texts from disk when asked (issue 5)."""
+
+from __future__ import annotations
+
+from engine.codec.terms_file import TEXTS_PER_RECORD
+from engine.config import EngineConfig
+from engine.directory import MemoryDirectory
+from engine.index.documents import TextColumn
+from engine.index.inverted_index import InvertedIndex
+from engine.index.query_columns import query_columns
+from engine.index.writer import flush_index, load_index, merge_index
+from engine.model import IndexEntry
+
+PROFILE = "test"
+ROW_COUNT = TEXTS_PER_RECORD * 2 + 5
+
+
+def text_of(number: int) -> str:
+    return f"会议 {number}" if number % 7 == 0 else f"row {number}"
+
+
+def flushed_store() -> tuple[MemoryDirectory, InvertedIndex]:
+    index = InvertedIndex()
+    for number in range(ROW_COUNT):
+        text = text_of(number)
+        index.add_entry(IndexEntry("w", f"m{number}", "user", float(number), text, number),
+                        text.split())
+    directory = MemoryDirectory()
+    flush_index(directory, index, PROFILE, EngineConfig())
+    return directory, index
+
+
+def test_loaded_rows_hold_the_segment_text_column_and_read_the_same_texts():
+    directory, written = flushed_store()
+    loaded = load_index(directory, PROFILE)
+    records = list(loaded.documents())
+    assert {record.stored_text.__class__ for record in records} == {TextColumn}
+    assert [record.text for record in records] == [text_of(number) for number in range(ROW_COUNT)]
+    assert [record.text_is_ascii for record in records] == [
+        number % 7 != 0 for number in range(ROW_COUNT)
+    ]
+    assert records == list(written.documents())
+
+
+def test_cjk_candidates_of_a_loaded_index_come_from_the_stored_texts():
+    directory, _written = flushed_store()
+    loaded = load_index(directory, PROFILE)
+    rows = query_columns(loaded).rows
+    expected = [number for number in range(ROW_COUNT) if number % 7 == 0]
+    assert rows.non_ascii_rows == expected
+    assert rows.non_ascii_texts == []  # nothing read until a retry scans
+    assert rows.literal_candidates("会议") == (expected, True)
+
+
+def test_a_merge_of_loaded_rows_writes_their_texts_again():
+    directory, _written = flushed_store()
+    loaded = load_index(directory, PROFILE)
+    loaded.delete_document(1)
+    merge_index(directory, loaded, PROFILE, EngineConfig())
+    reloaded = load_index(directory, PROFILE)
+    assert [record.text for record in reloaded.documents()] == [
+        text_of(number) for number in range(ROW_COUNT) if number != 1
+    ]
