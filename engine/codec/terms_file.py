@@ -141,6 +141,7 @@ def _decode_rows(rows: Any, *, inline_texts: bool) -> tuple[list[DocumentRow], l
         raise DecodeError("document table is not an array")
     decoded: list[DocumentRow] = []
     non_ascii: list[bool] = []
+    shared: dict[str, str] = {}
     doc_id = 0
     for row in rows:
         if not (isinstance(row, list) and len(row) == 8):
@@ -158,6 +159,9 @@ def _decode_rows(rows: Any, *, inline_texts: bool) -> tuple[list[DocumentRow], l
         if decoded and gap <= 0:
             raise DecodeError(f"document ids do not increase after {doc_id}")
         doc_id += gap
+        # Rows of one window share one session id and role object (memory, not meaning).
+        session_id = shared.setdefault(session_id, session_id)
+        role = shared.setdefault(role, role)
         if inline_texts:
             decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, last))
         else:
