@@ -94,7 +94,6 @@ from engine.errors import (
 from engine.index.lifecycle import WindowIndexState, classify_append, needs_reconcile, rebuilt_state
 from engine.model import (
     DEFAULT_AGENT_ID,
-    ORDERS,
     SEARCHABLE_ROLES,
     IndexEntry,
     SearchHit,
@@ -112,11 +111,10 @@ from engine.query.cjk import (
     substring_needles,
 )
 from engine.query.user_query import (
-    check_match_mode,
     clamp_limit,
     fts5_match_expression,
     split_terms,
-    validate_query,
+    validate_request,
 )
 from engine.results.bounds import bound_snippet
 from engine.transcript.events import validation_problem
@@ -505,12 +503,7 @@ class SqliteBackend:
 
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (see the module docstring)."""
-        query = validate_query(request.query)
-        check_match_mode(request.match)
-        if request.order not in ORDERS:
-            raise QueryError(f"order must be one of: {', '.join(ORDERS)} (got {request.order!r})")
-        if request.role is not None and request.role not in SEARCHABLE_ROLES:
-            raise QueryError(f"role must be one of: {', '.join(SEARCHABLE_ROLES)} (got {request.role!r})")
+        query = validate_request(request)
         limit = clamp_limit(request.limit)
         # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
         # and so does the unicode61 profile, so the replacement keeps the query's meaning.
@@ -675,9 +668,9 @@ def search_database(path: str | os.PathLike[str], request: SearchRequest) -> Sea
     """Search the store at `path` read-only; a store that does not exist gives no hits.
 
     The upstream kernel's rule (behaviour.md §5.2, test "returns empty results without
-    creating a missing database"): the query is still validated, nothing is created.
+    creating a missing database"): the request is still validated, nothing is created.
     """
-    validate_query(request.query)
+    validate_request(request)
     if not SqliteBackend.claims(path):
         return SearchResult(hits=(), truncated=False, indexing=False)
     backend = SqliteBackend.open(path)

@@ -61,7 +61,6 @@ from itertools import compress
 from typing import Any
 
 from engine.analysis.token import Analyzer
-from engine.errors import QueryError
 from engine.gc_pause import paused_garbage_collection
 from engine.index.documents import DocumentRecord
 from engine.index.fast_snippet import fast_fts5_snippet
@@ -70,8 +69,6 @@ from engine.index.matching import phrase_occurrences
 from engine.index.query_columns import QueryColumns, RowColumns, query_columns
 from engine.model import (
     DEFAULT_AGENT_ID,
-    ORDERS,
-    SEARCHABLE_ROLES,
     SearchHit,
     SearchRequest,
     SearchResult,
@@ -79,7 +76,7 @@ from engine.model import (
 )
 from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import retry_plan, substring_excerpt, substring_matches
-from engine.query.user_query import clamp_limit, plan_query
+from engine.query.user_query import clamp_limit, plan_query, validate_request
 from engine.results.bounds import bound_snippet
 from engine.results.snippet import explain_snippet
 from engine.score.bm25 import Bm25Explanation, bm25, explain_bm25, inverse_document_frequency
@@ -565,14 +562,6 @@ class KernelRun:
     scope: Scope
 
 
-def check_request(request: SearchRequest) -> None:
-    """QueryError for a role or order the kernel does not know."""
-    if request.role is not None and request.role not in SEARCHABLE_ROLES:
-        raise QueryError(f"role must be one of: {', '.join(SEARCHABLE_ROLES)} (got {request.role!r})")
-    if request.order not in ORDERS:
-        raise QueryError(f"order must be one of: {', '.join(ORDERS)} (got {request.order!r})")
-
-
 def run_kernel(
     index: InvertedIndex,
     windows: Iterable[SessionWindow],
@@ -587,7 +576,7 @@ def run_kernel(
     `fast=False` runs the clear version (`rank_rows` then `order_rows`), the oracle of
     the default `top_rows`.
     """
-    check_request(request)
+    validate_request(request)
     plan = plan_query(request.query, analyzer, match=request.match)
     limit = clamp_limit(request.limit)
     states = index.window_states

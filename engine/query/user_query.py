@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from engine.analysis.token import Analyzer
 from engine.errors import QueryError
+from engine.model import ORDERS, SEARCHABLE_ROLES, SearchRequest
 from engine.query.ast import Phrase, QueryPlan
 
 MAX_QUERY_UNITS = 4096
@@ -135,6 +136,23 @@ def check_match_mode(match: str) -> str:
     if match not in MATCH_MODES:
         raise QueryError(f"match must be one of: {', '.join(MATCH_MODES)} (got {match!r})")
     return match
+
+
+def validate_request(request: SearchRequest) -> str:
+    """Check a whole search request in one fixed order; return the trimmed query.
+
+    The order (query, match, order, role) is part of the contract: every backend calls
+    this, so a request with several problems is rejected with the same message everywhere.
+    """
+    query = validate_query(request.query)
+    check_match_mode(request.match)
+    if request.order not in ORDERS:
+        raise QueryError(f"order must be one of: {', '.join(ORDERS)} (got {request.order!r})")
+    if request.role is not None and request.role not in SEARCHABLE_ROLES:
+        raise QueryError(
+            f"role must be one of: {', '.join(SEARCHABLE_ROLES)} (got {request.role!r})"
+        )
+    return query
 
 
 def term_phrases(terms: Sequence[str], analyzer: Analyzer, *, prefix: bool) -> tuple[Phrase, ...]:

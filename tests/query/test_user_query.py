@@ -157,3 +157,19 @@ def test_any_query_is_a_valid_match_string_with_the_planned_meaning(raw: str, pr
     plan = plan_query(raw, ANALYZER, match="prefix" if prefix else "exact")
     # The row holds every term once, so it matches exactly when no phrase is empty.
     assert count == (0 if plan.matches_nothing else 1)
+
+
+def test_validate_request_checks_query_match_order_role_in_that_order() -> None:
+    from engine.model import SearchRequest
+    from engine.query.user_query import validate_request
+
+    assert validate_request(SearchRequest("  saffron ")) == "saffron"
+    cases = [
+        (SearchRequest(" ", match="fuzzy", order="x", role="tool"), "query must not be empty"),
+        (SearchRequest("a", match="fuzzy", order="x", role="tool"), "match must be one of"),
+        (SearchRequest("a", order="x", role="tool"), "order must be one of"),
+        (SearchRequest("a", role="tool"), "role must be one of"),
+    ]
+    for request, message in cases:
+        with pytest.raises(QueryError, match=message):
+            validate_request(request)
