@@ -9,6 +9,9 @@ import pytest
 
 from engine.backends.reference import ReferenceBackend
 from engine.cli import main
+from engine.codec.framing import Frame, iter_frames
+from engine.codec.segment_file import EventRecord, decode_segment_payload
+from engine.diagnostics.verify import verify_backend
 from engine.model import SearchRequest, SessionWindow
 
 
@@ -135,3 +138,34 @@ def test_commands_work_on_a_sqlite_store_except_explain(tmp_path, capsys):
     assert (status, [hit["messageId"] for hit in json.loads(out)["hits"]]) == (0, ["m1"])
     status, _, err = run(capsys, "explain", "--store", str(tmp_path / "lite"), "saffron")
     assert (status, err) == (2, "session-search: error: explain needs a reference store; this one uses 'sqlite'\n")
+
+
+def damage_last_event(store: Path) -> tuple[Path, int]:
+    """Flip one payload byte of the last event record; return the segment and the offset."""
+    segment = store / "transcripts" / "segment-000001.log"
+    data = bytearray(segment.read_bytes())
+    events = [item for item in iter_frames(bytes(data)) if isinstance(item, Frame)
+              and isinstance(decode_segment_payload(item.payload), EventRecord)]
+    data[events[-1].offset + 20] ^= 0x01
+    segment.write_bytes(bytes(data))
+    return segment, events[-1].offset
+
+
+def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
+    """Opening from the catalog checkpoint does not read the records; verify reads every
+    byte, so a record damaged under the checkpoint is reported (and the index is then not
+    compared)."""
+    backend = ReferenceBackend.open(store)
+    assert (backend.store.checkpoint_generation, backend.store.verify_segments()) == (1, None)
+    backend.close()
+    segment, offset = damage_last_event(store)
+    damage = f"{segment}: corrupt at byte offset {offset}: record CRC mismatch"
+    backend = ReferenceBackend.open(store)
+    try:
+        assert backend.store.checkpoint_generation == 1  # open did not see it
+        assert verify_backend(backend).problems == [
+            f"transcripts: {damage}", "the index was not compared: the transcripts are damaged"]
+    finally:
+        backend.close()
+    status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
+    assert (status, json.loads(out)["problems"][0]) == (1, f"transcripts: {damage}")

@@ -4,15 +4,35 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from engine.codec.catalog_file import decode_catalog_file, encode_catalog_file
+from engine.codec import catalog_file
+from engine.codec.catalog_file import (
+    LAYOUT,
+    MAGIC,
+    CatalogCheckpoint,
+    decode_catalog_file,
+    encode_catalog_file,
+)
+from engine.codec.framing import (
+    HEADER_SIZE,
+    Frame,
+    decode_footer_at_end,
+    decode_header,
+    encode_footer,
+    encode_header,
+    iter_frames,
+)
+from engine.codec.segment_file import CommitRecord, EventRecord, decode_segment_payload
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile
 from engine.model import SessionWindow
+from engine.transcript.segments import segment_name
 from engine.transcript.store import CHECKPOINT_NAME, TranscriptStore
 
 TINY = EngineConfig(segment_roll_bytes=700)
@@ -119,42 +139,282 @@ def test_a_stale_checkpoint_still_gives_the_latest_state(directory: Directory) -
         assert observe(reopened) == expected
 
 
+def segment_location(directory: Directory, number: int) -> str:
+    return directory.location(f"transcripts/segment-{number:06d}.log")
+
+
+def commit_frames(directory: Directory, number: int) -> list[Frame]:
+    """The commit records of one segment, in file order."""
+    data = directory.read_bytes(f"transcripts/segment-{number:06d}.log")
+    return [item for item in iter_frames(data) if isinstance(item, Frame)
+            and isinstance(decode_segment_payload(item.payload), CommitRecord)]
+
+
+def forge(directory: Directory, **changes: object) -> CatalogCheckpoint:
+    """Rewrite the checkpoint with some head fields replaced; return the original."""
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    forged = dataclasses.replace(checkpoint, **changes)
+    directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(forged))
+    return checkpoint
+
+
+def shifted(checkpoint: CatalogCheckpoint, name: str, amount: int) -> dict[str, object]:
+    return {name: getattr(checkpoint, name) + amount}
+
+
+def earlier_commit(directory: Directory, checkpoint: CatalogCheckpoint) -> dict[str, object]:
+    """Point the checkpoint at the commit before its own (intact, but of transaction 5)."""
+    before_last = commit_frames(directory, checkpoint.segment)[-2]
+    return {"commit_offset": before_last.offset, "offset": before_last.end}
+
+
+def sealed_entry(checkpoint: CatalogCheckpoint, index: int, field: int) -> dict[str, object]:
+    entries = [list(item) for item in checkpoint.sealed_segments]
+    entries[index][field] += 1
+    return {"sealed_segments": tuple(tuple(item) for item in entries)}
+
+
+UNSEALED, SEALED_EACH_COMMIT = EngineConfig(), EngineConfig(segment_roll_bytes=1)
+
+
 @pytest.mark.parametrize(("config", "change", "problem"), [
-    (EngineConfig(), {"record_count": 1}, "record count does not match the checkpoint"),
-    (EngineConfig(), {"records_crc": 1}, "records do not match the expected CRC"),
-    (EngineConfig(), {"offset": 10**6}, "shorter than the checkpoint says"),
-    (EngineConfig(), {"sealed": True}, "not sealed"),
-    (EngineConfig(segment_roll_bytes=1), {"record_count": 1},
-     "footer does not match the checkpoint"),
-    (EngineConfig(segment_roll_bytes=1), {"sealed": False, "offset": -24},
-     "record count does not match the checkpoint"),
+    (UNSEALED, lambda d, c: shifted(c, "offset", 10**6),
+     lambda d, c: f"{segment_location(d, 1)}: shorter than the checkpoint says"),
+    (UNSEALED, lambda d, c: shifted(c, "offset", -1),
+     lambda d, c: f"{segment_location(d, 1)}: the last commit the checkpoint covers, at byte "
+                  f"{c.commit_offset}: record of "),
+    (UNSEALED, lambda d, c: shifted(c, "commit_offset", 1),
+     lambda d, c: f"{segment_location(d, 1)}: the last commit the checkpoint covers, at byte "
+                  f"{c.commit_offset + 1}: "),
+    (UNSEALED, earlier_commit,
+     lambda d, c: f"{segment_location(d, 1)}: the record at byte "
+                  f"{commit_frames(d, 1)[-2].offset} is not the commit of transaction 6"),
+    (UNSEALED, lambda d, c: {"sealed": True},
+     lambda d, c: "the checkpoint lists 0 sealed segments, expected 1"),
+    (SEALED_EACH_COMMIT, lambda d, c: shifted(c, "record_count", 1),
+     lambda d, c: f"{segment_location(d, 6)}: footer does not match the checkpoint"),
+    (SEALED_EACH_COMMIT, lambda d, c: {"sealed": False, **shifted(c, "offset", -24)},
+     lambda d, c: "the checkpoint lists 6 sealed segments, expected 5"),
+    (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 0, 0),
+     lambda d, c: f"{segment_location(d, 1)}: {d.size(segment_name(1))} bytes, the checkpoint "
+                  f"says {d.size(segment_name(1)) + 1}"),
+    (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 2, 2),
+     lambda d, c: f"{segment_location(d, 3)}: footer does not match the checkpoint"),
+    (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 4, 1),
+     lambda d, c: f"{segment_location(d, 5)}: footer does not match the checkpoint"),
 ])
-def test_a_checkpoint_that_disagrees_with_its_segment_is_ignored(
-    directory: Directory, config: EngineConfig, change: dict[str, object], problem: str,
+def test_a_checkpoint_that_disagrees_with_its_segments_is_ignored(
+    directory: Directory, config: EngineConfig, change: Callable[..., dict[str, object]],
+    problem: Callable[..., str],
 ) -> None:
     with TranscriptStore.create(directory, config=config) as store:
         grow(store, 6)
         expected = observe(store)
     checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
-    assert checkpoint.sealed == (config.segment_roll_bytes == 1)
-    shifted = {name: value + getattr(checkpoint, name) if isinstance(value, int)
-               and not isinstance(value, bool) else value for name, value in change.items()}
-    forged = dataclasses.replace(checkpoint, **shifted)
-    directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(forged))
-    segment = directory.location(f"transcripts/segment-{checkpoint.segment:06d}.log")
+    assert checkpoint.sealed == (config is SEALED_EACH_COMMIT)
+    assert checkpoint.transaction_id == 6
+    forge(directory, **change(directory, checkpoint))
     with TranscriptStore.open(directory, config=config) as reopened:
-        assert reopened.checkpoint_ignored == f"{segment}: {problem}"
+        assert reopened.checkpoint_generation is None
+        assert reopened.checkpoint_ignored.startswith(problem(directory, checkpoint))
         assert observe(reopened) == expected
 
 
-def test_damage_under_a_checkpoint_is_still_found_at_open(directory: Directory) -> None:
+@pytest.mark.parametrize(("field", "problem"), [
+    ("record_count", "record count does not match the checkpoint"),
+    ("records_crc", "records do not match the expected CRC"),
+])
+def test_a_wrong_running_count_or_crc_is_found_by_verify_not_at_open(
+    directory: Directory, field: str, problem: str,
+) -> None:
+    """Open does not read the covered records, so it cannot check the count or CRC the
+    checkpoint saved for the open segment; `verify_segments` does."""
+    with TranscriptStore.create(directory) as store:
+        grow(store, 6)
+        expected = observe(store)
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    with TranscriptStore.open(directory) as intact:
+        assert intact.verify_segments() is None
+    forge(directory, **shifted(checkpoint, field, 1))
+    with TranscriptStore.open(directory) as reopened:
+        assert reopened.checkpoint_generation == 6
+        assert observe(reopened) == expected
+        assert reopened.verify_segments() == f"{segment_location(directory, 1)}: {problem}"
+
+
+def test_a_checkpoint_of_another_layout_is_ignored(directory: Directory) -> None:
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 8)
+        expected = observe(store)
+    data = directory.read_bytes(CHECKPOINT_NAME)
+    assert decode_header(data, "c").flags == LAYOUT
+    directory.write_atomic(CHECKPOINT_NAME, encode_header(MAGIC) + data[HEADER_SIZE:])
+    with TranscriptStore.open(directory, writer=True, config=TINY) as reopened:
+        assert reopened.checkpoint_generation is None
+        assert reopened.checkpoint_ignored == (
+            f"{directory.location(CHECKPOINT_NAME)}: checkpoint layout 1 is not read by this "
+            f"engine (it reads layout {LAYOUT})")
+        assert observe(reopened) == expected
+    with TranscriptStore.open(directory, config=TINY) as after_close:  # the close rewrote it
+        assert after_close.checkpoint_generation == 8
+        assert observe(after_close) == expected
+
+
+def event_frames(directory: Directory, name: str) -> list[tuple[Frame, EventRecord]]:
+    data = directory.read_bytes(name)
+    pairs = [(item, decode_segment_payload(item.payload)) for item in iter_frames(data)
+             if isinstance(item, Frame)]
+    return [(frame, record) for frame, record in pairs if isinstance(record, EventRecord)]
+
+
+def flip(directory: Directory, name: str, offset: int) -> None:
+    data = bytearray(directory.read_bytes(name))
+    data[offset] ^= 0x01
+    directory.write_atomic(name, bytes(data))
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_damage_under_a_checkpoint_is_found_on_read_and_by_verify(
+    directory: Directory, sealed: bool,
+) -> None:
     with TranscriptStore.create(directory, config=TINY) as store:
         grow(store, 6)
-    name = "transcripts/segment-000001.log"
-    data = bytearray(directory.read_bytes(name))
-    data[30] ^= 0x01
-    directory.write_atomic(name, bytes(data))
-    with pytest.raises(CorruptFile) as refused:
-        TranscriptStore.open(directory, config=TINY)
-    assert refused.value.path == directory.location(name)
-    assert refused.value.offset == 16
+    names = directory.list_names("transcripts/segment-")
+    assert len(names) >= 2
+    name = names[0] if sealed else names[-1]
+    frame, record = event_frames(directory, name)[-1]
+    flip(directory, name, frame.offset + 12)
+    with pytest.raises(CorruptFile) as refused:  # without the checkpoint: at open
+        TranscriptStore.open(directory, config=NO_CHECKPOINTS)
+    assert (refused.value.path, refused.value.offset) == (directory.location(name), frame.offset)
+    with TranscriptStore.open(directory, config=TINY) as reopened:  # with it: on read
+        assert reopened.checkpoint_generation == 6
+        with pytest.raises(CorruptFile) as on_read:
+            reopened.events(record.session_id)
+        assert (on_read.value.path, on_read.value.offset) == (directory.location(name),
+                                                              frame.offset)
+        assert on_read.value.reason == "record CRC mismatch"
+        with pytest.raises(CorruptFile) as in_feed:
+            list(reopened.changes_since(0))
+        assert (in_feed.value.path, in_feed.value.offset) == (directory.location(name),
+                                                              frame.offset)
+        assert reopened.verify_segments() == (
+            f"{directory.location(name)}: corrupt at byte offset {frame.offset}: "
+            "record CRC mismatch")
+
+
+def test_a_position_that_points_at_the_wrong_event_is_corruption_on_read(
+    directory: Directory,
+) -> None:
+    with TranscriptStore.create(directory) as store:
+        grow(store, 3)
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    offsets = array("q", checkpoint.event_offsets)
+    lengths = array("i", checkpoint.event_lengths)
+    offsets[0], offsets[1] = offsets[1], offsets[0]
+    lengths[0], lengths[1] = lengths[1], lengths[0]
+    forge(directory, event_offsets=offsets, event_lengths=lengths)
+    with TranscriptStore.open(directory) as reopened:
+        assert reopened.checkpoint_generation == 3
+        with pytest.raises(CorruptFile, match="expected event 0 of window 'w0', found event 0 "
+                                              "of window 'w1'") as refused:
+            reopened.events("w0")
+        assert refused.value.offset == offsets[0]
+        assert reopened.verify_segments() is None  # the segment bytes are intact
+
+
+def test_every_window_field_and_position_survives_the_checkpoint(
+    directory: Directory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)  # several windows records
+    windows = [
+        SessionWindow("a", "agent:a:main", title="Café", extra={"x": [1, {"y": None}]},
+                      created_at=5.5, group="g", incognito=True),
+        SessionWindow("b", "agent:a:cron:1", previous_session_id="a", reason="reset",
+                      current=False, kind="subagent", spawned_by="a", archived=True),
+        SessionWindow("c", "global"),
+        SessionWindow("d", "agent:b:main", owner_session_key="agent:a:main",
+                      parent_session_key="agent:a:main"),
+        SessionWindow("e", "agent:b:main"),
+    ]
+    with TranscriptStore.create(directory) as store:
+        for number, window in enumerate(windows):
+            with store.transaction() as transaction:
+                transaction.put_window(window)
+                for seq in range(number):  # 0, 1, 2, 3, 4 events
+                    transaction.append_event(window.session_id, {"n": seq}, float(seq))
+        expected = observe(store)
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    assert list(checkpoint.event_counts) == [0, 1, 2, 3, 4]
+    with TranscriptStore.open(directory, writer=True) as reopened:
+        assert reopened.checkpoint_generation == 5
+        assert reopened.windows() == windows
+        assert [w.extra for w in reopened.windows()] == [w.extra for w in windows]
+        assert observe(reopened) == expected
+        with reopened.transaction() as transaction:  # appending to a loaded window copies
+            transaction.append_event("d", {"n": 3}, 3.0)
+        assert [e.event for e in reopened.events("d")] == [{"n": 0}, {"n": 1}, {"n": 2},
+                                                            {"n": 3}]
+        assert [e.event for e in reopened.events("e")] == [{"n": seq} for seq in range(4)]
+        after = observe(reopened)
+    with TranscriptStore.open(directory) as again:
+        assert again.checkpoint_generation == 6
+        assert observe(again) == after
+
+
+def test_a_writer_verifies_what_it_committed_across_seals(directory: Directory) -> None:
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 12)
+        assert store.verify_segments() is None
+        names = directory.list_names("transcripts/segment-")
+        assert len(names) >= 3
+        for name in (names[1], names[-1]):  # a sealed segment, the open one
+            frame, _record = event_frames(directory, name)[0]
+            flip(directory, name, frame.offset + 10)
+            assert store.verify_segments() == (
+                f"{directory.location(name)}: corrupt at byte offset {frame.offset}: "
+                "record CRC mismatch")
+            flip(directory, name, frame.offset + 10)
+            assert store.verify_segments() is None
+
+
+def test_a_writer_whose_last_commit_sealed_saves_at_close_after_a_replay(
+    directory: Directory,
+) -> None:
+    sealing = EngineConfig(segment_roll_bytes=1)
+    with TranscriptStore.create(directory, config=sealing) as store:
+        grow(store, 3)
+        expected = observe(store)
+    directory.remove(CHECKPOINT_NAME)
+    TranscriptStore.open(directory, writer=True, config=sealing).close()  # replays, saves
+    saved = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    assert (saved.sealed, saved.transaction_id, len(saved.sealed_segments)) == (True, 3, 3)
+    with TranscriptStore.open(directory, config=sealing) as reopened:
+        assert observe(reopened) == expected
+
+
+def test_verify_names_a_footer_that_no_longer_matches_its_records(directory: Directory) -> None:
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 6)
+        name = directory.list_names("transcripts/segment-")[0]
+        data = directory.read_bytes(name)
+        footer = decode_footer_at_end(data)
+        forged = encode_footer(footer.record_count, footer.records_crc ^ 1)
+        directory.write_atomic(name, data[: footer.offset] + forged)
+        assert store.verify_segments() == (
+            f"{directory.location(name)}: corrupt at byte offset {footer.offset}: "
+            "footer does not match the records")
+
+
+def test_verify_of_a_store_without_commits_finds_nothing(directory: Directory) -> None:
+    with TranscriptStore.create(directory) as store:
+        assert store.verify_segments() is None
+        with pytest.raises(RuntimeError), store.transaction() as transaction:
+            transaction.put_window(SessionWindow("w", "global"))
+            raise RuntimeError("abort")  # the segment now exists, holding its header only
+        assert store.verify_segments() is None
+    with TranscriptStore.open(directory) as reader:
+        assert reader.verify_segments() is None
+    directory.remove("transcripts/segment-000001.log")
+    with TranscriptStore.open(directory) as reader:
+        assert reader.verify_segments() is None

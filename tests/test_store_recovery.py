@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.codec.framing import HEADER_SIZE, Footer, Frame, encode_header, iter_frames
+from engine.codec.segment_file import EventRecord, decode_segment_payload
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile, StoreError
@@ -22,6 +23,7 @@ from engine.transcript.store import TranscriptStore
 SEGMENT = segment_name(1)
 SEGMENT_PREFIX = "transcripts/segment-"
 TINY = EngineConfig(segment_roll_bytes=120)
+NO_CHECKPOINTS = EngineConfig(catalog_checkpoints=False)
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -158,9 +160,31 @@ def test_memory_crash_mid_transaction_keeps_every_commit() -> None:
     store.close()
 
 
+def record_at(frames: list[Frame], position: int) -> Frame:
+    """The frame holding byte `position`."""
+    return max((f for f in frames if f.offset <= position), key=lambda f: f.offset)
+
+
+def assert_found_on_read(store: TranscriptStore, location: str, frame: Frame) -> None:
+    """Damage in `frame`, under the checkpoint `store` opened from, is CorruptFile naming
+    `location` and the frame's offset when its record is read, and verify reports it."""
+    record = decode_segment_payload(frame.payload)  # the payload of the intact copy
+    readers = [lambda: list(store.changes_since(0))]
+    if isinstance(record, EventRecord):
+        readers.append(lambda: store.event(record.session_id, record.seq))
+    for read in readers:
+        with pytest.raises(CorruptFile) as refused:
+            read()
+        assert (refused.value.path, refused.value.offset) == (location, frame.offset)
+    assert store.verify_segments().startswith(
+        f"{location}: corrupt at byte offset {frame.offset}: ")
+
+
 def test_a_flipped_byte_in_committed_data_raises_corrupt_file(
     make_directory: Callable[[], Directory],
 ) -> None:
+    """Without a checkpoint, open finds it; under one, open checks only the header and
+    the last commit, and the damaged record is reported when read and by verify."""
     source = make_directory()
     build_store(source).close()
     data = source.read_bytes(SEGMENT)
@@ -171,14 +195,21 @@ def test_a_flipped_byte_in_committed_data_raises_corrupt_file(
         damaged = bytearray(data)
         damaged[position] ^= 0x5A
         directory = clone(source, make_directory(), {SEGMENT: bytes(damaged)})
-        record = max((f for f in frames if f.offset <= position), key=lambda f: f.offset,
-                     default=None)
-        expected_offset = 0 if position < HEADER_SIZE else record.offset
+        expected_offset = 0 if position < HEADER_SIZE else record_at(frames, position).offset
         for writer in (False, True):
             with pytest.raises(CorruptFile) as refused:
-                TranscriptStore.open(directory, writer=writer)
+                TranscriptStore.open(directory, writer=writer, config=NO_CHECKPOINTS)
             assert refused.value.path == directory.location(SEGMENT)
             assert refused.value.offset == expected_offset, position
+            if position < HEADER_SIZE:  # the header is checked at open: the replay names it
+                with pytest.raises(CorruptFile) as refused:
+                    TranscriptStore.open(directory, writer=writer)
+                assert refused.value.offset == 0
+                continue
+            with TranscriptStore.open(directory, writer=writer) as store:
+                assert store.checkpoint_generation == 2
+                assert_found_on_read(store, directory.location(SEGMENT),
+                                     record_at(frames, position))
         assert directory.read_bytes(SEGMENT) == bytes(damaged)  # nothing was truncated
         checked += 1
     assert checked == last_commit.offset
@@ -192,10 +223,15 @@ def test_corrupt_file_message_names_file_and_offset(tmp_path: Path) -> None:
     data[second.offset + 12] ^= 1
     source.write_atomic(SEGMENT, bytes(data))
     with pytest.raises(CorruptFile) as refused:
-        TranscriptStore.open(source, writer=True)
+        TranscriptStore.open(source, writer=True, config=NO_CHECKPOINTS)
     assert str(refused.value).startswith(
         f"{tmp_path / 's' / SEGMENT}: corrupt at byte offset {second.offset}: record CRC mismatch")
     assert "committed data follows" in str(refused.value)
+    with TranscriptStore.open(source, writer=True) as store, \
+            pytest.raises(CorruptFile) as on_read:
+        store.event("w1", 0)
+    assert str(on_read.value) == (
+        f"{tmp_path / 's' / SEGMENT}: corrupt at byte offset {second.offset}: record CRC mismatch")
 
 
 def test_the_last_commit_damaged_in_place_is_dropped_and_reported(
@@ -244,18 +280,32 @@ def test_segments_roll_and_sealed_footers_verify(make_directory: Callable[[], Di
 def test_any_damage_in_a_sealed_segment_is_corruption(
     make_directory: Callable[[], Directory],
 ) -> None:
+    """Refused at open without a checkpoint; under one, damage to the header or footer is
+    found at open (the checkpoint is ignored and the replay refuses), damage to a record
+    when it is read and by verify."""
     source = make_directory()
     build_store(source, TINY).close()
     names = source.list_names(SEGMENT_PREFIX)
     assert len(names) >= 2
     sealed = source.read_bytes(names[0])
+    frames = frames_of(sealed)
+    records_end = len(sealed) - 24
     for position in range(len(sealed)):
         damaged = bytearray(sealed)
         damaged[position] ^= 0x21
         directory = clone(source, make_directory(), {names[0]: bytes(damaged)})
+        location = directory.location(names[0])
         with pytest.raises(CorruptFile) as refused:
-            TranscriptStore.open(directory, writer=True)
-        assert refused.value.path == directory.location(names[0])
+            TranscriptStore.open(directory, writer=True, config=NO_CHECKPOINTS)
+        assert refused.value.path == location
+        if position < HEADER_SIZE or position >= records_end:
+            with pytest.raises(CorruptFile) as refused:
+                TranscriptStore.open(directory, writer=True)
+            assert refused.value.path == location
+            continue
+        with TranscriptStore.open(directory, writer=True) as store:
+            assert store.checkpoint_ignored is None
+            assert_found_on_read(store, location, record_at(frames, position))
 
 
 def test_missing_or_unsealed_segments_are_corruption(

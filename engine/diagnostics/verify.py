@@ -1,8 +1,16 @@
-"""`session-search verify`: rebuild the reference index from the transcripts and compare.
+"""`session-search verify`: check the transcripts, rebuild the reference index from them
+and compare.
 
 Owns: what "the committed index agrees with the transcripts" means, and the report.
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
 in the backend), byte layouts, search.
+
+First the transcripts themselves: `TranscriptStore.verify_segments` CRCs every byte of
+committed data against the segment footers and the running CRC of the open segment (the
+thorough check that opening skips: an open from the catalog checkpoint reads only the
+segments' headers, footers and last commit). Damage there is reported as a problem naming
+the file (and the first damaged record's offset), and the index is then not compared,
+since its rows would be rebuilt from damaged records.
 
 What is compared, per window of the store:
 
@@ -19,8 +27,8 @@ same analyzer, and the two indexes are compared term by term (rows matched by
 token count. `engine.index.check` runs on the committed index too. Verify never repairs;
 `ReferenceBackend.rebuild_index()` (the `--repair` flag) does, explicitly.
 
-Cost: O(events + postings): every event of every window is read, every posting list of
-both indexes is walked once.
+Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
+every event of every window is read, every posting list of both indexes is walked once.
 """
 
 from __future__ import annotations
@@ -143,6 +151,11 @@ def _row_source(backend: ReferenceBackend):
 def verify_backend(backend: ReferenceBackend) -> VerifyReport:
     """Compare `backend`'s committed index with one rebuilt from its transcripts."""
     report = VerifyReport()
+    damage = backend.store.verify_segments()
+    if damage is not None:
+        report.problems.append(f"transcripts: {damage}")
+        report.problems.append("the index was not compared: the transcripts are damaged")
+        return report
     index = backend.index
     report.problems.extend(check_index(index, _row_source(backend)))
     committed = list(backend.iter_index_entries())

@@ -36,12 +36,24 @@ last transaction is dropped on reopen; `SegmentReader.tail` reports what was cut
 
 Readers never truncate: they stop at the last commit and pick up later commits on the
 next call, so any number of readers can follow one writer.
+
+The rule above applies to bytes that are *read*: a replay reads them all. Bytes covered
+by a trusted catalog checkpoint are not read at open; three checks of different cost
+decide about them:
+
+* `check_checkpoint_segments` (every open with a checkpoint): O(segments) bytes read,
+  sizes, headers, footers and the last covered commit record; it cannot see damage
+  inside the records.
+* each record's frame CRC, checked whenever the record is read (`SegmentReader`, and the
+  store's event reads);
+* `check_covered_segments` (verify): every covered byte CRC-checked against footers and
+  the running CRC, O(bytes); `find_damaged_record` then names the first damaged record.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from engine.codec import FILE_KINDS
@@ -54,6 +66,7 @@ from engine.codec.framing import (
     Frame,
     count_frames,
     decode_footer_at_end,
+    decode_frame_at,
     decode_header,
     encode_footer,
     encode_header,
@@ -110,46 +123,6 @@ def list_segment_numbers(directory: Directory) -> list[int]:
     return numbers
 
 
-def check_covered_segments(directory: Directory, cursor: SegmentCursor) -> str | None:
-    """Check that the segment bytes a catalog checkpoint covers are still what it saw;
-    return what is wrong, or None.
-
-    Segments before `cursor.segment` must be sealed with a footer whose CRC matches
-    their record bytes. In segment `cursor.segment`, the record bytes up to
-    `cursor.offset` must have the CRC `cursor.records_crc`, and when `cursor.sealed`
-    the footer must follow at `cursor.offset` and agree. Cost: reads every covered
-    byte once and CRCs it in C (no record decoding), much cheaper than a replay.
-    """
-    for number in range(1, cursor.segment + 1):
-        name = segment_name(number)
-        location = directory.location(name)
-        if not directory.exists(name):
-            return f"{location}: missing"
-        data = directory.read_bytes(name)
-        try:
-            if decode_header(data, location).magic != SEGMENT_MAGIC:
-                return f"{location}: not a transcript segment"
-        except StoreError as error:
-            return str(error)
-        if number < cursor.segment or cursor.sealed:
-            footer = decode_footer_at_end(data)
-            if len(data) < HEADER_SIZE + FOOTER_SIZE or footer is None:
-                return f"{location}: not sealed"
-            end, expected = len(data) - FOOTER_SIZE, footer.records_crc
-            if number == cursor.segment and (end, footer.record_count, footer.records_crc) != (
-                    cursor.offset, cursor.record_count, cursor.records_crc):
-                return f"{location}: footer does not match the checkpoint"
-        else:
-            end, expected = cursor.offset, cursor.records_crc
-            if len(data) < end:
-                return f"{location}: shorter than the checkpoint says"
-            if count_frames(data, HEADER_SIZE, end) != cursor.record_count:
-                return f"{location}: record count does not match the checkpoint"
-        if update_crc(0, data[HEADER_SIZE:end]) != expected:
-            return f"{location}: records do not match the expected CRC"
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class RecordPosition:
     """Where one framed record lives: segment number, byte offset, framed length."""
@@ -179,7 +152,9 @@ class SegmentCursor:
 
     `offset` is the end of the last commit read in segment `segment` (or the end of the
     header); `record_count` and `records_crc` cover the records before `offset` in that
-    segment (for the footer check); `sealed` says the segment's footer was verified.
+    segment (for the footer check); `sealed` says the segment's footer was verified (or
+    written); `transaction_id` is the last commit's; `commit_offset` is where that commit
+    record starts when it lies in segment `segment` (0 when the segment has no commit).
     """
 
     segment: int = 1
@@ -188,6 +163,26 @@ class SegmentCursor:
     records_crc: int = 0
     sealed: bool = False
     transaction_id: int = 0
+    commit_offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SealedSegment:
+    """What identifies a sealed segment without reading its records: its size and what
+    its footer says (record count, CRC32 of the record bytes)."""
+
+    size: int
+    record_count: int
+    records_crc: int
+
+
+def sealed_segment_of(cursor: SegmentCursor) -> SealedSegment:
+    """The sealed segment whose footer directly follows the committed data at `cursor`.
+
+    >>> sealed_segment_of(SegmentCursor(1, 100, 3, 7, sealed=True))
+    SealedSegment(size=124, record_count=3, records_crc=7)
+    """
+    return SealedSegment(cursor.offset + FOOTER_SIZE, cursor.record_count, cursor.records_crc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +200,168 @@ class SegmentTail:
         return self.file_size - self.committed_end
 
 
+def check_covered_segments(directory: Directory, cursor: SegmentCursor) -> str | None:
+    """Check every byte of committed data up to `cursor` against what was written;
+    return what is wrong, or None. The thorough check (`session-search verify`).
+
+    Segments before `cursor.segment` must be sealed with a footer whose CRC matches
+    their record bytes. In segment `cursor.segment`, the record bytes up to
+    `cursor.offset` must have the CRC `cursor.records_crc` (the running CRC the writer
+    or a replay kept), and when `cursor.sealed` the footer must follow at `cursor.offset`
+    and agree. Cost: reads every covered byte once and CRCs it in C (no record decoding);
+    O(bytes), which is why opening does `check_checkpoint_segments` instead.
+    """
+    for number in range(1, cursor.segment + 1):
+        name = segment_name(number)
+        location = directory.location(name)
+        if not directory.exists(name):
+            if number == cursor.segment and cursor == SegmentCursor(
+                    number, transaction_id=cursor.transaction_id):
+                return None  # nothing was committed in it (a store with no commit yet)
+            return f"{location}: missing"
+        data = directory.read_bytes(name)
+        try:
+            if decode_header(data, location).magic != SEGMENT_MAGIC:
+                return f"{location}: not a transcript segment"
+        except StoreError as error:
+            return str(error)
+        if number < cursor.segment or cursor.sealed:
+            footer = decode_footer_at_end(data)
+            if len(data) < HEADER_SIZE + FOOTER_SIZE or footer is None:
+                return f"{location}: not sealed"
+            end, expected = len(data) - FOOTER_SIZE, footer.records_crc
+            if number == cursor.segment and (end, footer.record_count, footer.records_crc) != (
+                    cursor.offset, cursor.record_count, cursor.records_crc):
+                return f"{location}: footer does not match the checkpoint"
+        else:
+            end, expected = cursor.offset, cursor.records_crc
+            if len(data) < end:
+                return f"{location}: shorter than the checkpoint says"
+            if count_frames(data, HEADER_SIZE, end) != cursor.record_count:
+                return f"{location}: record count does not match the checkpoint"
+        if update_crc(0, memoryview(data)[HEADER_SIZE:end]) != expected:
+            return f"{location}: records do not match the expected CRC"
+    return None
+
+
+def find_damaged_record(directory: Directory, cursor: SegmentCursor) -> CorruptFile | None:
+    """The first record up to `cursor` that fails its own frame check (bad CRC, impossible
+    length, a footer that does not match its records), as a `CorruptFile` naming the file
+    and offset; None when every frame is intact. Used to say *where* the damage is once
+    `check_covered_segments` has said that there is some. Cost: O(covered bytes).
+    """
+    for number in range(1, cursor.segment + 1):
+        name = segment_name(number)
+        if not directory.exists(name):
+            continue  # check_covered_segments names a missing segment
+        data = directory.read_bytes(name)
+        location = directory.location(name)
+        end = len(data) if number < cursor.segment or cursor.sealed else cursor.offset
+        try:
+            decode_header(data, location)
+        except CorruptFile as error:
+            return error
+        except StoreError:
+            continue  # another format version: check_covered_segments said so
+        count, crc = 0, 0
+        for item in iter_frames(data[:end], HEADER_SIZE):
+            if isinstance(item, Frame):
+                count += 1
+                crc = update_crc(crc, data[item.offset: item.end])
+            elif isinstance(item, Footer):
+                if (item.record_count, item.records_crc) != (count, crc):
+                    return CorruptFile(location, item.offset, "footer does not match the records")
+            else:
+                return CorruptFile(location, item.offset, item.reason)
+    return None
+
+
+def check_checkpoint_segments(
+    directory: Directory, cursor: SegmentCursor, sealed_segments: Sequence[SealedSegment],
+) -> str | None:
+    """Check cheaply that the segments a catalog checkpoint covers are still the files it
+    saw; return what is wrong, or None.
+
+    Reads a few dozen bytes per segment and never the records between: every sealed
+    segment (each one before `cursor.segment`, and that one too when `cursor.sealed`)
+    must have the size, record count and footer CRC the checkpoint recorded for it, an
+    intact header and an intact footer; an unsealed `cursor.segment` must have an intact
+    header, reach `cursor.offset`, and hold there, from `cursor.commit_offset`, an intact
+    commit record of transaction `cursor.transaction_id`. A file that was replaced,
+    truncated or extended behind a seal fails this. Damage *inside* covered records is
+    not looked for: each record's own CRC is checked when it is read, and
+    `check_covered_segments` (verify) checks every byte. Cost: O(segments).
+    """
+    expected = cursor.segment if cursor.sealed else cursor.segment - 1
+    if len(sealed_segments) != expected:
+        return f"the checkpoint lists {len(sealed_segments)} sealed segments, expected {expected}"
+    for number, sealed in enumerate(sealed_segments, start=1):
+        problem = _check_sealed_segment(directory, number, sealed)
+        if problem is not None:
+            return problem
+    if cursor.sealed:
+        if sealed_segments[-1] != sealed_segment_of(cursor):
+            return f"{directory.location(segment_name(cursor.segment))}: footer does not " \
+                   "match the checkpoint"
+        return None
+    return _check_open_segment(directory, cursor)
+
+
+def _check_segment_header(directory: Directory, name: str, location: str) -> str | None:
+    try:
+        if decode_header(directory.read_bytes(name, 0, HEADER_SIZE), location).magic \
+                != SEGMENT_MAGIC:
+            return f"{location}: not a transcript segment"
+    except StoreError as error:
+        return str(error)
+    return None
+
+
+def _check_sealed_segment(directory: Directory, number: int, sealed: SealedSegment) -> str | None:
+    name = segment_name(number)
+    location = directory.location(name)
+    size = directory.size(name)
+    if size != sealed.size:
+        return f"{location}: {size} bytes, the checkpoint says {sealed.size}"
+    problem = _check_segment_header(directory, name, location)
+    if problem is not None:
+        return problem
+    footer = decode_footer_at_end(directory.read_bytes(name, size - FOOTER_SIZE, FOOTER_SIZE)) \
+        if size >= HEADER_SIZE + FOOTER_SIZE else None
+    if footer is None:
+        return f"{location}: not sealed"
+    if (footer.record_count, footer.records_crc) != (sealed.record_count, sealed.records_crc):
+        return f"{location}: footer does not match the checkpoint"
+    return None
+
+
+def _check_open_segment(directory: Directory, cursor: SegmentCursor) -> str | None:
+    name = segment_name(cursor.segment)
+    location = directory.location(name)
+    if directory.size(name) < cursor.offset:
+        return f"{location}: shorter than the checkpoint says"
+    problem = _check_segment_header(directory, name, location)
+    if problem is not None:
+        return problem
+    if cursor.record_count == 0:
+        if cursor.offset != HEADER_SIZE:
+            return f"{location}: the checkpoint has no records before byte {cursor.offset}"
+        return None
+    start = cursor.commit_offset
+    if not HEADER_SIZE <= start < cursor.offset:
+        return f"{location}: the checkpoint's last commit offset {start} is out of range"
+    try:
+        frame = decode_frame_at(directory.read_bytes(name, start, cursor.offset - start))
+        record = decode_segment_payload(frame.payload)
+    except DecodeError as error:
+        return f"{location}: the last commit the checkpoint covers, at byte {start}: {error}"
+    if frame.end != cursor.offset - start or not isinstance(record, CommitRecord) \
+            or record.transaction_id != cursor.transaction_id:
+        return (f"{location}: the record at byte {start} is not the commit of transaction "
+                f"{cursor.transaction_id} ending at byte {cursor.offset}")
+    return None
+
+
 class SegmentReader:
     """Yields committed transactions from a cursor on; records where it stopped.
 
@@ -216,6 +373,8 @@ class SegmentReader:
         self.directory = directory
         self.cursor = SegmentCursor()
         self.tail: SegmentTail | None = None
+        #: The segments whose footer the last `iter_transactions` read, in order.
+        self.sealed_segments: list[SealedSegment] = []
 
     def iter_transactions(
         self, cursor: SegmentCursor | None = None, *, verify_footers: bool = True
@@ -223,6 +382,7 @@ class SegmentReader:
         """Every committed transaction from `cursor` (default: the start) on, in order."""
         self.cursor = cursor or SegmentCursor()
         self.tail = None
+        self.sealed_segments = []
         list_segment_numbers(self.directory)  # a gap would silently hide later segments
         while self.directory.exists(segment_name(self.cursor.segment)):
             if self.cursor.sealed:
@@ -263,11 +423,15 @@ class SegmentReader:
                     yield self._commit(pending, record, location, position)
                     cursor = self.cursor = replace(
                         cursor, offset=position.offset + position.length, record_count=count,
-                        records_crc=crc, transaction_id=record.transaction_id)
+                        records_crc=crc, transaction_id=record.transaction_id,
+                        commit_offset=position.offset)
                     pending = []
             elif isinstance(item, Footer):
                 self._check_footer(item, base, pending, count, crc, location, verify_footers)
                 self.cursor = replace(cursor, sealed=True)
+                self.sealed_segments.append(
+                    SealedSegment(base + item.offset + FOOTER_SIZE, item.record_count,
+                                  item.records_crc))
                 return
             else:
                 self._check_damage(item, base, data, is_last, location)
@@ -361,6 +525,8 @@ class SegmentWriter:
         self._records_crc = 0
         self._saved: tuple[int, int, int, int] | None = None
         self._failed: str | None = None
+        self._transaction_id = 0  # of the last commit
+        self._commit_offset = 0  # where the last commit starts in this segment (0: none)
         #: Set by a commit that sealed a segment: its cursor just before the footer.
         self.sealed: SegmentCursor | None = None
 
@@ -369,10 +535,12 @@ class SegmentWriter:
     def recover(self, reader: SegmentReader) -> SegmentTail | None:
         """Truncate the reader's uncommitted tail and position after the last commit."""
         cursor, tail = reader.cursor, reader.tail
+        self._transaction_id = cursor.transaction_id
         if cursor.sealed:
             self.segment = cursor.segment + 1
             return tail
         self.segment = cursor.segment
+        self._commit_offset = cursor.commit_offset
         if not self.directory.exists(segment_name(self.segment)):
             return tail
         handle = self.directory.open_append(segment_name(self.segment))
@@ -409,6 +577,7 @@ class SegmentWriter:
         self._guarded(handle.sync)
         self._saved = None
         self.sealed = None
+        self._transaction_id, self._commit_offset = record.transaction_id, position.offset
         if handle.size() >= self.config.segment_roll_bytes:
             self._seal()
         return position
@@ -430,7 +599,8 @@ class SegmentWriter:
         if self._handle is None or self._saved is not None or self._failed is not None:
             return None
         return SegmentCursor(self.segment, self._handle.size(), self._record_count,
-                             self._records_crc)
+                             self._records_crc, transaction_id=self._transaction_id,
+                             commit_offset=self._commit_offset)
 
     def flush(self) -> None:
         """Make written records readable (not durable) for reads inside a transaction."""
@@ -465,7 +635,7 @@ class SegmentWriter:
         """The handle of the current segment, creating it with its header if needed."""
         if self._handle is None:
             self._handle = self.directory.open_append(segment_name(self.segment))
-            self._record_count, self._records_crc = 0, 0
+            self._record_count, self._records_crc, self._commit_offset = 0, 0, 0
         if self._handle.size() == 0:
             self._guarded(self._handle.write, encode_header(SEGMENT_MAGIC))
         return self._handle
@@ -473,10 +643,12 @@ class SegmentWriter:
     def _seal(self) -> None:
         handle = self._open_segment()
         self.sealed = SegmentCursor(self.segment, handle.size(), self._record_count,
-                                    self._records_crc, sealed=True)
+                                    self._records_crc, sealed=True,
+                                    transaction_id=self._transaction_id,
+                                    commit_offset=self._commit_offset)
         self._guarded(handle.write, encode_footer(self._record_count, self._records_crc))
         self._guarded(handle.sync)
         handle.close()
         self._handle = None
         self.segment += 1
-        self._record_count, self._records_crc = 0, 0
+        self._record_count, self._records_crc, self._commit_offset = 0, 0, 0
