@@ -9,7 +9,9 @@ implementation (the tantivy `RamDirectory` pattern):
 
 * `FileDirectory(path)`: real files under `path`. Appends go through a buffered file;
   `sync()` flushes and `os.fsync`s it (and, the first time, the parent folder, so a new
-  file's name is durable too). `write_atomic` writes a temporary file, fsyncs it, renames
+  file's name is durable too). `open_read` holds a file descriptor and reads with
+  `os.pread`, so an index segment a reader opened stays readable after a writer's merge
+  removed its name. `write_atomic` writes a temporary file, fsyncs it, renames
   it over the target and fsyncs the folder. The lock is `fcntl.flock` on a lock file that
   also records the holder's pid for the error message. `flock` locks belong to an open
   file description, so a second `FileDirectory` in the same process is refused exactly
@@ -64,6 +66,26 @@ class AppendHandle(Protocol):
         ...
 
 
+class ReadHandle(Protocol):
+    """An immutable file open for reading at any offset (index segment files).
+
+    It keeps reading the bytes it was opened on even after the name is removed or
+    replaced (a reader's segments outlive a writer's merge), until `close()`.
+    """
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Exactly `length` bytes from `offset` (StoreError when the file is shorter)."""
+        ...
+
+    def size(self) -> int:
+        """The file's length in bytes."""
+        ...
+
+    def close(self) -> None:
+        """Release the file (later reads raise StoreError)."""
+        ...
+
+
 class LockHandle(Protocol):
     """A held writer lock; `release()` is idempotent."""
 
@@ -93,6 +115,10 @@ class Directory(Protocol):
 
     def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
         """Up to `length` bytes from `offset` (all the rest when `length` is None)."""
+        ...
+
+    def open_read(self, name: str) -> ReadHandle:
+        """Open the existing file `name` for reads by offset (StoreError if absent)."""
         ...
 
     def open_append(self, name: str) -> AppendHandle:
@@ -203,6 +229,60 @@ class _FileAppendHandle:
             self._file.close()
 
 
+class _FileReadHandle:
+    """`os.pread` on a file descriptor held open (so a removed file stays readable)."""
+
+    def __init__(self, path: Path, location: str) -> None:
+        self._location = location
+        try:
+            self._descriptor: int | None = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise StoreError(f"{location}: no such store file") from None
+        self._size = os.fstat(self._descriptor).st_size
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self._descriptor is None:
+            raise StoreError(f"{self._location}: read after close")
+        data = os.pread(self._descriptor, length, offset)
+        if len(data) != length:
+            raise StoreError(f"{self._location}: {length} bytes at offset {offset} run past "
+                             f"the end of the file ({self._size} bytes)")
+        return data
+
+    def size(self) -> int:
+        return self._size
+
+    def close(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _BytesReadHandle:
+    """A `ReadHandle` over a snapshot of bytes (the in-memory directory's files)."""
+
+    def __init__(self, data: bytes, location: str) -> None:
+        self._data: bytes | None = data
+        self._location = location
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self._data is None:
+            raise StoreError(f"{self._location}: read after close")
+        if offset < 0 or offset + length > len(self._data):
+            raise StoreError(f"{self._location}: {length} bytes at offset {offset} run past "
+                             f"the end of the file ({len(self._data)} bytes)")
+        return self._data[offset: offset + length]
+
+    def size(self) -> int:
+        return len(self._data or b"")
+
+    def close(self) -> None:
+        self._data = None
+
+
 class _FileLock:
     """An `flock` held on an open lock file; closing the file releases it."""
 
@@ -260,6 +340,9 @@ class FileDirectory:
                 return file.read() if length is None else file.read(length)
         except FileNotFoundError:
             raise StoreError(f"{self.location(name)}: no such store file") from None
+
+    def open_read(self, name: str) -> ReadHandle:
+        return _FileReadHandle(self._full(name), self.location(name))
 
     def open_append(self, name: str) -> AppendHandle:
         return _FileAppendHandle(self._full(name))
@@ -407,6 +490,9 @@ class MemoryDirectory:
         data = self._file(name).data
         end = len(data) if length is None else offset + length
         return bytes(data[offset:end])
+
+    def open_read(self, name: str) -> ReadHandle:
+        return _BytesReadHandle(bytes(self._file(name).data), self.location(name))
 
     def open_append(self, name: str) -> AppendHandle:
         file = self._files.setdefault(check_name(name), _MemoryFile())

@@ -1,55 +1,87 @@
-"""The terms file of an index segment: its document table and its term dictionary.
+"""The terms file of an index segment: its row table and its term dictionary, read lazily.
 
-Owns: the bytes of `index/segment-NNNNNN.terms`. Must not touch: files, posting lists
-(they live in the segment's postings file; this file only says where).
+Owns: the bytes of `index/segment-NNNNNN.terms` (layout 3, written since issue 5's
+reopen work), and reading them by offset. Must not touch: files (a reader is handed a
+`read(offset, length)` function), posting lists (they live in the segment's postings
+file; this file only says where), index types (rows are plain values here).
 
-Byte grammar (a `framing` file of kind `terms`), layout 2, written since issue 5::
+Byte grammar (a `framing` file of kind `terms`), layout 3::
 
-    terms file     := header(magic "SS.TERMS") documents_record texts_record*
-                      terms_record* footer
-    documents_record := ["documents/2", [row, ...]]
-    row            := [doc_gap, session_id, message_id, role, timestamp, length, seq, flags]
-                      doc ids are the running sum of `doc_gap` (from 0; the first gap is
-                      the first doc id, every later gap > 0); `timestamp` is a number,
-                      a string or nil (the FTS5 column is untyped); `length` is the row's
-                      token count; `seq` the transcript event the row came from; `flags`
-                      bit 0 set = the row's text holds a non-ASCII character
-    texts_record   := ["texts", [text, ...]]   the texts of rows k*TEXTS_PER_RECORD ..
-                      (k+1)*TEXTS_PER_RECORD - 1 of the documents record, in row order;
-                      exactly ceil(rows / TEXTS_PER_RECORD) of them
+    terms file   := header(magic "SS.TERMS") table_record text_record* term_record* footer
+    table_record := ["table/3", table]
+    table        := map with these keys, in this order:
+      first_doc_id  int   the table covers doc ids first_doc_id .. first_doc_id + span - 1
+      span          int   (a "slot" is one doc id of that range, whether it has a row or not)
+      present       bin[span]        1 where the slot holds a row, 0 where none (a row
+                                     deleted before the segment was written)
+      lengths       bin[4 * span]    u32 per slot: the row's token count (0: no row)
+      seqs          bin[8 * span]    i64 per slot: the transcript event of the row
+      groups        bin[4 * span]    u32 per slot: index into group_table
+      group_table   [[session_id, role], ...]   distinct pairs, in order of first use
+      timestamps    bin[8 * span]    f64 per slot (see flags)
+      flags         bin[span]        bit 0: the text holds a non-ASCII character;
+                                     bits 1-2: the timestamp's kind, 0 = a float (in
+                                     timestamps), 1 = an int (in timestamps, exact),
+                                     2 = anything else (in odd_timestamps)
+      odd_timestamps [[slot, value], ...]  timestamps a double does not hold: nil, text,
+                                     NaN, an int beyond 2**53 (the FTS5 column is untyped)
+      text_offsets  bin[8 * (k + 1)] u64 per text record: where it starts in the file,
+                                     then where the term records start
+      term_offsets  bin[8 * (t + 1)] u64 per term record: where it starts, then where
+                                     the footer starts
+      term_firsts   [term, ...]      the first term of each term record
+      term_count    int              entries in all term records
+    text_record  := ["texts/3", [message_ids, texts]]   the slots k * ROWS_PER_TEXT_RECORD
+                    .. (k + 1) * ROWS_PER_TEXT_RECORD - 1 (fewer in the last record); a
+                    slot without a row has message id nil and text ""
+    term_record  := ["terms", [entry, ...]]   at most TERMS_PER_RECORD entries
+    entry        := [term, document_frequency, offset, length]
+                    terms strictly increase across all records; offset/length is the
+                    byte range of the term's record in the postings file
 
-Layout 1 (still read, never written; no conversion is needed or done) differs only in
-the documents record, which holds the texts inline and has no texts records::
+Every `bin` column is little-endian. The offsets are absolute file offsets: they are
+fixed-width, so the table record's size does not depend on their values, and the encoder
+writes the table once with zeros to learn that size, then once more with the real ones.
 
-    documents_record := ["documents", [row1, ...]]
-    row1           := [doc_gap, session_id, message_id, role, timestamp, length, seq, text]
+Why this shape (issue 5: reopen within 0.2 s and 150 MB at a million rows): opening a
+segment reads the header, the table record and the footer, and turns each per-slot
+column into an `array` with one C copy (`array.frombytes`); a row costs 26 bytes and no
+Python object. Message ids and texts (most of the file) are read one record at a time
+when a returned hit or a CJK retry needs them, and the term dictionary one record of
+`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`. Slots rather than
+packed rows make a doc id's column index one subtraction, at the price of a few bytes
+per row deleted before its segment was written.
 
-Why two layouts: opening a segment should decode only the small per-row columns. The
-texts (most of the file) are needed only for the snippets of returned hits and for the
-CJK retry scan, so layout 2 keeps them in blocks that `TermsFile.text_block` decodes on
-demand from the file's bytes (the whole file's CRCs are still checked on open).
-Both layouts share the same framing version (`engine.codec.FORMAT_VERSION`): the record
-kind tells them apart.
+Integrity: opening checks the header, the footer (record count and placement must agree
+with the table's offsets) and the table record's CRC. Every other record's CRC is
+checked when it is read, so damage raises `CorruptFile` with the file and offset then;
+`check_terms_file` walks and checks every record (used by `verify` and `dump`).
 
-And the term dictionary, in both layouts::
-    terms_record   := ["terms", [entry, ...]]   at most TERMS_PER_RECORD entries each
-    entry          := [term, document_frequency, offset, length]
-                      terms strictly increase across all records; `offset`/`length` is
-                      the byte range of the term's record in the postings file
-
-Rows are plain tuples here (the codec never imports index types).
+Layouts 1 and 2 (texts in the rows record, or in blocks of 256 rows, and the whole file
+decoded at open) are still read: `open_terms_file` decodes such a file whole with
+`engine.codec.terms_file_legacy` and encodes it again as layout 3 in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+import sys
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
+    FOOTER_SIZE,
+    HEADER_SIZE,
+    RECORD_HEAD,
     RECORD_HEAD_SIZE,
     DecodeError,
+    decode_footer_at_end,
+    decode_frame_at,
+    decode_header,
     decode_payload,
     decode_sealed_frames,
     encode_footer,
@@ -57,187 +89,373 @@ from engine.codec.framing import (
     encode_record,
     update_crc,
 )
-from engine.errors import CorruptFile
+from engine.codec.terms_file_legacy import decode_all_texts, decode_terms_file
+from engine.errors import CorruptFile, StoreError
 
 MAGIC = FILE_KINDS["terms"].magic
-TERMS_PER_RECORD = 4096
-TEXTS_PER_RECORD = 256
+TABLE_KIND = "table/3"
+TEXTS_KIND = "texts/3"
+TERMS_KIND = "terms"
+ROWS_PER_TEXT_RECORD = 64
+TERMS_PER_RECORD = 512
 NON_ASCII_FLAG = 1
+TIMESTAMP_SHIFT = 1
+FLOAT_TIMESTAMP, INT_TIMESTAMP, ODD_TIMESTAMP = 0, 1, 2
+#: How the first record's payload of a layout-1 or layout-2 file starts: the msgpack of
+#: a two-item array whose first item is the string "documents" or "documents/2".
+LEGACY_PAYLOAD_STARTS = (b"\x92\xa9documents", b"\x92\xabdocuments/2")
+#: Every int of at most this magnitude is exactly a double.
+EXACT_INT = 2**53
 
-#: `(doc_id, session_id, message_id, role, timestamp, length, seq, text)`; decoded from
-#: layout 2 the text is None (read it with `TermsFile.text_block`).
-DocumentRow = tuple[int, str, str, str, Any, int, int, str | None]
+#: `(doc_id, session_id, message_id, role, timestamp, length, seq, text)`, doc ids
+#: increasing: what a segment writes for each row.
+DocumentRow = tuple[int, str, str, str, Any, int, int, str]
 #: `(term, document_frequency, offset, length)`
 TermEntry = tuple[str, int, int, int]
+#: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
+ReadFunction = Callable[[int, int], bytes]
+
+_COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
+
+
+def timestamp_kind(value: object) -> int:
+    """How a row's timestamp is stored: FLOAT_TIMESTAMP, INT_TIMESTAMP or ODD_TIMESTAMP.
+
+    >>> [timestamp_kind(value) for value in (2.5, 7, None, "x", float("nan"), 2**60, True)]
+    [0, 1, 2, 2, 2, 2, 2]
+    """
+    if value.__class__ is float:
+        return ODD_TIMESTAMP if math.isnan(value) else FLOAT_TIMESTAMP  # type: ignore[arg-type]
+    if value.__class__ is int and -EXACT_INT <= value <= EXACT_INT:  # type: ignore[operator]
+        return INT_TIMESTAMP
+    return ODD_TIMESTAMP
+
+
+def _to_bytes(values: array) -> bytes:
+    """An array's bytes in little-endian order."""
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _from_bytes(typecode: str, data: Any, count: int, name: str) -> array:
+    """A little-endian `bin` column as an array of `count` items (DecodeError otherwise)."""
+    values = array(typecode)
+    if not isinstance(data, bytes) or len(data) != count * values.itemsize:
+        raise DecodeError(f"table column {name} is not {count} items of {values.itemsize} bytes")
+    values.frombytes(data)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
 
 
 @dataclass(frozen=True, slots=True)
-class TermsFile:
-    """A decoded terms file.
+class RowTable:
+    """The decoded table record: per-slot columns (see the grammar) and where the rest is.
 
-    For layout 2, `text_blocks` are the `(offset, length)` of each texts record's payload
-    in `data` and `non_ascii` the flag of each row; for layout 1 both are empty (the
-    rows hold their texts).
+    Slot `i` is doc id `first_doc_id + i`; `present[i]` says whether it holds a row.
     """
 
-    documents: list[DocumentRow]
-    terms: list[TermEntry]
-    data: bytes = b""
-    location: str = ""
-    text_blocks: tuple[tuple[int, int], ...] = ()
-    non_ascii: tuple[bool, ...] = ()
+    first_doc_id: int
+    span: int
+    present: bytes
+    lengths: array
+    seqs: array
+    groups: array
+    group_table: tuple[tuple[str, str], ...]
+    timestamps: array
+    flags: bytes
+    odd_timestamps: dict[int, Any]
+    text_offsets: array
+    term_offsets: array
+    term_firsts: tuple[str, ...]
+    term_count: int
 
-    def text_block(self, block: int) -> list[str]:
-        """The texts of rows `block * TEXTS_PER_RECORD ..` (layout 2), decoded now.
+    def timestamp(self, slot: int) -> Any:
+        """The timestamp of the row in `slot`, with the type it was written with.
 
-        CorruptFile when the block is not a list of strings of the expected size.
+        >>> table = build_table([(4, "w", "m", "user", 3, 1, 0, "x")], [])[0]
+        >>> table.timestamp(0), table.timestamp(0).__class__.__name__
+        (3, 'int')
         """
-        offset, length = self.text_blocks[block]
-        expected = min(TEXTS_PER_RECORD, len(self.documents) - block * TEXTS_PER_RECORD)
-        try:
-            kind, texts = decode_payload(self.data[offset: offset + length])
-            if not (kind == "texts" and isinstance(texts, list) and len(texts) == expected
-                    and all(isinstance(text, str) for text in texts)):
-                raise DecodeError(f"texts record {block} is not {expected} strings")
-        except (DecodeError, ValueError) as error:
-            raise CorruptFile(self.location, offset - RECORD_HEAD_SIZE, str(error)) from None
-        return texts
+        kind = (self.flags[slot] >> TIMESTAMP_SHIFT) & 3
+        if kind == FLOAT_TIMESTAMP:
+            return self.timestamps[slot]
+        if kind == INT_TIMESTAMP:
+            return int(self.timestamps[slot])
+        return self.odd_timestamps[slot]
 
 
-def encode_terms_file(documents: Sequence[DocumentRow], terms: Iterable[TermEntry]) -> bytes:
-    """The whole terms file.
+def build_table(
+    rows: Sequence[DocumentRow], entries: Sequence[TermEntry]
+) -> tuple[RowTable, list[list[Any]]]:
+    """The table of `rows` (doc ids increasing, non-empty) with zero offsets, and the
+    `[message_ids, texts]` body of each text record."""
+    first = rows[0][0]
+    span = rows[-1][0] - first + 1
+    present = bytearray(span)
+    lengths = array("I", bytes(4 * span))
+    seqs = array("q", bytes(8 * span))
+    groups = array("I", bytes(4 * span))
+    timestamps = array("d", bytes(8 * span))
+    flags = bytearray(span)
+    odd: dict[int, Any] = {}
+    group_ids: dict[tuple[str, str], int] = {}
+    message_ids: list[str | None] = [None] * span
+    texts = [""] * span
+    for doc_id, session_id, message_id, role, timestamp, length, seq, text in rows:
+        slot = doc_id - first
+        present[slot] = 1
+        lengths[slot] = length
+        seqs[slot] = seq
+        groups[slot] = group_ids.setdefault((session_id, role), len(group_ids))
+        kind = timestamp_kind(timestamp)
+        if kind == ODD_TIMESTAMP:
+            odd[slot] = timestamp
+        else:
+            timestamps[slot] = timestamp
+        flags[slot] = (kind << TIMESTAMP_SHIFT) | (0 if text.isascii() else NON_ASCII_FLAG)
+        message_ids[slot] = message_id
+        texts[slot] = text
+    bodies = [
+        [message_ids[begin: begin + ROWS_PER_TEXT_RECORD], texts[begin: begin + ROWS_PER_TEXT_RECORD]]
+        for begin in range(0, span, ROWS_PER_TEXT_RECORD)
+    ]
+    term_records = -(-len(entries) // TERMS_PER_RECORD)
+    table = RowTable(
+        first, span, bytes(present), lengths, seqs, groups, tuple(group_ids), timestamps,
+        bytes(flags), odd, array("Q", bytes(8 * (len(bodies) + 1))),
+        array("Q", bytes(8 * (term_records + 1))),
+        tuple(entries[begin][0] for begin in range(0, len(entries), TERMS_PER_RECORD)),
+        len(entries),
+    )
+    return table, bodies
 
-    >>> rows = [(4, "w", "m1", "user", 1.5, 2, 0, "hi there")]
+
+def _table_value(table: RowTable) -> list[Any]:
+    return [TABLE_KIND, {
+        "first_doc_id": table.first_doc_id,
+        "span": table.span,
+        "present": table.present,
+        "lengths": _to_bytes(table.lengths),
+        "seqs": _to_bytes(table.seqs),
+        "groups": _to_bytes(table.groups),
+        "group_table": [list(pair) for pair in table.group_table],
+        "timestamps": _to_bytes(table.timestamps),
+        "flags": table.flags,
+        "odd_timestamps": [[slot, value] for slot, value in sorted(table.odd_timestamps.items())],
+        "text_offsets": _to_bytes(table.text_offsets),
+        "term_offsets": _to_bytes(table.term_offsets),
+        "term_firsts": list(table.term_firsts),
+        "term_count": table.term_count,
+    }]
+
+
+def encode_terms_file(rows: Sequence[DocumentRow], terms: Iterable[TermEntry]) -> bytes:
+    """The whole terms file of `rows` (doc ids increasing, at least one) and `terms`.
+
+    >>> rows = [(4, "w", "m1", "user", 1.5, 2, 0, "hi there"), (6, "w", "m2", "user", None, 1, 1, "é")]
     >>> data = encode_terms_file(rows, [("hi", 1, 16, 20), ("there", 1, 36, 20)])
-    >>> decoded = decode_terms_file(data, "t")
-    >>> decoded.documents[0][:7] == rows[0][:7], decoded.text_block(0), decoded.terms[1]
-    (True, ['hi there'], ('there', 1, 36, 20))
+    >>> reader = open_terms_file(lambda offset, length: data[offset: offset + length], len(data), "t")
+    >>> reader.table.first_doc_id, reader.table.span, reader.table.present, reader.table.timestamp(2)
+    (4, 3, b'\\x01\\x00\\x01', None)
+    >>> reader.text_record(0), reader.term_record(0)[1]
+    ([['m1', None, 'm2'], ['hi there', '', 'é']], ('there', 1, 36, 20))
     """
-    rows = []
-    texts = []
-    previous = 0
-    for doc_id, session_id, message_id, role, timestamp, length, seq, text in documents:
-        assert text is not None, "a written row carries its text"
-        flags = 0 if text.isascii() else NON_ASCII_FLAG
-        rows.append([doc_id - previous, session_id, message_id, role, timestamp, length, seq, flags])
-        texts.append(text)
-        previous = doc_id
-    records = [encode_record(["documents/2", rows])]
-    for begin in range(0, len(texts), TEXTS_PER_RECORD):
-        records.append(encode_record(["texts", texts[begin: begin + TEXTS_PER_RECORD]]))
-    entries = [list(entry) for entry in terms]
-    for begin in range(0, len(entries), TERMS_PER_RECORD):
-        records.append(encode_record(["terms", entries[begin: begin + TERMS_PER_RECORD]]))
+    entries = [tuple(entry) for entry in terms]
+    table, bodies = build_table(rows, entries)  # type: ignore[arg-type]
+    text_records = [encode_record([TEXTS_KIND, body]) for body in bodies]
+    term_records = [
+        encode_record([TERMS_KIND, [list(entry) for entry in entries[begin: begin + TERMS_PER_RECORD]]])
+        for begin in range(0, len(entries), TERMS_PER_RECORD)
+    ]
+    table_size = len(encode_record(_table_value(table)))
+    position = HEADER_SIZE + table_size
+    for offsets, records in ((table.text_offsets, text_records), (table.term_offsets, term_records)):
+        for number, record in enumerate(records):
+            offsets[number] = position
+            position += len(record)
+        offsets[len(records)] = position
+    table_record = encode_record(_table_value(table))
+    assert len(table_record) == table_size, "fixed-width offsets keep the table's size"
+    records = [table_record, *text_records, *term_records]
     crc = 0
     for record in records:
         crc = update_crc(crc, record)
     return encode_header(MAGIC) + b"".join(records) + encode_footer(len(records), crc)
 
 
-def _decode_rows(rows: Any, *, inline_texts: bool) -> tuple[list[DocumentRow], list[bool]]:
-    """The rows of a documents record (layout 1 when `inline_texts`) and, for layout 2,
-    each row's non-ASCII flag."""
-    if not isinstance(rows, list):
-        raise DecodeError("document table is not an array")
-    decoded: list[DocumentRow] = []
-    non_ascii: list[bool] = []
-    shared: dict[str, str] = {}
-    doc_id = 0
-    for row in rows:
-        if not (isinstance(row, list) and len(row) == 8):
-            raise DecodeError("document row is not an 8-element array")
-        gap, session_id, message_id, role, timestamp, length, seq, last = row
-        if not (isinstance(session_id, str) and isinstance(message_id, str)
-                and isinstance(role, str)):
-            raise DecodeError("document row has a non-string id or role")
-        if inline_texts and not isinstance(last, str):
-            raise DecodeError("document row has a non-string text")
-        if not inline_texts and not isinstance(last, int):
-            raise DecodeError("document row has non-integer flags")
-        if not (isinstance(gap, int) and isinstance(length, int) and isinstance(seq, int)):
-            raise DecodeError("document row has a non-integer gap, length or seq")
-        if decoded and gap <= 0:
-            raise DecodeError(f"document ids do not increase after {doc_id}")
-        doc_id += gap
-        # Rows of one window share one session id and role object (memory, not meaning).
-        session_id = shared.setdefault(session_id, session_id)
-        role = shared.setdefault(role, role)
-        if inline_texts:
-            decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, last))
-        else:
-            decoded.append((doc_id, session_id, message_id, role, timestamp, length, seq, None))
-            non_ascii.append(bool(last & NON_ASCII_FLAG))
-    return decoded, non_ascii
+def _decode_table(body: Any) -> RowTable:
+    """The table record's map as a `RowTable` (DecodeError on any inconsistency)."""
+    if not isinstance(body, dict):
+        raise DecodeError("table is not a map")
+    try:
+        first, span = body["first_doc_id"], body["span"]
+        if not (isinstance(first, int) and isinstance(span, int) and first >= 0 and span > 0):
+            raise DecodeError("table has a bad first_doc_id or span")
+        columns = {name: _from_bytes(code, body[name], span, name)
+                   for name, code in _COLUMN_TYPES.items()}
+        present, flags = body["present"], body["flags"]
+        if not (isinstance(present, bytes) and isinstance(flags, bytes)
+                and len(present) == span == len(flags)):
+            raise DecodeError("table present/flags columns have the wrong size")
+        group_table = tuple(tuple(pair) for pair in body["group_table"])
+        if not all(len(pair) == 2 and all(isinstance(part, str) for part in pair)
+                   for pair in group_table):
+            raise DecodeError("group table entry is not [session_id, role]")
+        if columns["groups"] and max(columns["groups"]) >= len(group_table):
+            raise DecodeError("a row names a group beyond the group table")
+        odd = {slot: value for slot, value in body["odd_timestamps"]}
+        text_records = -(-span // ROWS_PER_TEXT_RECORD)
+        text_offsets = _from_bytes("Q", body["text_offsets"], text_records + 1, "text_offsets")
+        term_firsts = tuple(body["term_firsts"])
+        term_offsets = _from_bytes("Q", body["term_offsets"], len(term_firsts) + 1, "term_offsets")
+        term_count = body["term_count"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise DecodeError(f"table record is malformed: {error!r}") from None
+    if text_offsets[-1] != term_offsets[0]:
+        raise DecodeError("term records do not follow the text records")
+    return RowTable(first, span, present, columns["lengths"], columns["seqs"],
+                    columns["groups"], group_table,  # type: ignore[arg-type]
+                    columns["timestamps"], flags, odd, text_offsets, term_offsets,
+                    term_firsts, term_count)
 
 
-def _decode_entries(entries: Any, previous: str | None) -> list[TermEntry]:
-    if not isinstance(entries, list):
-        raise DecodeError("term entries are not an array")
-    decoded: list[TermEntry] = []
-    for entry in entries:
-        if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
-            raise DecodeError("term entry is not [term, frequency, offset, length]")
-        if previous is not None and entry[0] <= previous:
-            raise DecodeError(f"terms are not strictly increasing at {entry[0]!r}")
-        previous = entry[0]
-        decoded.append((entry[0], entry[1], entry[2], entry[3]))
-    return decoded
+class TermsFileReader:
+    """An opened terms file: its table in memory, text and term records read on demand.
 
+    `read(offset, length)` returns bytes of the file; `size` is its length. CorruptFile
+    (naming `location` and the offset) on damage found at open or in a record read later.
+    """
 
-def decode_terms_file(data: bytes, location: str) -> TermsFile:
-    """Decode a terms file: CorruptFile (with the offset) on any damage."""
-    frames = decode_sealed_frames(data, location, MAGIC)
-    documents: list[DocumentRow] | None = None
-    non_ascii: list[bool] = []
-    text_blocks: list[tuple[int, int]] = []
-    expected_blocks = 0
-    terms: list[TermEntry] = []
-    for frame in frames:
+    def __init__(self, read: ReadFunction, size: int, location: str) -> None:
+        self._read = read
+        self.location = location
+        if size < HEADER_SIZE + RECORD_HEAD_SIZE + FOOTER_SIZE:
+            raise CorruptFile(location, 0, f"terms file of {size} bytes is too short")
         try:
-            if documents is not None and len(text_blocks) < expected_blocks:
-                # Layout 2's texts stay undecoded here: only where they are is kept.
-                text_blocks.append((frame.offset + RECORD_HEAD_SIZE, frame.length))
-                continue
-            value = decode_payload(frame.payload)
-            if not (isinstance(value, list) and len(value) == 2):
-                raise DecodeError("record is not [kind, body]")
-            kind, body = value
-            if kind in ("documents", "documents/2") and documents is None:
-                documents, non_ascii = _decode_rows(body, inline_texts=kind == "documents")
-                if kind == "documents/2":
-                    expected_blocks = -(-len(documents) // TEXTS_PER_RECORD)
-            elif kind == "terms" and documents is not None:
-                terms.extend(_decode_entries(body, terms[-1][0] if terms else None))
-            else:
-                raise DecodeError(f"unexpected {kind!r} record")
+            head = read(0, HEADER_SIZE + RECORD_HEAD_SIZE)
+            if decode_header(head, location).magic != MAGIC:
+                raise CorruptFile(location, 0, "not a terms file")
+            length = RECORD_HEAD.unpack_from(head, HEADER_SIZE)[0]
+            if HEADER_SIZE + RECORD_HEAD_SIZE + length + FOOTER_SIZE > size:
+                raise CorruptFile(location, HEADER_SIZE, "table record runs past the end")
+            value = self._record_at(HEADER_SIZE, RECORD_HEAD_SIZE + length)
+            if not (isinstance(value, list) and len(value) == 2 and value[0] == TABLE_KIND):
+                raise CorruptFile(location, HEADER_SIZE, "first record is not the row table")
+            try:
+                self.table = _decode_table(value[1])
+            except DecodeError as error:
+                raise CorruptFile(location, HEADER_SIZE, str(error)) from None
+            footer = decode_footer_at_end(read(size - FOOTER_SIZE, FOOTER_SIZE))
+        except StoreError as error:
+            if isinstance(error, CorruptFile):
+                raise
+            raise CorruptFile(location, 0, str(error)) from None
+        table = self.table
+        records = 1 + len(table.text_offsets) - 1 + len(table.term_offsets) - 1
+        if footer is None:
+            raise CorruptFile(location, size - FOOTER_SIZE, "terms file has no intact footer")
+        if footer.record_count != records or table.term_offsets[-1] != size - FOOTER_SIZE:
+            raise CorruptFile(location, size - FOOTER_SIZE,
+                              "footer does not agree with the table's record offsets")
+
+    def _record_at(self, offset: int, length: int) -> Any:
+        """The msgpack value of the framed record at `offset` (`length` bytes framed)."""
+        try:
+            frame = decode_frame_at(self._read(offset, length), 0)
+            if frame.length + RECORD_HEAD_SIZE != length:
+                raise DecodeError("record length disagrees with the table's offsets")
+            return decode_payload(frame.payload)
         except DecodeError as error:
-            raise CorruptFile(location, frame.offset, str(error)) from None
-    if documents is None:
-        raise CorruptFile(location, len(data), "terms file has no document table")
-    if len(text_blocks) < expected_blocks:
-        raise CorruptFile(location, len(data), "terms file lacks texts records")
-    return TermsFile(documents, terms, data, location, tuple(text_blocks), tuple(non_ascii))
+            raise CorruptFile(self.location, offset, str(error)) from None
+        except StoreError as error:
+            raise CorruptFile(self.location, offset, str(error)) from None
+
+    def text_record(self, number: int) -> list[list[Any]]:
+        """`[message_ids, texts]` of slots `number * ROWS_PER_TEXT_RECORD ..`."""
+        offsets = self.table.text_offsets
+        offset = offsets[number]
+        value = self._record_at(offset, offsets[number + 1] - offset)
+        expected = min(ROWS_PER_TEXT_RECORD, self.table.span - number * ROWS_PER_TEXT_RECORD)
+        if not (isinstance(value, list) and len(value) == 2 and value[0] == TEXTS_KIND
+                and isinstance(value[1], list) and len(value[1]) == 2
+                and all(isinstance(column, list) and len(column) == expected
+                        for column in value[1])
+                and all(isinstance(text, str) for text in value[1][1])):
+            raise CorruptFile(self.location, offset, f"texts record {number} is not "
+                              f"{expected} message ids and texts")
+        return value[1]
+
+    def term_record(self, number: int) -> list[TermEntry]:
+        """The entries of term record `number`, as tuples."""
+        offsets = self.table.term_offsets
+        offset = offsets[number]
+        value = self._record_at(offset, offsets[number + 1] - offset)
+        try:
+            if not (isinstance(value, list) and len(value) == 2 and value[0] == TERMS_KIND):
+                raise DecodeError(f"record {number} of the term dictionary is not a terms record")
+            entries = [(term, frequency, start, length)
+                       for term, frequency, start, length in value[1]]
+            if not entries or entries[0][0] != self.table.term_firsts[number]:
+                raise DecodeError(f"term record {number} does not start with its listed first term")
+            if any(not isinstance(entry[0], str) for entry in entries) or any(
+                    later[0] <= earlier[0] for earlier, later in zip(entries, entries[1:])):
+                raise DecodeError(f"terms of record {number} are not strictly increasing strings")
+        except (DecodeError, TypeError, ValueError) as error:
+            raise CorruptFile(self.location, offset, str(error)) from None
+        return entries
+
+    def term_record_of(self, term: str) -> int:
+        """The number of the only term record that can hold `term` (-1: none can)."""
+        return bisect_right(self.table.term_firsts, term) - 1
 
 
-def decode_all_texts(terms_file: TermsFile) -> list[str]:
-    """Every row's text, in row order, whichever the layout (decodes every block)."""
-    if not terms_file.text_blocks:
-        return [row[7] for row in terms_file.documents]  # type: ignore[misc]
-    texts: list[str] = []
-    for block in range(len(terms_file.text_blocks)):
-        texts.extend(terms_file.text_block(block))
-    return texts
+def open_terms_file(read: ReadFunction, size: int, location: str) -> TermsFileReader:
+    """Open a terms file of any layout (layouts 1 and 2 are converted in memory)."""
+    payload_start = read(0, min(size, HEADER_SIZE + RECORD_HEAD_SIZE + 16))[
+        HEADER_SIZE + RECORD_HEAD_SIZE:]
+    if not payload_start.startswith(LEGACY_PAYLOAD_STARTS):
+        return TermsFileReader(read, size, location)  # which names any damage
+    legacy = decode_terms_file(read(0, size), location)
+    texts = decode_all_texts(legacy)
+    rows = [(*row[:7], text) for row, text in zip(legacy.documents, texts)]
+    data = encode_terms_file(rows, legacy.terms)  # type: ignore[arg-type]
+    return TermsFileReader(lambda offset, length: data[offset: offset + length], len(data),
+                           location)
+
+
+def check_terms_file(data: bytes, location: str) -> int:
+    """Check a whole terms file (every record's CRC and shape); return its row count."""
+    decode_sealed_frames(data, location, MAGIC)
+    reader = open_terms_file(lambda offset, length: data[offset: offset + length], len(data),
+                             location)
+    for number in range(len(reader.table.text_offsets) - 1):
+        reader.text_record(number)
+    for number in range(len(reader.table.term_offsets) - 1):
+        reader.term_record(number)
+    return sum(reader.table.present)
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one terms-file record, for `session-search dump`."""
     kind, body = value
-    if kind in ("documents", "documents/2"):
-        rows, non_ascii = _decode_rows(body, inline_texts=kind == "documents")
-        if kind == "documents":
-            return {"kind": kind, "rows": [list(row) for row in rows]}
-        return {"kind": kind, "rows": [[*row[:7], {"non_ascii": flag}]
-                                       for row, flag in zip(rows, non_ascii)]}
-    if kind == "texts":
-        return {"kind": "texts", "texts": list(body)}
-    return {"kind": "terms", "entries": [list(entry) for entry in _decode_entries(body, None)]}
+    if kind == TABLE_KIND:
+        table = _decode_table(body)
+        rows = [
+            [table.first_doc_id + slot, *table.group_table[table.groups[slot]],
+             table.timestamp(slot), table.lengths[slot], table.seqs[slot],
+             {"non_ascii": bool(table.flags[slot] & NON_ASCII_FLAG)}]
+            for slot in range(table.span) if table.present[slot]
+        ]
+        return {"kind": kind, "first_doc_id": table.first_doc_id, "span": table.span,
+                "rows": rows, "text_records": len(table.text_offsets) - 1,
+                "term_records": len(table.term_firsts), "terms": table.term_count}
+    if kind == TEXTS_KIND:
+        return {"kind": kind, "message_ids": list(body[0]), "texts": list(body[1])}
+    if kind == TERMS_KIND:
+        return {"kind": kind, "entries": [list(entry) for entry in body]}
+    from engine.codec.terms_file_legacy import describe_payload as describe_legacy
+
+    return describe_legacy(value)

@@ -16,18 +16,16 @@ are written as UTF-8, so a lone surrogate becomes U+FFFD. Both are separators to
 backend's, and the text is always encodable.
 
 A row read from a flushed segment does not hold its text in memory: it holds the
-segment's `TextColumn`, which decodes the block of texts the row is in when `text` is
-first asked for (issue 5: opening a store decodes only the small per-row columns; a
-small cache keeps the blocks last read). `text_is_ascii` answers from a stored flag
+segment's rows (`engine.index.segment_rows.SegmentRows`, a `TextSource`), which read the
+record of texts the row is in when `text` is first asked for (issue 5: opening a store
+decodes only the small per-row columns; a small cache keeps the records read last). `text_is_ascii` answers from a stored flag
 without reading the text.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from engine.model import IndexEntry
 
@@ -43,51 +41,20 @@ def fts_text(text: str) -> str:
     return "".join("\ufffd" if "\ud800" <= character <= "\udfff" else character for character in text)
 
 
-class TextColumn:
-    """The texts of one flushed segment's rows, read by block on demand.
-
-    `doc_ids` are the segment's row ids in row order; `read_block(k)` decodes the texts
-    of rows `k * per_block ..` (from the segment's bytes); the last `cached_blocks`
-    blocks read are kept.
-
-    >>> column = TextColumn([3, 5, 8], 2, lambda block: [["a", "b"], ["c"]][block])
-    >>> column.text_of(8), column.text_of(3), column.text_of(5)
-    ('c', 'a', 'b')
-    """
-
-    __slots__ = ("_cache", "_cached_blocks", "_doc_ids", "_per_block", "_read_block")
-
-    def __init__(self, doc_ids: Sequence[int], per_block: int,
-                 read_block: Callable[[int], list[str]], cached_blocks: int = 32) -> None:
-        self._doc_ids = doc_ids
-        self._per_block = per_block
-        self._read_block = read_block
-        self._cache: OrderedDict[int, list[str]] = OrderedDict()
-        self._cached_blocks = cached_blocks
+class TextSource(Protocol):
+    """Where a flushed row's text is read from (`engine.index.segment_rows.SegmentRows`)."""
 
     def text_of(self, doc_id: int) -> str:
-        """The text of row `doc_id` (KeyError when the segment has no such row)."""
-        row = bisect_left(self._doc_ids, doc_id)
-        if row == len(self._doc_ids) or self._doc_ids[row] != doc_id:
-            raise KeyError(doc_id)
-        block, within = divmod(row, self._per_block)
-        texts = self._cache.get(block)
-        if texts is None:
-            texts = self._read_block(block)
-            self._cache[block] = texts
-            if len(self._cache) > self._cached_blocks:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(block)
-        return texts[within]
+        """The text of row `doc_id` (KeyError when there is no such row)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class DocumentRecord:
     """One index row: its id (insertion order), its message and its length in tokens.
 
-    `stored_text` is the text itself, or the `TextColumn` of the segment the row was
-    read from (then `non_ascii` is the stored flag). Read the text as `text`; two
+    `stored_text` is the text itself, or the `TextSource` (the segment's rows) the
+    row was read from (then `non_ascii` is the stored flag). Read the text as `text`; two
     records are equal when their fields and texts are.
     """
 
@@ -96,7 +63,7 @@ class DocumentRecord:
     message_id: str
     role: str
     timestamp: float | str | None
-    stored_text: str | TextColumn
+    stored_text: str | TextSource
     length: int
     seq: int
     non_ascii: bool | None = None

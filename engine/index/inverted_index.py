@@ -17,7 +17,8 @@ next flush, rows in flushed segments when segments are merged.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
@@ -30,7 +31,8 @@ from engine.index.postings import (
     concatenate_columns,
     without_deleted,
 )
-from engine.index.segment import Segment, segment_posting_columns
+from engine.index.segment import Segment, segment_posting_columns, segment_statistics
+from engine.index.segment_rows import SegmentRows, segment_bounds
 from engine.index.termdict import MAX_TERM_BYTES, index_term
 from engine.index.write_buffer import WriteBuffer
 from engine.model import IndexEntry
@@ -82,21 +84,69 @@ class InvertedIndex:
         self.window_states: dict[str, WindowIndexState] = dict(window_states or {})
         #: The transcript-store generation whose changes this index reflects.
         self.generation = generation
-        self._live: dict[int, DocumentRecord] = {}
-        self._by_session: dict[str, set[int]] = {}
-        self.total_tokens = 0
+        self._segment_starts: list[int] = []
+        self._by_session: dict[str, set[int]] | None = None  # built when first needed
         self._cjk_grams: CjkGramIndex | None = None
+        self._count = 0
+        self.total_tokens = 0
         for segment in self.segments:
-            for record in segment.documents.values():
-                if record.doc_id not in self.deleted:
-                    self._remember(record)
+            rows, tokens = segment_statistics(segment)
+            self._count += rows
+            self.total_tokens += tokens
+        self._index_segment_starts()
+        for doc_id in self.deleted:
+            self._count -= 1
+            self.total_tokens -= self._stored_length(doc_id)
 
     # ----- rows ----------------------------------------------------------------------
 
+    def _index_segment_starts(self) -> None:
+        self._segment_starts = [segment_bounds(segment.documents)[0] if segment.documents
+                                else self.next_doc_id for segment in self.segments]
+
+    def _stored_row(self, doc_id: int) -> DocumentRecord:
+        """Row `doc_id` of a segment or the buffer, deleted or not (KeyError: none)."""
+        record = self.buffer.documents.get(doc_id)
+        if record is not None:
+            return record
+        number = bisect_right(self._segment_starts, doc_id) - 1
+        if number < 0:
+            raise KeyError(doc_id)
+        return self.segments[number].documents[doc_id]
+
+    def _stored_length(self, doc_id: int) -> int:
+        """`_stored_row(doc_id).length`, without making a record of a flushed row."""
+        number = bisect_right(self._segment_starts, doc_id) - 1
+        if doc_id not in self.buffer.documents and number >= 0:
+            documents = self.segments[number].documents
+            if isinstance(documents, SegmentRows):
+                return documents.length_of(doc_id)
+        return self._stored_row(doc_id).length
+
+    def _sessions(self) -> dict[str, set[int]]:
+        """Live doc ids by window session id, made the first time a writer needs them."""
+        if self._by_session is None:
+            by_session: dict[str, set[int]] = {}
+            deleted = self.deleted
+            for segment in [*self.segments, self.buffer]:
+                documents = segment.documents
+                if isinstance(documents, SegmentRows):
+                    pairs = documents.doc_ids_by_session().items()
+                else:
+                    pairs = ((record.session_id, [record.doc_id])
+                             for record in documents.values())
+                for session_id, doc_ids in pairs:
+                    live = [doc_id for doc_id in doc_ids if doc_id not in deleted]
+                    if live:
+                        by_session.setdefault(session_id, set()).update(live)
+            self._by_session = by_session
+        return self._by_session
+
     def _remember(self, record: DocumentRecord) -> None:
-        self._live[record.doc_id] = record
-        self._by_session.setdefault(record.session_id, set()).add(record.doc_id)
+        self._count += 1
         self.total_tokens += record.length
+        if self._by_session is not None:
+            self._by_session.setdefault(record.session_id, set()).add(record.doc_id)
         if self._cjk_grams is not None:
             self._cjk_grams.add(record.doc_id, record.text)
 
@@ -117,11 +167,13 @@ class InvertedIndex:
 
     def delete_document(self, doc_id: int) -> None:
         """Delete one live row (a tombstone until flush or merge drops it)."""
-        record = self._live.pop(doc_id)
-        rows = self._by_session[record.session_id]
-        rows.discard(doc_id)
-        if not rows:
-            del self._by_session[record.session_id]
+        record = self.document(doc_id)
+        if self._by_session is not None:
+            rows = self._by_session[record.session_id]
+            rows.discard(doc_id)
+            if not rows:
+                del self._by_session[record.session_id]
+        self._count -= 1
         self.total_tokens -= record.length
         if self._cjk_grams is not None:
             self._cjk_grams.remove(doc_id, record.text)
@@ -129,7 +181,7 @@ class InvertedIndex:
 
     def delete_window_rows(self, session_id: str) -> int:
         """Delete every row of window `session_id`; return how many there were."""
-        doc_ids = sorted(self._by_session.get(session_id, ()))
+        doc_ids = sorted(self._sessions().get(session_id, ()))
         for doc_id in doc_ids:
             self.delete_document(doc_id)
         return len(doc_ids)
@@ -144,8 +196,8 @@ class InvertedIndex:
         """
         if self._cjk_grams is None:
             grams = CjkGramIndex()
-            for doc_id in sorted(self._live):
-                grams.add(doc_id, self._live[doc_id].text)
+            for doc_id in self.live_doc_ids():
+                grams.add(doc_id, self.text(doc_id))
             self._cjk_grams = grams
         return self._cjk_grams
 
@@ -156,35 +208,77 @@ class InvertedIndex:
         """
         self.segments = list(segments)
         self.buffer = WriteBuffer()
+        self._index_segment_starts()
 
     # ----- reading -------------------------------------------------------------------
 
     @property
     def document_count(self) -> int:
         """FTS5's `N`: live rows in the whole index."""
-        return len(self._live)
+        return self._count
 
     @property
     def average_length(self) -> float:
         """FTS5's `avgdl` (0 for an empty index)."""
-        return self.total_tokens / self.document_count if self.document_count else 0.0
+        return self.total_tokens / self._count if self._count else 0.0
 
     def document(self, doc_id: int) -> DocumentRecord:
         """The live row `doc_id` (KeyError when deleted or unknown)."""
-        return self._live[doc_id]
+        if doc_id in self.deleted:
+            raise KeyError(doc_id)
+        return self._stored_row(doc_id)
+
+    def is_live(self, doc_id: int) -> bool:
+        """Whether `doc_id` is a live row (no record is made)."""
+        if doc_id in self.deleted:
+            return False
+        if doc_id in self.buffer.documents:
+            return True
+        number = bisect_right(self._segment_starts, doc_id) - 1
+        return number >= 0 and doc_id in self.segments[number].documents
+
+    def text(self, doc_id: int) -> str:
+        """The text of live row `doc_id` (read from its segment's file when flushed)."""
+        record = self.buffer.documents.get(doc_id)
+        if record is not None and doc_id not in self.deleted:
+            return record.text
+        if doc_id in self.deleted:
+            raise KeyError(doc_id)
+        number = bisect_right(self._segment_starts, doc_id) - 1
+        if number < 0:
+            raise KeyError(doc_id)
+        documents = self.segments[number].documents
+        if isinstance(documents, SegmentRows):
+            return documents.text_of(doc_id)
+        return documents[doc_id].text
+
+    def live_doc_ids(self) -> Iterator[int]:
+        """Every live row's doc id, increasing (no records are made)."""
+        deleted = self.deleted
+        for segment in [*self.segments, self.buffer]:
+            documents = segment.documents
+            ids: Iterable[int] = documents if isinstance(documents, SegmentRows) else sorted(documents)
+            if deleted:
+                yield from (doc_id for doc_id in ids if doc_id not in deleted)
+            else:
+                yield from ids
 
     def documents(self) -> Iterator[DocumentRecord]:
         """Every live row, in doc-id order."""
-        for doc_id in sorted(self._live):
-            yield self._live[doc_id]
+        for segment in [*self.segments, self.buffer]:
+            documents = segment.documents
+            ids = documents if isinstance(documents, SegmentRows) else sorted(documents)
+            for doc_id in ids:
+                if doc_id not in self.deleted:
+                    yield documents[doc_id]
 
     def window_doc_ids(self, session_id: str) -> list[int]:
         """The doc ids of window `session_id`'s live rows, increasing."""
-        return sorted(self._by_session.get(session_id, ()))
+        return sorted(self._sessions().get(session_id, ()))
 
     def indexed_session_ids(self) -> list[str]:
         """Every window that has at least one live row."""
-        return sorted(self._by_session)
+        return sorted(self._sessions())
 
     def all_segments(self) -> list[Segment]:
         """Flushed segments in order, then the buffer."""

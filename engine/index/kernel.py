@@ -449,7 +449,7 @@ def top_rows(
     checks = [(term.text, literal_check(term.text)) for term in plan.substrings]
     if cjk_grams:
         for term in plan.substrings:
-            found = rows.literal_candidates(term.text)
+            found = rows.literal_candidates(index, term.text)
             if found is None:
                 continue
             if found[1]:  # exactly the rows holding this needle: no need to check it again
@@ -472,7 +472,7 @@ def top_rows(
     elif narrowed is not None:
         candidates = narrowed
     else:
-        candidates = [record.doc_id for record in index.documents()]
+        candidates = list(index.live_doc_ids())
     mask = rows.scope_mask(scope.session_keys, role)
     if mask is None:
         eligible = list(candidates)
@@ -481,7 +481,7 @@ def top_rows(
     if checks:
         eligible = [
             doc_id for doc_id in eligible
-            if all(check(index.document(doc_id).text) for _needle, check in checks)
+            if all(check(index.text(doc_id)) for _needle, check in checks)
         ]
     memo = _ScoreMemo(
         [inverse_document_frequency(index.document_count, len(item.counts)) for item in phrases],

@@ -6,9 +6,11 @@ manifest or files (`engine.index.writer` decides what is written; `engine.codec`
 
 * `MemorySegment` is the writable buffer: rows are appended in doc-id order, so each
   posting list grows at its end.
-* `FrozenSegment` is a flushed segment, read from its terms and postings files. Its term
-  dictionary maps each term to the byte range of its posting list; a list is decoded the
-  first time a query needs it and then cached. The fast query path reads `term_columns`
+* `FrozenSegment` is a flushed segment, read from its terms and postings files. Its rows
+  are a `SegmentRows` mapping over the terms file's table (records made on demand), its
+  term dictionary a `StoredTermDictionary` (records of terms read on demand), each
+  mapping a term to the byte range of its posting list; a list is read from the file and
+  decoded the first time a query needs it, and then cached. The fast query path reads `term_columns`
   instead: with `read_columns` (doc ids and counts decoded, positions left as gaps until
   a row is shown) when the opener supplies it, else made from `postings`. Opening a store therefore decodes the
   document table and the term dictionary, never re-tokenizes text, and decodes only the
@@ -22,11 +24,11 @@ the concatenation of the segments' lists, in segment order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from engine.index.documents import DocumentRecord
 from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns, positions_by_term
+from engine.index.stored_terms import PostingsSlot
 from engine.index.termdict import TermDictionary
 
 
@@ -96,13 +98,15 @@ class MemorySegment:
         return self._terms.items()
 
 
-@dataclass(frozen=True, slots=True)
-class PostingsSlot:
-    """Where a term's posting list lies in a segment's postings file."""
+class TermSlots(Protocol):
+    """A segment's term dictionary: `term -> PostingsSlot` (in memory, or read from the
+    terms file on demand: `engine.index.stored_terms.StoredTermDictionary`)."""
 
-    document_frequency: int
-    offset: int
-    length: int
+    def get(self, term: str) -> PostingsSlot | None: ...
+
+    def with_prefix(self, prefix: str) -> Iterator[str]: ...
+
+    def terms(self) -> Iterator[str]: ...
 
 
 class FrozenSegment:
@@ -112,12 +116,12 @@ class FrozenSegment:
         self,
         name: str,
         documents: Mapping[int, DocumentRecord],
-        slots: TermDictionary[PostingsSlot],
+        slots: TermSlots,
         read_postings: Callable[[PostingsSlot], list[Posting]],
         read_columns: Callable[[PostingsSlot], PostingColumns] | None = None,
     ) -> None:
         self.name = name
-        self._documents = dict(documents)
+        self._documents = documents
         self._slots = slots
         self._read_postings = read_postings
         self._read_columns = read_columns
@@ -161,6 +165,21 @@ class FrozenSegment:
 
     def terms(self) -> Iterator[str]:
         return self._slots.terms()
+
+
+def segment_statistics(segment: Segment) -> tuple[int, int]:
+    """A segment's row count and token total, deleted rows included.
+
+    >>> buffer = MemorySegment()
+    >>> buffer.add(DocumentRecord(0, "w", "m1", "user", 1.0, "a b a", 3, 0), ["a", "b", "a"])
+    >>> segment_statistics(buffer)
+    (1, 3)
+    """
+    documents = segment.documents
+    total_tokens = getattr(documents, "total_tokens", None)
+    if total_tokens is not None:  # `SegmentRows`: one sum over its lengths column
+        return len(documents), total_tokens()
+    return len(documents), sum(record.length for record in documents.values())
 
 
 def segment_posting_columns(segment: Segment, term: str) -> PostingColumns:

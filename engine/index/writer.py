@@ -25,32 +25,27 @@ no tombstones, then commits it the same way. Sizes come from `engine.config.Engi
 from __future__ import annotations
 
 import re
-from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
-    check_postings_file,
+    check_postings_ends,
     decode_postings_columns_record,
     decode_postings_record,
     encode_postings_file,
     encode_postings_file_of_columns,
 )
-from engine.codec.terms_file import (
-    TEXTS_PER_RECORD,
-    TermsFile,
-    decode_terms_file,
-    encode_terms_file,
-)
+from engine.codec.terms_file import encode_terms_file, open_terms_file
 from engine.config import EngineConfig
 from engine.directory import Directory
-from engine.errors import StoreError
-from engine.index.documents import DocumentRecord, TextColumn
+from engine.errors import CorruptFile, StoreError
+from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import PositionColumn, Posting, PostingColumns
-from engine.index.segment import FrozenSegment, PostingsSlot, Segment
-from engine.index.termdict import TermDictionary
+from engine.index.segment import FrozenSegment, Segment
+from engine.index.segment_rows import SegmentRows, segment_bounds
+from engine.index.stored_terms import PostingsSlot, StoredTermDictionary
 
 INDEX_FOLDER = "index/"
 MANIFEST_NAME = "index/manifest"
@@ -69,65 +64,49 @@ def segment_file_names(name: str) -> tuple[str, str]:
 # ----- loading ------------------------------------------------------------------------
 
 
-def _records_of(terms_file: TermsFile) -> dict[int, DocumentRecord]:
-    """The rows of a decoded terms file; with layout 2 their texts stay on disk
-    (`TextColumn`), with layout 1 they are the decoded strings."""
-    rows = terms_file.documents
-    if not terms_file.text_blocks:
-        return {
-            doc_id: DocumentRecord(doc_id, session_id, message_id, role, timestamp, text,
-                                   length, seq)  # type: ignore[arg-type]
-            for doc_id, session_id, message_id, role, timestamp, length, seq, text in rows
-        }
-    doc_ids = array("q", [row[0] for row in rows])
-    column = TextColumn(doc_ids, TEXTS_PER_RECORD, terms_file.text_block)
-    return {
-        doc_id: DocumentRecord(doc_id, session_id, message_id, role, timestamp, column,
-                               length, seq, non_ascii)
-        for (doc_id, session_id, message_id, role, timestamp, length, seq, _text), non_ascii
-        in zip(rows, terms_file.non_ascii)
-    }
-
-
 def load_segment(directory: Directory, name: str) -> FrozenSegment:
-    """Open a flushed segment: decode its row columns and term dictionary (texts are
-    read when asked for), check its postings."""
+    """Open a flushed segment: read its terms file's table (texts, message ids and term
+    records are read when asked for) and check its postings file's ends.
+
+    Both files stay open (`Directory.open_read`) for as long as the segment is used, so a
+    writer's merge that removes them does not pull them from under a reader.
+    """
     terms_name, postings_name = segment_file_names(name)
-    terms_file = decode_terms_file(directory.read_bytes(terms_name), directory.location(terms_name))
-    postings_data = directory.read_bytes(postings_name)
+    terms_location = directory.location(terms_name)
     postings_location = directory.location(postings_name)
-    check_postings_file(postings_data, postings_location)
-    documents = _records_of(terms_file)
-    return _opened_segment(name, documents, terms_file.terms, postings_data, postings_location)
-
-
-def _opened_segment(
-    name: str,
-    documents: dict[int, DocumentRecord],
-    entries: Iterable[tuple[str, int, int, int]],
-    postings_data: bytes,
-    postings_location: str,
-) -> FrozenSegment:
-    """A segment over its documents, its `(term, frequency, offset, length)` entries and
-    the bytes of its postings file."""
-    slots: TermDictionary[PostingsSlot] = TermDictionary(
-        (term, PostingsSlot(frequency, offset, length))
-        for term, frequency, offset, length in entries
-    )
+    terms_handle = directory.open_read(terms_name)
+    try:
+        postings_handle = directory.open_read(postings_name)
+    except BaseException:
+        terms_handle.close()
+        raise
+    try:
+        reader = open_terms_file(terms_handle.read, terms_handle.size(), terms_location)
+        lists = check_postings_ends(postings_handle.read, postings_handle.size(),
+                                    postings_location)
+        if lists != reader.table.term_count:
+            raise CorruptFile(postings_location, 0, f"holds {lists} posting lists, its terms "
+                              f"file names {reader.table.term_count}")
+    except BaseException:
+        terms_handle.close()
+        postings_handle.close()
+        raise
+    read = postings_handle.read
 
     def read_postings(slot: PostingsSlot) -> list[Posting]:
-        pairs = decode_postings_record(postings_data, slot.offset, postings_location)
+        pairs = decode_postings_record(read, slot.offset, slot.length, postings_location)
         return [Posting(doc_id, positions) for doc_id, positions in pairs]
 
     def read_columns(slot: PostingsSlot) -> PostingColumns:
         # The query path's shape, decoded lazily: positions stay gap lists until a shown
         # row needs them (`PositionColumn`).
         doc_ids, counts, gaps = decode_postings_columns_record(
-            postings_data, slot.offset, postings_location
+            read, slot.offset, slot.length, postings_location
         )
         return PostingColumns(doc_ids, counts, PositionColumn(gaps))
 
-    return FrozenSegment(name, documents, slots, read_postings, read_columns)
+    return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),
+                         read_postings, read_columns)
 
 
 def manifest_bytes(directory: Directory) -> bytes | None:
@@ -204,12 +183,11 @@ def _write_segment(
     documents: Sequence[DocumentRecord],
     postings: tuple[bytes, dict[str, tuple[int, int, int]]],
 ) -> FrozenSegment:
-    """Write one segment's two files durably and return it opened.
+    """Write one segment's two files durably and return it opened from them.
 
     `postings` is the encoded postings file and its slots (`engine.codec.postings_file`,
-    from pairs for a merge, from the write buffer's columns for a flush). The returned
-    segment is built from the bytes just written (not read back and re-checked: they
-    come from the encoder, and the files' CRCs guard them from here on).
+    from pairs for a merge, from the write buffer's columns for a flush). The segment is
+    opened the way a reader opens it (`load_segment`), so its texts leave memory now.
     """
     terms_name, postings_name = segment_file_names(name)
     postings_data, slots = postings
@@ -220,10 +198,7 @@ def _write_segment(
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
     directory.write_atomic(terms_name, encode_terms_file(rows, entries))
-    return _opened_segment(
-        name, {record.doc_id: record for record in documents}, entries, postings_data,
-        directory.location(postings_name),
-    )
+    return load_segment(directory, name)
 
 
 def _live_lists(
@@ -249,8 +224,8 @@ def _live_lists(
 def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
     segments = []
     for segment in index.segments:
-        doc_ids = sorted(segment.documents)
-        segments.append((segment.name, doc_ids[0], doc_ids[-1], len(doc_ids)))
+        first, last = segment_bounds(segment.documents)
+        segments.append((segment.name, first, last, len(segment.documents)))
     windows = tuple(
         (session_id, state.indexed_seq, state.leaf_event_id, state.needs_rebuild)
         for session_id, state in sorted(index.window_states.items())

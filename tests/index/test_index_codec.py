@@ -20,13 +20,8 @@ from engine.codec.postings_file import (
     encode_posting_list,
     encode_postings_file,
 )
-from engine.codec.terms_file import (
-    MAGIC,
-    TEXTS_PER_RECORD,
-    decode_all_texts,
-    decode_terms_file,
-    encode_terms_file,
-)
+from engine.codec.terms_file import MAGIC, encode_terms_file
+from engine.codec.terms_file_legacy import decode_terms_file
 from engine.errors import CorruptFile
 
 
@@ -57,7 +52,8 @@ def test_postings_file_round_trip_through_slots():
     for term, postings in lists:
         frequency, offset, _length = slots[term]
         assert frequency == len(postings)
-        assert decode_postings_record(data, offset, "p") == [(d, tuple(p)) for d, p in postings]
+        read = lambda start, length: data[start: start + length]  # noqa: E731
+        assert decode_postings_record(read, offset, _length, "p") == [(d, tuple(p)) for d, p in postings]
 
 
 def test_flipped_byte_in_postings_names_file_and_offset():
@@ -76,37 +72,14 @@ def test_block_header_mismatch_is_corruption():
         decode_posting_list([[9, [3, 4], [[0], [1]]]])
 
 
-def test_terms_file_round_trip_keeps_rows_and_entries():
-    rows = [
-        (3, "w1", "m1", "user", 12.5, 3, 0, "Café crème brûlée"),
-        (9, "w2", "m2", "assistant", "2026-01-01", 1, 4, "x"),
-        (10, "w2", "m3", "assistant", None, 1, 5, "y"),
-    ]
-    entries = [("brulee", 1, 16, 30), ("cafe", 1, 46, 30), ("creme", 1, 76, 30)]
-    decoded = decode_terms_file(encode_terms_file(rows, entries), "t")
-    assert decoded.documents == [row[:7] + (None,) for row in rows]  # texts stay on disk
-    assert decode_all_texts(decoded) == [row[7] for row in rows]
-    assert decoded.non_ascii == (True, False, False)
-    assert decoded.terms == entries
-
-
-def test_terms_file_texts_are_blocked_and_read_one_block_at_a_time():
-    rows = [(doc_id, "w", f"m{doc_id}", "user", None, 1, doc_id, f"text {doc_id}")
-            for doc_id in range(TEXTS_PER_RECORD * 2 + 3)]
-    decoded = decode_terms_file(encode_terms_file(rows, []), "t")
-    assert len(decoded.text_blocks) == 3
-    assert decoded.text_block(2) == ["text 512", "text 513", "text 514"]
-    assert decoded.text_block(1)[0] == f"text {TEXTS_PER_RECORD}"
-
-
-def test_terms_file_missing_texts_record_is_corrupt():
+def test_legacy_terms_file_missing_texts_record_is_corrupt():
     documents = encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
     without_texts = encode_header(MAGIC) + documents + encode_footer(1, update_crc(0, documents))
     with pytest.raises(CorruptFile, match="lacks texts records"):
         decode_terms_file(without_texts, "t")
 
 
-def test_terms_file_texts_record_of_the_wrong_size_is_corrupt():
+def test_legacy_terms_file_texts_record_of_the_wrong_size_is_corrupt():
     documents = encode_record(["documents/2", [[0, "w", "m", "user", None, 1, 0, 0]]])
     texts = encode_record(["texts", ["one", "two"]])
     data = encode_header(MAGIC) + documents + texts + encode_footer(2, update_crc(update_crc(0, documents), texts))
@@ -115,10 +88,11 @@ def test_terms_file_texts_record_of_the_wrong_size_is_corrupt():
         decoded.text_block(0)
 
 
-def test_terms_file_without_footer_is_corrupt():
-    data = encode_terms_file([(0, "w", "m", "user", 1.0, 1, 0, "x")], [("x", 1, 16, 9)])
+def test_legacy_terms_file_without_footer_is_corrupt():
+    documents = encode_record(["documents", [[0, "w", "m", "user", 1.0, 1, 0, "x"]]])
+    data = encode_header(MAGIC) + documents
     with pytest.raises(CorruptFile, match="corrupt at byte offset"):
-        decode_terms_file(data[:-24], "t")
+        decode_terms_file(data, "t")
 
 
 def test_manifest_round_trip_and_truncation():

@@ -6,6 +6,8 @@ store generation 2, with posting blocks of 2 documents. Its terms file has layou
 (texts inline in the document rows). `tests/index/compat_v2/index/` was written by the
 same recipe after issue 5 moved the texts into blocks of their own (terms-file layout 2,
 `engine.codec.terms_file`); its manifest and postings file are byte-equal to version 1's.
+`tests/index/compat_v3/index/` was written by the same recipe after the terms file became
+a row table read by offset (layout 3); again only the terms file changed.
 If a change to the codec makes a test here fail, the format changed: add a new layout
 (or bump `engine.codec.FORMAT_VERSION`) and a new fixture instead of rewriting these.
 """
@@ -28,7 +30,8 @@ from engine.index.writer import flush_index, load_index
 from engine.model import IndexEntry
 
 FIXTURE_V1 = Path(__file__).parent / "compat_v1"
-FIXTURE = Path(__file__).parent / "compat_v2"
+FIXTURE_V2 = Path(__file__).parent / "compat_v2"
+FIXTURE = Path(__file__).parent / "compat_v3"
 ROWS = [
     ("w1", "m1", "user", 10.0, "Café crème, s'il vous plaît", 0),
     ("w1", "m2", "assistant", 11.0, "The deployment failed on friday.", 1),
@@ -50,7 +53,8 @@ def write_fixture(folder: Path) -> None:
     flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig(index_block_size=2))
 
 
-@pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE], ids=["layout1", "layout2"])
+@pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE_V2, FIXTURE],
+                         ids=["layout1", "layout2", "layout3"])
 def test_committed_files_open_with_their_rows_texts_postings_and_states(fixture):
     index = load_index(FileDirectory(fixture), SEARCH_PROFILE.label())
     assert check_index(index) == []
@@ -72,8 +76,10 @@ def test_the_recipe_still_writes_the_same_bytes(tmp_path):
         assert (tmp_path / "index" / name).read_bytes() == (FIXTURE / "index" / name).read_bytes()
 
 
-def test_layout_2_changed_only_the_terms_file():
+@pytest.mark.parametrize("newer, older", [(FIXTURE_V2, FIXTURE_V1), (FIXTURE, FIXTURE_V2)],
+                         ids=["layout2", "layout3"])
+def test_each_new_layout_changed_only_the_terms_file(newer, older):
     for name in ("manifest", "segment-000001.postings"):
-        assert (FIXTURE / "index" / name).read_bytes() == (FIXTURE_V1 / "index" / name).read_bytes()
+        assert (newer / "index" / name).read_bytes() == (older / "index" / name).read_bytes()
     terms_name = "segment-000001.terms"
-    assert (FIXTURE / "index" / terms_name).read_bytes() != (FIXTURE_V1 / "index" / terms_name).read_bytes()
+    assert (newer / "index" / terms_name).read_bytes() != (older / "index" / terms_name).read_bytes()

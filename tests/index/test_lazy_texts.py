@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from engine.codec.terms_file import TEXTS_PER_RECORD
+from engine.codec.terms_file import ROWS_PER_TEXT_RECORD
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
-from engine.index.documents import TextColumn
+from engine.index.segment_rows import SegmentRows
 from engine.index.inverted_index import InvertedIndex
 from engine.index.query_columns import query_columns
 from engine.index.writer import flush_index, load_index, merge_index
 from engine.model import IndexEntry
 
 PROFILE = "test"
-ROW_COUNT = TEXTS_PER_RECORD * 2 + 5
+ROW_COUNT = ROWS_PER_TEXT_RECORD * 2 + 5
 
 
 def text_of(number: int) -> str:
@@ -34,7 +34,7 @@ def test_loaded_rows_hold_the_segment_text_column_and_read_the_same_texts():
     directory, written = flushed_store()
     loaded = load_index(directory, PROFILE)
     records = list(loaded.documents())
-    assert {record.stored_text.__class__ for record in records} == {TextColumn}
+    assert {record.stored_text.__class__ for record in records} == {SegmentRows}
     assert [record.text for record in records] == [text_of(number) for number in range(ROW_COUNT)]
     assert [record.text_is_ascii for record in records] == [
         number % 7 != 0 for number in range(ROW_COUNT)
@@ -49,7 +49,7 @@ def test_cjk_candidates_of_a_loaded_index_come_from_the_stored_texts():
     expected = [number for number in range(ROW_COUNT) if number % 7 == 0]
     assert rows.non_ascii_rows == expected
     assert rows.non_ascii_texts == []  # nothing read until a retry scans
-    assert rows.literal_candidates("会议") == (expected, True)
+    assert rows.literal_candidates(loaded, "会议") == (expected, True)
 
 
 def test_a_merge_of_loaded_rows_writes_their_texts_again():
@@ -61,3 +61,18 @@ def test_a_merge_of_loaded_rows_writes_their_texts_again():
     assert [record.text for record in reloaded.documents()] == [
         text_of(number) for number in range(ROW_COUNT) if number != 1
     ]
+
+
+def test_a_loaded_index_keeps_counts_and_tokens_of_its_tombstoned_rows_out():
+    directory, written = flushed_store()
+    written.delete_document(3)
+    written.delete_document(ROW_COUNT - 1)
+    flush_index(directory, written, PROFILE, EngineConfig())
+    loaded = load_index(directory, PROFILE)
+    assert (loaded.document_count, loaded.total_tokens) == (written.document_count,
+                                                            written.total_tokens)
+    assert [loaded.is_live(doc_id) for doc_id in (2, 3, ROW_COUNT - 1, ROW_COUNT)] == [
+        True, False, False, False]
+    assert list(loaded.live_doc_ids()) == [record.doc_id for record in written.documents()]
+    assert loaded.window_doc_ids("w") == [record.doc_id for record in written.documents()]
+    assert loaded.text(7) == text_of(7)

@@ -82,11 +82,14 @@ def test_frozen_segment_reads_columns_like_its_postings(lists, block_size):
     data, slots = encode_postings_file(sorted(lists.items()), block_size)
     dictionary = TermDictionary((term, PostingsSlot(*slot)) for term, slot in slots.items())
 
+    def read(offset: int, length: int) -> bytes:
+        return data[offset: offset + length]
+
     def read_postings(slot: PostingsSlot) -> list[Posting]:
-        return [Posting(d, p) for d, p in decode_postings_record(data, slot.offset, "p")]
+        return [Posting(d, p) for d, p in decode_postings_record(read, slot.offset, slot.length, "p")]
 
     def read_columns(slot: PostingsSlot) -> PostingColumns:
-        doc_ids, counts, gaps = decode_postings_columns_record(data, slot.offset, "p")
+        doc_ids, counts, gaps = decode_postings_columns_record(read, slot.offset, slot.length, "p")
         return PostingColumns(doc_ids, counts, PositionColumn(gaps))
 
     plain = FrozenSegment("s", {}, dictionary, read_postings)

@@ -1,0 +1,132 @@
+"""The rows of a flushed segment, read from its terms file: a mapping from doc id to row.
+
+Owns: answering "which rows does this segment hold, and what is row d" from the columns
+of an opened terms file (`engine.codec.terms_file.TermsFileReader`), making a
+`DocumentRecord` only when one is asked for, and keeping the few text records read last.
+Must not touch: tombstones (a segment's rows never change; the index says which are
+deleted), posting lists, bytes (the codec decodes), files.
+
+Why not a dict of records: at a million rows a dict of `DocumentRecord` objects costs
+about 300 MB and seconds to build at every open (issue 5's reopen goal is 0.2 s and
+150 MB). Here a row is a slot of the table's arrays (26 bytes), and the rest of a row
+(its message id and text) stays on disk until a hit or a CJK retry reads its record.
+Row records are equal to the ones the segment was written from (`tests/index`): the
+clear version is the dict the writer held before the flush.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from itertools import compress
+from typing import Any
+
+from engine.codec.terms_file import NON_ASCII_FLAG, ROWS_PER_TEXT_RECORD, TermsFileReader
+from engine.index.documents import DocumentRecord
+
+#: `bytes.translate` table: a flags byte to 1 when its text is non-ASCII, else 0.
+NON_ASCII_BYTES = bytes((1 if flag & NON_ASCII_FLAG else 0) for flag in range(256))
+
+
+class SegmentRows(Mapping[int, DocumentRecord]):
+    """A segment's rows by doc id (`Mapping`), backed by its terms file's table.
+
+    `first` and `end` bound the doc ids (`first <= doc_id < end`); `table` is the
+    decoded columns (`engine.codec.terms_file.RowTable`), read by the index's query
+    columns without making records.
+    """
+
+    def __init__(self, reader: TermsFileReader, cached_records: int = 64) -> None:
+        self.reader = reader
+        self.table = table = reader.table
+        self.first = table.first_doc_id
+        self.end = table.first_doc_id + table.span
+        self._count = table.present.count(1)
+        self._text_records: OrderedDict[int, list[list[Any]]] = OrderedDict()
+        self._cached_records = cached_records
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, doc_id: object) -> bool:
+        return (doc_id.__class__ is int and self.first <= doc_id < self.end  # type: ignore[operator]
+                and self.table.present[doc_id - self.first] == 1)  # type: ignore[operator]
+
+    def __iter__(self) -> Iterator[int]:
+        return compress(range(self.first, self.end), self.table.present)
+
+    def __getitem__(self, doc_id: int) -> DocumentRecord:
+        if doc_id not in self:
+            raise KeyError(doc_id)
+        slot = doc_id - self.first
+        table = self.table
+        session_id, role = table.group_table[table.groups[slot]]
+        message_id = self._text_record(slot)[0][slot % ROWS_PER_TEXT_RECORD]
+        return DocumentRecord(
+            doc_id, session_id, message_id, role, table.timestamp(slot), self,
+            table.lengths[slot], table.seqs[slot],
+            bool(table.flags[slot] & NON_ASCII_FLAG),
+        )
+
+    def _text_record(self, slot: int) -> list[list[Any]]:
+        number = slot // ROWS_PER_TEXT_RECORD
+        record = self._text_records.get(number)
+        if record is None:
+            record = self.reader.text_record(number)
+            self._text_records[number] = record
+            if len(self._text_records) > self._cached_records:
+                self._text_records.popitem(last=False)
+        else:
+            self._text_records.move_to_end(number)
+        return record
+
+    def text_of(self, doc_id: int) -> str:
+        """The text of row `doc_id` (KeyError when the segment has no such row); this is
+        the `stored_text` of the records made here."""
+        if doc_id not in self:
+            raise KeyError(doc_id)
+        slot = doc_id - self.first
+        return self._text_record(slot)[1][slot % ROWS_PER_TEXT_RECORD]
+
+    def length_of(self, doc_id: int) -> int:
+        """Row `doc_id`'s token count, without making its record."""
+        if doc_id not in self:
+            raise KeyError(doc_id)
+        return self.table.lengths[doc_id - self.first]
+
+    def total_tokens(self) -> int:
+        """The token count of all rows (slots without a row hold 0)."""
+        return sum(self.table.lengths)
+
+    def non_ascii_doc_ids(self, start: int) -> Iterator[int]:
+        """The rows from doc id `start` on whose text holds a non-ASCII character."""
+        begin = max(start, self.first) - self.first
+        flags = self.table.flags[begin:].translate(NON_ASCII_BYTES)
+        return compress(range(self.first + begin, self.end), flags)
+
+    def doc_ids_by_session(self) -> dict[str, list[int]]:
+        """Every row's doc id under its window's session id, increasing."""
+        table = self.table
+        by_group: dict[int, list[int]] = {}
+        groups = table.groups
+        first = self.first
+        for slot in compress(range(table.span), table.present):
+            by_group.setdefault(groups[slot], []).append(first + slot)
+        by_session: dict[str, list[int]] = {}
+        for group, doc_ids in by_group.items():
+            by_session.setdefault(table.group_table[group][0], []).extend(doc_ids)
+        for doc_ids in by_session.values():
+            doc_ids.sort()
+        return by_session
+
+
+def segment_bounds(documents: Mapping[int, DocumentRecord]) -> tuple[int, int]:
+    """The least and the greatest doc id of a segment's rows (it has at least one).
+
+    >>> segment_bounds({4: None, 2: None, 9: None})
+    (2, 9)
+    """
+    if isinstance(documents, SegmentRows):
+        present = documents.table.present
+        return documents.first + present.index(1), documents.first + present.rindex(1)
+    return min(documents), max(documents)

@@ -1,0 +1,74 @@
+"""A flushed segment's term dictionary, read from its terms file one record at a time.
+
+Owns: exact and prefix lookup of terms over the term records of an opened terms file
+(`engine.codec.terms_file.TermsFileReader`), and a small cache of the records read last.
+Must not touch: posting lists (a lookup answers where a term's list lies), bytes, files.
+
+`engine.index.termdict.TermDictionary` is the clear version (every term in memory): both
+answer `get`, `with_prefix` and `terms` alike (`tests/index/test_stored_terms.py`). This
+one keeps only the first term of each record in memory (from the table), so opening a
+segment of a million terms decodes none of them; a lookup bisects those first terms and
+decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.codec.terms_file import TermsFileReader
+
+
+@dataclass(frozen=True, slots=True)
+class PostingsSlot:
+    """Where a term's posting list lies in a segment's postings file."""
+
+    document_frequency: int
+    offset: int
+    length: int
+
+
+class StoredTermDictionary:
+    """`term -> PostingsSlot` of one segment, read on demand."""
+
+    def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
+        self._reader = reader
+        self._records: OrderedDict[int, dict[str, PostingsSlot]] = OrderedDict()
+        self._cached_records = cached_records
+
+    def __len__(self) -> int:
+        return self._reader.table.term_count
+
+    def _record(self, number: int) -> dict[str, PostingsSlot]:
+        record = self._records.get(number)
+        if record is None:
+            record = {term: PostingsSlot(frequency, offset, length)
+                      for term, frequency, offset, length in self._reader.term_record(number)}
+            self._records[number] = record
+            if len(self._records) > self._cached_records:
+                self._records.popitem(last=False)
+        else:
+            self._records.move_to_end(number)
+        return record
+
+    def get(self, term: str) -> PostingsSlot | None:
+        """The slot of `term`, or None."""
+        number = self._reader.term_record_of(term)
+        return None if number < 0 else self._record(number).get(term)
+
+    def with_prefix(self, prefix: str) -> Iterator[str]:
+        """Every term starting with `prefix`, in order."""
+        records = len(self._reader.table.term_firsts)
+        for number in range(max(self._reader.term_record_of(prefix), 0), records):
+            for term in self._record(number):  # dicts keep the record's (sorted) order
+                if term < prefix:
+                    continue
+                if not term.startswith(prefix):
+                    return
+                yield term
+
+    def terms(self) -> Iterator[str]:
+        """Every term, in increasing order."""
+        for number in range(len(self._reader.table.term_firsts)):
+            yield from self._record(number)
