@@ -41,15 +41,14 @@ class EngineConfig:
     #: Time budgets of a transcript search request and of its reader (seconds).
     search_budget_seconds: float = 90.0
     reader_budget_seconds: float = 60.0
-    #: Reference index (`engine.index.writer`): documents per posting block, rows the
-    #: buffer takes before it is flushed to a segment, segments that trigger a merge.
-    index_block_size: int = 128
+    #: Reference index (`engine.index.writer`): rows the buffer takes before it is
+    #: flushed to a segment, segments that trigger a merge.
     index_flush_documents: int = 2000
     index_merge_segments: int = 8
 
     def __post_init__(self) -> None:
         for name in ("segment_roll_bytes", "sync_rebuild_max_events", "sync_rebuild_max_bytes",
-                     "index_block_size", "index_flush_documents", "index_merge_segments"):
+                     "index_flush_documents", "index_merge_segments"):
             _require_positive(name, getattr(self, name))
         for name in ("search_budget_seconds", "reader_budget_seconds"):
             value = getattr(self, name)

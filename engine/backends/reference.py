@@ -285,8 +285,10 @@ class ReferenceBackend:
     def orphan_session_ids(self) -> list[str]:
         """Windows that have index rows or state but no longer exist in the store."""
         known = {window.session_id for window in self.store.windows()}
-        orphans = set(self.index.indexed_session_ids()) | set(self.index.window_states)
-        return sorted(orphans - known)
+        # Usually every window a segment names is known: then no row needs to be read.
+        unknown = self.index.session_ids_maybe_indexed() - known
+        orphans = {session_id for session_id in unknown if self.index.window_doc_ids(session_id)}
+        return sorted(orphans | (set(self.index.window_states) - known))
 
     def index_status(self) -> bool:
         """The `indexing` flag (§8.4): True when some window needs work or rows are orphaned.

@@ -295,13 +295,17 @@ class ReopenWorkload:
     blurred by this process's own state. The sample is open + first query.
     """
 
-    query: str | None = None  # default: the corpus's common-word probe
+    #: Default: the corpus's rare-word probe. The sample is the cost of opening the store
+    #: until it answers; what the first query of a *common* word costs on top (it reads
+    #: and decodes a long posting list) is the p95 of `query/common_word`, whose first
+    #: sample of a round is cold.
+    query: str | None = None
     name: str = "reopen/first_query"
     group: str = "reopen"
     query_class: str = "reopen: time to first query"
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
-        query = self.query or target.manifest["probes"]["common_word"]["query"]
+        query = self.query or target.manifest["probes"]["rare_word"]["query"]
         command = [
             sys.executable, "-m", "engine.bench.reopen_probe",
             "--backend", target.backend_name, "--store", str(target.store_directory),

@@ -94,9 +94,8 @@ class InvertedIndex:
             self._count += rows
             self.total_tokens += tokens
         self._index_segment_starts()
-        for doc_id in self.deleted:
-            self._count -= 1
-            self.total_tokens -= self._stored_length(doc_id)
+        self._count -= len(self.deleted)
+        self.total_tokens -= self._stored_lengths(self.deleted)
 
     # ----- rows ----------------------------------------------------------------------
 
@@ -114,14 +113,32 @@ class InvertedIndex:
             raise KeyError(doc_id)
         return self.segments[number].documents[doc_id]
 
-    def _stored_length(self, doc_id: int) -> int:
-        """`_stored_row(doc_id).length`, without making a record of a flushed row."""
-        number = bisect_right(self._segment_starts, doc_id) - 1
-        if doc_id not in self.buffer.documents and number >= 0:
-            documents = self.segments[number].documents
+    def _stored_lengths(self, doc_ids: Iterable[int]) -> int:
+        """The summed token counts of stored rows `doc_ids` (deleted or not), read from
+        the segments' length columns without making records."""
+        total = 0
+        remaining = set(doc_ids)
+        for segment in self.segments:
+            documents = segment.documents
             if isinstance(documents, SegmentRows):
-                return documents.length_of(doc_id)
-        return self._stored_row(doc_id).length
+                first, end, lengths = documents.first, documents.end, documents.table.lengths
+                slots = [doc_id - first for doc_id in remaining if first <= doc_id < end]
+                total += sum(map(lengths.__getitem__, slots))
+                remaining.difference_update(first + slot for slot in slots)
+        return total + sum(self._stored_row(doc_id).length for doc_id in remaining)
+
+    def session_ids_maybe_indexed(self) -> set[str]:
+        """Every window session id that may have a live row: a superset of
+        `indexed_session_ids()`, read from the segments' group tables (no row is read)."""
+        found: set[str] = set()
+        for segment in self.segments:
+            documents = segment.documents
+            if isinstance(documents, SegmentRows):
+                found.update(session_id for session_id, _role in documents.table.group_table)
+            else:
+                found.update(record.session_id for record in documents.values())
+        found.update(record.session_id for record in self.buffer.documents.values())
+        return found
 
     def _sessions(self) -> dict[str, set[int]]:
         """Live doc ids by window session id, made the first time a writer needs them."""

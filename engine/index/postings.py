@@ -76,34 +76,66 @@ def without_deleted(postings: Sequence[Posting], deleted: Container[int]) -> lis
     return [posting for posting in postings if posting.doc_id not in deleted]
 
 
-class PositionColumn(Sequence[tuple[int, ...]]):
-    """Each row's positions, where a row may still hold its undecoded gaps.
+class FlatPositions(Sequence[tuple[int, ...]]):
+    """Each row's positions as a slice of one flat array of all rows' positions.
 
-    An item is either a tuple of positions or the list of position gaps a postings file
-    stores (first position, then differences); reading an item sums a gap list into a
-    tuple (not kept: it costs a few additions). So decoding a long posting list for a
-    query costs one `len` per row, and only the rows a query shows pay for positions.
+    Row `i` is `values[starts[i]:ends[i]]`; reading a row makes its tuple (not kept).
+    Made from a postings file's `counts` and `positions` columns, the row bounds are
+    summed from the counts the first time a row is read (`itertools.accumulate`, in C),
+    so a query that shows no row of a long list pays nothing for its positions, and
+    dropping deleted rows only filters the two bound lists (`picked`).
 
-    >>> column = PositionColumn([(0, 3), [2, 5, 1]])
+    >>> from array import array
+    >>> column = FlatPositions.of_counts(array("B", [0, 3, 2, 7, 8]), [2, 3])
     >>> column[1], list(column), len(column)
     ((2, 7, 8), [(0, 3), (2, 7, 8)], 2)
+    >>> list(column.picked([False, True]))
+    [(2, 7, 8)]
     """
 
-    __slots__ = ("items",)
+    __slots__ = ("_counts", "_ends", "_starts", "values")
 
-    def __init__(self, items: list[tuple[int, ...] | list[int]]) -> None:
-        self.items = items
+    def __init__(self, values: Sequence[int], starts: list[int] | None,
+                 ends: list[int] | None, counts: Sequence[int] | None = None) -> None:
+        self.values = values
+        self._starts = starts
+        self._ends = ends
+        self._counts = counts
+
+    @classmethod
+    def of_counts(cls, values: Sequence[int], counts: Sequence[int]) -> FlatPositions:
+        """Rows of `counts[i]` positions each, one after another in `values`."""
+        return cls(values, None, None, counts)
+
+    def bounds(self) -> tuple[list[int], list[int]]:
+        """`(starts, ends)` of every row in `values`."""
+        if self._starts is None or self._ends is None:
+            starts = list(accumulate(self._counts or (), initial=0))
+            self._ends = starts[1:]
+            del starts[-1]
+            self._starts = starts
+        return self._starts, self._ends
 
     def __len__(self) -> int:
-        return len(self.items)
+        if self._counts is not None and self._starts is None:
+            return len(self._counts)
+        return len(self.bounds()[0])
 
     def __getitem__(self, index):  # type: ignore[override]
-        item = self.items[index]
-        return item if item.__class__ is tuple else tuple(accumulate(item))
+        starts, ends = self.bounds()
+        if isinstance(index, slice):
+            return [tuple(self.values[start:end]) for start, end in zip(starts[index], ends[index])]
+        return tuple(self.values[starts[index]:ends[index]])
 
     def __iter__(self) -> Iterator[tuple[int, ...]]:
-        for item in self.items:
-            yield item if item.__class__ is tuple else tuple(accumulate(item))
+        values = self.values
+        for start, end in zip(*self.bounds()):
+            yield tuple(values[start:end])
+
+    def picked(self, keep: Sequence[bool]) -> FlatPositions:
+        """The rows whose `keep` is true (the values are shared, not copied)."""
+        starts, ends = self.bounds()
+        return FlatPositions(self.values, list(compress(starts, keep)), list(compress(ends, keep)))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -112,8 +144,24 @@ class PositionColumn(Sequence[tuple[int, ...]]):
         return repr(list(self))
 
 
-def _raw_items(positions: Sequence[tuple[int, ...]]) -> list:
-    return positions.items if isinstance(positions, PositionColumn) else list(positions)
+def _flat_parts(parts: Sequence[Sequence[tuple[int, ...]]]) -> FlatPositions:
+    """The rows of every part, in order, as one `FlatPositions` (values copied once)."""
+    values: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for part in parts:
+        offset = len(values)
+        if isinstance(part, FlatPositions):
+            part_starts, part_ends = part.bounds()
+            values.extend(part.values)
+            starts.extend([start + offset for start in part_starts])
+            ends.extend([end + offset for end in part_ends])
+        else:
+            for positions in part:
+                starts.append(len(values))
+                values.extend(positions)
+                ends.append(len(values))
+    return FlatPositions(values, starts, ends)
 
 
 _doc_id_of = attrgetter("doc_id")
@@ -135,7 +183,7 @@ class PostingColumns:
 
     doc_ids: list[int]
     counts: list[int]
-    positions: Sequence[tuple[int, ...]]  # a list, or a `PositionColumn` (lazy)
+    positions: Sequence[tuple[int, ...]]  # a list, or a `FlatPositions` (lazy)
 
     @classmethod
     def of(cls, postings: Sequence[Posting]) -> PostingColumns:
@@ -180,7 +228,7 @@ def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
     return PostingColumns(
         [doc_id for part in filled for doc_id in part.doc_ids],
         [count for part in filled for count in part.counts],
-        PositionColumn([item for part in filled for item in _raw_items(part.positions)]),
+        _flat_parts([part.positions for part in filled]),
     )
 
 
@@ -193,8 +241,10 @@ def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) ->
     keep = [doc_id not in deleted for doc_id in columns.doc_ids]
     if all(keep):
         return columns
+    positions = columns.positions
     return PostingColumns(
         list(compress(columns.doc_ids, keep)),
         list(compress(columns.counts, keep)),
-        PositionColumn(list(compress(_raw_items(columns.positions), keep))),
+        positions.picked(keep) if isinstance(positions, FlatPositions)
+        else list(compress(positions, keep)),
     )

@@ -111,11 +111,14 @@ class RowColumns:
         the buffer's rows one by one (`_extend_from_records`). Ids without a row (deleted
         before their segment was written) get placeholders: posting lists never name them.
         """
+        first_fill = self.covered == 0
         for segment in index.segments:
             documents = segment.documents
             if isinstance(documents, SegmentRows) and documents.end > self.covered:
-                self._extend_from_table(documents)
+                self._extend_from_table(documents, index.deleted)
         self._extend_from_records(index, index.next_doc_id)
+        if first_fill:  # the row lists hold live rows only: nothing for forget_deleted
+            self.dead = index.next_doc_id - index.document_count
 
     def _pad(self, end: int) -> None:
         """Placeholders up to doc id `end`."""
@@ -125,7 +128,7 @@ class RowColumns:
             self.groups.extend(repeat(0, missing))
             self.timestamps.extend(repeat(0.0, missing))
 
-    def _extend_from_table(self, rows: SegmentRows) -> None:
+    def _extend_from_table(self, rows: SegmentRows, deleted: set[int]) -> None:
         self._pad(rows.first)
         start = self.covered - rows.first
         table = rows.table
@@ -137,7 +140,9 @@ class RowColumns:
             self.groups.extend(map(translation.__getitem__, table.groups[start:]))
         self.timestamps.extend(table.timestamps[start:])
         self.odd_timestamps += sum(1 for slot in table.odd_timestamps if slot >= start)
-        self.non_ascii_rows.extend(rows.non_ascii_doc_ids(rows.first + start))
+        non_ascii = rows.non_ascii_doc_ids(rows.first + start)
+        self.non_ascii_rows.extend(
+            (doc_id for doc_id in non_ascii if doc_id not in deleted) if deleted else non_ascii)
 
     def _group(self, session_id: str, role: str) -> int:
         key = (session_id, role)

@@ -160,6 +160,19 @@ class FrozenSegment:
             self._columns[term] = cached
         return cached
 
+    def read_term_columns(self, term: str) -> PostingColumns:
+        """`term_columns(term)` read again from the file and not cached (for a merge,
+        which reads every list once)."""
+        cached = self._columns.get(term)
+        if cached is not None:
+            return cached
+        slot = self._slots.get(term)
+        if slot is None:
+            return EMPTY_COLUMNS
+        if self._read_columns is None:
+            return PostingColumns.of(self._read_postings(slot))
+        return self._read_columns(slot)
+
     def terms_with_prefix(self, prefix: str) -> Iterator[str]:
         return self._slots.with_prefix(prefix)
 
@@ -180,6 +193,13 @@ def segment_statistics(segment: Segment) -> tuple[int, int]:
     if total_tokens is not None:  # `SegmentRows`: one sum over its lengths column
         return len(documents), total_tokens()
     return len(documents), sum(record.length for record in documents.values())
+
+
+def read_posting_columns(segment: Segment, term: str) -> PostingColumns:
+    """A segment's list of `term` as columns, without filling a frozen segment's caches."""
+    if isinstance(segment, FrozenSegment):
+        return segment.read_term_columns(term)
+    return PostingColumns.of(segment.postings(term))
 
 
 def segment_posting_columns(segment: Segment, term: str) -> PostingColumns:

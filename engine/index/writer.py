@@ -19,21 +19,19 @@ the next writer. Readers never see a half-written index.
 
 A merge writes one segment holding every live row of all segments and the buffer, with
 no tombstones, then commits it the same way. Sizes come from `engine.config.EngineConfig`
-(`index_block_size`, `index_flush_documents`, `index_merge_segments`); tests shrink them.
+(`index_flush_documents`, `index_merge_segments`); tests shrink them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     check_postings_ends,
-    decode_postings_columns_record,
-    decode_postings_record,
     encode_postings_file,
-    encode_postings_file_of_columns,
+    read_posting_record,
 )
 from engine.codec.terms_file import encode_terms_file, open_terms_file
 from engine.config import EngineConfig
@@ -42,8 +40,14 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
-from engine.index.postings import PositionColumn, Posting, PostingColumns
-from engine.index.segment import FrozenSegment, Segment
+from engine.index.postings import (
+    FlatPositions,
+    Posting,
+    PostingColumns,
+    columns_without_deleted,
+    concatenate_columns,
+)
+from engine.index.segment import FrozenSegment, Segment, read_posting_columns
 from engine.index.segment_rows import SegmentRows, segment_bounds
 from engine.index.stored_terms import PostingsSlot, StoredTermDictionary
 
@@ -94,16 +98,15 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
     read = postings_handle.read
 
     def read_postings(slot: PostingsSlot) -> list[Posting]:
-        pairs = decode_postings_record(read, slot.offset, slot.length, postings_location)
-        return [Posting(doc_id, positions) for doc_id, positions in pairs]
+        lists = read_posting_record(read, slot.offset, slot.length, postings_location)
+        return [Posting(doc_id, positions) for doc_id, positions in lists.pairs()]
 
     def read_columns(slot: PostingsSlot) -> PostingColumns:
-        # The query path's shape, decoded lazily: positions stay gap lists until a shown
-        # row needs them (`PositionColumn`).
-        doc_ids, counts, gaps = decode_postings_columns_record(
-            read, slot.offset, slot.length, postings_location
-        )
-        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+        # The query path's shape: positions stay in their flat array until a shown row
+        # or a phrase needs them (`FlatPositions`).
+        lists = read_posting_record(read, slot.offset, slot.length, postings_location)
+        return PostingColumns(lists.doc_ids.tolist(), lists.counts.tolist(),
+                              FlatPositions.of_counts(lists.positions, lists.counts))
 
     return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),
                          read_postings, read_columns)
@@ -203,22 +206,19 @@ def _write_segment(
 
 def _live_lists(
     segments: Sequence[Segment], deleted: set[int]
-) -> list[tuple[str, list[tuple[int, tuple[int, ...]]]]]:
-    """Every term of `segments` with its live postings (terms left with none dropped)."""
+) -> Iterator[tuple[str, list[int], list[tuple[int, ...]]]]:
+    """Every term of `segments` with its live postings as `(term, doc_ids, positions)`,
+    in term order (terms left with none dropped). Lists are read without being cached
+    by the segments, so a merge holds one term's lists at a time."""
     terms: set[str] = set()
     for segment in segments:
         terms.update(segment.terms())
-    lists = []
     for term in sorted(terms):
-        postings = [
-            posting
-            for segment in segments
-            for posting in segment.postings(term)
-            if posting.doc_id not in deleted
-        ]
-        if postings:
-            lists.append((term, [(posting.doc_id, posting.positions) for posting in postings]))
-    return lists
+        joined = concatenate_columns([read_posting_columns(segment, term) for segment in segments])
+        if deleted:
+            joined = columns_without_deleted(joined, deleted)
+        if joined.doc_ids:
+            yield term, joined.doc_ids, list(joined.positions)
 
 
 def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
@@ -274,8 +274,7 @@ def flush_index(
             new_segments.append(segment)
     if live:
         name = _next_segment_name(directory, index)
-        postings = encode_postings_file_of_columns(
-            buffer.posting_columns(index.deleted), config.index_block_size)
+        postings = encode_postings_file(buffer.posting_columns(index.deleted))
         new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.difference_update(buffer.documents)
     index.replace_segments(new_segments)
@@ -292,8 +291,7 @@ def merge_index(
     live = [record for record in index.documents()]
     new_segments: list[Segment] = []
     if live:
-        postings = encode_postings_file(_live_lists(sources, index.deleted),
-                                        config.index_block_size)
+        postings = encode_postings_file(_live_lists(sources, index.deleted))
         name = _next_segment_name(directory, index)
         new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.clear()

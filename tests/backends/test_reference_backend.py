@@ -26,7 +26,7 @@ from engine.index.check import check_index
 from engine.model import SearchRequest, SessionWindow
 from tests.conformance.suite import load_cases, run_case
 
-TINY = EngineConfig(index_block_size=2, index_flush_documents=3, index_merge_segments=3)
+TINY = EngineConfig(index_flush_documents=3, index_merge_segments=3)
 
 
 def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:

@@ -29,7 +29,7 @@ from engine.query.cjk import substring_matches
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-fast-kernel"
-CONFIG = EngineConfig(index_block_size=2)
+CONFIG = EngineConfig()
 WINDOWS = [
     SessionWindow("w1", "agent:main:main"),
     SessionWindow("w2", "agent:main:other"),

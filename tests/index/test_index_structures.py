@@ -80,7 +80,7 @@ def test_statistics_count_every_live_row_and_drop_deleted_ones():
 @given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush", "merge"]), max_size=10))
 def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
     directory = MemoryDirectory()
-    tiny = EngineConfig(index_block_size=2, index_flush_documents=1000, index_merge_segments=3)
+    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=3)
     index = InvertedIndex()
     pending = list(documents)
     for action in actions:
@@ -105,7 +105,7 @@ def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
 
 def test_merge_drops_tombstones_and_old_files():
     directory = MemoryDirectory()
-    tiny = EngineConfig(index_block_size=2, index_flush_documents=1000, index_merge_segments=10)
+    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=10)
     index = build([["a"], ["b"], ["c"]])
     flush_index(directory, index, PROFILE, tiny)
     index.add_entry(entry(3), ["a", "c"])

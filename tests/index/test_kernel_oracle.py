@@ -74,7 +74,7 @@ requests = st.builds(
 
 
 def build(rows, dirty: bool) -> ReferenceBackend:
-    backend = ReferenceBackend.create_in(MemoryDirectory(), config=EngineConfig(index_flush_documents=5, index_block_size=2))
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=EngineConfig(index_flush_documents=5))
     parents: dict[str, str | None] = {}
     with backend.transaction() as transaction:
         for window in WINDOWS:

@@ -1,14 +1,16 @@
 """Posting lists as columns (the fast query path's shape) against `list[Posting]`.
 
-`decode_posting_columns` must accept and reject exactly what `decode_posting_list` does
-and describe the same list; a `FrozenSegment` given `read_columns` (positions left as
-gaps) must answer `term_columns` like one that builds the columns from its postings; and
-joining or filtering columns must not change what they hold.
+The layout-1 `decode_posting_columns` must accept and reject exactly what
+`decode_posting_list` does and describe the same list; a `FrozenSegment` given
+`read_columns` (positions left in their flat array) must answer `term_columns` like one
+that builds the columns from its postings; and joining or filtering columns must not
+change what they hold.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
@@ -17,16 +19,17 @@ from hypothesis import strategies as st
 from engine.codec.framing import DecodeError
 from engine.codec.postings_file import (
     check_postings_file,
+    encode_postings_file,
+    read_posting_record,
+)
+from engine.codec.postings_file_legacy import (
     decode_posting_columns,
     decode_posting_list,
-    decode_postings_columns_record,
-    decode_postings_record,
     encode_posting_list,
-    encode_postings_file,
 )
 from engine.errors import CorruptFile, StoreError
 from engine.index.postings import (
-    PositionColumn,
+    FlatPositions,
     Posting,
     PostingColumns,
     columns_without_deleted,
@@ -45,6 +48,12 @@ def posting_lists(draw: st.DrawFn, first_doc: int = 0) -> list[tuple[int, tuple[
     ]
 
 
+def as_columns(lists):
+    """`(term, postings)` pairs as the `(term, doc_ids, positions)` a postings file takes."""
+    return [(term, [d for d, _p in postings], [list(p) for _d, p in postings])
+            for term, postings in lists]
+
+
 def as_pairs(columns: PostingColumns) -> list[tuple[int, tuple[int, ...]]]:
     return list(zip(columns.doc_ids, columns.positions))
 
@@ -54,8 +63,7 @@ def as_pairs(columns: PostingColumns) -> list[tuple[int, tuple[int, ...]]]:
 def test_columns_decode_the_same_list(postings, block_size):
     value = encode_posting_list(postings, block_size) if postings else []
     doc_ids, counts, gaps = decode_posting_columns(value)
-    columns = PostingColumns(doc_ids, counts, PositionColumn(list(gaps)))
-    assert as_pairs(columns) == decode_posting_list(value) == postings
+    assert list(zip(doc_ids, map(tuple, map(accumulate, gaps)))) == decode_posting_list(value) == postings
     assert counts == [len(positions) for _doc_id, positions in postings]
 
 
@@ -75,22 +83,22 @@ def test_damaged_values_are_decode_errors(value, reason):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.sampled_from(["a", "ab", "b"]), posting_lists(), max_size=3),
-       st.integers(1, 3))
-def test_frozen_segment_reads_columns_like_its_postings(lists, block_size):
+@given(st.dictionaries(st.sampled_from(["a", "ab", "b"]), posting_lists(), max_size=3))
+def test_frozen_segment_reads_columns_like_its_postings(lists):
     lists = {term: postings for term, postings in lists.items() if postings}
-    data, slots = encode_postings_file(sorted(lists.items()), block_size)
+    data, slots = encode_postings_file(as_columns(sorted(lists.items())))
     dictionary = TermDictionary((term, PostingsSlot(*slot)) for term, slot in slots.items())
 
     def read(offset: int, length: int) -> bytes:
         return data[offset: offset + length]
 
     def read_postings(slot: PostingsSlot) -> list[Posting]:
-        return [Posting(d, p) for d, p in decode_postings_record(read, slot.offset, slot.length, "p")]
+        return [Posting(d, p) for d, p in read_posting_record(read, slot.offset, slot.length, "p").pairs()]
 
     def read_columns(slot: PostingsSlot) -> PostingColumns:
-        doc_ids, counts, gaps = decode_postings_columns_record(read, slot.offset, slot.length, "p")
-        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+        lists = read_posting_record(read, slot.offset, slot.length, "p")
+        return PostingColumns(lists.doc_ids.tolist(), lists.counts.tolist(),
+                              FlatPositions.of_counts(lists.positions, lists.counts))
 
     plain = FrozenSegment("s", {}, dictionary, read_postings)
     lazy = FrozenSegment("s", {}, dictionary, read_postings, read_columns)
@@ -108,9 +116,9 @@ def test_frozen_segment_reads_columns_like_its_postings(lists, block_size):
 @given(posting_lists(0), posting_lists(100), st.sets(st.integers(0, 160)))
 def test_joining_and_filtering_lazy_columns(first, second, deleted):
     def lazy(postings):
-        value = encode_posting_list(postings, 2) if postings else []
-        doc_ids, counts, gaps = decode_posting_columns(value)
-        return PostingColumns(doc_ids, counts, PositionColumn(gaps))
+        flat = [position for _doc_id, positions in postings for position in positions]
+        counts = [len(positions) for _doc_id, positions in postings]
+        return PostingColumns([d for d, _p in postings], counts, FlatPositions.of_counts(flat, counts))
 
     plain = PostingColumns.of([Posting(d, p) for d, p in second])
     joined = concatenate_columns([lazy(first), plain])
@@ -127,7 +135,7 @@ def test_opening_check_finds_every_flipped_byte(lists, data):
     (header, record, footer) is still an error naming the file."""
     lists = [postings for postings in lists if postings]
     encoded, _slots = encode_postings_file(
-        [(f"t{number}", postings) for number, postings in enumerate(lists)], 2)
+        as_columns([(f"t{number}", postings) for number, postings in enumerate(lists)]))
     assert check_postings_file(encoded, "p") == check_postings_file(
         encoded, "p", decode_lists=True) == len(lists)
     position = data.draw(st.integers(0, len(encoded) - 1))
