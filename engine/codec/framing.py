@@ -38,6 +38,7 @@ the tail. The transcript layer refines this with its commit records; see
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -119,6 +120,9 @@ def update_crc(crc: int, data: bytes) -> int:
     return zlib.crc32(data, crc)
 
 
+_PACKERS = threading.local()
+
+
 def encode_payload(value: Any) -> bytes:
     """msgpack bytes of a JSON-like value; DecodeError names an unencodable value.
 
@@ -132,8 +136,12 @@ def encode_payload(value: Any) -> bytes:
     >>> decode_payload(encode_payload(lone)) == lone
     True
     """
+    packer = getattr(_PACKERS, "packer", None)
+    if packer is None:  # one reusable packer per thread (msgpack.packb makes one per call)
+        packer = _PACKERS.packer = msgpack.Packer(use_bin_type=True,
+                                                  unicode_errors="surrogatepass")
     try:
-        return msgpack.packb(value, use_bin_type=True, unicode_errors="surrogatepass")
+        return packer.pack(value)  # resets itself after a value and after an error
     except (TypeError, ValueError, OverflowError) as error:
         raise DecodeError(f"value cannot be stored: {error}") from None
 

@@ -71,6 +71,7 @@ Positions = Sequence[int] | int
 
 #: Unsigned typecodes by size, with the first value each cannot hold.
 _TYPECODE_LIMITS = (("B", 1 << 8), ("H", 1 << 16), ("I", 1 << 32), ("Q", 1 << 64))
+_TYPECODE_WIDTHS = {"B": 1, "H": 2, "I": 4, "Q": 8}
 
 
 def smallest_typecode(largest: int) -> str:
@@ -92,6 +93,18 @@ def _packed(values: Sequence[int]) -> tuple[str, bytes]:
     if sys.byteorder != "little":
         packed.byteswap()
     return typecode, packed.tobytes()
+
+
+def _packed_one(value: int) -> tuple[str, bytes]:
+    """`_packed([value])`, without making an array.
+
+    >>> _packed_one(300) == _packed([300])
+    True
+    """
+    for typecode, limit in _TYPECODE_LIMITS:
+        if value < limit:
+            return typecode, value.to_bytes(_TYPECODE_WIDTHS[typecode], "little")
+    raise ValueError(f"{value} does not fit in 64 bits")
 
 
 def _unpacked(typecode: Any, data: Any, name: str) -> array:
@@ -134,8 +147,12 @@ def encode_posting_value(doc_ids: Sequence[int], positions: Sequence[Positions])
     >>> encode_posting_value([3, 7], [[0, 4], 2])
     ['postings/2', 'B', b'\\x03\\x07', 'B', b'\\x02\\x01', 'B', b'\\x00\\x04\\x02']
     """
+    if len(doc_ids) == 1:  # most terms of a segment are in one row: no arrays needed
+        item = positions[0]
+        if item.__class__ is int:
+            return [LIST_KIND, *_packed_one(doc_ids[0]), "B", b"\x01", *_packed_one(item)]  # type: ignore[arg-type]
     doc_type, doc_bytes = _packed(doc_ids)
-    if all(item.__class__ is int for item in positions):  # most lists: one position each
+    if int in map(type, positions) and len(set(map(type, positions))) == 1:  # one position each
         position_type, position_bytes = _packed(positions)  # type: ignore[arg-type]
         return [LIST_KIND, doc_type, doc_bytes, "B", b"\x01" * len(positions),
                 position_type, position_bytes]
