@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -274,24 +274,51 @@ class CompiledTokenizer:
     """
 
     __slots__ = (
-        "ascii_pattern", "bmp_pattern", "fold_cache", "fold_table", "options",
-        "supplementary_pattern",
+        "_bmp_pattern", "_fold_table", "_make_bmp_pattern", "_make_fold_table",
+        "_make_supplementary_pattern", "_supplementary_pattern", "ascii_pattern",
+        "fold_cache", "options",
     )  # fmt: skip
 
     def __init__(
         self,
         options: Unicode61Options,
         ascii_pattern: re.Pattern[str],
-        bmp_pattern: re.Pattern[str],
-        supplementary_pattern: re.Pattern[str],
-        fold_table: dict[int, str],
+        bmp_pattern: Callable[[], re.Pattern[str]],
+        supplementary_pattern: Callable[[], re.Pattern[str]],
+        fold_table: Callable[[], dict[int, str]],
     ) -> None:
+        """The ASCII pattern is built now; the others (large character classes, about
+        50 ms to compile) when the first non-ASCII text needs them."""
         self.options = options
         self.ascii_pattern = ascii_pattern
-        self.bmp_pattern = bmp_pattern
-        self.supplementary_pattern = supplementary_pattern
-        self.fold_table = fold_table
+        self._make_bmp_pattern = bmp_pattern
+        self._make_supplementary_pattern = supplementary_pattern
+        self._make_fold_table = fold_table
+        self._bmp_pattern: re.Pattern[str] | None = None
+        self._supplementary_pattern: re.Pattern[str] | None = None
+        self._fold_table: dict[int, str] | None = None
         self.fold_cache: dict[str, str] = {}
+
+    @property
+    def bmp_pattern(self) -> re.Pattern[str]:
+        """The token pattern for text without supplementary-plane characters."""
+        if self._bmp_pattern is None:
+            self._bmp_pattern = self._make_bmp_pattern()
+        return self._bmp_pattern
+
+    @property
+    def supplementary_pattern(self) -> re.Pattern[str]:
+        """The token pattern for text with supplementary-plane characters."""
+        if self._supplementary_pattern is None:
+            self._supplementary_pattern = self._make_supplementary_pattern()
+        return self._supplementary_pattern
+
+    @property
+    def fold_table(self) -> dict[int, str]:
+        """`str.translate` table: code point to its folded text."""
+        if self._fold_table is None:
+            self._fold_table = self._make_fold_table()
+        return self._fold_table
 
     def prepare(self, text: str) -> tuple[re.Pattern[str], str]:
         """The pattern to use, and the text to run it on (same length, same token texts)."""
@@ -409,13 +436,13 @@ def compile_options(options: Unicode61Options) -> CompiledTokenizer:
     return CompiledTokenizer(
         options=options,
         ascii_pattern=token_pattern(starts, continues, below=0x80),
-        bmp_pattern=token_pattern(starts, continues, below=0x10000),
-        supplementary_pattern=token_pattern(
+        bmp_pattern=lambda: token_pattern(starts, continues, below=0x10000),
+        supplementary_pattern=lambda: token_pattern(
             [*clip(starts, below=0x10000), *every_supplementary],
             [*clip(continues, below=0x10000), *every_supplementary],
             below=0x110000,
         ),
-        fold_table=fold_translation(options.remove_diacritics),
+        fold_table=lambda: fold_translation(options.remove_diacritics),
     )
 
 
@@ -469,7 +496,6 @@ class Unicode61Tokenizer:
         self.categories = categories
         self._compiled = compile_options(self.options)
         ascii_table = self.options.ascii_token_characters
-        fold_table = self._compiled.fold_table
         #: ASCII text may be lowered before splitting (the fast `terms`) when unicode61's
         #: folding of ASCII is exactly `str.lower` and every letter is a token character
         #: exactly when its lower case is (true unless tokenchars/separators say otherwise).
@@ -477,7 +503,7 @@ class Unicode61Tokenizer:
             ascii_table[code_point] == ascii_table[code_point + 32]
             for code_point in range(ord("A"), ord("Z") + 1)
         ) and all(
-            fold_table.get(code_point, chr(code_point)) == chr(code_point).lower()
+            fold_code_point(code_point, remove_diacritics) == chr(code_point).lower()
             for code_point in range(128)
         )
 

@@ -14,12 +14,18 @@ Byte grammar (a `framing` file of kind `manifest`)::
                  "deleted": [gap, ...],    tombstoned doc ids in flushed segments, as a
                                            running sum from 0 (first gap absolute)
                  "windows": [[session_id, indexed_seq, leaf_event_id | nil,
-                              needs_rebuild], ...]}   sorted by session_id
+                              needs_rebuild], ...],   sorted by session_id
+                 "statistics": [document_count, total_tokens]}   optional
+                 the live rows of the segments and their summed token counts (FTS5's N
+                 and the total behind avgdl), so opening needs no pass over the rows;
+                 absent in manifests written before issue 5's reopen work (and then
+                 summed from the segments when opened)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -52,6 +58,7 @@ class Manifest:
     segments: tuple[SegmentEntry, ...]
     deleted: tuple[int, ...]
     windows: tuple[WindowEntry, ...]
+    statistics: tuple[int, int] | None = None
 
 
 def _to_value(manifest: Manifest) -> dict[str, Any]:
@@ -67,6 +74,7 @@ def _to_value(manifest: Manifest) -> dict[str, Any]:
         "segments": [list(entry) for entry in manifest.segments],
         "deleted": gaps,
         "windows": [list(entry) for entry in sorted(manifest.windows)],
+        **({} if manifest.statistics is None else {"statistics": list(manifest.statistics)}),
     }
 
 
@@ -86,19 +94,22 @@ def _from_value(value: Any) -> Manifest:
     if not isinstance(value, dict):
         raise DecodeError("manifest record is not a map")
     try:
-        deleted = []
-        total = 0
-        for gap in value["deleted"]:
-            total += gap
-            deleted.append(total)
+        gaps = value["deleted"]
+        if set(map(type, gaps)) - {int}:
+            raise DecodeError("manifest tombstone gaps are not integers")
+        deleted = accumulate(gaps)  # the running sum, in C
         segments = tuple((str(n), int(a), int(b), int(c)) for n, a, b, c in value["segments"])
         windows = tuple(
             (str(session_id), int(seq), leaf if leaf is None else str(leaf), bool(rebuild))
             for session_id, seq, leaf, rebuild in value["windows"]
         )
+        statistics = value.get("statistics")
+        if statistics is not None:
+            document_count, total_tokens = statistics
+            statistics = (int(document_count), int(total_tokens))
         return Manifest(
             int(value["generation"]), int(value["next_doc_id"]), str(value["profile"]),
-            segments, tuple(deleted), windows,
+            segments, tuple(deleted), windows, statistics,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise DecodeError(f"manifest record is malformed: {error!r}") from None

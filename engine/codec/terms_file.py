@@ -53,9 +53,10 @@ packed rows make a doc id's column index one subtraction, at the price of a few 
 per row deleted before its segment was written.
 
 Integrity: opening checks the header, the footer (record count and placement must agree
-with the table's offsets) and the table record's CRC. Every other record's CRC is
+with the table's offsets), the table record's CRC and its columns' sizes. Every other record's CRC is
 checked when it is read, so damage raises `CorruptFile` with the file and offset then;
-`check_terms_file` walks and checks every record (used by `verify` and `dump`).
+`check_terms_file` walks and checks every record and that every row's group is in the
+group table (used by `verify` and `dump`).
 
 Layouts 1 and 2 (texts in the rows record, or in blocks of 256 rows, and the whole file
 decoded at open) are still read: `open_terms_file` decodes such a file whole with
@@ -68,6 +69,7 @@ import math
 import sys
 from array import array
 from bisect import bisect_right
+from itertools import chain
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,10 +190,13 @@ class RowTable:
 
 
 def build_table(
-    rows: Sequence[DocumentRow], entries: Sequence[TermEntry]
+    rows: Sequence[DocumentRow], entries: Sequence[TermEntry],
+    group_prefix: Sequence[tuple[str, str]] = (),
 ) -> tuple[RowTable, list[list[Any]]]:
     """The table of `rows` (doc ids increasing, non-empty) with zero offsets, and the
-    `[message_ids, texts]` body of each text record."""
+    `[message_ids, texts]` body of each text record. The group table starts with
+    `group_prefix` (distinct pairs), so rows keep the group numbers an earlier
+    segment gave their pairs."""
     first = rows[0][0]
     span = rows[-1][0] - first + 1
     present = bytearray(span)
@@ -201,7 +206,7 @@ def build_table(
     timestamps = array("d", bytes(8 * span))
     flags = bytearray(span)
     odd: dict[int, Any] = {}
-    group_ids: dict[tuple[str, str], int] = {}
+    group_ids: dict[tuple[str, str], int] = {pair: number for number, pair in enumerate(group_prefix)}
     message_ids: list[str | None] = [None] * span
     texts = [""] * span
     for doc_id, session_id, message_id, role, timestamp, length, seq, text in rows:
@@ -252,8 +257,12 @@ def _table_value(table: RowTable) -> list[Any]:
     }]
 
 
-def encode_terms_file(rows: Sequence[DocumentRow], terms: Iterable[TermEntry]) -> bytes:
-    """The whole terms file of `rows` (doc ids increasing, at least one) and `terms`.
+def encode_terms_file(
+    rows: Sequence[DocumentRow], terms: Iterable[TermEntry],
+    group_prefix: Sequence[tuple[str, str]] = (),
+) -> bytes:
+    """The whole terms file of `rows` (doc ids increasing, at least one) and `terms`;
+    `group_prefix` starts the group table (see `build_table`).
 
     >>> rows = [(4, "w", "m1", "user", 1.5, 2, 0, "hi there"), (6, "w", "m2", "user", None, 1, 1, "é")]
     >>> data = encode_terms_file(rows, [("hi", 1, 16, 20), ("there", 1, 36, 20)])
@@ -264,7 +273,7 @@ def encode_terms_file(rows: Sequence[DocumentRow], terms: Iterable[TermEntry]) -
     ([['m1', None, 'm2'], ['hi there', '', 'é']], ('there', 1, 36, 20))
     """
     entries = [tuple(entry) for entry in terms]
-    table, bodies = build_table(rows, entries)  # type: ignore[arg-type]
+    table, bodies = build_table(rows, entries, group_prefix)  # type: ignore[arg-type]
     text_records = [encode_record([TEXTS_KIND, body]) for body in bodies]
     term_records = [
         encode_record([TERMS_KIND, [list(entry) for entry in entries[begin: begin + TERMS_PER_RECORD]]])
@@ -300,12 +309,9 @@ def _decode_table(body: Any) -> RowTable:
         if not (isinstance(present, bytes) and isinstance(flags, bytes)
                 and len(present) == span == len(flags)):
             raise DecodeError("table present/flags columns have the wrong size")
-        group_table = tuple(tuple(pair) for pair in body["group_table"])
-        if not all(len(pair) == 2 and all(isinstance(part, str) for part in pair)
-                   for pair in group_table):
+        group_table = tuple(map(tuple, body["group_table"]))
+        if set(map(len, group_table)) - {2} or set(map(type, chain.from_iterable(group_table))) - {str}:
             raise DecodeError("group table entry is not [session_id, role]")
-        if columns["groups"] and max(columns["groups"]) >= len(group_table):
-            raise DecodeError("a row names a group beyond the group table")
         odd = {slot: value for slot, value in body["odd_timestamps"]}
         text_records = -(-span // ROWS_PER_TEXT_RECORD)
         text_offsets = _from_bytes("Q", body["text_offsets"], text_records + 1, "text_offsets")
@@ -431,6 +437,9 @@ def check_terms_file(data: bytes, location: str) -> int:
     decode_sealed_frames(data, location, MAGIC)
     reader = open_terms_file(lambda offset, length: data[offset: offset + length], len(data),
                              location)
+    table = reader.table
+    if table.groups and max(table.groups) >= len(table.group_table):
+        raise CorruptFile(location, HEADER_SIZE, "a row names a group beyond the group table")
     for number in range(len(reader.table.text_offsets) - 1):
         reader.text_record(number)
     for number in range(len(reader.table.term_offsets) - 1):

@@ -18,6 +18,8 @@ next flush, rows in flushed segments when segments are merged.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import repeat
+from operator import sub
 from collections.abc import Iterable, Iterator, Sequence
 
 from engine.index.cjk_grams import CjkGramIndex
@@ -76,7 +78,10 @@ class InvertedIndex:
         next_doc_id: int = 0,
         window_states: dict[str, WindowIndexState] | None = None,
         generation: int = 0,
+        statistics: tuple[int, int] | None = None,
     ) -> None:
+        """`statistics` is `(document_count, total_tokens)` of the segments' live rows
+        when the manifest recorded them; else they are summed from the segments."""
         self.segments: list[Segment] = list(segments)
         self.buffer = WriteBuffer()
         self.deleted: set[int] = set(deleted or ())
@@ -87,15 +92,16 @@ class InvertedIndex:
         self._segment_starts: list[int] = []
         self._by_session: dict[str, set[int]] | None = None  # built when first needed
         self._cjk_grams: CjkGramIndex | None = None
-        self._count = 0
-        self.total_tokens = 0
-        for segment in self.segments:
-            rows, tokens = segment_statistics(segment)
-            self._count += rows
-            self.total_tokens += tokens
         self._index_segment_starts()
-        self._count -= len(self.deleted)
-        self.total_tokens -= self._stored_lengths(self.deleted)
+        if statistics is not None:
+            self._count, self.total_tokens = statistics
+        else:
+            self._count = -len(self.deleted)
+            self.total_tokens = -self._stored_lengths(self.deleted)
+            for segment in self.segments:
+                rows, tokens = segment_statistics(segment)
+                self._count += rows
+                self.total_tokens += tokens
 
     # ----- rows ----------------------------------------------------------------------
 
@@ -113,19 +119,24 @@ class InvertedIndex:
             raise KeyError(doc_id)
         return self.segments[number].documents[doc_id]
 
-    def _stored_lengths(self, doc_ids: Iterable[int]) -> int:
+    def _stored_lengths(self, doc_ids: set[int]) -> int:
         """The summed token counts of stored rows `doc_ids` (deleted or not), read from
         the segments' length columns without making records."""
         total = 0
-        remaining = set(doc_ids)
+        found = 0
         for segment in self.segments:
             documents = segment.documents
             if isinstance(documents, SegmentRows):
-                first, end, lengths = documents.first, documents.end, documents.table.lengths
-                slots = [doc_id - first for doc_id in remaining if first <= doc_id < end]
-                total += sum(map(lengths.__getitem__, slots))
-                remaining.difference_update(first + slot for slot in slots)
-        return total + sum(self._stored_row(doc_id).length for doc_id in remaining)
+                first, lengths = documents.first, documents.table.lengths
+                inside = list(filter(range(first, documents.end).__contains__, doc_ids))
+                total += sum(map(lengths.__getitem__, map(sub, inside, repeat(first))))
+                found += len(inside)
+        if found == len(doc_ids):
+            return total
+        in_tables = [segment.documents for segment in self.segments
+                     if isinstance(segment.documents, SegmentRows)]
+        return total + sum(self._stored_row(doc_id).length for doc_id in doc_ids
+                           if not any(doc_id in rows for rows in in_tables))
 
     def session_ids_maybe_indexed(self) -> set[str]:
         """Every window session id that may have a live row: a superset of

@@ -46,7 +46,7 @@ import weakref
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import compress, filterfalse, repeat
 from typing import TypeVar
 
 from engine.index.inverted_index import InvertedIndex
@@ -141,8 +141,7 @@ class RowColumns:
         self.timestamps.extend(table.timestamps[start:])
         self.odd_timestamps += sum(1 for slot in table.odd_timestamps if slot >= start)
         non_ascii = rows.non_ascii_doc_ids(rows.first + start)
-        self.non_ascii_rows.extend(
-            (doc_id for doc_id in non_ascii if doc_id not in deleted) if deleted else non_ascii)
+        self.non_ascii_rows.extend(filterfalse(deleted.__contains__, non_ascii))
 
     def _group(self, session_id: str, role: str) -> int:
         key = (session_id, role)

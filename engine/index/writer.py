@@ -163,6 +163,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
             next_doc_id=manifest.next_doc_id,
             window_states=states,
             generation=manifest.generation,
+            statistics=manifest.statistics,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -185,6 +186,7 @@ def _write_segment(
     name: str,
     documents: Sequence[DocumentRecord],
     postings: tuple[bytes, dict[str, tuple[int, int, int]]],
+    previous: Segment | None = None,
 ) -> FrozenSegment:
     """Write one segment's two files durably and return it opened from them.
 
@@ -200,7 +202,11 @@ def _write_segment(
     ]
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
-    directory.write_atomic(terms_name, encode_terms_file(rows, entries))
+    # A flushed segment's group table starts with the previous segment's, so the query
+    # columns copy its group column as it is (`engine.index.query_columns`).
+    prefix = previous.documents.table.group_table if (
+        previous is not None and isinstance(previous.documents, SegmentRows)) else ()
+    directory.write_atomic(terms_name, encode_terms_file(rows, entries, prefix))
     return load_segment(directory, name)
 
 
@@ -230,9 +236,12 @@ def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
         (session_id, state.indexed_seq, state.leaf_event_id, state.needs_rebuild)
         for session_id, state in sorted(index.window_states.items())
     )
+    # Written only after a flush or merge, when the buffer is empty: the statistics are
+    # then exactly those of the segments' live rows.
+    statistics = None if len(index.buffer) else (index.document_count, index.total_tokens)
     return Manifest(
         index.generation, index.next_doc_id, profile, tuple(segments),
-        tuple(sorted(index.deleted)), windows,
+        tuple(sorted(index.deleted)), windows, statistics,
     )
 
 
@@ -275,7 +284,8 @@ def flush_index(
     if live:
         name = _next_segment_name(directory, index)
         postings = encode_postings_file(buffer.posting_columns(index.deleted))
-        new_segments.append(_write_segment(directory, name, live, postings))
+        previous = new_segments[-1] if new_segments else None
+        new_segments.append(_write_segment(directory, name, live, postings, previous))
     index.deleted.difference_update(buffer.documents)
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)

@@ -76,3 +76,17 @@ def test_a_loaded_index_keeps_counts_and_tokens_of_its_tombstoned_rows_out():
     assert list(loaded.live_doc_ids()) == [record.doc_id for record in written.documents()]
     assert loaded.window_doc_ids("w") == [record.doc_id for record in written.documents()]
     assert loaded.text(7) == text_of(7)
+
+
+def test_a_later_flush_keeps_the_group_numbers_of_the_segment_before():
+    directory, index = flushed_store()
+    index.add_entry(IndexEntry("w2", "n1", "assistant", 1.0, "new row", 0), ["new", "row"])
+    index.add_entry(IndexEntry("w", "n2", "user", 2.0, "old group", 1), ["old", "group"])
+    flush_index(directory, index, PROFILE, EngineConfig())
+    first, second = (segment.documents.table.group_table for segment in index.segments)
+    assert second[: len(first)] == first and second[len(first):] == (("w2", "assistant"),)
+    loaded = load_index(directory, PROFILE)
+    rows = query_columns(loaded).rows
+    assert rows.group_sessions == ["w", "w2"] and rows.group_roles == ["user", "assistant"]
+    assert (loaded.document_count, loaded.total_tokens) == (index.document_count,
+                                                            index.total_tokens)
