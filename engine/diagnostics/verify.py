@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from engine.backends.reference import ReferenceBackend
 from engine.errors import UnknownSession
 from engine.index.check import check_index
+from engine.index.writer import check_index_files
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
 from engine.model import IndexEntry
@@ -155,6 +156,12 @@ def verify_backend(backend: ReferenceBackend) -> VerifyReport:
     if damage is not None:
         report.problems.append(f"transcripts: {damage}")
         report.problems.append("the index was not compared: the transcripts are damaged")
+        return report
+    file_damage = check_index_files(backend.store.directory)
+    if file_damage:
+        report.problems.extend(f"index: {problem}" for problem in file_damage)
+        report.problems.append("the index was not compared: its files are damaged "
+                               "(verify --repair rebuilds it from the transcripts)")
         return report
     index = backend.index
     report.problems.extend(check_index(index, _row_source(backend)))

@@ -30,10 +30,11 @@ from collections.abc import Iterator, Sequence
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     check_postings_ends,
+    check_postings_file,
     encode_postings_file,
     read_posting_record,
 )
-from engine.codec.terms_file import encode_terms_file, open_terms_file
+from engine.codec.terms_file import check_terms_file, encode_terms_file, open_terms_file
 from engine.config import EngineConfig
 from engine.directory import Directory
 from engine.errors import CorruptFile, StoreError
@@ -166,6 +167,30 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
             statistics=manifest.statistics,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def check_index_files(directory: Directory) -> list[str]:
+    """Check every byte of the committed index files (what opening leaves to the first
+    read of each record): each segment's terms file (`check_terms_file`) and postings
+    file (`check_postings_file` with every list decoded); one problem per damaged file.
+    """
+    problems: list[str] = []
+    try:
+        manifest = read_manifest(directory)
+    except StoreError as error:
+        return [str(error)]
+    for entry in manifest.segments if manifest is not None else ():
+        for name in segment_file_names(entry[0]):
+            location = directory.location(name)
+            try:
+                data = directory.read_bytes(name)
+                if name.endswith(".terms"):
+                    check_terms_file(data, location)
+                else:
+                    check_postings_file(data, location, decode_lists=True)
+            except StoreError as error:
+                problems.append(str(error))
+    return problems
 
 
 # ----- writing ------------------------------------------------------------------------

@@ -376,3 +376,27 @@ def test_terms_over_32_kib_are_cut_like_fts5(tmp_path):
     finally:
         reference.close()
         sqlite.close()
+
+
+@pytest.mark.parametrize("file_suffix", [".terms", ".postings"])
+def test_damage_inside_an_index_file_is_found_on_read_and_by_verify(file_suffix):
+    """Opening reads an index file's ends and table only; a flipped byte in a record is
+    reported when that record is read, and verify checks every byte."""
+    directory = MemoryDirectory()
+    writer = ReferenceBackend.create_in(directory, config=TINY)
+    add_chain(writer, "w", "agent:main:main", [f"word{number} common" for number in range(8)])
+    writer.merge()
+    writer.close()
+    name = next(name for name in directory.list_names("index/") if name.endswith(file_suffix))
+    data = bytearray(directory.read_bytes(name))
+    data[len(data) - 40] ^= 0xFF  # inside the last record, before the footer
+    directory.write_atomic(name, bytes(data))
+    reopened = ReferenceBackend.open_in(directory, writer=True, config=TINY)
+    report = verify_backend(reopened)
+    assert not report.ok
+    assert any(problem.startswith(f"index: {directory.location(name)}: corrupt at byte offset")
+               for problem in report.problems), report.problems
+    assert "the index was not compared" in report.problems[-1]
+    reopened.rebuild_index()
+    assert verify_backend(reopened).ok
+    reopened.close()
