@@ -17,7 +17,7 @@ next flush, rows in flushed segments when segments are merged.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import repeat
 from operator import sub
 from collections.abc import Iterable, Iterator, Sequence
@@ -279,6 +279,25 @@ class InvertedIndex:
         if isinstance(documents, SegmentRows):
             return documents.text_of(doc_id)
         return documents[doc_id].text
+
+    def texts(self, doc_ids: Sequence[int]) -> list[str]:
+        """The texts of live rows `doc_ids` (increasing): `[self.text(d) for d in doc_ids]`,
+        reading each segment's text records once."""
+        texts: list[str] = []
+        start = 0
+        for segment in self.segments:
+            documents = segment.documents
+            end = documents.end if isinstance(documents, SegmentRows) else (
+                segment_bounds(documents)[1] + 1 if documents else 0)
+            stop = bisect_left(doc_ids, end, start)
+            chunk = doc_ids[start:stop]
+            if isinstance(documents, SegmentRows):
+                texts.extend(documents.texts_of(chunk))
+            else:
+                texts.extend(documents[doc_id].text for doc_id in chunk)
+            start = stop
+        texts.extend(self.buffer.documents[doc_id].text for doc_id in doc_ids[start:])
+        return texts
 
     def live_doc_ids(self) -> Iterator[int]:
         """Every live row's doc id, increasing (no records are made)."""

@@ -233,9 +233,10 @@ class RowColumns:
         """The texts of `non_ascii_rows` up to any NUL (what LIKE sees), read when a
         CJK retry first needs them (then kept and extended)."""
         texts = self.non_ascii_texts
-        text = index.text
-        texts.extend(text(doc_id).split("\x00", 1)[0]
-                     for doc_id in self.non_ascii_rows[len(texts):])
+        missing = self.non_ascii_rows[len(texts):]
+        if missing:
+            texts.extend(text if "\x00" not in text else text.split("\x00", 1)[0]
+                         for text in index.texts(missing))
         return texts
 
     def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:

@@ -90,3 +90,15 @@ def test_a_later_flush_keeps_the_group_numbers_of_the_segment_before():
     assert rows.group_sessions == ["w", "w2"] and rows.group_roles == ["user", "assistant"]
     assert (loaded.document_count, loaded.total_tokens) == (index.document_count,
                                                             index.total_tokens)
+
+
+def test_bulk_texts_equal_one_text_at_a_time_across_segments_and_the_buffer():
+    directory, index = flushed_store()
+    index.add_entry(IndexEntry("w2", "n1", "user", 1.0, "buffered 会议", 0), ["buffered", "会议"])
+    flush_index(directory, index, PROFILE, EngineConfig())
+    index.add_entry(IndexEntry("w2", "n2", "user", 2.0, "still buffered", 1), ["still", "buffered"])
+    index.delete_document(5)
+    live = list(index.live_doc_ids())
+    assert index.texts(live) == [index.text(doc_id) for doc_id in live]
+    assert index.texts(live[::7]) == [index.text(doc_id) for doc_id in live[::7]]
+    assert index.texts([]) == []
