@@ -183,7 +183,8 @@ class ReferenceBackend:
         self._index_changes += 1
         self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
-            index = load_index(self.store.directory, self.profile)
+            with paused_garbage_collection():  # opening makes many objects, no cycles
+                index = load_index(self.store.directory, self.profile)
         except ProfileMismatch:
             # Built with another analyzer: the index is derived data, so rebuild it by
             # replaying the whole log; a writer's next flush replaces the old files.

@@ -18,8 +18,9 @@ row is a position in three compact arrays (8 bytes a row, no object per value):
   holds exactly (the `recent` order then compares `(timestamp, doc_id)` tuples); rows with
   another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
   general SQLite-order key instead;
-* `non_ascii_rows` — the live rows whose text holds a non-ASCII character, with their
-  records: what a CJK substring retry has to scan (`literal_candidates`). Which rows
+* `non_ascii_rows` — the live rows whose text holds a non-ASCII character: what a CJK
+  substring retry has to scan (`literal_candidates`), listed the first time a retry
+  needs them (`ensure_non_ascii`). Which rows
   they are comes from the row's stored flag (`DocumentRecord.text_is_ascii`), so filling
   the columns reads no text from disk; the texts themselves are read the first time a
   retry scans them (`visible_texts`). Unlike the gram index of `engine.index.cjk_grams`,
@@ -97,6 +98,7 @@ class RowColumns:
     group_roles: list[str] = field(default_factory=list)
     non_ascii_rows: list[int] = field(default_factory=list)
     non_ascii_texts: list[str] = field(default_factory=list)
+    non_ascii_ready: bool = False
     dead: int = 0
 
     @property
@@ -111,14 +113,11 @@ class RowColumns:
         the buffer's rows one by one (`_extend_from_records`). Ids without a row (deleted
         before their segment was written) get placeholders: posting lists never name them.
         """
-        first_fill = self.covered == 0
         for segment in index.segments:
             documents = segment.documents
             if isinstance(documents, SegmentRows) and documents.end > self.covered:
                 self._extend_from_table(documents, index.deleted)
         self._extend_from_records(index, index.next_doc_id)
-        if first_fill:  # the row lists hold live rows only: nothing for forget_deleted
-            self.dead = index.next_doc_id - index.document_count
 
     def _pad(self, end: int) -> None:
         """Placeholders up to doc id `end`."""
@@ -133,15 +132,32 @@ class RowColumns:
         start = self.covered - rows.first
         table = rows.table
         self.lengths.extend(table.lengths[start:])
-        translation = [self._group(session_id, role) for session_id, role in table.group_table]
-        if translation == list(range(len(translation))):
+        translation = self._translation(table.group_table)
+        if translation is None:  # the table numbers its groups as these columns do
             self.groups.extend(table.groups[start:])
         else:
             self.groups.extend(map(translation.__getitem__, table.groups[start:]))
         self.timestamps.extend(table.timestamps[start:])
         self.odd_timestamps += sum(1 for slot in table.odd_timestamps if slot >= start)
-        non_ascii = rows.non_ascii_doc_ids(rows.first + start)
-        self.non_ascii_rows.extend(filterfalse(deleted.__contains__, non_ascii))
+        if self.non_ascii_ready:
+            non_ascii = rows.non_ascii_doc_ids(rows.first + start)
+            self.non_ascii_rows.extend(filterfalse(deleted.__contains__, non_ascii))
+
+    def _translation(self, group_table: tuple[tuple[str, str], ...]) -> list[int] | None:
+        """This table's group numbers in these columns' numbering (registering its new
+        pairs); None when they are the same numbers. A segment's table starts with the
+        one of the segment before it (`engine.index.writer`), so the shared prefix is
+        compared in one step and only the pairs after it are looked up."""
+        known = len(self.group_sessions)
+        prefix = min(known, len(group_table))
+        same_prefix = group_table[:prefix] == tuple(
+            zip(self.group_sessions[:prefix], self.group_roles[:prefix]))
+        if not same_prefix:
+            return [self._group(session_id, role) for session_id, role in group_table]
+        tail = [self._group(session_id, role) for session_id, role in group_table[prefix:]]
+        if tail == list(range(prefix, len(group_table))):
+            return None
+        return [*range(prefix), *tail]
 
     def _group(self, session_id: str, role: str) -> int:
         key = (session_id, role)
@@ -172,7 +188,7 @@ class RowColumns:
             if group is None:
                 group = self._group(record.session_id, record.role)
             groups.append(group)
-            if not record.text_is_ascii:  # the stored flag: the text stays on disk
+            if self.non_ascii_ready and not record.text_is_ascii:  # the stored flag
                 self.non_ascii_rows.append(doc_id)
             timestamp = record.timestamp
             if plain_number(timestamp):
@@ -185,6 +201,9 @@ class RowColumns:
         """Drop deleted rows from the row lists (the per-doc columns keep placeholders)."""
         dead = index.next_doc_id - index.document_count
         if dead == self.dead:
+            return
+        if not self.non_ascii_ready:  # built from the live rows when first needed
+            self.dead = dead
             return
         if len(self.non_ascii_texts) == len(self.non_ascii_rows):
             self.non_ascii_rows, self.non_ascii_texts = live_rows(
@@ -224,10 +243,33 @@ class RowColumns:
         visible = needle.split("\x00", 1)[0]
         if visible.isascii():
             return None
+        self.ensure_non_ascii(index)
         doc_ids, texts = self.non_ascii_rows, self.visible_texts(index)
         if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
             return doc_ids, False
         return list(compress(doc_ids, map(operator.contains, texts, repeat(visible)))), True
+
+    def ensure_non_ascii(self, index: InvertedIndex) -> None:
+        """Fill `non_ascii_rows` from the live rows the first time a CJK retry needs it
+        (from the segments' stored flags, in C, and the buffer's records); later
+        `extend` calls keep it up to date. Opening a store and every other query skip it.
+        """
+        if self.non_ascii_ready:
+            return
+        deleted = index.deleted
+        rows: list[int] = []
+        for segment in index.all_segments():
+            documents = segment.documents
+            if isinstance(documents, SegmentRows):
+                rows.extend(filterfalse(deleted.__contains__,
+                                        documents.non_ascii_doc_ids(documents.first)))
+            else:
+                rows.extend(sorted(doc_id for doc_id, record in documents.items()
+                                   if doc_id not in deleted and not record.text_is_ascii))
+        self.non_ascii_rows = rows
+        self.non_ascii_texts = []
+        self.non_ascii_ready = True
+        self.dead = index.next_doc_id - index.document_count
 
     def visible_texts(self, index: InvertedIndex) -> list[str]:
         """The texts of `non_ascii_rows` up to any NUL (what LIKE sees), read when a

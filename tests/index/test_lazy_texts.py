@@ -47,6 +47,8 @@ def test_cjk_candidates_of_a_loaded_index_come_from_the_stored_texts():
     loaded = load_index(directory, PROFILE)
     rows = query_columns(loaded).rows
     expected = [number for number in range(ROW_COUNT) if number % 7 == 0]
+    assert rows.non_ascii_rows == [] and not rows.non_ascii_ready  # listed when first needed
+    rows.ensure_non_ascii(loaded)
     assert rows.non_ascii_rows == expected
     assert rows.non_ascii_texts == []  # nothing read until a retry scans
     assert rows.literal_candidates(loaded, "会议") == (expected, True)
