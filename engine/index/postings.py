@@ -17,11 +17,12 @@ below the document's length in tokens.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress
-from operator import attrgetter
+from itertools import accumulate, chain, compress, repeat
+from operator import add, attrgetter
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +96,8 @@ class FlatPositions(Sequence[tuple[int, ...]]):
 
     __slots__ = ("_counts", "_ends", "_starts", "values")
 
-    def __init__(self, values: Sequence[int], starts: list[int] | None,
-                 ends: list[int] | None, counts: Sequence[int] | None = None) -> None:
+    def __init__(self, values: Sequence[int], starts: Sequence[int] | None,
+                 ends: Sequence[int] | None, counts: Sequence[int] | None = None) -> None:
         self.values = values
         self._starts = starts
         self._ends = ends
@@ -107,10 +108,10 @@ class FlatPositions(Sequence[tuple[int, ...]]):
         """Rows of `counts[i]` positions each, one after another in `values`."""
         return cls(values, None, None, counts)
 
-    def bounds(self) -> tuple[list[int], list[int]]:
+    def bounds(self) -> tuple[Sequence[int], Sequence[int]]:
         """`(starts, ends)` of every row in `values`."""
         if self._starts is None or self._ends is None:
-            starts = list(accumulate(self._counts or (), initial=0))
+            starts = array("Q", accumulate(self._counts or (), initial=0))
             self._ends = starts[1:]
             del starts[-1]
             self._starts = starts
@@ -135,7 +136,8 @@ class FlatPositions(Sequence[tuple[int, ...]]):
     def picked(self, keep: Sequence[bool]) -> FlatPositions:
         """The rows whose `keep` is true (the values are shared, not copied)."""
         starts, ends = self.bounds()
-        return FlatPositions(self.values, list(compress(starts, keep)), list(compress(ends, keep)))
+        return FlatPositions(self.values, array("Q", compress(starts, keep)),
+                             array("Q", compress(ends, keep)))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
@@ -146,16 +148,17 @@ class FlatPositions(Sequence[tuple[int, ...]]):
 
 def _flat_parts(parts: Sequence[Sequence[tuple[int, ...]]]) -> FlatPositions:
     """The rows of every part, in order, as one `FlatPositions` (values copied once)."""
-    values: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    values = array("Q")
+    starts = array("Q")
+    ends = array("Q")
     for part in parts:
         offset = len(values)
         if isinstance(part, FlatPositions):
             part_starts, part_ends = part.bounds()
-            values.extend(part.values)
-            starts.extend([start + offset for start in part_starts])
-            ends.extend([end + offset for end in part_ends])
+            values.extend(part.values if isinstance(part.values, array) and
+                          part.values.typecode == "Q" else array("Q", part.values))
+            starts.extend(map(add, part_starts, repeat(offset)))
+            ends.extend(map(add, part_ends, repeat(offset)))
         else:
             for positions in part:
                 starts.append(len(values))
@@ -163,6 +166,9 @@ def _flat_parts(parts: Sequence[Sequence[tuple[int, ...]]]) -> FlatPositions:
                 ends.append(len(values))
     return FlatPositions(values, starts, ends)
 
+
+#: `bytes.translate` table swapping 0 and 1.
+_FLIP = bytes([1, 0, *range(2, 256)])
 
 _doc_id_of = attrgetter("doc_id")
 _positions_of = attrgetter("positions")
@@ -181,8 +187,8 @@ class PostingColumns:
     ([2, 1], (2,), ())
     """
 
-    doc_ids: list[int]
-    counts: list[int]
+    doc_ids: Sequence[int]  # a list, or an `array` (columns read from a file, joined or
+    counts: Sequence[int]   # filtered: no Python object per row for the GC to walk)
     positions: Sequence[tuple[int, ...]]  # a list, or a `FlatPositions` (lazy)
 
     @classmethod
@@ -216,8 +222,8 @@ EMPTY_COLUMNS = PostingColumns([], [], [])
 def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
     """`concatenate` for columns: segments cover increasing, disjoint doc-id ranges.
 
-    >>> concatenate_columns([PostingColumns([1], [1], [(0,)]), EMPTY_COLUMNS,
-    ...                      PostingColumns([4], [2], [(2, 3)])]).doc_ids
+    >>> list(concatenate_columns([PostingColumns([1], [1], [(0,)]), EMPTY_COLUMNS,
+    ...                           PostingColumns([4], [2], [(2, 3)])]).doc_ids)
     [1, 4]
     """
     filled = [part for part in parts if part.doc_ids]
@@ -226,8 +232,8 @@ def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
     if len(filled) == 1:
         return filled[0]
     return PostingColumns(
-        [doc_id for part in filled for doc_id in part.doc_ids],
-        [count for part in filled for count in part.counts],
+        array("Q", chain.from_iterable(part.doc_ids for part in filled)),
+        array("Q", chain.from_iterable(part.counts for part in filled)),
         _flat_parts([part.positions for part in filled]),
     )
 
@@ -235,16 +241,18 @@ def concatenate_columns(parts: Sequence[PostingColumns]) -> PostingColumns:
 def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) -> PostingColumns:
     """`without_deleted` for columns (the same object when nothing is deleted).
 
-    >>> columns_without_deleted(PostingColumns([1, 2], [1, 1], [(0,), (4,)]), {1}).doc_ids
+    >>> list(columns_without_deleted(PostingColumns([1, 2], [1, 1], [(0,), (4,)]), {1}).doc_ids)
     [2]
     """
-    keep = [doc_id not in deleted for doc_id in columns.doc_ids]
-    if all(keep):
+    # One byte per row, 1 = keep, made in C: `bytes(map(...))` marks the deleted rows,
+    # `translate` flips the marks.
+    keep = bytes(map(deleted.__contains__, columns.doc_ids)).translate(_FLIP)
+    if 0 not in keep:
         return columns
     positions = columns.positions
     return PostingColumns(
-        list(compress(columns.doc_ids, keep)),
-        list(compress(columns.counts, keep)),
+        array("Q", compress(columns.doc_ids, keep)),
+        array("Q", compress(columns.counts, keep)),
         positions.picked(keep) if isinstance(positions, FlatPositions)
         else list(compress(positions, keep)),
     )

@@ -106,7 +106,7 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
         # The query path's shape: positions stay in their flat array until a shown row
         # or a phrase needs them (`FlatPositions`).
         lists = read_posting_record(read, slot.offset, slot.length, postings_location)
-        return PostingColumns(lists.doc_ids.tolist(), lists.counts.tolist(),
+        return PostingColumns(lists.doc_ids, lists.counts,
                               FlatPositions.of_counts(lists.positions, lists.counts))
 
     return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),

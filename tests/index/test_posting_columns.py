@@ -105,8 +105,8 @@ def test_frozen_segment_reads_columns_like_its_postings(lists):
     for term in ["a", "ab", "b", "missing"]:
         expected = plain.term_columns(term)
         found = lazy.term_columns(term)
-        assert (found.doc_ids, found.counts, list(found.positions)) == (
-            expected.doc_ids, expected.counts, list(expected.positions))
+        assert (list(found.doc_ids), list(found.counts), list(found.positions)) == (
+            list(expected.doc_ids), list(expected.counts), list(expected.positions))
         assert found.postings() == list(plain.postings(term))
         for doc_id, positions in as_pairs(expected):
             assert found.positions_of(doc_id) == positions
@@ -125,7 +125,7 @@ def test_joining_and_filtering_lazy_columns(first, second, deleted):
     assert as_pairs(joined) == first + second
     kept = columns_without_deleted(joined, deleted)
     assert as_pairs(kept) == [(d, p) for d, p in first + second if d not in deleted]
-    assert kept.counts == [len(p) for d, p in first + second if d not in deleted]
+    assert list(kept.counts) == [len(p) for d, p in first + second if d not in deleted]
 
 
 @settings(max_examples=25, deadline=None)
