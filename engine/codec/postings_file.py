@@ -40,7 +40,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -202,13 +202,13 @@ def check_posting_arrays(lists: PostingArrays) -> None:
     engine.codec.framing.DecodeError: doc ids do not increase after 2
     """
     doc_ids = lists.doc_ids
-    for earlier, later in zip(doc_ids, doc_ids[1:]):
+    for earlier, later in pairwise(doc_ids):
         if later <= earlier:
             raise DecodeError(f"doc ids do not increase after {earlier}")
     for doc_id, positions in lists.pairs():
         if not positions:
             raise DecodeError(f"document {doc_id} has no positions")
-        if any(later <= earlier for earlier, later in zip(positions, positions[1:])):
+        if any(later <= earlier for earlier, later in pairwise(positions)):
             raise DecodeError(f"positions of document {doc_id} do not increase")
 
 

@@ -69,9 +69,9 @@ import math
 import sys
 from array import array
 from bisect import bisect_right
-from itertools import chain
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain, pairwise
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -407,7 +407,7 @@ class TermsFileReader:
             if not entries or entries[0][0] != self.table.term_firsts[number]:
                 raise DecodeError(f"term record {number} does not start with its listed first term")
             if any(not isinstance(entry[0], str) for entry in entries) or any(
-                    later[0] <= earlier[0] for earlier, later in zip(entries, entries[1:])):
+                    later[0] <= earlier[0] for earlier, later in pairwise(entries)):
                 raise DecodeError(f"terms of record {number} are not strictly increasing strings")
         except (DecodeError, TypeError, ValueError) as error:
             raise CorruptFile(self.location, offset, str(error)) from None

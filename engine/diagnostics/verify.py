@@ -39,9 +39,9 @@ from dataclasses import dataclass, field, replace
 from engine.backends.reference import ReferenceBackend
 from engine.errors import UnknownSession
 from engine.index.check import check_index
-from engine.index.writer import check_index_files
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
+from engine.index.writer import check_index_files
 from engine.model import IndexEntry
 from engine.transcript.projection import extract_index_entry, index_entries
 

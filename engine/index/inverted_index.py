@@ -18,9 +18,9 @@ next flush, rows in flushed segments when segments are merged.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import sub
-from collections.abc import Iterable, Iterator, Sequence
 
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord

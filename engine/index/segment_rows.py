@@ -16,13 +16,13 @@ clear version is the dict the writer held before the flush.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress
 from typing import Any
 
 from engine.codec.terms_file import NON_ASCII_FLAG, ROWS_PER_TEXT_RECORD, TermsFileReader
 from engine.index.documents import DocumentRecord
+from engine.index.recent_cache import RecentlyUsed
 
 #: `bytes.translate` table: a flags byte to 1 when its text is non-ASCII, else 0.
 NON_ASCII_BYTES = bytes((1 if flag & NON_ASCII_FLAG else 0) for flag in range(256))
@@ -42,8 +42,7 @@ class SegmentRows(Mapping[int, DocumentRecord]):
         self.first = table.first_doc_id
         self.end = table.first_doc_id + table.span
         self._count = table.present.count(1)
-        self._text_records: OrderedDict[int, list[list[Any]]] = OrderedDict()
-        self._cached_records = cached_records
+        self._text_records: RecentlyUsed[int, list[list[Any]]] = RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
         return self._count
@@ -69,16 +68,7 @@ class SegmentRows(Mapping[int, DocumentRecord]):
         )
 
     def _text_record(self, slot: int) -> list[list[Any]]:
-        number = slot // ROWS_PER_TEXT_RECORD
-        record = self._text_records.get(number)
-        if record is None:
-            record = self.reader.text_record(number)
-            self._text_records[number] = record
-            if len(self._text_records) > self._cached_records:
-                self._text_records.popitem(last=False)
-        else:
-            self._text_records.move_to_end(number)
-        return record
+        return self._text_records.get(slot // ROWS_PER_TEXT_RECORD, self.reader.text_record)
 
     def text_of(self, doc_id: int) -> str:
         """The text of row `doc_id` (KeyError when the segment has no such row); this is

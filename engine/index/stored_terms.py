@@ -13,11 +13,11 @@ decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.codec.terms_file import TermsFileReader
+from engine.index.recent_cache import RecentlyUsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,23 +34,17 @@ class StoredTermDictionary:
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
         self._reader = reader
-        self._records: OrderedDict[int, dict[str, PostingsSlot]] = OrderedDict()
-        self._cached_records = cached_records
+        self._records: RecentlyUsed[int, dict[str, PostingsSlot]] = RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
         return self._reader.table.term_count
 
     def _record(self, number: int) -> dict[str, PostingsSlot]:
-        record = self._records.get(number)
-        if record is None:
-            record = {term: PostingsSlot(frequency, offset, length)
-                      for term, frequency, offset, length in self._reader.term_record(number)}
-            self._records[number] = record
-            if len(self._records) > self._cached_records:
-                self._records.popitem(last=False)
-        else:
-            self._records.move_to_end(number)
-        return record
+        return self._records.get(number, self._load_record)
+
+    def _load_record(self, number: int) -> dict[str, PostingsSlot]:
+        return {term: PostingsSlot(frequency, offset, length)
+                for term, frequency, offset, length in self._reader.term_record(number)}
 
     def get(self, term: str) -> PostingsSlot | None:
         """The slot of `term`, or None."""

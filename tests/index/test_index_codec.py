@@ -21,7 +21,7 @@ from engine.codec.postings_file import (
     read_posting_record,
 )
 from engine.codec.postings_file_legacy import decode_posting_list, encode_posting_list
-from engine.codec.terms_file import MAGIC, encode_terms_file
+from engine.codec.terms_file import MAGIC
 from engine.codec.terms_file_legacy import decode_terms_file
 from engine.errors import CorruptFile
 
@@ -73,7 +73,7 @@ def test_postings_file_round_trip_through_slots():
     for term, postings in expected.items():
         frequency, offset, length = slots[term]
         assert frequency == len(postings)
-        read = lambda start, size: data[start: start + size]  # noqa: E731
+        read = lambda start, size: data[start: start + size]
         assert read_posting_record(read, offset, length, "p").pairs() == postings
 
 

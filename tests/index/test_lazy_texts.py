@@ -5,9 +5,9 @@ from __future__ import annotations
 from engine.codec.terms_file import ROWS_PER_TEXT_RECORD
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
-from engine.index.segment_rows import SegmentRows
 from engine.index.inverted_index import InvertedIndex
 from engine.index.query_columns import query_columns
+from engine.index.segment_rows import SegmentRows
 from engine.index.writer import flush_index, load_index, merge_index
 from engine.model import IndexEntry
 

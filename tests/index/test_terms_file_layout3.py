@@ -152,7 +152,7 @@ def test_damaged_text_record_is_found_when_read_and_by_the_full_check():
     rows = SegmentRows(opened(bytes(damaged)))  # the table is intact: open succeeds
     assert rows.length_of(3) == 3
     with pytest.raises(CorruptFile) as caught:
-        rows[3].text
+        _ = rows[3].text
     assert caught.value.offset == start
     with pytest.raises(CorruptFile):
         check_terms_file(bytes(damaged), "t")
