@@ -232,6 +232,28 @@ def decode_frame_at(data: bytes, offset: int = 0) -> Frame:
     return item
 
 
+def decode_whole_record(data: bytes) -> memoryview:
+    """The payload of `data`, which must be exactly one intact record (DecodeError
+    otherwise), as a view: no copy of a large payload is made before it is decoded.
+
+    >>> bytes(decode_whole_record(encode_frame(b"abc")))
+    b'abc'
+    >>> decode_whole_record(encode_frame(b"abc") + b"x")
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: record of 3 bytes is not the 4 bytes read
+    """
+    if len(data) < RECORD_HEAD_SIZE:
+        raise DecodeError("incomplete record head")
+    length, crc = RECORD_HEAD.unpack_from(data, 0)
+    if length != len(data) - RECORD_HEAD_SIZE:
+        raise DecodeError(f"record of {length} bytes is not the {len(data) - RECORD_HEAD_SIZE} bytes read")
+    payload = memoryview(data)[RECORD_HEAD_SIZE:]
+    if zlib.crc32(payload) != crc:
+        raise DecodeError("record CRC mismatch")
+    return payload
+
+
 def encode_footer(record_count: int, records_crc: int, version: int = FORMAT_VERSION) -> bytes:
     """The 24-byte footer that seals a file."""
     head = FOOTER.pack(FOOTER_MARKER, record_count, records_crc, version, 0, 0)[: FOOTER_SIZE - 4]

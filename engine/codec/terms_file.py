@@ -82,10 +82,10 @@ from engine.codec.framing import (
     RECORD_HEAD_SIZE,
     DecodeError,
     decode_footer_at_end,
-    decode_frame_at,
     decode_header,
     decode_payload,
     decode_sealed_frames,
+    decode_whole_record,
     encode_footer,
     encode_header,
     encode_record,
@@ -370,10 +370,7 @@ class TermsFileReader:
     def _record_at(self, offset: int, length: int) -> Any:
         """The msgpack value of the framed record at `offset` (`length` bytes framed)."""
         try:
-            frame = decode_frame_at(self._read(offset, length), 0)
-            if frame.length + RECORD_HEAD_SIZE != length:
-                raise DecodeError("record length disagrees with the table's offsets")
-            return decode_payload(frame.payload)
+            return decode_payload(decode_whole_record(self._read(offset, length)))
         except DecodeError as error:
             raise CorruptFile(self.location, offset, str(error)) from None
         except StoreError as error:

@@ -149,6 +149,11 @@ class RowColumns:
         one of the segment before it (`engine.index.writer`), so the shared prefix is
         compared in one step and only the pairs after it are looked up."""
         known = len(self.group_sessions)
+        if known == 0 and len(set(group_table)) == len(group_table):  # the first table
+            self.group_ids = {pair: number for number, pair in enumerate(group_table)}
+            self.group_sessions = [session_id for session_id, _role in group_table]
+            self.group_roles = [role for _session_id, role in group_table]
+            return None
         prefix = min(known, len(group_table))
         same_prefix = group_table[:prefix] == tuple(
             zip(self.group_sessions[:prefix], self.group_roles[:prefix]))
