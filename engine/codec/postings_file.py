@@ -47,13 +47,12 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
-    RECORD_HEAD_SIZE,
     DecodeError,
     decode_footer_at_end,
-    decode_frame_at,
     decode_header,
     decode_payload,
     decode_sealed_frames,
+    decode_whole_record,
     encode_footer,
     encode_header,
     encode_record,
@@ -240,10 +239,7 @@ def read_posting_record(read: ReadFunction, offset: int, length: int, location: 
     """The posting list whose record is the `length` bytes at `offset` (CorruptFile,
     naming `location` and `offset`, on any damage)."""
     try:
-        frame = decode_frame_at(read(offset, length), 0)
-        if frame.length + RECORD_HEAD_SIZE != length:
-            raise DecodeError("record length disagrees with the term dictionary")
-        return decode_posting_value(decode_payload(frame.payload))
+        return decode_posting_value(decode_payload(decode_whole_record(read(offset, length))))
     except (DecodeError, StoreError) as error:
         if isinstance(error, CorruptFile):
             raise

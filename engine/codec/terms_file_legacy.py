@@ -41,7 +41,6 @@ from engine.codec.framing import (
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["terms"].magic
-TERMS_PER_RECORD = 4096
 TEXTS_PER_RECORD = 256
 NON_ASCII_FLAG = 1
 

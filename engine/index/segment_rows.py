@@ -95,12 +95,6 @@ class SegmentRows(Mapping[int, DocumentRecord]):
             append(record_texts[within])
         return texts
 
-    def length_of(self, doc_id: int) -> int:
-        """Row `doc_id`'s token count, without making its record."""
-        if doc_id not in self:
-            raise KeyError(doc_id)
-        return self.table.lengths[doc_id - self.first]
-
     def total_tokens(self) -> int:
         """The token count of all rows (slots without a row hold 0)."""
         return sum(self.table.lengths)
