@@ -5,24 +5,15 @@ reopen work), and reading them by offset. Must not touch: files (a reader is han
 `read(offset, length)` function), posting lists (they live in the segment's postings
 file; this file only says where), index types (rows are plain values here).
 
-Byte grammar (a `framing` file of kind `terms`), layout 3::
+Byte grammar (a `framing` file of kind `terms`), layout 4::
 
-    terms file   := header(magic "SS.TERMS") table_record text_record* term_record* footer
-    table_record := ["table/3", table]
+    terms file   := header(magic "SS.TERMS") table_record columns_record text_record*
+                    term_record* footer
+    table_record := ["table/4", table]
     table        := map with these keys, in this order:
       first_doc_id  int   the table covers doc ids first_doc_id .. first_doc_id + span - 1
       span          int   (a "slot" is one doc id of that range, whether it has a row or not)
-      present       bin[span]        1 where the slot holds a row, 0 where none (a row
-                                     deleted before the segment was written)
-      lengths       bin[4 * span]    u32 per slot: the row's token count (0: no row)
-      seqs          bin[8 * span]    i64 per slot: the transcript event of the row
-      groups        bin[4 * span]    u32 per slot: index into group_table
       group_table   [[session_id, role], ...]   distinct pairs, in order of first use
-      timestamps    bin[8 * span]    f64 per slot (see flags)
-      flags         bin[span]        bit 0: the text holds a non-ASCII character;
-                                     bits 1-2: the timestamp's kind, 0 = a float (in
-                                     timestamps), 1 = an int (in timestamps, exact),
-                                     2 = anything else (in odd_timestamps)
       odd_timestamps [[slot, value], ...]  timestamps a double does not hold: nil, text,
                                      NaN, an int beyond 2**53 (the FTS5 column is untyped)
       text_offsets  bin[8 * (k + 1)] u64 per text record: where it starts in the file,
@@ -31,6 +22,21 @@ Byte grammar (a `framing` file of kind `terms`), layout 3::
                                      the footer starts
       term_firsts   [term, ...]      the first term of each term record
       term_count    int              entries in all term records
+    columns_record := ["columns/4", bin]   the per-slot columns, concatenated, in this
+                    order (every one little-endian, COLUMN_BYTES_PER_SLOT bytes a slot):
+      present       [span] u8        1 where the slot holds a row, 0 where none (a row
+                                     deleted before the segment was written)
+      flags         [span] u8        bit 0: the text holds a non-ASCII character;
+                                     bits 1-2: the timestamp's kind, 0 = a float (in
+                                     timestamps), 1 = an int (in timestamps, exact),
+                                     2 = anything else (in odd_timestamps)
+      lengths       [span] u32       the row's token count (0: no row)
+      groups        [span] u32       index into group_table
+      seqs          [span] i64       the transcript event of the row
+      timestamps    [span] f64       (see flags)
+                    The bin always has the 32-bit msgpack header (0xc6), so its bytes
+                    start at byte COLUMNS_PREFIX_SIZE of the record's payload, and the
+                    record ends where text record 0 starts.
     text_record  := ["texts/3", [message_ids, texts]]   the slots k * ROWS_PER_TEXT_RECORD
                     .. (k + 1) * ROWS_PER_TEXT_RECORD - 1 (fewer in the last record); a
                     slot without a row has message id nil and text ""
@@ -44,9 +50,11 @@ fixed-width, so the table record's size does not depend on their values, and the
 writes the table once with zeros to learn that size, then once more with the real ones.
 
 Why this shape (issue 5: reopen within 0.2 s and 150 MB at a million rows): opening a
-segment reads the header, the table record and the footer, and turns each per-slot
-column into an `array` with one C copy (`array.frombytes`); a row costs 26 bytes and no
-Python object. Message ids and texts (most of the file) are read one record at a time
+segment reads the header, the table record, the columns record and the footer, and turns
+each per-slot column into an `array` with one C copy (`array.frombytes`) from a view of
+the bytes read; a row costs 26 bytes and no Python object. (Layout 3 held the columns
+as `bin` values inside the table's map: msgpack copied each one out before that copy,
+about 20 ms of the 50 ms it took to open the two segments of a 1M-row index.) Message ids and texts (most of the file) are read one record at a time
 when a returned hit or a CJK retry needs them, and the term dictionary one record of
 `TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`. Slots rather than
 packed rows make a doc id's column index one subtraction, at the price of a few bytes
@@ -58,6 +66,9 @@ checked when it is read, so damage raises `CorruptFile` with the file and offset
 `check_terms_file` walks and checks every record and that every row's group is in the
 group table (used by `verify` and `dump`).
 
+Layout 3 (the same records, but no columns record: the columns were `bin` values of
+the table map, `present`, `lengths`, `seqs`, `groups` after `span`, then `group_table`,
+`timestamps`, `flags`, `odd_timestamps` and the rest) is still read as it is.
 Layouts 1 and 2 (texts in the rows record, or in blocks of 256 rows, and the whole file
 decoded at open) are still read: `open_terms_file` decodes such a file whole with
 `engine.codec.terms_file_legacy` and encodes it again as layout 3 in memory.
@@ -87,6 +98,7 @@ from engine.codec.framing import (
     decode_sealed_frames,
     decode_whole_record,
     encode_footer,
+    encode_frame,
     encode_header,
     encode_record,
     update_crc,
@@ -95,7 +107,13 @@ from engine.codec.terms_file_legacy import decode_all_texts, decode_terms_file
 from engine.errors import CorruptFile, StoreError
 
 MAGIC = FILE_KINDS["terms"].magic
-TABLE_KIND = "table/3"
+TABLE_KIND = "table/4"
+COLUMNS_KIND = "columns/4"
+#: Layout 3's table record (the columns inside its map).
+TABLE_3_KIND = "table/3"
+#: What a columns record's payload starts with, before the bin's 4-byte length.
+COLUMNS_PREFIX = b"\x92\xa9" + COLUMNS_KIND.encode("ascii") + b"\xc6"
+COLUMNS_PREFIX_SIZE = len(COLUMNS_PREFIX) + 4
 TEXTS_KIND = "texts/3"
 TERMS_KIND = "terms"
 ROWS_PER_TEXT_RECORD = 64
@@ -118,6 +136,9 @@ TermEntry = tuple[str, int, int, int]
 ReadFunction = Callable[[int, int], bytes]
 
 _COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
+#: The typed columns in the order the columns record holds them (after present, flags).
+_RECORD_COLUMNS = ("lengths", "groups", "seqs", "timestamps")
+COLUMN_BYTES_PER_SLOT = 2 + sum(array(code).itemsize for code in _COLUMN_TYPES.values())
 
 
 def timestamp_kind(value: object) -> int:
@@ -242,19 +263,51 @@ def _table_value(table: RowTable) -> list[Any]:
     return [TABLE_KIND, {
         "first_doc_id": table.first_doc_id,
         "span": table.span,
-        "present": table.present,
-        "lengths": _to_bytes(table.lengths),
-        "seqs": _to_bytes(table.seqs),
-        "groups": _to_bytes(table.groups),
         "group_table": [list(pair) for pair in table.group_table],
-        "timestamps": _to_bytes(table.timestamps),
-        "flags": table.flags,
         "odd_timestamps": [[slot, value] for slot, value in sorted(table.odd_timestamps.items())],
         "text_offsets": _to_bytes(table.text_offsets),
         "term_offsets": _to_bytes(table.term_offsets),
         "term_firsts": list(table.term_firsts),
         "term_count": table.term_count,
     }]
+
+
+def encode_columns_record(table: RowTable) -> bytes:
+    """The framed columns record of `table` (its bin always with the 32-bit header)."""
+    columns = b"".join([table.present, table.flags,
+                        *(_to_bytes(getattr(table, name)) for name in _RECORD_COLUMNS)])
+    return encode_frame(COLUMNS_PREFIX + len(columns).to_bytes(4, "big") + columns)
+
+
+def columns_of(payload: memoryview, span: int) -> dict[str, Any]:
+    """The per-slot columns of a columns record's `payload` (CRC already checked), each
+    copied once out of the view (DecodeError when the payload is not the record).
+
+    >>> table = build_table([(4, "w", "m", "user", 3, 7, 2, "x")], [])[0]
+    >>> record = encode_columns_record(table)
+    >>> columns = columns_of(memoryview(record)[8:], 1)
+    >>> columns["present"], list(columns["lengths"]), list(columns["seqs"])
+    (b'\\x01', [7], [2])
+    """
+    size = COLUMN_BYTES_PER_SLOT * span
+    if (len(payload) != COLUMNS_PREFIX_SIZE + size
+            or payload[:len(COLUMNS_PREFIX)] != COLUMNS_PREFIX
+            or int.from_bytes(payload[len(COLUMNS_PREFIX):COLUMNS_PREFIX_SIZE], "big") != size):
+        raise DecodeError(f"columns record is not {COLUMNS_KIND} of {span} slots")
+    position = COLUMNS_PREFIX_SIZE
+    columns: dict[str, Any] = {}
+    for name in ("present", "flags"):
+        columns[name] = bytes(payload[position: position + span])
+        position += span
+    for name in _RECORD_COLUMNS:
+        values = array(_COLUMN_TYPES[name])
+        end = position + values.itemsize * span
+        values.frombytes(payload[position: end])
+        if sys.byteorder != "little":  # pragma: no cover
+            values.byteswap()
+        columns[name] = values
+        position = end
+    return columns
 
 
 def encode_terms_file(
@@ -279,8 +332,9 @@ def encode_terms_file(
         encode_record([TERMS_KIND, [list(entry) for entry in entries[begin: begin + TERMS_PER_RECORD]]])
         for begin in range(0, len(entries), TERMS_PER_RECORD)
     ]
+    columns_record = encode_columns_record(table)
     table_size = len(encode_record(_table_value(table)))
-    position = HEADER_SIZE + table_size
+    position = HEADER_SIZE + table_size + len(columns_record)
     for offsets, records in ((table.text_offsets, text_records), (table.term_offsets, term_records)):
         for number, record in enumerate(records):
             offsets[number] = position
@@ -288,24 +342,33 @@ def encode_terms_file(
         offsets[len(records)] = position
     table_record = encode_record(_table_value(table))
     assert len(table_record) == table_size, "fixed-width offsets keep the table's size"
-    records = [table_record, *text_records, *term_records]
+    records = [table_record, columns_record, *text_records, *term_records]
     crc = 0
     for record in records:
         crc = update_crc(crc, record)
     return encode_header(MAGIC) + b"".join(records) + encode_footer(len(records), crc)
 
 
-def _decode_table(body: Any) -> RowTable:
-    """The table record's map as a `RowTable` (DecodeError on any inconsistency)."""
+def table_span(body: Any) -> tuple[int, int]:
+    """`(first_doc_id, span)` of a table record's map (DecodeError when unusable)."""
     if not isinstance(body, dict):
         raise DecodeError("table is not a map")
+    first, span = body.get("first_doc_id"), body.get("span")
+    if not (isinstance(first, int) and isinstance(span, int) and first >= 0 and span > 0):
+        raise DecodeError("table has a bad first_doc_id or span")
+    return first, span
+
+
+def _decode_table(body: Any, columns: dict[str, Any] | None = None) -> RowTable:
+    """A table record's map as a `RowTable` (DecodeError on any inconsistency): layout
+    4's with its `columns` (from `columns_of`), or layout 3's (None: in the map)."""
+    first, span = table_span(body)
     try:
-        first, span = body["first_doc_id"], body["span"]
-        if not (isinstance(first, int) and isinstance(span, int) and first >= 0 and span > 0):
-            raise DecodeError("table has a bad first_doc_id or span")
-        columns = {name: _from_bytes(code, body[name], span, name)
-                   for name, code in _COLUMN_TYPES.items()}
-        present, flags = body["present"], body["flags"]
+        if columns is None:
+            columns = {name: _from_bytes(code, body[name], span, name)
+                       for name, code in _COLUMN_TYPES.items()}
+            columns["present"], columns["flags"] = body["present"], body["flags"]
+        present, flags = columns["present"], columns["flags"]
         if not (isinstance(present, bytes) and isinstance(flags, bytes)
                 and len(present) == span == len(flags)):
             raise DecodeError("table present/flags columns have the wrong size")
@@ -348,10 +411,15 @@ class TermsFileReader:
             if HEADER_SIZE + RECORD_HEAD_SIZE + length + FOOTER_SIZE > size:
                 raise CorruptFile(location, HEADER_SIZE, "table record runs past the end")
             value = self._record_at(HEADER_SIZE, RECORD_HEAD_SIZE + length)
-            if not (isinstance(value, list) and len(value) == 2 and value[0] == TABLE_KIND):
+            if not (isinstance(value, list) and len(value) == 2
+                    and value[0] in (TABLE_KIND, TABLE_3_KIND)):
                 raise CorruptFile(location, HEADER_SIZE, "first record is not the row table")
+            columns_at = HEADER_SIZE + RECORD_HEAD_SIZE + length
             try:
-                self.table = _decode_table(value[1])
+                columns = None
+                if value[0] == TABLE_KIND:
+                    columns = self._columns_at(columns_at, value[1], size)
+                self.table = _decode_table(value[1], columns)
             except DecodeError as error:
                 raise CorruptFile(location, HEADER_SIZE, str(error)) from None
             footer = decode_footer_at_end(read(size - FOOTER_SIZE, FOOTER_SIZE))
@@ -360,12 +428,27 @@ class TermsFileReader:
                 raise
             raise CorruptFile(location, 0, str(error)) from None
         table = self.table
-        records = 1 + len(table.text_offsets) - 1 + len(table.term_offsets) - 1
+        records = (1 if value[0] == TABLE_3_KIND else 2) + len(table.text_offsets) - 1 \
+            + len(table.term_offsets) - 1
+        if value[0] == TABLE_KIND and table.text_offsets[0] != columns_at + RECORD_HEAD_SIZE \
+                + COLUMNS_PREFIX_SIZE + COLUMN_BYTES_PER_SLOT * table.span:
+            raise CorruptFile(location, columns_at, "text records do not follow the columns")
         if footer is None:
             raise CorruptFile(location, size - FOOTER_SIZE, "terms file has no intact footer")
         if footer.record_count != records or table.term_offsets[-1] != size - FOOTER_SIZE:
             raise CorruptFile(location, size - FOOTER_SIZE,
                               "footer does not agree with the table's record offsets")
+
+    def _columns_at(self, offset: int, body: Any, size: int) -> dict[str, Any]:
+        """The columns record at `offset` (layout 4), for the table map `body`."""
+        span = table_span(body)[1]
+        length = RECORD_HEAD_SIZE + COLUMNS_PREFIX_SIZE + COLUMN_BYTES_PER_SLOT * span
+        if offset + length + FOOTER_SIZE > size:
+            raise CorruptFile(self.location, offset, "columns record runs past the end")
+        try:
+            return columns_of(decode_whole_record(self._read(offset, length)), span)
+        except DecodeError as error:
+            raise CorruptFile(self.location, offset, str(error)) from None
 
     def _record_at(self, offset: int, length: int) -> Any:
         """The msgpack value of the framed record at `offset` (`length` bytes framed)."""
@@ -448,6 +531,17 @@ def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one terms-file record, for `session-search dump`."""
     kind, body = value
     if kind == TABLE_KIND:
+        first, span = table_span(body)
+        return {"kind": kind, "first_doc_id": first, "span": span,
+                "groups": len(body["group_table"]),
+                "odd_timestamps": len(body["odd_timestamps"]),
+                "text_records": len(body["text_offsets"]) // 8 - 1,
+                "term_records": len(body["term_firsts"]), "terms": body["term_count"]}
+    if kind == COLUMNS_KIND:
+        span = len(body) // COLUMN_BYTES_PER_SLOT
+        return {"kind": kind, "slots": span, "rows": sum(body[:span]),
+                "non_ascii_rows": sum(flag & NON_ASCII_FLAG for flag in body[span: 2 * span])}
+    if kind == TABLE_3_KIND:
         table = _decode_table(body)
         rows = [
             [table.first_doc_id + slot, *table.group_table[table.groups[slot]],

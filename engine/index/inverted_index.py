@@ -74,7 +74,7 @@ class InvertedIndex:
         self,
         segments: Sequence[Segment] = (),
         *,
-        deleted: set[int] | None = None,
+        deleted: Iterable[int] = (),
         next_doc_id: int = 0,
         window_states: dict[str, WindowIndexState] | None = None,
         generation: int = 0,
@@ -84,7 +84,7 @@ class InvertedIndex:
         when the manifest recorded them; else they are summed from the segments."""
         self.segments: list[Segment] = list(segments)
         self.buffer = WriteBuffer()
-        self.deleted: set[int] = set(deleted or ())
+        self.deleted: set[int] = set(deleted)
         self.next_doc_id = next_doc_id
         self.window_states: dict[str, WindowIndexState] = dict(window_states or {})
         #: The transcript-store generation whose changes this index reflects.

@@ -131,13 +131,13 @@ class RowColumns:
         self._pad(rows.first)
         start = self.covered - rows.first
         table = rows.table
-        self.lengths.extend(table.lengths[start:])
+        self.lengths.extend(_from(table.lengths, start))
         translation = self._translation(table.group_table)
         if translation is None:  # the table numbers its groups as these columns do
-            self.groups.extend(table.groups[start:])
+            self.groups.extend(_from(table.groups, start))
         else:
-            self.groups.extend(map(translation.__getitem__, table.groups[start:]))
-        self.timestamps.extend(table.timestamps[start:])
+            self.groups.extend(map(translation.__getitem__, _from(table.groups, start)))
+        self.timestamps.extend(_from(table.timestamps, start))
         self.odd_timestamps += sum(1 for slot in table.odd_timestamps if slot >= start)
         if self.non_ascii_ready:
             non_ascii = rows.non_ascii_doc_ids(rows.first + start)
@@ -294,6 +294,16 @@ class RowColumns:
         else:
             mask = bytearray(map(operator.and_, in_scope, map(role.__eq__, self.group_roles)))
         return None if all(mask) else mask
+
+
+def _from(column: array, start: int) -> array:
+    """`column[start:]`, without the copy when that is the whole column.
+
+    >>> column = array("I", [1, 2, 3])
+    >>> _from(column, 0) is column, list(_from(column, 2))
+    (True, [3])
+    """
+    return column if start == 0 else column[start:]
 
 
 #: The term cache is emptied when it reaches this many entries (the segments keep

@@ -160,7 +160,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
         }
         return InvertedIndex(
             segments,
-            deleted=set(manifest.deleted),
+            deleted=manifest.deleted,
             next_doc_id=manifest.next_doc_id,
             window_states=states,
             generation=manifest.generation,

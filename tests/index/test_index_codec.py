@@ -146,3 +146,24 @@ def test_file_kinds_are_registered_for_dump():
     assert [kind_of_magic(magic).name for magic in (b"SS.POSTS", b"SS.TERMS", b"SS.MANIF")] == [
         "postings", "terms", "manifest",
     ]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sets(st.integers(0, 2**40), max_size=60) | st.sets(st.integers(0, 300), max_size=200))
+def test_manifest_tombstones_round_trip_as_runs(deleted):
+    manifest = Manifest(3, 2**40 + 1, "p", (), tuple(sorted(deleted)), ())
+    data = encode_manifest(manifest)
+    assert decode_manifest(data, "index/manifest").deleted == tuple(sorted(deleted))
+
+
+@pytest.mark.parametrize("runs", [[1], [1, -2], [1, "x"], "ab"])
+def test_malformed_tombstone_runs_name_the_manifest(runs):
+    from engine.codec.framing import encode_footer, encode_header, encode_record, update_crc
+    from engine.codec.manifest_file import MAGIC as MANIFEST_MAGIC
+
+    value = {"generation": 1, "next_doc_id": 9, "profile": "p", "segments": [],
+             "deleted_runs": runs, "windows": []}
+    record = encode_record(value)
+    data = encode_header(MANIFEST_MAGIC) + record + encode_footer(1, update_crc(0, record))
+    with pytest.raises(CorruptFile, match="index/manifest.*tombstone runs"):
+        decode_manifest(data, "index/manifest")
