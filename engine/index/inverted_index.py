@@ -28,7 +28,9 @@ from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import (
     Posting,
     PostingColumns,
+    DeletedRuns,
     columns_without_deleted,
+    columns_without_runs,
     concatenate,
     concatenate_columns,
     without_deleted,
@@ -55,6 +57,11 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+#: A posting list longer than this many times the tombstone runs drops its deleted rows
+#: by runs (about two binary searches a run) rather than by a set lookup a row.
+RUNS_FILTER_FACTOR = 4
 
 
 class InvertedIndex:
@@ -337,11 +344,19 @@ class InvertedIndex:
         joined = concatenate(lists)
         return without_deleted(joined, self.deleted) if self.deleted else joined
 
-    def term_columns(self, term: str) -> PostingColumns:
-        """`postings(term)` as columns (the fast query path; uncached here)."""
+    def term_columns(self, term: str, runs: DeletedRuns | None = None) -> PostingColumns:
+        """`postings(term)` as columns (the fast query path; uncached here).
+
+        `runs`, when given, are `DeletedRuns.of(self.deleted)`: a long list then drops
+        its deleted rows run by run (`columns_without_runs`) instead of row by row.
+        """
         parts = [segment_posting_columns(segment, term) for segment in self.all_segments()]
         joined = concatenate_columns(parts)
-        return columns_without_deleted(joined, self.deleted) if self.deleted else joined
+        if not self.deleted:
+            return joined
+        if runs is not None and len(joined) > RUNS_FILTER_FACTOR * len(runs.starts):
+            return columns_without_runs(joined, runs)
+        return columns_without_deleted(joined, self.deleted)
 
     def terms_with_prefix(self, prefix: str) -> list[str]:
         """Every term of any segment that starts with `prefix`, sorted, without repeats."""

@@ -10,6 +10,7 @@ change what they hold.
 from __future__ import annotations
 
 import re
+from array import array
 from itertools import accumulate
 
 import pytest
@@ -31,8 +32,10 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.postings import (
     FlatPositions,
     Posting,
+    DeletedRuns,
     PostingColumns,
     columns_without_deleted,
+    columns_without_runs,
     concatenate_columns,
 )
 from engine.index.segment import FrozenSegment, PostingsSlot
@@ -126,6 +129,32 @@ def test_joining_and_filtering_lazy_columns(first, second, deleted):
     kept = columns_without_deleted(joined, deleted)
     assert as_pairs(kept) == [(d, p) for d, p in first + second if d not in deleted]
     assert list(kept.counts) == [len(p) for d, p in first + second if d not in deleted]
+
+
+def array_columns(postings, typecode):
+    """Columns as a postings file gives them: arrays of `typecode`, dense positions."""
+    flat = array(typecode, [position for _doc_id, positions in postings for position in positions])
+    counts = array(typecode, [len(positions) for _doc_id, positions in postings])
+    return PostingColumns(array(typecode, [d for d, _p in postings]), counts,
+                          FlatPositions.of_counts(flat, counts))
+
+
+@settings(max_examples=150, deadline=None)
+@given(posting_lists(0), posting_lists(100), st.sets(st.integers(0, 170)) | st.just(set(range(171))),
+       st.sampled_from(["B", "H", "I", "Q"]), st.booleans())
+def test_dropping_deleted_rows_by_runs_equals_the_set_filter(first, second, deleted, typecode,
+                                                             dense):
+    """The oracle is `columns_without_deleted`; runs must keep exactly the same rows."""
+    parts = [array_columns(first, typecode), array_columns(second, "I")]
+    if not dense:  # positions already picked once: the fallback path
+        parts = [columns_without_deleted(part, {-1, 3}) for part in parts]
+    joined = concatenate_columns(parts)
+    expected = columns_without_deleted(joined, deleted)
+    found = columns_without_runs(joined, DeletedRuns.of(deleted))
+    assert as_pairs(found) == as_pairs(expected)
+    assert list(found.counts) == list(expected.counts)
+    for doc_id, positions in as_pairs(expected):
+        assert found.positions_of(doc_id) == positions
 
 
 @settings(max_examples=25, deadline=None)
