@@ -59,15 +59,19 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     files = json.loads(out)["files"]
     assert [(f["name"], f["kind"], f["version"], f["records"]) for f in files] == [
         ("LOCK", "lock", None, None), ("store.meta", "store", 1, 1),
-        (CHECKPOINT, "catalog", 1, 5), (SEGMENT_1, "segment", 1, 3),
+        (CHECKPOINT, "catalog", 1, 6), (SEGMENT_1, "segment", 1, 3),
         (SEGMENT_2, "segment", 1, 2)]
     assert [f["size"] for f in files][1:] == [
         (store / name).stat().st_size
         for name in ("store.meta", CHECKPOINT, SEGMENT_1, SEGMENT_2)]
     checkpoint = json.loads(run(capsys, "--store", str(store), CHECKPOINT, "--json")[1])
     assert [r["kind"] for r in checkpoint["records"]] == [
-        "head", "sealed", "windows", "keys", "transactions"]
-    assert checkpoint["flags"] == 2  # the checkpoint layout
+        "head", "sealed", "windows", "keys", "transactions", "positions"]
+    assert checkpoint["flags"] == 3  # the checkpoint layout
+    head, positions = checkpoint["records"][0], checkpoint["records"][-1]
+    assert head["fields"]["index_length"] == positions["offset"] - head["offset"] - 8 - head[
+        "length"]  # the index runs from the end of the head to the positions
+    assert positions["fields"] == {"events": 2}
     assert checkpoint["records"][1]["fields"]["segments"] == [{
         "segment": 1, "size": (store / SEGMENT_1).stat().st_size, "record_count": 3,
         "records_crc": json.loads(run(capsys, "--store", str(store), SEGMENT_1, "--json")[1])[

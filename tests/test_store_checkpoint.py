@@ -14,18 +14,25 @@ from engine.codec import catalog_file
 from engine.codec.catalog_file import (
     LAYOUT,
     MAGIC,
+    WINDOW_FIELD_NAMES,
     CatalogCheckpoint,
     decode_catalog_file,
+    encode_array,
     encode_catalog_file,
+    read_catalog_file,
+    read_catalog_positions,
 )
 from engine.codec.framing import (
     HEADER_SIZE,
     Frame,
     decode_footer_at_end,
     decode_header,
+    decode_payload,
     encode_footer,
     encode_header,
+    encode_record,
     iter_frames,
+    update_crc,
 )
 from engine.codec.segment_file import CommitRecord, EventRecord, decode_segment_payload
 from engine.config import EngineConfig
@@ -242,6 +249,15 @@ def test_a_wrong_running_count_or_crc_is_found_by_verify_not_at_open(
         assert reopened.verify_segments() == f"{segment_location(directory, 1)}: {problem}"
 
 
+def reopen_ignoring_the_checkpoint(directory: Directory, problem: str, expected: object) -> None:
+    """A writer opens by full replay, says why, and sees `expected` (its close then saves
+    a current checkpoint)."""
+    with TranscriptStore.open(directory, writer=True, config=TINY) as reopened:
+        assert reopened.checkpoint_generation is None
+        assert reopened.checkpoint_ignored == f"{directory.location(CHECKPOINT_NAME)}: {problem}"
+        assert observe(reopened) == expected
+
+
 def test_a_checkpoint_of_another_layout_is_ignored(directory: Directory) -> None:
     with TranscriptStore.create(directory, config=TINY) as store:
         grow(store, 8)
@@ -249,12 +265,8 @@ def test_a_checkpoint_of_another_layout_is_ignored(directory: Directory) -> None
     data = directory.read_bytes(CHECKPOINT_NAME)
     assert decode_header(data, "c").flags == LAYOUT
     directory.write_atomic(CHECKPOINT_NAME, encode_header(MAGIC) + data[HEADER_SIZE:])
-    with TranscriptStore.open(directory, writer=True, config=TINY) as reopened:
-        assert reopened.checkpoint_generation is None
-        assert reopened.checkpoint_ignored == (
-            f"{directory.location(CHECKPOINT_NAME)}: checkpoint layout 1 is not read by this "
-            f"engine (it reads layout {LAYOUT})")
-        assert observe(reopened) == expected
+    reopen_ignoring_the_checkpoint(directory, "checkpoint layout 1 is not read by this "
+                                   f"engine (it reads layouts 2, {LAYOUT})", expected)
     with TranscriptStore.open(directory, config=TINY) as after_close:  # the close rewrote it
         assert after_close.checkpoint_generation == 8
         assert observe(after_close) == expected
@@ -418,3 +430,255 @@ def test_verify_of_a_store_without_commits_finds_nothing(directory: Directory) -
     directory.remove("transcripts/segment-000001.log")
     with TranscriptStore.open(directory) as reader:
         assert reader.verify_segments() is None
+
+
+# --------------------------------------------------------------------------------------
+# Layout 3: the event positions apart, read on first need; layout 2 still read
+# --------------------------------------------------------------------------------------
+
+
+def encode_layout_2(checkpoint: CatalogCheckpoint) -> bytes:
+    """The checkpoint as the layout-2 writer saved it (positions inside the windows)."""
+    per_record = catalog_file.WINDOWS_PER_RECORD
+    values: list[list[object]] = [
+        ["head", checkpoint.segment, checkpoint.offset, checkpoint.record_count,
+         checkpoint.records_crc, checkpoint.sealed, checkpoint.transaction_id,
+         checkpoint.commit_offset, len(checkpoint.windows), len(checkpoint.event_offsets)],
+        ["sealed", [list(item) for item in checkpoint.sealed_segments]]]
+    first = 0
+    for start in range(0, len(checkpoint.windows), per_record):
+        chunk = checkpoint.windows[start: start + per_record]
+        counts = checkpoint.event_counts[start: start + per_record]
+        end = first + sum(counts)
+        values.append(["windows", list(WINDOW_FIELD_NAMES),
+                       [[getattr(window, name) for window in chunk] for name in WINDOW_FIELD_NAMES],
+                       encode_array(counts), encode_array(checkpoint.event_segments[first:end]),
+                       encode_array(checkpoint.event_offsets[first:end]),
+                       encode_array(checkpoint.event_lengths[first:end])])
+        first = end
+    values.append(["keys", [[key, list(ids)] for key, ids in checkpoint.keys]])
+    values.append(["transactions", encode_array(checkpoint.transaction_segments),
+                   encode_array(checkpoint.transaction_offsets)])
+    records = b"".join(encode_record(value) for value in values)
+    return (encode_header(MAGIC, flags=2) + records
+            + encode_footer(len(values), update_crc(0, records)))
+
+
+def frames_of(data: bytes) -> list[Frame]:
+    return [item for item in iter_frames(data) if isinstance(item, Frame)]
+
+
+def test_a_layout_2_checkpoint_is_still_read_and_its_damage_named(
+    directory: Directory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)  # several windows records
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 10)
+        expected = observe(store)
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    old = encode_layout_2(checkpoint)
+    assert decode_catalog_file(old, "c") == checkpoint
+    directory.write_atomic(CHECKPOINT_NAME, old)
+    with TranscriptStore.open(directory, config=TINY) as reopened:
+        assert (reopened.checkpoint_generation, reopened.checkpoint_ignored) == (10, None)
+        assert observe(reopened) == expected
+    second_windows = frames_of(old)[3]
+    assert decode_payload(second_windows.payload)[0] == "windows"
+    damaged = bytearray(old)
+    damaged[second_windows.offset + 12] ^= 0x01
+    directory.write_atomic(CHECKPOINT_NAME, bytes(damaged))
+    reopen_ignoring_the_checkpoint(
+        directory, f"corrupt at byte offset {second_windows.offset}: record CRC mismatch",
+        expected)
+    assert decode_header(directory.read_bytes(CHECKPOINT_NAME), "c").flags == LAYOUT
+
+
+def test_opening_reads_no_position_and_checks_each_byte_once(
+    directory: Directory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 12)
+    data = directory.read_bytes(CHECKPOINT_NAME)
+    head_end = frames_of(data)[0].end
+    reads: list[tuple[int, int]] = []
+    checked: list[int] = []
+
+    def read(offset: int, length: int) -> bytes:
+        reads.append((offset, length))
+        return data[offset: offset + length]
+
+    def counting_crc(crc: int, chunk: bytes) -> int:
+        checked.append(len(chunk))
+        return update_crc(crc, chunk)
+
+    monkeypatch.setattr(catalog_file, "update_crc", counting_crc)
+    checkpoint = read_catalog_file(read, len(data), "c")
+    region = checkpoint.positions_region
+    assert region is not None and checkpoint.event_offsets is None
+    assert 0 < region.length and region.offset + region.length + 24 == len(data)
+    assert max(offset + length for offset, length in reads) <= region.offset
+    assert checked == [region.offset - head_end]  # the index, in one call
+    reads.clear()
+    checked.clear()
+    positions = read_catalog_positions(read, region, "c")
+    assert reads == [(region.offset, len(data) - region.offset)]  # the positions and footer
+    assert checked == [region.length]
+    whole = decode_catalog_file(data, "c")
+    assert positions == (whole.event_segments, whole.event_offsets, whole.event_lengths)
+    assert dataclasses.replace(checkpoint, event_segments=positions[0],
+                               event_offsets=positions[1], event_lengths=positions[2],
+                               positions_region=None) == whole
+    monkeypatch.setattr(catalog_file, "PROBE_LENGTH", 20)  # a head longer than the probe
+    assert read_catalog_file(read, len(data), "c") == checkpoint
+
+
+def rewrite_head(data: bytes, **changes: int) -> bytes:
+    """The file with some head fields replaced (the head re-framed, nothing else)."""
+    head = frames_of(data)[0]
+    value = decode_payload(head.payload)
+    for name, number in changes.items():
+        value[1 + catalog_file.HEAD_FIELDS.index(name)] = number
+    return data[:head.offset] + encode_record(value) + data[head.end:]
+
+
+@pytest.mark.parametrize("damage", ["record", "index crc", "truncated", "footer"])
+def test_damage_to_the_index_is_named_and_the_checkpoint_ignored(
+    directory: Directory, monkeypatch: pytest.MonkeyPatch, damage: str,
+) -> None:
+    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 10)
+        expected = observe(store)
+    data = directory.read_bytes(CHECKPOINT_NAME)
+    frames = frames_of(data)
+    if damage == "record":
+        changed = bytearray(data)
+        changed[frames[3].offset + 12] ^= 0x01
+        problem = f"corrupt at byte offset {frames[3].offset}: record CRC mismatch"
+    elif damage == "index crc":  # every record intact, the head's CRC of them wrong
+        head = decode_payload(frames[0].payload)
+        changed = rewrite_head(data, index_crc=head[11] ^ 1)
+        problem = (f"corrupt at byte offset {frames[0].end}: the index records do not match "
+                   "the CRC in the head")
+    elif damage == "truncated":
+        changed = data[:-1]
+        problem = (f"corrupt at byte offset {HEADER_SIZE}: the head describes a file of "
+                   f"{len(data)} bytes, found {len(data) - 1}")
+    else:  # an intact footer with the wrong CRC: only a whole decode checks it
+        footer = decode_footer_at_end(data)
+        changed = data[: footer.offset] + encode_footer(footer.record_count,
+                                                        footer.records_crc ^ 1)
+        with pytest.raises(CorruptFile, match="footer does not match the records"):
+            decode_catalog_file(changed, "c")
+        problem = None
+    directory.write_atomic(CHECKPOINT_NAME, bytes(changed))
+    if problem is not None:
+        reopen_ignoring_the_checkpoint(directory, problem, expected)
+        return
+    with TranscriptStore.open(directory, config=TINY) as reopened:
+        assert reopened.checkpoint_generation == 10
+        assert observe(reopened) == expected
+
+
+def flip_in_place(path: Path, offset: int) -> None:
+    """Change one byte of a file without replacing it (as damage on disk would)."""
+    with open(path, "r+b") as file:
+        file.seek(offset)
+        byte = file.read(1)[0]
+        file.seek(offset)
+        file.write(bytes([byte ^ 0x01]))
+
+
+@pytest.mark.parametrize(("kind", "when"), [("file", "before open"), ("memory", "before open"),
+                                            ("file", "after open")])
+def test_damaged_positions_are_rebuilt_by_replay_when_first_needed(
+    tmp_path: Path, kind: str, when: str,
+) -> None:
+    directory: Directory = FileDirectory(tmp_path / "store") if kind == "file" \
+        else MemoryDirectory()
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 12)
+        expected = observe(store)
+    data = directory.read_bytes(CHECKPOINT_NAME)
+    region = read_catalog_file(lambda offset, length: data[offset: offset + length],
+                               len(data), "c").positions_region
+    spot = region.offset + region.length // 2
+
+    def damage() -> None:
+        if kind == "file":
+            flip_in_place(tmp_path / "store" / CHECKPOINT_NAME, spot)
+        else:
+            changed = bytearray(data)
+            changed[spot] ^= 0x01
+            directory.write_atomic(CHECKPOINT_NAME, bytes(changed))
+
+    if when == "before open":
+        damage()
+    with TranscriptStore.open(directory, writer=True, config=TINY) as reopened:
+        assert (reopened.checkpoint_generation, reopened.checkpoint_ignored) == (12, None)
+        if when == "after open":
+            damage()
+        assert reopened.checkpoint_positions_rebuilt is None  # not needed yet
+        assert observe(reopened) == expected
+        assert reopened.checkpoint_positions_rebuilt == (
+            f"{directory.location(CHECKPOINT_NAME)}: corrupt at byte offset {region.offset}: "
+            "record CRC mismatch (the event positions were rebuilt from the segments)")
+        with reopened.transaction() as transaction:  # appending to a window still works
+            transaction.append_event("w10", {"id": "more"}, 2.0)
+        after = observe(reopened)
+    with TranscriptStore.open(directory, config=TINY) as again:  # the close saved a sound one
+        assert again.checkpoint_generation == 13
+        assert observe(again) == after
+        assert again.checkpoint_positions_rebuilt is None
+
+
+def test_a_reader_reads_the_positions_of_the_checkpoint_it_opened(
+    directory: Directory,
+) -> None:
+    with TranscriptStore.create(directory, config=TINY) as store:
+        grow(store, 6)
+        expected = observe(store)
+    reader = TranscriptStore.open(directory, config=TINY)
+    closed_early = TranscriptStore.open(directory, config=TINY)
+    closed_early.close()  # it gave the file back: it reads it again by name when needed
+    with TranscriptStore.open(directory, writer=True, config=TINY) as writer:
+        grow(writer, 6, start=50)  # the writer saves a checkpoint over the one read
+        after = observe(writer)
+    assert decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c").transaction_id == 12
+    assert observe(reader) == expected  # from the file it opened, not the new one
+    assert reader.checkpoint_positions_rebuilt is None
+    reader.refresh()
+    assert observe(reader) == after
+    reader.close()
+    assert observe(closed_early) == expected  # the new file did not fit: rebuilt by replay
+    assert closed_early.checkpoint_positions_rebuilt is not None
+
+
+def test_positions_that_the_segments_contradict_are_corruption_naming_the_checkpoint(
+    directory: Directory,
+) -> None:
+    with TranscriptStore.create(directory) as store:
+        grow(store, 3)  # windows w0, w1, w2 with one event each
+    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    counts = array("i", checkpoint.event_counts)
+    counts[0], counts[1] = 0, 2  # the index says w1 has w0's event as well
+    data = bytearray(encode_catalog_file(dataclasses.replace(checkpoint, event_counts=counts)))
+    region = read_catalog_file(lambda offset, length: data[offset: offset + length],
+                               len(data), "c").positions_region
+    data[region.offset + 12] ^= 0x01  # and its positions are damaged: they are replayed
+    directory.write_atomic(CHECKPOINT_NAME, bytes(data))
+    with TranscriptStore.open(directory, writer=True) as reopened:
+        assert reopened.checkpoint_generation == 3
+        with pytest.raises(CorruptFile) as refused, reopened.transaction() as transaction:
+            transaction.append_event("w1", {"id": "late"})
+        assert (refused.value.path, refused.value.offset) == (
+            directory.location(CHECKPOINT_NAME), region.offset)
+        assert refused.value.reason == ("window 'w0' has 0 events in the checkpoint, "
+                                        "1 events in the segments")
+        assert reopened.generation == 3  # the append was not committed
+        assert reopened.checkpoint_positions_rebuilt is None
+        with pytest.raises(CorruptFile) as again:  # the same answer, without a new replay
+            reopened.events("w2")
+        assert again.value is refused.value
+    with TranscriptStore.open(directory, config=NO_CHECKPOINTS) as replayed:
+        assert replayed.event_count("w1") == 1

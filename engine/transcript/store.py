@@ -31,6 +31,12 @@ closed cleanly, the writer saves the whole catalog (windows, position arrays, tr
 start positions, the segment position it covers with the offset of the last commit
 record, and the size, record count and footer CRC of every sealed segment) to
 `transcripts/catalog.ckpt` with `write_atomic` (layout: `engine.codec.catalog_file`).
+Opening reads the checkpoint's head and index (windows, keys, transactions), not the
+event positions (16 of its 18 MB at 1M messages), which a search never needs: the
+catalog's windows share them by range (`SharedPositions`), and they are read once, the
+first time any event position is needed (reading events, appending to a window that
+had events, saving the next checkpoint), through the file handle the open used, so a
+checkpoint a writer saved over it since does not matter.
 
 What is checked, and when:
 
@@ -43,7 +49,16 @@ What is checked, and when:
   full replay runs, which names any damaged record; so does one of another layout (it is
   derived data; the next writer close saves a current one). What follows the covered
   offset is replayed and decoded as without a checkpoint. At 1M messages (8,322 windows,
-  931 MB of segments, 18 MB checkpoint) this open takes about 0.08 s and 32 MB.
+  1.02M events, 931 MB of segments, 18 MB checkpoint) this open reads 2 MB of the
+  checkpoint and takes about 0.025 s and 10 MB (a layout-2 checkpoint, still read whole:
+  about 0.06 s and 29 MB); the positions cost about 0.015 s and 16 MB when first needed.
+* When the positions are first needed: their CRC32 and the footer's record count
+  (`read_catalog_positions`). If they are damaged, or the file can no longer be read,
+  nothing is misread and no data is lost: they are rebuilt by replaying the segments up
+  to the checkpoint's transaction (O(bytes), as an open without checkpoint), and
+  `checkpoint_positions_rebuilt` says why; a writer's close then saves a sound
+  checkpoint. Only if the segments contradict the checkpoint's windows is that
+  `CorruptFile` naming the checkpoint (`_CheckpointPositionsReader`).
 * On read: every event read (`events`, `event`, reads inside a transaction) checks the
   record's own frame CRC and that it is the event the catalog expects (window and seq);
   `changes_since` decodes, and so checks, every record it re-reads. Damage inside covered
@@ -85,8 +100,10 @@ from typing import Any, Self
 
 from engine.codec.catalog_file import (
     CatalogCheckpoint,
-    decode_catalog_file,
+    PositionsRegion,
     encode_catalog_file,
+    read_catalog_file,
+    read_catalog_positions,
 )
 from engine.codec.framing import (
     DecodeError,
@@ -102,7 +119,7 @@ from engine.codec.segment_file import (
     decode_segment_payload,
 )
 from engine.config import EngineConfig
-from engine.directory import Directory, FileDirectory, LockHandle
+from engine.directory import Directory, FileDirectory, LockHandle, ReadHandle
 from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, UsageError
 from engine.gc_pause import paused_garbage_collection
 from engine.model import SessionWindow, StoredEvent, agent_id_of
@@ -186,30 +203,80 @@ def change_of(record: SegmentRecord) -> Change:
 # --------------------------------------------------------------------------------------
 
 
+class SharedPositions:
+    """The event positions of every window a checkpoint loaded, concatenated in catalog
+    order (segments int32, offsets int64, lengths int32), which `EventPositions` share by
+    range: given at once, or read by `load()` the first time any of them is needed."""
+
+    __slots__ = ("_arrays", "_load")
+
+    def __init__(self, arrays: tuple[array, array, array] | None = None,
+                 load: Callable[[], tuple[array, array, array]] | None = None) -> None:
+        """The three arrays, or the function that reads them on first use."""
+        if (arrays is None) == (load is None):
+            raise ValueError("shared positions need their arrays or a way to load them")
+        self._arrays = arrays
+        self._load = load
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the arrays are in memory."""
+        return self._arrays is not None
+
+    def arrays(self) -> tuple[array, array, array]:
+        """The three arrays, read now if they were not yet (raises what `load` raises,
+        and tries again on the next call)."""
+        arrays = self._arrays
+        if arrays is None:
+            assert self._load is not None
+            arrays = self._arrays = self._load()
+            self._load = None
+        return arrays
+
+
 class EventPositions:
     """The positions of one window's events, in seq order, in three compact arrays.
 
     Positions loaded from a checkpoint are a range `[start, start + count)` of arrays
-    shared by every window (no per-window copy at open); the first append to such a
-    window copies its range into arrays of its own.
+    shared by every window (`SharedPositions`: no per-window copy at open, and the arrays
+    may not be read yet: they are fetched on the first use of any position); the first
+    append to such a window copies its range into arrays of its own.
     """
 
-    __slots__ = ("count", "lengths", "offsets", "segments", "start")
+    __slots__ = ("count", "lengths", "offsets", "segments", "shared", "start")
 
-    def __init__(self, segments: array | None = None, offsets: array | None = None,
-                 lengths: array | None = None, start: int = 0, count: int = 0) -> None:
-        """Empty, or the range `[start, start + count)` of three shared arrays."""
-        if segments is None or offsets is None or lengths is None:
-            segments, offsets, lengths = array("i"), array("q"), array("i")
-            start = -1  # own arrays
-        self.segments = segments  # 4 bytes each
-        self.offsets = offsets  # 8 bytes each
-        self.lengths = lengths  # framed lengths; payloads are at most 1 GiB
-        self.start = start  # -1: the arrays are this window's own
-        self.count = count
+    def __init__(self) -> None:
+        """No events yet, in arrays of its own."""
+        self.segments: array | None = array("i")  # 4 bytes each; None: not fetched yet
+        self.offsets: array | None = array("q")  # 8 bytes each
+        self.lengths: array | None = array("i")  # framed lengths; payloads are <= 1 GiB
+        self.start = -1  # -1: the arrays are this window's own; else the shared range's
+        self.count = 0
+        self.shared: SharedPositions | None = None
+
+    @classmethod
+    def ranges(cls, shared: SharedPositions, counts: array) -> list[EventPositions]:
+        """Consecutive ranges of `shared`, `counts[i]` positions long for window i."""
+        result = []
+        start = 0
+        for count in counts:
+            positions = cls.__new__(cls)
+            positions.segments = positions.offsets = positions.lengths = None
+            positions.start = start
+            positions.count = count
+            positions.shared = shared
+            result.append(positions)
+            start += count
+        return result
 
     def __len__(self) -> int:
         return self.count
+
+    def load(self) -> None:
+        """Fetch the shared arrays now if they are not yet (what fetching raises)."""
+        if self.segments is None:
+            assert self.shared is not None
+            self.segments, self.offsets, self.lengths = self.shared.arrays()
 
     def append(self, position: RecordPosition) -> None:
         """Add the position of the next event."""
@@ -221,11 +288,16 @@ class EventPositions:
         self.count += 1
 
     def __getitem__(self, seq: int) -> RecordPosition:
+        if self.segments is None:
+            self.load()
         index = seq + max(self.start, 0)
         return RecordPosition(self.segments[index], self.offsets[index], self.lengths[index])
 
     def extend_into(self, segments: array, offsets: array, lengths: array) -> None:
         """Append these positions to three arrays of the same types."""
+        if not self.count:
+            return
+        self.load()
         low = max(self.start, 0)
         high = low + self.count
         for target, source in ((segments, self.segments), (offsets, self.offsets),
@@ -234,11 +306,13 @@ class EventPositions:
             target.frombytes(memoryview(source).cast("B")[low * size: high * size])
 
     def _copy_range(self) -> None:
+        self.load()
         low, high = self.start, self.start + self.count
         self.segments = self.segments[low:high]
         self.offsets = self.offsets[low:high]
         self.lengths = self.lengths[low:high]
         self.start = -1
+        self.shared = None
 
 
 @dataclass(slots=True)
@@ -309,22 +383,18 @@ class _Catalog:
                                  self.transaction_offsets)
 
     @classmethod
-    def from_checkpoint(cls, checkpoint: CatalogCheckpoint) -> _Catalog:
-        """The catalog a checkpoint saved (every window's positions stay a range of the
-        checkpoint's concatenated arrays: no per-window or per-event work)."""
+    def from_checkpoint(cls, checkpoint: CatalogCheckpoint, shared: SharedPositions) -> _Catalog:
+        """The catalog a checkpoint saved, whose positions are `shared` (every window's
+        positions are a range of them: no per-event work, and nothing read from them)."""
         catalog = cls()
-        entries = catalog.entries
-        segments, offsets, lengths = (checkpoint.event_segments, checkpoint.event_offsets,
-                                      checkpoint.event_lengths)
-        start = 0
-        for window, count in zip(checkpoint.windows, checkpoint.event_counts, strict=True):
-            end = start + count
-            entries[window.session_id] = _WindowEntry(
-                window, EventPositions(segments, offsets, lengths, start, count))
-            start = end
-        if len(entries) != len(checkpoint.windows):
+        windows = checkpoint.windows
+        catalog.entries = entries = dict(zip(
+            [window.session_id for window in windows],
+            map(_WindowEntry, windows, EventPositions.ranges(shared, checkpoint.event_counts)),
+        ))
+        if len(entries) != len(windows):
             raise StoreError("the checkpoint lists a window twice")
-        catalog.event_total = start
+        catalog.event_total = sum(checkpoint.event_counts)
         catalog.keys = {key: dict.fromkeys(session_ids) for key, session_ids in checkpoint.keys}
         catalog.generation = checkpoint.transaction_id
         catalog.transaction_segments = checkpoint.transaction_segments
@@ -359,6 +429,93 @@ class _Catalog:
                     raise CorruptFile(location_of(position.segment), position.offset,
                                       "commit record inside a transaction")
         self.note_transaction(transaction.start)
+
+
+class _CheckpointPositionsReader:
+    """Reads the event positions of a layout-3 checkpoint the first time one is needed
+    (the `load` of the catalog's `SharedPositions`).
+
+    It reads through the handle the store opened the checkpoint with, so a checkpoint
+    that a writer saved over it since is no concern: the bytes read are those of the
+    file whose head and index were read. If they are damaged all the same (changed in
+    place, or unreadable: the CRC32 the head states does not match, or the handle is
+    gone and the file by that name is another one), nothing is misread: the positions
+    are rebuilt by replaying the segments up to the checkpoint's transaction, exactly
+    as an open without the checkpoint would find them (the checkpoint is derived data;
+    this costs a replay, O(bytes of the segments)), and `problem` says why. Only when
+    the segments disagree with the checkpoint's windows does it raise CorruptFile.
+    It holds no reference to the store (so no cycle keeps a dropped store alive).
+    """
+
+    def __init__(self, directory: Directory, handle: ReadHandle, region: PositionsRegion,
+                 checkpoint: CatalogCheckpoint) -> None:
+        self.directory = directory
+        self.handle: ReadHandle | None = handle
+        self.region = region
+        self.location = directory.location(CHECKPOINT_NAME)
+        self.windows = checkpoint.windows
+        self.event_counts = checkpoint.event_counts
+        self.transaction_id = checkpoint.transaction_id
+        #: Why the positions were rebuilt by replay (None: read intact, not read yet, or
+        #: the replay failed too).
+        self.problem: str | None = None
+        #: What the replay raised, raised again on later calls instead of another replay.
+        self.failure: StoreError | None = None
+
+    def __call__(self) -> tuple[array, array, array]:
+        """The positions, read and CRC-checked, or rebuilt by replay."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            handle = self.handle or self.directory.open_read(CHECKPOINT_NAME)
+            self.handle = handle
+            return read_catalog_positions(handle.read, self.region, self.location)
+        except StoreError as error:  # CorruptFile included
+            problem = f"{error} (the event positions were rebuilt from the segments)"
+        finally:
+            self.close()
+        try:
+            arrays = self.replay()
+        except StoreError as error:  # the segments are damaged or contradict the index
+            self.failure = error
+            raise
+        self.problem = problem
+        return arrays
+
+    def close(self) -> None:
+        """Release the checkpoint file (a later read opens it again by name)."""
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+    def replay(self) -> tuple[array, array, array]:
+        """The checkpoint's positions, rebuilt from the segments: replay transactions 1 ..
+        `transaction_id` and take each window's positions in the checkpoint's order."""
+        catalog = _Catalog()
+        directory = self.directory
+        if self.transaction_id:
+            with paused_garbage_collection():
+                for transaction in SegmentReader(directory).iter_transactions():
+                    catalog.apply(transaction,
+                                  lambda number: directory.location(segment_name(number)))
+                    if catalog.generation >= self.transaction_id:
+                        break
+        if catalog.generation != self.transaction_id or \
+                len(catalog.entries) != len(self.windows):
+            raise CorruptFile(self.location, self.region.offset, (
+                f"the segments hold {catalog.generation} transactions and "
+                f"{len(catalog.entries)} windows, the checkpoint {self.transaction_id} and "
+                f"{len(self.windows)}"))
+        arrays = (array("i"), array("q"), array("i"))
+        for window, count in zip(self.windows, self.event_counts, strict=True):
+            entry = catalog.entries.get(window.session_id)
+            if entry is None or len(entry.events) != count:
+                found = "no window" if entry is None else f"{len(entry.events)} events"
+                raise CorruptFile(self.location, self.region.offset, (
+                    f"window {window.session_id!r} has {count} events in the checkpoint, "
+                    f"{found} in the segments"))
+            entry.events.extend_into(*arrays)
+        return arrays
 
 
 # --------------------------------------------------------------------------------------
@@ -430,6 +587,11 @@ class StoreTransaction:
         pending = self._pending_of(session_id)
         if pending is None or pending.window is None:
             raise UnknownSession(f"unknown session id {session_id!r}")
+        if pending.kept_events and not pending.new_events:
+            # The commit will append to the window's committed positions: fetch them now
+            # (a checkpoint's are read on first use), so that a failure to read them
+            # aborts this transaction instead of following its durable commit.
+            self._store._catalog.entries[session_id].events.load()
         seq = pending.kept_events + len(pending.new_events)
         stamp = now_milliseconds() if created_at is None else float(created_at)
         record = EventRecord(session_id, seq, stamp, event)
@@ -595,6 +757,8 @@ class TranscriptStore:
         self.checkpoint_ignored: str | None = None
         self._saved_generation = 0  # the generation the checkpoint file holds
         self._records_since_checkpoint = 0  # records committed after it, commits included
+        #: Reads the event positions of the checkpoint loaded on open (layout 3), once.
+        self._positions_reader: _CheckpointPositionsReader | None = None
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -685,21 +849,41 @@ class TranscriptStore:
         covered records is found when they are read, and by `verify_segments`. A damaged,
         stale or mismatched checkpoint is ignored (`checkpoint_ignored` says why) and
         the full replay that follows names any damaged record: it is derived data.
+        The event positions of a layout-3 checkpoint are not read here: the handle
+        stays open for `_CheckpointPositionsReader`, which reads them on first need.
         """
         if not self.config.catalog_checkpoints or not self.directory.exists(CHECKPOINT_NAME):
             return
         location = self.directory.location(CHECKPOINT_NAME)
+        handle: ReadHandle | None = None
         try:
-            checkpoint = decode_catalog_file(self.directory.read_bytes(CHECKPOINT_NAME), location)
+            handle = self.directory.open_read(CHECKPOINT_NAME)
+            checkpoint = read_catalog_file(handle.read, handle.size(), location)
             cursor = SegmentCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
                                    checkpoint.records_crc, checkpoint.sealed,
                                    checkpoint.transaction_id, checkpoint.commit_offset)
             sealed_segments = [SealedSegment(*item) for item in checkpoint.sealed_segments]
             problem = check_checkpoint_segments(self.directory, cursor, sealed_segments)
             if problem is None:
-                catalog = _Catalog.from_checkpoint(checkpoint)
+                region = checkpoint.positions_region
+                if region is None:  # layout 2: read with the rest
+                    shared = SharedPositions((checkpoint.event_segments,
+                                              checkpoint.event_offsets,
+                                              checkpoint.event_lengths))
+                else:
+                    self._positions_reader = _CheckpointPositionsReader(
+                        self.directory, handle, region, checkpoint)
+                    handle = None  # the reader keeps it open until it has read them
+                    shared = SharedPositions(load=self._positions_reader)
+                catalog = _Catalog.from_checkpoint(checkpoint, shared)
         except StoreError as error:
             problem = str(error)
+            if self._positions_reader is not None:
+                self._positions_reader.close()
+                self._positions_reader = None
+        finally:
+            if handle is not None:
+                handle.close()
         if problem is not None:
             self.checkpoint_ignored = problem
             return
@@ -707,6 +891,14 @@ class TranscriptStore:
         self._cursor = cursor
         self._sealed_segments = sealed_segments
         self.checkpoint_generation = self._saved_generation = checkpoint.transaction_id
+
+    @property
+    def checkpoint_positions_rebuilt(self) -> str | None:
+        """Why the event positions of the checkpoint used on open were rebuilt by replay
+        when they were first needed (damaged, or unreadable); None when they were read
+        intact, are not needed yet, or no checkpoint was used."""
+        reader = self._positions_reader
+        return None if reader is None else reader.problem
 
     def verify_segments(self) -> str | None:
         """Check every byte of committed data this handle has seen; return what is wrong
@@ -908,10 +1100,11 @@ class TranscriptStore:
         """Close files and release the writer lock (idempotent).
 
         A writer closed outside a transaction first saves a catalog checkpoint of
-        everything committed (when anything changed since the last one), so the next
-        open decodes no records at all. The commit hooks are dropped: a hook is usually a
-        bound method of an owner that holds this store, and that reference cycle would
-        otherwise outlive a `gc.freeze` (see `paused_garbage_collection`).
+        everything committed (when anything changed since the last one, or the positions
+        of the one it opened were found damaged), so the next open decodes no records.
+        The commit hooks are dropped: a hook is usually a bound method of an owner that
+        holds this store, and that reference cycle would otherwise outlive a `gc.freeze`
+        (see `paused_garbage_collection`).
         """
         if self._closed:
             return
@@ -925,9 +1118,12 @@ class TranscriptStore:
                     cursor = self._cursor  # the last commit sealed its segment
                 writer.close()
                 if (cursor is not None and self.config.catalog_checkpoints
-                        and self._catalog.generation > self._saved_generation):
+                        and (self._catalog.generation > self._saved_generation
+                             or self.checkpoint_positions_rebuilt is not None)):
                     self._save_checkpoint(cursor)
         finally:
+            if self._positions_reader is not None:
+                self._positions_reader.close()
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
