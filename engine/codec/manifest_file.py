@@ -28,8 +28,8 @@ Byte grammar (a `framing` file of kind `manifest`)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from itertools import accumulate, chain
 from typing import Any
 
@@ -64,6 +64,9 @@ class Manifest:
     deleted: tuple[int, ...]
     windows: tuple[WindowEntry, ...]
     statistics: tuple[int, int] | None = None
+    #: `deleted` as runs of consecutive doc ids, when the file stored runs (a decoded
+    #: manifest of this layout); derived, so not compared.
+    deleted_runs: tuple[range, ...] | None = field(default=None, compare=False)
 
 
 def encode_runs(doc_ids: Iterable[int]) -> list[int]:
@@ -78,8 +81,8 @@ def encode_runs(doc_ids: Iterable[int]) -> list[int]:
 
     >>> encode_runs([5, 2, 3, 4, 9])
     [2, 4, 3, 1]
-    >>> sorted(decode_runs(encode_runs([5, 2, 3, 4, 9])))
-    [2, 3, 4, 5, 9]
+    >>> decode_runs(encode_runs([5, 2, 3, 4, 9]))
+    [range(2, 6), range(9, 10)]
     """
     runs: list[int] = []
     end = 0  # one past the last doc id of the run before
@@ -92,8 +95,9 @@ def encode_runs(doc_ids: Iterable[int]) -> list[int]:
     return runs
 
 
-def decode_runs(value: Any) -> Iterator[int]:
-    """The doc ids of `encode_runs`'s list, increasing (DecodeError when malformed)."""
+def decode_runs(value: Any) -> list[range]:
+    """The runs of `encode_runs`'s list as ranges, increasing (DecodeError when
+    malformed); `chain.from_iterable` of them gives the doc ids."""
     if not isinstance(value, list) or len(value) % 2 or set(map(type, value)) - {int} \
             or (value and min(value) < 0):
         raise DecodeError("manifest tombstone runs are not pairs of natural numbers")
@@ -103,7 +107,7 @@ def decode_runs(value: Any) -> Iterator[int]:
         start = end + gap
         end = start + length
         runs.append(range(start, end))
-    return chain.from_iterable(runs)  # expanded in C by the caller's set()
+    return runs
 
 
 def _to_value(manifest: Manifest) -> dict[str, Any]:
@@ -134,8 +138,10 @@ def _from_value(value: Any) -> Manifest:
     if not isinstance(value, dict):
         raise DecodeError("manifest record is not a map")
     try:
+        runs = None
         if "deleted_runs" in value:
-            deleted = decode_runs(value["deleted_runs"])
+            runs = tuple(decode_runs(value["deleted_runs"]))
+            deleted: Iterable[int] = chain.from_iterable(runs)
         else:  # written before issue 5's reopen work: gaps, one per doc id
             gaps = value["deleted"]
             if set(map(type, gaps)) - {int}:
@@ -152,7 +158,7 @@ def _from_value(value: Any) -> Manifest:
             statistics = (int(document_count), int(total_tokens))
         return Manifest(
             int(value["generation"]), int(value["next_doc_id"]), str(value["profile"]),
-            segments, tuple(deleted), windows, statistics,
+            segments, tuple(deleted), windows, statistics, runs,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise DecodeError(f"manifest record is malformed: {error!r}") from None

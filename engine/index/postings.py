@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress, repeat
-from operator import add, attrgetter
+from operator import add, attrgetter, sub
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,18 +319,24 @@ class DeletedRuns:
     ends: array
 
     @classmethod
-    def of(cls, deleted: Iterable[int]) -> DeletedRuns:
-        """The runs of a set of doc ids (sorted first; in C but the sort)."""
-        ordered = array("q", sorted(deleted))
-        if not ordered:
-            return cls(array("q"), array("q"))
-        # A run starts where a doc id does not follow the one before it.
-        breaks = bytes(map(int.__ne__, ordered[1:], map(add, ordered, repeat(1))))
-        starts = array("q", [ordered[0]])
-        starts.extend(compress(ordered[1:], breaks))
-        ends = array("q", compress(ordered, breaks))
-        ends.append(ordered[-1])
-        return cls(starts, array("q", map(add, ends, repeat(1))))
+    def of(cls, deleted: Collection[int]) -> DeletedRuns:
+        """The runs of a set of doc ids: a run starts at an id whose predecessor is not
+        deleted and ends after one whose successor is not (set differences, in C)."""
+        ids = deleted if isinstance(deleted, (set, frozenset)) else set(deleted)
+        starts = sorted(ids.difference(map(add, ids, repeat(1))))
+        lasts = sorted(ids.difference(map(sub, ids, repeat(1))))
+        return cls(array("q", starts), array("q", map(add, lasts, repeat(1))))
+
+    @classmethod
+    def of_ranges(cls, ranges: Iterable[range]) -> DeletedRuns:
+        """The runs of increasing, apart, non-empty ranges (as a manifest stores them).
+
+        >>> list(DeletedRuns.of_ranges([range(3, 6), range(9, 10)]).ends)
+        [6, 10]
+        """
+        ranges = list(ranges)
+        return cls(array("q", [run.start for run in ranges]),
+                   array("q", [run.stop for run in ranges]))
 
 
 def columns_without_runs(columns: PostingColumns, runs: DeletedRuns) -> PostingColumns:

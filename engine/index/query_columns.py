@@ -51,7 +51,7 @@ from itertools import compress, filterfalse, repeat
 from typing import TypeVar
 
 from engine.index.inverted_index import InvertedIndex
-from engine.index.postings import EMPTY_COLUMNS, DeletedRuns, PostingColumns
+from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.segment_rows import SegmentRows
 from engine.index.termdict import index_term
 
@@ -318,8 +318,6 @@ class QueryColumns:
     version: tuple[int, int, int] = (-1, -1, -1)
     rows: RowColumns = field(default_factory=RowColumns)
     terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
-    #: The index's tombstones as runs, made when a long list first needs them.
-    deleted_runs: DeletedRuns | None = None
 
     def token(self, index: InvertedIndex, term: str, *, prefix: bool) -> PostingColumns:
         """The live postings of one phrase token (every completion merged if `prefix`).
@@ -331,22 +329,11 @@ class QueryColumns:
         key = (term, prefix)
         cached = self.terms.get(key)
         if cached is None:
-            cached = (self._prefix_columns(index, term) if prefix
-                      else index.term_columns(term, self.runs(index)))
+            cached = self._prefix_columns(index, term) if prefix else index.term_columns(term)
             if len(self.terms) >= CACHED_TERMS:  # a long-running reader: keep it bounded
                 self.terms.clear()
             self.terms[key] = cached
         return cached
-
-    def runs(self, index: InvertedIndex) -> DeletedRuns | None:
-        """The tombstones of `index` as runs (None: there are none), kept for this
-        version. A flush that forgets tombstones leaves the version as it is: the
-        runs then also name doc ids no list holds any more, which removes nothing."""
-        if not index.deleted:
-            return None
-        if self.deleted_runs is None:
-            self.deleted_runs = DeletedRuns.of(index.deleted)
-        return self.deleted_runs
 
     def _prefix_columns(self, index: InvertedIndex, prefix: str) -> PostingColumns:
         parts = [self.token(index, completion, prefix=False)
@@ -401,6 +388,5 @@ def query_columns(index: InvertedIndex) -> QueryColumns:
         columns.rows.extend(index)
         columns.rows.forget_deleted(index)
         columns.terms.clear()
-        columns.deleted_runs = None
         columns.version = version
     return columns

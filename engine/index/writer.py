@@ -165,6 +165,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
             window_states=states,
             generation=manifest.generation,
             statistics=manifest.statistics,
+            deleted_runs=manifest.deleted_runs,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
 

@@ -179,3 +179,32 @@ def test_a_reader_racing_a_merge_loads_the_newer_manifest():
     reloaded = load_index(directory, PROFILE)
     assert [record.doc_id for record in reloaded.documents()] == [0, 1, 2]
     assert [segment.name for segment in reloaded.segments] == ["segment-000002"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 39), max_size=30), min_size=1, max_size=3))
+def test_tombstone_runs_follow_every_delete_and_a_reload(rounds):
+    """Long lists drop deleted rows by runs; the runs come from the manifest after a
+    reload and are remade after each delete; either way the answer is the set filter's."""
+    import engine.index.inverted_index as inverted_index
+    from engine.index.postings import DeletedRuns
+
+    directory = MemoryDirectory()
+    index = build([["alpha", "beta"] if number % 3 else ["alpha"] for number in range(40)])
+    flush_index(directory, index, "p", EngineConfig())
+    original = inverted_index.RUNS_FILTER_FACTOR
+    inverted_index.RUNS_FILTER_FACTOR = 0  # every list by runs
+    try:
+        for deleted in rounds:
+            for doc_id in sorted(deleted - index.deleted):
+                index.delete_document(doc_id)
+            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+            assert [posting.doc_id for posting in index.postings("alpha")] == list(
+                index.term_columns("alpha").doc_ids)
+            flush_index(directory, index, "p", EngineConfig())
+            index = load_index(directory, "p")
+            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+            assert [posting.doc_id for posting in index.postings("beta")] == list(
+                index.term_columns("beta").doc_ids)
+    finally:
+        inverted_index.RUNS_FILTER_FACTOR = original
