@@ -211,3 +211,25 @@ def test_a_closed_backend_is_freed_by_reference_counting_after_a_frozen_bulk_imp
         assert index() is None and store() is None  # no cycle kept them (none collected)
     finally:
         gc.unfreeze()
+
+
+def test_the_manifest_records_the_indexing_flag_a_reader_then_trusts() -> None:
+    directory = MemoryDirectory()
+    backend = ReferenceBackend.create_in(directory, config=SMALL)
+    import_rewound_window(backend)
+    assert read_manifest(directory).indexing is True  # the rewound window is dirty
+    reader = ReferenceBackend.open_in(directory)
+    assert reader._status_key is not None  # seeded from the manifest: no pass needed
+    assert reader.index_status() is True
+    reader._status_key = None  # computed again, the same answer
+    assert reader.index_status() is True
+    backend.reconcile()
+    assert read_manifest(directory).indexing is False
+    reader.refresh()
+    assert reader.index_status() is False
+    with backend.transaction() as transaction:  # a commit the reader must replay
+        transaction.append_event("w1", {"type": "leaf", "id": "l2", "targetId": "m1"})
+    replaying = ReferenceBackend.open_in(directory)  # manifest older than the store
+    assert replaying.index_status() is True
+    for opened in (reader, replaying, backend):
+        opened.close()

@@ -194,7 +194,12 @@ class ReferenceBackend:
             # replaced): it is derived data, so rebuild it from the transcripts.
             index = InvertedIndex()
         self.index = index
+        loaded = index.generation
         self._replay()
+        if index.indexing is not None and index.generation == loaded == self.store.generation:
+            # Nothing replayed: the store and the index are as the writer had them when
+            # it recorded the flag, so the first search skips the O(windows) pass.
+            self._status, self._status_key = index.indexing, self._status_cache_key()
         return index
 
     def _replay(self) -> None:
@@ -253,11 +258,13 @@ class ReferenceBackend:
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""
         self._require_writer("flush the index")
+        self.index.indexing = self.index_status()
         flush_index(self.store.directory, self.index, self.profile, self.config)
 
     def merge(self) -> None:
         """Merge every segment into one, dropping deleted rows (writer only)."""
         self._require_writer("merge the index")
+        self.index.indexing = self.index_status()
         merge_index(self.store.directory, self.index, self.profile, self.config)
 
     def _require_writer(self, action: str) -> None:
@@ -275,17 +282,15 @@ class ReferenceBackend:
         """
         states = self.index.window_states
         needing = [
-            window.session_id
-            for window in self.store.windows()
-            if needs_reconcile(
-                states.get(window.session_id), self.store.event_count(window.session_id) - 1
-            )
+            session_id
+            for session_id, count in self.store.event_counts().items()
+            if needs_reconcile(states.get(session_id), count - 1)
         ]
         return sorted(needing, key=lambda session_id: session_id.encode("utf-8", "surrogatepass"))
 
     def orphan_session_ids(self) -> list[str]:
         """Windows that have index rows or state but no longer exist in the store."""
-        known = {window.session_id for window in self.store.windows()}
+        known = self.store.event_counts().keys()
         # Usually every window a segment names is known: then no row needs to be read.
         unknown = self.index.session_ids_maybe_indexed() - known
         orphans = {session_id for session_id in unknown if self.index.window_doc_ids(session_id)}
@@ -296,7 +301,7 @@ class ReferenceBackend:
 
         O(windows) to compute, so it is kept until the store or the index changes.
         """
-        key = (self.store.generation, self._index_changes)
+        key = self._status_cache_key()
         if key != self._status_key:
             self._status = bool(self.windows_needing_reconcile() or self.orphan_session_ids())
             self._status_key = key
@@ -360,6 +365,9 @@ class ReferenceBackend:
             self.index = self._load_and_replay()
         else:
             self._replay()
+
+    def _status_cache_key(self) -> tuple[int, int]:
+        return (self.store.generation, self._index_changes)
 
     def _windows(self) -> Sequence[SessionWindow]:
         return self.store.windows()

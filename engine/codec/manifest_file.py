@@ -19,11 +19,15 @@ Byte grammar (a `framing` file of kind `manifest`)::
                                            from 0 (first gap absolute)
                  "windows": [[session_id, indexed_seq, leaf_event_id | nil,
                               needs_rebuild], ...],   sorted by session_id
-                 "statistics": [document_count, total_tokens]}   optional
+                 "statistics": [document_count, total_tokens],   optional
                  the live rows of the segments and their summed token counts (FTS5's N
                  and the total behind avgdl), so opening needs no pass over the rows;
                  absent in manifests written before issue 5's reopen work (and then
                  summed from the segments when opened)
+                 "indexing": bool}         optional: the `indexing` flag (behaviour.md
+                 §8.4) of the store at `generation` with this index, as the writer
+                 computed it; a reader that replays nothing after opening uses it
+                 instead of an O(windows) pass at its first search
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class Manifest:
     #: `deleted` as runs of consecutive doc ids, when the file stored runs (a decoded
     #: manifest of this layout); derived, so not compared.
     deleted_runs: tuple[range, ...] | None = field(default=None, compare=False)
+    #: The `indexing` flag at `generation` (None: not recorded).
+    indexing: bool | None = None
 
 
 def encode_runs(doc_ids: Iterable[int]) -> list[int]:
@@ -119,6 +125,7 @@ def _to_value(manifest: Manifest) -> dict[str, Any]:
         "deleted_runs": encode_runs(manifest.deleted),
         "windows": [list(entry) for entry in sorted(manifest.windows)],
         **({} if manifest.statistics is None else {"statistics": list(manifest.statistics)}),
+        **({} if manifest.indexing is None else {"indexing": manifest.indexing}),
     }
 
 
@@ -156,9 +163,12 @@ def _from_value(value: Any) -> Manifest:
         if statistics is not None:
             document_count, total_tokens = statistics
             statistics = (int(document_count), int(total_tokens))
+        indexing = value.get("indexing")
+        if indexing is not None and not isinstance(indexing, bool):
+            raise DecodeError("manifest indexing flag is not a boolean")
         return Manifest(
             int(value["generation"]), int(value["next_doc_id"]), str(value["profile"]),
-            segments, tuple(deleted), windows, statistics, runs,
+            segments, tuple(deleted), windows, statistics, runs, indexing,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise DecodeError(f"manifest record is malformed: {error!r}") from None

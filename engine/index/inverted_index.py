@@ -89,10 +89,13 @@ class InvertedIndex:
         generation: int = 0,
         statistics: tuple[int, int] | None = None,
         deleted_runs: Iterable[range] | None = None,
+        indexing: bool | None = None,
     ) -> None:
         """`statistics` is `(document_count, total_tokens)` of the segments' live rows
         when the manifest recorded them; else they are summed from the segments.
-        `deleted_runs`, when the manifest stored them, are `deleted` as ranges."""
+        `deleted_runs`, when the manifest stored them, are `deleted` as ranges;
+        `indexing` is the store's `indexing` flag at `generation` the manifest recorded
+        (the owner of the store sets it before a flush; None: unknown)."""
         self.segments: list[Segment] = list(segments)
         self.buffer = WriteBuffer()
         self.deleted: set[int] = set(deleted)
@@ -100,6 +103,8 @@ class InvertedIndex:
         self.window_states: dict[str, WindowIndexState] = dict(window_states or {})
         #: The transcript-store generation whose changes this index reflects.
         self.generation = generation
+        #: The `indexing` flag at `generation`, for the manifest (see `__init__`).
+        self.indexing = indexing
         self._segment_starts: list[int] = []
         self._by_session: dict[str, set[int]] | None = None  # built when first needed
         self._cjk_grams: CjkGramIndex | None = None

@@ -47,7 +47,7 @@ import weakref
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse, repeat
+from itertools import compress, filterfalse, islice, repeat
 from typing import TypeVar
 
 from engine.index.inverted_index import InvertedIndex
@@ -155,8 +155,9 @@ class RowColumns:
             self.group_roles = [role for _session_id, role in group_table]
             return None
         prefix = min(known, len(group_table))
-        same_prefix = group_table[:prefix] == tuple(
-            zip(self.group_sessions[:prefix], self.group_roles[:prefix]))
+        # `group_ids` holds the pairs in number order (numbers are given in insertion
+        # order), so its keys are the pairs to compare, without making new tuples.
+        same_prefix = group_table[:prefix] == tuple(islice(self.group_ids, prefix))
         if not same_prefix:
             return [self._group(session_id, role) for session_id, role in group_table]
         tail = [self._group(session_id, role) for session_id, role in group_table[prefix:]]

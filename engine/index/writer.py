@@ -166,6 +166,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
             generation=manifest.generation,
             statistics=manifest.statistics,
             deleted_runs=manifest.deleted_runs,
+            indexing=manifest.indexing,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -267,7 +268,7 @@ def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
     statistics = None if len(index.buffer) else (index.document_count, index.total_tokens)
     return Manifest(
         index.generation, index.next_doc_id, profile, tuple(segments),
-        tuple(sorted(index.deleted)), windows, statistics,
+        tuple(sorted(index.deleted)), windows, statistics, indexing=index.indexing,
     )
 
 

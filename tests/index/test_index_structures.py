@@ -186,7 +186,7 @@ def test_a_reader_racing_a_merge_loads_the_newer_manifest():
 def test_tombstone_runs_follow_every_delete_and_a_reload(rounds):
     """Long lists drop deleted rows by runs; the runs come from the manifest after a
     reload and are remade after each delete; either way the answer is the set filter's."""
-    import engine.index.inverted_index as inverted_index
+    from engine.index import inverted_index
     from engine.index.postings import DeletedRuns
 
     directory = MemoryDirectory()

@@ -30,9 +30,9 @@ from engine.codec.postings_file_legacy import (
 )
 from engine.errors import CorruptFile, StoreError
 from engine.index.postings import (
+    DeletedRuns,
     FlatPositions,
     Posting,
-    DeletedRuns,
     PostingColumns,
     columns_without_deleted,
     columns_without_runs,
