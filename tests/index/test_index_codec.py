@@ -167,3 +167,18 @@ def test_malformed_tombstone_runs_name_the_manifest(runs):
     data = encode_header(MANIFEST_MAGIC) + record + encode_footer(1, update_crc(0, record))
     with pytest.raises(CorruptFile, match="index/manifest.*tombstone runs"):
         decode_manifest(data, "index/manifest")
+
+
+@pytest.mark.parametrize("session_ids", [["w1", "w2"], ["a\x00b", "w2"], ["", "w2"]])
+def test_group_tables_round_trip_as_columns_or_pairs(session_ids):
+    from engine.codec.terms_file import encode_terms_file, open_terms_file
+
+    rows = [(number, session_id, f"m{number}", role, 1.0, 1, number, "x")
+            for number, (session_id, role) in enumerate(
+                [(session_ids[0], "user"), (session_ids[1], "assistant"), (session_ids[0], "tool")])]
+    data = encode_terms_file(rows, [])
+    table = open_terms_file(lambda offset, length: data[offset: offset + length], len(data),
+                            "t").table
+    assert table.group_table == ((session_ids[0], "user"), (session_ids[1], "assistant"),
+                                 (session_ids[0], "tool"))
+    assert (b"group_sessions" in data) == ("\x00" not in "".join(session_ids))

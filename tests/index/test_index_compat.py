@@ -13,6 +13,8 @@ the manifest gained the index statistics (document count and total tokens); only
 manifest changed. `tests/index/compat_v5/index/` was written after the terms file moved
 its per-row columns out of the table map into a columns record (terms layout 4) and the
 manifest's tombstones became runs of consecutive doc ids; the postings file is unchanged.
+`tests/index/compat_v6/index/` was written after the row table stored its group table
+as columns (session ids joined, one role byte a pair); only the terms file changed.
 If a change to the codec makes a test here fail, the format changed: add a new layout
 (or bump `engine.codec.FORMAT_VERSION`) and a new fixture instead of rewriting these.
 """
@@ -38,7 +40,8 @@ FIXTURE_V1 = Path(__file__).parent / "compat_v1"
 FIXTURE_V2 = Path(__file__).parent / "compat_v2"
 FIXTURE_V3 = Path(__file__).parent / "compat_v3"
 FIXTURE_V4 = Path(__file__).parent / "compat_v4"
-FIXTURE = Path(__file__).parent / "compat_v5"
+FIXTURE_V5 = Path(__file__).parent / "compat_v5"
+FIXTURE = Path(__file__).parent / "compat_v6"
 ROWS = [
     ("w1", "m1", "user", 10.0, "Café crème, s'il vous plaît", 0),
     ("w1", "m2", "assistant", 11.0, "The deployment failed on friday.", 1),
@@ -60,8 +63,10 @@ def write_fixture(folder: Path) -> None:
     flush_index(directory, index, SEARCH_PROFILE.label(), EngineConfig())
 
 
-@pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE_V2, FIXTURE_V3, FIXTURE_V4, FIXTURE],
-                         ids=["layout1", "layout2", "layout3", "statistics", "columns"])
+@pytest.mark.parametrize("fixture", [FIXTURE_V1, FIXTURE_V2, FIXTURE_V3, FIXTURE_V4, FIXTURE_V5,
+                                     FIXTURE],
+                         ids=["layout1", "layout2", "layout3", "statistics", "columns",
+                              "group-columns"])
 def test_committed_files_open_with_their_rows_texts_postings_and_states(fixture):
     index = load_index(FileDirectory(fixture), SEARCH_PROFILE.label())
     assert check_index(index) == []
@@ -87,8 +92,9 @@ def test_the_recipe_still_writes_the_same_bytes(tmp_path):
     (FIXTURE_V2, FIXTURE_V1, ("segment-000001.terms",)),
     (FIXTURE_V3, FIXTURE_V2, ("segment-000001.terms", "segment-000001.postings")),
     (FIXTURE_V4, FIXTURE_V3, ("manifest",)),
-    (FIXTURE, FIXTURE_V4, ("manifest", "segment-000001.terms")),
-], ids=["layout2", "layout3", "statistics", "columns"])
+    (FIXTURE_V5, FIXTURE_V4, ("manifest", "segment-000001.terms")),
+    (FIXTURE, FIXTURE_V5, ("segment-000001.terms",)),
+], ids=["layout2", "layout3", "statistics", "columns", "group-columns"])
 def test_each_new_layout_changed_only_the_files_it_names(newer, older, changed):
     for name in ("manifest", "segment-000001.terms", "segment-000001.postings"):
         same = (newer / "index" / name).read_bytes() == (older / "index" / name).read_bytes()
