@@ -306,7 +306,9 @@ class ReopenWorkload:
     The child (`python -m engine.bench.reopen_probe`) reports the open time, the first
     query's time and its resident memory before and after opening, so memory is not
     blurred by this process's own state. The sample is open + first query; the first
-    round runs the probe once more, untimed, to cache the modules' bytecode.
+    round runs the probe once more, untimed, to cache the modules' bytecode. Each round
+    takes `samples` probes (a fresh process each), so that even a one-round run (the 1M
+    corpus) has a median rather than one draw of a noisy machine.
     """
 
     #: Default: the corpus's rare-word probe. The sample is the cost of opening the store
@@ -317,6 +319,7 @@ class ReopenWorkload:
     name: str = "reopen/first_query"
     group: str = "reopen"
     query_class: str = "reopen: time to first query"
+    samples: int = 3
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         query = self.query or target.manifest["probes"]["rare_word"]["query"]
@@ -328,6 +331,9 @@ class ReopenWorkload:
         if target.state.get("reopen_warmed") is None:  # compile the modules once, untimed
             subprocess.run(command, capture_output=True, check=False, env=probe_environment())
             target.state["reopen_warmed"] = True
+        return [self._probe(command, query) for _ in range(self.samples)]
+
+    def _probe(self, command: list[str], query: str) -> Sample:
         completed = subprocess.run(
             command, capture_output=True, text=True, check=False, env=probe_environment(),
         )
@@ -336,14 +342,14 @@ class ReopenWorkload:
         report = json.loads(completed.stdout)
         if report["hits"] < 1:
             raise WorkloadFailed(f"{self.name}: first query {query!r} found no hit")
-        return [Sample(report["open_seconds"] + report["first_query_seconds"], {
+        return Sample(report["open_seconds"] + report["first_query_seconds"], {
             "open_seconds": report["open_seconds"],
             "first_query_seconds": report["first_query_seconds"],
             "resident_bytes": float(report["resident_bytes_after_open"]),
             "resident_bytes_opened": float(
                 report["resident_bytes_after_open"] - report["resident_bytes_before_open"]
             ),
-        })]
+        })
 
 
 # ------------------------------------------------------------------------------------
