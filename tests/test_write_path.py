@@ -101,8 +101,10 @@ def import_rewound_window(backend: ReferenceBackend) -> None:
 
 
 def test_a_large_commit_is_manifested_even_when_it_dirtied_a_window() -> None:
+    """With deferral off (the clear version) the commit is indexed and flushed at once."""
     directory = MemoryDirectory()
     backend = ReferenceBackend.create_in(directory, config=SMALL)
+    backend.defer_large_commits = False
     import_rewound_window(backend)
     manifest = read_manifest(directory)
     assert manifest is not None and manifest.generation == backend.store.generation == 1
@@ -114,6 +116,44 @@ def test_a_large_commit_is_manifested_even_when_it_dirtied_a_window() -> None:
     assert verify_backend(backend).ok
     reader.close()
     backend.close()
+
+
+def test_a_deferred_large_commit_skips_the_rows_reconcile_would_delete() -> None:
+    directory = MemoryDirectory()
+    backend = ReferenceBackend.create_in(directory, config=SMALL)
+    import_rewound_window(backend)
+    assert backend._deferred and read_manifest(directory) is None  # waiting for reconcile
+    assert backend.reconcile() == 1
+    assert backend._index.deleted == set() and backend.index.document_count == 4
+    manifest = read_manifest(directory)
+    assert manifest is not None and manifest.generation == 1 and manifest.deleted == ()
+    hits = backend.search(SearchRequest("alpha", limit=10))
+    assert sorted(hit.message_id for hit in hits.hits) == ["m0", "m1", "m5", "m6"]
+    assert verify_backend(backend).ok
+    backend.close()
+
+
+@pytest.mark.parametrize("read_before_reconcile", [False, True])
+def test_deferring_large_commits_changes_no_answer(read_before_reconcile: bool) -> None:
+    """Deferred (and reconciled without the doomed rows, or read first and so applied
+    in full) against the clear version: the same hits, ranks, excerpts and flags."""
+    requests = [SearchRequest("alpha", limit=10), SearchRequest("alpha", limit=10, order="recent"),
+                SearchRequest("word3 after", limit=10), SearchRequest("other", limit=10)]
+    answers = []
+    for defer in (False, True):
+        backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
+        backend.defer_large_commits = defer
+        with backend.transaction() as transaction:  # a clean window beside the rewound one
+            transaction.put_window(SessionWindow("w0", "agent:main:other"))
+            for number in range(4):
+                transaction.append_event("w0", chat(number, f"m{number - 1}" if number else None,
+                                                    f"alpha other {number}"))
+        import_rewound_window(backend)
+        before = [backend.search(request) for request in requests] if read_before_reconcile else []
+        backend.reconcile()
+        answers.append((before, [backend.search(request) for request in requests]))
+        backend.close()
+    assert answers[0] == answers[1]
 
 
 def test_a_crash_before_reconcile_keeps_the_stale_rows() -> None:
@@ -217,6 +257,7 @@ def test_the_manifest_records_the_indexing_flag_a_reader_then_trusts() -> None:
     directory = MemoryDirectory()
     backend = ReferenceBackend.create_in(directory, config=SMALL)
     import_rewound_window(backend)
+    assert backend.index.generation == 1  # reading the index applies (and flushes) the import
     assert read_manifest(directory).indexing is True  # the rewound window is dirty
     reader = ReferenceBackend.open_in(directory)
     assert reader._status_key is not None  # seeded from the manifest: no pass needed

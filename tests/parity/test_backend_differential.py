@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from engine.backends.reference import ReferenceBackend
 from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.errors import EngineError
 from engine.model import SearchRequest, SearchResult, SessionWindow
@@ -62,10 +63,12 @@ SCRATCH_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 @contextmanager
-def both_backends() -> Iterator[tuple[ReferenceBackend, SqliteBackend]]:
+def both_backends(
+    config: EngineConfig | None = None,
+) -> Iterator[tuple[ReferenceBackend, SqliteBackend]]:
     """A fresh in-memory reference store and a fresh SQLite store in a scratch folder."""
     with tempfile.TemporaryDirectory(dir=SCRATCH_ROOT) as folder:
-        reference = ReferenceBackend.create_in(MemoryDirectory())
+        reference = ReferenceBackend.create_in(MemoryDirectory(), config=config)
         sqlite = SqliteBackend.create(Path(folder) / "sqlite")
         try:
             yield reference, sqlite
@@ -348,3 +351,40 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
         result = reference.search(request_list[0])
         assert (result.indexing, result.archived_transcripts_excluded) == (True, 1)
         assert [hit.session_key for hit in result.hits] == ["global"]
+
+
+#: Every commit of two changes or more counts as large: the reference defers each one
+#: that leaves a window dirty, and reconcile applies it without the doomed rows.
+DEFERRING = EngineConfig(index_flush_documents=2)
+
+
+def test_deferred_large_commits_agree_with_sqlite_after_reconcile() -> None:
+    """Load, reconcile at once (no read in between, so the deferred commits are applied
+    without the rows reconcile deletes), compare; append more, reconcile, compare."""
+    tally: Counter[str] = Counter()
+
+    @PARITY_SETTINGS
+    @given(differential_cases())
+    def run(case: tuple[Corpus, list[SearchRequest], list]) -> None:
+        corpus, request_list, late = case
+        with both_backends(DEFERRING) as (reference, sqlite):
+            load_corpus(reference, corpus)
+            load_corpus(sqlite, corpus)
+            tally["deferred"] += bool(reference._deferred)
+            assert reference.reconcile() == sqlite.reconcile()
+            compare_requests(reference, sqlite, corpus, request_list, reconciled=True,
+                             tally=tally)
+            if late:
+                extra = corpus_of(late)
+                grown = Corpus(corpus.transactions + extra.transactions,
+                               corpus.texts + extra.texts, corpus.session_keys,
+                               corpus.session_ids, corpus.agent_ids)
+                load_corpus(reference, extra)
+                load_corpus(sqlite, extra)
+                assert reference.reconcile() == sqlite.reconcile()
+                compare_requests(reference, sqlite, grown, request_list, reconciled=True,
+                                 tally=tally)
+
+    run()
+    print("deferred differential tally:", dict(sorted(tally.items())))
+    assert tally["deferred"] > 0  # the path under test ran
