@@ -4,15 +4,16 @@ Owns: synthetic transcript corpora (`vocabulary`, `text_synthesis`, `probes`,
 `corpus_plan`, `window_events`, `corpus_generator`) and a real-text corpus
 (`real_text`), workload definitions (`workloads`), interleaved timing rounds
 (`schedule`, `runner`, `progress`), statistics (`statistics`), and the report with its
-charts (`report`, `charts`, `bar_chart`, `png_encoder`). Must not touch: any search,
-storage or analysis algorithm. The harness reaches backends only through
+charts (`report`, `chart_data`, `charts`; drawing needs matplotlib, the `bench` extra).
+Must not touch: any search, storage or analysis algorithm, or the command line (`cli`
+sits above this package). The harness reaches backends only through
 `engine.backends.registry.open_backend` and the `Backend` protocol, and corpora only
 through `engine.ingest`, so a benchmark measures exactly the code users run.
 
 Reading order: `vocabulary` → `text_synthesis` → `probes` → `corpus_plan` →
 `window_events` → `corpus_generator` (what a corpus is and how its expected answers are
 counted while it is written), then `adapters` → `workloads` → `schedule` → `runner` →
-`statistics` → `report` → `charts` (how it is timed and shown).
+`statistics` → `report` → `chart_data` → `charts` (how it is timed and shown).
 The command is `session-search bench` (`engine/cli/bench_command.py`); the
 pytest-benchmark files in `bench/` reuse the same generator and workloads.
 """

@@ -5,8 +5,10 @@ optional capabilities some workloads need (history reads, the agent tool, reconc
 Must not touch: timing, statistics, or any backend's internals.
 
 Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
-workload skips with that reason instead of failing. When a helper module's API changes,
-this module is the one to edit.
+workload skips with that reason instead of failing. A capability the engine does not have
+at all yet (history reads, the agent tool) raises `FeatureNotBuilt`: the report leaves
+such rows out until the feature lands, since a row per unbuilt feature tells a reader
+nothing about speed. When a helper module's API changes, this module is the one to edit.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ class CapabilityMissing(Exception):
     """An engine capability a workload needs does not exist (yet); the message says which."""
 
 
+class FeatureNotBuilt(CapabilityMissing):
+    """The engine (or one backend) has no such feature yet: its module or method is absent."""
+
+
 @dataclass(frozen=True, slots=True)
 class BenchServices:
     """How the harness opens stores and imports corpora; tests pass fakes here.
@@ -39,14 +45,20 @@ class BenchServices:
 
 
 def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
+    """`module_name.attribute`; FeatureNotBuilt when the module or the attribute does not
+    exist, CapabilityMissing when the module exists but fails to import."""
     try:
         module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        absent = error.name is not None and (module_name + ".").startswith(error.name + ".")
+        kind = FeatureNotBuilt if absent else CapabilityMissing
+        raise kind(f"{what}: {module_name} is not available ({error})") from None
     except ImportError as error:
         raise CapabilityMissing(f"{what}: {module_name} is not available ({error})") from None
     try:
         return getattr(module, attribute)
     except AttributeError:
-        raise CapabilityMissing(f"{what}: {module_name}.{attribute} does not exist") from None
+        raise FeatureNotBuilt(f"{what}: {module_name}.{attribute} does not exist") from None
 
 
 def registry_open_store(name: str, path: Path, create: bool, writer: bool) -> Backend:
@@ -95,8 +107,8 @@ def agent_sessions_search(backend: Backend, query: str, limit: int) -> dict[str,
 
 
 def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:
-    """A method a workload needs beyond the `Backend` protocol (CapabilityMissing if absent)."""
+    """A method a workload needs beyond the `Backend` protocol (FeatureNotBuilt if absent)."""
     method = getattr(backend, name, None)
     if not callable(method):
-        raise CapabilityMissing(f"{what}: backend {backend.name!r} has no {name}() yet")
+        raise FeatureNotBuilt(f"{what}: backend {backend.name!r} has no {name}() yet")
     return method

@@ -1,8 +1,14 @@
-"""The benchmark report: rows of medians and p95 with ratios, as a table and as JSON.
+"""The benchmark report: rows of medians and p95 with ratios, as table cells and as JSON.
 
 Owns: turning a `BenchRun` into report rows (statistics per cell, the ratio against the
-baseline backend from the same run), the plain-text table and the JSON document. Must
-not touch: timing, backends, files other than the ones `write_report` is asked to write.
+baseline backend from the same run), the table's headers and cells, the Markdown table
+and the JSON document. Must not touch: timing, backends, files other than the ones
+`write_report` is asked to write, or printing (the `bench` command aligns the plain-text
+table with the command line's own table format).
+
+A cell whose feature the engine has not built yet (status `not built`, e.g. history reads
+before `sessions_history` exists) has no row: the table, the JSON and the charts show
+what was measured or could have been, not a list of future work.
 
 The baseline is `sqlite` (SQLite FTS5, the engine the product ships); a ratio is
 `median(backend) / median(sqlite)` for the same workload in the same run, so 2.0 means
@@ -17,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bench.runner import OK, SKIPPED, BenchRun, CellResult
+from engine.bench.runner import NOT_BUILT, OK, SKIPPED, BenchRun, CellResult
 from engine.bench.statistics import Summary, median, ratio
-from engine.cli.output import format_table
 
 BASELINE_BACKEND = "sqlite"
 REPORT_SCHEMA = "session-search-bench/1"
@@ -49,13 +54,16 @@ def _metric_medians(cell: CellResult) -> dict[str, float]:
 
 
 def report_rows(run: BenchRun, baseline: str = BASELINE_BACKEND) -> list[ReportRow]:
-    """Summarise every cell; ratios use the baseline's median for the same workload."""
+    """Summarise every cell but the `not built` ones; ratios use the baseline's median
+    for the same workload."""
     baseline_medians: dict[str, float] = {}
     for cell in run.cells:
         if cell.backend == baseline and cell.status == OK and cell.samples:
             baseline_medians[cell.workload] = median([s.seconds for s in cell.samples])
     rows = []
     for cell in run.cells:
+        if cell.status == NOT_BUILT:
+            continue
         summary = None
         cell_ratio = None
         if cell.status == OK and cell.samples:
@@ -96,7 +104,7 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return "; ".join(parts)
 
 
-def _table_cells(rows: list[ReportRow]) -> list[list[str]]:
+def table_cells(rows: list[ReportRow]) -> list[list[str]]:
     """One list of cells per row: workload, backend, n, median, p95, ratio, notes."""
     table_rows = []
     for row in rows:
@@ -113,13 +121,13 @@ def _table_cells(rows: list[ReportRow]) -> list[list[str]]:
     return table_rows
 
 
-def _headers(baseline: str) -> list[str]:
+def table_headers(baseline: str = BASELINE_BACKEND) -> list[str]:
+    """The table's column names.
+
+    >>> table_headers()
+    ['workload', 'backend', 'n', 'median', 'p95', 'vs sqlite', 'notes']
+    """
     return ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "notes"]
-
-
-def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
-    """The plain-text table the command prints."""
-    return format_table(_headers(baseline), _table_cells(rows))
 
 
 def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
@@ -130,9 +138,9 @@ def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEN
     | workload | backend | n | median | p95 | vs sqlite | notes |
     |---|---|---|---|---|---|---|
     """
-    lines = ["| " + " | ".join(_headers(baseline)) + " |", "|" + "---|" * 7]
+    lines = ["| " + " | ".join(table_headers(baseline)) + " |", "|" + "---|" * 7]
     shown = [row for row in rows if row.status != SKIPPED]
-    for cells in _table_cells(shown):
+    for cells in table_cells(shown):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     skipped: dict[str, list[str]] = {}
     for row in rows:

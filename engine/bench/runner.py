@@ -6,7 +6,9 @@ capability) or a failure (a wrong answer or an engine error). Must not touch:
 statistics or formatting (`report`), what a workload measures (`workloads`).
 
 A failed or skipped cell is not run again in later rounds, and never contributes a
-sample: a benchmark number is only reported for answers that were checked.
+sample: a benchmark number is only reported for answers that were checked. A cell whose
+feature the engine has not built yet (`FeatureNotBuilt`) gets the status `not built`,
+which the report leaves out.
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.bench.adapters import BenchServices, CapabilityMissing, finish_indexing
+from engine.bench.adapters import (
+    BenchServices,
+    CapabilityMissing,
+    FeatureNotBuilt,
+    finish_indexing,
+)
 from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
 from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
 from engine.errors import EngineError
 
-OK, SKIPPED, FAILED = "ok", "skipped", "failed"
+OK, SKIPPED, FAILED, NOT_BUILT = "ok", "skipped", "failed", "not built"
 
 
 @dataclass(slots=True)
@@ -182,6 +189,9 @@ def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None
     """Run one round of one cell, recording samples, a skip or a failure."""
     try:
         cell.samples.extend(workload.run_round(target))
+    except FeatureNotBuilt as missing:
+        cell.status, cell.reason = NOT_BUILT, str(missing)
+        cell.samples.clear()
     except CapabilityMissing as missing:
         cell.status, cell.reason = SKIPPED, str(missing)
     except WorkloadFailed as failure:

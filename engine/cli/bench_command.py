@@ -6,13 +6,17 @@ stdout, `bench.json` and PNG charts in `--out`). Must not touch: what is measure
 
     session-search bench [--size tiny|10k|100k|1m] [--seed N] [--backends a,b]
                          [--rounds N] [--repeats N] [--only GROUP,...] [--corpus DIR]
-                         [--real-text] [--out DIR] [--no-progress] [--markdown] [--json]
+                         [--cache DIR] [--real-text] [--out DIR] [--no-progress]
+                         [--markdown] [--json]
     session-search bench --from-report bench.json [--out DIR] [--markdown]
 
-The corpus is generated once into the cache (`$SESSION_SEARCH_CACHE`, else
-`./corpora/cache` in a checkout) and reused. `--corpus DIR` benchmarks an existing
-corpus directory that has a `manifest.json` (one written by the generator);
-`--real-text` uses the dialogs the `chatterbot-corpus` package ships (`engine.bench.real_text`).
+The corpus is generated once into the cache and reused: `--cache DIR`, else
+`$SESSION_SEARCH_CACHE`, else `./corpora/cache` when run from a checkout, else
+`~/.cache/session-search/corpora` (`engine.bench.corpus_generator.default_cache_root`).
+`--corpus DIR` benchmarks an existing corpus directory that has a `manifest.json` (one
+written by the generator); `--real-text` uses the dialogs the `chatterbot-corpus`
+package ships (`engine.bench.real_text`). The charts need matplotlib (the `bench`
+extra); without it the command still measures and writes `bench.json`, and says so.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.bench.adapters import CapabilityMissing, default_services
-from engine.bench.charts import write_charts
+from engine.bench.charts import ChartsUnavailable, write_charts
 from engine.bench.corpus_generator import (
     CORPUS_SIZES,
     DEFAULT_SEED,
@@ -37,16 +42,24 @@ from engine.bench.corpus_generator import (
 from engine.bench.progress import ProgressBar
 from engine.bench.real_text import ensure_chatterbot_corpus
 from engine.bench.report import (
+    BASELINE_BACKEND,
+    ReportRow,
     format_markdown_table,
-    format_report_table,
     report_document,
     report_rows,
     rows_from_document,
+    table_cells,
+    table_headers,
     write_report,
 )
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
-from engine.cli.output import print_json
+from engine.cli.output import format_table, print_json
+
+CACHE_HELP = (
+    "where generated corpora are kept and reused (default: $SESSION_SEARCH_CACHE, else "
+    "./corpora/cache when run from a checkout, else ~/.cache/session-search/corpora)"
+)
 from engine.errors import EngineError, InputError, UsageError
 
 
@@ -56,12 +69,15 @@ def register(subparsers: Any) -> None:
         "bench", help="benchmark the backends on a generated corpus",
         description="Run the benchmark workloads on every backend in interleaved rounds, "
                     "print medians and p95 with ratios against SQLite FTS5, and write "
-                    "bench.json plus PNG charts.",
+                    "bench.json plus PNG charts (the charts need the bench extra: "
+                    "pip install 'session-search[bench]'). The corpus is generated once "
+                    "into the cache and reused; see --cache.",
     )
     parser.add_argument("--size", default="10k", choices=list(CORPUS_SIZES),
                         help="generated corpus size (default 10k)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="corpus seed")
     parser.add_argument("--corpus", type=Path, help="an existing generated corpus directory")
+    parser.add_argument("--cache", type=Path, metavar="DIR", help=CACHE_HELP)
     parser.add_argument("--real-text", action="store_true",
                         help="use the dialogs of the chatterbot-corpus package (real text; "
                              "needs chatterbot-corpus and pyyaml installed)")
@@ -70,7 +86,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed calls per query workload per round (default 5)")
     parser.add_argument("--only", help="comma-separated workload groups to run "
-                        "(ingest, reopen, query, history, agent, append, reconcile)")
+                        "(ingest, reopen, query, append, reconcile)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"),
                         help="output directory for bench.json and charts (default bench/out)")
     parser.add_argument("--from-report", type=Path, metavar="BENCH_JSON",
@@ -95,6 +111,34 @@ def _backends(requested: str | None, available: tuple[str, ...]) -> tuple[str, .
     return names
 
 
+def format_report_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
+    """The plain-text table the command prints."""
+    return format_table(table_headers(baseline), table_cells(rows))
+
+
+def _caption(corpus: dict[str, Any], rounds: int) -> str:
+    """The line under each chart's title: which corpus, how many rounds.
+
+    >>> _caption({"size": "10k", "seed": 7, "counts": {"messages": 10000}}, 3)
+    'corpus 10k (seed 7), 10,000 messages; 3 interleaved rounds'
+    """
+    messages = corpus.get("counts", {}).get("messages")
+    counted = f", {messages:,} messages" if isinstance(messages, int) else ""
+    plural = "round" if rounds == 1 else "rounds"
+    return f"corpus {corpus.get('size')} (seed {corpus.get('seed')}){counted}; " \
+           f"{rounds} interleaved {plural}"
+
+
+def _write_charts(rows: list[ReportRow], backends: Sequence[str], directory: Path,
+                  caption: str) -> list[Path]:
+    """The charts written, or none (said on stderr) when matplotlib is missing."""
+    try:
+        return write_charts(rows, backends, directory, caption)
+    except ChartsUnavailable as missing:
+        print(f"session-search bench: no charts written: {missing}", file=sys.stderr)
+        return []
+
+
 def rerender(args: argparse.Namespace) -> int:
     """Print the table of a saved report and redraw its charts (`--from-report`)."""
     try:
@@ -102,7 +146,8 @@ def rerender(args: argparse.Namespace) -> int:
         rows = rows_from_document(document)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(f"{args.from_report}: cannot read a bench report: {error}") from None
-    charts = write_charts(rows, document["backends"], args.out)
+    charts = _write_charts(rows, document["backends"], args.out,
+                           _caption(document.get("corpus", {}), document.get("rounds", 0)))
     if args.json:
         print_json(document)
     else:
@@ -127,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     show_progress = not args.no_progress
     if args.real_text:
         try:
-            corpus = ensure_chatterbot_corpus()
+            corpus = ensure_chatterbot_corpus(args.cache)
         except CapabilityMissing as missing:
             raise EngineError(str(missing)) from None
     elif args.corpus is not None:
@@ -137,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         size = corpus_size(args.size)
         generation = ProgressBar(size.messages, f"corpus {size.name}", enabled=show_progress)
-        corpus = ensure_corpus(size, args.seed, progress=lambda done, _: generation.update(done))
+        corpus = ensure_corpus(size, args.seed, cache_root=args.cache,
+                               progress=lambda done, _: generation.update(done))
         generation.close()
     manifest = read_manifest(corpus)
     workloads = standard_workloads(manifest, query_repeats=args.repeats)
@@ -158,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
     rows = report_rows(bench_run)
     document = report_document(bench_run, rows)
     report_path = write_report(document, args.out)
-    charts = write_charts(rows, backends, args.out)
+    charts = _write_charts(rows, backends, args.out,
+                           _caption(document["corpus"], args.rounds))
     document["files"] = [str(report_path)] + [str(path) for path in charts]
     if args.json:
         print_json(document)

@@ -1,5 +1,5 @@
 """The benchmark harness: statistics, interleaving, the runner's bookkeeping, the report,
-the PNG writer, and the `bench` command end to end on the tiny corpus.
+and the `bench` command end to end on the tiny corpus (charts: `test_bench_charts.py`).
 
 The runner tests use `RecordingBackend`, a fake that exists only here to observe call
 order and to give right or wrong answers on purpose; it never produces a benchmark result.
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,28 +19,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.bench.adapters import BenchServices, CapabilityMissing
-from engine.bench.bar_chart import BarSeries, grouped_bar_chart, nice_step
-from engine.bench.charts import write_charts
-from engine.bench.png_encoder import PNG_SIGNATURE, encode_png
 from engine.bench.progress import ProgressBar, render_bar
 from engine.bench.report import (
     format_markdown_table,
-    format_report_table,
     report_document,
     report_rows,
     rows_from_document,
     write_report,
 )
-from engine.bench.runner import FAILED, OK, SKIPPED, run_benchmark
+from engine.bench.runner import FAILED, NOT_BUILT, OK, SKIPPED, run_benchmark
 from engine.bench.schedule import interleaved_schedule, rotated
 from engine.bench.statistics import Summary, median, p95, percentile, ratio
 from engine.bench.workloads import (
+    AgentToolWorkload,
     BenchTarget,
+    HistoryWorkload,
     HitExpectation,
     QueryWorkload,
     Sample,
 )
 from engine.cli import main
+from engine.cli.bench_command import format_report_table
 from engine.model import SearchHit, SearchRequest, SearchResult
 
 # ---- statistics ------------------------------------------------------------------------
@@ -248,6 +245,61 @@ def test_report_ratios_use_the_sqlite_median_of_the_same_run(tmp_path: Path) -> 
         rows_from_document({"schema": "other"})
 
 
+class HistoryBackend(RecordingBackend):
+    """A RecordingBackend that also answers history reads (one message a page)."""
+
+    def history(self, **arguments: Any) -> dict[str, Any]:
+        self.log.append((self.name, f"history {sorted(arguments)}"))
+        return {"messages": [{"id": "m"}]}
+
+
+HISTORY_MANIFEST = {
+    **MANIFEST,
+    "longSession": {"sessionKey": "agent:main:long", "sessionId": "long",
+                    "anchorMessageId": "m"},
+    "probes": {"common_word": {"query": "alpha"}},
+}
+
+
+def test_rows_of_features_not_built_are_left_out_of_every_output(tmp_path: Path) -> None:
+    workloads = [_query("alpha", 1), HistoryWorkload(anchored=False), AgentToolWorkload()]
+    run = run_benchmark(
+        tmp_path / "corpus", HISTORY_MANIFEST, ("sqlite", "reference"), workloads,
+        tmp_path / "work", _services([], {"sqlite": 1, "reference": 1}), rounds=2,
+    )
+    statuses = {(cell.workload, cell.backend): (cell.status, cell.reason) for cell in run.cells}
+    assert statuses[("history/tail", "sqlite")] == (
+        NOT_BUILT, "history reads: backend 'sqlite' has no history() yet")
+    assert statuses[("agent/sessions_search", "reference")][0] == NOT_BUILT
+    rows = report_rows(run)
+    assert [(row.workload, row.backend) for row in rows] == [
+        ("query/alpha", "sqlite"), ("query/alpha", "reference")]
+    for text in (format_report_table(rows), format_markdown_table(rows),
+                 json.dumps(report_document(run, rows))):
+        assert "history" not in text and "agent/" not in text and "not built" not in text
+
+
+def test_a_built_feature_is_measured_and_a_skip_is_still_reported(tmp_path: Path) -> None:
+    services = _services([], {"sqlite": 1, "reference": 1}, frozenset({"reference"}))
+
+    def open_store(name: str, path: Path, create: bool, writer: bool) -> RecordingBackend:
+        services.open_store(name, path, create, writer)  # raises for "reference"
+        return HistoryBackend(name, [], 1)
+
+    run = run_benchmark(
+        tmp_path / "corpus", HISTORY_MANIFEST, ("sqlite", "reference"),
+        [HistoryWorkload(anchored=True, repeats=2)], tmp_path / "work",
+        BenchServices(open_store, services.import_corpus, services.backend_names), rounds=1,
+    )
+    rows = {row.backend: row for row in report_rows(run)}
+    assert rows["sqlite"].status == OK and rows["sqlite"].summary is not None
+    assert rows["sqlite"].summary.count == 2
+    # A backend that cannot open is a real gap, not a missing feature: its row stays.
+    assert rows["reference"].status == SKIPPED
+    assert "- `history/anchored`: cannot create a reference store" in format_markdown_table(
+        list(rows.values()))
+
+
 def test_bench_command_rerenders_a_saved_report(capsys: pytest.CaptureFixture[str],
                                                 tmp_path: Path) -> None:
     run = run_benchmark(
@@ -280,63 +332,6 @@ def test_query_workload_without_a_prepared_store_is_skipped(tmp_path: Path) -> N
                          _services([], {"x": 0}))
     with pytest.raises(CapabilityMissing, match="prepared store"):
         _query("alpha", 0).run_round(target)
-
-
-# ---- PNG and charts --------------------------------------------------------------------
-
-
-def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
-    """Width, height and raw RGB rows of an 8-bit RGB, filter-0 PNG (enough for ours)."""
-    assert data[:8] == PNG_SIGNATURE
-    offset, chunks = 8, {}
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset:offset + 4])
-        kind = data[offset + 4:offset + 8]
-        body = data[offset + 8:offset + 8 + length]
-        (crc,) = struct.unpack(">I", data[offset + 8 + length:offset + 12 + length])
-        assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF
-        chunks[kind] = chunks.get(kind, b"") + body
-        offset += 12 + length
-    width, height, depth, colour, _, _, _ = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
-    assert (depth, colour) == (8, 2)
-    raw = zlib.decompress(chunks[b"IDAT"])
-    stride = 1 + 3 * width
-    rows = [raw[index * stride:(index + 1) * stride] for index in range(height)]
-    assert all(row[0] == 0 for row in rows)
-    return width, height, [row[1:] for row in rows]
-
-
-def test_png_encoder_round_trips_pixels() -> None:
-    pixels = [[(255, 0, 0), (0, 255, 0), (0, 0, 255)], [(1, 2, 3), (4, 5, 6), (7, 8, 9)]]
-    width, height, rows = _decode_png(encode_png(pixels))
-    assert (width, height) == (3, 2)
-    assert rows == [bytes([255, 0, 0, 0, 255, 0, 0, 0, 255]), bytes(range(1, 10))]
-    with pytest.raises(ValueError, match="same width"):
-        encode_png([[(0, 0, 0)], [(0, 0, 0), (0, 0, 0)]])
-
-
-def test_bar_chart_draws_taller_bars_for_larger_values() -> None:
-    canvas = grouped_bar_chart("t", ["a"], [BarSeries("x", (1.0,)), BarSeries("y", (4.0,))], "ms")
-    width, _, rows = _decode_png(canvas.to_png())
-    blue, orange = bytes((31, 119, 180)), bytes((255, 127, 14))
-
-    def column_height(colour: bytes) -> int:
-        counts = [sum(1 for x in range(width) if row[3 * x:3 * x + 3] == colour) for row in rows]
-        return sum(1 for count in counts if count >= 10)
-
-    assert column_height(orange) > 3 * column_height(blue) > 0
-    assert nice_step(4.0) == 1.0
-
-
-def test_charts_are_written_only_when_they_have_data(tmp_path: Path) -> None:
-    run = run_benchmark(
-        tmp_path / "corpus", MANIFEST, ("sqlite",), [_query("alpha", 1)],
-        tmp_path / "work", _services([], {"sqlite": 1}), rounds=1,
-    )
-    written = write_charts(report_rows(run), ("sqlite",), tmp_path / "charts",
-                           use_matplotlib=False)
-    assert [path.name for path in written] == ["latency_by_query_class.png"]
-    assert written[0].read_bytes()[:8] == PNG_SIGNATURE
 
 
 # ---- progress bar ----------------------------------------------------------------------
@@ -382,7 +377,7 @@ def test_bench_command_runs_the_tiny_corpus_on_real_backends(
     statuses = {(cell["workload"], cell["backend"]): cell["status"] for cell in saved["cells"]}
     assert len(statuses) == 2 * 12
     assert set(statuses.values()) == {"ok"}, [c for c in saved["cells"] if c["status"] != "ok"]
-    assert (out / "latency_by_query_class.png").read_bytes()[:8] == PNG_SIGNATURE
+    assert (out / "latency_by_query_class.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_bench_command_write_and_lifecycle_workloads_on_real_backends(
