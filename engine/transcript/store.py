@@ -3,7 +3,7 @@
 Owns: the public `TranscriptStore` API (create / open, transactions, reads, the change
 feed), the store metadata file `store.meta`, and the in-memory catalog rebuilt from the
 segments on open. Must not touch: byte layouts (`engine.codec`), segment files directly
-(`engine.transcript.segments`), search indexes, or event semantics (the store keeps each
+(`engine.transcript.log`), search indexes, or event semantics (the store keeps each
 event as an opaque JSON object; `engine.transcript.events` and friends interpret them).
 
 Files of a store (a `Directory`):
@@ -41,7 +41,7 @@ checkpoint a writer saved over it since does not matter.
 What is checked, and when:
 
 * At open, O(segments + windows), never O(bytes): the checkpoint's own CRCs, and
-  `segments.check_checkpoint_segments`: each covered sealed segment must have the size,
+  `segments.check_checkpoint_log`: each covered sealed segment must have the size,
   footer record count and footer CRC the checkpoint recorded (header and footer are read,
   the records between are not); the unsealed segment must have an intact header, reach
   the covered offset, and end it with an intact commit record of the checkpoint's
@@ -69,8 +69,8 @@ What is checked, and when:
   unsealed segment (they would need every byte); a writer continues from them, so if
   covered bytes were damaged, the footer it later writes disagrees with them and a
   replay refuses that segment, as it should.
-* `verify_segments()` (run by `session-search verify`) is the thorough check:
-  `segments.check_covered_segments` CRCs every committed byte against the footers and
+* `verify_log()` (run by `session-search verify`) is the thorough check:
+  `segments.check_covered_log` CRCs every committed byte against the footers and
   the running CRC of the open segment, O(bytes); on a mismatch it names the first damaged
   record (`segments.find_damaged_record`). Opening without checkpoints
   (`EngineConfig(catalog_checkpoints=False)`) is the other oracle: it refuses damage at
@@ -109,39 +109,39 @@ from engine.codec.framing import (
     DecodeError,
     decode_frame_at,
 )
-from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
-from engine.codec.segment_file import (
+from engine.codec.log_file import (
     CommitRecord,
     DeleteSessionRecord,
     EventRecord,
-    SegmentRecord,
+    LogRecord,
     WindowRecord,
-    decode_segment_payload,
+    decode_log_payload,
 )
+from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, LockHandle, ReadHandle
 from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, UsageError
 from engine.gc_pause import paused_garbage_collection
 from engine.model import SessionWindow, StoredEvent, agent_id_of
-from engine.transcript.segments import (
-    SEGMENT_FOLDER,
+from engine.transcript.log import (
+    LOG_FOLDER,
     CommittedTransaction,
+    LogCursor,
+    LogReader,
+    LogTail,
+    LogWriter,
     RecordPosition,
-    SealedSegment,
-    SegmentCursor,
-    SegmentReader,
-    SegmentTail,
-    SegmentWriter,
-    check_checkpoint_segments,
-    check_covered_segments,
+    SealedLogFile,
+    check_checkpoint_log,
+    check_covered_log,
     find_damaged_record,
-    sealed_segment_of,
-    segment_name,
+    log_file_name,
+    sealed_log_file_of,
 )
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
-CHECKPOINT_NAME = f"{SEGMENT_FOLDER}/catalog.ckpt"
+CHECKPOINT_NAME = f"{LOG_FOLDER}/catalog.ckpt"
 #: A writer also saves the catalog checkpoint after a commit once this many records were
 #: committed since the last one, so a reader opening next to a long-lived writer (or after
 #: a crash) replays at most about this many records (~0.15 s) instead of the whole log.
@@ -184,7 +184,7 @@ Change = WindowPut | EventAppended | SessionDeleted
 CommitHook = Callable[[int, list[Change]], None]
 
 
-def change_of(record: SegmentRecord) -> Change:
+def change_of(record: LogRecord) -> Change:
     """The change a (non-commit) segment record stands for."""
     match record:
         case WindowRecord(window=window):
@@ -282,7 +282,7 @@ class EventPositions:
         """Add the position of the next event."""
         if self.start >= 0:
             self._copy_range()
-        self.segments.append(position.segment)
+        self.segments.append(position.file_number)
         self.offsets.append(position.offset)
         self.lengths.append(position.length)
         self.count += 1
@@ -364,10 +364,10 @@ class _Catalog:
         return session_ids
 
     def to_checkpoint(
-        self, cursor: SegmentCursor, sealed_segments: list[SealedSegment],
+        self, cursor: LogCursor, sealed_segments: list[SealedLogFile],
     ) -> CatalogCheckpoint:
         """The whole catalog, whose last commit ends at `cursor`, with the sealed segments
-        before it (and `cursor.segment` when `cursor.sealed`)."""
+        before it (and `cursor.file_number` when `cursor.sealed`)."""
         counts, segments, offsets, lengths = array("i"), array("i"), array("q"), array("i")
         for entry in self.entries.values():
             counts.append(len(entry.events))
@@ -376,7 +376,7 @@ class _Catalog:
         keys = tuple((key, tuple(session_ids)) for key, session_ids in self.keys.items())
         sealed = tuple((item.size, item.record_count, item.records_crc)
                        for item in sealed_segments)
-        return CatalogCheckpoint(cursor.segment, cursor.offset, cursor.record_count,
+        return CatalogCheckpoint(cursor.file_number, cursor.offset, cursor.record_count,
                                  cursor.records_crc, cursor.sealed, self.generation,
                                  cursor.commit_offset, sealed, windows, counts, segments,
                                  offsets, lengths, keys, self.transaction_segments,
@@ -402,7 +402,7 @@ class _Catalog:
         return catalog
 
     def note_transaction(self, start: RecordPosition) -> None:
-        self.transaction_segments.append(start.segment)
+        self.transaction_segments.append(start.file_number)
         self.transaction_offsets.append(start.offset)
         self.generation += 1
 
@@ -422,11 +422,11 @@ class _Catalog:
                 case EventRecord():
                     problem = self.append_event(record.session_id, record.seq, position)
                     if problem is not None:
-                        raise CorruptFile(location_of(position.segment), position.offset, problem)
+                        raise CorruptFile(location_of(position.file_number), position.offset, problem)
                 case DeleteSessionRecord():
                     self.delete_session(record.session_key)
                 case CommitRecord():
-                    raise CorruptFile(location_of(position.segment), position.offset,
+                    raise CorruptFile(location_of(position.file_number), position.offset,
                                       "commit record inside a transaction")
         self.note_transaction(transaction.start)
 
@@ -495,9 +495,9 @@ class _CheckpointPositionsReader:
         directory = self.directory
         if self.transaction_id:
             with paused_garbage_collection():
-                for transaction in SegmentReader(directory).iter_transactions():
+                for transaction in LogReader(directory).iter_transactions():
                     catalog.apply(transaction,
-                                  lambda number: directory.location(segment_name(number)))
+                                  lambda number: directory.location(log_file_name(number)))
                     if catalog.generation >= self.transaction_id:
                         break
         if catalog.generation != self.transaction_id or \
@@ -536,7 +536,7 @@ class _PendingWindow:
 class StoreTransaction:
     """The write operations of one transaction (the `BackendTransaction` protocol)."""
 
-    def __init__(self, store: TranscriptStore, writer: SegmentWriter) -> None:
+    def __init__(self, store: TranscriptStore, writer: LogWriter) -> None:
         self._store = store
         self._writer = writer
         self._pending: dict[str, _PendingWindow] = {}
@@ -546,7 +546,7 @@ class StoreTransaction:
         self._relinked: set[str] = set()
         #: session key -> windows that joined it in this transaction, in order.
         self._joined: dict[str, dict[str, None]] = {}
-        self._operations: list[tuple[RecordPosition, SegmentRecord]] = []
+        self._operations: list[tuple[RecordPosition, LogRecord]] = []
         self._changes: list[Change] | None = [] if store._commit_hooks else None
         self.closed = False
 
@@ -703,7 +703,7 @@ class StoreTransaction:
             return None
         return _PendingWindow(entry.window, len(entry.events), EventPositions())
 
-    def _write(self, record: SegmentRecord) -> RecordPosition:
+    def _write(self, record: LogRecord) -> RecordPosition:
         try:
             position = self._writer.write(record)
         except DecodeError as error:
@@ -713,7 +713,7 @@ class StoreTransaction:
         self._operations.append((position, record))
         return position
 
-    def _note_change(self, record: SegmentRecord) -> None:
+    def _note_change(self, record: LogRecord) -> None:
         if self._changes is not None:
             self._changes.append(change_of(record))
 
@@ -740,17 +740,17 @@ class TranscriptStore:
         self.config = config
         self._lock = lock
         self._catalog = _Catalog()
-        self._reader = SegmentReader(directory)
+        self._reader = LogReader(directory)
         #: Where the committed data this handle has seen ends, and the sealed segments
-        #: before it (what a checkpoint saves and `verify_segments` checks).
-        self._cursor = SegmentCursor()
-        self._sealed_segments: list[SealedSegment] = []
-        self._writer: SegmentWriter | None = None
+        #: before it (what a checkpoint saves and `verify_log` checks).
+        self._cursor = LogCursor()
+        self._sealed_files: list[SealedLogFile] = []
+        self._writer: LogWriter | None = None
         self._transaction: StoreTransaction | None = None
         self._commit_hooks: list[CommitHook] = []
         self._closed = False
         #: What the writer cut from the end of the last segment on open (None: nothing).
-        self.recovered_tail: SegmentTail | None = None
+        self.recovered_tail: LogTail | None = None
         #: The generation a catalog checkpoint supplied on open (None: none was used),
         #: and why a checkpoint found on open was not used (None: used, or absent).
         self.checkpoint_generation: int | None = None
@@ -775,12 +775,12 @@ class TranscriptStore:
             raise UsageError("a store needs a backend name")
         lock = directory.acquire_lock(LOCK_NAME)
         try:
-            if directory.exists(META_NAME) or directory.list_names(SEGMENT_FOLDER + "/"):
+            if directory.exists(META_NAME) or directory.list_names(LOG_FOLDER + "/"):
                 raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
             meta = StoreMeta(backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta))
             store = cls(directory, meta, config or EngineConfig(), lock)
-            store._writer = SegmentWriter(directory, store.config)
+            store._writer = LogWriter(directory, store.config)
             return store
         except BaseException:
             lock.release()
@@ -805,7 +805,7 @@ class TranscriptStore:
                 store._load_checkpoint()
                 store._replay()
             if writer:
-                store._writer = SegmentWriter(directory, store.config)
+                store._writer = LogWriter(directory, store.config)
                 store.recovered_tail = store._writer.recover(store._reader)
             return store
         except BaseException:
@@ -834,19 +834,19 @@ class TranscriptStore:
 
     def _replay(self) -> None:
         """Apply every committed transaction after the cursor to the catalog."""
-        location_of = self._segment_location
+        location_of = self._log_file_location
         for transaction in self._reader.iter_transactions(self._cursor):
             self._catalog.apply(transaction, location_of)
         self._cursor = self._reader.cursor
-        self._sealed_segments.extend(self._reader.sealed_segments)
+        self._sealed_files.extend(self._reader.sealed_files)
 
     def _load_checkpoint(self) -> None:
         """Start from the catalog checkpoint when the segments still match it.
 
         Trusting it skips reading the records it covers. What is checked is cheap,
-        O(segments) (`check_checkpoint_segments`): each sealed segment's size and footer,
+        O(segments) (`check_checkpoint_log`): each sealed segment's size and footer,
         and the header, length and last commit record of the unsealed one. Damage inside
-        covered records is found when they are read, and by `verify_segments`. A damaged,
+        covered records is found when they are read, and by `verify_log`. A damaged,
         stale or mismatched checkpoint is ignored (`checkpoint_ignored` says why) and
         the full replay that follows names any damaged record: it is derived data.
         The event positions of a layout-3 checkpoint are not read here: the handle
@@ -859,11 +859,11 @@ class TranscriptStore:
         try:
             handle = self.directory.open_read(CHECKPOINT_NAME)
             checkpoint = read_catalog_file(handle.read, handle.size(), location)
-            cursor = SegmentCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
+            cursor = LogCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
                                    checkpoint.records_crc, checkpoint.sealed,
                                    checkpoint.transaction_id, checkpoint.commit_offset)
-            sealed_segments = [SealedSegment(*item) for item in checkpoint.sealed_segments]
-            problem = check_checkpoint_segments(self.directory, cursor, sealed_segments)
+            sealed_segments = [SealedLogFile(*item) for item in checkpoint.sealed_segments]
+            problem = check_checkpoint_log(self.directory, cursor, sealed_segments)
             if problem is None:
                 region = checkpoint.positions_region
                 if region is None:  # layout 2: read with the rest
@@ -889,7 +889,7 @@ class TranscriptStore:
             return
         self._catalog = catalog
         self._cursor = cursor
-        self._sealed_segments = sealed_segments
+        self._sealed_files = sealed_segments
         self.checkpoint_generation = self._saved_generation = checkpoint.transaction_id
 
     @property
@@ -900,7 +900,7 @@ class TranscriptStore:
         reader = self._positions_reader
         return None if reader is None else reader.problem
 
-    def verify_segments(self) -> str | None:
+    def verify_log(self) -> str | None:
         """Check every byte of committed data this handle has seen; return what is wrong
         (naming the file, and the offset of the first damaged record when one is found),
         or None.
@@ -911,15 +911,15 @@ class TranscriptStore:
         by the replay. Cost: O(bytes of the segments), CRC in C, no record decoding.
         """
         self._check_open()
-        problem = check_covered_segments(self.directory, self._cursor)
+        problem = check_covered_log(self.directory, self._cursor)
         if problem is None:
             return None
         damaged = find_damaged_record(self.directory, self._cursor)
         return problem if damaged is None else str(damaged)
 
-    def _save_checkpoint(self, cursor: SegmentCursor) -> None:
+    def _save_checkpoint(self, cursor: LogCursor) -> None:
         """Write the catalog checkpoint for the state that ends at `cursor`."""
-        checkpoint = self._catalog.to_checkpoint(cursor, self._sealed_segments)
+        checkpoint = self._catalog.to_checkpoint(cursor, self._sealed_files)
         try:
             self.directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(checkpoint))
         except OSError as error:
@@ -928,8 +928,8 @@ class TranscriptStore:
         self._saved_generation = checkpoint.transaction_id
         self._records_since_checkpoint = 0
 
-    def _segment_location(self, segment: int) -> str:
-        return self.directory.location(segment_name(segment))
+    def _log_file_location(self, file_number: int) -> str:
+        return self.directory.location(log_file_name(file_number))
 
     # ----- writing -----------------------------------------------------------------------
 
@@ -971,7 +971,7 @@ class TranscriptStore:
                 return
             self._commit(writer, transaction)
 
-    def _commit(self, writer: SegmentWriter, transaction: StoreTransaction) -> None:
+    def _commit(self, writer: LogWriter, transaction: StoreTransaction) -> None:
         generation = self._catalog.generation + 1
         try:
             writer.commit(CommitRecord(generation, now_milliseconds()))
@@ -981,11 +981,11 @@ class TranscriptStore:
         records = tuple(transaction._operations)
         self._catalog.apply(
             CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
-            self._segment_location,
+            self._log_file_location,
         )
         if writer.sealed is not None:
             self._cursor = writer.sealed
-            self._sealed_segments.append(sealed_segment_of(writer.sealed))
+            self._sealed_files.append(sealed_log_file_of(writer.sealed))
         else:
             self._cursor = writer.committed_cursor() or self._cursor
         self._records_since_checkpoint += len(records) + 1
@@ -1061,7 +1061,7 @@ class TranscriptStore:
         """Counts of agents, sessions (keys), windows, events, and the store's bytes."""
         keys = self._catalog.keys
         agents = {agent for key in keys if (agent := agent_id_of(key)) is not None}
-        names = [META_NAME, *self.directory.list_names(SEGMENT_FOLDER + "/")]
+        names = [META_NAME, *self.directory.list_names(LOG_FOLDER + "/")]
         return {
             "agents": len(agents),
             "sessions": len(keys),
@@ -1087,10 +1087,10 @@ class TranscriptStore:
         last = self._catalog.generation
         if generation >= last:
             return
-        cursor = SegmentCursor(self._catalog.transaction_segments[generation],
+        cursor = LogCursor(self._catalog.transaction_segments[generation],
                                self._catalog.transaction_offsets[generation],
                                transaction_id=generation)
-        for transaction in SegmentReader(self.directory).iter_transactions(
+        for transaction in LogReader(self.directory).iter_transactions(
                 cursor, verify_footers=False):
             yield transaction
             if transaction.transaction_id >= last:
@@ -1167,7 +1167,7 @@ class TranscriptStore:
         while start < len(positions):
             end = start + 1
             while (end < len(positions)
-                   and positions[end].segment == positions[start].segment
+                   and positions[end].file_number == positions[start].file_number
                    and positions[end].offset >= positions[end - 1].offset
                    and positions[end].offset - positions[end - 1].offset
                    - positions[end - 1].length <= 4096):
@@ -1180,7 +1180,7 @@ class TranscriptStore:
         self, session_id: str, first_seq: int, run: list[RecordPosition],
     ) -> list[StoredEvent]:
         first, last = run[0], run[-1]
-        name = segment_name(first.segment)
+        name = log_file_name(first.file_number)
         data = self.directory.read_bytes(name, first.offset, last.offset + last.length
                                          - first.offset)
         events = []
@@ -1188,7 +1188,7 @@ class TranscriptStore:
             relative = position.offset - first.offset
             try:
                 frame = decode_frame_at(data[relative: relative + position.length])
-                record = decode_segment_payload(frame.payload)
+                record = decode_log_payload(frame.payload)
             except DecodeError as error:
                 raise CorruptFile(self.directory.location(name), position.offset,
                                   str(error)) from None

@@ -20,7 +20,7 @@ from engine.transcript.store import (
     WindowPut,
 )
 
-TINY = EngineConfig(segment_roll_bytes=150)
+TINY = EngineConfig(log_roll_bytes=150)
 SESSION_IDS = ["s0", "s1", "s2", "s3"]
 KEYS = ["agent:a:main", "agent:b:main", "global"]
 
