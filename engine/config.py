@@ -32,7 +32,7 @@ class EngineConfig:
     log_roll_bytes: int = 64 * MEBIBYTE
     #: After sealing a log file and on a clean writer close, save the catalog to
     #: `transcripts/catalog.ckpt`; on open, start from it instead of decoding every
-    #: record (see `engine.transcript.store`).
+    #: record (see `engine.transcript.checkpoint`).
     catalog_checkpoints: bool = True
     #: Deferred versus synchronous index rebuild (behaviour.md §8): a rebuild of at most
     #: this many events and bytes runs inside the request that needs it.

@@ -3,7 +3,7 @@
 Owns: the append-only log files `transcripts/segment-NNNNNN.log` (numbered from 1,
 contiguous), how a transaction is laid out in them, rolling to a new log file, sealing
 the old one with a footer, and crash recovery. Must not touch: what records mean for the
-store's state (that is `engine.transcript.store`) or their bytes (that is
+store's state (that is `engine.transcript.catalog`) or their bytes (that is
 `engine.codec.log_file`).
 
 The files keep the name `segment-NNNNNN.log`, the magic `SS.SEGMT` and the file kind
@@ -50,8 +50,8 @@ decide about them:
 * `check_checkpoint_log` (every open with a checkpoint): O(log files) bytes read,
   sizes, headers, footers and the last covered commit record; it cannot see damage
   inside the records.
-* each record's frame CRC, checked whenever the record is read (`LogReader`, and the
-  store's event reads);
+* each record's frame CRC, checked whenever the record is read (`LogReader`, and
+  `LogReader.read_events` for the store's event reads);
 * `check_covered_log` (verify): every covered byte CRC-checked against footers and
   the running CRC, O(bytes); `find_damaged_record` then names the first damaged record.
 """
@@ -59,6 +59,7 @@ decide about them:
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -83,6 +84,7 @@ from engine.codec.framing import (
 from engine.codec.log_file import (
     MAX_COMMIT_PAYLOAD_LENGTH,
     CommitRecord,
+    EventRecord,
     LogRecord,
     decode_log_payload,
     encode_log_record,
@@ -91,10 +93,18 @@ from engine.codec.log_file import (
 from engine.config import EngineConfig
 from engine.directory import AppendHandle, Directory
 from engine.errors import CorruptFile, StoreError
+from engine.model import StoredEvent
 
 LOG_FOLDER = "transcripts"
 LOG_MAGIC = FILE_KINDS["segment"].magic
 _LOG_FILE_NAME = re.compile(r"^transcripts/segment-(\d{6,})\.log$")
+#: Neighbouring event records at most this many bytes apart are read in one read.
+READ_GAP_BYTES = 4096
+
+
+def now_milliseconds() -> float:
+    """The current time in epoch milliseconds (what log records are stamped with)."""
+    return time.time() * 1000.0
 
 
 def log_file_name(number: int) -> str:
@@ -369,7 +379,8 @@ def _check_open_log_file(directory: Directory, cursor: LogCursor) -> str | None:
 
 
 class LogReader:
-    """Yields committed transactions from a cursor on; records where it stopped.
+    """Yields committed transactions from a cursor on, recording where it stopped; and
+    reads events at the positions the catalog knows (`read_events`).
 
     After `iter_transactions` is exhausted, `cursor` is where the next read starts and
     `tail` describes uncommitted bytes at the end of the last log file (None when none).
@@ -406,6 +417,58 @@ class LogReader:
                 raise CorruptFile(self.directory.location(log_file_name(self.cursor.file_number)),
                                   self.cursor.offset,
                                   "segment is not sealed although a later segment exists")
+
+    def read_events(
+        self, session_id: str, first_seq: int, positions: Sequence[RecordPosition],
+    ) -> list[StoredEvent]:
+        """Decode events `first_seq`, `first_seq + 1`, ... of window `session_id` at
+        `positions`, reading each run of neighbours in one read.
+
+        Each record's frame CRC is checked here, and that it is the event expected
+        (window and seq): a record damaged since it was committed, or a position that
+        does not fit, is `CorruptFile` naming the log file and the record's offset.
+        Stateless: it neither uses nor moves `cursor`.
+        """
+        events: list[StoredEvent] = []
+        start = 0
+        while start < len(positions):
+            end = start + 1
+            while (end < len(positions)
+                   and positions[end].file_number == positions[start].file_number
+                   and positions[end].offset >= positions[end - 1].offset
+                   and positions[end].offset - positions[end - 1].offset
+                   - positions[end - 1].length <= READ_GAP_BYTES):
+                end += 1
+            events.extend(self._read_run(session_id, first_seq + start, positions[start:end]))
+            start = end
+        return events
+
+    def _read_run(
+        self, session_id: str, first_seq: int, run: Sequence[RecordPosition],
+    ) -> list[StoredEvent]:
+        first, last = run[0], run[-1]
+        name = log_file_name(first.file_number)
+        data = self.directory.read_bytes(name, first.offset, last.offset + last.length
+                                         - first.offset)
+        events = []
+        for seq, position in enumerate(run, start=first_seq):
+            relative = position.offset - first.offset
+            try:
+                frame = decode_frame_at(data[relative: relative + position.length])
+                record = decode_log_payload(frame.payload)
+            except DecodeError as error:
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  str(error)) from None
+            if not isinstance(record, EventRecord):
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  "expected an event record")
+            if (record.session_id, record.seq) != (session_id, seq):
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  f"expected event {seq} of window {session_id!r}, found "
+                                  f"event {record.seq} of window {record.session_id!r}")
+            events.append(StoredEvent(record.session_id, record.seq, record.event,
+                                      record.created_at))
+        return events
 
     def _read_log_file(self, is_last: bool, verify_footers: bool) -> Iterator[CommittedTransaction]:
         cursor = self.cursor

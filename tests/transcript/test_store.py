@@ -12,12 +12,8 @@ from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import InputError, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
-from engine.transcript.store import (
-    EventAppended,
-    SessionDeleted,
-    TranscriptStore,
-    WindowPut,
-)
+from engine.transcript.changes import EventAppended, SessionDeleted, WindowPut
+from engine.transcript.store import TranscriptStore
 
 MAIN = SessionWindow("w1", "agent:main:main", title="first")
 RESET = SessionWindow("w2", "agent:main:main", previous_session_id="w1", reason="reset")

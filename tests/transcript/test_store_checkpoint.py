@@ -39,8 +39,9 @@ from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile
 from engine.model import SessionWindow
+from engine.transcript.checkpoint import CHECKPOINT_NAME
 from engine.transcript.log import log_file_name
-from engine.transcript.store import CHECKPOINT_NAME, TranscriptStore
+from engine.transcript.store import TranscriptStore
 
 TINY = EngineConfig(log_roll_bytes=700)
 NO_CHECKPOINTS = EngineConfig(log_roll_bytes=700, catalog_checkpoints=False)
