@@ -3,7 +3,7 @@
 Owns: every size, threshold and time budget that is a choice rather than a fact of the
 specification's wire format. Must not touch: the environment, files or any other engine
 module (it reads nothing; callers build an `EngineConfig` and pass it down). Tests shrink
-the sizes to reach boundary code (a segment that rolls after a few hundred bytes).
+the sizes to reach boundary code (a log file that rolls after a few hundred bytes).
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ MEBIBYTE = 1024 * 1024
 class EngineConfig:
     """Tunables; the defaults are the production values.
 
-    >>> EngineConfig().segment_roll_bytes
+    >>> EngineConfig().log_roll_bytes
     67108864
-    >>> EngineConfig(segment_roll_bytes=0)
+    >>> EngineConfig(log_roll_bytes=0)
     Traceback (most recent call last):
     ...
-    engine.errors.UsageError: segment_roll_bytes must be a positive integer, not 0
+    engine.errors.UsageError: log_roll_bytes must be a positive integer, not 0
     """
 
-    #: A transcript segment is sealed and a new one started once it holds at least this
+    #: A transcript log file is sealed and a new one started once it holds at least this
     #: many bytes, at the next transaction boundary (a transaction never spans two files).
-    segment_roll_bytes: int = 64 * MEBIBYTE
-    #: After sealing a segment and on a clean writer close, save the catalog to
+    log_roll_bytes: int = 64 * MEBIBYTE
+    #: After sealing a log file and on a clean writer close, save the catalog to
     #: `transcripts/catalog.ckpt`; on open, start from it instead of decoding every
-    #: record (see `engine.transcript.store`).
+    #: record (see `engine.transcript.checkpoint`).
     catalog_checkpoints: bool = True
     #: Deferred versus synchronous index rebuild (behaviour.md §8): a rebuild of at most
     #: this many events and bytes runs inside the request that needs it.
@@ -47,7 +47,7 @@ class EngineConfig:
     index_merge_segments: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("segment_roll_bytes", "sync_rebuild_max_events", "sync_rebuild_max_bytes",
+        for name in ("log_roll_bytes", "sync_rebuild_max_events", "sync_rebuild_max_bytes",
                      "index_flush_documents", "index_merge_segments"):
             _require_positive(name, getattr(self, name))
         for name in ("search_budget_seconds", "reader_budget_seconds"):

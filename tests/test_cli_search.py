@@ -10,7 +10,7 @@ import pytest
 from engine.backends.reference import ReferenceBackend
 from engine.cli import main
 from engine.codec.framing import Frame, iter_frames
-from engine.codec.segment_file import EventRecord, decode_segment_payload
+from engine.codec.log_file import EventRecord, decode_log_payload
 from engine.diagnostics.verify import verify_backend
 from engine.model import SearchRequest, SessionWindow
 
@@ -145,7 +145,7 @@ def damage_last_event(store: Path) -> tuple[Path, int]:
     segment = store / "transcripts" / "segment-000001.log"
     data = bytearray(segment.read_bytes())
     events = [item for item in iter_frames(bytes(data)) if isinstance(item, Frame)
-              and isinstance(decode_segment_payload(item.payload), EventRecord)]
+              and isinstance(decode_log_payload(item.payload), EventRecord)]
     data[events[-1].offset + 20] ^= 0x01
     segment.write_bytes(bytes(data))
     return segment, events[-1].offset
@@ -156,7 +156,7 @@ def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
     byte, so a record damaged under the checkpoint is reported (and the index is then not
     compared)."""
     backend = ReferenceBackend.open(store)
-    assert (backend.store.checkpoint_generation, backend.store.verify_segments()) == (1, None)
+    assert (backend.store.checkpoint_generation, backend.store.verify_log()) == (1, None)
     backend.close()
     segment, offset = damage_last_event(store)
     damage = f"{segment}: corrupt at byte offset {offset}: record CRC mismatch"

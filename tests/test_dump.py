@@ -29,7 +29,7 @@ def only_the_dump_command(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make_store(path: Path) -> Path:
-    config = EngineConfig(segment_roll_bytes=200)
+    config = EngineConfig(log_roll_bytes=200)
     with TranscriptStore.create(FileDirectory(path), config=config) as store:
         with store.transaction() as transaction:
             transaction.put_window(SessionWindow("w1", "agent:main:main", title="Café"))

@@ -83,15 +83,10 @@ from engine.index.writer import (
     merge_index,
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.transcript.changes import Change, EventAppended, SessionDeleted
 from engine.transcript.projection import extract_index_entry, index_entries
-from engine.transcript.store import (
-    META_NAME,
-    Change,
-    EventAppended,
-    SessionDeleted,
-    StoreTransaction,
-    TranscriptStore,
-)
+from engine.transcript.store import META_NAME, TranscriptStore
+from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
 
 BACKEND_NAME = "reference"

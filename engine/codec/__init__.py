@@ -13,7 +13,7 @@ module with a `describe_payload(value) -> dict` function).
 | kind        | magic      | file name                                 | records (module)           |
 | ----------- | ---------- | ----------------------------------------- | -------------------------- |
 | `store`     | `SS.STORE` | `store.meta`                              | one metadata map (`meta_file`) |
-| `segment`   | `SS.SEGMT` | `transcripts/segment-NNNNNN.log`          | window / event / delete_session / commit (`segment_file`) |
+| `segment`   | `SS.SEGMT` | `transcripts/segment-NNNNNN.log`          | window / event / delete_session / commit (`log_file`) |
 | `catalog`   | `SS.CATLG` | `transcripts/catalog.ckpt`                | catalog checkpoint (`catalog_file`) |
 | `postings`  | `SS.POSTS` | `index/segment-NNNNNN.postings`           | posting lists (`postings_file`) |
 | `terms`     | `SS.TERMS` | `index/segment-NNNNNN.terms`              | documents and term dictionary (`terms_file`) |
@@ -51,7 +51,7 @@ class FileKind:
 
 FILE_KINDS: dict[str, FileKind] = {
     "store": FileKind("store", b"SS.STORE", "store.meta", "store metadata (backend, creation time)", "engine.codec.meta_file"),
-    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript segment (append-only log)", "engine.codec.segment_file"),
+    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", "engine.codec.log_file"),
     "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", "engine.codec.catalog_file"),
     "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", "engine.codec.postings_file"),
     "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", "engine.codec.terms_file"),

@@ -1,7 +1,7 @@
 """The catalog checkpoint `transcripts/catalog.ckpt`: the store's catalog, saved whole.
 
 Owns: the bytes of a checkpoint. Must not touch: files, or when a checkpoint is written
-and trusted (that is `engine.transcript.store`; a checkpoint is derived data that only
+and trusted (that is `engine.transcript.checkpoint`; a checkpoint is derived data that only
 saves replay time, so a damaged or outdated one is ignored and the segments replayed).
 The readers here take a `read(offset, length) -> bytes` function instead of the whole
 file, so that they choose which bytes are read: opening reads the head and the index,

@@ -2,7 +2,7 @@
 
 Owns: the byte grammar below, msgpack payload encoding, and the rule that classifies a
 damaged spot as a torn tail or as corruption. Must not touch: files (callers pass bytes
-in and write bytes out) or the meaning of payloads (see `segment_file`, `meta_file`).
+in and write bytes out) or the meaning of payloads (see `log_file`, `meta_file`).
 
 Byte grammar (all integers big-endian; `u16`, `u32`, `u64` unsigned)::
 
@@ -31,7 +31,7 @@ bytes alone, as `at_tail` when it is the kind of mess an interrupted append leav
 
 Anything else (a bad CRC or an impossible length with more bytes after it) is *not* at
 the tail. The transcript layer refines this with its commit records; see
-`engine.transcript.segments` for the rule that decides between truncating and raising
+`engine.transcript.log` for the rule that decides between truncating and raising
 `CorruptFile`.
 """
 

@@ -5,10 +5,10 @@ Owns: what "the committed index agrees with the transcripts" means, and the repo
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
 in the backend), byte layouts, search.
 
-First the transcripts themselves: `TranscriptStore.verify_segments` CRCs every byte of
-committed data against the segment footers and the running CRC of the open segment (the
+First the transcripts themselves: `TranscriptStore.verify_log` CRCs every byte of
+committed data against the log files' footers and the running CRC of the open one (the
 thorough check that opening skips: an open from the catalog checkpoint reads only the
-segments' headers, footers and last commit). Damage there is reported as a problem naming
+log files' headers, footers and last commit). Damage there is reported as a problem naming
 the file (and the first damaged record's offset), and the index is then not compared,
 since its rows would be rebuilt from damaged records.
 
@@ -152,7 +152,7 @@ def _row_source(backend: ReferenceBackend):
 def verify_backend(backend: ReferenceBackend) -> VerifyReport:
     """Compare `backend`'s committed index with one rebuilt from its transcripts."""
     report = VerifyReport()
-    damage = backend.store.verify_segments()
+    damage = backend.store.verify_log()
     if damage is not None:
         report.problems.append(f"transcripts: {damage}")
         report.problems.append("the index was not compared: the transcripts are damaged")

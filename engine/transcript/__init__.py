@@ -2,16 +2,38 @@
 
 Map of the package (each module owns one concept; the index never lives here):
 
-* `events.py`     — event kinds (message, leaf control, reset, compaction, custom_message,
-                    the session header, anything else kept as it came) and their validation;
-* `tree.py`       — the `id`/`parentId` tree of a window, the leaf rule and the active path
-                    (computed from the events, never stored twice);
-* `windows.py`    — session keys, session windows, their reasons and the chain of windows
-                    under a key (current versus retained);
-* `projection.py` — what is searchable: index entries from the active path (§2.3);
-* `store.py`      — the durable `TranscriptStore` (windows and events, append order `seq`).
+* `events.py`      — event kinds (message, leaf control, reset, compaction, custom_message,
+                     the session header, anything else kept as it came) and their validation;
+* `tree.py`        — the `id`/`parentId` tree of a window, the leaf rule and the active path
+                     (computed from the events, never stored twice);
+* `windows.py`     — session keys, session windows, their reasons and the chain of windows
+                     under a key (current versus retained);
+* `projection.py`  — what is searchable: index entries from the active path (§2.3);
+* `log.py`         — the transcript log: its append-only files, `LogReader` (replay, event
+                     reads), `LogWriter` (append, commit, roll, seal, recovery);
+* `catalog.py`     — the committed state in memory: windows, the session-key index and
+                     the log positions of every event, and the replay rule;
+* `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
+                     trusted on open;
+* `changes.py`     — the change feed: change values and the commit hooks;
+* `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads
+                     see, built from a catalog, a log writer and a read function;
+* `store.py`       — the durable `TranscriptStore` that assembles them (open, lock,
+                     recovery, commit, reads, append order `seq`).
 
-Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; nothing here
-imports `engine.index`, `engine.query` or a backend. This `__init__` re-exports nothing,
-so importing one module does not load the others.
+Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; `log` ←
+`catalog` ← `checkpoint`, `log` ← `changes`, and `transaction` and then `store` above
+them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
+re-exports nothing, so importing one module does not load the others.
+
+Two meanings of "segment". In the code, a segment is an *index segment* only
+(`engine/index/segment*.py`: an immutable run of index rows). The transcript's files are
+the *log* (`log.py`, `engine.codec.log_file`, `EngineConfig.log_roll_bytes`), made of
+*log files* numbered from 1. The word survives in a transcript sense only where it is
+visible outside the code, which is not this package's to change: the log files' names on
+disk (`transcripts/segment-NNNNNN.log`), their magic (`SS.SEGMT`) and file kind
+(`segment`, as `session-search dump` prints it), the wording of error messages about
+them (the files they name are called segment), and the field names of the catalog
+checkpoint's format (`engine.codec.catalog_file`: `segment`, `sealed_segments`,
+`event_segments`, `transaction_segments`, which number log files).
 """

@@ -13,7 +13,7 @@ import gc
 
 import pytest
 
-import engine.transcript.store as store_module
+import engine.transcript.checkpoint as checkpoint_module
 from engine import gc_pause
 from engine.backends.reference import ReferenceBackend
 from engine.config import EngineConfig
@@ -29,7 +29,7 @@ def message(number: int) -> dict[str, object]:
 
 
 def test_a_large_commit_saves_a_checkpoint_a_reader_uses(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "CHECKPOINT_AFTER_RECORDS", 5)
+    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_AFTER_RECORDS", 5)
     directory = MemoryDirectory()
     writer = TranscriptStore.create(directory)
     with writer.transaction() as transaction:
@@ -47,7 +47,7 @@ def test_a_large_commit_saves_a_checkpoint_a_reader_uses(monkeypatch: pytest.Mon
 
 
 def test_small_commits_save_no_checkpoint_until_close(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "CHECKPOINT_AFTER_RECORDS", 1000)
+    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_AFTER_RECORDS", 1000)
     directory = MemoryDirectory()
     writer = TranscriptStore.create(directory)
     with writer.transaction() as transaction:

@@ -12,12 +12,8 @@ from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import InputError, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
-from engine.transcript.store import (
-    EventAppended,
-    SessionDeleted,
-    TranscriptStore,
-    WindowPut,
-)
+from engine.transcript.changes import EventAppended, SessionDeleted, WindowPut
+from engine.transcript.store import TranscriptStore
 
 MAIN = SessionWindow("w1", "agent:main:main", title="first")
 RESET = SessionWindow("w2", "agent:main:main", previous_session_id="w1", reason="reset")
@@ -209,7 +205,7 @@ def test_create_and_open_errors(directory: Directory) -> None:
 
 
 def test_readers_follow_the_writer_with_refresh(directory: Directory) -> None:
-    writer = TranscriptStore.create(directory, config=EngineConfig(segment_roll_bytes=150))
+    writer = TranscriptStore.create(directory, config=EngineConfig(log_roll_bytes=150))
     reader = TranscriptStore.open(directory)
     assert reader.windows() == []
     fill(writer)
@@ -221,7 +217,7 @@ def test_readers_follow_the_writer_with_refresh(directory: Directory) -> None:
         transaction.events("w1")  # flushes the uncommitted record to the file
         reader.refresh()
         assert reader.event_count("w1") == 3
-    for number in range(5):  # several segment rolls
+    for number in range(5):  # several log file rolls
         with writer.transaction() as transaction:
             transaction.append_event("w3", {"n": number})
     reader.refresh()
@@ -232,7 +228,7 @@ def test_readers_follow_the_writer_with_refresh(directory: Directory) -> None:
 
 
 def test_change_feed_and_commit_hooks(directory: Directory) -> None:
-    store = TranscriptStore.create(directory, config=EngineConfig(segment_roll_bytes=100))
+    store = TranscriptStore.create(directory, config=EngineConfig(log_roll_bytes=100))
     seen: list[tuple[int, list[object]]] = []
     store.add_commit_hook(lambda generation, changes: seen.append((generation, changes)))
     fill(store)

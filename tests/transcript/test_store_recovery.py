@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from engine.codec.framing import HEADER_SIZE, Footer, Frame, encode_header, iter_frames
-from engine.codec.segment_file import EventRecord, decode_segment_payload
+from engine.codec.log_file import EventRecord, decode_log_payload
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
-from engine.transcript.segments import SEGMENT_MAGIC, segment_name
+from engine.transcript.log import LOG_MAGIC, log_file_name
 from engine.transcript.store import TranscriptStore
 
-SEGMENT = segment_name(1)
-SEGMENT_PREFIX = "transcripts/segment-"
-TINY = EngineConfig(segment_roll_bytes=120)
+LOG_FILE = log_file_name(1)
+LOG_FILE_PREFIX = "transcripts/segment-"
+TINY = EngineConfig(log_roll_bytes=120)
 NO_CHECKPOINTS = EngineConfig(catalog_checkpoints=False)
 
 
@@ -80,21 +80,21 @@ def test_torn_tail_at_every_offset_of_the_last_transaction(
     source = make_directory()
     store = build_store(source)
     expected = observe(store)
-    committed_size = source.size(SEGMENT)
+    committed_size = source.size(LOG_FILE)
     with store.transaction() as transaction:
         transaction.append_event("w2", {"id": "torn", "text": "x" * 20}, 4.0)
-    full = source.read_bytes(SEGMENT)
+    full = source.read_bytes(LOG_FILE)
     store.close()
     last_two = frames_of(full)[-2:]
     assert last_two[0].offset == committed_size  # the event record, then its commit record
     assert last_two[1].end == len(full)
     for cut in range(committed_size, len(full)):
-        directory = clone(source, make_directory(), {SEGMENT: full[:cut]})
+        directory = clone(source, make_directory(), {LOG_FILE: full[:cut]})
         with TranscriptStore.open(directory, writer=True) as recovered:
             assert observe(recovered) == expected, cut
             cut_bytes = recovered.recovered_tail.cut_bytes if recovered.recovered_tail else 0
             assert cut_bytes == cut - committed_size
-            assert directory.size(SEGMENT) == committed_size
+            assert directory.size(LOG_FILE) == committed_size
             with recovered.transaction() as transaction:
                 assert transaction.append_event("w2", {"id": "after"}) == 1
         with TranscriptStore.open(directory) as reader:
@@ -102,17 +102,17 @@ def test_torn_tail_at_every_offset_of_the_last_transaction(
             assert [e.event["id"] for e in reader.events("w2")] == ["b", "after"]
 
 
-def test_torn_tail_in_a_fresh_segment_including_its_header(
+def test_torn_tail_in_a_fresh_log_file_including_its_header(
     make_directory: Callable[[], Directory],
 ) -> None:
     source = make_directory()
     store = build_store(source, TINY)
     expected = observe(store)
-    before = source.list_names(SEGMENT_PREFIX)
+    before = source.list_names(LOG_FILE_PREFIX)
     with store.transaction() as transaction:
         transaction.append_event("w1", {"id": "torn"}, 4.0)
-    new_names = [n for n in source.list_names(SEGMENT_PREFIX) if n not in before]
-    assert len(new_names) == 1  # the previous segment was sealed: a fresh one holds it all
+    new_names = [n for n in source.list_names(LOG_FILE_PREFIX) if n not in before]
+    assert len(new_names) == 1  # the previous log file was sealed: a fresh one holds it all
     last = new_names[0]
     full = source.read_bytes(last)
     store.close()
@@ -168,7 +168,7 @@ def record_at(frames: list[Frame], position: int) -> Frame:
 def assert_found_on_read(store: TranscriptStore, location: str, frame: Frame) -> None:
     """Damage in `frame`, under the checkpoint `store` opened from, is CorruptFile naming
     `location` and the frame's offset when its record is read, and verify reports it."""
-    record = decode_segment_payload(frame.payload)  # the payload of the intact copy
+    record = decode_log_payload(frame.payload)  # the payload of the intact copy
     readers = [lambda: list(store.changes_since(0))]
     if isinstance(record, EventRecord):
         readers.append(lambda: store.event(record.session_id, record.seq))
@@ -176,7 +176,7 @@ def assert_found_on_read(store: TranscriptStore, location: str, frame: Frame) ->
         with pytest.raises(CorruptFile) as refused:
             read()
         assert (refused.value.path, refused.value.offset) == (location, frame.offset)
-    assert store.verify_segments().startswith(
+    assert store.verify_log().startswith(
         f"{location}: corrupt at byte offset {frame.offset}: ")
 
 
@@ -187,19 +187,19 @@ def test_a_flipped_byte_in_committed_data_raises_corrupt_file(
     the last commit, and the damaged record is reported when read and by verify."""
     source = make_directory()
     build_store(source).close()
-    data = source.read_bytes(SEGMENT)
+    data = source.read_bytes(LOG_FILE)
     frames = frames_of(data)
     last_commit = frames[-1]
     checked = 0
     for position in range(last_commit.offset):
         damaged = bytearray(data)
         damaged[position] ^= 0x5A
-        directory = clone(source, make_directory(), {SEGMENT: bytes(damaged)})
+        directory = clone(source, make_directory(), {LOG_FILE: bytes(damaged)})
         expected_offset = 0 if position < HEADER_SIZE else record_at(frames, position).offset
         for writer in (False, True):
             with pytest.raises(CorruptFile) as refused:
                 TranscriptStore.open(directory, writer=writer, config=NO_CHECKPOINTS)
-            assert refused.value.path == directory.location(SEGMENT)
+            assert refused.value.path == directory.location(LOG_FILE)
             assert refused.value.offset == expected_offset, position
             if position < HEADER_SIZE:  # the header is checked at open: the replay names it
                 with pytest.raises(CorruptFile) as refused:
@@ -208,9 +208,9 @@ def test_a_flipped_byte_in_committed_data_raises_corrupt_file(
                 continue
             with TranscriptStore.open(directory, writer=writer) as store:
                 assert store.checkpoint_generation == 2
-                assert_found_on_read(store, directory.location(SEGMENT),
+                assert_found_on_read(store, directory.location(LOG_FILE),
                                      record_at(frames, position))
-        assert directory.read_bytes(SEGMENT) == bytes(damaged)  # nothing was truncated
+        assert directory.read_bytes(LOG_FILE) == bytes(damaged)  # nothing was truncated
         checked += 1
     assert checked == last_commit.offset
 
@@ -218,20 +218,20 @@ def test_a_flipped_byte_in_committed_data_raises_corrupt_file(
 def test_corrupt_file_message_names_file_and_offset(tmp_path: Path) -> None:
     source = FileDirectory(tmp_path / "s")
     build_store(source).close()
-    data = bytearray(source.read_bytes(SEGMENT))
+    data = bytearray(source.read_bytes(LOG_FILE))
     second = frames_of(bytes(data))[1]
     data[second.offset + 12] ^= 1
-    source.write_atomic(SEGMENT, bytes(data))
+    source.write_atomic(LOG_FILE, bytes(data))
     with pytest.raises(CorruptFile) as refused:
         TranscriptStore.open(source, writer=True, config=NO_CHECKPOINTS)
     assert str(refused.value).startswith(
-        f"{tmp_path / 's' / SEGMENT}: corrupt at byte offset {second.offset}: record CRC mismatch")
+        f"{tmp_path / 's' / LOG_FILE}: corrupt at byte offset {second.offset}: record CRC mismatch")
     assert "committed data follows" in str(refused.value)
     with TranscriptStore.open(source, writer=True) as store, \
             pytest.raises(CorruptFile) as on_read:
         store.event("w1", 0)
     assert str(on_read.value) == (
-        f"{tmp_path / 's' / SEGMENT}: corrupt at byte offset {second.offset}: record CRC mismatch")
+        f"{tmp_path / 's' / LOG_FILE}: corrupt at byte offset {second.offset}: record CRC mismatch")
 
 
 def test_the_last_commit_damaged_in_place_is_dropped_and_reported(
@@ -240,26 +240,26 @@ def test_the_last_commit_damaged_in_place_is_dropped_and_reported(
     """The documented limit: a damaged final commit looks like an unfinished one."""
     source = make_directory()
     store = build_store(source)
-    data = source.read_bytes(SEGMENT)
+    data = source.read_bytes(LOG_FILE)
     store.close()
     last_commit = frames_of(data)[-1]
     damaged = bytearray(data)
     damaged[last_commit.offset + 9] ^= 1
-    directory = clone(source, make_directory(), {SEGMENT: bytes(damaged)})
+    directory = clone(source, make_directory(), {LOG_FILE: bytes(damaged)})
     with TranscriptStore.open(directory, writer=True) as recovered:
         assert recovered.generation == 1
         assert recovered.recovered_tail is not None
         assert recovered.recovered_tail.reason.startswith("record CRC mismatch")
 
 
-def test_segments_roll_and_sealed_footers_verify(make_directory: Callable[[], Directory]) -> None:
+def test_log_files_roll_and_sealed_footers_verify(make_directory: Callable[[], Directory]) -> None:
     directory = make_directory()
     store = build_store(directory, TINY)
     for number in range(6):
         with store.transaction() as transaction:
             transaction.append_event("w2", {"n": number, "pad": "p" * 30})
     expected = observe(store)
-    names = directory.list_names(SEGMENT_PREFIX)
+    names = directory.list_names(LOG_FILE_PREFIX)
     assert len(names) >= 4
     for name in names[:-1]:
         data = directory.read_bytes(name)
@@ -267,7 +267,7 @@ def test_segments_roll_and_sealed_footers_verify(make_directory: Callable[[], Di
         footer = items[-1]
         assert isinstance(footer, Footer)
         assert footer.record_count == len(items) - 1
-        assert data[:8] == SEGMENT_MAGIC
+        assert data[:8] == LOG_MAGIC
     store.close()
     with TranscriptStore.open(directory, writer=True, config=TINY) as reopened:
         assert observe(reopened) == expected
@@ -277,7 +277,7 @@ def test_segments_roll_and_sealed_footers_verify(make_directory: Callable[[], Di
         assert reader.generation == expected[0] + 1
 
 
-def test_any_damage_in_a_sealed_segment_is_corruption(
+def test_any_damage_in_a_sealed_log_file_is_corruption(
     make_directory: Callable[[], Directory],
 ) -> None:
     """Refused at open without a checkpoint; under one, damage to the header or footer is
@@ -285,7 +285,7 @@ def test_any_damage_in_a_sealed_segment_is_corruption(
     when it is read and by verify."""
     source = make_directory()
     build_store(source, TINY).close()
-    names = source.list_names(SEGMENT_PREFIX)
+    names = source.list_names(LOG_FILE_PREFIX)
     assert len(names) >= 2
     sealed = source.read_bytes(names[0])
     frames = frames_of(sealed)
@@ -308,7 +308,7 @@ def test_any_damage_in_a_sealed_segment_is_corruption(
             assert_found_on_read(store, location, record_at(frames, position))
 
 
-def test_missing_or_unsealed_segments_are_corruption(
+def test_missing_or_unsealed_log_files_are_corruption(
     make_directory: Callable[[], Directory],
 ) -> None:
     source = make_directory()
@@ -316,7 +316,7 @@ def test_missing_or_unsealed_segments_are_corruption(
     with store.transaction() as transaction:
         transaction.append_event("w1", {"id": "more"})
     store.close()
-    names = source.list_names(SEGMENT_PREFIX)
+    names = source.list_names(LOG_FILE_PREFIX)
     assert len(names) >= 3
     missing = clone(source, make_directory(), {names[1]: None})
     with pytest.raises(CorruptFile, match="segment file missing"):
@@ -332,9 +332,9 @@ def test_another_format_version_is_a_clear_store_error(
 ) -> None:
     source = make_directory()
     build_store(source).close()
-    data = source.read_bytes(SEGMENT)
-    newer = encode_header(SEGMENT_MAGIC, version=2) + data[HEADER_SIZE:]
-    directory = clone(source, make_directory(), {SEGMENT: newer})
+    data = source.read_bytes(LOG_FILE)
+    newer = encode_header(LOG_MAGIC, version=2) + data[HEADER_SIZE:]
+    directory = clone(source, make_directory(), {LOG_FILE: newer})
     with pytest.raises(StoreError, match="format version 2 is not supported") as refused:
         TranscriptStore.open(directory)
     assert not isinstance(refused.value, CorruptFile)

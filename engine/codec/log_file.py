@@ -1,8 +1,9 @@
-"""Payloads of transcript segment records: window, event, delete_session, commit.
+"""Payloads of transcript log records: window, event, delete_session, commit.
 
 Owns: how each transcript record kind is laid out as a msgpack value. Must not touch:
-files or framing (a segment file is a `framing` file of kind `segment`; this module
-turns record values into payload bytes and back, and opens nothing).
+files or framing (a transcript log file is a `framing` file of kind `segment`, its name
+and magic since the first format; this module turns record values into payload bytes
+and back, and opens nothing).
 
 Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64)::
 
@@ -76,7 +77,7 @@ class CommitRecord:
     committed_at: float
 
 
-SegmentRecord = WindowRecord | EventRecord | DeleteSessionRecord | CommitRecord
+LogRecord = WindowRecord | EventRecord | DeleteSessionRecord | CommitRecord
 
 
 # --------------------------------------------------------------------------------------
@@ -84,10 +85,10 @@ SegmentRecord = WindowRecord | EventRecord | DeleteSessionRecord | CommitRecord
 # --------------------------------------------------------------------------------------
 
 
-def encode_segment_value(record: SegmentRecord) -> list[Any]:
+def encode_log_value(record: LogRecord) -> list[Any]:
     """The msgpack-ready value of a record.
 
-    >>> encode_segment_value(CommitRecord(3, 1700000000000.0))
+    >>> encode_log_value(CommitRecord(3, 1700000000000.0))
     ['c', 3, 1700000000000.0]
     """
     match record:
@@ -100,12 +101,12 @@ def encode_segment_value(record: SegmentRecord) -> list[Any]:
             return [DELETE_SESSION_TAG, record.session_key, list(record.session_ids)]
         case CommitRecord():
             return [COMMIT_TAG, record.transaction_id, float(record.committed_at)]
-    raise TypeError(f"not a segment record: {record!r}")
+    raise TypeError(f"not a log record: {record!r}")
 
 
-def encode_segment_record(record: SegmentRecord) -> bytes:
+def encode_log_record(record: LogRecord) -> bytes:
     """The framed bytes of one record (DecodeError if a value cannot be stored)."""
-    return encode_frame(encode_payload(encode_segment_value(record)))
+    return encode_frame(encode_payload(encode_log_value(record)))
 
 
 # --------------------------------------------------------------------------------------
@@ -174,12 +175,12 @@ _DECODERS = {
 }
 
 
-def decode_segment_value(value: Any) -> SegmentRecord:
+def decode_log_value(value: Any) -> LogRecord:
     """The record of a decoded msgpack value (DecodeError on any grammar violation).
 
-    >>> decode_segment_value(["e", "s1", 0, 5.0, {"id": "a"}])
+    >>> decode_log_value(["e", "s1", 0, 5.0, {"id": "a"}])
     EventRecord(session_id='s1', seq=0, created_at=5.0, event={'id': 'a'})
-    >>> decode_segment_value(["x"])
+    >>> decode_log_value(["x"])
     Traceback (most recent call last):
     ...
     engine.codec.framing.DecodeError: unknown segment record tag 'x'
@@ -190,9 +191,9 @@ def decode_segment_value(value: Any) -> SegmentRecord:
     return decoder(value[1:])
 
 
-def decode_segment_payload(payload: bytes) -> SegmentRecord:
+def decode_log_payload(payload: bytes) -> LogRecord:
     """The record of one frame's payload bytes."""
-    return decode_segment_value(decode_payload(payload))
+    return decode_log_value(decode_payload(payload))
 
 
 def is_commit_payload(payload: bytes) -> bool:
@@ -202,18 +203,18 @@ def is_commit_payload(payload: bytes) -> bool:
     (True, False)
     """
     try:
-        return isinstance(decode_segment_payload(payload), CommitRecord)
+        return isinstance(decode_log_payload(payload), CommitRecord)
     except DecodeError:
         return False
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of a decoded payload value, for `session-search dump`."""
-    record = decode_segment_value(value)
+    record = decode_log_value(value)
     match record:
         case WindowRecord():
             # nested: a window has its own `kind` field (chat, subagent, ...)
-            return {"kind": "window", "window": encode_segment_value(record)[1]}
+            return {"kind": "window", "window": encode_log_value(record)[1]}
         case EventRecord():
             return {"kind": "event", "session_id": record.session_id, "seq": record.seq,
                     "created_at": record.created_at, "event": record.event}

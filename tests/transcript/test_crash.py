@@ -37,7 +37,7 @@ from engine.model import SessionWindow
 
 path, start = sys.argv[1], int(sys.argv[2])
 settings = EngineConfig(index_flush_documents=3, index_merge_segments=3,
-                        segment_roll_bytes=4096)
+                        log_roll_bytes=4096)
 directory = FileDirectory(path)
 if directory.exists("store.meta"):
     backend = ReferenceBackend.open_in(directory, writer=True, config=settings)

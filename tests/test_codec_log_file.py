@@ -1,21 +1,21 @@
-"""Segment record payloads: every kind round-trips; grammar violations are refused."""
+"""Transcript log record payloads: every kind round-trips; grammar violations are refused."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.codec.framing import DecodeError, decode_frame_at, encode_payload
-from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
-from engine.codec.segment_file import (
+from engine.codec.log_file import (
     CommitRecord,
     DeleteSessionRecord,
     EventRecord,
     WindowRecord,
-    decode_segment_payload,
+    decode_log_payload,
     describe_payload,
-    encode_segment_record,
+    encode_log_record,
     is_commit_payload,
 )
+from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.errors import CorruptFile
 from engine.model import SessionWindow
 
@@ -33,8 +33,8 @@ WINDOW = SessionWindow(
     CommitRecord(42, 1700000000000.0),
 ])
 def test_every_record_kind_round_trips(record: object) -> None:
-    frame = decode_frame_at(encode_segment_record(record))
-    decoded = decode_segment_payload(frame.payload)
+    frame = decode_frame_at(encode_log_record(record))
+    decoded = decode_log_payload(frame.payload)
     assert decoded == record
     if isinstance(record, WindowRecord):
         assert decoded.window.extra == WINDOW.extra  # extra is excluded from ==
@@ -54,7 +54,7 @@ def test_every_record_kind_round_trips(record: object) -> None:
 ])
 def test_grammar_violations_raise_decode_error(value: object, reason: str) -> None:
     with pytest.raises(DecodeError, match=reason):
-        decode_segment_payload(encode_payload(value))
+        decode_log_payload(encode_payload(value))
 
 
 def test_commit_detection_and_description() -> None:

@@ -1,4 +1,4 @@
-"""The catalog checkpoint: used when it matches the segments, ignored when it does not."""
+"""The catalog checkpoint: used when it matches the log, ignored when it does not."""
 
 from __future__ import annotations
 
@@ -34,16 +34,17 @@ from engine.codec.framing import (
     iter_frames,
     update_crc,
 )
-from engine.codec.segment_file import CommitRecord, EventRecord, decode_segment_payload
+from engine.codec.log_file import CommitRecord, EventRecord, decode_log_payload
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile
 from engine.model import SessionWindow
-from engine.transcript.segments import segment_name
-from engine.transcript.store import CHECKPOINT_NAME, TranscriptStore
+from engine.transcript.checkpoint import CHECKPOINT_NAME
+from engine.transcript.log import log_file_name
+from engine.transcript.store import TranscriptStore
 
-TINY = EngineConfig(segment_roll_bytes=700)
-NO_CHECKPOINTS = EngineConfig(segment_roll_bytes=700, catalog_checkpoints=False)
+TINY = EngineConfig(log_roll_bytes=700)
+NO_CHECKPOINTS = EngineConfig(log_roll_bytes=700, catalog_checkpoints=False)
 
 
 @pytest.fixture(params=["file", "memory"])
@@ -146,15 +147,15 @@ def test_a_stale_checkpoint_still_gives_the_latest_state(directory: Directory) -
         assert observe(reopened) == expected
 
 
-def segment_location(directory: Directory, number: int) -> str:
+def log_file_location(directory: Directory, number: int) -> str:
     return directory.location(f"transcripts/segment-{number:06d}.log")
 
 
 def commit_frames(directory: Directory, number: int) -> list[Frame]:
-    """The commit records of one segment, in file order."""
+    """The commit records of one log file, in file order."""
     data = directory.read_bytes(f"transcripts/segment-{number:06d}.log")
     return [item for item in iter_frames(data) if isinstance(item, Frame)
-            and isinstance(decode_segment_payload(item.payload), CommitRecord)]
+            and isinstance(decode_log_payload(item.payload), CommitRecord)]
 
 
 def forge(directory: Directory, **changes: object) -> CatalogCheckpoint:
@@ -181,36 +182,36 @@ def sealed_entry(checkpoint: CatalogCheckpoint, index: int, field: int) -> dict[
     return {"sealed_segments": tuple(tuple(item) for item in entries)}
 
 
-UNSEALED, SEALED_EACH_COMMIT = EngineConfig(), EngineConfig(segment_roll_bytes=1)
+UNSEALED, SEALED_EACH_COMMIT = EngineConfig(), EngineConfig(log_roll_bytes=1)
 
 
 @pytest.mark.parametrize(("config", "change", "problem"), [
     (UNSEALED, lambda d, c: shifted(c, "offset", 10**6),
-     lambda d, c: f"{segment_location(d, 1)}: shorter than the checkpoint says"),
+     lambda d, c: f"{log_file_location(d, 1)}: shorter than the checkpoint says"),
     (UNSEALED, lambda d, c: shifted(c, "offset", -1),
-     lambda d, c: f"{segment_location(d, 1)}: the last commit the checkpoint covers, at byte "
+     lambda d, c: f"{log_file_location(d, 1)}: the last commit the checkpoint covers, at byte "
                   f"{c.commit_offset}: record of "),
     (UNSEALED, lambda d, c: shifted(c, "commit_offset", 1),
-     lambda d, c: f"{segment_location(d, 1)}: the last commit the checkpoint covers, at byte "
+     lambda d, c: f"{log_file_location(d, 1)}: the last commit the checkpoint covers, at byte "
                   f"{c.commit_offset + 1}: "),
     (UNSEALED, earlier_commit,
-     lambda d, c: f"{segment_location(d, 1)}: the record at byte "
+     lambda d, c: f"{log_file_location(d, 1)}: the record at byte "
                   f"{commit_frames(d, 1)[-2].offset} is not the commit of transaction 6"),
     (UNSEALED, lambda d, c: {"sealed": True},
      lambda d, c: "the checkpoint lists 0 sealed segments, expected 1"),
     (SEALED_EACH_COMMIT, lambda d, c: shifted(c, "record_count", 1),
-     lambda d, c: f"{segment_location(d, 6)}: footer does not match the checkpoint"),
+     lambda d, c: f"{log_file_location(d, 6)}: footer does not match the checkpoint"),
     (SEALED_EACH_COMMIT, lambda d, c: {"sealed": False, **shifted(c, "offset", -24)},
      lambda d, c: "the checkpoint lists 6 sealed segments, expected 5"),
     (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 0, 0),
-     lambda d, c: f"{segment_location(d, 1)}: {d.size(segment_name(1))} bytes, the checkpoint "
-                  f"says {d.size(segment_name(1)) + 1}"),
+     lambda d, c: f"{log_file_location(d, 1)}: {d.size(log_file_name(1))} bytes, the checkpoint "
+                  f"says {d.size(log_file_name(1)) + 1}"),
     (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 2, 2),
-     lambda d, c: f"{segment_location(d, 3)}: footer does not match the checkpoint"),
+     lambda d, c: f"{log_file_location(d, 3)}: footer does not match the checkpoint"),
     (SEALED_EACH_COMMIT, lambda d, c: sealed_entry(c, 4, 1),
-     lambda d, c: f"{segment_location(d, 5)}: footer does not match the checkpoint"),
+     lambda d, c: f"{log_file_location(d, 5)}: footer does not match the checkpoint"),
 ])
-def test_a_checkpoint_that_disagrees_with_its_segments_is_ignored(
+def test_a_checkpoint_that_disagrees_with_its_log_files_is_ignored(
     directory: Directory, config: EngineConfig, change: Callable[..., dict[str, object]],
     problem: Callable[..., str],
 ) -> None:
@@ -235,18 +236,18 @@ def test_a_wrong_running_count_or_crc_is_found_by_verify_not_at_open(
     directory: Directory, field: str, problem: str,
 ) -> None:
     """Open does not read the covered records, so it cannot check the count or CRC the
-    checkpoint saved for the open segment; `verify_segments` does."""
+    checkpoint saved for the open log file; `verify_log` does."""
     with TranscriptStore.create(directory) as store:
         grow(store, 6)
         expected = observe(store)
     checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
     with TranscriptStore.open(directory) as intact:
-        assert intact.verify_segments() is None
+        assert intact.verify_log() is None
     forge(directory, **shifted(checkpoint, field, 1))
     with TranscriptStore.open(directory) as reopened:
         assert reopened.checkpoint_generation == 6
         assert observe(reopened) == expected
-        assert reopened.verify_segments() == f"{segment_location(directory, 1)}: {problem}"
+        assert reopened.verify_log() == f"{log_file_location(directory, 1)}: {problem}"
 
 
 def reopen_ignoring_the_checkpoint(directory: Directory, problem: str, expected: object) -> None:
@@ -274,7 +275,7 @@ def test_a_checkpoint_of_another_layout_is_ignored(directory: Directory) -> None
 
 def event_frames(directory: Directory, name: str) -> list[tuple[Frame, EventRecord]]:
     data = directory.read_bytes(name)
-    pairs = [(item, decode_segment_payload(item.payload)) for item in iter_frames(data)
+    pairs = [(item, decode_log_payload(item.payload)) for item in iter_frames(data)
              if isinstance(item, Frame)]
     return [(frame, record) for frame, record in pairs if isinstance(record, EventRecord)]
 
@@ -310,7 +311,7 @@ def test_damage_under_a_checkpoint_is_found_on_read_and_by_verify(
             list(reopened.changes_since(0))
         assert (in_feed.value.path, in_feed.value.offset) == (directory.location(name),
                                                               frame.offset)
-        assert reopened.verify_segments() == (
+        assert reopened.verify_log() == (
             f"{directory.location(name)}: corrupt at byte offset {frame.offset}: "
             "record CRC mismatch")
 
@@ -332,7 +333,7 @@ def test_a_position_that_points_at_the_wrong_event_is_corruption_on_read(
                                               "of window 'w1'") as refused:
             reopened.events("w0")
         assert refused.value.offset == offsets[0]
-        assert reopened.verify_segments() is None  # the segment bytes are intact
+        assert reopened.verify_log() is None  # the log file's bytes are intact
 
 
 def test_every_window_field_and_position_survives_the_checkpoint(
@@ -377,23 +378,23 @@ def test_every_window_field_and_position_survives_the_checkpoint(
 def test_a_writer_verifies_what_it_committed_across_seals(directory: Directory) -> None:
     with TranscriptStore.create(directory, config=TINY) as store:
         grow(store, 12)
-        assert store.verify_segments() is None
+        assert store.verify_log() is None
         names = directory.list_names("transcripts/segment-")
         assert len(names) >= 3
-        for name in (names[1], names[-1]):  # a sealed segment, the open one
+        for name in (names[1], names[-1]):  # a sealed log file, the open one
             frame, _record = event_frames(directory, name)[0]
             flip(directory, name, frame.offset + 10)
-            assert store.verify_segments() == (
+            assert store.verify_log() == (
                 f"{directory.location(name)}: corrupt at byte offset {frame.offset}: "
                 "record CRC mismatch")
             flip(directory, name, frame.offset + 10)
-            assert store.verify_segments() is None
+            assert store.verify_log() is None
 
 
 def test_a_writer_whose_last_commit_sealed_saves_at_close_after_a_replay(
     directory: Directory,
 ) -> None:
-    sealing = EngineConfig(segment_roll_bytes=1)
+    sealing = EngineConfig(log_roll_bytes=1)
     with TranscriptStore.create(directory, config=sealing) as store:
         grow(store, 3)
         expected = observe(store)
@@ -413,23 +414,23 @@ def test_verify_names_a_footer_that_no_longer_matches_its_records(directory: Dir
         footer = decode_footer_at_end(data)
         forged = encode_footer(footer.record_count, footer.records_crc ^ 1)
         directory.write_atomic(name, data[: footer.offset] + forged)
-        assert store.verify_segments() == (
+        assert store.verify_log() == (
             f"{directory.location(name)}: corrupt at byte offset {footer.offset}: "
             "footer does not match the records")
 
 
 def test_verify_of_a_store_without_commits_finds_nothing(directory: Directory) -> None:
     with TranscriptStore.create(directory) as store:
-        assert store.verify_segments() is None
+        assert store.verify_log() is None
         with pytest.raises(RuntimeError), store.transaction() as transaction:
             transaction.put_window(SessionWindow("w", "global"))
-            raise RuntimeError("abort")  # the segment now exists, holding its header only
-        assert store.verify_segments() is None
+            raise RuntimeError("abort")  # the log file now exists, holding its header only
+        assert store.verify_log() is None
     with TranscriptStore.open(directory) as reader:
-        assert reader.verify_segments() is None
+        assert reader.verify_log() is None
     directory.remove("transcripts/segment-000001.log")
     with TranscriptStore.open(directory) as reader:
-        assert reader.verify_segments() is None
+        assert reader.verify_log() is None
 
 
 # --------------------------------------------------------------------------------------
@@ -654,7 +655,7 @@ def test_a_reader_reads_the_positions_of_the_checkpoint_it_opened(
     assert closed_early.checkpoint_positions_rebuilt is not None
 
 
-def test_positions_that_the_segments_contradict_are_corruption_naming_the_checkpoint(
+def test_positions_that_the_log_contradicts_are_corruption_naming_the_checkpoint(
     directory: Directory,
 ) -> None:
     with TranscriptStore.create(directory) as store:

@@ -12,15 +12,11 @@ from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.errors import UnknownSession
 from engine.model import SessionWindow
-from engine.transcript.store import (
-    EventAppended,
-    SessionDeleted,
-    StoreTransaction,
-    TranscriptStore,
-    WindowPut,
-)
+from engine.transcript.changes import EventAppended, SessionDeleted, WindowPut
+from engine.transcript.store import TranscriptStore
+from engine.transcript.transaction import StoreTransaction
 
-TINY = EngineConfig(segment_roll_bytes=150)
+TINY = EngineConfig(log_roll_bytes=150)
 SESSION_IDS = ["s0", "s1", "s2", "s3"]
 KEYS = ["agent:a:main", "agent:b:main", "global"]
 

@@ -1,21 +1,27 @@
-"""Transcript segment files: reading committed transactions, appending new ones.
+"""The transcript log: its files, reading committed transactions, appending new ones.
 
-Owns: the files `transcripts/segment-NNNNNN.log` (numbered from 1, contiguous), how a
-transaction is laid out in them, rolling to a new segment, sealing the old one with a
-footer, and crash recovery. Must not touch: what records mean for the store's state
-(that is `engine.transcript.store`) or their bytes (that is `engine.codec`).
+Owns: the append-only log files `transcripts/segment-NNNNNN.log` (numbered from 1,
+contiguous), how a transaction is laid out in them, rolling to a new log file, sealing
+the old one with a footer, and crash recovery. Must not touch: what records mean for the
+store's state (that is `engine.transcript.catalog`) or their bytes (that is
+`engine.codec.log_file`).
+
+The files keep the name `segment-NNNNNN.log`, the magic `SS.SEGMT` and the file kind
+`segment` (what `session-search dump` shows) that they had when the log's files were
+called segments; the error messages about them keep their wording too. In the code,
+"segment" means an index segment only (see `engine.transcript`).
 
 Layout and invariants:
 
-* A transaction is its records followed by one `commit` record, all in one segment. The
-  writer flushes and fsyncs after the commit record; nothing before a commit counts.
-* Commit records carry transaction ids 1, 2, 3, ... in file order, across segments.
-* After a commit, once the segment holds `EngineConfig.segment_roll_bytes` or more, the
+* A transaction is its records followed by one `commit` record, all in one log file.
+  The writer flushes and fsyncs after the commit record; nothing before a commit counts.
+* Commit records carry transaction ids 1, 2, 3, ... in file order, across log files.
+* After a commit, once the log file holds `EngineConfig.log_roll_bytes` or more, the
   writer seals it (footer with the record count and the CRC32 of all record bytes, then
-  fsync) and the next transaction starts segment N+1. So every segment but the last is
-  sealed, and a sealed segment ends with a commit record followed by its footer.
+  fsync) and the next transaction starts log file N+1. So every log file but the last is
+  sealed, and a sealed log file ends with a commit record followed by its footer.
 
-Torn tail or corruption? The rule, applied to the bytes of the *last* segment:
+Torn tail or corruption? The rule, applied to the bytes of the *last* log file:
 
     Damage (see `engine.codec.framing`) is a torn tail when no intact commit record
     follows it; then the writer truncates the file back to the end of the last commit
@@ -26,13 +32,13 @@ Why: the writer only promises durability at fsync after a commit record, and the
 an unfinished transaction may reach the disk in any order (a later page before an
 earlier one), so any mess after the last commit is the unfinished transaction. A commit
 record that survives beyond a damaged spot proves the spot was once committed and
-synced. Damage in a sealed (non-last) segment, a missing footer on a non-last segment, a
-footer that does not match its records, a record that passes its CRC but breaks the
+synced. Damage in a sealed (non-last) log file, a missing footer on a non-last log file,
+a footer that does not match its records, a record that passes its CRC but breaks the
 payload grammar, or a gap in transaction ids is always `CorruptFile`.
 
 Known limit: if the very last commit record of the store is damaged in place (bit rot
 after its fsync), it is indistinguishable from a commit that never finished, and that
-last transaction is dropped on reopen; `SegmentReader.tail` reports what was cut.
+last transaction is dropped on reopen; `LogReader.tail` reports what was cut.
 
 Readers never truncate: they stop at the last commit and pick up later commits on the
 next call, so any number of readers can follow one writer.
@@ -41,18 +47,19 @@ The rule above applies to bytes that are *read*: a replay reads them all. Bytes 
 by a trusted catalog checkpoint are not read at open; three checks of different cost
 decide about them:
 
-* `check_checkpoint_segments` (every open with a checkpoint): O(segments) bytes read,
+* `check_checkpoint_log` (every open with a checkpoint): O(log files) bytes read,
   sizes, headers, footers and the last covered commit record; it cannot see damage
   inside the records.
-* each record's frame CRC, checked whenever the record is read (`SegmentReader`, and the
-  store's event reads);
-* `check_covered_segments` (verify): every covered byte CRC-checked against footers and
+* each record's frame CRC, checked whenever the record is read (`LogReader`, and
+  `LogReader.read_events` for the store's event reads);
+* `check_covered_log` (verify): every covered byte CRC-checked against footers and
   the running CRC, O(bytes); `find_damaged_record` then names the first damaged record.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -74,60 +81,69 @@ from engine.codec.framing import (
     iter_frames,
     update_crc,
 )
-from engine.codec.segment_file import (
+from engine.codec.log_file import (
     MAX_COMMIT_PAYLOAD_LENGTH,
     CommitRecord,
-    SegmentRecord,
-    decode_segment_payload,
-    encode_segment_record,
+    EventRecord,
+    LogRecord,
+    decode_log_payload,
+    encode_log_record,
     is_commit_payload,
 )
 from engine.config import EngineConfig
 from engine.directory import AppendHandle, Directory
 from engine.errors import CorruptFile, StoreError
+from engine.model import StoredEvent
 
-SEGMENT_FOLDER = "transcripts"
-SEGMENT_MAGIC = FILE_KINDS["segment"].magic
-_SEGMENT_NAME = re.compile(r"^transcripts/segment-(\d{6,})\.log$")
+LOG_FOLDER = "transcripts"
+LOG_MAGIC = FILE_KINDS["segment"].magic
+_LOG_FILE_NAME = re.compile(r"^transcripts/segment-(\d{6,})\.log$")
+#: Neighbouring event records at most this many bytes apart are read in one read.
+READ_GAP_BYTES = 4096
 
 
-def segment_name(number: int) -> str:
-    """The file name of segment `number`.
+def now_milliseconds() -> float:
+    """The current time in epoch milliseconds (what log records are stamped with)."""
+    return time.time() * 1000.0
 
-    >>> segment_name(12)
+
+def log_file_name(number: int) -> str:
+    """The file name of log file `number`.
+
+    >>> log_file_name(12)
     'transcripts/segment-000012.log'
     """
-    return f"{SEGMENT_FOLDER}/segment-{number:06d}.log"
+    return f"{LOG_FOLDER}/segment-{number:06d}.log"
 
 
-def segment_number(name: str) -> int | None:
-    """The number of a segment file name, or None for other names.
+def log_file_number(name: str) -> int | None:
+    """The number of a log file name, or None for other names.
 
-    >>> segment_number("transcripts/segment-000012.log"), segment_number("store.meta")
+    >>> log_file_number("transcripts/segment-000012.log"), log_file_number("store.meta")
     (12, None)
     """
-    match = _SEGMENT_NAME.match(name)
+    match = _LOG_FILE_NAME.match(name)
     return int(match.group(1)) if match else None
 
 
-def list_segment_numbers(directory: Directory) -> list[int]:
-    """The segment numbers present, checked to be exactly 1..N (CorruptFile otherwise)."""
+def list_log_file_numbers(directory: Directory) -> list[int]:
+    """The log file numbers present, checked to be exactly 1..N (CorruptFile otherwise)."""
     numbers = sorted(
-        number for name in directory.list_names(SEGMENT_FOLDER + "/")
-        if (number := segment_number(name)) is not None
+        number for name in directory.list_names(LOG_FOLDER + "/")
+        if (number := log_file_number(name)) is not None
     )
     for expected, number in enumerate(numbers, start=1):
         if number != expected:
-            raise CorruptFile(directory.location(segment_name(expected)), 0,
+            raise CorruptFile(directory.location(log_file_name(expected)), 0,
                               "segment file missing (segment numbers must be contiguous)")
     return numbers
 
 
 @dataclass(frozen=True, slots=True)
 class RecordPosition:
-    """Where one framed record lives: segment number, byte offset, framed length."""
+    """Where one framed record lives: log file number, byte offset, framed length."""
 
-    segment: int
+    file_number: int
     offset: int
     length: int
 
@@ -136,7 +152,7 @@ class RecordPosition:
 class CommittedTransaction:
     """The records of one committed transaction (commit record excluded)."""
 
-    records: tuple[tuple[RecordPosition, SegmentRecord], ...]
+    records: tuple[tuple[RecordPosition, LogRecord], ...]
     commit: CommitRecord
     start: RecordPosition
 
@@ -147,17 +163,17 @@ class CommittedTransaction:
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentCursor:
+class LogCursor:
     """How far committed data has been read.
 
-    `offset` is the end of the last commit read in segment `segment` (or the end of the
-    header); `record_count` and `records_crc` cover the records before `offset` in that
-    segment (for the footer check); `sealed` says the segment's footer was verified (or
+    `offset` is the end of the last commit read in log file `file_number` (or the end of
+    the header); `record_count` and `records_crc` cover the records before `offset` in
+    that file (for the footer check); `sealed` says the file's footer was verified (or
     written); `transaction_id` is the last commit's; `commit_offset` is where that commit
-    record starts when it lies in segment `segment` (0 when the segment has no commit).
+    record starts when it lies in file `file_number` (0 when the file has no commit).
     """
 
-    segment: int = 1
+    file_number: int = 1
     offset: int = HEADER_SIZE
     record_count: int = 0
     records_crc: int = 0
@@ -167,8 +183,8 @@ class SegmentCursor:
 
 
 @dataclass(frozen=True, slots=True)
-class SealedSegment:
-    """What identifies a sealed segment without reading its records: its size and what
+class SealedLogFile:
+    """What identifies a sealed log file without reading its records: its size and what
     its footer says (record count, CRC32 of the record bytes)."""
 
     size: int
@@ -176,20 +192,20 @@ class SealedSegment:
     records_crc: int
 
 
-def sealed_segment_of(cursor: SegmentCursor) -> SealedSegment:
-    """The sealed segment whose footer directly follows the committed data at `cursor`.
+def sealed_log_file_of(cursor: LogCursor) -> SealedLogFile:
+    """The sealed log file whose footer directly follows the committed data at `cursor`.
 
-    >>> sealed_segment_of(SegmentCursor(1, 100, 3, 7, sealed=True))
-    SealedSegment(size=124, record_count=3, records_crc=7)
+    >>> sealed_log_file_of(LogCursor(1, 100, 3, 7, sealed=True))
+    SealedLogFile(size=124, record_count=3, records_crc=7)
     """
-    return SealedSegment(cursor.offset + FOOTER_SIZE, cursor.record_count, cursor.records_crc)
+    return SealedLogFile(cursor.offset + FOOTER_SIZE, cursor.record_count, cursor.records_crc)
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentTail:
-    """Bytes after the last commit of the last segment (uncommitted or torn)."""
+class LogTail:
+    """Bytes after the last commit of the last log file (uncommitted or torn)."""
 
-    segment: int
+    file_number: int
     committed_end: int
     file_size: int
     reason: str
@@ -200,37 +216,37 @@ class SegmentTail:
         return self.file_size - self.committed_end
 
 
-def check_covered_segments(directory: Directory, cursor: SegmentCursor) -> str | None:
+def check_covered_log(directory: Directory, cursor: LogCursor) -> str | None:
     """Check every byte of committed data up to `cursor` against what was written;
     return what is wrong, or None. The thorough check (`session-search verify`).
 
-    Segments before `cursor.segment` must be sealed with a footer whose CRC matches
-    their record bytes. In segment `cursor.segment`, the record bytes up to
+    Log files before `cursor.file_number` must be sealed with a footer whose CRC matches
+    their record bytes. In log file `cursor.file_number`, the record bytes up to
     `cursor.offset` must have the CRC `cursor.records_crc` (the running CRC the writer
     or a replay kept), and when `cursor.sealed` the footer must follow at `cursor.offset`
     and agree. Cost: reads every covered byte once and CRCs it in C (no record decoding);
-    O(bytes), which is why opening does `check_checkpoint_segments` instead.
+    O(bytes), which is why opening does `check_checkpoint_log` instead.
     """
-    for number in range(1, cursor.segment + 1):
-        name = segment_name(number)
+    for number in range(1, cursor.file_number + 1):
+        name = log_file_name(number)
         location = directory.location(name)
         if not directory.exists(name):
-            if number == cursor.segment and cursor == SegmentCursor(
+            if number == cursor.file_number and cursor == LogCursor(
                     number, transaction_id=cursor.transaction_id):
                 return None  # nothing was committed in it (a store with no commit yet)
             return f"{location}: missing"
         data = directory.read_bytes(name)
         try:
-            if decode_header(data, location).magic != SEGMENT_MAGIC:
+            if decode_header(data, location).magic != LOG_MAGIC:
                 return f"{location}: not a transcript segment"
         except StoreError as error:
             return str(error)
-        if number < cursor.segment or cursor.sealed:
+        if number < cursor.file_number or cursor.sealed:
             footer = decode_footer_at_end(data)
             if len(data) < HEADER_SIZE + FOOTER_SIZE or footer is None:
                 return f"{location}: not sealed"
             end, expected = len(data) - FOOTER_SIZE, footer.records_crc
-            if number == cursor.segment and (end, footer.record_count, footer.records_crc) != (
+            if number == cursor.file_number and (end, footer.record_count, footer.records_crc) != (
                     cursor.offset, cursor.record_count, cursor.records_crc):
                 return f"{location}: footer does not match the checkpoint"
         else:
@@ -244,25 +260,25 @@ def check_covered_segments(directory: Directory, cursor: SegmentCursor) -> str |
     return None
 
 
-def find_damaged_record(directory: Directory, cursor: SegmentCursor) -> CorruptFile | None:
+def find_damaged_record(directory: Directory, cursor: LogCursor) -> CorruptFile | None:
     """The first record up to `cursor` that fails its own frame check (bad CRC, impossible
     length, a footer that does not match its records), as a `CorruptFile` naming the file
     and offset; None when every frame is intact. Used to say *where* the damage is once
-    `check_covered_segments` has said that there is some. Cost: O(covered bytes).
+    `check_covered_log` has said that there is some. Cost: O(covered bytes).
     """
-    for number in range(1, cursor.segment + 1):
-        name = segment_name(number)
+    for number in range(1, cursor.file_number + 1):
+        name = log_file_name(number)
         if not directory.exists(name):
-            continue  # check_covered_segments names a missing segment
+            continue  # check_covered_log names a missing log file
         data = directory.read_bytes(name)
         location = directory.location(name)
-        end = len(data) if number < cursor.segment or cursor.sealed else cursor.offset
+        end = len(data) if number < cursor.file_number or cursor.sealed else cursor.offset
         try:
             decode_header(data, location)
         except CorruptFile as error:
             return error
         except StoreError:
-            continue  # another format version: check_covered_segments said so
+            continue  # another format version: check_covered_log said so
         count, crc = 0, 0
         for item in iter_frames(data[:end], HEADER_SIZE):
             if isinstance(item, Frame):
@@ -276,54 +292,54 @@ def find_damaged_record(directory: Directory, cursor: SegmentCursor) -> CorruptF
     return None
 
 
-def check_checkpoint_segments(
-    directory: Directory, cursor: SegmentCursor, sealed_segments: Sequence[SealedSegment],
+def check_checkpoint_log(
+    directory: Directory, cursor: LogCursor, sealed_files: Sequence[SealedLogFile],
 ) -> str | None:
-    """Check cheaply that the segments a catalog checkpoint covers are still the files it
+    """Check cheaply that the log files a catalog checkpoint covers are still the files it
     saw; return what is wrong, or None.
 
-    Reads a few dozen bytes per segment and never the records between: every sealed
-    segment (each one before `cursor.segment`, and that one too when `cursor.sealed`)
+    Reads a few dozen bytes per log file and never the records between: every sealed
+    log file (each one before `cursor.file_number`, and that one too when `cursor.sealed`)
     must have the size, record count and footer CRC the checkpoint recorded for it, an
-    intact header and an intact footer; an unsealed `cursor.segment` must have an intact
+    intact header and an intact footer; an unsealed `cursor.file_number` must have an intact
     header, reach `cursor.offset`, and hold there, from `cursor.commit_offset`, an intact
     commit record of transaction `cursor.transaction_id`. A file that was replaced,
     truncated or extended behind a seal fails this. Damage *inside* covered records is
     not looked for: each record's own CRC is checked when it is read, and
-    `check_covered_segments` (verify) checks every byte. Cost: O(segments).
+    `check_covered_log` (verify) checks every byte. Cost: O(log files).
     """
-    expected = cursor.segment if cursor.sealed else cursor.segment - 1
-    if len(sealed_segments) != expected:
-        return f"the checkpoint lists {len(sealed_segments)} sealed segments, expected {expected}"
-    for number, sealed in enumerate(sealed_segments, start=1):
-        problem = _check_sealed_segment(directory, number, sealed)
+    expected = cursor.file_number if cursor.sealed else cursor.file_number - 1
+    if len(sealed_files) != expected:
+        return f"the checkpoint lists {len(sealed_files)} sealed segments, expected {expected}"
+    for number, sealed in enumerate(sealed_files, start=1):
+        problem = _check_sealed_log_file(directory, number, sealed)
         if problem is not None:
             return problem
     if cursor.sealed:
-        if sealed_segments[-1] != sealed_segment_of(cursor):
-            return f"{directory.location(segment_name(cursor.segment))}: footer does not " \
+        if sealed_files[-1] != sealed_log_file_of(cursor):
+            return f"{directory.location(log_file_name(cursor.file_number))}: footer does not " \
                    "match the checkpoint"
         return None
-    return _check_open_segment(directory, cursor)
+    return _check_open_log_file(directory, cursor)
 
 
-def _check_segment_header(directory: Directory, name: str, location: str) -> str | None:
+def _check_log_file_header(directory: Directory, name: str, location: str) -> str | None:
     try:
         if decode_header(directory.read_bytes(name, 0, HEADER_SIZE), location).magic \
-                != SEGMENT_MAGIC:
+                != LOG_MAGIC:
             return f"{location}: not a transcript segment"
     except StoreError as error:
         return str(error)
     return None
 
 
-def _check_sealed_segment(directory: Directory, number: int, sealed: SealedSegment) -> str | None:
-    name = segment_name(number)
+def _check_sealed_log_file(directory: Directory, number: int, sealed: SealedLogFile) -> str | None:
+    name = log_file_name(number)
     location = directory.location(name)
     size = directory.size(name)
     if size != sealed.size:
         return f"{location}: {size} bytes, the checkpoint says {sealed.size}"
-    problem = _check_segment_header(directory, name, location)
+    problem = _check_log_file_header(directory, name, location)
     if problem is not None:
         return problem
     footer = decode_footer_at_end(directory.read_bytes(name, size - FOOTER_SIZE, FOOTER_SIZE)) \
@@ -335,12 +351,12 @@ def _check_sealed_segment(directory: Directory, number: int, sealed: SealedSegme
     return None
 
 
-def _check_open_segment(directory: Directory, cursor: SegmentCursor) -> str | None:
-    name = segment_name(cursor.segment)
+def _check_open_log_file(directory: Directory, cursor: LogCursor) -> str | None:
+    name = log_file_name(cursor.file_number)
     location = directory.location(name)
     if directory.size(name) < cursor.offset:
         return f"{location}: shorter than the checkpoint says"
-    problem = _check_segment_header(directory, name, location)
+    problem = _check_log_file_header(directory, name, location)
     if problem is not None:
         return problem
     if cursor.record_count == 0:
@@ -352,7 +368,7 @@ def _check_open_segment(directory: Directory, cursor: SegmentCursor) -> str | No
         return f"{location}: the checkpoint's last commit offset {start} is out of range"
     try:
         frame = decode_frame_at(directory.read_bytes(name, start, cursor.offset - start))
-        record = decode_segment_payload(frame.payload)
+        record = decode_log_payload(frame.payload)
     except DecodeError as error:
         return f"{location}: the last commit the checkpoint covers, at byte {start}: {error}"
     if frame.end != cursor.offset - start or not isinstance(record, CommitRecord) \
@@ -362,58 +378,111 @@ def _check_open_segment(directory: Directory, cursor: SegmentCursor) -> str | No
     return None
 
 
-class SegmentReader:
-    """Yields committed transactions from a cursor on; records where it stopped.
+class LogReader:
+    """Yields committed transactions from a cursor on, recording where it stopped; and
+    reads events at the positions the catalog knows (`read_events`).
 
     After `iter_transactions` is exhausted, `cursor` is where the next read starts and
-    `tail` describes uncommitted bytes at the end of the last segment (None when none).
+    `tail` describes uncommitted bytes at the end of the last log file (None when none).
     """
 
     def __init__(self, directory: Directory) -> None:
         self.directory = directory
-        self.cursor = SegmentCursor()
-        self.tail: SegmentTail | None = None
-        #: The segments whose footer the last `iter_transactions` read, in order.
-        self.sealed_segments: list[SealedSegment] = []
+        self.cursor = LogCursor()
+        self.tail: LogTail | None = None
+        #: The log files whose footer the last `iter_transactions` read, in order.
+        self.sealed_files: list[SealedLogFile] = []
 
     def iter_transactions(
-        self, cursor: SegmentCursor | None = None, *, verify_footers: bool = True
+        self, cursor: LogCursor | None = None, *, verify_footers: bool = True
     ) -> Iterator[CommittedTransaction]:
         """Every committed transaction from `cursor` (default: the start) on, in order."""
-        self.cursor = cursor or SegmentCursor()
+        self.cursor = cursor or LogCursor()
         self.tail = None
-        self.sealed_segments = []
-        list_segment_numbers(self.directory)  # a gap would silently hide later segments
-        while self.directory.exists(segment_name(self.cursor.segment)):
+        self.sealed_files = []
+        list_log_file_numbers(self.directory)  # a gap would silently hide later files
+        while self.directory.exists(log_file_name(self.cursor.file_number)):
             if self.cursor.sealed:
-                following = segment_name(self.cursor.segment + 1)
+                following = log_file_name(self.cursor.file_number + 1)
                 if not self.directory.exists(following):
                     return
-                self.cursor = SegmentCursor(self.cursor.segment + 1,
+                self.cursor = LogCursor(self.cursor.file_number + 1,
                                             transaction_id=self.cursor.transaction_id)
                 continue
-            is_last = not self.directory.exists(segment_name(self.cursor.segment + 1))
-            yield from self._read_segment(is_last, verify_footers)
+            is_last = not self.directory.exists(log_file_name(self.cursor.file_number + 1))
+            yield from self._read_log_file(is_last, verify_footers)
             if is_last:
                 return
             if not self.cursor.sealed:
-                raise CorruptFile(self.directory.location(segment_name(self.cursor.segment)),
+                raise CorruptFile(self.directory.location(log_file_name(self.cursor.file_number)),
                                   self.cursor.offset,
                                   "segment is not sealed although a later segment exists")
 
-    def _read_segment(self, is_last: bool, verify_footers: bool) -> Iterator[CommittedTransaction]:
+    def read_events(
+        self, session_id: str, first_seq: int, positions: Sequence[RecordPosition],
+    ) -> list[StoredEvent]:
+        """Decode events `first_seq`, `first_seq + 1`, ... of window `session_id` at
+        `positions`, reading each run of neighbours in one read.
+
+        Each record's frame CRC is checked here, and that it is the event expected
+        (window and seq): a record damaged since it was committed, or a position that
+        does not fit, is `CorruptFile` naming the log file and the record's offset.
+        Stateless: it neither uses nor moves `cursor`.
+        """
+        events: list[StoredEvent] = []
+        start = 0
+        while start < len(positions):
+            end = start + 1
+            while (end < len(positions)
+                   and positions[end].file_number == positions[start].file_number
+                   and positions[end].offset >= positions[end - 1].offset
+                   and positions[end].offset - positions[end - 1].offset
+                   - positions[end - 1].length <= READ_GAP_BYTES):
+                end += 1
+            events.extend(self._read_run(session_id, first_seq + start, positions[start:end]))
+            start = end
+        return events
+
+    def _read_run(
+        self, session_id: str, first_seq: int, run: Sequence[RecordPosition],
+    ) -> list[StoredEvent]:
+        first, last = run[0], run[-1]
+        name = log_file_name(first.file_number)
+        data = self.directory.read_bytes(name, first.offset, last.offset + last.length
+                                         - first.offset)
+        events = []
+        for seq, position in enumerate(run, start=first_seq):
+            relative = position.offset - first.offset
+            try:
+                frame = decode_frame_at(data[relative: relative + position.length])
+                record = decode_log_payload(frame.payload)
+            except DecodeError as error:
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  str(error)) from None
+            if not isinstance(record, EventRecord):
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  "expected an event record")
+            if (record.session_id, record.seq) != (session_id, seq):
+                raise CorruptFile(self.directory.location(name), position.offset,
+                                  f"expected event {seq} of window {session_id!r}, found "
+                                  f"event {record.seq} of window {record.session_id!r}")
+            events.append(StoredEvent(record.session_id, record.seq, record.event,
+                                      record.created_at))
+        return events
+
+    def _read_log_file(self, is_last: bool, verify_footers: bool) -> Iterator[CommittedTransaction]:
         cursor = self.cursor
-        name = segment_name(cursor.segment)
+        name = log_file_name(cursor.file_number)
         location = self.directory.location(name)
         if not self._check_header(name, location, is_last):
             return
         base = cursor.offset
         data = self.directory.read_bytes(name, base)
-        pending: list[tuple[RecordPosition, SegmentRecord]] = []
+        pending: list[tuple[RecordPosition, LogRecord]] = []
         count, crc = cursor.record_count, cursor.records_crc
         for item in iter_frames(data, 0):
             if isinstance(item, Frame):
-                position = RecordPosition(cursor.segment, base + item.offset,
+                position = RecordPosition(cursor.file_number, base + item.offset,
                                           item.end - item.offset)
                 record = self._decode(item, position, location)
                 pending.append((position, record))
@@ -429,41 +498,41 @@ class SegmentReader:
             elif isinstance(item, Footer):
                 self._check_footer(item, base, pending, count, crc, location, verify_footers)
                 self.cursor = replace(cursor, sealed=True)
-                self.sealed_segments.append(
-                    SealedSegment(base + item.offset + FOOTER_SIZE, item.record_count,
+                self.sealed_files.append(
+                    SealedLogFile(base + item.offset + FOOTER_SIZE, item.record_count,
                                   item.records_crc))
                 return
             else:
                 self._check_damage(item, base, data, is_last, location)
-                self.tail = SegmentTail(cursor.segment, cursor.offset, base + len(data),
+                self.tail = LogTail(cursor.file_number, cursor.offset, base + len(data),
                                         f"{item.reason} at byte offset {base + item.offset}")
                 return
         if pending:
-            self.tail = SegmentTail(cursor.segment, cursor.offset, base + len(data),
+            self.tail = LogTail(cursor.file_number, cursor.offset, base + len(data),
                                     f"{len(pending)} uncommitted records")
 
     def _check_header(self, name: str, location: str, is_last: bool) -> bool:
-        """Check the segment header; False when a last segment's header is torn."""
+        """Check the log file header; False when a last file's header is torn."""
         header_bytes = self.directory.read_bytes(name, 0, HEADER_SIZE)
         if len(header_bytes) < HEADER_SIZE and is_last:
-            self.tail = SegmentTail(self.cursor.segment, 0, len(header_bytes),
+            self.tail = LogTail(self.cursor.file_number, 0, len(header_bytes),
                                     "incomplete segment header")
             return False
         header = decode_header(header_bytes, location)
-        if header.magic != SEGMENT_MAGIC:
+        if header.magic != LOG_MAGIC:
             raise CorruptFile(location, 0, f"not a transcript segment (magic {header.magic!r})")
         return True
 
     @staticmethod
-    def _decode(frame: Frame, position: RecordPosition, location: str) -> SegmentRecord:
+    def _decode(frame: Frame, position: RecordPosition, location: str) -> LogRecord:
         try:
-            return decode_segment_payload(frame.payload)
+            return decode_log_payload(frame.payload)
         except DecodeError as error:
             raise CorruptFile(location, position.offset, str(error)) from None
 
     def _commit(
         self,
-        pending: list[tuple[RecordPosition, SegmentRecord]],
+        pending: list[tuple[RecordPosition, LogRecord]],
         commit: CommitRecord,
         location: str,
         position: RecordPosition,
@@ -478,7 +547,7 @@ class SegmentReader:
     def _check_footer(
         footer: Footer,
         base: int,
-        pending: list[tuple[RecordPosition, SegmentRecord]],
+        pending: list[tuple[RecordPosition, LogRecord]],
         count: int,
         crc: int,
         location: str,
@@ -507,8 +576,8 @@ class SegmentReader:
                               f"{base + later_commit})")
 
 
-class SegmentWriter:
-    """Appends transactions to the last segment; the store's single writer owns one.
+class LogWriter:
+    """Appends transactions to the last log file; the store's single writer owns one.
 
     Call order: `recover(reader)` once after replaying, then for each transaction
     `begin()`, `write(record)` any number of times, and `commit(record)` or `abort()`.
@@ -519,31 +588,31 @@ class SegmentWriter:
     def __init__(self, directory: Directory, config: EngineConfig) -> None:
         self.directory = directory
         self.config = config
-        self.segment = 1
+        self.file_number = 1
         self._handle: AppendHandle | None = None
         self._record_count = 0
         self._records_crc = 0
         self._saved: tuple[int, int, int, int] | None = None
         self._failed: str | None = None
         self._transaction_id = 0  # of the last commit
-        self._commit_offset = 0  # where the last commit starts in this segment (0: none)
-        #: Set by a commit that sealed a segment: its cursor just before the footer.
-        self.sealed: SegmentCursor | None = None
+        self._commit_offset = 0  # where the last commit starts in this file (0: none)
+        #: Set by a commit that sealed a log file: its cursor just before the footer.
+        self.sealed: LogCursor | None = None
 
     # ----- opening -----------------------------------------------------------------------
 
-    def recover(self, reader: SegmentReader) -> SegmentTail | None:
+    def recover(self, reader: LogReader) -> LogTail | None:
         """Truncate the reader's uncommitted tail and position after the last commit."""
         cursor, tail = reader.cursor, reader.tail
         self._transaction_id = cursor.transaction_id
         if cursor.sealed:
-            self.segment = cursor.segment + 1
+            self.file_number = cursor.file_number + 1
             return tail
-        self.segment = cursor.segment
+        self.file_number = cursor.file_number
         self._commit_offset = cursor.commit_offset
-        if not self.directory.exists(segment_name(self.segment)):
+        if not self.directory.exists(log_file_name(self.file_number)):
             return tail
-        handle = self.directory.open_append(segment_name(self.segment))
+        handle = self.directory.open_append(log_file_name(self.file_number))
         if tail is not None:
             handle.truncate(tail.committed_end)
             handle.sync()
@@ -557,28 +626,28 @@ class SegmentWriter:
         """Remember where the transaction starts, so `abort` can cut back to it."""
         self._check_usable()
         size = self._handle.size() if self._handle is not None else 0
-        self._saved = (self.segment, size, self._record_count, self._records_crc)
+        self._saved = (self.file_number, size, self._record_count, self._records_crc)
 
-    def write(self, record: SegmentRecord) -> RecordPosition:
+    def write(self, record: LogRecord) -> RecordPosition:
         """Append one record of the open transaction; return where it went."""
         self._check_usable()
-        data = encode_segment_record(record)
-        handle = self._open_segment()
-        position = RecordPosition(self.segment, handle.size(), len(data))
+        data = encode_log_record(record)
+        handle = self._open_log_file()
+        position = RecordPosition(self.file_number, handle.size(), len(data))
         self._guarded(handle.write, data)
         self._record_count += 1
         self._records_crc = update_crc(self._records_crc, data)
         return position
 
     def commit(self, record: CommitRecord) -> RecordPosition:
-        """Append the commit record, fsync, and roll the segment if it is full."""
+        """Append the commit record, fsync, and roll to a new log file if this one is full."""
         position = self.write(record)
-        handle = self._open_segment()
+        handle = self._open_log_file()
         self._guarded(handle.sync)
         self._saved = None
         self.sealed = None
         self._transaction_id, self._commit_offset = record.transaction_id, position.offset
-        if handle.size() >= self.config.segment_roll_bytes:
+        if handle.size() >= self.config.log_roll_bytes:
             self._seal()
         return position
 
@@ -586,19 +655,19 @@ class SegmentWriter:
         """Cut the files back to where `begin` found them."""
         if self._saved is None:
             return
-        segment, size, self._record_count, self._records_crc = self._saved
+        file_number, size, self._record_count, self._records_crc = self._saved
         self._saved = None
         if self._handle is not None:
-            if segment != self.segment:  # pragma: no cover - segments roll only at commit
-                raise StoreError("internal error: transaction spans two segments")
+            if file_number != self.file_number:  # pragma: no cover - files roll only at commit
+                raise StoreError("internal error: transaction spans two log files")
             self._guarded(self._handle.truncate, max(size, HEADER_SIZE))
 
-    def committed_cursor(self) -> SegmentCursor | None:
-        """Where the committed records end in the open segment, between transactions
-        (None inside a transaction, after a failure, or when no segment is open)."""
+    def committed_cursor(self) -> LogCursor | None:
+        """Where the committed records end in the open log file, between transactions
+        (None inside a transaction, after a failure, or when no log file is open)."""
         if self._handle is None or self._saved is not None or self._failed is not None:
             return None
-        return SegmentCursor(self.segment, self._handle.size(), self._record_count,
+        return LogCursor(self.file_number, self._handle.size(), self._record_count,
                              self._records_crc, transaction_id=self._transaction_id,
                              commit_offset=self._commit_offset)
 
@@ -608,7 +677,7 @@ class SegmentWriter:
             self._guarded(self._handle.flush)
 
     def close(self) -> None:
-        """Close the open segment (an open transaction is aborted first)."""
+        """Close the open log file (an open transaction is aborted first)."""
         if self._saved is not None and self._failed is None:
             self.abort()
         if self._handle is not None:
@@ -628,21 +697,21 @@ class SegmentWriter:
         except OSError as error:
             self._failed = f"{error.strerror or error}"
             raise StoreError(
-                f"{self.directory.location(segment_name(self.segment))}: write failed: {error}"
+                f"{self.directory.location(log_file_name(self.file_number))}: write failed: {error}"
             ) from None
 
-    def _open_segment(self) -> AppendHandle:
-        """The handle of the current segment, creating it with its header if needed."""
+    def _open_log_file(self) -> AppendHandle:
+        """The handle of the current log file, creating it with its header if needed."""
         if self._handle is None:
-            self._handle = self.directory.open_append(segment_name(self.segment))
+            self._handle = self.directory.open_append(log_file_name(self.file_number))
             self._record_count, self._records_crc, self._commit_offset = 0, 0, 0
         if self._handle.size() == 0:
-            self._guarded(self._handle.write, encode_header(SEGMENT_MAGIC))
+            self._guarded(self._handle.write, encode_header(LOG_MAGIC))
         return self._handle
 
     def _seal(self) -> None:
-        handle = self._open_segment()
-        self.sealed = SegmentCursor(self.segment, handle.size(), self._record_count,
+        handle = self._open_log_file()
+        self.sealed = LogCursor(self.file_number, handle.size(), self._record_count,
                                     self._records_crc, sealed=True,
                                     transaction_id=self._transaction_id,
                                     commit_offset=self._commit_offset)
@@ -650,5 +719,5 @@ class SegmentWriter:
         self._guarded(handle.sync)
         handle.close()
         self._handle = None
-        self.segment += 1
+        self.file_number += 1
         self._record_count, self._records_crc, self._commit_offset = 0, 0, 0

@@ -1,0 +1,236 @@
+"""The catalog: a store's committed state in memory, what replaying the log builds.
+
+Owns: per window, its metadata and the positions of its events in the log; the windows in
+first-insertion order and the session-key index; where every committed transaction starts
+in the log; and the replay rule (`Catalog.apply`). Must not touch: files (events are read
+from the log by their positions, `engine.transcript.log`; the catalog's copy on disk is
+`engine.transcript.checkpoint`), or event semantics (an event is an opaque JSON object
+here; `engine.transcript.events` and friends interpret them).
+
+State model. The catalog is the replay of the committed transactions, in order: `window`
+upserts a window's metadata (first insertion fixes its place in the windows; a
+replacement keeps the place), `event` appends to a window (its `seq` must be the
+window's next), `delete_session` removes every window of a key and its events. Per window
+the catalog holds the *positions* of its events (log file, offset, length in compact
+arrays), not the events: memory grows by about 16 bytes per event. Deleted events stay in
+the log files (there is no compaction yet); they are simply never referenced again.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.codec.log_file import CommitRecord, DeleteSessionRecord, EventRecord, WindowRecord
+from engine.errors import CorruptFile, UnknownSession
+from engine.model import SessionWindow
+from engine.transcript.log import CommittedTransaction, RecordPosition
+
+
+class SharedPositions:
+    """The event positions of every window a checkpoint loaded, concatenated in catalog
+    order (log file numbers int32, offsets int64, lengths int32), which `EventPositions`
+    share by range: given at once, or read by `load()` the first time any of them is
+    needed."""
+
+    __slots__ = ("_arrays", "_load")
+
+    def __init__(self, arrays: tuple[array, array, array] | None = None,
+                 load: Callable[[], tuple[array, array, array]] | None = None) -> None:
+        """The three arrays, or the function that reads them on first use."""
+        if (arrays is None) == (load is None):
+            raise ValueError("shared positions need their arrays or a way to load them")
+        self._arrays = arrays
+        self._load = load
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the arrays are in memory."""
+        return self._arrays is not None
+
+    def arrays(self) -> tuple[array, array, array]:
+        """The three arrays, read now if they were not yet (raises what `load` raises,
+        and tries again on the next call)."""
+        arrays = self._arrays
+        if arrays is None:
+            assert self._load is not None
+            arrays = self._arrays = self._load()
+            self._load = None
+        return arrays
+
+
+class EventPositions:
+    """The positions of one window's events, in seq order, in three compact arrays.
+
+    Positions loaded from a checkpoint are a range `[start, start + count)` of arrays
+    shared by every window (`SharedPositions`: no per-window copy at open, and the arrays
+    may not be read yet: they are fetched on the first use of any position); the first
+    append to such a window copies its range into arrays of its own.
+    """
+
+    __slots__ = ("count", "file_numbers", "lengths", "offsets", "shared", "start")
+
+    def __init__(self) -> None:
+        """No events yet, in arrays of its own."""
+        self.file_numbers: array | None = array("i")  # 4 bytes each; None: not fetched yet
+        self.offsets: array | None = array("q")  # 8 bytes each
+        self.lengths: array | None = array("i")  # framed lengths; payloads are <= 1 GiB
+        self.start = -1  # -1: the arrays are this window's own; else the shared range's
+        self.count = 0
+        self.shared: SharedPositions | None = None
+
+    @classmethod
+    def ranges(cls, shared: SharedPositions, counts: array) -> list[EventPositions]:
+        """Consecutive ranges of `shared`, `counts[i]` positions long for window i."""
+        result = []
+        start = 0
+        for count in counts:
+            positions = cls.__new__(cls)
+            positions.file_numbers = positions.offsets = positions.lengths = None
+            positions.start = start
+            positions.count = count
+            positions.shared = shared
+            result.append(positions)
+            start += count
+        return result
+
+    def __len__(self) -> int:
+        return self.count
+
+    def load(self) -> None:
+        """Fetch the shared arrays now if they are not yet (what fetching raises)."""
+        if self.file_numbers is None:
+            assert self.shared is not None
+            self.file_numbers, self.offsets, self.lengths = self.shared.arrays()
+
+    def append(self, position: RecordPosition) -> None:
+        """Add the position of the next event."""
+        if self.start >= 0:
+            self._copy_range()
+        self.file_numbers.append(position.file_number)
+        self.offsets.append(position.offset)
+        self.lengths.append(position.length)
+        self.count += 1
+
+    def __getitem__(self, seq: int) -> RecordPosition:
+        if self.file_numbers is None:
+            self.load()
+        index = seq + max(self.start, 0)
+        return RecordPosition(self.file_numbers[index], self.offsets[index],
+                              self.lengths[index])
+
+    def to_list(self, count: int | None = None) -> list[RecordPosition]:
+        """The positions of events 0 .. `count` - 1 (default: all of them)."""
+        return [self[seq] for seq in range(self.count if count is None else count)]
+
+    def extend_into(self, file_numbers: array, offsets: array, lengths: array) -> None:
+        """Append these positions to three arrays of the same types."""
+        if not self.count:
+            return
+        self.load()
+        low = max(self.start, 0)
+        high = low + self.count
+        for target, source in ((file_numbers, self.file_numbers), (offsets, self.offsets),
+                               (lengths, self.lengths)):
+            size = source.itemsize
+            target.frombytes(memoryview(source).cast("B")[low * size: high * size])
+
+    def _copy_range(self) -> None:
+        self.load()
+        low, high = self.start, self.start + self.count
+        self.file_numbers = self.file_numbers[low:high]
+        self.offsets = self.offsets[low:high]
+        self.lengths = self.lengths[low:high]
+        self.start = -1
+        self.shared = None
+
+
+@dataclass(slots=True)
+class WindowEntry:
+    """A window's metadata and its event positions (mutable: owned by one catalog)."""
+
+    window: SessionWindow
+    events: EventPositions
+
+
+class Catalog:
+    """Committed state: windows in first-insertion order and the session-key index."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, WindowEntry] = {}
+        self.keys: dict[str, dict[str, None]] = {}  # session_key -> ordered session ids
+        self.event_total = 0
+        self.generation = 0
+        self.transaction_files = array("i")  # start of transaction g+1 at index g
+        self.transaction_offsets = array("q")
+
+    def entry(self, session_id: str) -> WindowEntry:
+        """The committed window `session_id` (UnknownSession if absent)."""
+        entry = self.entries.get(session_id)
+        if entry is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return entry
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of the one with its session id."""
+        entry = self.entries.get(window.session_id)
+        if entry is None:
+            self.entries[window.session_id] = WindowEntry(window, EventPositions())
+        else:
+            previous, entry.window = entry.window, window
+            if previous.session_key == window.session_key:
+                return  # same key: the window keeps its place among the key's windows
+            self._unlink_key(previous)
+        self.keys.setdefault(window.session_key, {})[window.session_id] = None
+
+    def append_event(self, session_id: str, seq: int, position: RecordPosition) -> str | None:
+        """Add an event position; return a reason if it does not fit the state."""
+        entry = self.entries.get(session_id)
+        if entry is None:
+            return f"event for unknown window {session_id!r}"
+        if seq != len(entry.events):
+            return f"event seq {seq} in window {session_id!r}, expected {len(entry.events)}"
+        entry.events.append(position)
+        self.event_total += 1
+        return None
+
+    def delete_session(self, session_key: str) -> tuple[str, ...]:
+        """Remove every window of `session_key`; return their session ids."""
+        session_ids = tuple(self.keys.pop(session_key, {}))
+        for session_id in session_ids:
+            entry = self.entries.pop(session_id)
+            self.event_total -= len(entry.events)
+        return session_ids
+
+    def note_transaction(self, start: RecordPosition) -> None:
+        """Count one more committed transaction, which starts at `start`."""
+        self.transaction_files.append(start.file_number)
+        self.transaction_offsets.append(start.offset)
+        self.generation += 1
+
+    def _unlink_key(self, window: SessionWindow) -> None:
+        siblings = self.keys.get(window.session_key)
+        if siblings is not None:
+            siblings.pop(window.session_id, None)
+            if not siblings:
+                del self.keys[window.session_key]
+
+    def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str]) -> None:
+        """Replay one committed transaction (CorruptFile when it does not fit the state);
+        `location_of(file_number)` names a log file in the error."""
+        for position, record in transaction.records:
+            match record:
+                case WindowRecord(window=window):
+                    self.put_window(window)
+                case EventRecord():
+                    problem = self.append_event(record.session_id, record.seq, position)
+                    if problem is not None:
+                        raise CorruptFile(location_of(position.file_number), position.offset,
+                                          problem)
+                case DeleteSessionRecord():
+                    self.delete_session(record.session_key)
+                case CommitRecord():
+                    raise CorruptFile(location_of(position.file_number), position.offset,
+                                      "commit record inside a transaction")
+        self.note_transaction(transaction.start)

@@ -1,0 +1,111 @@
+"""The change feed: what committed transactions changed, told to whoever follows a store.
+
+Owns: the change values (`WindowPut`, `EventAppended`, `SessionDeleted`), the change a log
+record stands for (`change_of`), and the commit hooks a store calls after each commit
+(`ChangeFeed`). Must not touch: files, the catalog or the store (a feed is handed what
+was committed and reads nothing), nor what a follower does with a change (an index
+backend decides that).
+
+A store is followed in two ways that yield the same values: a commit hook is called
+with `(generation, changes)` after the fsync of each later transaction (live, in the
+writer), and `TranscriptStore.changes_since(generation)` re-reads the changes of the
+transactions after `generation` from the log (catching up, in any handle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from engine.codec.log_file import DeleteSessionRecord, EventRecord, LogRecord, WindowRecord
+from engine.model import SessionWindow, StoredEvent
+from engine.transcript.log import CommittedTransaction
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPut:
+    """A window was inserted or its metadata replaced."""
+
+    window: SessionWindow
+
+
+@dataclass(frozen=True, slots=True)
+class EventAppended:
+    """An event was appended to a window."""
+
+    event: StoredEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDeleted:
+    """Every window of `session_key` (listed) was deleted, with its events."""
+
+    session_key: str
+    session_ids: tuple[str, ...]
+
+
+Change = WindowPut | EventAppended | SessionDeleted
+CommitHook = Callable[[int, list[Change]], None]
+
+
+def change_of(record: LogRecord) -> Change:
+    """The change a (non-commit) log record stands for.
+
+    >>> change_of(DeleteSessionRecord("agent:main:main", ("w1",)))
+    SessionDeleted(session_key='agent:main:main', session_ids=('w1',))
+    """
+    match record:
+        case WindowRecord(window=window):
+            return WindowPut(window)
+        case EventRecord():
+            return EventAppended(
+                StoredEvent(record.session_id, record.seq, record.event, record.created_at)
+            )
+        case DeleteSessionRecord():
+            return SessionDeleted(record.session_key, record.session_ids)
+    raise TypeError(f"no change for {record!r}")
+
+
+def changes_of(transactions: Iterable[CommittedTransaction]) -> Iterator[tuple[int, Change]]:
+    """Every change of `transactions`, in order, with its transaction's generation."""
+    for transaction in transactions:
+        for _position, record in transaction.records:
+            yield transaction.transaction_id, change_of(record)
+
+
+class ChangeFeed:
+    """The commit hooks of one store, called in the order they were added.
+
+    >>> feed, seen = ChangeFeed(), []
+    >>> feed.add(lambda generation, changes: seen.append((generation, changes)))
+    >>> feed.is_followed
+    True
+    >>> feed.publish(3, [SessionDeleted("k", ("w",))])
+    >>> seen
+    [(3, [SessionDeleted(session_key='k', session_ids=('w',))])]
+    """
+
+    __slots__ = ("_hooks",)
+
+    def __init__(self) -> None:
+        """No hooks yet."""
+        self._hooks: list[CommitHook] = []
+
+    @property
+    def is_followed(self) -> bool:
+        """Whether any hook listens (only then does a transaction keep its changes)."""
+        return bool(self._hooks)
+
+    def add(self, hook: CommitHook) -> None:
+        """Call `hook(generation, changes)` after each later commit."""
+        self._hooks.append(hook)
+
+    def publish(self, generation: int, changes: Sequence[Change]) -> None:
+        """Call every hook with `generation` and a list of its own of `changes` (a hook
+        added by another hook waits for the next commit)."""
+        for hook in list(self._hooks):
+            hook(generation, list(changes))
+
+    def clear(self) -> None:
+        """Drop every hook."""
+        self._hooks.clear()

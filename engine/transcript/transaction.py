@@ -1,0 +1,245 @@
+"""Write transactions: the records of one transaction, and what reads inside it see.
+
+Owns: `StoreTransaction` (the `BackendTransaction` protocol of the transcript store):
+checking each write, writing its record through the log writer as it comes (so a large
+import does not sit in memory), and the small overlay of the windows it touched
+(`PendingWindow`), which its reads see on top of the committed catalog. Must not touch:
+the commit (the store writes the commit record, applies `records` to the catalog through
+the replay rule, and publishes `changes`; see `TranscriptStore.transaction`), the
+catalog (read here, never changed), or the log other than through the writer and the
+read function it is given.
+
+A transaction is made from its collaborators only: the committed `Catalog`, the
+`LogWriter` (between its `begin()` and the commit or abort), a function that reads
+events at log positions (`LogReader.read_events`), and whether to keep its changes for
+the change feed. It never sees the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.codec.framing import DecodeError
+from engine.codec.log_file import DeleteSessionRecord, EventRecord, LogRecord, WindowRecord
+from engine.errors import InputError, UnknownSession, UsageError
+from engine.model import SessionWindow, StoredEvent
+from engine.transcript.catalog import Catalog, EventPositions
+from engine.transcript.changes import Change, change_of
+from engine.transcript.log import LogWriter, RecordPosition, now_milliseconds
+
+#: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions
+#: (the signature of `LogReader.read_events`).
+EventReader = Callable[[str, int, Sequence[RecordPosition]], list[StoredEvent]]
+
+
+@dataclass(slots=True)
+class PendingWindow:
+    """A window touched by the open transaction: its metadata (None once deleted), how
+    many committed events it keeps, and the events appended in this transaction."""
+
+    window: SessionWindow | None
+    kept_events: int
+    new_events: EventPositions
+
+
+class StoreTransaction:
+    """The write operations of one transaction (the `BackendTransaction` protocol)."""
+
+    def __init__(self, catalog: Catalog, writer: LogWriter, read_events: EventReader, *,
+                 keep_changes: bool = False) -> None:
+        """A transaction over the committed `catalog` whose records go to `writer`
+        (already begun); `keep_changes` when the change feed has followers."""
+        self._catalog = catalog
+        self._writer = writer
+        self._read_events = read_events
+        self._pending: dict[str, PendingWindow] = {}
+        #: Windows inserted by this transaction (new, or deleted then put again), in order.
+        self._inserted: dict[str, None] = {}
+        #: Windows that left their committed place under their key (moved, deleted, new).
+        self._relinked: set[str] = set()
+        #: session key -> windows that joined it in this transaction, in order.
+        self._joined: dict[str, dict[str, None]] = {}
+        self._records: list[tuple[RecordPosition, LogRecord]] = []
+        self._changes: list[Change] | None = [] if keep_changes else None
+        self.closed = False
+
+    @property
+    def records(self) -> tuple[tuple[RecordPosition, LogRecord], ...]:
+        """The records written so far with their positions, in order (event records
+        without their event object: the catalog keeps positions, not events)."""
+        return tuple(self._records)
+
+    @property
+    def changes(self) -> list[Change] | None:
+        """The changes written so far, or None when they are not kept."""
+        return self._changes
+
+    # ----- writes ------------------------------------------------------------------------
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of the window with its session id."""
+        self._check_open()
+        if not isinstance(window, SessionWindow):
+            raise UsageError(f"put_window expects a SessionWindow, not {type(window).__name__}")
+        if not isinstance(window.session_id, str) or not window.session_id:
+            raise InputError("a session window needs a non-empty session id")
+        if not isinstance(window.session_key, str) or not window.session_key:
+            raise InputError(f"window {window.session_id!r} needs a non-empty session key")
+        record = WindowRecord(window)
+        self._write(record)
+        session_id = window.session_id
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            pending = PendingWindow(window, 0, EventPositions())
+            self._inserted[session_id] = None
+            self._join(session_id, window.session_key)
+        else:
+            if pending.window.session_key != window.session_key:
+                self._leave(session_id, pending.window.session_key)
+                self._join(session_id, window.session_key)
+            pending.window = window
+        self._pending[session_id] = pending
+        self._note_change(record)
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append `event` to an existing window; return its seq (0-based)."""
+        self._check_open()
+        if not isinstance(event, dict):
+            raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        if pending.kept_events and not pending.new_events:
+            # The commit will append to the window's committed positions: fetch them now
+            # (a checkpoint's are read on first use), so that a failure to read them
+            # aborts this transaction instead of following its durable commit.
+            self._catalog.entries[session_id].events.load()
+        seq = pending.kept_events + len(pending.new_events)
+        stamp = now_milliseconds() if created_at is None else float(created_at)
+        record = EventRecord(session_id, seq, stamp, event)
+        position = self._write(record)
+        self._pending[session_id] = pending
+        pending.new_events.append(position)
+        self._note_change(record)
+        return seq
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key` and their events; return how many."""
+        self._check_open()
+        session_ids = tuple(window.session_id for window in self.windows_of(session_key))
+        if not session_ids:
+            return 0
+        record = DeleteSessionRecord(session_key, session_ids)
+        self._write(record)
+        for session_id in session_ids:
+            self._pending[session_id] = PendingWindow(None, 0, EventPositions())
+            self._inserted.pop(session_id, None)
+            self._leave(session_id, session_key)
+        self._note_change(record)
+        return len(session_ids)
+
+    # ----- reads that see this transaction's writes --------------------------------------
+
+    def window(self, session_id: str) -> SessionWindow:
+        """The window as this transaction sees it (UnknownSession if absent)."""
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return pending.window
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window as this transaction sees it, in the order a commit would leave."""
+        result = []
+        for session_id, entry in self._catalog.entries.items():
+            pending = self._pending.get(session_id)
+            if pending is None:
+                result.append(entry.window)
+            elif pending.window is not None and session_id not in self._inserted:
+                result.append(pending.window)
+        result.extend(self._pending[session_id].window for session_id in self._inserted)
+        return result
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one key as this transaction sees them, in the order they joined
+        it (as `TranscriptStore.windows_of` will after the commit).
+
+        Cost: O(windows of the key), not O(all windows).
+        """
+        catalog = self._catalog
+        result = []
+        for session_id in catalog.keys.get(session_key, {}):
+            if session_id not in self._relinked:
+                pending = self._pending.get(session_id)
+                entry_window = catalog.entries[session_id].window
+                result.append(entry_window if pending is None else pending.window)
+        for session_id in self._joined.get(session_key, {}):
+            result.append(self._pending[session_id].window)
+        return result
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window as this transaction sees it."""
+        return list(dict.fromkeys(window.session_key for window in self.windows()))
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """The window's events as this transaction sees them."""
+        pending = self._pending.get(session_id)
+        if pending is None:
+            return self._read_events(session_id, 0,
+                                     self._catalog.entry(session_id).events.to_list())
+        if pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        self._writer.flush()
+        kept = (self._catalog.entry(session_id).events.to_list(pending.kept_events)
+                if pending.kept_events else [])
+        return self._read_events(session_id, 0, kept + pending.new_events.to_list())
+
+    def event_count(self, session_id: str) -> int:
+        """How many events the window has as this transaction sees it."""
+        pending = self._pending.get(session_id)
+        if pending is None:
+            return len(self._catalog.entry(session_id).events)
+        if pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return pending.kept_events + len(pending.new_events)
+
+    # ----- internals ---------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise UsageError("this transaction has already ended")
+
+    def _join(self, session_id: str, session_key: str) -> None:
+        self._relinked.add(session_id)
+        self._joined.setdefault(session_key, {})[session_id] = None
+
+    def _leave(self, session_id: str, session_key: str) -> None:
+        self._relinked.add(session_id)
+        self._joined.get(session_key, {}).pop(session_id, None)
+
+    def _pending_of(self, session_id: str) -> PendingWindow | None:
+        """The window's pending entry, made from the committed one when first touched."""
+        pending = self._pending.get(session_id)
+        if pending is not None:
+            return pending
+        entry = self._catalog.entries.get(session_id)
+        if entry is None:
+            return None
+        return PendingWindow(entry.window, len(entry.events), EventPositions())
+
+    def _write(self, record: LogRecord) -> RecordPosition:
+        try:
+            position = self._writer.write(record)
+        except DecodeError as error:
+            raise InputError(str(error)) from None
+        if isinstance(record, EventRecord):  # the catalog keeps positions, not events
+            record = EventRecord(record.session_id, record.seq, record.created_at, {})
+        self._records.append((position, record))
+        return position
+
+    def _note_change(self, record: LogRecord) -> None:
+        if self._changes is not None:
+            self._changes.append(change_of(record))

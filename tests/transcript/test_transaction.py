@@ -1,0 +1,116 @@
+"""A transaction made from its collaborators only: a catalog, a log writer, a read function.
+
+No `TranscriptStore` is involved: what the transaction writes reaches the log through the
+writer it was given, its reads go through the read function it was given, and the records
+it hands over replay to the same catalog a replay of the log builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from engine.codec.log_file import CommitRecord, EventRecord, WindowRecord
+from engine.config import EngineConfig
+from engine.directory import MemoryDirectory
+from engine.errors import UnknownSession
+from engine.model import SessionWindow, StoredEvent
+from engine.transcript.catalog import Catalog
+from engine.transcript.changes import EventAppended, WindowPut
+from engine.transcript.log import CommittedTransaction, LogReader, LogWriter, RecordPosition
+from engine.transcript.transaction import StoreTransaction
+
+MAIN = SessionWindow("w1", "agent:main:main", title="first")
+
+
+def message(text: str) -> dict[str, object]:
+    return {"type": "message", "id": text, "message": {"role": "user", "content": text}}
+
+
+def commit(catalog: Catalog, writer: LogWriter, transaction: StoreTransaction) -> None:
+    """What the store does at the end of a transaction block, by hand."""
+    generation = catalog.generation + 1
+    writer.commit(CommitRecord(generation, 0.0))
+    records = transaction.records
+    catalog.apply(CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
+                  str)
+    transaction.closed = True
+
+
+def begun(directory: MemoryDirectory, catalog: Catalog, writer: LogWriter,
+          read_events=None, keep_changes: bool = False) -> StoreTransaction:
+    writer.begin()
+    read = read_events or LogReader(directory).read_events
+    return StoreTransaction(catalog, writer, read, keep_changes=keep_changes)
+
+
+def test_reads_inside_see_the_writes_and_the_catalog_is_left_alone() -> None:
+    directory, catalog = MemoryDirectory(), Catalog()
+    writer = LogWriter(directory, EngineConfig())
+    transaction = begun(directory, catalog, writer, keep_changes=True)
+    transaction.put_window(MAIN)
+    assert [transaction.append_event("w1", message(text), created_at=5.0)
+            for text in ("a", "b")] == [0, 1]
+    assert transaction.windows() == [MAIN] and transaction.windows_of(MAIN.session_key) == [MAIN]
+    assert [stored.event["id"] for stored in transaction.events("w1")] == ["a", "b"]
+    assert transaction.event_count("w1") == 2
+    assert (catalog.entries, catalog.generation) == ({}, 0)  # nothing committed yet
+    assert transaction.changes == [
+        WindowPut(MAIN),
+        EventAppended(StoredEvent("w1", 0, message("a"), 5.0)),
+        EventAppended(StoredEvent("w1", 1, message("b"), 5.0)),
+    ]
+    kinds = [type(record) for _, record in transaction.records]
+    assert kinds == [WindowRecord, EventRecord, EventRecord]
+    assert all(record.event == {} for _, record in transaction.records
+               if isinstance(record, EventRecord))  # positions, not events, are kept
+
+
+def test_its_records_replay_to_the_catalog_a_replay_of_the_log_builds() -> None:
+    directory, catalog = MemoryDirectory(), Catalog()
+    writer = LogWriter(directory, EngineConfig(log_roll_bytes=150))
+    for texts in (["a", "b"], ["c"], ["d", "e", "f"]):
+        transaction = begun(directory, catalog, writer)
+        if catalog.generation == 0:
+            transaction.put_window(MAIN)
+        for text in texts:
+            transaction.append_event("w1", message(text))
+        commit(catalog, writer, transaction)
+    writer.close()
+    replayed = Catalog()
+    for committed in LogReader(directory).iter_transactions():
+        replayed.apply(committed, str)
+    assert replayed.generation == catalog.generation == 3
+    assert [entry.window for entry in replayed.entries.values()] == [MAIN]
+    assert replayed.entry("w1").events.to_list() == catalog.entry("w1").events.to_list()
+    assert len({position.file_number for position in catalog.entry("w1").events.to_list()}) > 1
+    assert list(replayed.transaction_files) == list(catalog.transaction_files)
+    assert list(replayed.transaction_offsets) == list(catalog.transaction_offsets)
+
+
+def test_committed_events_are_read_through_the_function_it_was_given() -> None:
+    directory, catalog = MemoryDirectory(), Catalog()
+    writer = LogWriter(directory, EngineConfig())
+    first = begun(directory, catalog, writer)
+    first.put_window(MAIN)
+    first.append_event("w1", message("a"))
+    commit(catalog, writer, first)
+    reader = LogReader(directory)
+    calls: list[tuple[str, int, int]] = []
+
+    def read_events(session_id: str, first_seq: int,
+                    positions: Sequence[RecordPosition]) -> list[StoredEvent]:
+        calls.append((session_id, first_seq, len(positions)))
+        return reader.read_events(session_id, first_seq, positions)
+
+    second = begun(directory, catalog, writer, read_events)
+    assert [stored.event["id"] for stored in second.events("w1")] == ["a"]
+    assert second.append_event("w1", message("b")) == 1
+    assert [stored.event["id"] for stored in second.events("w1")] == ["a", "b"]
+    assert calls == [("w1", 0, 1), ("w1", 0, 2)]  # committed and new events in one read
+    assert second.changes is None  # nobody follows: no changes kept
+    assert catalog.entry("w1").events.count == 1  # the commit has not happened
+    with pytest.raises(UnknownSession):
+        second.events("absent")
+
