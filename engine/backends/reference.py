@@ -20,7 +20,7 @@ the same hook. So after a crash at any point:
 * a committed transaction's rows are in the index files or are rebuilt by the replay.
 
 Hence a message is either stored and searchable or neither, and no index row points at a
-message the store does not have. `tests/test_crash.py` kills a child process at random
+message the store does not have. `tests/transcript/test_crash.py` kills a child process at random
 points while it appends and checks exactly this on reopen.
 
 Index files (see `engine.index.writer`) live under `index/` in the store's directory. The
