@@ -46,12 +46,12 @@ What is checked, and when:
   the records between are not); the unsealed segment must have an intact header, reach
   the covered offset, and end it with an intact commit record of the checkpoint's
   transaction. A checkpoint that fails is ignored (`checkpoint_ignored` says why) and the
-  full replay runs, which names any damaged record; so does one of another layout (it is
+  full replay runs, which names any damaged record; so does one of another version (it is
   derived data; the next writer close saves a current one). What follows the covered
   offset is replayed and decoded as without a checkpoint. At 1M messages (8,322 windows,
   1.02M events, 931 MB of segments, 18 MB checkpoint) this open reads 2 MB of the
-  checkpoint and takes about 0.025 s and 10 MB (a layout-2 checkpoint, still read whole:
-  about 0.06 s and 29 MB); the positions cost about 0.015 s and 16 MB when first needed.
+  checkpoint and takes about 0.025 s and 10 MB; the positions cost about 0.015 s and
+  16 MB when first needed.
 * When the positions are first needed: their CRC32 and the footer's record count
   (`read_catalog_positions`). If they are damaged, or the file can no longer be read,
   nothing is misread and no data is lost: they are rebuilt by replaying the segments up
@@ -432,7 +432,7 @@ class _Catalog:
 
 
 class _CheckpointPositionsReader:
-    """Reads the event positions of a layout-3 checkpoint the first time one is needed
+    """Reads the event positions of a checkpoint the first time one is needed
     (the `load` of the catalog's `SharedPositions`).
 
     It reads through the handle the store opened the checkpoint with, so a checkpoint
@@ -757,7 +757,7 @@ class TranscriptStore:
         self.checkpoint_ignored: str | None = None
         self._saved_generation = 0  # the generation the checkpoint file holds
         self._records_since_checkpoint = 0  # records committed after it, commits included
-        #: Reads the event positions of the checkpoint loaded on open (layout 3), once.
+        #: Reads the event positions of the checkpoint loaded on open, once.
         self._positions_reader: _CheckpointPositionsReader | None = None
 
     # ----- opening -----------------------------------------------------------------------
@@ -849,7 +849,7 @@ class TranscriptStore:
         covered records is found when they are read, and by `verify_segments`. A damaged,
         stale or mismatched checkpoint is ignored (`checkpoint_ignored` says why) and
         the full replay that follows names any damaged record: it is derived data.
-        The event positions of a layout-3 checkpoint are not read here: the handle
+        The event positions of the checkpoint are not read here: the handle
         stays open for `_CheckpointPositionsReader`, which reads them on first need.
         """
         if not self.config.catalog_checkpoints or not self.directory.exists(CHECKPOINT_NAME):
@@ -866,15 +866,11 @@ class TranscriptStore:
             problem = check_checkpoint_segments(self.directory, cursor, sealed_segments)
             if problem is None:
                 region = checkpoint.positions_region
-                if region is None:  # layout 2: read with the rest
-                    shared = SharedPositions((checkpoint.event_segments,
-                                              checkpoint.event_offsets,
-                                              checkpoint.event_lengths))
-                else:
-                    self._positions_reader = _CheckpointPositionsReader(
-                        self.directory, handle, region, checkpoint)
-                    handle = None  # the reader keeps it open until it has read them
-                    shared = SharedPositions(load=self._positions_reader)
+                assert region is not None  # read_catalog_file says where the positions are
+                self._positions_reader = _CheckpointPositionsReader(
+                    self.directory, handle, region, checkpoint)
+                handle = None  # the reader keeps it open until it has read them
+                shared = SharedPositions(load=self._positions_reader)
                 catalog = _Catalog.from_checkpoint(checkpoint, shared)
         except StoreError as error:
             problem = str(error)
