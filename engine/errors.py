@@ -67,6 +67,10 @@ class StoreLocked(StoreError):
     """Another writer holds the store's lock file."""
 
 
+class UnsupportedVersion(StoreError):
+    """A store file has a format version this build does not read; names the file."""
+
+
 class CorruptFile(StoreError):
     """A store file failed its checksum or grammar; names the file and the byte offset.
 

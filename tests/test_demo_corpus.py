@@ -1,4 +1,4 @@
-"""The demo corpus (corpora/demo): it holds what the spec needs, and the engine reads it right.
+"""The demo corpus (engine/demo_corpus): it holds what the spec needs, and the engine reads it right.
 
 Counts are taken independently, by reading the JSONL files here, then compared with the
 engine's import and stats.
@@ -20,7 +20,7 @@ from engine.transcript.store import TranscriptStore
 from engine.transcript.tree import active_path, scan_tree
 from engine.transcript.windows import current_window, window_chain
 
-DEMO = Path(__file__).resolve().parent.parent / "corpora" / "demo"
+DEMO = Path(__file__).resolve().parent.parent / "engine" / "demo_corpus"
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

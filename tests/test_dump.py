@@ -59,7 +59,7 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     files = json.loads(out)["files"]
     assert [(f["name"], f["kind"], f["version"], f["records"]) for f in files] == [
         ("LOCK", "lock", None, None), ("store.meta", "store", 1, 1),
-        (CHECKPOINT, "catalog", 1, 6), (SEGMENT_1, "segment", 1, 3),
+        (CHECKPOINT, "catalog", 2, 6), (SEGMENT_1, "segment", 1, 3),
         (SEGMENT_2, "segment", 1, 2)]
     assert [f["size"] for f in files][1:] == [
         (store / name).stat().st_size
@@ -67,7 +67,7 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     checkpoint = json.loads(run(capsys, "--store", str(store), CHECKPOINT, "--json")[1])
     assert [r["kind"] for r in checkpoint["records"]] == [
         "head", "sealed", "windows", "keys", "transactions", "positions"]
-    assert checkpoint["flags"] == 3  # the checkpoint layout
+    assert (checkpoint["version"], checkpoint["flags"]) == (2, 0)
     head, positions = checkpoint["records"][0], checkpoint["records"][-1]
     assert head["fields"]["index_length"] == positions["offset"] - head["offset"] - 8 - head[
         "length"]  # the index runs from the end of the head to the positions

@@ -6,9 +6,10 @@ import, search or comparison logic beyond calling the engine's public pieces
 `Backend.search`).
 
 What it does, in order:
-1. imports `corpora/demo` (the hand-written corpus of the source checkout) into a fresh
-   store for every backend (the reference engine and SQLite FTS5), in temporary folders
-   unless `--keep DIR` is given;
+1. imports the bundled demo corpus (the package data of `engine.demo_corpus`, found
+   through `importlib.resources`, so it works from an installed package as from a
+   source checkout) into a fresh store for every backend (the reference engine and
+   SQLite FTS5), in temporary folders unless `--keep DIR` is given;
 2. prints the store statistics;
 3. runs the showcase queries below on every backend and prints the reference engine's
    hits, then whether every other backend returned the identical result (hits, order,
@@ -19,17 +20,31 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
 from engine.backends.registry import open_backend
 from engine.cli.output import format_table, print_json
-from engine.cli.store_commands import demo_corpus_path, format_stats, import_into
+from engine.cli.store_commands import format_stats, import_into
 from engine.errors import EngineError
 from engine.model import SearchRequest, SearchResult
 
 DEMO_BACKENDS = ("reference", "sqlite")
+#: The package whose data files are the demo corpus (see its docstring for why).
+DEMO_CORPUS_PACKAGE = "engine.demo_corpus"
+
+
+def demo_corpus() -> AbstractContextManager[Path]:
+    """The demo corpus folder as a file-system path, for as long as the `with` lasts.
+
+    Found through `importlib.resources`, so it is wherever the package is: a source
+    checkout, an editable install, or site-packages after `pip install .` (a package
+    imported from a zip archive is extracted to a temporary folder for the block).
+    """
+    return as_file(files(DEMO_CORPUS_PACKAGE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +83,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
     parser = subparsers.add_parser(
         "demo", help="import the demo corpus into every backend, search it, compare",
-        description="Import corpora/demo into a reference store and a SQLite FTS5 store, "
-                    "print their statistics, run showcase queries and compare the backends.")
+        description="Import the bundled demo corpus into a reference store and a SQLite "
+                    "FTS5 store, print their statistics, run showcase queries and compare "
+                    "the backends.")
     parser.add_argument("--keep", metavar="DIR",
                         help="keep the stores in DIR/<backend> instead of a temporary folder")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -78,15 +94,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Import, search and compare; exit 1 when the backends disagree anywhere."""
-    corpus = demo_corpus_path()
-    if not (corpus / "sessions.jsonl").is_file():
-        raise EngineError(f"the demo corpus is not at {corpus}; the demo needs the source "
-                          "checkout (pip install -e . from the repository)")
-    if args.keep:
-        report = demo_report(corpus, Path(args.keep))
-    else:
-        with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
-            report = demo_report(corpus, Path(folder))
+    with demo_corpus() as corpus:
+        if not (corpus / "sessions.jsonl").is_file():
+            raise EngineError(f"the demo corpus is missing from {corpus}: the package was "
+                              "installed without its data files")
+        if args.keep:
+            report = demo_report(corpus, Path(args.keep))
+        else:
+            with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
+                report = demo_report(corpus, Path(folder))
     if args.json:
         print_json(report)
     else:

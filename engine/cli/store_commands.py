@@ -1,7 +1,6 @@
 """`session-search import` and `stats`: load transcripts into a store and count them.
 
-Owns: these two commands' arguments and outputs, and where the demo corpus is found
-(`demo_corpus_path`, used by `engine.cli.demo_command`).
+Owns: these two commands' arguments and outputs.
 Must not touch: formats (`engine.ingest`), storage and indexes (the backends, reached
 through `engine.backends.registry`: a new backend added there is a `--backend` choice
 here at once), search.
@@ -32,7 +31,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import engine
 from engine.backends.registry import BACKEND_NAMES, detect_backend, open_backend
 from engine.cli.output import format_table, print_json
 from engine.errors import StoreError, UsageError
@@ -40,11 +38,6 @@ from engine.ingest import ImportReport, detect_form, import_sources
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
 DEFAULT_BACKEND = "reference"
-
-
-def demo_corpus_path() -> Path:
-    """`corpora/demo` of the checkout the package runs from (installed editable)."""
-    return Path(engine.__file__).resolve().parent.parent / "corpora" / "demo"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

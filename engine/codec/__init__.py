@@ -1,33 +1,46 @@
-"""Byte layouts of every file the engine writes, and the table that names them.
+"""Byte layouts of every file the engine writes, the version of each, and their decoders.
 
-Owns: `FORMAT_VERSION` and `FILE_KINDS`. Must not touch: files (codec modules encode and
-decode bytes; they never open anything). This package is the only one that imports
-`msgpack`, `struct` or `zlib`.
+Owns: `FILE_KINDS` (each kind's magic, name pattern and the format version written),
+`DECODERS` (per kind, the codec module that reads each version) and the rule that
+refuses any other version (`check_version`). Must not touch: files (codec modules
+encode and decode bytes; they never open anything). This package is the only one that
+imports `msgpack`, `struct` or `zlib`.
 
-Every engine file is framed by `engine.codec.framing` (header with an 8-byte magic naming
-the file kind and the format version; CRC32-checked records; an optional footer). The
-magic tells `session-search dump` which kind a file is and which module describes its
-records. To add a file kind, add one line to `FILE_KINDS` below (and write its record
-module with a `describe_payload(value) -> dict` function).
+Every engine file is framed by `engine.codec.framing` (a header with an 8-byte magic
+naming the file kind and the kind's format version; CRC32-checked records; an optional
+footer). The magic tells `session-search dump` which kind a file is; the version says
+which module of `DECODERS` reads its records.
 
-| kind        | magic      | file name                                 | records (module)           |
-| ----------- | ---------- | ----------------------------------------- | -------------------------- |
-| `store`     | `SS.STORE` | `store.meta`                              | one metadata map (`meta_file`) |
-| `segment`   | `SS.SEGMT` | `transcripts/segment-NNNNNN.log`          | window / event / delete_session / commit (`log_file`) |
-| `catalog`   | `SS.CATLG` | `transcripts/catalog.ckpt`                | catalog checkpoint (`catalog_file`) |
-| `postings`  | `SS.POSTS` | `index/segment-NNNNNN.postings`           | posting lists (`postings_file`) |
-| `terms`     | `SS.TERMS` | `index/segment-NNNNNN.terms`              | documents and term dictionary (`terms_file`) |
-| `manifest`  | `SS.MANIF` | `index/manifest`                          | index commit point (`manifest_file`) |
+| kind        | magic      | version | file name                        | records (decoder module)   |
+| ----------- | ---------- | ------- | -------------------------------- | -------------------------- |
+| `store`     | `SS.STORE` | 1       | `store.meta`                     | one metadata map (`meta_file`) |
+| `segment`   | `SS.SEGMT` | 1       | `transcripts/segment-NNNNNN.log` | window / event / delete_session / commit (`log_file`) |
+| `catalog`   | `SS.CATLG` | 2       | `transcripts/catalog.ckpt`       | catalog checkpoint (`catalog_file`) |
+| `postings`  | `SS.POSTS` | 2       | `index/segment-NNNNNN.postings`  | posting lists (`postings_file`) |
+| `terms`     | `SS.TERMS` | 2       | `index/segment-NNNNNN.terms`     | documents and term dictionary (`terms_file`) |
+| `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
 
 Files that are not framed: `LOCK` (the writer's pid, text).
+
+Versions. Each kind has one format version, the one its module's grammar describes; a
+reader refuses a file of any other version (`UnsupportedVersion`, naming the file) and
+never converts it. The package is unreleased: while it was being written, catalog,
+postings, terms and manifest files went through several layouts, all with version 1 in
+their header; the layouts of today are version 2 of those kinds, so a store written by
+an earlier build is refused with a message that says to re-import it (the transcript
+log and `store.meta` never changed, and are still version 1). A catalog checkpoint is
+derived data: one of another version is ignored and the log replayed, as a damaged one
+is. To change a layout, give its kind the next version here, add the decoder of the new
+version to `DECODERS` (keep the old one only once a release has written it) and a
+fixture of it under `tests/codec/compat/`. To add a file kind, add one line to each
+table (its record module needs a `describe_payload(value) -> dict` function).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: The format version written into every header and footer; readers refuse other versions.
-FORMAT_VERSION = 1
+from engine.errors import UnsupportedVersion
 
 #: Length of the magic that opens every framed file.
 MAGIC_LENGTH = 8
@@ -35,14 +48,14 @@ MAGIC_LENGTH = 8
 
 @dataclass(frozen=True, slots=True)
 class FileKind:
-    """One kind of engine file: its magic, its name pattern, and its record describer."""
+    """One kind of engine file: its magic, its name pattern, and the version written."""
 
     name: str
     magic: bytes
     pattern: str
     description: str
-    #: Dotted name of the codec module whose `describe_payload(value)` renders a record.
-    record_module: str
+    #: The format version written into the header of every file of this kind.
+    version: int
 
     def __post_init__(self) -> None:
         if len(self.magic) != MAGIC_LENGTH:
@@ -50,12 +63,24 @@ class FileKind:
 
 
 FILE_KINDS: dict[str, FileKind] = {
-    "store": FileKind("store", b"SS.STORE", "store.meta", "store metadata (backend, creation time)", "engine.codec.meta_file"),
-    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", "engine.codec.log_file"),
-    "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", "engine.codec.catalog_file"),
-    "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", "engine.codec.postings_file"),
-    "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", "engine.codec.terms_file"),
-    "manifest": FileKind("manifest", b"SS.MANIF", "index/manifest", "index manifest (commit point)", "engine.codec.manifest_file"),
+    "store": FileKind("store", b"SS.STORE", "store.meta", "store metadata (backend, creation time)", 1),
+    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", 1),
+    "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", 2),
+    "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", 2),
+    "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", 2),
+    "manifest": FileKind("manifest", b"SS.MANIF", "index/manifest", "index manifest (commit point)", 2),
+}
+
+#: Per kind, per format version this build reads, the dotted name of the codec module
+#: that decodes that version (its `describe_payload(value)` renders a record for
+#: `dump`). One version per kind: the one `FILE_KINDS` writes.
+DECODERS: dict[str, dict[int, str]] = {
+    "store": {1: "engine.codec.meta_file"},
+    "segment": {1: "engine.codec.log_file"},
+    "catalog": {2: "engine.codec.catalog_file"},
+    "postings": {2: "engine.codec.postings_file"},
+    "terms": {2: "engine.codec.terms_file"},
+    "manifest": {2: "engine.codec.manifest_file"},
 }
 
 
@@ -71,3 +96,26 @@ def kind_of_magic(magic: bytes) -> FileKind | None:
         if kind.magic == magic:
             return kind
     return None
+
+
+def check_version(kind: FileKind, version: int, location: str) -> str:
+    """The decoder module of `version` of `kind`; UnsupportedVersion, naming the file
+    at `location`, when this build reads no such version.
+
+    >>> check_version(FILE_KINDS["terms"], 2, "index/x.terms")
+    'engine.codec.terms_file'
+    >>> check_version(FILE_KINDS["terms"], 1, "index/x.terms")
+    Traceback (most recent call last):
+    ...
+    engine.errors.UnsupportedVersion: index/x.terms: unsupported version 1 of a terms file (this build reads version 2); it was written by an earlier build of session-search: re-import the store
+    """
+    decoders = DECODERS[kind.name]
+    if version in decoders:
+        return decoders[version]
+    readable = ", ".join(map(str, sorted(decoders)))
+    plural = "s" if len(decoders) > 1 else ""
+    advice = ("an earlier build of session-search: re-import the store"
+              if version < min(decoders) else "a newer build of session-search")
+    raise UnsupportedVersion(
+        f"{location}: unsupported version {version} of a {kind.name} file "
+        f"(this build reads version{plural} {readable}); it was written by {advice}")

@@ -7,9 +7,9 @@ The readers here take a `read(offset, length) -> bytes` function instead of the 
 file, so that they choose which bytes are read: opening reads the head and the index,
 not the event positions.
 
-Byte grammar (a `framing` file of kind `catalog`, sealed with a footer), layout 3::
+Byte grammar (a `framing` file of kind `catalog`, sealed with a footer)::
 
-    catalog.ckpt  := header(magic "SS.CATLG", flags = LAYOUT) head index positions footer
+    catalog.ckpt  := header(magic "SS.CATLG", version 2) head index positions footer
     head          := ["head", segment:int, offset:int, record_count:int, records_crc:int,
                       sealed:bool, transaction_id:int, commit_offset:int,
                       window_count:int, event_count:int, index_length:int,
@@ -59,22 +59,18 @@ The footer's records CRC is not checked by these readers (the head's two CRCs co
 same bytes); `decode_catalog_file` decodes a whole file with both. Only when a CRC
 does not match are the frames walked with their own CRCs, to name the damaged record.
 
-The header's flags hold the layout number. Layout 2 (flags 2, issue 5 until layout 3)
-had no index or positions regions: its head ended at `event_count`, and each `windows`
-record carried its windows' positions, `["windows", field_names, columns,
-event_counts, segments, offsets, lengths]`; it is still read, whole and at once (its
-footer CRC checked in one call over the records). Layout 1 (flags 0, before issue 5)
-had per-window arrays and no `sealed` record or `commit_offset`; it is not read:
-opening a store with one replays the segments and the next writer close saves layout 3.
+A checkpoint of another version (the header says which) is refused with
+`UnsupportedVersion`, which the store treats as any checkpoint it cannot use: it ignores
+it, replays the segments, and the next writer close saves a current one.
 
 Why this shape: decoding the checkpoint is most of the cost of opening a large store,
 and a search never needs an event's position (only reading events does: history,
 rebuilds, reconcile, appending to a window, verify). At 1M messages (8,322 windows,
-1.02M events) the file is 18 MB, of which the positions are 16 MB: layout 3 moves them
-behind the index, so opening reads and checks 2 MB and decodes it in about 0.016 s
-(all of layout 2: 0.06 s), and 16 MB stay on disk until an event is read. One column per
-window field (the windows are built with one C-level pass per field, `build_windows`)
-replaces layout 1's field map and three small arrays per window.
+1.02M events) the file is 18 MB, of which the positions are 16 MB: they lie behind the
+index, so opening reads and checks 2 MB and decodes it in about 0.016 s (decoding the
+positions with the rest took 0.06 s), and 16 MB stay on disk until an event is read.
+One column per window field (the windows are built with one C-level pass per field,
+`build_windows`) rather than a field map and three small arrays per window.
 """
 
 from __future__ import annotations
@@ -110,22 +106,14 @@ from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
 
 MAGIC = FILE_KINDS["catalog"].magic
-#: The layout written (the header's flags); `READ_LAYOUTS` are the layouts read.
-LAYOUT = 3
-READ_LAYOUTS = (2, 3)
 WINDOWS_PER_RECORD = 1024
 POSITIONS_PER_RECORD = 1 << 18  # 4 MiB of positions per record
 #: How many leading bytes `read_catalog_file` asks for first: the header and the head
 #: (at most about 150 bytes; a longer head is read again whole).
 PROBE_LENGTH = 256
-#: The head of layout 2 (and the start of layout 3's).
-LAYOUT_2_HEAD_FIELDS = ("segment", "offset", "record_count", "records_crc", "sealed",
-                        "transaction_id", "commit_offset", "window_count", "event_count")
-HEAD_FIELDS = (*LAYOUT_2_HEAD_FIELDS, "index_length", "index_crc", "positions_length",
-               "positions_crc")
-#: The head of layout 1, only for `describe_payload` (dump shows old files too).
-LAYOUT_1_HEAD_FIELDS = ("segment", "offset", "record_count", "records_crc", "sealed",
-                        "transaction_id", "window_count")
+HEAD_FIELDS = ("segment", "offset", "record_count", "records_crc", "sealed",
+               "transaction_id", "commit_offset", "window_count", "event_count",
+               "index_length", "index_crc", "positions_length", "positions_crc")
 WINDOW_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SessionWindow))
 #: `read(offset, length)`: exactly `length` bytes of the file from `offset` (a
 #: `ReadHandle.read`); it raises StoreError when they are not there.
@@ -134,7 +122,7 @@ ReadFunction = Callable[[int, int], Any]
 
 @dataclass(frozen=True, slots=True)
 class PositionsRegion:
-    """Where a layout-3 checkpoint keeps its event positions: `length` bytes from byte
+    """Where a checkpoint keeps its event positions: `length` bytes from byte
     `offset` of the file, with CRC32 `crc`, holding `event_count` positions; the footer
     follows and counts `records_before` records before them (the head and the index)."""
 
@@ -152,8 +140,8 @@ class CatalogCheckpoint:
     The event positions of every window are concatenated in window order:
     `event_counts[i]` of them belong to `windows[i]`. `sealed_segments` holds
     `(size, record_count, records_crc)` of segments 1, 2, ... that are sealed.
-    A checkpoint read without its positions (`read_catalog_file` of layout 3) has
-    None for the three position arrays and says in `positions_region` where they are
+    A checkpoint read without its positions (`read_catalog_file`) has None for the
+    three position arrays and says in `positions_region` where they are
     (`read_catalog_positions` reads them); otherwise `positions_region` is None.
     """
 
@@ -254,7 +242,7 @@ def _positions_values(checkpoint: CatalogCheckpoint) -> Iterator[list[Any]]:
 
 
 def encode_catalog_file(checkpoint: CatalogCheckpoint) -> bytes:
-    """The whole checkpoint file (layout 3; the checkpoint must hold its positions)."""
+    """The whole checkpoint file (the checkpoint must hold its positions)."""
     index = [encode_record(value) for value in _index_values(checkpoint)]
     positions = [encode_record(value) for value in _positions_values(checkpoint)]
     if sum(checkpoint.event_counts) != len(checkpoint.event_offsets):
@@ -267,7 +255,7 @@ def encode_catalog_file(checkpoint: CatalogCheckpoint) -> bytes:
                           len(index_bytes), update_crc(0, index_bytes),
                           len(positions_bytes), update_crc(0, positions_bytes)])
     records_crc = update_crc(update_crc(update_crc(0, head), index_bytes), positions_bytes)
-    return b"".join((encode_header(MAGIC, flags=LAYOUT), head, index_bytes, positions_bytes,
+    return b"".join((encode_header(MAGIC), head, index_bytes, positions_bytes,
                      encode_footer(1 + len(index) + len(positions), records_crc)))
 
 
@@ -278,20 +266,17 @@ def encode_catalog_file(checkpoint: CatalogCheckpoint) -> bytes:
 
 def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
     """Decode a whole checkpoint file with its positions: CorruptFile on damage,
-    StoreError on another version or layout (both mean: ignore it).
+    UnsupportedVersion on another version (both mean: ignore it).
 
-    Layout 3 is read as `read_catalog_file` and `read_catalog_positions` read it, and
+    The file is read as `read_catalog_file` and `read_catalog_positions` read it, and
     its footer's records CRC is checked as well (one more pass over the bytes: this is
     for tools and tests, not for opening a store).
     """
     view = memoryview(data)
-    layout = _check_header(view, location)
-    if layout == 2:
-        return _decode_layout_2(view, location)
     read = _reader_of(view, location)
     checkpoint = read_catalog_file(read, len(view), location)
     region = checkpoint.positions_region
-    assert region is not None  # layout 3
+    assert region is not None  # read_catalog_file always says where they are
     segments, offsets, lengths = read_catalog_positions(read, region, location)
     footer = decode_footer_at_end(view)
     assert footer is not None  # read_catalog_positions checked it
@@ -303,17 +288,13 @@ def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
 
 def read_catalog_file(read: ReadFunction, size: int, location: str) -> CatalogCheckpoint:
     """The checkpoint of a file of `size` bytes, read through `read`: CorruptFile on
-    damage, StoreError on another version or layout (both mean: ignore it).
+    damage, UnsupportedVersion on another version (both mean: ignore it).
 
-    Layout 3: reads the header and head, then the index (one CRC32 over it); the
-    result's position arrays are None and `positions_region` says where they are.
-    Layout 2: reads and decodes the whole file, positions included.
+    Reads the header and head, then the index (one CRC32 over it); the result's
+    position arrays are None and `positions_region` says where they are.
     """
     prefix = read(0, min(size, max(PROBE_LENGTH, HEADER_SIZE + RECORD_HEAD_SIZE)))
-    layout = _check_header(prefix, location)
-    if layout == 2:
-        return _decode_layout_2(memoryview(read(0, size)) if size > len(prefix) else prefix,
-                                location)
+    _check_header(prefix, location)
     if size < HEADER_SIZE + RECORD_HEAD_SIZE:
         raise CorruptFile(location, HEADER_SIZE, "file too short for a head record")
     head_end = HEADER_SIZE + RECORD_HEAD_SIZE + RECORD_HEAD.unpack_from(prefix, HEADER_SIZE)[0]
@@ -333,8 +314,7 @@ def read_catalog_file(read: ReadFunction, size: int, location: str) -> CatalogCh
                                                  f"found {size}")
     index = read(head_end, head["index_length"])
     _check_region(index, head["index_crc"], head_end, location, "index")
-    decoder = _CheckpointDecoder(layout=3)
-    decoder.set_head(head)
+    decoder = _CheckpointDecoder(head)
     records = 1
     for offset, payload in _iter_payloads(index, head_end, location):
         records += 1
@@ -353,7 +333,7 @@ def read_catalog_file(read: ReadFunction, size: int, location: str) -> CatalogCh
 def read_catalog_positions(
     read: ReadFunction, region: PositionsRegion, location: str,
 ) -> tuple[array, array, array]:
-    """The event positions of a layout-3 checkpoint (segments, offsets, lengths), read
+    """The event positions of a checkpoint (segments, offsets, lengths), read
     through `read` with the footer after them: one CRC32 over the region, then the
     footer's record count. CorruptFile names the file and the damaged spot; StoreError
     when the file is shorter than the region (it changed since its head was read)."""
@@ -403,16 +383,11 @@ def _reader_of(view: memoryview, location: str) -> ReadFunction:
     return read
 
 
-def _check_header(data: Any, location: str) -> int:
-    """The layout of a checkpoint's header (CorruptFile, or StoreError when not read)."""
+def _check_header(data: Any, location: str) -> None:
+    """Check a checkpoint's header (CorruptFile; UnsupportedVersion when another version)."""
     header = decode_header(data, location)
     if header.magic != MAGIC:
         raise CorruptFile(location, 0, f"expected magic {MAGIC!r}, found {header.magic!r}")
-    layout = header.flags or 1
-    if layout not in READ_LAYOUTS:
-        raise StoreError(f"{location}: checkpoint layout {layout} is not read by this engine "
-                         f"(it reads layouts {', '.join(map(str, READ_LAYOUTS))})")
-    return layout
 
 
 def _check_region(data: Any, crc: int, base: int, location: str, what: str) -> None:
@@ -442,42 +417,8 @@ def _iter_payloads(data: Any, base: int, location: str) -> Iterator[tuple[int, m
         offset = end
 
 
-def _decode_layout_2(data: Any, location: str) -> CatalogCheckpoint:
-    """A whole layout-2 file: one CRC32 over its records against the footer (walking
-    the frames' own CRCs only to name the damage when it does not match)."""
-    footer = decode_footer_at_end(data)
-    if footer is None or update_crc(0, data[HEADER_SIZE: footer.offset]) != footer.records_crc:
-        raise _first_damage(data, location)
-    decoder = _CheckpointDecoder(layout=2)
-    count = 0
-    for offset, payload in _iter_payloads(data[HEADER_SIZE: footer.offset], HEADER_SIZE,
-                                          location):
-        count += 1
-        try:
-            decoder.add(decode_payload(payload))
-        except (DecodeError, ValueError, TypeError, IndexError) as error:
-            raise CorruptFile(location, offset, f"checkpoint grammar: {error}") from None
-    if count != footer.record_count:
-        raise CorruptFile(location, footer.offset, "footer does not match the records")
-    try:
-        return decoder.finish(None)
-    except (DecodeError, ValueError, TypeError) as error:
-        raise CorruptFile(location, footer.offset, f"checkpoint grammar: {error}") from None
-
-
-def _first_damage(data: Any, location: str) -> CorruptFile:
-    """The first damage of a whole file whose footer does not match its records."""
-    for item in iter_frames(data, HEADER_SIZE):
-        if isinstance(item, Frame):
-            continue
-        if isinstance(item, Footer):  # intact, so its count or CRC disagrees
-            return CorruptFile(location, item.offset, "footer does not match the records")
-        return CorruptFile(location, item.offset, item.reason)
-    return CorruptFile(location, len(data), "file ends without a footer")
-
-
 def _decode_head(value: Any) -> dict[str, Any]:
-    """The fields of a layout-3 head record (DecodeError when it is not one)."""
+    """The fields of a head record (DecodeError when it is not one)."""
     if not (isinstance(value, list) and value and value[0] == "head"
             and len(value) == len(HEAD_FIELDS) + 1):
         raise DecodeError("checkpoint does not start with a head record")
@@ -488,17 +429,14 @@ def _decode_head(value: Any) -> dict[str, Any]:
 
 
 class _CheckpointDecoder:
-    """Turns the records of a checkpoint, in file order, into a `CatalogCheckpoint`
-    (layout 2: every record from the head on; layout 3: the index records, after
-    `set_head`)."""
+    """Turns the index records of a checkpoint, in file order, into a `CatalogCheckpoint`
+    whose positions are left where they are (`finish`)."""
 
-    def __init__(self, layout: int) -> None:
-        self.layout = layout
-        self.head: dict[str, Any] | None = None
+    def __init__(self, head: dict[str, Any]) -> None:
+        self.head = head  # as `_decode_head` returns it
         self.sealed_segments: tuple[tuple[int, int, int], ...] | None = None
         self.windows: list[SessionWindow] = []
         self.counts = array("i")
-        self.positions: tuple[array, array, array] | None = None  # layout 2
         self.events = 0  # event counts added so far
         self.keys: tuple[tuple[str, tuple[str, ...]], ...] | None = None
         self.transactions: tuple[array, array] | None = None
@@ -506,9 +444,7 @@ class _CheckpointDecoder:
     def add(self, value: Any) -> None:
         """Take the next record's decoded payload (DecodeError when out of place)."""
         tag = value[0] if isinstance(value, list) and value else None
-        if self.head is None:
-            self._add_layout_2_head(value, tag)
-        elif self.sealed_segments is None:
+        if self.sealed_segments is None:
             if tag != "sealed":
                 raise DecodeError("checkpoint has no sealed-segments record after its head")
             self.sealed_segments = tuple(_sealed_segment(item) for item in value[1])
@@ -521,50 +457,25 @@ class _CheckpointDecoder:
         else:
             raise DecodeError(f"unexpected checkpoint record {tag!r}")
 
-    def set_head(self, head: dict[str, Any]) -> None:
-        """Start from a decoded head (`_decode_head`)."""
-        self.head = head
-
-    def _add_layout_2_head(self, value: Any, tag: Any) -> None:
-        if self.layout != 2 or tag != "head" or len(value) != len(LAYOUT_2_HEAD_FIELDS) + 1:
-            raise DecodeError("checkpoint does not start with a head record")
-        head = dict(zip(LAYOUT_2_HEAD_FIELDS, value[1:], strict=True))
-        if not all(isinstance(head[name], int) and head[name] >= 0
-                   for name in LAYOUT_2_HEAD_FIELDS):
-            raise DecodeError("checkpoint head fields are not natural numbers")
-        self.head = head
-        events = head["event_count"]  # the arrays are filled in place: no regrowth
-        self.positions = (array("i", [0]) * events, array("q", [0]) * events,
-                          array("i", [0]) * events)
-
     def _add_windows(self, value: Any) -> None:
-        if len(value) != (7 if self.layout == 2 else 4):
-            raise DecodeError(f"a windows record does not have {7 if self.layout == 2 else 4} "
-                              f"fields")
+        if len(value) != 4:
+            raise DecodeError("a windows record does not have 4 fields")
         chunk = decode_window_columns(value[1], value[2])
         counts = decode_array("i", value[3])
         if len(counts) != len(chunk) or (counts and min(counts) < 0):
             raise DecodeError("a windows record's event counts do not match its windows")
-        start, end = self.events, self.events + sum(counts)
+        end = self.events + sum(counts)
         if end > self.head["event_count"]:
             raise DecodeError("more event positions than the head says")
-        if self.positions is not None:  # layout 2: the positions are here
-            for positions, data in zip(self.positions, value[4:], strict=True):
-                values = decode_array(positions.typecode, data)
-                if len(values) != end - start:
-                    raise DecodeError("a windows record's positions do not match its "
-                                      "event counts")
-                positions[start:end] = values
         self.windows.extend(chunk)
         self.counts.extend(counts)
         self.events = end
 
-    def finish(self, region: PositionsRegion | None) -> CatalogCheckpoint:
+    def finish(self, region: PositionsRegion) -> CatalogCheckpoint:
         """The checkpoint, once every record was added (DecodeError when one is missing
-        or the counts disagree); `region` is where a layout-3 file keeps its positions."""
-        head = dict(self.head or {})
-        if not head or self.sealed_segments is None or self.keys is None \
-                or self.transactions is None:
+        or the counts disagree); `region` is where the file keeps its positions."""
+        head = self.head
+        if self.sealed_segments is None or self.keys is None or self.transactions is None:
             raise DecodeError("checkpoint records are missing")
         window_count, event_count = head["window_count"], head["event_count"]
         if (len(self.windows), self.events) != (window_count, event_count):
@@ -573,12 +484,11 @@ class _CheckpointDecoder:
         transaction_segments, transaction_offsets = self.transactions
         if not len(transaction_segments) == len(transaction_offsets) == head["transaction_id"]:
             raise DecodeError("transaction start arrays do not match the transaction count")
-        segments, offsets, lengths = self.positions or (None, None, None)
         return CatalogCheckpoint(
             head["segment"], head["offset"], head["record_count"], head["records_crc"],
             bool(head["sealed"]), head["transaction_id"], head["commit_offset"],
-            self.sealed_segments, tuple(self.windows), self.counts, segments, offsets,
-            lengths, self.keys, transaction_segments, transaction_offsets, region)
+            self.sealed_segments, tuple(self.windows), self.counts, None, None, None,
+            self.keys, transaction_segments, transaction_offsets, region)
 
 
 def _sealed_segment(item: Any) -> tuple[int, int, int]:
@@ -646,19 +556,12 @@ def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of one checkpoint record, for `session-search dump`."""
     tag = value[0]
     if tag == "head":
-        names = {len(names) + 1: names for names in (LAYOUT_1_HEAD_FIELDS,
-                                                     LAYOUT_2_HEAD_FIELDS,
-                                                     HEAD_FIELDS)}[len(value)]
-        return {"kind": "head", **dict(zip(names, value[1:], strict=True))}
+        return {"kind": "head", **dict(zip(HEAD_FIELDS, value[1:], strict=True))}
     if tag == "sealed":
         return {"kind": "sealed", "segments": [
             {"segment": number, "size": size, "record_count": count,
              "records_crc": f"{crc:08x}"}  # as dump shows a footer's
             for number, (size, count, crc) in enumerate(value[1], start=1)]}
-    if tag == "windows" and len(value) == 2:  # layout 1: [fields, segments, offsets, lengths]
-        return {"kind": "windows", "windows": [
-            {"session_id": fields.get("session_id"), "events": len(decode_array("q", offsets))}
-            for fields, _segments, offsets, _lengths in value[1]]}
     if tag == "windows":
         session_ids = dict(zip(value[1], value[2], strict=True)).get("session_id", [])
         counts = decode_array("i", value[3])

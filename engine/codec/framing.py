@@ -8,7 +8,9 @@ Byte grammar (all integers big-endian; `u16`, `u32`, `u64` unsigned)::
 
     file        := header record* footer?
     header      := magic[8] version:u16 flags:u16 header_crc:u32            (16 bytes)
-                   header_crc = CRC32(magic .. flags)
+                   header_crc = CRC32(magic .. flags); version = the format version
+                   of the file's kind (`engine.codec.FILE_KINDS`: the layout of its
+                   records); flags = 0 (no kind uses them)
     record      := length:u32 payload_crc:u32 payload[length]
                    1 <= length <= MAX_PAYLOAD_LENGTH; payload_crc = CRC32(payload);
                    payload = one msgpack value (maps keep their key order, strings are
@@ -18,7 +20,9 @@ Byte grammar (all integers big-endian; `u16`, `u32`, `u64` unsigned)::
                    FOOTER_MARKER = 0xFFFFFFFF (never a valid record length);
                    records_crc = CRC32 of every byte from the end of the header to the
                    start of the footer; footer_crc = CRC32(marker .. reserved); the footer
-                   is the last thing in a file (a sealed file).
+                   is the last thing in a file (a sealed file); version =
+                   FRAMING_VERSION, the version of this grammar, the same in every
+                   file (the header's version is the kind's, the footer's the frame's)
 
 Reading a file front to back yields frames until one of: the end of the bytes, a footer
 (which must end exactly at the end), or *damage*. Damage is classified here, from the
@@ -46,8 +50,8 @@ from typing import Any
 
 import msgpack
 
-from engine.codec import FORMAT_VERSION, MAGIC_LENGTH
-from engine.errors import CorruptFile, StoreError
+from engine.codec import MAGIC_LENGTH, check_version, kind_of_magic
+from engine.errors import CorruptFile
 
 HEADER = struct.Struct(">8sHHI")
 RECORD_HEAD = struct.Struct(">II")
@@ -57,6 +61,8 @@ RECORD_HEAD_SIZE = RECORD_HEAD.size  # 8
 FOOTER_SIZE = FOOTER.size  # 24
 FOOTER_MARKER = 0xFFFFFFFF
 MAX_PAYLOAD_LENGTH = 1 << 30
+#: The version of the framing grammar above, written into every footer.
+FRAMING_VERSION = 1
 
 
 class DecodeError(ValueError):
@@ -162,20 +168,28 @@ def decode_payload(payload: bytes) -> Any:
 # --------------------------------------------------------------------------------------
 
 
-def encode_header(magic: bytes, flags: int = 0, version: int = FORMAT_VERSION) -> bytes:
-    """The 16-byte header of a file of kind `magic`.
+def encode_header(magic: bytes, flags: int = 0, version: int | None = None) -> bytes:
+    """The 16-byte header of a file of kind `magic`, with that kind's format version
+    unless `version` says otherwise (a magic no kind has needs one).
 
     >>> len(encode_header(b"SS.SEGMT"))
     16
     """
     if len(magic) != MAGIC_LENGTH:
         raise ValueError(f"magic must be {MAGIC_LENGTH} bytes")
+    if version is None:
+        kind = kind_of_magic(magic)
+        if kind is None:
+            raise ValueError(f"no file kind has the magic {magic!r}: give its version")
+        version = kind.version
     head = HEADER.pack(magic, version, flags, 0)[: HEADER_SIZE - 4]
     return head + struct.pack(">I", zlib.crc32(head))
 
 
 def decode_header(data: bytes, location: str) -> FileHeader:
-    """Decode and check a header: CorruptFile if damaged, StoreError if another version.
+    """Decode and check a header: CorruptFile if damaged; UnsupportedVersion (a
+    StoreError) if its kind is known and this build does not read its version (see
+    `engine.codec.check_version`). A magic no kind has passes: the caller names it.
 
     >>> header = decode_header(encode_header(b"SS.SEGMT", flags=3), "x")
     >>> (header.magic, header.version, header.flags)
@@ -183,18 +197,16 @@ def decode_header(data: bytes, location: str) -> FileHeader:
     >>> decode_header(encode_header(b"SS.SEGMT", version=2), "x")
     Traceback (most recent call last):
     ...
-    engine.errors.StoreError: x: format version 2 is not supported (this engine reads version 1)
+    engine.errors.UnsupportedVersion: x: unsupported version 2 of a segment file (this build reads version 1); it was written by a newer build of session-search
     """
     if len(data) < HEADER_SIZE:
         raise CorruptFile(location, 0, f"file too short for a header ({len(data)} bytes)")
     magic, version, flags, crc = HEADER.unpack_from(data, 0)
     if zlib.crc32(data[: HEADER_SIZE - 4]) != crc:
         raise CorruptFile(location, 0, "header CRC mismatch")
-    if version != FORMAT_VERSION:
-        raise StoreError(
-            f"{location}: format version {version} is not supported "
-            f"(this engine reads version {FORMAT_VERSION})"
-        )
+    kind = kind_of_magic(magic)
+    if kind is not None:
+        check_version(kind, version, location)
     return FileHeader(magic, version, flags)
 
 
@@ -254,7 +266,7 @@ def decode_whole_record(data: bytes) -> memoryview:
     return payload
 
 
-def encode_footer(record_count: int, records_crc: int, version: int = FORMAT_VERSION) -> bytes:
+def encode_footer(record_count: int, records_crc: int, version: int = FRAMING_VERSION) -> bytes:
     """The 24-byte footer that seals a file."""
     head = FOOTER.pack(FOOTER_MARKER, record_count, records_crc, version, 0, 0)[: FOOTER_SIZE - 4]
     return head + struct.pack(">I", zlib.crc32(head))
@@ -285,8 +297,8 @@ def _read_footer(data: bytes, offset: int) -> Footer | Damage:
         return Damage(offset, "footer CRC mismatch", at_tail=end == len(data))
     if end != len(data):
         return Damage(end, f"{len(data) - end} bytes after the footer", at_tail=False)
-    if version != FORMAT_VERSION:
-        return Damage(offset, f"footer format version {version} (expected {FORMAT_VERSION})",
+    if version != FRAMING_VERSION:
+        return Damage(offset, f"footer framing version {version} (expected {FRAMING_VERSION})",
                       at_tail=False)
     return Footer(offset, count, records_crc, version)
 
@@ -334,11 +346,11 @@ def decode_sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame
     """Every record of a whole sealed file of kind `magic`, checked against its footer.
 
     For files written at once (`write_atomic`), where any damage, even at the end, is
-    corruption: CorruptFile names the offset; another version raises StoreError.
+    corruption: CorruptFile names the offset; another version raises UnsupportedVersion.
 
     >>> body = encode_record("a")
-    >>> data = encode_header(b"SS.TESTS") + body + encode_footer(1, update_crc(0, body))
-    >>> [decode_payload(f.payload) for f in decode_sealed_frames(data, "f", b"SS.TESTS")]
+    >>> data = encode_header(b"SS.STORE") + body + encode_footer(1, update_crc(0, body))
+    >>> [decode_payload(f.payload) for f in decode_sealed_frames(data, "f", b"SS.STORE")]
     ['a']
     """
     header = decode_header(data, location)

@@ -6,24 +6,21 @@ manifest is the index's commit point).
 
 Byte grammar (a `framing` file of kind `manifest`)::
 
-    manifest := header(magic "SS.MANIF") record footer(record_count 1)
+    manifest := header(magic "SS.MANIF", version 2) record footer(record_count 1)
     record   := {"generation": int,        the transcript-store generation covered
                  "next_doc_id": int,       the doc id the next row gets
                  "profile": str,           the analyzer label the terms were made with
                  "segments": [[name, first_doc_id, last_doc_id, document_count], ...],
                  "deleted_runs": [gap, length, ...],   tombstoned doc ids in flushed
                                            segments, as runs of consecutive ids (see
-                                           `encode_runs`); manifests written before
-                                           issue 5's reopen work hold instead
-                 "deleted": [gap, ...],    one gap per tombstone, as a running sum
-                                           from 0 (first gap absolute)
+                                           `encode_runs`)
                  "windows": [[session_id, indexed_seq, leaf_event_id | nil,
                               needs_rebuild], ...],   sorted by session_id
                  "statistics": [document_count, total_tokens],   optional
                  the live rows of the segments and their summed token counts (FTS5's N
                  and the total behind avgdl), so opening needs no pass over the rows;
-                 absent in manifests written before issue 5's reopen work (and then
-                 summed from the segments when opened)
+                 absent when the index was committed with rows still in its write
+                 buffer (then summed from the segments when opened)
                  "indexing": bool}         optional: the `indexing` flag (behaviour.md
                  §8.4) of the store at `generation` with this index, as the writer
                  computed it; a reader that replays nothing after opening uses it
@@ -34,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import accumulate, chain
+from itertools import chain
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -68,8 +65,8 @@ class Manifest:
     deleted: tuple[int, ...]
     windows: tuple[WindowEntry, ...]
     statistics: tuple[int, int] | None = None
-    #: `deleted` as runs of consecutive doc ids, when the file stored runs (a decoded
-    #: manifest of this layout); derived, so not compared.
+    #: `deleted` as runs of consecutive doc ids in a decoded manifest (None in one made
+    #: to be written); derived, so not compared.
     deleted_runs: tuple[range, ...] | None = field(default=None, compare=False)
     #: The `indexing` flag at `generation` (None: not recorded).
     indexing: bool | None = None
@@ -145,15 +142,7 @@ def _from_value(value: Any) -> Manifest:
     if not isinstance(value, dict):
         raise DecodeError("manifest record is not a map")
     try:
-        runs = None
-        if "deleted_runs" in value:
-            runs = tuple(decode_runs(value["deleted_runs"]))
-            deleted: Iterable[int] = chain.from_iterable(runs)
-        else:  # written before issue 5's reopen work: gaps, one per doc id
-            gaps = value["deleted"]
-            if set(map(type, gaps)) - {int}:
-                raise DecodeError("manifest tombstone gaps are not integers")
-            deleted = accumulate(gaps)  # the running sum, in C
+        runs = tuple(decode_runs(value["deleted_runs"]))
         segments = tuple((str(n), int(a), int(b), int(c)) for n, a, b, c in value["segments"])
         windows = tuple(
             (str(session_id), int(seq), leaf if leaf is None else str(leaf), bool(rebuild))
@@ -168,7 +157,7 @@ def _from_value(value: Any) -> Manifest:
             raise DecodeError("manifest indexing flag is not a boolean")
         return Manifest(
             int(value["generation"]), int(value["next_doc_id"]), str(value["profile"]),
-            segments, tuple(deleted), windows, statistics, runs, indexing,
+            segments, tuple(chain.from_iterable(runs)), windows, statistics, runs, indexing,
         )
     except (KeyError, TypeError, ValueError) as error:
         raise DecodeError(f"manifest record is malformed: {error!r}") from None

@@ -5,7 +5,7 @@ module returns with `Directory.write_atomic`, once, at creation).
 
 Byte grammar (a `framing` file of kind `store`)::
 
-    store.meta  := header(magic "SS.STORE") record footer(record_count 1)
+    store.meta  := header(magic "SS.STORE", version 1) record footer(record_count 1)
     record      := {"backend": str, "created_at": float}
                    `created_at` in epoch milliseconds
 """

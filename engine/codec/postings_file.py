@@ -1,16 +1,16 @@
 """The postings file of an index segment: one posting list per term, as packed arrays.
 
-Owns: the bytes of `index/segment-NNNNNN.postings` (layout 2, written since issue 5's
-cold-query work), reading one list by offset, and checking a file. Must not touch: files
+Owns: the bytes of `index/segment-NNNNNN.postings` (format version 2, the only one
+read), reading one list by offset, and checking a file. Must not touch: files
 (a reader is handed a `read(offset, length)` function; the index writer stores what
 this module returns), terms (the terms file maps each term to the byte range of its
 record here), index types.
 
-Byte grammar (a `framing` file of kind `postings`), layout 2::
+Byte grammar (a `framing` file of kind `postings`)::
 
-    postings file := header(magic "SS.POSTS") list_record* footer
+    postings file := header(magic "SS.POSTS", version 2) list_record* footer
     list_record   := one framed record per term, in term order; its payload is
-                     ["postings/2", doc_type, doc_ids, count_type, counts,
+                     ["postings", doc_type, doc_ids, count_type, counts,
                       position_type, positions]                     (msgpack array)
     doc_ids       := bin: the list's doc ids, strictly increasing
     counts        := bin: per doc id, how many positions it has (>= 1)
@@ -22,14 +22,11 @@ Byte grammar (a `framing` file of kind `postings`), layout 2::
 
 Why arrays (issue 5): a query's first read of a long list (the most common word is in
 70% of a million rows) costs three `array.frombytes` (C copies) instead of decoding one
-msgpack array per document, and a flush writes each list with a few C calls. Files are
-larger than layout 1's delta-coded varints; the page cache holds them.
+msgpack array per document, and a flush writes each list with a few C calls. The files
+are larger than delta-coded varints would be; the page cache holds them.
 
-Layout 1 (delta-coded blocks, `engine.codec.postings_file_legacy`) is still read: a
-record whose payload does not start with "postings/2" is decoded there.
-
-Integrity: opening a segment checks only the file's header and footer
-(`check_postings_ends`); a record's CRC and shape are checked when its list is read
+Integrity: opening a segment checks only the file's header (kind and version) and
+footer (`check_postings_ends`); a record's CRC and shape are checked when its list is read
 (CorruptFile naming the file and the record's offset); `check_postings_file` checks every
 record (`verify`, `dump`).
 """
@@ -58,11 +55,10 @@ from engine.codec.framing import (
     encode_record,
     update_crc,
 )
-from engine.codec.postings_file_legacy import decode_posting_columns
 from engine.errors import CorruptFile, StoreError
 
 MAGIC = FILE_KINDS["postings"].magic
-LIST_KIND = "postings/2"
+LIST_KIND = "postings"
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
 #: One row's positions as the write buffer keeps them: a bare int for a single one.
@@ -144,7 +140,7 @@ def encode_posting_value(doc_ids: Sequence[int], positions: Sequence[Positions])
     as the index's write buffer keeps single positions).
 
     >>> encode_posting_value([3, 7], [[0, 4], 2])
-    ['postings/2', 'B', b'\\x03\\x07', 'B', b'\\x02\\x01', 'B', b'\\x00\\x04\\x02']
+    ['postings', 'B', b'\\x03\\x07', 'B', b'\\x02\\x01', 'B', b'\\x00\\x04\\x02']
     """
     if len(doc_ids) == 1:  # most terms of a segment are in one row: no arrays needed
         item = positions[0]
@@ -168,26 +164,25 @@ def encode_posting_value(doc_ids: Sequence[int], positions: Sequence[Positions])
 
 
 def decode_posting_value(value: Any) -> PostingArrays:
-    """A record's msgpack value as arrays, of either layout (DecodeError when its shape
-    or sizes are inconsistent; a layout-1 list is fully checked as it is converted).
+    """A record's msgpack value as arrays (DecodeError when it is not a posting list
+    record or its columns' sizes are inconsistent; the invariants of the values are
+    `check_posting_arrays`'s).
 
-    >>> decode_posting_value([[7, [3, 4], [[0, 4], [2]]]]).pairs()
-    [(3, (0, 4)), (7, (2,))]
+    >>> decode_posting_value([[7, [3, 4], [[0, 4], [2]]]])
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: record is not a posting list
     """
-    if isinstance(value, list) and value[:1] == [LIST_KIND]:
-        if len(value) != 7:
-            raise DecodeError("posting list record does not have 7 items")
-        doc_ids = _unpacked(value[1], value[2], "doc_ids")
-        counts = _unpacked(value[3], value[4], "counts")
-        positions = _unpacked(value[5], value[6], "positions")
-        if len(doc_ids) != len(counts) or sum(counts) != len(positions):
-            raise DecodeError("posting list columns disagree in length")
-        return PostingArrays(doc_ids, counts, positions)
-    legacy_ids, legacy_counts, gaps = decode_posting_columns(value)
-    positions = array("Q")
-    for row in gaps:
-        positions.extend(accumulate(row))
-    return PostingArrays(array("Q", legacy_ids), array("Q", legacy_counts), positions)
+    if not (isinstance(value, list) and value[:1] == [LIST_KIND]):
+        raise DecodeError("record is not a posting list")
+    if len(value) != 7:
+        raise DecodeError("posting list record does not have 7 items")
+    doc_ids = _unpacked(value[1], value[2], "doc_ids")
+    counts = _unpacked(value[3], value[4], "counts")
+    positions = _unpacked(value[5], value[6], "positions")
+    if len(doc_ids) != len(counts) or sum(counts) != len(positions):
+        raise DecodeError("posting list columns disagree in length")
+    return PostingArrays(doc_ids, counts, positions)
 
 
 def check_posting_arrays(lists: PostingArrays) -> None:
@@ -195,7 +190,7 @@ def check_posting_arrays(lists: PostingArrays) -> None:
     increase, every count is at least 1, each document's positions strictly increase.
 
     >>> check_posting_arrays(decode_posting_value(
-    ...     ["postings/2", "B", b"\\x02\\x01", "B", b"\\x01\\x01", "B", b"\\x00\\x00"]))
+    ...     ["postings", "B", b"\\x02\\x01", "B", b"\\x01\\x01", "B", b"\\x00\\x00"]))
     Traceback (most recent call last):
     ...
     engine.codec.framing.DecodeError: doc ids do not increase after 2

@@ -1,15 +1,15 @@
 """The terms file of an index segment: its row table and its term dictionary, read lazily.
 
-Owns: the bytes of `index/segment-NNNNNN.terms` (layout 3, written since issue 5's
-reopen work), and reading them by offset. Must not touch: files (a reader is handed a
+Owns: the bytes of `index/segment-NNNNNN.terms` (format version 2, the only one read),
+and reading them by offset. Must not touch: files (a reader is handed a
 `read(offset, length)` function), posting lists (they live in the segment's postings
 file; this file only says where), index types (rows are plain values here).
 
-Byte grammar (a `framing` file of kind `terms`), layout 4::
+Byte grammar (a `framing` file of kind `terms`)::
 
-    terms file   := header(magic "SS.TERMS") table_record columns_record text_record*
-                    term_record* footer
-    table_record := ["table/4", table]
+    terms file   := header(magic "SS.TERMS", version 2) table_record columns_record
+                    text_record* term_record* footer
+    table_record := ["table", table]
     table        := map with these keys, in this order:
       first_doc_id  int   the table covers doc ids first_doc_id .. first_doc_id + span - 1
       span          int   (a "slot" is one doc id of that range, whether it has a row or not)
@@ -27,7 +27,7 @@ Byte grammar (a `framing` file of kind `terms`), layout 4::
                                      the footer starts
       term_firsts   [term, ...]      the first term of each term record
       term_count    int              entries in all term records
-    columns_record := ["columns/4", bin]   the per-slot columns, concatenated, in this
+    columns_record := ["columns", bin]   the per-slot columns, concatenated, in this
                     order (every one little-endian, COLUMN_BYTES_PER_SLOT bytes a slot):
       present       [span] u8        1 where the slot holds a row, 0 where none (a row
                                      deleted before the segment was written)
@@ -42,7 +42,7 @@ Byte grammar (a `framing` file of kind `terms`), layout 4::
                     The bin always has the 32-bit msgpack header (0xc6), so its bytes
                     start at byte COLUMNS_PREFIX_SIZE of the record's payload, and the
                     record ends where text record 0 starts.
-    text_record  := ["texts/3", [message_ids, texts]]   the slots k * ROWS_PER_TEXT_RECORD
+    text_record  := ["texts", [message_ids, texts]]   the slots k * ROWS_PER_TEXT_RECORD
                     .. (k + 1) * ROWS_PER_TEXT_RECORD - 1 (fewer in the last record); a
                     slot without a row has message id nil and text ""
     term_record  := ["terms", [entry, ...]]   at most TERMS_PER_RECORD entries
@@ -57,26 +57,20 @@ writes the table once with zeros to learn that size, then once more with the rea
 Why this shape (issue 5: reopen within 0.2 s and 150 MB at a million rows): opening a
 segment reads the header, the table record, the columns record and the footer, and turns
 each per-slot column into an `array` with one C copy (`array.frombytes`) from a view of
-the bytes read; a row costs 26 bytes and no Python object. (Layout 3 held the columns
-as `bin` values inside the table's map: msgpack copied each one out before that copy,
-about 20 ms of the 50 ms it took to open the two segments of a 1M-row index.) Message ids and texts (most of the file) are read one record at a time
-when a returned hit or a CJK retry needs them, and the term dictionary one record of
-`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`. Slots rather than
-packed rows make a doc id's column index one subtraction, at the price of a few bytes
-per row deleted before its segment was written.
+the bytes read; a row costs 26 bytes and no Python object. The columns have a record of
+their own rather than `bin` values inside the table's map because msgpack would copy
+each one out of the map before that copy (about 20 ms of the 50 ms it took to open the
+two segments of a 1M-row index). Message ids and texts (most of the file) are read one
+record at a time when a returned hit or a CJK retry needs them, and the term dictionary
+one record of `TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`.
+Slots rather than packed rows make a doc id's column index one subtraction, at the price
+of a few bytes per row deleted before its segment was written.
 
-Integrity: opening checks the header, the footer (record count and placement must agree
-with the table's offsets), the table record's CRC and its columns' sizes. Every other record's CRC is
-checked when it is read, so damage raises `CorruptFile` with the file and offset then;
-`check_terms_file` walks and checks every record and that every row's group is in the
-group table (used by `verify` and `dump`).
-
-Layout 3 (the same records, but no columns record: the columns were `bin` values of
-the table map, `present`, `lengths`, `seqs`, `groups` after `span`, then `group_table`,
-`timestamps`, `flags`, `odd_timestamps` and the rest) is still read as it is.
-Layouts 1 and 2 (texts in the rows record, or in blocks of 256 rows, and the whole file
-decoded at open) are still read: `open_terms_file` decodes such a file whole with
-`engine.codec.terms_file_legacy` and encodes it again as layout 3 in memory.
+Integrity: opening checks the header (kind and version), the footer (record count and
+placement must agree with the table's offsets), the table record's CRC and its columns'
+sizes. Every other record's CRC is checked when it is read, so damage raises
+`CorruptFile` with the file and offset then; `check_terms_file` walks and checks every
+record and that every row's group is in the group table (used by `verify` and `dump`).
 """
 
 from __future__ import annotations
@@ -108,27 +102,23 @@ from engine.codec.framing import (
     encode_record,
     update_crc,
 )
-from engine.codec.terms_file_legacy import decode_all_texts, decode_terms_file
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, StoreError, UnsupportedVersion
 
 MAGIC = FILE_KINDS["terms"].magic
-TABLE_KIND = "table/4"
-COLUMNS_KIND = "columns/4"
-#: Layout 3's table record (the columns inside its map).
-TABLE_3_KIND = "table/3"
-#: What a columns record's payload starts with, before the bin's 4-byte length.
-COLUMNS_PREFIX = b"\x92\xa9" + COLUMNS_KIND.encode("ascii") + b"\xc6"
+TABLE_KIND = "table"
+COLUMNS_KIND = "columns"
+#: What a columns record's payload starts with, before the bin's 4-byte length (msgpack:
+#: a 2-item array, the kind as a fixstr, the bin 32 marker).
+COLUMNS_PREFIX = (b"\x92" + bytes([0xA0 + len(COLUMNS_KIND)]) + COLUMNS_KIND.encode("ascii")
+                  + b"\xc6")
 COLUMNS_PREFIX_SIZE = len(COLUMNS_PREFIX) + 4
-TEXTS_KIND = "texts/3"
+TEXTS_KIND = "texts"
 TERMS_KIND = "terms"
 ROWS_PER_TEXT_RECORD = 64
 TERMS_PER_RECORD = 512
 NON_ASCII_FLAG = 1
 TIMESTAMP_SHIFT = 1
 FLOAT_TIMESTAMP, INT_TIMESTAMP, ODD_TIMESTAMP = 0, 1, 2
-#: How the first record's payload of a layout-1 or layout-2 file starts: the msgpack of
-#: a two-item array whose first item is the string "documents" or "documents/2".
-LEGACY_PAYLOAD_STARTS = (b"\x92\xa9documents", b"\x92\xabdocuments/2")
 #: Every int of at most this magnitude is exactly a double.
 EXACT_INT = 2**53
 
@@ -399,15 +389,11 @@ def table_span(body: Any) -> tuple[int, int]:
     return first, span
 
 
-def _decode_table(body: Any, columns: dict[str, Any] | None = None) -> RowTable:
-    """A table record's map as a `RowTable` (DecodeError on any inconsistency): layout
-    4's with its `columns` (from `columns_of`), or layout 3's (None: in the map)."""
+def _decode_table(body: Any, columns: dict[str, Any]) -> RowTable:
+    """A table record's map and its `columns` (from `columns_of`) as a `RowTable`
+    (DecodeError on any inconsistency)."""
     first, span = table_span(body)
     try:
-        if columns is None:
-            columns = {name: _from_bytes(code, body[name], span, name)
-                       for name, code in _COLUMN_TYPES.items()}
-            columns["present"], columns["flags"] = body["present"], body["flags"]
         present, flags = columns["present"], columns["flags"]
         if not (isinstance(present, bytes) and isinstance(flags, bytes)
                 and len(present) == span == len(flags)):
@@ -433,7 +419,8 @@ class TermsFileReader:
     """An opened terms file: its table in memory, text and term records read on demand.
 
     `read(offset, length)` returns bytes of the file; `size` is its length. CorruptFile
-    (naming `location` and the offset) on damage found at open or in a record read later.
+    (naming `location` and the offset) on damage found at open or in a record read later;
+    UnsupportedVersion (naming `location`) at open when the header has another version.
     """
 
     def __init__(self, read: ReadFunction, size: int, location: str) -> None:
@@ -449,27 +436,23 @@ class TermsFileReader:
             if HEADER_SIZE + RECORD_HEAD_SIZE + length + FOOTER_SIZE > size:
                 raise CorruptFile(location, HEADER_SIZE, "table record runs past the end")
             value = self._record_at(HEADER_SIZE, RECORD_HEAD_SIZE + length)
-            if not (isinstance(value, list) and len(value) == 2
-                    and value[0] in (TABLE_KIND, TABLE_3_KIND)):
+            if not (isinstance(value, list) and len(value) == 2 and value[0] == TABLE_KIND):
                 raise CorruptFile(location, HEADER_SIZE, "first record is not the row table")
             columns_at = HEADER_SIZE + RECORD_HEAD_SIZE + length
             try:
-                columns = None
-                if value[0] == TABLE_KIND:
-                    columns = self._columns_at(columns_at, value[1], size)
+                columns = self._columns_at(columns_at, value[1], size)
                 self.table = _decode_table(value[1], columns)
             except DecodeError as error:
                 raise CorruptFile(location, HEADER_SIZE, str(error)) from None
             footer = decode_footer_at_end(read(size - FOOTER_SIZE, FOOTER_SIZE))
         except StoreError as error:
-            if isinstance(error, CorruptFile):
+            if isinstance(error, (CorruptFile, UnsupportedVersion)):
                 raise
-            raise CorruptFile(location, 0, str(error)) from None
+            raise CorruptFile(location, 0, str(error)) from None  # the file is too short
         table = self.table
-        records = (1 if value[0] == TABLE_3_KIND else 2) + len(table.text_offsets) - 1 \
-            + len(table.term_offsets) - 1
-        if value[0] == TABLE_KIND and table.text_offsets[0] != columns_at + RECORD_HEAD_SIZE \
-                + COLUMNS_PREFIX_SIZE + COLUMN_BYTES_PER_SLOT * table.span:
+        records = 2 + len(table.text_offsets) - 1 + len(table.term_offsets) - 1
+        if table.text_offsets[0] != columns_at + RECORD_HEAD_SIZE + COLUMNS_PREFIX_SIZE \
+                + COLUMN_BYTES_PER_SLOT * table.span:
             raise CorruptFile(location, columns_at, "text records do not follow the columns")
         if footer is None:
             raise CorruptFile(location, size - FOOTER_SIZE, "terms file has no intact footer")
@@ -478,7 +461,7 @@ class TermsFileReader:
                               "footer does not agree with the table's record offsets")
 
     def _columns_at(self, offset: int, body: Any, size: int) -> dict[str, Any]:
-        """The columns record at `offset` (layout 4), for the table map `body`."""
+        """The columns record at `offset`, for the table map `body`."""
         span = table_span(body)[1]
         length = RECORD_HEAD_SIZE + COLUMNS_PREFIX_SIZE + COLUMN_BYTES_PER_SLOT * span
         if offset + length + FOOTER_SIZE > size:
@@ -537,17 +520,9 @@ class TermsFileReader:
 
 
 def open_terms_file(read: ReadFunction, size: int, location: str) -> TermsFileReader:
-    """Open a terms file of any layout (layouts 1 and 2 are converted in memory)."""
-    payload_start = read(0, min(size, HEADER_SIZE + RECORD_HEAD_SIZE + 16))[
-        HEADER_SIZE + RECORD_HEAD_SIZE:]
-    if not payload_start.startswith(LEGACY_PAYLOAD_STARTS):
-        return TermsFileReader(read, size, location)  # which names any damage
-    legacy = decode_terms_file(read(0, size), location)
-    texts = decode_all_texts(legacy)
-    rows = [(*row[:7], text) for row, text in zip(legacy.documents, texts)]
-    data = encode_terms_file(rows, legacy.terms)  # type: ignore[arg-type]
-    return TermsFileReader(lambda offset, length: data[offset: offset + length], len(data),
-                           location)
+    """Open the terms file of `size` bytes read through `read` (CorruptFile names any
+    damage found at open; UnsupportedVersion a file of another version)."""
+    return TermsFileReader(read, size, location)
 
 
 def check_terms_file(data: bytes, location: str) -> int:
@@ -579,21 +554,8 @@ def describe_payload(value: Any) -> dict[str, Any]:
         span = len(body) // COLUMN_BYTES_PER_SLOT
         return {"kind": kind, "slots": span, "rows": sum(body[:span]),
                 "non_ascii_rows": sum(flag & NON_ASCII_FLAG for flag in body[span: 2 * span])}
-    if kind == TABLE_3_KIND:
-        table = _decode_table(body)
-        rows = [
-            [table.first_doc_id + slot, *table.group_table[table.groups[slot]],
-             table.timestamp(slot), table.lengths[slot], table.seqs[slot],
-             {"non_ascii": bool(table.flags[slot] & NON_ASCII_FLAG)}]
-            for slot in range(table.span) if table.present[slot]
-        ]
-        return {"kind": kind, "first_doc_id": table.first_doc_id, "span": table.span,
-                "rows": rows, "text_records": len(table.text_offsets) - 1,
-                "term_records": len(table.term_firsts), "terms": table.term_count}
     if kind == TEXTS_KIND:
         return {"kind": kind, "message_ids": list(body[0]), "texts": list(body[1])}
     if kind == TERMS_KIND:
         return {"kind": kind, "entries": [list(entry) for entry in body]}
-    from engine.codec.terms_file_legacy import describe_payload as describe_legacy
-
-    return describe_legacy(value)
+    raise DecodeError(f"unknown terms-file record {kind!r}")

@@ -7,7 +7,10 @@ through a `Directory` and decodes them with `engine.codec` only), or printing (t
 command module formats what this returns).
 
 A file's kind comes from the magic in its header (`engine.codec.FILE_KINDS`); its
-records are rendered by the `describe_payload` function of that kind's codec module.
+records are rendered by the `describe_payload` function of the codec module that
+`engine.codec.DECODERS` names for that kind and the header's version. A file of a
+version this build does not read is not decoded: `UnsupportedVersion` names it (in the
+listing, as the file's note).
 A torn tail (bytes an interrupted append left, see `engine.codec.framing`) is shown as
 a note; any other damage, or a footer that does not match the records, raises
 `CorruptFile` naming the file and the byte offset.
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-from engine.codec import FileKind, kind_of_magic
+from engine.codec import check_version, kind_of_magic
 from engine.codec.framing import (
     HEADER_SIZE,
     Damage,
@@ -140,13 +144,14 @@ def read_file(directory: Directory, name: str) -> FileView:
     kind = kind_of_magic(header.magic)
     if kind is None:
         raise CorruptFile(location, 0, f"unknown file kind (magic {header.magic!r})")
+    decoder = importlib.import_module(check_version(kind, header.version, location))
     records: list[RecordView] = []
     footer: Footer | None = None
     torn_tail: Damage | None = None
     crc = 0
     for item in iter_frames(data, HEADER_SIZE):
         if isinstance(item, Frame):
-            records.append(_describe(kind, item, location))
+            records.append(_describe(decoder, kind.name, item, location))
             crc = update_crc(crc, data[item.offset: item.end])
         elif isinstance(item, Footer):
             if (item.record_count, item.records_crc) != (len(records), crc):
@@ -160,14 +165,12 @@ def read_file(directory: Directory, name: str) -> FileView:
                     footer, torn_tail)
 
 
-def _describe(kind: FileKind, frame: Frame, location: str) -> RecordView:
+def _describe(decoder: ModuleType, kind_name: str, frame: Frame, location: str) -> RecordView:
     try:
-        value = decode_payload(frame.payload)
-        module = importlib.import_module(kind.record_module)
-        fields = dict(module.describe_payload(value))
+        fields = dict(decoder.describe_payload(decode_payload(frame.payload)))
     except (DecodeError, ValueError, TypeError, KeyError) as error:
         raise CorruptFile(location, frame.offset, f"undecodable record: {error}") from None
-    record_kind = str(fields.pop("kind", kind.name))
+    record_kind = str(fields.pop("kind", kind_name))
     return RecordView(frame.offset, frame.length, frame.crc, record_kind, jsonable(fields))
 
 

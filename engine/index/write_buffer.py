@@ -150,7 +150,7 @@ class WriteBuffer:
     ) -> Iterator[tuple[str, list[int], list[Positions]]]:
         """Every `(term, doc_ids, positions)` in term order, rows in `deleted` left out
         (and terms left with no row dropped); see `Positions` (what
-        `engine.codec.postings_file.encode_posting_columns` takes)."""
+        `engine.codec.postings_file.encode_postings_file` takes)."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
             column = self._columns[term]

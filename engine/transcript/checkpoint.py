@@ -30,12 +30,12 @@ What is checked, and when:
   records between are not); the unsealed log file must have an intact header, reach the
   covered offset, and end it with an intact commit record of the checkpoint's
   transaction. A checkpoint that fails is ignored (`checkpoint_ignored` says why) and the
-  full replay runs, which names any damaged record; so does one of another layout (it is
+  full replay runs, which names any damaged record; so does one of another version (it is
   derived data; the next writer close saves a current one). What follows the covered
   offset is replayed and decoded as without a checkpoint. At 1M messages (8,322 windows,
   1.02M events, 931 MB of log files, 18 MB checkpoint) this open reads 2 MB of the
-  checkpoint and takes about 0.025 s and 10 MB (a layout-2 checkpoint, still read whole:
-  about 0.06 s and 29 MB); the positions cost about 0.015 s and 16 MB when first needed.
+  checkpoint and takes about 0.025 s and 10 MB; the positions cost about 0.015 s and
+  16 MB when first needed.
 * When the positions are first needed: their CRC32 and the footer's record count
   (`read_catalog_positions`). If they are damaged, or the file can no longer be read,
   nothing is misread and no data is lost: they are rebuilt by replaying the log up to
@@ -160,12 +160,12 @@ def save_checkpoint(
 class LoadedCheckpoint:
     """What a trusted checkpoint gives an opening store: the catalog it saved, where the
     log it covers ends, the sealed log files before, and the reader of its event
-    positions (None for a layout-2 checkpoint, whose positions were read with the rest)."""
+    positions, which reads them on first need."""
 
     catalog: Catalog
     cursor: LogCursor
     sealed_files: tuple[SealedLogFile, ...]
-    positions_reader: CheckpointPositionsReader | None
+    positions_reader: CheckpointPositionsReader
 
     @property
     def transaction_id(self) -> int:
@@ -183,7 +183,7 @@ def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
     records is found when they are read, and by verify. A damaged, stale or mismatched
     checkpoint raises StoreError saying why: the caller ignores it, and the full replay
     that follows names any damaged record (it is derived data). The event positions of
-    a layout-3 checkpoint are not read here: the handle stays open for the
+    the checkpoint are not read here: the handle stays open for the
     `CheckpointPositionsReader`, which reads them on first need.
     """
     if not directory.exists(CHECKPOINT_NAME):
@@ -202,13 +202,10 @@ def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
         if problem is not None:
             raise StoreError(problem)
         region = checkpoint.positions_region
-        if region is None:  # layout 2: read with the rest
-            shared = SharedPositions((checkpoint.event_segments, checkpoint.event_offsets,
-                                      checkpoint.event_lengths))
-        else:
-            positions_reader = CheckpointPositionsReader(directory, handle, region, checkpoint)
-            handle = None  # the reader keeps it open until it has read them
-            shared = SharedPositions(load=positions_reader)
+        assert region is not None  # read_catalog_file says where the positions are
+        positions_reader = CheckpointPositionsReader(directory, handle, region, checkpoint)
+        handle = None  # the reader keeps it open until it has read them
+        shared = SharedPositions(load=positions_reader)
         return LoadedCheckpoint(catalog_of(checkpoint, shared), cursor, sealed_files,
                                 positions_reader)
     except StoreError:
@@ -221,7 +218,7 @@ def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
 
 
 class CheckpointPositionsReader:
-    """Reads the event positions of a layout-3 checkpoint the first time one is needed
+    """Reads the event positions of a checkpoint the first time one is needed
     (the `load` of the catalog's `SharedPositions`).
 
     It reads through the handle the store opened the checkpoint with, so a checkpoint

@@ -112,7 +112,7 @@ class TranscriptStore:
         self.checkpoint_ignored: str | None = None
         self._saved_generation = 0  # the generation the checkpoint file holds
         self._records_since_checkpoint = 0  # records committed after it, commits included
-        #: Reads the event positions of the checkpoint loaded on open (layout 3), once.
+        #: Reads the event positions of the checkpoint loaded on open, once.
         self._positions_reader: CheckpointPositionsReader | None = None
 
     # ----- opening -----------------------------------------------------------------------

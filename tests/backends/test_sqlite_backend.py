@@ -378,9 +378,9 @@ def test_windows_and_events_read_back_as_written(store: SqliteBackend) -> None:
 
 def test_the_importer_loads_a_corpus_into_a_sqlite_store(store: SqliteBackend) -> None:
     ingest = pytest.importorskip("engine.ingest")
-    demo = Path(__file__).resolve().parents[2] / "corpora" / "demo"
+    demo = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
     if not demo.is_dir():
-        pytest.skip("corpora/demo is not in this checkout")
+        pytest.skip("engine/demo_corpus is not in this checkout")
     report = ingest.import_sources(store, [demo])
     assert report.windows == store.stats()["windows"] > 0
     assert report.events == store.stats()["events"]

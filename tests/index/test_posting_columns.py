@@ -1,32 +1,22 @@
 """Posting lists as columns (the fast query path's shape) against `list[Posting]`.
 
-The layout-1 `decode_posting_columns` must accept and reject exactly what
-`decode_posting_list` does and describe the same list; a `FrozenSegment` given
-`read_columns` (positions left in their flat array) must answer `term_columns` like one
-that builds the columns from its postings; and joining or filtering columns must not
-change what they hold.
+A `FrozenSegment` given `read_columns` (positions left in their flat array) must answer
+`term_columns` like one that builds the columns from its postings; and joining or
+filtering columns must not change what they hold.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
-from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec.framing import DecodeError
 from engine.codec.postings_file import (
     check_postings_file,
     encode_postings_file,
     read_posting_record,
-)
-from engine.codec.postings_file_legacy import (
-    decode_posting_columns,
-    decode_posting_list,
-    encode_posting_list,
 )
 from engine.errors import CorruptFile, StoreError
 from engine.index.postings import (
@@ -59,30 +49,6 @@ def as_columns(lists):
 
 def as_pairs(columns: PostingColumns) -> list[tuple[int, tuple[int, ...]]]:
     return list(zip(columns.doc_ids, columns.positions))
-
-
-@settings(max_examples=80, deadline=None)
-@given(posting_lists(), st.integers(1, 4))
-def test_columns_decode_the_same_list(postings, block_size):
-    value = encode_posting_list(postings, block_size) if postings else []
-    doc_ids, counts, gaps = decode_posting_columns(value)
-    assert list(zip(doc_ids, map(tuple, map(accumulate, gaps)))) == decode_posting_list(value) == postings
-    assert counts == [len(positions) for _doc_id, positions in postings]
-
-
-@pytest.mark.parametrize(("value", "reason"), [
-    ("x", "not an array of blocks"),
-    ([[9, [3, 4], [[0], [1]]]], "ends at doc 7, header says 9"),
-    ([[1, [1], []]], "mismatched document and position counts"),
-    ([[1, [1], [[]]]], "document 1 has no positions"),
-    ([[1, [1], [5]]], "document 1 has no positions"),
-    ([[1, [1]]], "is not [last_doc_id, doc_gaps, position_gaps]"),
-    ([[1, 2, [[0]]]], "gaps are not arrays"),
-])
-def test_damaged_values_are_decode_errors(value, reason):
-    for decode in (decode_posting_columns, decode_posting_list):
-        with pytest.raises(DecodeError, match=re.escape(reason)):
-            decode(value)
 
 
 @settings(max_examples=60, deadline=None)

@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.codec import catalog_file
+from engine.codec import FILE_KINDS, catalog_file
 from engine.codec.catalog_file import (
-    LAYOUT,
     MAGIC,
-    WINDOW_FIELD_NAMES,
     CatalogCheckpoint,
     decode_catalog_file,
-    encode_array,
     encode_catalog_file,
     read_catalog_file,
     read_catalog_positions,
@@ -259,18 +256,26 @@ def reopen_ignoring_the_checkpoint(directory: Directory, problem: str, expected:
         assert observe(reopened) == expected
 
 
-def test_a_checkpoint_of_another_layout_is_ignored(directory: Directory) -> None:
+@pytest.mark.parametrize(("version", "written_by"), [
+    (1, "an earlier build of session-search: re-import the store"),
+    (3, "a newer build of session-search")])
+def test_a_checkpoint_of_another_version_is_ignored(
+    directory: Directory, version: int, written_by: str,
+) -> None:
     with TranscriptStore.create(directory, config=TINY) as store:
         grow(store, 8)
         expected = observe(store)
     data = directory.read_bytes(CHECKPOINT_NAME)
-    assert decode_header(data, "c").flags == LAYOUT
-    directory.write_atomic(CHECKPOINT_NAME, encode_header(MAGIC) + data[HEADER_SIZE:])
-    reopen_ignoring_the_checkpoint(directory, "checkpoint layout 1 is not read by this "
-                                   f"engine (it reads layouts 2, {LAYOUT})", expected)
+    assert decode_header(data, "c").version == FILE_KINDS["catalog"].version == 2
+    directory.write_atomic(CHECKPOINT_NAME,
+                           encode_header(MAGIC, version=version) + data[HEADER_SIZE:])
+    reopen_ignoring_the_checkpoint(
+        directory, f"unsupported version {version} of a catalog file (this build reads "
+                   f"version 2); it was written by {written_by}", expected)
     with TranscriptStore.open(directory, config=TINY) as after_close:  # the close rewrote it
         assert after_close.checkpoint_generation == 8
         assert observe(after_close) == expected
+    assert decode_header(directory.read_bytes(CHECKPOINT_NAME), "c").version == 2
 
 
 def event_frames(directory: Directory, name: str) -> list[tuple[Frame, EventRecord]]:
@@ -434,64 +439,12 @@ def test_verify_of_a_store_without_commits_finds_nothing(directory: Directory) -
 
 
 # --------------------------------------------------------------------------------------
-# Layout 3: the event positions apart, read on first need; layout 2 still read
+# The event positions apart, read on first need
 # --------------------------------------------------------------------------------------
-
-
-def encode_layout_2(checkpoint: CatalogCheckpoint) -> bytes:
-    """The checkpoint as the layout-2 writer saved it (positions inside the windows)."""
-    per_record = catalog_file.WINDOWS_PER_RECORD
-    values: list[list[object]] = [
-        ["head", checkpoint.segment, checkpoint.offset, checkpoint.record_count,
-         checkpoint.records_crc, checkpoint.sealed, checkpoint.transaction_id,
-         checkpoint.commit_offset, len(checkpoint.windows), len(checkpoint.event_offsets)],
-        ["sealed", [list(item) for item in checkpoint.sealed_segments]]]
-    first = 0
-    for start in range(0, len(checkpoint.windows), per_record):
-        chunk = checkpoint.windows[start: start + per_record]
-        counts = checkpoint.event_counts[start: start + per_record]
-        end = first + sum(counts)
-        values.append(["windows", list(WINDOW_FIELD_NAMES),
-                       [[getattr(window, name) for window in chunk] for name in WINDOW_FIELD_NAMES],
-                       encode_array(counts), encode_array(checkpoint.event_segments[first:end]),
-                       encode_array(checkpoint.event_offsets[first:end]),
-                       encode_array(checkpoint.event_lengths[first:end])])
-        first = end
-    values.append(["keys", [[key, list(ids)] for key, ids in checkpoint.keys]])
-    values.append(["transactions", encode_array(checkpoint.transaction_segments),
-                   encode_array(checkpoint.transaction_offsets)])
-    records = b"".join(encode_record(value) for value in values)
-    return (encode_header(MAGIC, flags=2) + records
-            + encode_footer(len(values), update_crc(0, records)))
 
 
 def frames_of(data: bytes) -> list[Frame]:
     return [item for item in iter_frames(data) if isinstance(item, Frame)]
-
-
-def test_a_layout_2_checkpoint_is_still_read_and_its_damage_named(
-    directory: Directory, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)  # several windows records
-    with TranscriptStore.create(directory, config=TINY) as store:
-        grow(store, 10)
-        expected = observe(store)
-    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
-    old = encode_layout_2(checkpoint)
-    assert decode_catalog_file(old, "c") == checkpoint
-    directory.write_atomic(CHECKPOINT_NAME, old)
-    with TranscriptStore.open(directory, config=TINY) as reopened:
-        assert (reopened.checkpoint_generation, reopened.checkpoint_ignored) == (10, None)
-        assert observe(reopened) == expected
-    second_windows = frames_of(old)[3]
-    assert decode_payload(second_windows.payload)[0] == "windows"
-    damaged = bytearray(old)
-    damaged[second_windows.offset + 12] ^= 0x01
-    directory.write_atomic(CHECKPOINT_NAME, bytes(damaged))
-    reopen_ignoring_the_checkpoint(
-        directory, f"corrupt at byte offset {second_windows.offset}: record CRC mismatch",
-        expected)
-    assert decode_header(directory.read_bytes(CHECKPOINT_NAME), "c").flags == LAYOUT
 
 
 def test_opening_reads_no_position_and_checks_each_byte_once(

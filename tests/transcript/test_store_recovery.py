@@ -335,15 +335,15 @@ def test_another_format_version_is_a_clear_store_error(
     data = source.read_bytes(LOG_FILE)
     newer = encode_header(LOG_MAGIC, version=2) + data[HEADER_SIZE:]
     directory = clone(source, make_directory(), {LOG_FILE: newer})
-    with pytest.raises(StoreError, match="format version 2 is not supported") as refused:
+    with pytest.raises(StoreError, match="unsupported version 2 of a segment file") as refused:
         TranscriptStore.open(directory)
     assert not isinstance(refused.value, CorruptFile)
     meta = source.read_bytes("store.meta")
     meta_newer = encode_header(b"SS.STORE", version=7) + meta[HEADER_SIZE:]
     directory = clone(source, make_directory(), {"store.meta": meta_newer})
-    with pytest.raises(StoreError, match="format version 7 is not supported"):
+    with pytest.raises(StoreError, match="unsupported version 7 of a store file"):
         TranscriptStore.open(directory, writer=True)
-    with pytest.raises(StoreError, match="format version 7"):  # the writer lock was released
+    with pytest.raises(StoreError, match="unsupported version 7"):  # the writer lock was released
         TranscriptStore.open(directory, writer=True)
 
 

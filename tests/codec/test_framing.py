@@ -6,14 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec import FORMAT_VERSION
+from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     FOOTER_SIZE,
+    FRAMING_VERSION,
     HEADER_SIZE,
     Damage,
     DecodeError,
     Footer,
     Frame,
+    decode_footer_at_end,
     decode_frame_at,
     decode_header,
     decode_payload,
@@ -25,8 +27,9 @@ from engine.codec.framing import (
     iter_frames,
     update_crc,
 )
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, UnsupportedVersion
 
+#: A magic no file kind has, so a header of it needs its version given.
 MAGIC = b"SS.TESTS"
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
@@ -40,7 +43,7 @@ json_values = st.recursive(
 def build(values: list[object], sealed: bool = False) -> bytes:
     records = b"".join(encode_record(value) for value in values)
     footer = encode_footer(len(values), update_crc(0, records)) if sealed else b""
-    return encode_header(MAGIC) + records + footer
+    return encode_header(MAGIC, version=1) + records + footer
 
 
 @settings(max_examples=60)
@@ -67,12 +70,22 @@ def test_a_flipped_byte_never_passes_silently(values: list[object], data: st.Dat
     assert isinstance(items[-1], Damage) or decoded != values
 
 
-def test_header_checks_version_and_crc() -> None:
-    header = encode_header(MAGIC, flags=7)
-    assert decode_header(header, "f").flags == 7
-    with pytest.raises(StoreError, match="format version 9 is not supported") as refused:
-        decode_header(encode_header(MAGIC, version=9), "f")
+def test_header_carries_its_kinds_version_and_refuses_another() -> None:
+    for kind in FILE_KINDS.values():
+        assert decode_header(encode_header(kind.magic), "f").version == kind.version
+    header = encode_header(MAGIC, flags=7, version=3)
+    assert (decode_header(header, "f").flags, decode_header(header, "f").version) == (7, 3)
+    with pytest.raises(ValueError, match="give its version"):
+        encode_header(MAGIC)
+    with pytest.raises(UnsupportedVersion, match=(
+            r"^f: unsupported version 9 of a terms file \(this build reads version 2\); "
+            r"it was written by a newer build of session-search$")) as refused:
+        decode_header(encode_header(b"SS.TERMS", version=9), "f")
     assert not isinstance(refused.value, CorruptFile)
+    with pytest.raises(UnsupportedVersion, match=(
+            r"^f: unsupported version 1 of a terms file \(this build reads version 2\); "
+            r"it was written by an earlier build of session-search: re-import the store$")):
+        decode_header(encode_header(b"SS.TERMS", version=1), "f")
     broken = bytearray(header)
     broken[3] ^= 1
     with pytest.raises(CorruptFile, match="f: corrupt at byte offset 0: header CRC mismatch"):
@@ -109,7 +122,17 @@ def test_footer_must_end_the_file() -> None:
     assert list(iter_frames(data + b"junk"))[-1].reason == "4 bytes after the footer"
     assert list(iter_frames(data[:-3]))[-1] == Damage(len(data) - FOOTER_SIZE,
                                                       "incomplete footer", True)
-    assert FORMAT_VERSION == 1
+
+
+
+def test_footer_carries_the_framing_version() -> None:
+    data = build(["a"], sealed=True)
+    assert decode_footer_at_end(data).version == FRAMING_VERSION == 1
+    records = encode_record("a")
+    other = encode_header(MAGIC, version=1) + records + encode_footer(
+        1, update_crc(0, records), version=2)
+    assert list(iter_frames(other))[-1] == Damage(
+        HEADER_SIZE + len(records), "footer framing version 2 (expected 1)", at_tail=False)
 
 
 def test_decode_frame_at_and_unencodable_values() -> None:

@@ -1,4 +1,4 @@
-"""Terms-file layout 3: the row table, text and term records read by offset, and damage.
+"""Terms files: the row table, its columns, text and term records read by offset, and damage.
 
 The clear versions are the values written: every row read back through `SegmentRows`
 equals the row handed to the encoder, and `StoredTermDictionary` answers like the
@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec.framing import HEADER_SIZE, RECORD_HEAD_SIZE
+from engine.codec.framing import HEADER_SIZE, RECORD_HEAD_SIZE, Frame, decode_payload, iter_frames
 from engine.codec.terms_file import (
+    COLUMNS_KIND,
+    COLUMNS_PREFIX_SIZE,
     ROWS_PER_TEXT_RECORD,
     TERMS_PER_RECORD,
     check_terms_file,
@@ -179,3 +181,24 @@ def test_truncated_file_is_corrupt_at_open():
 
 def test_full_check_counts_rows_of_an_intact_file():
     assert check_terms_file(encode_terms_file(ROWS, entries_of(["a"])), "t") == len(ROWS)
+
+
+def test_the_records_decode_as_plain_msgpack_in_their_order():
+    data = encode_terms_file(ROWS, entries_of(["a"]))
+    frames = [item for item in iter_frames(data) if isinstance(item, Frame)]
+    values = [decode_payload(frame.payload) for frame in frames]
+    assert [value[0] for value in values] == ["table", COLUMNS_KIND, "texts", "terms"]
+    columns = values[1][1]
+    assert isinstance(columns, bytes) and frames[1].payload[COLUMNS_PREFIX_SIZE:] == columns
+
+
+@pytest.mark.parametrize("session_ids", [["w1", "w2"], ["a\x00b", "w2"], ["", "w2"]])
+def test_group_tables_round_trip_as_columns_or_pairs(session_ids):
+    rows = [(number, session_id, f"m{number}", role, 1.0, 1, number, "x")
+            for number, (session_id, role) in enumerate(
+                [(session_ids[0], "user"), (session_ids[1], "assistant"), (session_ids[0], "tool")])]
+    data = encode_terms_file(rows, [])
+    table = opened(data).table
+    assert table.group_table == ((session_ids[0], "user"), (session_ids[1], "assistant"),
+                                 (session_ids[0], "tool"))
+    assert (b"group_sessions" in data) == ("\x00" not in "".join(session_ids))
