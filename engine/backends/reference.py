@@ -56,9 +56,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
@@ -93,6 +93,7 @@ from engine.transcript.store import (
     TranscriptStore,
 )
 from engine.transcript.tree import scan_tree
+from engine.transcript.validation import check_event, check_window
 
 BACKEND_NAME = "reference"
 
@@ -130,6 +131,32 @@ def windows_left_dirty(
                 moved[session_id] = None
     return {session_id for session_id, state in moved.items()
             if state is not None and state.needs_rebuild}
+
+
+class ReferenceTransaction:
+    """The store's transaction with every write checked first, as on every backend
+    (`engine.transcript.validation`); the store itself keeps events opaque."""
+
+    __slots__ = ("_transaction",)
+
+    def __init__(self, transaction: StoreTransaction) -> None:
+        self._transaction = transaction
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of an existing one."""
+        check_window(window)
+        self._transaction.put_window(window)
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append one event to an existing window; return its seq."""
+        check_event(session_id, event, created_at)
+        return self._transaction.append_event(session_id, event, created_at)
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key`; return how many."""
+        return self._transaction.delete_session(session_key)
 
 
 class ReferenceBackend:
@@ -359,9 +386,11 @@ class ReferenceBackend:
 
     # ----- writing --------------------------------------------------------------------
 
-    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+    @contextmanager
+    def transaction(self) -> Iterator[ReferenceTransaction]:
         """The store's write transaction; its index rows are added when it commits."""
-        return self.store.transaction()
+        with self.store.transaction() as transaction:
+            yield ReferenceTransaction(transaction)
 
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""

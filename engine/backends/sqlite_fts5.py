@@ -84,7 +84,6 @@ from typing import Any
 
 from engine.errors import (
     CorruptFile,
-    InputError,
     QueryError,
     StoreError,
     StoreLocked,
@@ -117,10 +116,9 @@ from engine.query.user_query import (
     validate_request,
 )
 from engine.results.bounds import bound_snippet
-from engine.transcript.events import validation_problem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import scan_tree
-from engine.transcript.windows import window_problem
+from engine.transcript.validation import check_event, check_window, unknown_session
 
 DATABASE_NAME = "session-search.sqlite"
 BACKEND_NAME = "sqlite"
@@ -231,11 +229,7 @@ class SqliteTransaction:
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
-        if not isinstance(window, SessionWindow):
-            raise InputError("put_window needs a SessionWindow")
-        problem = window_problem(window)
-        if problem is not None:
-            raise InputError(problem)
+        check_window(window)
         values = asdict(window)
         values["current"] = int(window.current)
         values["incognito"] = int(window.incognito)
@@ -252,13 +246,11 @@ class SqliteTransaction:
 
     def append_event(self, session_id: str, event: dict[str, Any], created_at: float | None = None) -> int:
         """Append one event, index it in this transaction when the lifecycle allows; return seq."""
-        problem = validation_problem(event)
-        if problem is not None:
-            raise InputError(f"session {session_id}: {problem}")
+        check_event(session_id, event, created_at)
         if self._connection.execute(
             "SELECT 1 FROM session_windows WHERE session_id = ?", (session_id,)
         ).fetchone() is None:
-            raise UnknownSession(f'no session window "{session_id}"')
+            raise unknown_session(session_id)
         (last_seq,) = self._connection.execute(
             "SELECT coalesce(max(seq), -1) FROM transcript_events WHERE session_id = ?", (session_id,)
         ).fetchone()

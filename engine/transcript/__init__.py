@@ -9,6 +9,7 @@ Map of the package (each module owns one concept; the index never lives here):
 * `windows.py`    — session keys, session windows, their reasons and the chain of windows
                     under a key (current versus retained);
 * `projection.py` — what is searchable: index entries from the active path (§2.3);
+* `validation.py` — what a store accepts: the checks every backend runs before a write;
 * `store.py`      — the durable `TranscriptStore` (windows and events, append order `seq`).
 
 Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; nothing here
