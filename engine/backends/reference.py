@@ -62,6 +62,13 @@ from typing import Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
+from engine.backends.protocol import (
+    Backend,
+    BackendTransaction,
+    Explainable,
+    Maintenance,
+    Refreshable,
+)
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
@@ -133,11 +140,9 @@ def windows_left_dirty(
             if state is not None and state.needs_rebuild}
 
 
-class ReferenceTransaction:
+class ReferenceTransaction(BackendTransaction):
     """The store's transaction with every write checked first, as on every backend
     (`engine.transcript.validation`); the store itself keeps events opaque."""
-
-    __slots__ = ("_transaction",)
 
     def __init__(self, transaction: StoreTransaction) -> None:
         self._transaction = transaction
@@ -159,8 +164,9 @@ class ReferenceTransaction:
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend:
-    """A store directory searched by the reference index (`Backend` protocol)."""
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
+    """A store directory searched by the reference index (capabilities: `Backend`,
+    `Maintenance`, `Refreshable`, `Explainable`)."""
 
     name = BACKEND_NAME
 

@@ -53,6 +53,9 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
 5. Hits: timestamp finite else 0; score `-rank` finite else 0; snippet bounded to 500
    UTF-16 units + `…`.
 
+Writing: every `put_window` and `append_event` is checked by `engine.transcript.validation`
+first, as on every backend, so both refuse the same inputs with the same message.
+
 Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
 transcript tables (never the index), with the same names as `TranscriptStore`, so the
 importers (`engine.ingest.import_sources`) and history readers can use this store too.
@@ -82,6 +85,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from engine.backends.protocol import Backend, BackendTransaction, Maintenance
 from engine.errors import (
     CorruptFile,
     QueryError,
@@ -221,7 +225,7 @@ def _finite_or_zero(value: Any) -> float:
 # --------------------------------------------------------------------------------------
 
 
-class SqliteTransaction:
+class SqliteTransaction(BackendTransaction):
     """The write operations of one SQLite transaction (see `SqliteBackend.transaction`)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
@@ -348,8 +352,10 @@ def read_events(connection: sqlite3.Connection, session_id: str) -> list[StoredE
 # --------------------------------------------------------------------------------------
 
 
-class SqliteBackend:
-    """A store directory holding one SQLite database with the upstream FTS5 schema."""
+class SqliteBackend(Backend, Maintenance):
+    """A store directory holding one SQLite database with the upstream FTS5 schema
+    (capabilities: `Backend`, `Maintenance`; every read sees the latest commit, so it
+    needs no `Refreshable`)."""
 
     name = BACKEND_NAME
 
