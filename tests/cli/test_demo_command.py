@@ -13,7 +13,7 @@ import pytest
 
 from engine.cli import main
 
-DEMO = Path(__file__).resolve().parent.parent / "corpora" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 
 
 def run_demo(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from engine.cli import main
 
-DEMO = Path(__file__).resolve().parent.parent / "corpora" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "corpora" / "demo"
 
 
 def count_demo() -> dict[str, int]:
