@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from engine.errors import InputError, UnknownSession, UsageError
@@ -56,7 +57,7 @@ OPTIONAL_STRING_FIELDS = (
 )
 BOOLEAN_FIELDS = ("current", "incognito", "archived")
 
-_JSON_SCALARS = (str, int, float, bool, type(None))
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def lone_surrogate_problem(name: str, text: str) -> str | None:
@@ -67,11 +68,11 @@ def lone_surrogate_problem(name: str, text: str) -> str | None:
     >>> lone_surrogate_problem("title", "a\\ud800")
     'title holds a lone surrogate (U+D800), which cannot be stored as UTF-8 text'
     """
-    for character in text:
-        if 0xD800 <= ord(character) <= 0xDFFF:
-            return (f"{name} holds a lone surrogate (U+{ord(character):04X}), "
-                    "which cannot be stored as UTF-8 text")
-    return None
+    found = _LONE_SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"{name} holds a lone surrogate (U+{ord(found.group()):04X}), "
+            "which cannot be stored as UTF-8 text")
 
 
 def created_at_problem(created_at: object) -> str | None:

@@ -22,6 +22,10 @@ from engine.model import SessionWindow
 MESSAGE = {"type": "message", "id": "m1", "parentId": None,
            "message": {"role": "user", "content": "hello"}}
 
+DEEP: list[Any] = []
+for _ in range(600):
+    DEEP = [DEEP]
+
 BAD_WINDOWS: dict[str, tuple[Any, type[EngineError], str]] = {
     "reason reboot": (
         SessionWindow("s1", "global", reason="reboot"), InputError,
@@ -92,6 +96,8 @@ BAD_EVENTS: dict[str, tuple[Any, Any, str]] = {
     "integer beyond 64 bits": (
         {**MESSAGE, "big": 2**70}, None,
         'session s1: event["big"] is an integer outside the 64-bit range'),
+    "nested too deep": (
+        {**MESSAGE, "deep": DEEP}, None, "session s1: event is nested more than 512 levels deep"),
     "string receipt time": (
         MESSAGE, "5", ("session s1: created_at must be a finite number of epoch milliseconds "
                        "or null (got str)")),
