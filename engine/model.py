@@ -147,6 +147,127 @@ class SearchRequest:
     match: str = "exact"
     order: str = "relevance"
 
+    def to_json(self) -> dict[str, Any]:
+        """The request as JSON (the `params` of `sessions.search`); fields that are None
+        are left out, so `sessionKeys` absent (the agent's namespace) and `[]` (every
+        session) stay apart.
+
+        >>> SearchRequest("cafe", agent_id="main", limit=5).to_json()
+        {'agentId': 'main', 'query': 'cafe', 'limit': 5, 'match': 'exact', 'order': 'relevance'}
+        """
+        value: dict[str, Any] = {}
+        for name, attribute in REQUEST_JSON_FIELDS.items():
+            member = getattr(self, attribute)
+            if member is not None:
+                value[name] = list(member) if name == "sessionKeys" else member
+        return value
+
+    @classmethod
+    def from_json(cls, value: Any) -> SearchRequest:
+        """The request a JSON object describes; `InvalidRequest` naming the field otherwise.
+
+        The rules, in the order they are checked: only the fields of `to_json`; each of
+        the expected JSON type or null (`query` may not be null; a boolean is not a
+        number); `query` present; `sessionKeys` an array of strings; `role`, `match`,
+        `order` one of their values. `match` and `order` null mean their defaults. The
+        query text itself is the query policy's to judge, when the search runs.
+
+        >>> SearchRequest.from_json({"query": "cafe", "sessionKeys": []})
+        SearchRequest(query='cafe', agent_id=None, limit=None, session_keys=(), session_id=None, role=None, match='exact', order='relevance')
+        >>> SearchRequest.from_json({"query": "cafe", "limit": "5"})
+        Traceback (most recent call last):
+        ...
+        engine.model.InvalidRequest: limit has the wrong type (expected an integer or null, got a string)
+        """
+        if not isinstance(value, dict):
+            raise InvalidRequest(None, "a search request must be a JSON object")
+        unknown = sorted(set(value) - set(REQUEST_JSON_FIELDS))
+        if unknown:
+            raise InvalidRequest(unknown[0], f"unknown params: {', '.join(unknown)}")
+        for name, member in value.items():
+            if member is None and name != "query":
+                continue
+            expected, description = REQUEST_JSON_TYPES[name]
+            if not isinstance(member, expected) or isinstance(member, bool):
+                raise InvalidRequest(name, f"{name} has the wrong type (expected "
+                                           f"{description}, got {json_type_name(member)})")
+        if "query" not in value:
+            raise InvalidRequest("query", "query is required")
+        keys = value.get("sessionKeys")
+        if keys is not None and not all(isinstance(key, str) for key in keys):
+            raise InvalidRequest("sessionKeys", "sessionKeys must be an array of strings")
+        for name, allowed in (("role", SEARCHABLE_ROLES), ("match", MATCH_MODES),
+                              ("order", ORDERS)):
+            member = value.get(name)
+            if member is not None and member not in allowed:
+                raise InvalidRequest(name, f"{name} must be one of: {', '.join(allowed)}")
+        return cls(
+            query=value["query"],
+            agent_id=value.get("agentId"),
+            limit=value.get("limit"),
+            session_keys=tuple(keys) if keys is not None else None,
+            session_id=value.get("sessionId"),
+            role=value.get("role"),
+            match=value.get("match") or "exact",
+            order=value.get("order") or "relevance",
+        )
+
+
+class InvalidRequest(ValueError):
+    """A JSON search request of the wrong shape; `field` names the wire field at fault
+    (None when the value is not an object at all)."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+#: Wire name -> `SearchRequest` attribute, in the wire order.
+REQUEST_JSON_FIELDS: dict[str, str] = {
+    "agentId": "agent_id",
+    "query": "query",
+    "limit": "limit",
+    "sessionKeys": "session_keys",
+    "sessionId": "session_id",
+    "role": "role",
+    "match": "match",
+    "order": "order",
+}
+
+#: Wire name -> (accepted Python types of the decoded JSON, how the message says it).
+REQUEST_JSON_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "agentId": ((str,), "a string or null"),
+    "query": ((str,), "a string"),
+    "limit": ((int,), "an integer or null"),
+    "sessionKeys": ((list,), "an array of strings or null"),
+    "sessionId": ((str,), "a string or null"),
+    "role": ((str,), "a string or null"),
+    "match": ((str,), "a string or null"),
+    "order": ((str,), "a string or null"),
+}
+
+
+def json_type_name(value: Any) -> str:
+    """How an error message names the JSON type of a decoded value.
+
+    >>> json_type_name("x"), json_type_name(True), json_type_name(2.5), json_type_name(None)
+    ('a string', 'a boolean', 'a number', 'null')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:

@@ -1,23 +1,51 @@
-"""The `Backend` protocol every search backend implements, and its write transaction.
+"""What a backend can do: one `typing.Protocol` per capability, and the `Backend` they make.
 
-Owns: the interface the conformance suite, the importers, the CLI and the benchmarks
-talk to. Must not touch: any implementation.
+Owns: the interfaces the conformance suite, the importers, the RPC server, the CLI and
+the benchmarks talk to, and `require_capability`, the one check (with the one message)
+for a capability a backend lacks. Must not touch: any implementation.
 
-Writes go through `Backend.transaction()`: a context manager yielding a
+Capabilities (each `runtime_checkable`, so a caller asks `isinstance(backend, X)` instead
+of looking a method up by name):
+
+| protocol           | methods                                     | who has it |
+|--------------------|---------------------------------------------|------------|
+| `SearchBackend`    | `name`, `search`, `stats`, `close`          | every backend |
+| `TranscriptWriter` | `transaction`                               | every backend, `TranscriptStore` |
+| `TranscriptReader` | `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` | every backend, `TranscriptStore` |
+| `Maintenance`      | `reconcile`, `index_status`                 | backends whose index can lag the transcripts (reference, SQLite) |
+| `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
+| `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
+
+`Backend` is the first three together: what `engine.backends.registry.open_backend`
+returns. A backend declares what it implements by naming the protocols as its bases
+(`class ReferenceBackend(Backend, Maintenance, ...)`); `isinstance` still checks the
+methods structurally, so a test double that has the methods passes without declaring.
+
+A backend without `Maintenance` indexes every commit at once and is never behind, so
+callers that reconcile "when needed" skip it; asking such a backend to reconcile
+explicitly is an error (`require_capability`). A backend without `Refreshable` always
+reads the latest commit.
+
+Writes go through `TranscriptWriter.transaction()`: a context manager yielding a
 `BackendTransaction`; leaving the block normally commits durably (fsync or
 `synchronous=FULL`), leaving it with an exception discards everything written in it.
-The same method names are implemented by `engine.transcript.store.TranscriptStore`'s
-transaction, so an importer written against this protocol also loads a bare store.
+`engine.transcript.store.TranscriptStore`'s transaction has the same write methods, so an
+importer written against this protocol also loads a bare store. Every backend checks
+each write with `engine.transcript.validation` first, so all refuse the same inputs.
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.errors import UsageError
+from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
+
+Capability = TypeVar("Capability")
 
 
+@runtime_checkable
 class BackendTransaction(Protocol):
     """The write operations of one all-or-nothing transaction."""
 
@@ -36,27 +64,137 @@ class BackendTransaction(Protocol):
         ...
 
 
-class Backend(Protocol):
-    """A store plus a search index, created for one backend kind and remembering it."""
+@runtime_checkable
+class SearchBackend(Protocol):
+    """Answers the store-level search of behaviour.md §5 and counts what it holds."""
 
     name: str
-
-    def transaction(self) -> AbstractContextManager[BackendTransaction]:
-        """Begin a write transaction (the store's single writer only)."""
-        ...
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         ...
 
-    def windows(self) -> list[SessionWindow]:
-        """Every session window the store holds, in insertion order."""
-        ...
-
     def stats(self) -> dict[str, int]:
-        """Counts: agents, sessions, windows, events, messages indexed, bytes."""
+        """Counts: agents, sessions, windows, events, bytes, then the backend's own."""
         ...
 
     def close(self) -> None:
         """Release files, locks and connections."""
         ...
+
+
+@runtime_checkable
+class TranscriptWriter(Protocol):
+    """Writes windows and events in all-or-nothing transactions (a writer only)."""
+
+    def transaction(self) -> AbstractContextManager[BackendTransaction]:
+        """Begin a write transaction (the store's single writer only)."""
+        ...
+
+
+@runtime_checkable
+class TranscriptReader(Protocol):
+    """Reads the transcripts as stored (never the index): history and importers use it."""
+
+    def windows(self) -> list[SessionWindow]:
+        """Every session window, in first-insertion order."""
+        ...
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One window (`UnknownSession` if absent)."""
+        ...
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one session key, in the order they joined it."""
+        ...
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window, in order of first appearance."""
+        ...
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every event of a window, in `seq` order."""
+        ...
+
+    def event_count(self, session_id: str) -> int:
+        """How many events a window has."""
+        ...
+
+
+@runtime_checkable
+class Backend(SearchBackend, TranscriptWriter, TranscriptReader, Protocol):
+    """A store plus a search index, created for one backend kind and remembering it."""
+
+
+@runtime_checkable
+class Maintenance(Protocol):
+    """An index that can lag its transcripts (§8): windows to rebuild, and the flag."""
+
+    def reconcile(self) -> int:
+        """Rebuild every window that needs it and drop orphaned rows (writer only);
+        return the number of windows rebuilt."""
+        ...
+
+    def index_status(self) -> bool:
+        """The `indexing` flag of §8.4: True while some window still needs work."""
+        ...
+
+
+@runtime_checkable
+class Refreshable(Protocol):
+    """A reader that sees the commits made when it opened, until it refreshes."""
+
+    def refresh(self) -> None:
+        """See what the writer committed since opening or the last refresh."""
+        ...
+
+
+@runtime_checkable
+class Explainable(Protocol):
+    """Shows why each hit ranks where it does (`session-search explain`)."""
+
+    def explain(self, request: SearchRequest) -> Any:
+        """The search of `request` with, per hit, its bm25 inputs and excerpt choice
+        (the value is the backend's own; see `ReferenceBackend.explain`)."""
+        ...
+
+
+#: Every capability, in the order of the table above.
+CAPABILITIES: tuple[type, ...] = (
+    SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
+)
+
+
+def capability_members(capability: type) -> tuple[str, ...]:
+    """The attributes a capability asks for, sorted.
+
+    >>> capability_members(Maintenance)
+    ('index_status', 'reconcile')
+    """
+    names: set[str] = set()
+    for klass in capability.__mro__:
+        if klass is not Protocol and getattr(klass, "_is_protocol", False):
+            names.update(name for name in vars(klass) if not name.startswith("_"))
+            names.update(vars(klass).get("__annotations__", {}))
+    return tuple(sorted(names))
+
+
+def missing_capability(backend: object, capability: type, action: str) -> str:
+    """The message for `action` on a backend that lacks `capability`.
+
+    >>> class Plain:
+    ...     name = "plain"
+    >>> missing_capability(Plain(), Maintenance, "reconcile")
+    "reconcile needs a backend with Maintenance (index_status, reconcile); backend 'plain' does not offer it"
+    """
+    name = getattr(backend, "name", type(backend).__name__)
+    members = ", ".join(capability_members(capability))
+    return (f"{action} needs a backend with {capability.__name__} ({members}); "
+            f"backend {name!r} does not offer it")
+
+
+def require_capability(backend: object, capability: type[Capability], action: str) -> Capability:
+    """`backend` as a `capability`, or `UsageError` naming the backend and what it lacks."""
+    if not isinstance(backend, capability):
+        raise UsageError(missing_capability(backend, capability, action))
+    return backend

@@ -56,12 +56,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
+from engine.backends.protocol import (
+    Backend,
+    BackendTransaction,
+    Explainable,
+    Maintenance,
+    Refreshable,
+)
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
@@ -88,6 +95,7 @@ from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
+from engine.transcript.validation import check_event, check_window
 
 BACKEND_NAME = "reference"
 
@@ -127,8 +135,33 @@ def windows_left_dirty(
             if state is not None and state.needs_rebuild}
 
 
-class ReferenceBackend:
-    """A store directory searched by the reference index (`Backend` protocol)."""
+class ReferenceTransaction(BackendTransaction):
+    """The store's transaction with every write checked first, as on every backend
+    (`engine.transcript.validation`); the store itself keeps events opaque."""
+
+    def __init__(self, transaction: StoreTransaction) -> None:
+        self._transaction = transaction
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of an existing one."""
+        check_window(window)
+        self._transaction.put_window(window)
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append one event to an existing window; return its seq."""
+        check_event(session_id, event, created_at)
+        return self._transaction.append_event(session_id, event, created_at)
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key`; return how many."""
+        return self._transaction.delete_session(session_key)
+
+
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
+    """A store directory searched by the reference index (capabilities: `Backend`,
+    `Maintenance`, `Refreshable`, `Explainable`)."""
 
     name = BACKEND_NAME
 
@@ -354,9 +387,11 @@ class ReferenceBackend:
 
     # ----- writing --------------------------------------------------------------------
 
-    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+    @contextmanager
+    def transaction(self) -> Iterator[ReferenceTransaction]:
         """The store's write transaction; its index rows are added when it commits."""
-        return self.store.transaction()
+        with self.store.transaction() as transaction:
+            yield ReferenceTransaction(transaction)
 
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""

@@ -1,7 +1,7 @@
 """Which backends exist, and how a store directory is created for one and reopened.
 
-Owns: the mapping from a backend name to its class, and the rule that a store directory
-remembers the backend it was created for. Must not touch: any backend's internals; the
+Owns: the mapping from a backend name to its class, the default backend of a new store,
+and the rule that a store directory remembers the backend it was created for. Must not touch: any backend's internals; the
 classes are imported lazily so that a missing optional dependency (psycopg) only matters
 when that backend is chosen.
 
@@ -28,6 +28,9 @@ BACKEND_CLASSES: dict[str, str] = {
 
 BACKEND_NAMES: tuple[str, ...] = tuple(BACKEND_CLASSES)
 
+#: The backend of a new store when none is named.
+DEFAULT_BACKEND = "reference"
+
 
 def backend_class(name: str) -> type:
     """The class implementing backend `name` (UsageError for an unknown name)."""
@@ -51,6 +54,22 @@ def detect_backend(path: str | os.PathLike[str]) -> str:
     raise StoreError(f"{directory}: no session-search store here")
 
 
+def existing_backend(path: str | os.PathLike[str]) -> str | None:
+    """The backend of the store at `path`; None for an absent or empty folder (where a new
+    store may be made). A file, or a non-empty folder holding no store, is a `UsageError`."""
+    directory = Path(path)
+    if not directory.exists():
+        return None
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a folder")
+    if not any(directory.iterdir()):
+        return None
+    try:
+        return detect_backend(directory)
+    except StoreError:
+        raise UsageError(f"{directory}: folder is not empty and holds no store") from None
+
+
 def open_backend(
     path: str | os.PathLike[str],
     *,
@@ -65,7 +84,7 @@ def open_backend(
     """
     directory = Path(path)
     if create:
-        name = backend or "reference"
+        name = backend or DEFAULT_BACKEND
         if directory.exists() and any(directory.iterdir()):
             existing = detect_backend(directory)
             if existing != name:

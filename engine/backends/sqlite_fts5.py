@@ -53,6 +53,9 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
 5. Hits: timestamp finite else 0; score `-rank` finite else 0; snippet bounded to 500
    UTF-16 units + `…`.
 
+Writing: every `put_window` and `append_event` is checked by `engine.transcript.validation`
+first, as on every backend, so both refuse the same inputs with the same message.
+
 Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
 transcript tables (never the index), with the same names as `TranscriptStore`, so the
 importers (`engine.ingest.import_sources`) and history readers can use this store too.
@@ -82,9 +85,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from engine.backends.protocol import Backend, BackendTransaction, Maintenance
 from engine.errors import (
     CorruptFile,
-    InputError,
     QueryError,
     StoreError,
     StoreLocked,
@@ -117,10 +120,9 @@ from engine.query.user_query import (
     validate_request,
 )
 from engine.results.bounds import bound_snippet
-from engine.transcript.events import validation_problem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import scan_tree
-from engine.transcript.windows import window_problem
+from engine.transcript.validation import check_event, check_window, unknown_session
 
 DATABASE_NAME = "session-search.sqlite"
 BACKEND_NAME = "sqlite"
@@ -223,7 +225,7 @@ def _finite_or_zero(value: Any) -> float:
 # --------------------------------------------------------------------------------------
 
 
-class SqliteTransaction:
+class SqliteTransaction(BackendTransaction):
     """The write operations of one SQLite transaction (see `SqliteBackend.transaction`)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
@@ -231,11 +233,7 @@ class SqliteTransaction:
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
-        if not isinstance(window, SessionWindow):
-            raise InputError("put_window needs a SessionWindow")
-        problem = window_problem(window)
-        if problem is not None:
-            raise InputError(problem)
+        check_window(window)
         values = asdict(window)
         values["current"] = int(window.current)
         values["incognito"] = int(window.incognito)
@@ -252,13 +250,11 @@ class SqliteTransaction:
 
     def append_event(self, session_id: str, event: dict[str, Any], created_at: float | None = None) -> int:
         """Append one event, index it in this transaction when the lifecycle allows; return seq."""
-        problem = validation_problem(event)
-        if problem is not None:
-            raise InputError(f"session {session_id}: {problem}")
+        check_event(session_id, event, created_at)
         if self._connection.execute(
             "SELECT 1 FROM session_windows WHERE session_id = ?", (session_id,)
         ).fetchone() is None:
-            raise UnknownSession(f'no session window "{session_id}"')
+            raise unknown_session(session_id)
         (last_seq,) = self._connection.execute(
             "SELECT coalesce(max(seq), -1) FROM transcript_events WHERE session_id = ?", (session_id,)
         ).fetchone()
@@ -356,8 +352,10 @@ def read_events(connection: sqlite3.Connection, session_id: str) -> list[StoredE
 # --------------------------------------------------------------------------------------
 
 
-class SqliteBackend:
-    """A store directory holding one SQLite database with the upstream FTS5 schema."""
+class SqliteBackend(Backend, Maintenance):
+    """A store directory holding one SQLite database with the upstream FTS5 schema
+    (capabilities: `Backend`, `Maintenance`; every read sees the latest commit, so it
+    needs no `Refreshable`)."""
 
     name = BACKEND_NAME
 

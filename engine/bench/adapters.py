@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.protocol import Backend
 
 
@@ -79,14 +80,13 @@ def ingest_import_corpus(backend: Backend, corpus: Path) -> None:
 
 
 def finish_indexing(backend: Backend) -> int:
-    """Run the backend's `reconcile()` once, if it has one; return the windows it rebuilt.
+    """Reconcile once if the backend's index can lag (`Maintenance`); the windows rebuilt.
 
     An import leaves windows with rewinds (leaf events) dirty, as upstream does
     (behaviour.md §8.1); the product reconciles them in the background, and a benchmark
     must query the fully indexed state, so the harness reconciles after every import.
     """
-    reconcile = getattr(backend, "reconcile", None)
-    return int(reconcile()) if callable(reconcile) else 0
+    return reconcile_when_needed(backend)
 
 
 def default_services() -> BenchServices:

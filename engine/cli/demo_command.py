@@ -2,7 +2,7 @@
 
 Owns: the demo's story — which queries it runs and why — and its output. Must not touch:
 import, search or comparison logic beyond calling the engine's public pieces
-(`store_commands.import_into`, `engine.backends.registry.open_backend`,
+(`engine.ingest.import_into_store`, `engine.backends.registry.open_backend`,
 `Backend.search`).
 
 What it does, in order:
@@ -28,8 +28,9 @@ from typing import Any
 
 from engine.backends.registry import open_backend
 from engine.cli.output import format_table, print_json
-from engine.cli.store_commands import format_stats, import_into
+from engine.cli.store_commands import format_stats, ordered_stats
 from engine.errors import EngineError
+from engine.ingest import import_into_store
 from engine.model import SearchRequest, SearchResult
 
 DEMO_BACKENDS = ("reference", "sqlite")
@@ -114,8 +115,8 @@ def demo_report(corpus: Path, folder: Path) -> dict[str, Any]:
     """Import the corpus under `folder/<backend>`, run every showcase, compare results."""
     stats: dict[str, Any] = {}
     for name in DEMO_BACKENDS:
-        outcome = import_into(folder / name, name, [corpus])
-        stats[name] = outcome["stats"]
+        outcome = import_into_store(folder / name, name, [corpus])
+        stats[name] = ordered_stats(outcome.stats)
     backends = {name: open_backend(folder / name) for name in DEMO_BACKENDS}
     try:
         queries = [showcase_result(showcase, backends) for showcase in SHOWCASES]

@@ -6,12 +6,11 @@ Owns: how results look on standard output. Must not touch: engine state.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from engine.rpc.framing import escape_lone_surrogates
 
 
 def to_json_text(value: Any) -> str:
@@ -23,17 +22,12 @@ def to_json_text(value: Any) -> str:
     >>> to_json_text({"text": "é" + chr(0xD800)})
     '{"text": "é\\\\ud800"}'
     """
-    return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
-
-
-def _escape_lone_surrogates(json_text: str) -> str:
-    """Replace each lone surrogate in JSON text by its `\\uXXXX` escape."""
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
 
 
 def print_json(value: Any) -> None:
     """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
-    sys.stdout.write(_escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
+    sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
 
 

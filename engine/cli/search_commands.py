@@ -1,9 +1,9 @@
 """The `search`, `explain`, `serve`, `reconcile` and `verify` commands.
 
-Owns: their arguments, the JSON-RPC framing of `serve`, and how results are printed.
-Must not touch: search, storage or index logic (they call the backend through
+Owns: their arguments and how results are printed. Must not touch: search, storage,
+index or protocol logic (they call the backend through
 `engine.backends.registry.open_backend`, so `search`, `serve` and `reconcile` work for
-every backend; `explain` and `verify` need the reference backend).
+every backend; `explain` needs an `Explainable` backend and `verify` the reference one).
 
 Session scope on the command line (a decision for CLI users, who own the store they
 point at): with no `--agent` and no `--session-key`, `search` looks at every session in
@@ -12,43 +12,22 @@ agent's namespace plus `global` and `unknown` (the kernel's omitted-filter rule)
 `--session-key` (repeatable) selects exactly those keys. `--all-sessions` cannot be
 combined with `--session-key`.
 
-`serve` speaks JSON-RPC 2.0 over stdin/stdout, one JSON object per line, and answers
-each request on one line. Method `sessions.search`, params
-`{agentId?, query, limit?, sessionKeys?, sessionId?, role?, match?, order?}`; the result
-is the kernel result. `sessionKeys` omitted needs an `agentId` (as in the kernel). Errors
-keep the server serving and use stable codes:
-
-| code   | when |
-|--------|------|
-| -32700 | the line is not JSON |
-| -32600 | not a JSON-RPC 2.0 request object (batches are not supported) |
-| -32601 | unknown method |
-| -32602 | params of the wrong shape or type, or a query the policy rejects (the message is the product's wording, e.g. `query must not be empty`) |
-| -32000 | the engine failed (store error); the message says why |
-
-A request without an `id` is a notification: it runs and gets no answer.
+`serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line; the
+protocol (methods, params, results, error codes) is `docs/protocol.md`, and the server
+is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from typing import IO, Any
 
+from engine.backends.maintenance import reconcile_store
+from engine.backends.protocol import Explainable
 from engine.backends.registry import open_backend
 from engine.cli.output import format_table, print_json
-from engine.errors import EngineError, InputError, UsageError
+from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, SearchResult
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-ENGINE_ERROR = -32000
-
-SEARCH_METHOD = "sessions.search"
-
+from engine.rpc.server import serve_stdio
 
 # ----- shared arguments ---------------------------------------------------------------
 
@@ -146,10 +125,9 @@ def run_explain(args: argparse.Namespace) -> int:
     request = request_from_args(args)
     backend = open_backend(args.store)
     try:
-        explain = getattr(backend, "explain", None)
-        if explain is None:
+        if not isinstance(backend, Explainable):
             raise UsageError(f"explain needs a reference store; this one uses {backend.name!r}")
-        run, explanations = explain(request)
+        run, explanations = backend.explain(request)
     finally:
         backend.close()
     phrases = [
@@ -194,124 +172,11 @@ def run_explain(args: argparse.Namespace) -> int:
 # ----- serve --------------------------------------------------------------------------
 
 
-class RpcError(Exception):
-    """A JSON-RPC error with its code."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-PARAM_TYPES: dict[str, tuple[type, ...]] = {
-    "agentId": (str,),
-    "query": (str,),
-    "limit": (int,),
-    "sessionKeys": (list,),
-    "sessionId": (str,),
-    "role": (str,),
-    "match": (str,),
-    "order": (str,),
-}
-
-
-def request_from_params(params: Any) -> SearchRequest:
-    """Check `sessions.search` params and build the request (RpcError -32602 otherwise)."""
-    if not isinstance(params, dict):
-        raise RpcError(INVALID_PARAMS, "params must be an object")
-    unknown = sorted(set(params) - set(PARAM_TYPES))
-    if unknown:
-        raise RpcError(INVALID_PARAMS, f"unknown params: {', '.join(unknown)}")
-    for name, value in params.items():
-        if value is None and name != "query":
-            continue
-        if not isinstance(value, PARAM_TYPES[name]) or isinstance(value, bool):
-            raise RpcError(INVALID_PARAMS, f"{name} has the wrong type")
-    if "query" not in params:
-        raise RpcError(INVALID_PARAMS, "query is required")
-    keys = params.get("sessionKeys")
-    if keys is not None and not all(isinstance(key, str) for key in keys):
-        raise RpcError(INVALID_PARAMS, "sessionKeys must be an array of strings")
-    choices = {"role": SEARCHABLE_ROLES, "match": MATCH_MODES, "order": ORDERS}
-    for name, allowed in choices.items():
-        value = params.get(name)
-        if value is not None and value not in allowed:
-            raise RpcError(INVALID_PARAMS, f"{name} must be one of: {', '.join(allowed)}")
-    if keys is None and params.get("agentId") is None:
-        raise RpcError(INVALID_PARAMS, "agentId is required when sessionKeys is omitted")
-    return SearchRequest(
-        query=params["query"],
-        agent_id=params.get("agentId"),
-        limit=params.get("limit"),
-        session_keys=tuple(keys) if keys is not None else None,
-        session_id=params.get("sessionId"),
-        role=params.get("role"),
-        match=params.get("match") or "exact",
-        order=params.get("order") or "relevance",
-    )
-
-
-def handle_line(backend: Any, line: str) -> dict[str, Any] | None:
-    """The JSON-RPC response to one input line (None for a notification)."""
-    try:
-        message = json.loads(line)
-    except ValueError as error:
-        return _error_response(None, PARSE_ERROR, f"parse error: {error}")
-    if not isinstance(message, dict):
-        reason = "batch requests are not supported" if isinstance(message, list) else (
-            "a request must be a JSON object")
-        return _error_response(None, INVALID_REQUEST, reason)
-    request_id = message.get("id")
-    is_notification = "id" not in message
-    if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str) or not (
-        request_id is None or isinstance(request_id, (str, int)) and not isinstance(request_id, bool)
-    ):
-        return _error_response(
-            request_id if isinstance(request_id, (str, int)) else None,
-            INVALID_REQUEST, "expected {\"jsonrpc\": \"2.0\", \"method\": str, \"id\": str|int}",
-        )
-    try:
-        if message["method"] != SEARCH_METHOD:
-            raise RpcError(METHOD_NOT_FOUND, f"unknown method {message['method']!r}")
-        request = request_from_params(message.get("params", {}))
-        refresh = getattr(backend, "refresh", None)
-        if refresh is not None:
-            refresh()
-        result = backend.search(request).to_json()
-    except RpcError as error:
-        response = _error_response(request_id, error.code, error.message)
-    except InputError as error:
-        response = _error_response(request_id, INVALID_PARAMS, str(error))
-    except EngineError as error:
-        response = _error_response(request_id, ENGINE_ERROR, str(error))
-    else:
-        response = {"jsonrpc": "2.0", "id": request_id, "result": result}
-    return None if is_notification else response
-
-
-def _error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def serve(backend: Any, lines: IO[str], output: IO[str]) -> int:
-    """Answer JSON-RPC lines until the input ends; return how many were answered."""
-    answered = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        response = handle_line(backend, line)
-        if response is not None:
-            output.write(json.dumps(response, ensure_ascii=False) + "\n")
-            output.flush()
-            answered += 1
-    return answered
-
-
 def run_serve(args: argparse.Namespace) -> int:
     """`session-search serve`."""
     backend = open_backend(args.store)
     try:
-        serve(backend, sys.stdin, sys.stdout)
+        serve_stdio(backend)
     finally:
         backend.close()
     return 0
@@ -322,19 +187,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_reconcile(args: argparse.Namespace) -> int:
     """`session-search reconcile`: rebuild windows that need it (writer)."""
-    backend = open_backend(args.store, writer=True)
-    try:
-        reconcile = getattr(backend, "reconcile", None)
-        if reconcile is None:
-            raise UsageError(f"backend {backend.name!r} has no reconcile")
-        count = reconcile()
-        status = getattr(backend, "index_status", lambda: False)()
-    finally:
-        backend.close()
+    outcome = reconcile_store(args.store)
     if args.json:
-        print_json({"reconciled": count, "indexing": status})
+        print_json(outcome.to_json())
     else:
-        print(f"reconciled {count} window(s); indexing {'still needed' if status else 'complete'}")
+        print(f"reconciled {outcome.reconciled} window(s); indexing "
+              f"{'still needed' if outcome.indexing else 'complete'}")
     return 0
 
 

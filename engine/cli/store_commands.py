@@ -1,9 +1,9 @@
 """`session-search import` and `stats`: load transcripts into a store and count them.
 
 Owns: these two commands' arguments and outputs.
-Must not touch: formats (`engine.ingest`), storage and indexes (the backends, reached
-through `engine.backends.registry`: a new backend added there is a `--backend` choice
-here at once), search.
+Must not touch: the import job itself (`engine.ingest.import_into_store`), formats,
+storage and indexes (the backends, reached through `engine.backends.registry`: a new
+backend added there is a `--backend` choice here at once), search.
 
 Commands:
 
@@ -12,9 +12,8 @@ Commands:
   imports every SOURCE (a corpus directory, a flat `*.jsonl` messages file, or an
   OpenClaw state directory) in one transaction through the backend, so the index is
   written at commit. On any error nothing is imported (exit 2), and a store this command
-  had just created is removed again. Then, unless `--no-reconcile`, the backend's
-  `reconcile()` rebuilds the windows the import left dirty (behaviour.md §8.1: imported
-  history and rewinds are indexed by reconcile, as `openclaw doctor` imports are);
+  had just created is removed again. Then, unless `--no-reconcile`, the windows the
+  import left dirty are reconciled (the rules are `engine.ingest.into_store`'s);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
   then whatever index counts the backend adds (`messages_indexed`, ...);
 
@@ -26,18 +25,19 @@ Every command takes `--json`. Errors go to standard error as
 from __future__ import annotations
 
 import argparse
-import shutil
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from engine.backends.registry import BACKEND_NAMES, detect_backend, open_backend
+from engine.backends.registry import (
+    BACKEND_NAMES,
+    DEFAULT_BACKEND,
+    existing_backend,
+    open_backend,
+)
 from engine.cli.output import format_table, print_json
-from engine.errors import StoreError, UsageError
-from engine.ingest import ImportReport, detect_form, import_sources
+from engine.errors import UsageError
+from engine.ingest import ImportReport, import_into_store
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
-DEFAULT_BACKEND = "reference"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,20 +72,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_import(args: argparse.Namespace) -> int:
     """`import`: load the sources, then print what was added and the store's counts."""
     store_path = Path(args.store)
-    outcome = import_into(store_path, args.backend, args.sources,
-                          reconcile=not args.no_reconcile)
+    outcome = import_into_store(store_path, args.backend, args.sources,
+                                reconcile=not args.no_reconcile)
+    counts = ordered_stats(outcome.stats)
     if args.json:
-        print_json({"store": str(store_path), **outcome_json(outcome)})
+        print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
     else:
-        print(describe_import(outcome["imported"], store_path, outcome["reconciled"]))
-        print(format_stats(outcome["stats"]))
+        print(describe_import(outcome.imported, store_path, outcome.reconciled))
+        print(format_stats(counts))
     return 0
 
 
 def run_stats(args: argparse.Namespace) -> int:
     """`stats`: print the counts of an existing store."""
     store_path = Path(args.store)
-    backend_name = _existing_backend(store_path)
+    backend_name = existing_backend(store_path)
     if backend_name is None:
         raise UsageError(f"{store_path}: no session-search store here")
     backend = open_backend(store_path, backend=backend_name)
@@ -99,46 +100,6 @@ def run_stats(args: argparse.Namespace) -> int:
         print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
     return 0
-
-
-def import_into(
-    store_path: Path,
-    backend_name: str | None,
-    sources: Sequence[str | Path],
-    *,
-    reconcile: bool = True,
-) -> dict[str, Any]:
-    """Open (or create) the store at `store_path`, import `sources`, maybe reconcile.
-
-    Returns `{"backend", "imported": ImportReport, "reconciled": int, "stats": counts}`.
-    The sources' forms are checked first, so a wrong SOURCE never leaves a new store.
-    """
-    for source in sources:
-        detect_form(Path(source))
-    existing = _existing_backend(store_path)
-    if existing is not None and backend_name is not None and existing != backend_name:
-        raise UsageError(f"{store_path}: store was created for backend {existing!r}, "
-                         f"not {backend_name!r}")
-    name = existing or backend_name or DEFAULT_BACKEND
-    create = existing is None
-    folder_existed = store_path.exists()
-    backend = open_backend(store_path, backend=name, create=create, writer=True)
-    try:
-        report = import_sources(backend, sources)
-        reconciled = _reconcile(backend) if reconcile else 0
-        counts = ordered_stats(backend.stats())
-    except BaseException:
-        backend.close()
-        if create:
-            _remove_new_store(store_path, folder_existed)
-        raise
-    backend.close()
-    return {"backend": name, "imported": report, "reconciled": reconciled, "stats": counts}
-
-
-def outcome_json(outcome: dict[str, Any]) -> dict[str, Any]:
-    """An `import_into` outcome as JSON: the report becomes its JSON object."""
-    return {**outcome, "imported": outcome["imported"].to_json()}
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
@@ -178,38 +139,3 @@ def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0)
     if reconciled:
         summary += f"; reconciled {reconciled} window{'' if reconciled == 1 else 's'}"
     return "\n".join([summary, *(f"note: {note}" for note in report.notes)])
-
-
-def _reconcile(backend: Any) -> int:
-    """Run the backend's `reconcile()` when it has one; the number of windows rebuilt."""
-    method = getattr(backend, "reconcile", None)
-    return int(method()) if callable(method) else 0
-
-
-def _existing_backend(store_path: Path) -> str | None:
-    """The backend of the store at `store_path`; None for an absent or empty folder.
-
-    A file, or a non-empty folder holding no store, is a usage error.
-    """
-    if not store_path.exists():
-        return None
-    if not store_path.is_dir():
-        raise UsageError(f"{store_path}: not a folder")
-    if not any(store_path.iterdir()):
-        return None
-    try:
-        return detect_backend(store_path)
-    except StoreError:
-        raise UsageError(f"{store_path}: folder is not empty and holds no store") from None
-
-
-def _remove_new_store(store_path: Path, folder_existed: bool) -> None:
-    """Undo the creation of a store whose first import failed (the folder was empty)."""
-    if not folder_existed:
-        shutil.rmtree(store_path, ignore_errors=True)
-        return
-    for child in store_path.iterdir():
-        if child.is_dir():
-            shutil.rmtree(child)
-        else:
-            child.unlink()

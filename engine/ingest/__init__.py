@@ -2,6 +2,9 @@
 
 Map of the package:
 
+* `into_store.py` — `import_into_store(folder, backend, paths)`: the `import` command's job
+  on a store folder (create the store if needed, import, reconcile, count; undo a new
+  store on failure);
 * `importer.py` — `import_sources(target, paths)`: detects each path's form and loads every
   source in ONE transaction (any error: nothing is visible);
 * `corpus.py`   — the corpus directory: `sessions.jsonl` + `transcripts/<sessionId>.jsonl`;
@@ -25,6 +28,7 @@ from engine.ingest.importer import (
     import_sources,
     stored_windows,
 )
+from engine.ingest.into_store import ImportOutcome, import_into_store
 
-__all__ = ["FORMS", "ImportReport", "ImportTarget", "detect_form", "import_sources",
-           "stored_windows"]
+__all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "detect_form",
+           "import_into_store", "import_sources", "stored_windows"]

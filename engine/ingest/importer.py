@@ -11,21 +11,20 @@ the `with` block, and the transaction discards everything written so far: nothin
 import becomes visible. A second import of the same corpus fails with `DuplicateImport`
 on its first window, so it can never create duplicates.
 
-The target is anything with `transaction()` (yielding an object with `put_window` and
-`append_event`, see `engine.backends.protocol.BackendTransaction`) whose stored windows
-can be listed (`stored_windows`): a `TranscriptStore`, the reference backend (through its
-store) or the SQLite backend. Writing through a backend indexes at commit.
+The target is an `ImportTarget`: a `TranscriptWriter` (whose transaction has `put_window`
+and `append_event`, see `engine.backends.protocol.BackendTransaction`) that can list its
+windows: a `TranscriptStore`, the reference backend or the SQLite backend. Writing
+through a backend indexes at commit (and is checked by `engine.transcript.validation`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from engine.backends.protocol import BackendTransaction
+from engine.backends.protocol import TranscriptWriter, require_capability
 from engine.errors import MalformedInput, UsageError
 from engine.ingest.batch import ImportBatch, ImportReport
 from engine.ingest.corpus import SESSIONS_FILE, import_corpus, is_corpus_directory
@@ -34,29 +33,23 @@ from engine.ingest.openclaw_state import import_openclaw_state, is_openclaw_stat
 from engine.model import SessionWindow
 
 
-class ImportTarget(Protocol):
-    """Where an import writes: one transaction, after reading the windows already held."""
-
-    def transaction(self) -> AbstractContextManager[BackendTransaction]:
-        """Begin the import's single write transaction."""
-        ...
+@runtime_checkable
+class ImportTarget(TranscriptWriter, Protocol):
+    """Where an import writes: one transaction, after reading the windows already held
+    (every backend, and a bare `TranscriptStore`, is one)."""
 
     def windows(self) -> list[SessionWindow]:
         """The session windows the target already holds."""
         ...
 
 
-def stored_windows(target: ImportTarget) -> list[SessionWindow]:
-    """The windows `target` already holds (every backend and a bare `TranscriptStore`
-    list them with `windows()`), to refuse duplicates.
+def stored_windows(target: object) -> list[SessionWindow]:
+    """The windows `target` already holds, to refuse duplicates.
 
-    A target that cannot list its windows is an error, since an import that cannot see
-    the store could create duplicates.
+    A target that cannot list its windows or open a transaction is a `UsageError` naming
+    what it lacks, since an import that cannot see the store could create duplicates.
     """
-    method = getattr(target, "windows", None)
-    if not callable(method):
-        raise UsageError(f"cannot import into {type(target).__name__}: it cannot list its windows")
-    return list(method())
+    return list(require_capability(target, ImportTarget, "import").windows())
 
 
 #: form name -> (recogniser, reader), probed in this order.

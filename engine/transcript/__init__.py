@@ -9,6 +9,7 @@ Map of the package (each module owns one concept; the index never lives here):
 * `windows.py`     — session keys, session windows, their reasons and the chain of windows
                      under a key (current versus retained);
 * `projection.py`  — what is searchable: index entries from the active path (§2.3);
+* `validation.py`  — what a store accepts: the checks every backend runs before a write;
 * `log.py`         — the transcript log: its append-only files, `LogReader` (replay, event
                      reads), `LogWriter` (append, commit, roll, seal, recovery);
 * `catalog.py`     — the committed state in memory: windows, the session-key index and

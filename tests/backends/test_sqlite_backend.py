@@ -201,7 +201,7 @@ def test_create_and_open_errors(tmp_path: Path) -> None:
 
 
 def test_bad_writes_name_the_problem(store: SqliteBackend) -> None:
-    missing = pytest.raises(UnknownSession, match='no session window "nope"')
+    missing = pytest.raises(UnknownSession, match="unknown session id 'nope'")
     with missing, store.transaction() as transaction:
         transaction.append_event("nope", message("m1", None, "user", "x", 1))
     no_id = pytest.raises(InputError, match='non-blank string "id"')

@@ -95,7 +95,7 @@ def import_rewound_window(backend: ReferenceBackend) -> None:
         for number in range(5):
             transaction.append_event("w1", chat(number, parent, f"alpha word{number}"))
             parent = f"m{number}"
-        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m1"})
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "parentId": "m4", "targetId": "m1"})
         transaction.append_event("w1", chat(5, "m1", "alpha after rewind"))
         transaction.append_event("w1", chat(6, "m5", "alpha last"))
 
@@ -181,7 +181,7 @@ def test_a_flush_drops_segments_whose_rows_are_all_deleted() -> None:
     first = read_manifest(directory)
     assert first is not None and [segment[3] for segment in first.segments] == [4]
     with backend.transaction() as transaction:  # rewind onto the same leaf: rebuild all
-        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m3"})
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "parentId": "m3", "targetId": "m3"})
     backend.reconcile()
     manifest = read_manifest(directory)
     assert manifest is not None and manifest.deleted == ()
@@ -222,7 +222,7 @@ def test_the_indexing_flag_follows_every_change_though_it_is_cached() -> None:
         transaction.append_event("w1", chat(0, None, "alpha"))
     assert backend.index_status() is False
     with backend.transaction() as transaction:
-        transaction.append_event("w1", {"type": "leaf", "id": "l1", "targetId": "m0"})
+        transaction.append_event("w1", {"type": "leaf", "id": "l1", "parentId": "m0", "targetId": "m0"})
     assert backend.index_status() is True
     assert backend.search(SearchRequest("alpha", limit=5)).indexing is True
     backend.reconcile()
@@ -269,7 +269,7 @@ def test_the_manifest_records_the_indexing_flag_a_reader_then_trusts() -> None:
     reader.refresh()
     assert reader.index_status() is False
     with backend.transaction() as transaction:  # a commit the reader must replay
-        transaction.append_event("w1", {"type": "leaf", "id": "l2", "targetId": "m1"})
+        transaction.append_event("w1", {"type": "leaf", "id": "l2", "parentId": "m6", "targetId": "m1"})
     replaying = ReferenceBackend.open_in(directory)  # manifest older than the store
     assert replaying.index_status() is True
     for opened in (reader, replaying, backend):

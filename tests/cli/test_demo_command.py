@@ -13,7 +13,7 @@ import pytest
 
 from engine.cli import main
 
-DEMO = Path(__file__).resolve().parent.parent / "engine" / "demo_corpus"
+DEMO = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
 
 
 def run_demo(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:

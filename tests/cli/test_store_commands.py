@@ -11,7 +11,7 @@ import pytest
 
 from engine.cli import main
 
-DEMO = Path(__file__).resolve().parent.parent / "engine" / "demo_corpus"
+DEMO = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
 
 
 def count_demo() -> dict[str, int]:

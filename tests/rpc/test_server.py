@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from engine.backends.reference import ReferenceBackend
-from engine.cli.search_commands import serve
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow
+from engine.rpc.server import serve
 
 
 @pytest.fixture

@@ -1,0 +1,53 @@
+"""Keeping an index in step with its transcripts, for callers that hold any backend.
+
+Owns: when `reconcile` runs on behalf of the importer, the benchmark and the `reconcile`
+command, and what they report back. Must not touch: how a backend reconciles (its own
+`Maintenance.reconcile`) or what needs it (`engine.index.lifecycle`).
+
+Two entry points, because two situations:
+
+* `reconcile_when_needed(backend)` — after a bulk write (an import), bring the index up
+  to date if this backend's index can lag (`Maintenance`); a backend without it indexed
+  every commit already, so there is nothing to do and the answer is 0;
+* `reconcile_store(path)` — the user asked for a reconcile: open the store as writer and
+  run it; a backend without `Maintenance` is an error naming it (`require_capability`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from engine.backends.protocol import Maintenance, require_capability
+from engine.backends.registry import open_backend
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileOutcome:
+    """How many windows a reconcile rebuilt, and whether indexing is still needed."""
+
+    reconciled: int
+    indexing: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"reconciled", "indexing"}`."""
+        return {"reconciled": self.reconciled, "indexing": self.indexing}
+
+
+def reconcile_when_needed(backend: object) -> int:
+    """Reconcile `backend` if its index can lag its transcripts; the windows rebuilt."""
+    if isinstance(backend, Maintenance):
+        return int(backend.reconcile())
+    return 0
+
+
+def reconcile_store(path: str | os.PathLike[str]) -> ReconcileOutcome:
+    """Open the store at `path` as its writer, reconcile it, report, close."""
+    backend = open_backend(path, writer=True)
+    try:
+        maintained = require_capability(backend, Maintenance, "reconcile")
+        count = maintained.reconcile()
+        return ReconcileOutcome(reconciled=count, indexing=maintained.index_status())
+    finally:
+        backend.close()

@@ -1,0 +1,85 @@
+"""How JSON-RPC messages travel: one JSON object per line, UTF-8.
+
+Owns: turning a message into one line of bytes and back. Must not touch: what a message
+means (`engine.rpc.server`, `engine.rpc.client`).
+
+The rules, for both directions:
+
+* a message is one JSON value on one line, ended by `\\n`; JSON text never holds a raw
+  newline (strings escape it), so the line break is an unambiguous frame end;
+* the bytes are UTF-8. Non-ASCII text is written as itself, not as `\\uXXXX`; a lone
+  surrogate (a Python string may hold one; UTF-8 cannot) is written as its `\\uXXXX`
+  escape, so the line is valid UTF-8 and still says exactly the same JSON;
+* a reader skips lines that hold only whitespace; a line that is not UTF-8, or not JSON,
+  is a `FramingError` (the server answers it with a parse error).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class FramingError(ValueError):
+    """A line that is not one UTF-8 JSON value."""
+
+
+def escape_lone_surrogates(json_text: str) -> str:
+    """Replace each lone surrogate in JSON text by its `\\uXXXX` escape.
+
+    >>> escape_lone_surrogates('"a' + chr(0xD800) + '"')
+    '"a\\\\ud800"'
+    """
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
+
+
+def message_line(message: Any) -> str:
+    """One message as its line of text (`json.dumps` separators), `\\n`-terminated; the
+    text encodes to UTF-8 without error.
+
+    >>> message_line({"id": 1, "text": "café" + chr(0xD800)})
+    '{"id": 1, "text": "café\\\\ud800"}\\n'
+    """
+    return escape_lone_surrogates(json.dumps(message, ensure_ascii=False)) + "\n"
+
+
+def encode_message(message: Any) -> bytes:
+    """One message as its line of UTF-8 bytes.
+
+    >>> encode_message({"text": "é"})
+    b'{"text": "\\xc3\\xa9"}\\n'
+    """
+    return message_line(message).encode("utf-8")
+
+
+def is_blank_line(line: bytes | str) -> bool:
+    """True for a line holding only whitespace (skipped by readers).
+
+    >>> is_blank_line(b"  \\r\\n"), is_blank_line('{"a": 1}')
+    (True, False)
+    """
+    return not line.strip()
+
+
+def decode_message(line: bytes | str) -> Any:
+    """The JSON value of one line (bytes are UTF-8); `FramingError` says why not.
+
+    >>> decode_message(b'{"jsonrpc": "2.0", "id": 7}\\n')
+    {'jsonrpc': '2.0', 'id': 7}
+    >>> decode_message(b"\\xff{}")
+    Traceback (most recent call last):
+    ...
+    engine.rpc.framing.FramingError: parse error: the line is not UTF-8 ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte)
+    """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FramingError(f"parse error: the line is not UTF-8 ({error})") from None
+    try:
+        return json.loads(line)
+    except ValueError as error:
+        raise FramingError(f"parse error: {error}") from None

@@ -1,0 +1,133 @@
+"""The JSON-RPC 2.0 server loop: read request lines, dispatch to the method table, answer.
+
+Owns: the request/response envelope (what a valid request is, notifications, ids), the
+mapping from exceptions to error codes, and the loop over an input stream. Must not
+touch: framing details (`engine.rpc.framing`), what a method does (`engine.rpc.methods`
+and the handlers), or opening stores (the caller passes an open backend).
+
+Envelope rules (`docs/protocol.md` has the whole protocol):
+
+* a request is an object with `"jsonrpc": "2.0"`, a string `method`, optionally
+  `params`, and an `id` that is a string, an integer or null; anything else is
+  `INVALID_REQUEST` (a JSON array, a batch, is refused the same way);
+* a request without an `id` member is a notification: it runs and gets no answer;
+* every other request gets exactly one response line, in the order the requests came:
+  `{"jsonrpc": "2.0", "id", "result"}` or `{"jsonrpc": "2.0", "id", "error": {"code",
+  "message"}}`; when the id cannot be read (a parse error), it is null;
+* no error stops the server: it serves until its input ends.
+
+Exceptions become codes: `RpcError` keeps its own; `InputError` (bad input, e.g. a query
+the policy rejects) is `INVALID_PARAMS`; any other `EngineError` is `ENGINE_ERROR`. Any
+other exception is a bug: it is not caught, so the server ends with a traceback on
+standard error and the client sees the connection close (no `INTERNAL_ERROR` answer
+would make the bug easier to find).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
+
+from engine.backends.protocol import SearchBackend
+from engine.errors import EngineError, InputError
+from engine.rpc.errors import (
+    ENGINE_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RpcError,
+)
+from engine.rpc.framing import FramingError, decode_message, is_blank_line, message_line
+from engine.rpc.methods import METHODS, Method, RpcContext
+
+JSONRPC_VERSION = "2.0"
+ENVELOPE_HINT = 'expected {"jsonrpc": "2.0", "method": str, "id": str|int}'
+
+
+def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """A response carrying an error.
+
+    >>> error_response(3, METHOD_NOT_FOUND, "unknown method 'x'")
+    {'jsonrpc': '2.0', 'id': 3, 'error': {'code': -32601, 'message': "unknown method 'x'"}}
+    """
+    return {"jsonrpc": JSONRPC_VERSION, "id": request_id,
+            "error": {"code": code, "message": message}}
+
+
+def _is_request_id(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def handle_message(
+    context: RpcContext, message: Any, methods: Mapping[str, Method] = METHODS
+) -> dict[str, Any] | None:
+    """The response to one decoded message (None for a notification)."""
+    if not isinstance(message, dict):
+        reason = ("batch requests are not supported" if isinstance(message, list)
+                  else "a request must be a JSON object")
+        return error_response(None, INVALID_REQUEST, reason)
+    request_id = message.get("id")
+    is_notification = "id" not in message
+    if (message.get("jsonrpc") != JSONRPC_VERSION or not isinstance(message.get("method"), str)
+            or not _is_request_id(request_id)):
+        readable_id = request_id if isinstance(request_id, (str, int)) else None
+        return error_response(readable_id, INVALID_REQUEST, ENVELOPE_HINT)
+    try:
+        method = methods.get(message["method"])
+        if method is None:
+            raise RpcError(METHOD_NOT_FOUND, f"unknown method {message['method']!r}")
+        result = method.handler(context, message.get("params", {}))
+    except RpcError as error:
+        response = error_response(request_id, error.code, error.message)
+    except InputError as error:
+        response = error_response(request_id, INVALID_PARAMS, str(error))
+    except EngineError as error:
+        response = error_response(request_id, ENGINE_ERROR, str(error))
+    else:
+        response = {"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}
+    return None if is_notification else response
+
+
+def handle_line(
+    backend: SearchBackend, line: bytes | str, methods: Mapping[str, Method] = METHODS
+) -> dict[str, Any] | None:
+    """The response to one input line (None for a notification)."""
+    try:
+        message = decode_message(line)
+    except FramingError as error:
+        return error_response(None, PARSE_ERROR, str(error))
+    return handle_message(RpcContext(backend), message, methods)
+
+
+def serve(
+    backend: SearchBackend,
+    lines: Iterable[bytes | str],
+    output: IO[str] | IO[bytes],
+    methods: Mapping[str, Method] = METHODS,
+) -> int:
+    """Answer request lines until the input ends; return how many were answered.
+
+    `lines` may yield text or UTF-8 bytes; `output` may be a text stream (lines are
+    written as text) or a binary one (UTF-8). Each answer is flushed at once, so a
+    client can wait for it before it writes the next request.
+    """
+    binary = not isinstance(output, io.TextIOBase)
+    answered = 0
+    for line in lines:
+        if is_blank_line(line):
+            continue
+        response = handle_line(backend, line, methods)
+        if response is not None:
+            text = message_line(response)
+            output.write(text.encode("utf-8") if binary else text)  # type: ignore[arg-type]
+            output.flush()
+            answered += 1
+    return answered
+
+
+def serve_stdio(backend: SearchBackend, methods: Mapping[str, Method] = METHODS) -> int:
+    """Serve standard input to standard output, as bytes (UTF-8 whatever the locale)."""
+    return serve(backend, sys.stdin.buffer, sys.stdout.buffer, methods)
