@@ -10,7 +10,7 @@ query policy or the ranking formulas (the kernel in `engine.index.kernel` calls 
 Why "same transaction" holds (issue 4, item 2). The transcript log is the index's
 write-ahead log. A write transaction is the store's: when it commits (fsync), the store
 calls our commit hook with the transaction's changes, and the hook feeds each appended
-event through `lifecycle.classify_append` and the §2.3 projection into the in-memory
+event through `forward_indexing.classify_append` and the §2.3 projection into the in-memory
 index. The index files record, in their manifest, the store generation they reflect;
 opening a store loads them and replays `store.changes_since(manifest.generation)` through
 the same hook. So after a crash at any point:
@@ -62,6 +62,7 @@ from typing import Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
+from engine.backends.forward_indexing import classify_append
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
@@ -69,12 +70,7 @@ from engine.errors import CorruptFile, StoreError
 from engine.gc_pause import paused_garbage_collection
 from engine.index.inverted_index import InvertedIndex
 from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
-from engine.index.lifecycle import (
-    WindowIndexState,
-    classify_append,
-    needs_reconcile,
-    rebuilt_state,
-)
+from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
     ProfileMismatch,
     flush_index,

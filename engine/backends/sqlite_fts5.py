@@ -4,9 +4,9 @@ Owns: one database file `<store>/session-search.sqlite` holding the windows, the
 events, the index state and the FTS5 index; same-transaction forward indexing; reconcile;
 and the search kernel of behaviour.md §5 (scope, dirty exclusion, two-stage query,
 `bm25()`/`snippet()`, the CJK retry of §7.1). Must not touch: what is searchable
-(`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`),
-the query policy (`engine.query.user_query`, `engine.query.cjk`), the bounds
-(`engine.results.bounds`). Those are shared with the reference backend so that the two
+(`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`,
+`engine.backends.forward_indexing`), the query policy (`engine.query.user_query`,
+`engine.query.cjk`), the bounds (`engine.results.bounds`). Those are shared with the reference backend so that the two
 agree by construction; this module only turns them into SQL.
 
 Schema (behaviour.md §2.2, plus our window metadata and a `store_meta` table):
@@ -82,6 +82,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from engine.backends.forward_indexing import classify_append
 from engine.errors import (
     CorruptFile,
     InputError,
@@ -91,7 +92,7 @@ from engine.errors import (
     UnknownSession,
     UsageError,
 )
-from engine.index.lifecycle import WindowIndexState, classify_append, needs_reconcile, rebuilt_state
+from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.model import (
     DEFAULT_AGENT_ID,
     SEARCHABLE_ROLES,
