@@ -5,7 +5,7 @@ Owns: wiring a `TranscriptStore` (the source of truth and the commit point) to a
 flushing and merging the index files, reconcile, the `indexing` status, and the search
 entry points. Must not touch: byte layouts (`engine.codec`), what is searchable
 (`engine.transcript.projection`), the index-state rules (`engine.index.lifecycle`), the
-query policy or the ranking formulas (the kernel in `engine.index.kernel` calls them).
+query policy or the ranking formulas (the search stage, `engine.search`, calls them).
 
 Why "same transaction" holds (issue 4, item 2). The transcript log is the index's
 write-ahead log. A write transaction is the store's: when it commits (fsync), the store
@@ -69,7 +69,6 @@ from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.gc_pause import paused_garbage_collection
 from engine.index.inverted_index import InvertedIndex
-from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
     ProfileMismatch,
@@ -79,6 +78,8 @@ from engine.index.writer import (
     merge_index,
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.search.explain import SearchExplanation, explain_search
+from engine.search.kernel import search_index
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import (
     META_NAME,
@@ -515,13 +516,13 @@ class ReferenceBackend:
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index, self._windows(), request, self.analyzer,
+            self.index.view(), self._windows(), request, self.analyzer,
             indexing=self.index_status(), cjk_grams=self.use_cjk_grams,
         )
 
-    def explain(self, request: SearchRequest) -> tuple[KernelRun, list[HitExplanation]]:
-        """The kernel run and, per hit, its bm25 terms and excerpt choice."""
-        return explain_search(self.index, self._windows(), request, self.analyzer)
+    def explain(self, request: SearchRequest) -> SearchExplanation:
+        """The search explained: per hit, its bm25 terms and excerpt choice."""
+        return explain_search(self.index.view(), self._windows(), request, self.analyzer)
 
     def stats(self) -> dict[str, int]:
         """Store counts plus the index's rows, segments and terms."""

@@ -6,7 +6,7 @@ and the search kernel of behaviour.md §5 (scope, dirty exclusion, two-stage que
 `bm25()`/`snippet()`, the CJK retry of §7.1). Must not touch: what is searchable
 (`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`,
 `engine.backends.forward_indexing`), the query policy (`engine.query.user_query`,
-`engine.query.cjk`), the bounds (`engine.results.bounds`). Those are shared with the reference backend so that the two
+`engine.query.cjk`), hit assembly and its bounds (`engine.search.hits`). Those are shared with the reference backend so that the two
 agree by construction; this module only turns them into SQL.
 
 Schema (behaviour.md §2.2, plus our window metadata and a `store_meta` table):
@@ -50,8 +50,8 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
    term is `text LIKE ? ESCAPE '\\'`; the word terms, if any, stay a MATCH (then `bm25()`
    and `snippet()` come from it); without word terms the score is 0 and the excerpt is
    `cjk.substring_excerpt`. Same scope, exclusions, order and `limit + 1`.
-5. Hits: timestamp finite else 0; score `-rank` finite else 0; snippet bounded to 500
-   UTF-16 units + `…`.
+5. Hits (`engine.search.hits`, as for the reference): timestamp finite else 0; score
+   `-rank` finite else 0; snippet bounded to 500 UTF-16 units + `…`.
 
 Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
 transcript tables (never the index), with the same names as `TranscriptStore`, so the
@@ -72,7 +72,6 @@ Known divergences from the reference engine:
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import time
@@ -117,7 +116,7 @@ from engine.query.user_query import (
     split_terms,
     validate_request,
 )
-from engine.results.bounds import bound_snippet
+from engine.search.hits import search_hit
 from engine.transcript.events import validation_problem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import scan_tree
@@ -211,12 +210,6 @@ def storable_text(text: str) -> str:
     if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
         return text
     return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character for character in text)
-
-
-def _finite_or_zero(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return 0.0
 
 
 # --------------------------------------------------------------------------------------
@@ -735,16 +728,8 @@ def _hit_from_row(row: tuple) -> SearchHit | None:
         return None
     if role not in SEARCHABLE_ROLES:
         return None
-    score = _finite_or_zero(rank)
-    return SearchHit(
-        session_key=session_key,
-        session_id=session_id,
-        message_id=message_id,
-        role=role,
-        timestamp=_finite_or_zero(timestamp),
-        snippet=bound_snippet(snippet),
-        score=-score if score else 0.0,
-    )
+    return search_hit(session_key=session_key, session_id=session_id, message_id=message_id,
+                      role=role, timestamp=timestamp, excerpt=snippet, rank=rank)
 
 
 _WINDOW_SELECT = ", ".join(f'"{name}"' for name in WINDOW_COLUMNS)
