@@ -5,12 +5,12 @@ Owns: wiring a `TranscriptStore` (the source of truth and the commit point) to a
 flushing and merging the index files, reconcile, the `indexing` status, and the search
 entry points. Must not touch: byte layouts (`engine.codec`), what is searchable
 (`engine.transcript.projection`), the index-state rules (`engine.index.lifecycle`), the
-query policy or the ranking formulas (the kernel in `engine.index.kernel` calls them).
+query policy or the ranking formulas (the search stage, `engine.search`, calls them).
 
 Why "same transaction" holds (issue 4, item 2). The transcript log is the index's
 write-ahead log. A write transaction is the store's: when it commits (fsync), the store
 calls our commit hook with the transaction's changes, and the hook feeds each appended
-event through `lifecycle.classify_append` and the §2.3 projection into the in-memory
+event through `forward_indexing.classify_append` and the §2.3 projection into the in-memory
 index. The index files record, in their manifest, the store generation they reflect;
 opening a store loads them and replays `store.changes_since(manifest.generation)` through
 the same hook. So after a crash at any point:
@@ -62,6 +62,7 @@ from typing import Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
+from engine.backends.forward_indexing import classify_append
 from engine.backends.protocol import (
     Backend,
     BackendTransaction,
@@ -75,13 +76,7 @@ from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.gc_pause import paused_garbage_collection
 from engine.index.inverted_index import InvertedIndex
-from engine.index.kernel import HitExplanation, KernelRun, explain_search, search_index
-from engine.index.lifecycle import (
-    WindowIndexState,
-    classify_append,
-    needs_reconcile,
-    rebuilt_state,
-)
+from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
     ProfileMismatch,
     flush_index,
@@ -90,6 +85,8 @@ from engine.index.writer import (
     merge_index,
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.search.explain import SearchExplanation, explain_search
+from engine.search.kernel import search_index
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
@@ -549,13 +546,13 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index, self._windows(), request, self.analyzer,
+            self.index.view(), self._windows(), request, self.analyzer,
             indexing=self.index_status(), cjk_grams=self.use_cjk_grams,
         )
 
-    def explain(self, request: SearchRequest) -> tuple[KernelRun, list[HitExplanation]]:
-        """The kernel run and, per hit, its bm25 terms and excerpt choice."""
-        return explain_search(self.index, self._windows(), request, self.analyzer)
+    def explain(self, request: SearchRequest) -> SearchExplanation:
+        """The search explained: per hit, its bm25 terms and excerpt choice."""
+        return explain_search(self.index.view(), self._windows(), request, self.analyzer)
 
     def stats(self) -> dict[str, int]:
         """Store counts plus the index's rows, segments and terms."""

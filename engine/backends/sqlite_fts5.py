@@ -4,9 +4,9 @@ Owns: one database file `<store>/session-search.sqlite` holding the windows, the
 events, the index state and the FTS5 index; same-transaction forward indexing; reconcile;
 and the search kernel of behaviour.md §5 (scope, dirty exclusion, two-stage query,
 `bm25()`/`snippet()`, the CJK retry of §7.1). Must not touch: what is searchable
-(`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`),
-the query policy (`engine.query.user_query`, `engine.query.cjk`), the bounds
-(`engine.results.bounds`). Those are shared with the reference backend so that the two
+(`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`,
+`engine.backends.forward_indexing`), the query policy (`engine.query.user_query`,
+`engine.query.cjk`), hit assembly and its bounds (`engine.search.hits`). Those are shared with the reference backend so that the two
 agree by construction; this module only turns them into SQL.
 
 Schema (behaviour.md §2.2, plus our window metadata and a `store_meta` table):
@@ -50,8 +50,8 @@ Search (`search`), for a validated query (trim, 4096 UTF-16 units, `clamp_limit`
    term is `text LIKE ? ESCAPE '\\'`; the word terms, if any, stay a MATCH (then `bm25()`
    and `snippet()` come from it); without word terms the score is 0 and the excerpt is
    `cjk.substring_excerpt`. Same scope, exclusions, order and `limit + 1`.
-5. Hits: timestamp finite else 0; score `-rank` finite else 0; snippet bounded to 500
-   UTF-16 units + `…`.
+5. Hits (`engine.search.hits`, as for the reference): timestamp finite else 0; score
+   `-rank` finite else 0; snippet bounded to 500 UTF-16 units + `…`.
 
 Writing: every `put_window` and `append_event` is checked by `engine.transcript.validation`
 first, as on every backend, so both refuse the same inputs with the same message.
@@ -75,7 +75,6 @@ Known divergences from the reference engine:
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import time
@@ -85,6 +84,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from engine.backends.forward_indexing import classify_append
 from engine.backends.protocol import Backend, BackendTransaction, Maintenance
 from engine.errors import (
     CorruptFile,
@@ -94,7 +94,7 @@ from engine.errors import (
     UnknownSession,
     UsageError,
 )
-from engine.index.lifecycle import WindowIndexState, classify_append, needs_reconcile, rebuilt_state
+from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.model import (
     DEFAULT_AGENT_ID,
     SEARCHABLE_ROLES,
@@ -119,7 +119,7 @@ from engine.query.user_query import (
     split_terms,
     validate_request,
 )
-from engine.results.bounds import bound_snippet
+from engine.search.hits import search_hit
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import scan_tree
 from engine.transcript.validation import check_event, check_window, unknown_session
@@ -212,12 +212,6 @@ def storable_text(text: str) -> str:
     if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
         return text
     return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character for character in text)
-
-
-def _finite_or_zero(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return 0.0
 
 
 # --------------------------------------------------------------------------------------
@@ -732,16 +726,8 @@ def _hit_from_row(row: tuple) -> SearchHit | None:
         return None
     if role not in SEARCHABLE_ROLES:
         return None
-    score = _finite_or_zero(rank)
-    return SearchHit(
-        session_key=session_key,
-        session_id=session_id,
-        message_id=message_id,
-        role=role,
-        timestamp=_finite_or_zero(timestamp),
-        snippet=bound_snippet(snippet),
-        score=-score if score else 0.0,
-    )
+    return search_hit(session_key=session_key, session_id=session_id, message_id=message_id,
+                      role=role, timestamp=timestamp, excerpt=snippet, rank=rank)
 
 
 _WINDOW_SELECT = ", ".join(f'"{name}"' for name in WINDOW_COLUMNS)

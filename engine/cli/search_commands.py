@@ -127,36 +127,23 @@ def run_explain(args: argparse.Namespace) -> int:
     try:
         if not isinstance(backend, Explainable):
             raise UsageError(f"explain needs a reference store; this one uses {backend.name!r}")
-        run, explanations = backend.explain(request)
+        explanation = backend.explain(request)
     finally:
         backend.close()
+    plan = explanation.plan
     phrases = [
-        {"terms": list(phrase.terms), "prefix": phrase.prefix} for phrase in run.plan.phrases
+        {"terms": list(phrase.terms), "prefix": phrase.prefix} for phrase in plan.phrases
     ]
-    substrings = [term.text for term in run.plan.substrings]
+    substrings = [term.text for term in plan.substrings]
     if args.json:
-        print_json({
-            "phrases": phrases,
-            "substrings": substrings,
-            "cjkRetry": run.retried,
-            "truncated": len(run.rows) > run.limit,
-            "hits": [
-                {
-                    **item.hit.to_json(),
-                    "docId": item.doc_id,
-                    "bm25": item.bm25.lines() if item.bm25 is not None else None,
-                    "excerpt": list(item.snippet_lines),
-                }
-                for item in explanations
-            ],
-        })
+        print_json(explanation.to_json())
         return 0
     print(f"phrases: {phrases}" + (f"  substrings: {substrings}" if substrings else ""))
-    if run.retried:
+    if explanation.retried:
         print("no word match in scope: CJK terms retried as literal substrings")
-    if not explanations:
+    if not explanation.hits:
         print("no hits")
-    for number, item in enumerate(explanations, 1):
+    for number, item in enumerate(explanation.hits, 1):
         hit = item.hit
         print(f"#{number} {hit.session_key} {hit.session_id} {hit.message_id} ({hit.role}) "
               f"score {hit.score!r} doc {item.doc_id}")

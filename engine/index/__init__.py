@@ -1,8 +1,10 @@
 """The derived search index: term dictionary, postings, segments, manifest, lifecycle.
 
-Owns: index data and the decisions about when index rows exist (lifecycle). Must not
-touch: transcripts directly (the backend feeds it `IndexEntry` values), ranking formulas
-(`score/`), excerpt rules (`results/`), byte layouts (`codec/`).
+Owns: index data and the decisions about when index rows exist (lifecycle), and the
+read-only view of them that search reads. Must not touch: transcripts (the backend feeds
+it `IndexEntry` values), the query policy (`query/`), ranking formulas (`score/`), excerpt
+rules (`results/`), searching itself (`search/`), byte layouts (`codec/`). It imports none
+of `query`, `results`, `transcript` or `search`.
 
 Reading order, bottom up:
 
@@ -11,13 +13,15 @@ Reading order, bottom up:
 * `segment` — the writable buffer and flushed, immutable segments;
 * `inverted_index` — segments + buffer + tombstones + window states; exact `N` and total
   tokens for bm25;
+* `row_columns` — per-row columns (length, scope group, timestamp) for the fast path;
+* `view` — `IndexView`, the read-only view of one version that the search stage reads;
 * `matching` — phrase occurrences from positions (oracle: `query.phrase_match`);
+* `cjk_grams` — the CJK character/bigram index that narrows the CJK retry;
 * `writer` — flush, merge, manifest last (files under `index/` of a store);
-* `kernel` — behaviour.md §5 over the index: scope, bm25, orders, truncation, snippets,
-  the CJK retry (with `cjk_grams` narrowing it and `fast_snippet` cutting excerpts);
 * `check` — structural invariants, callable from tests;
-* `lifecycle` — the shared per-window index-state rules (§8), used by every backend.
+* `lifecycle` — the shared per-window index state (§8), used by every backend.
 
-The backend that ties the index to a transcript store is `engine.backends.reference`;
-`engine.diagnostics.verify` rebuilds an index from the transcripts and compares.
+The search over the index is `engine.search`; the backend that ties the index to a
+transcript store is `engine.backends.reference`; `engine.diagnostics.verify` rebuilds an
+index from the transcripts and compares.
 """

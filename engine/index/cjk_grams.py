@@ -2,9 +2,9 @@
 
 Owns: which rows could contain a CJK needle, from the CJK characters and adjacent CJK
 pairs of each row's stored text. Must not touch: the decision to retry or the LIKE rules
-(`engine.query.cjk` owns both; the kernel still checks every candidate with
+(`engine.query.cjk` owns both; the search stage still checks every candidate with
 `substring_matches`, so this index only narrows the rows to scan and can never change an
-answer).
+answer), which characters are CJK (`engine.analysis.cjk_script`).
 
 Why it is exact: a row matches a needle only if the row's text contains the needle's
 characters in order, so it contains every CJK character of the needle and every pair of
@@ -36,9 +36,9 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 
-from engine.query.cjk import CJK_RANGES, is_cjk_character
+from engine.analysis.cjk_script import CJK_RANGES, is_cjk_character
 
-#: A run of characters in `query.cjk.CJK_RANGES` (the same set `is_cjk_character` tests).
+#: A run of characters in `analysis.cjk_script.CJK_RANGES` (the same set `is_cjk_character` tests).
 CJK_RUN = re.compile(
     "[" + "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]+"
 )

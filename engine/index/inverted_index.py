@@ -13,6 +13,9 @@ same rows, so `average_length = total_tokens / document_count` is FTS5's `avgdl`
 
 Deleting a row records its doc id as a tombstone; rows in the buffer are forgotten at the
 next flush, rows in flushed segments when segments are merged.
+
+The search stage never reads an `InvertedIndex` itself: `view()` hands it the read-only
+`engine.index.view.IndexView` of the current version.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import sub
 
+from engine.gc_pause import paused_garbage_collection
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
@@ -38,6 +42,7 @@ from engine.index.postings import (
 from engine.index.segment import Segment, segment_posting_columns, segment_statistics
 from engine.index.segment_rows import SegmentRows, segment_bounds
 from engine.index.termdict import MAX_TERM_BYTES, index_term
+from engine.index.view import IndexView, index_version, next_view
 from engine.index.write_buffer import WriteBuffer
 from engine.model import IndexEntry
 
@@ -108,6 +113,7 @@ class InvertedIndex:
         self._segment_starts: list[int] = []
         self._by_session: dict[str, set[int]] | None = None  # built when first needed
         self._cjk_grams: CjkGramIndex | None = None
+        self._view: IndexView | None = None
         self._deleted_runs = None if deleted_runs is None else DeletedRuns.of_ranges(deleted_runs)
         self._index_segment_starts()
         if statistics is not None:
@@ -269,6 +275,17 @@ class InvertedIndex:
         self._index_segment_starts()
 
     # ----- reading -------------------------------------------------------------------
+
+    def view(self) -> IndexView:
+        """The read-only view of the index as it is now: the same object until the rows or
+        the generation change (`engine.index.view`). Search reads the index through it."""
+        view = self._view
+        if view is None or view.version != index_version(self):
+            # Filling the row columns allocates many small acyclic objects; a cyclic
+            # collection meanwhile would walk the whole heap (the index) and free nothing.
+            with paused_garbage_collection():
+                view = self._view = next_view(self, view)
+        return view
 
     @property
     def document_count(self) -> int:

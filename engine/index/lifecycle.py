@@ -1,50 +1,26 @@
-"""Index-state decisions shared by every backend (behaviour.md §8).
+"""The per-window index state every backend keeps (behaviour.md §8).
 
-Owns: the per-window index state (watermark, leaf, dirty flag), the forward-indexing
-decision made in the same transaction as an append (§8.1), and the needs-reconcile
-predicate (§8.3). Must not touch: storage, tokens, SQL. Both the reference backend and
-the SQLite backend call these pure functions, so the two agree on which windows are
+Owns: the per-window index state (watermark, leaf, dirty flag), the state after a
+rebuild, and the needs-reconcile predicate (§8.3). Must not touch: storage, tokens, SQL,
+the transcript's event vocabulary. Both the reference backend and the SQLite backend keep
+these values and call these pure functions, so the two agree on which windows are
 searchable and on the `indexing` flag by construction; the differential tests then check
-everything else.
+everything else. The decision the forward indexer makes for each appended event (§8.1)
+reads the transcript's event kinds, so it lives above both, in
+`engine.backends.forward_indexing`.
 
-Vocabulary (the tree rules are `engine.transcript.tree`'s; this module reads the same
-event vocabulary from `engine.transcript.events`, a pure module of constants, so that the
-forward indexer and the rebuild can never disagree about what moves the leaf):
-* a *canonical entry* is an event of a canonical kind (`events.CANONICAL_KINDS`) with a
-  non-blank string `id`; appending one moves the leaf to it, unless it is a *side append*
-  (`appendMode: "side"`), which joins the tree beside the active branch;
-* an *opaque entry* (another kind with an `id`) joins the tree without moving the leaf;
+Vocabulary:
 * the *watermark* `indexed_seq` is the last `seq` the forward indexer consumed (-1: none);
-* `leaf_event_id` is the id of the leaf after the events the forward indexer accepted.
-
-The forward indexer (§8.1), for an event appended at `seq` to a window with state `s`:
-
-| condition | action |
-|---|---|
-| no state and `seq == 0` | process it as below, starting from an empty state |
-| no state and `seq > 0` (e.g. an import of an older transcript) | `defer`: leave unindexed; reconcile later |
-| `s.needs_rebuild` | `skip` (the rebuild will see it) |
-| `seq != s.indexed_seq + 1` | `dirty` |
-| a `leaf` event (rewind, branch switch) | `dirty` |
-| a side append | `dirty` |
-| a canonical entry whose declared `parentId` is not `s.leaf_event_id` (a new branch) | `dirty` |
-| a canonical entry whose `parentId` is blank or not a string | `dirty` (the rebuild decides) |
-| otherwise | `index` (if it yields an index entry) or `advance`; watermark moves to `seq`; a canonical entry becomes the leaf (one without a `parentId` key continues the leaf) |
-
-`dirty` sets `needs_rebuild` without touching existing rows; windows that need a rebuild
-are excluded from search until reconciled (§5.3) and make `indexing` true (§8.4). Marking
-dirty is always safe: the rebuild from the active path is the authority.
+* `leaf_event_id` is the id of the leaf after the events the forward indexer accepted;
+* `needs_rebuild` (dirty) is sticky until a rebuild from the active path; windows that
+  need one are excluded from search until reconciled (§5.3) and make `indexing` true
+  (§8.4).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass
 
-from engine.model import StoredEvent
-from engine.transcript import events as kinds
-
-AppendAction = Literal["index", "advance", "dirty", "skip", "defer"]
 
 @dataclass(frozen=True, slots=True)
 class WindowIndexState:
@@ -53,78 +29,6 @@ class WindowIndexState:
     indexed_seq: int = -1
     leaf_event_id: str | None = None
     needs_rebuild: bool = False
-
-
-def canonical_entry_id(event: dict[str, Any]) -> str | None:
-    """The id of a canonical tree entry (the kinds that move the leaf), else None.
-
-    >>> canonical_entry_id({"type": "message", "id": "m1"})
-    'm1'
-    >>> canonical_entry_id({"type": "leaf", "id": "x", "targetId": "m1"}) is None
-    True
-    >>> canonical_entry_id({"type": "model_snapshot", "id": "o1"}) is None
-    True
-    """
-    if not kinds.is_canonical(event):
-        return None
-    return kinds.non_blank_string(event.get("id"))
-
-
-def declared_parent(event: dict[str, Any], leaf_event_id: str | None) -> str | None | object:
-    """The parent a canonical entry declares: its `parentId`, the leaf when the key is
-    absent, or `...` when the value is unusable (blank or not a string).
-
-    >>> declared_parent({"parentId": "m1"}, "x"), declared_parent({"parentId": None}, "x")
-    ('m1', None)
-    >>> declared_parent({}, "x"), declared_parent({"parentId": " "}, "x")
-    ('x', Ellipsis)
-    """
-    if "parentId" not in event:
-        return leaf_event_id
-    value = event["parentId"]
-    if value is None:
-        return None
-    return kinds.non_blank_string(value) or ...
-
-
-def classify_append(
-    state: WindowIndexState | None, stored: StoredEvent, *, indexable: bool
-) -> tuple[AppendAction, WindowIndexState | None]:
-    """Decide what the forward indexer does with one appended event (see the table above).
-
-    `indexable` says whether the event yields an index entry (behaviour.md §2.3); the
-    caller computes it with the projection rules. Returns the action and the new state
-    (None while the window has no state).
-
-    >>> event = StoredEvent("w", 0, {"type": "message", "id": "m1", "parentId": None})
-    >>> classify_append(None, event, indexable=True)
-    ('index', WindowIndexState(indexed_seq=0, leaf_event_id='m1', needs_rebuild=False))
-    >>> classify_append(None, StoredEvent("w", 3, {"type": "message", "id": "m4"}), indexable=True)
-    ('defer', None)
-    >>> rewind = StoredEvent("w", 1, {"type": "leaf", "id": "l1", "targetId": "m1"})
-    >>> classify_append(WindowIndexState(0, "m1"), rewind, indexable=False)
-    ('dirty', WindowIndexState(indexed_seq=0, leaf_event_id='m1', needs_rebuild=True))
-    """
-    if state is None:
-        if stored.seq != 0:
-            return "defer", None
-        state = WindowIndexState()
-    if state.needs_rebuild:
-        return "skip", state
-    event = stored.event if isinstance(stored.event, dict) else {}
-    entry_id = canonical_entry_id(event)
-    dirty = (
-        stored.seq != state.indexed_seq + 1
-        or kinds.is_leaf_control(event)
-        or kinds.is_side_append(event)
-        or (entry_id is not None and declared_parent(event, state.leaf_event_id)
-            != state.leaf_event_id)
-    )
-    if dirty:
-        return "dirty", replace(state, needs_rebuild=True)
-    new_leaf = entry_id if entry_id is not None else state.leaf_event_id
-    new_state = WindowIndexState(indexed_seq=stored.seq, leaf_event_id=new_leaf)
-    return ("index" if indexable else "advance"), new_state
 
 
 def rebuilt_state(last_seq: int, active_leaf_id: str | None) -> WindowIndexState:

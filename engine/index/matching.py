@@ -2,7 +2,7 @@
 
 Owns: turning one query phrase (its terms, and whether its last term is a prefix) into
 `{doc_id: [start positions]}` over the whole live index. Must not touch: scope, roles,
-ranking, snippets (the kernel does those), or the query policy that makes phrases.
+ranking, snippets (the search stage does those), or the query policy that makes phrases.
 
 FTS5 semantics (tokenizers.md §2.3): a phrase of k tokens matches at position p when
 token i of the phrase is at position p + i for every i; instances may overlap

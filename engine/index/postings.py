@@ -8,7 +8,7 @@ A *document* is one index row (one searchable message), named by its `doc_id`: t
 insertion order of the row in the whole index, like the FTS5 rowid. Ids are never reused.
 
 `PostingColumns` is the same list as three parallel columns, the shape the fast query
-path of `engine.index.kernel` reads (a `list[Posting]` stays the clear version).
+path of `engine.search.fast_path` reads (a `list[Posting]` stays the clear version).
 
 Invariants of a posting list (checked by `engine.index.check`): doc ids strictly
 increase; every position list is non-empty and strictly increasing; every position is

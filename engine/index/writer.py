@@ -230,7 +230,7 @@ def _write_segment(
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
     # A flushed segment's group table starts with the previous segment's, so the query
-    # columns copy its group column as it is (`engine.index.query_columns`).
+    # columns copy its group column as it is (`engine.index.row_columns`).
     prefix = previous.documents.table.group_table if (
         previous is not None and isinstance(previous.documents, SegmentRows)) else ()
     directory.write_atomic(terms_name, encode_terms_file(rows, entries, prefix))

@@ -1,28 +1,18 @@
 """The CJK substring retry (behaviour.md §7.1) and the SQLite `LIKE` rules it runs on.
 
-Owns: which characters count as CJK, which query terms the retry turns into substrings,
-the escaped `LIKE` pattern, an exact Python model of `text LIKE '%needle%' ESCAPE '\\'`,
-and the excerpt shown for a hit found only by substrings. Both backends import these, so
-the SQLite backend and the reference agree by construction. Must not touch: SQL execution,
-indexes, the zero-hit gate (the backends apply it: retry only when the word search returned
+Owns: which query terms the retry turns into substrings, the escaped `LIKE` pattern, an
+exact Python model of `text LIKE '%needle%' ESCAPE '\\'`, and the excerpt shown for a hit
+found only by substrings. Both backends import these, so the SQLite backend and the
+reference agree by construction. Must not touch: SQL execution, indexes, the zero-hit gate
+(the search stage and the SQLite backend apply it: retry only when the word search returned
 no rows and `retry_plan` is not None).
 
 Why a retry exists: `unicode61` keeps a run of Han/Kana/Hangul as ONE token, so `会议`
 never matches the token `明天下午三点开项目评审会议讨论排期` (issue #140736).
 
 Design decisions (seed-only part; pinned by tests/query/test_cjk.py):
-* **CJK characters** (`contains_cjk`): the memory-search precedent (U+3040–30FF,
-  U+3400–9FFF, U+AC00–D7AF, U+3131–3163), widened to whole scripts so that no Han, Kana or
-  Hangul letter that `unicode61` glues into a run is missed:
-  Hangul Jamo U+1100–11FF, Hangul compatibility jamo U+3131–318E (the full letter block),
-  Hiragana + Katakana U+3040–30FF, Katakana phonetic extensions U+31F0–31FF, ideographic
-  iteration/closing marks and number zero U+3005–3007, CJK Extension A U+3400–4DBF, CJK
-  Unified U+4E00–9FFF, Hangul Jamo Extended-A U+A960–A97F, Hangul syllables U+AC00–D7AF,
-  Hangul Jamo Extended-B U+D7B0–D7FF, CJK compatibility ideographs U+F900–FAFF, halfwidth
-  Katakana U+FF66–FF9F, halfwidth Hangul U+FFA0–FFDC, and the supplementary ideographic
-  planes U+20000–2FFFF and U+30000–3FFFF (Extensions B–I, compatibility supplement).
-  Left out on purpose: Yijing hexagram symbols U+4DC0–4DFF (symbols, and `unicode61`
-  separators), CJK punctuation U+3000–3004/U+3008–303F and fullwidth Latin (not words).
+* **CJK characters** (`contains_cjk`): the script ranges of `engine.analysis.cjk_script`
+  (the reasons for each range are there; the index's CJK grams read the same ranges).
 * **Which terms**: a whitespace-separated query term is a CJK term when it contains at
   least one CJK character; the whole term (as typed, after the query trim) becomes one
   substring. Every other term stays a phrase with its word/prefix matching; in prefix mode
@@ -47,28 +37,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engine.analysis.cjk_script import contains_cjk
 from engine.analysis.token import Analyzer
 from engine.query.ast import QueryPlan, SubstringTerm
 from engine.query.user_query import check_match_mode, split_terms, term_phrases, validate_query
-
-#: Inclusive code point ranges counted as CJK (see the module docstring for the reasons).
-CJK_RANGES: tuple[tuple[int, int], ...] = (
-    (0x1100, 0x11FF),    # Hangul Jamo
-    (0x3005, 0x3007),    # 々 〆 〇
-    (0x3040, 0x30FF),    # Hiragana, Katakana
-    (0x3131, 0x318E),    # Hangul compatibility jamo (letters)
-    (0x31F0, 0x31FF),    # Katakana phonetic extensions
-    (0x3400, 0x4DBF),    # CJK Unified Ideographs Extension A
-    (0x4E00, 0x9FFF),    # CJK Unified Ideographs
-    (0xA960, 0xA97F),    # Hangul Jamo Extended-A
-    (0xAC00, 0xD7AF),    # Hangul syllables
-    (0xD7B0, 0xD7FF),    # Hangul Jamo Extended-B
-    (0xF900, 0xFAFF),    # CJK compatibility ideographs
-    (0xFF66, 0xFF9F),    # halfwidth Katakana
-    (0xFFA0, 0xFFDC),    # halfwidth Hangul
-    (0x20000, 0x2FFFF),  # supplementary ideographic plane (Ext B–F, compat supplement)
-    (0x30000, 0x3FFFF),  # tertiary ideographic plane (Ext G–I)
-)
 
 EXCERPT_CONTEXT_BEFORE = 32
 EXCERPT_MIN_LENGTH = 160
@@ -76,26 +48,6 @@ EXCERPT_ELLIPSIS = " … "
 LIKE_ESCAPE = "\\"
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def is_cjk_character(character: str) -> bool:
-    """Whether one character lies in `CJK_RANGES`.
-
-    >>> is_cjk_character("会"), is_cjk_character("ア"), is_cjk_character("한"), is_cjk_character("a")
-    (True, True, True, False)
-    """
-    code = ord(character)
-    return any(low <= code <= high for low, high in CJK_RANGES)
-
-
-def contains_cjk(text: str) -> bool:
-    """Whether `text` has at least one CJK character.
-
-    >>> contains_cjk("cat"), contains_cjk("会议"), contains_cjk("x𠀀")
-    (False, True, True)
-    """
-    return any(is_cjk_character(character) for character in text)
-
 
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
 

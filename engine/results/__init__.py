@@ -1,4 +1,7 @@
-"""The results stage: excerpts (`results.snippet`) and UTF-16 bounds (`results.bounds`).
+"""The results stage: excerpts and their bounds.
 
+Modules: `snippet` (FTS5's `snippet()` window, the clear version, and the explanation of
+how a window was chosen), `fast_snippet` (the same window found by bisection, for rows
+with many hits; `snippet` is its test oracle) and `bounds` (the 500 UTF-16 unit cut).
 Nothing here scores or matches; callers pass token spans and phrase instances in.
 """

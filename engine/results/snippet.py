@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 SENTENCE_END = (".", ":")
 SENTENCE_SPACE = (" ", "\t", "\n", "\r")
@@ -156,6 +157,30 @@ class SnippetExplanation:
             )
         rows.append(f"chosen start {self.start} (score {self.score})")
         return rows
+
+    def to_json(self) -> dict[str, Any]:
+        """The same facts as `lines()`, as plain JSON with numbers as numbers.
+
+        >>> explain_snippet("a b", [(0, 1), (2, 3)], [(0, 1, 1)]).to_json()["candidates"]
+        [{'kind': 'hit', 'anchor': 1, 'start': 0, 'score': 1000, 'chosen': True}]
+        """
+        return {
+            "tokens": self.document_tokens,
+            "window": self.window_tokens,
+            "sentenceStarts": list(self.sentence_starts),
+            "candidates": [
+                {
+                    "kind": candidate.kind,
+                    "anchor": candidate.anchor,
+                    "start": candidate.start,
+                    "score": candidate.score,
+                    "chosen": candidate.chosen,
+                }
+                for candidate in self.candidates
+            ],
+            "start": self.start,
+            "score": self.score,
+        }
 
 
 def _check_window(tokens_per_window: int) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 K1 = 1.2
 B = 0.75
@@ -117,6 +118,34 @@ class Bm25Explanation:
             )
         rows.append(f"bm25={self.bm25!r} score={self.score!r}")
         return rows
+
+    def to_json(self) -> dict[str, Any]:
+        """The same facts as `lines()`, as plain JSON with numbers as numbers.
+
+        >>> explain_bm25([("saffron", 2, 1)], total_rows=3, total_tokens=9,
+        ...              document_length=1).to_json()["phrases"][0]["idfFloored"]
+        True
+        """
+        return {
+            "N": self.total_rows,
+            "D": self.document_length,
+            "avgdl": self.average_length,
+            "k1": self.k1,
+            "b": self.b,
+            "phrases": [
+                {
+                    "phrase": item.phrase,
+                    "n": item.matching_rows,
+                    "f": item.frequency,
+                    "idf": item.idf,
+                    "idfFloored": item.idf_floored,
+                    "contribution": item.contribution,
+                }
+                for item in self.phrases
+            ],
+            "bm25": self.bm25,
+            "score": self.score,
+        }
 
 
 def explain_bm25(

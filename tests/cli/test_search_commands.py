@@ -95,11 +95,18 @@ def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
     assert status == 0
     assert report["phrases"] == [{"terms": ["deployment"], "prefix": False}]
     first = report["hits"][0]
-    assert first["bm25"][0] == "N=3 D=5 avgdl=4.666666666666667 k1=1.2 b=0.75"
-    assert first["bm25"][1].startswith("  phrase 'deployment': n=3 f=1 idf=1e-06 (floored)")
-    assert first["excerpt"][-1] == "chosen start 0 (score 1000)"
+    bm25 = first["bm25"]
+    assert [bm25[key] for key in ("N", "D", "avgdl", "k1", "b")] == [3, 5, 4.666666666666667, 1.2, 0.75]
+    (phrase,) = bm25["phrases"]
+    assert [phrase[key] for key in ("phrase", "n", "f", "idf", "idfFloored")] == [
+        "deployment", 3, 1, 1e-06, True]
+    assert bm25["score"] == -bm25["bm25"] == first["score"]
+    assert [first["excerpt"][key] for key in ("kind", "start", "score")] == ["window", 0, 1000]
     status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "deployment")
     assert "excerpt window:" in out and "score" in out
+    assert "  N=3 D=5 avgdl=4.666666666666667 k1=1.2 b=0.75\n" in out
+    assert "    phrase 'deployment': n=3 f=1 idf=1e-06 (floored)" in out
+    assert "    chosen start 0 (score 1000)\n" in out
 
 
 def test_reconcile_and_verify(store, capsys):

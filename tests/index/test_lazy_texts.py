@@ -6,10 +6,10 @@ from engine.codec.terms_file import ROWS_PER_TEXT_RECORD
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
-from engine.index.query_columns import query_columns
 from engine.index.segment_rows import SegmentRows
 from engine.index.writer import flush_index, load_index, merge_index
 from engine.model import IndexEntry
+from engine.search.fast_path import literal_candidates
 
 PROFILE = "test"
 ROW_COUNT = ROWS_PER_TEXT_RECORD * 2 + 5
@@ -45,13 +45,13 @@ def test_loaded_rows_hold_the_segment_text_column_and_read_the_same_texts():
 def test_cjk_candidates_of_a_loaded_index_come_from_the_stored_texts():
     directory, _written = flushed_store()
     loaded = load_index(directory, PROFILE)
-    rows = query_columns(loaded).rows
+    view = loaded.view()
+    rows = view.rows
     expected = [number for number in range(ROW_COUNT) if number % 7 == 0]
     assert rows.non_ascii_rows == [] and not rows.non_ascii_ready  # listed when first needed
-    rows.ensure_non_ascii(loaded)
-    assert rows.non_ascii_rows == expected
+    assert view.non_ascii_rows() == expected
     assert rows.non_ascii_texts == []  # nothing read until a retry scans
-    assert rows.literal_candidates(loaded, "会议") == (expected, True)
+    assert literal_candidates(view, "会议") == (expected, True)
 
 
 def test_a_merge_of_loaded_rows_writes_their_texts_again():
@@ -88,7 +88,7 @@ def test_a_later_flush_keeps_the_group_numbers_of_the_segment_before():
     first, second = (segment.documents.table.group_table for segment in index.segments)
     assert second[: len(first)] == first and second[len(first):] == (("w2", "assistant"),)
     loaded = load_index(directory, PROFILE)
-    rows = query_columns(loaded).rows
+    rows = loaded.view().rows
     assert rows.group_sessions == ["w", "w2"] and rows.group_roles == ["user", "assistant"]
     assert (loaded.document_count, loaded.total_tokens) == (index.document_count,
                                                             index.total_tokens)

@@ -1,59 +1,50 @@
-"""Column views of the live index, kept for the fast query path of `engine.index.kernel`.
+"""Per-row columns of the live index, indexed by doc id: what the fast query path reads.
 
-Owns: per-row columns indexed by doc id (token count, scope group, timestamp), a scope
-mask over the groups, and a per-term cache of `PostingColumns`, all derived from one
-`InvertedIndex` and refreshed when it changes. Must not touch: the index itself (read
-through its public methods only), files, scoring formulas, orders.
+Owns: three compact per-row arrays filled from the segments' row tables and the buffer,
+the numbering of `(session_id, role)` groups, and the list of live rows whose text holds
+a non-ASCII character with their texts. Must not touch: the index itself (read through
+its public methods and its segments' tables only), files, scope rules, scoring, orders
+(the search stage, `engine.search.fast_path`, does those over these columns). The index
+hands the columns out inside its read-only `engine.index.view.IndexView`.
 
-Why (issue 5): the clear kernel fetches a `DocumentRecord` and compares its session id
-and role for every matching row, and re-reads every posting list per query. A common word
-matches most rows, so that is a dict lookup and several attribute reads per row. Here a
-row is a position in three compact arrays (8 bytes a row, no object per value):
+Why: a query over a common word touches most rows, and a `DocumentRecord` per row is a
+dict lookup and several attribute reads. Here a row is a position in three compact
+arrays (8 bytes a row, no object per value):
 
 * `lengths[doc_id]` — bm25's `D`;
-* `groups[doc_id]` — the ordinal of the row's `(session_id, role)`; a request's scope is a
-  `bytearray` over the few thousand groups, so "is this row in scope with this role" is two
-  C-level indexings (`mask[groups[doc_id]]`) for the whole candidate list at once;
+* `groups[doc_id]` — the ordinal of the row's `(session_id, role)`; a request's scope is
+  then a `bytearray` over the few thousand groups (`group_sessions`, `group_roles`);
 * `timestamps[doc_id]` — the timestamp as a double when it is a plain number that a double
   holds exactly (the `recent` order then compares `(timestamp, doc_id)` tuples); rows with
-  another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in `odd_timestamps`, and while that count is not zero the kernel uses the
-  general SQLite-order key instead;
+  another timestamp (NULL, NaN, text, an int beyond 2**53) are counted in
+  `odd_timestamps`, and while that count is not zero the search stage uses the general
+  SQLite-order key instead;
 * `non_ascii_rows` — the live rows whose text holds a non-ASCII character: what a CJK
-  substring retry has to scan (`literal_candidates`), listed the first time a retry
-  needs them (`ensure_non_ascii`). Which rows
-  they are comes from the row's stored flag (`DocumentRecord.text_is_ascii`), so filling
-  the columns reads no text from disk; the texts themselves are read the first time a
-  retry scans them (`visible_texts`). Unlike the gram index of `engine.index.cjk_grams`,
-  a first retry after opening a store builds nothing else.
+  substring retry has to scan, listed the first time a retry needs them
+  (`ensure_non_ascii`). Which rows they are comes from the row's stored flag
+  (`DocumentRecord.text_is_ascii`), so filling the columns reads no text from disk; the
+  texts themselves are read the first time a retry scans them (`visible_texts`). Unlike
+  the gram index of `engine.index.cjk_grams`, a first retry after opening a store builds
+  nothing else.
 
-When the columns are stale. A cache belongs to one `InvertedIndex` object (a weak key:
-a reloaded index gets a new cache). Its version is `(next_doc_id, document_count,
-total_tokens)`: adding a row raises `next_doc_id`, deleting one lowers `document_count`
-with `next_doc_id` unchanged, so two different live sets of the same index never share a
-version. Row records never change and doc ids are never reused, so on a new version the
-row columns are only extended with the new doc ids; the term cache is dropped (a deletion
-changes posting lists). Flushes and merges keep the live set and the version.
-
-Costs: building the row columns is O(rows) once per opened index (then O(new rows)); a
-query's scope mask is O(groups); the term cache holds the columns of the terms queried
-since the last change.
+Row records never change and doc ids are never reused, so when the index changes the
+columns are only extended with the new doc ids (`extend`) and the deleted rows dropped
+from the row lists (`forget_deleted`). Costs: filling the columns is O(rows) once per
+opened index, then O(new rows).
 """
 
 from __future__ import annotations
 
 import math
-import operator
-import weakref
 from array import array
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse, islice, repeat
-from typing import TypeVar
+from itertools import filterfalse, islice, repeat
+from typing import TYPE_CHECKING, TypeVar
 
-from engine.index.inverted_index import InvertedIndex
-from engine.index.postings import EMPTY_COLUMNS, PostingColumns
 from engine.index.segment_rows import SegmentRows
-from engine.index.termdict import index_term
+
+if TYPE_CHECKING:
+    from engine.index.inverted_index import InvertedIndex
 
 T = TypeVar("T")
 
@@ -77,6 +68,7 @@ def plain_number(value: object) -> bool:
 class RowColumns:
     """Per-row columns indexed by doc id, for doc ids below `covered`.
 
+    >>> from engine.index.inverted_index import InvertedIndex
     >>> from engine.model import IndexEntry
     >>> index = InvertedIndex()
     >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b", 0), ["a", "b"])
@@ -85,8 +77,8 @@ class RowColumns:
     >>> rows.extend(index)
     >>> list(rows.lengths), list(rows.groups), rows.odd_timestamps
     ([2, 1], [0, 1], 1)
-    >>> list(rows.scope_mask({"w2": "global"}, None)), rows.scope_mask({"w1": "", "w2": ""}, None)
-    ([0, 1], None)
+    >>> rows.group_sessions, rows.group_roles
+    (['w1', 'w2'], ['user', 'assistant'])
     """
 
     lengths: array = field(default_factory=lambda: array("I"))
@@ -220,41 +212,6 @@ class RowColumns:
             self.non_ascii_texts = []
         self.dead = dead
 
-    def literal_candidates(
-        self, index: InvertedIndex, needle: str
-    ) -> tuple[list[int], bool] | None:
-        """Live rows whose text may contain `needle` (LIKE), in doc-id order, and whether
-        they are exactly the rows that do; None: any row may.
-
-        A match contains every character of the visible needle (before any NUL), so a
-        non-ASCII needle (every CJK needle) can only match a non-ASCII row. When the
-        needle has no ASCII letter, LIKE's folding cannot matter, and the rows are cut to
-        those whose visible text contains it (`in`, run by `map` over the kept texts; a
-        needle with a character wider than any of a text's returns at once). The
-        kernel's `literal_check` still decides the other needles.
-
-        >>> from engine.model import IndexEntry
-        >>> index = InvertedIndex()
-        >>> for number, text in enumerate(["会议", "开会", "Café", "a\\x00会议", "x"]):
-        ...     _ = index.add_entry(IndexEntry("w", f"m{number}", "user", 0, text, number), [])
-        >>> rows = RowColumns()
-        >>> rows.extend(index)
-        >>> rows.literal_candidates(index, "会议"), rows.literal_candidates(index, "é")
-        (([0], True), ([2], True))
-        >>> rows.literal_candidates(index, "x") is None
-        True
-        >>> rows.literal_candidates(index, "会C")
-        ([0, 1, 2, 3], False)
-        """
-        visible = needle.split("\x00", 1)[0]
-        if visible.isascii():
-            return None
-        self.ensure_non_ascii(index)
-        doc_ids, texts = self.non_ascii_rows, self.visible_texts(index)
-        if any("A" <= character <= "Z" or "a" <= character <= "z" for character in visible):
-            return doc_ids, False
-        return list(compress(doc_ids, map(operator.contains, texts, repeat(visible)))), True
-
     def ensure_non_ascii(self, index: InvertedIndex) -> None:
         """Fill `non_ascii_rows` from the live rows the first time a CJK retry needs it
         (from the segments' stored flags, in C, and the buffer's records); later
@@ -287,15 +244,6 @@ class RowColumns:
                          for text in index.texts(missing))
         return texts
 
-    def scope_mask(self, session_keys: Mapping[str, str], role: str | None) -> bytearray | None:
-        """`mask[group]` = 1 when the group's rows are in scope with `role`; None: all are."""
-        in_scope = map(session_keys.__contains__, self.group_sessions)
-        if role is None:
-            mask = bytearray(in_scope)
-        else:
-            mask = bytearray(map(operator.and_, in_scope, map(role.__eq__, self.group_roles)))
-        return None if all(mask) else mask
-
 
 def _from(column: array, start: int) -> array:
     """`column[start:]`, without the copy when that is the whole column.
@@ -305,59 +253,6 @@ def _from(column: array, start: int) -> array:
     (True, [3])
     """
     return column if start == 0 else column[start:]
-
-
-#: The term cache is emptied when it reaches this many entries (the segments keep
-#: their own decoded lists, so a refill is a concatenation, not a decode).
-CACHED_TERMS = 1024
-
-
-@dataclass(slots=True)
-class QueryColumns:
-    """The row columns and the term cache of one index at one version."""
-
-    version: tuple[int, int, int] = (-1, -1, -1)
-    rows: RowColumns = field(default_factory=RowColumns)
-    terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
-
-    def token(self, index: InvertedIndex, term: str, *, prefix: bool) -> PostingColumns:
-        """The live postings of one phrase token (every completion merged if `prefix`).
-
-        Equal to `engine.index.matching.token_positions` (the clear version), as columns;
-        the token is cut to FTS5's 32,768 bytes first.
-        """
-        term = index_term(term)
-        key = (term, prefix)
-        cached = self.terms.get(key)
-        if cached is None:
-            cached = self._prefix_columns(index, term) if prefix else index.term_columns(term)
-            if len(self.terms) >= CACHED_TERMS:  # a long-running reader: keep it bounded
-                self.terms.clear()
-            self.terms[key] = cached
-        return cached
-
-    def _prefix_columns(self, index: InvertedIndex, prefix: str) -> PostingColumns:
-        parts = [self.token(index, completion, prefix=False)
-                 for completion in index.terms_with_prefix(prefix)]
-        parts = [part for part in parts if part.doc_ids]
-        if not parts:
-            return EMPTY_COLUMNS
-        if len(parts) == 1:
-            return parts[0]
-        merged: dict[int, list[int]] = {}
-        for part in parts:
-            for doc_id, positions in zip(part.doc_ids, part.positions):
-                found = merged.get(doc_id)
-                if found is None:
-                    merged[doc_id] = list(positions)
-                else:
-                    found.extend(positions)
-        doc_ids = sorted(merged)
-        positions_list = [tuple(sorted(merged[doc_id])) for doc_id in doc_ids]
-        return PostingColumns(doc_ids, list(map(len, positions_list)), positions_list)
-
-
-_CACHES: weakref.WeakKeyDictionary[InvertedIndex, QueryColumns] = weakref.WeakKeyDictionary()
 
 
 def live_rows(
@@ -370,24 +265,3 @@ def live_rows(
             kept_ids.append(doc_id)
             kept_texts.append(text)
     return kept_ids, kept_texts
-
-
-def index_version(index: InvertedIndex) -> tuple[int, int, int]:
-    """What changes whenever the live rows of `index` change (module docstring)."""
-    return (index.next_doc_id, index.document_count, index.total_tokens)
-
-
-def query_columns(index: InvertedIndex) -> QueryColumns:
-    """The up-to-date columns of `index` (made on first use, refreshed after a change)."""
-    columns = _CACHES.get(index)
-    if columns is None:
-        columns = _CACHES[index] = QueryColumns()
-    version = index_version(index)
-    if columns.version != version:
-        if index.next_doc_id < columns.rows.covered:  # not an index we have seen grow
-            columns.rows = RowColumns()
-        columns.rows.extend(index)
-        columns.rows.forget_deleted(index)
-        columns.terms.clear()
-        columns.version = version
-    return columns

@@ -1,10 +1,11 @@
-"""The fast query path of the kernel against its clear version (issue 5).
+"""The fast path of the search stage against its clear version (issue 5).
 
-`kernel.top_rows` must return exactly what `order_rows(rank_rows(...))` returns: the same
-rows in the same order with the same ranks (compared as floats, so bit for bit) and the
-same phrase instances, hence the same hits, scores and snippets. The index here is
-mutated between queries (rows added, windows deleted, flushes, merges) so the column
-caches of `engine.index.query_columns` must notice every change. Timestamps include the
+`fast_path.top_rows` must return exactly what `order_rows(rank_rows(...))` returns: the
+same rows in the same order with the same ranks (compared as floats, so bit for bit) and
+the same phrase instances, hence the same hits, scores and snippets. The index here is
+mutated between queries (rows added, windows deleted, flushes, merges) so the view the
+index hands out (`engine.index.view`, with its row columns and term cache) must notice
+every change. Timestamps include the
 values SQLite orders specially (NULL, NaN, text, ints) and many ties.
 """
 
@@ -18,14 +19,14 @@ from hypothesis import strategies as st
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
-from engine.index import kernel
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences, token_positions
-from engine.index.query_columns import query_columns
 from engine.index.writer import flush_index, merge_index
 from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.ast import Phrase
 from engine.query.cjk import substring_matches
+from engine.search import kernel
+from engine.search.fast_path import literal_check, phrase_rows
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-fast-kernel"
@@ -109,8 +110,8 @@ class Corpus:
 
 
 def run_both(index: InvertedIndex, request: SearchRequest) -> tuple[kernel.KernelRun, kernel.KernelRun]:
-    fast = kernel.run_kernel(index, WINDOWS, request, ANALYZER)
-    clear = kernel.run_kernel(index, WINDOWS, request, ANALYZER, fast=False)
+    fast = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER)
+    clear = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER, fast=False)
     return fast, clear
 
 
@@ -151,7 +152,7 @@ def test_fast_path_with_plain_number_timestamps(initial, request_list):
     corpus = Corpus()
     for row in initial:
         corpus.add(row)
-    assert query_columns(corpus.index).rows.odd_timestamps == 0
+    assert corpus.index.view().rows.odd_timestamps == 0
     for request in request_list:
         same_rows(*run_both(corpus.index, request))
 
@@ -175,7 +176,7 @@ def test_every_timestamp_kind_in_one_retry():
     for number in range(3 * len(TIMESTAMPS)):
         timestamp = TIMESTAMPS[number % len(TIMESTAMPS)]
         corpus.add((f"w{1 + number % 4}", "明天会议讨论 the", timestamp, "user"))
-    assert query_columns(corpus.index).rows.odd_timestamps > 0
+    assert corpus.index.view().rows.odd_timestamps > 0
     for query in ("讨论", "the"):
         for order in ("relevance", "recent"):
             for limit in (1, 2, 5):
@@ -197,13 +198,13 @@ def test_phrase_rows_equal_phrase_occurrences(documents, deleted, terms, prefix)
     for doc_id in sorted(deleted):
         if doc_id < len(documents):
             corpus.index.delete_document(doc_id)
-    columns = query_columns(corpus.index)
+    view = corpus.index.view()
     phrase = Phrase(tuple(terms), prefix)
     expected = phrase_occurrences(corpus.index, phrase.terms, prefix=prefix)
-    found = kernel.phrase_rows(columns, corpus.index, phrase)
+    found = phrase_rows(view, phrase)
     assert dict(found.counts) == {doc_id: len(starts) for doc_id, starts in expected.items()}
     assert {doc_id: list(found.starts(doc_id)) for doc_id in found.counts} == expected
-    token = columns.token(corpus.index, terms[0], prefix=prefix)
+    token = view.term_columns(terms[0], prefix=prefix)
     assert dict(zip(token.doc_ids, map(list, token.positions))) == token_positions(
         corpus.index, terms[0], prefix=prefix
     )
@@ -213,4 +214,4 @@ def test_phrase_rows_equal_phrase_occurrences(documents, deleted, terms, prefix)
 @settings(max_examples=200, deadline=None)
 @given(st.text("ab会议AB\x00 %_", max_size=12), st.text("ab会议AB\x00%_", max_size=4))
 def test_literal_check_equals_substring_matches(text, needle):
-    assert kernel.literal_check(needle)(text) == substring_matches(text, needle)
+    assert literal_check(needle)(text) == substring_matches(text, needle)

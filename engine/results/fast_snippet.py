@@ -9,7 +9,7 @@ C). A 150 KiB message holding a common word 18,000 times took about 10 s per sni
 Only the instances inside the window `[start, start + N)` change its score, and the
 instances are visited in position order, so a binary search over the sorted positions
 finds exactly those: O(h log h + h·N) per row. The output is identical, checked against
-`fts5_snippet` under hypothesis in `tests/index/test_fast_snippet.py`.
+`fts5_snippet` under hypothesis in `tests/results/test_fast_snippet.py`.
 """
 
 from __future__ import annotations

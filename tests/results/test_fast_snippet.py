@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.index.fast_snippet import fast_fts5_snippet
+from engine.results.fast_snippet import fast_fts5_snippet
 from engine.results.snippet import fts5_snippet
 
 ANALYZER = SEARCH_PROFILE.analyzer()

@@ -1,0 +1,200 @@
+"""`IndexView`: the read-only face of the index at one version, the only thing search reads.
+
+Owns: what a query may read from an `InvertedIndex` (rows, texts, posting lists, the
+corpus statistics of bm25, window states, the row columns) and the per-version cache of
+term columns. Must not touch: writes of any kind, scope rules, scoring, orders, excerpts
+(the search stage, `engine.search`, does those with what it reads here).
+
+The index hands out one view per version (`InvertedIndex.view()`): the same object while
+nothing changes, a new one after any change. A version is `(generation, next_doc_id,
+document_count, total_tokens)`: adding a row raises `next_doc_id`, deleting one lowers
+`document_count` with `next_doc_id` unchanged, so two different live sets of one index
+never share a version; a commit that adds no row still moves `generation`. Flushes and
+merges keep the live set, so they keep the version.
+
+A view is valid while its index stays at its version. The statistics are copied into the
+view, but its reads go to the index, and the row columns are shared with the next view
+(row records never change and doc ids are never reused, so the next view only extends
+them with the new doc ids and drops deleted rows from the row lists). The search stage
+takes a view at the start of a query and drops it at the end, so this holds.
+
+Costs: making a view after a change is O(new rows) (`RowColumns.extend`); the term cache
+holds the columns of the terms queried at this version of the rows (at most
+`CACHED_TERMS`; a segment keeps its own decoded lists, so a refill is a concatenation, not
+a decode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from engine.index.documents import DocumentRecord
+from engine.index.lifecycle import WindowIndexState
+from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
+from engine.index.row_columns import RowColumns
+from engine.index.termdict import index_term
+
+if TYPE_CHECKING:
+    from engine.index.inverted_index import InvertedIndex
+
+#: The term cache is emptied when it reaches this many entries.
+CACHED_TERMS = 1024
+
+
+def index_version(index: InvertedIndex) -> tuple[int, int, int, int]:
+    """What changes whenever the live rows or the generation of `index` change."""
+    return (index.generation, index.next_doc_id, index.document_count, index.total_tokens)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IndexView:
+    """The live rows of one `InvertedIndex` at one version (module docstring).
+
+    >>> from engine.index.inverted_index import InvertedIndex
+    >>> from engine.model import IndexEntry
+    >>> index = InvertedIndex()
+    >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b a", 0), ["a", "b", "a"])
+    >>> view = index.view()
+    >>> view is index.view(), view.document_count, view.average_length
+    (True, 1, 3.0)
+    >>> view.term_columns("a", prefix=False).positions_of(0), list(view.rows.lengths)
+    ((0, 2), [3])
+    >>> _ = index.add_entry(IndexEntry("w1", "m2", "user", 6.0, "b", 1), ["b"])
+    >>> newer = index.view()
+    >>> newer is view, newer.document_count, list(newer.rows.lengths)
+    (False, 2, [3, 1])
+    """
+
+    _index: InvertedIndex
+    version: tuple[int, int, int, int]
+    #: Per-row columns of the live rows (`engine.index.row_columns`).
+    rows: RowColumns
+    _terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
+
+    # ----- corpus statistics (FTS5's, over the whole index) ---------------------------
+
+    @property
+    def generation(self) -> int:
+        """The transcript-store generation whose changes this view reflects."""
+        return self.version[0]
+
+    @property
+    def document_count(self) -> int:
+        """FTS5's `N`: live rows in the whole index."""
+        return self.version[2]
+
+    @property
+    def total_tokens(self) -> int:
+        """The summed token counts of the live rows."""
+        return self.version[3]
+
+    @property
+    def average_length(self) -> float:
+        """FTS5's `avgdl` (0 for an empty index)."""
+        return self.total_tokens / self.document_count if self.document_count else 0.0
+
+    @property
+    def window_states(self) -> Mapping[str, WindowIndexState]:
+        """The index state of every window (read-only)."""
+        return MappingProxyType(self._index.window_states)
+
+    # ----- rows ---------------------------------------------------------------------
+
+    def document(self, doc_id: int) -> DocumentRecord:
+        """The live row `doc_id` (KeyError when deleted or unknown)."""
+        return self._index.document(doc_id)
+
+    def documents(self) -> Iterator[DocumentRecord]:
+        """Every live row, in doc-id order."""
+        return self._index.documents()
+
+    def live_doc_ids(self) -> Iterator[int]:
+        """Every live row's doc id, increasing (no records are made)."""
+        return self._index.live_doc_ids()
+
+    def text(self, doc_id: int) -> str:
+        """The text of live row `doc_id`."""
+        return self._index.text(doc_id)
+
+    def non_ascii_rows(self) -> list[int]:
+        """The live rows whose text holds a non-ASCII character, increasing (listed the
+        first time a view asks, then kept up to date by the next views)."""
+        self.rows.ensure_non_ascii(self._index)
+        return self.rows.non_ascii_rows
+
+    def visible_texts(self) -> list[str]:
+        """The texts of `non_ascii_rows()`, each up to its first NUL (what SQLite's LIKE
+        reads), in the same order; read from the segments the first time they are asked."""
+        self.rows.ensure_non_ascii(self._index)
+        return self.rows.visible_texts(self._index)
+
+    def cjk_candidates(self, needle: str) -> set[int] | None:
+        """Rows that may hold `needle`, from the CJK gram index (built on first use); None:
+        the needle has no CJK character, so any row may (`engine.index.cjk_grams`)."""
+        return self._index.cjk_grams.candidates(needle)
+
+    # ----- postings -----------------------------------------------------------------
+
+    def postings(self, term: str) -> list[Posting]:
+        """The live posting list of `term` (the clear version of `term_columns`)."""
+        return self._index.postings(term)
+
+    def terms_with_prefix(self, prefix: str) -> list[str]:
+        """Every term that starts with `prefix`, sorted, without repeats."""
+        return self._index.terms_with_prefix(prefix)
+
+    def term_columns(self, term: str, *, prefix: bool) -> PostingColumns:
+        """The live postings of one phrase token (every completion merged if `prefix`),
+        cached for this version.
+
+        Equal to `engine.index.matching.token_positions` (the clear version), as columns;
+        the token is cut to FTS5's 32,768 bytes first.
+        """
+        term = index_term(term)
+        key = (term, prefix)
+        cached = self._terms.get(key)
+        if cached is None:
+            if prefix:
+                cached = self._prefix_columns(term)
+            else:
+                cached = self._index.term_columns(term)
+            if len(self._terms) >= CACHED_TERMS:  # a long-running reader: keep it bounded
+                self._terms.clear()
+            self._terms[key] = cached
+        return cached
+
+    def _prefix_columns(self, prefix: str) -> PostingColumns:
+        parts = [self.term_columns(completion, prefix=False)
+                 for completion in self._index.terms_with_prefix(prefix)]
+        parts = [part for part in parts if part.doc_ids]
+        if not parts:
+            return EMPTY_COLUMNS
+        if len(parts) == 1:
+            return parts[0]
+        merged: dict[int, list[int]] = {}
+        for part in parts:
+            for doc_id, positions in zip(part.doc_ids, part.positions):
+                found = merged.get(doc_id)
+                if found is None:
+                    merged[doc_id] = list(positions)
+                else:
+                    found.extend(positions)
+        doc_ids = sorted(merged)
+        positions_list = [tuple(sorted(merged[doc_id])) for doc_id in doc_ids]
+        return PostingColumns(doc_ids, list(map(len, positions_list)), positions_list)
+
+
+def next_view(index: InvertedIndex, previous: IndexView | None) -> IndexView:
+    """The view of `index` now, reusing what `previous` (an older view of the same index)
+    already holds: its row columns, extended; its term cache when the rows are the same."""
+    version = index_version(index)
+    rows = previous.rows if previous is not None else RowColumns()
+    rows.extend(index)
+    rows.forget_deleted(index)
+    same_rows = previous is not None and previous.version[1:] == version[1:]
+    terms = previous._terms if same_rows and previous is not None else {}
+    return IndexView(index, version, rows, terms)
+

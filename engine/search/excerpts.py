@@ -1,0 +1,38 @@
+"""The excerpt of a returned row: FTS5's `snippet()` window or the CJK substring excerpt.
+
+Owns: choosing which excerpt a row gets (a row with phrase instances gets FTS5's window,
+a row found by substrings alone the substring excerpt) and the token spans the window is
+cut from (the stored text re-analyzed). Must not touch: the window rules
+(`engine.results.snippet`, found faster by `engine.results.fast_snippet`), the substring
+excerpt rule (`engine.query.cjk.substring_excerpt`), the 500-unit bound (hit assembly,
+`engine.search.hits`, applies it).
+"""
+
+from __future__ import annotations
+
+from engine.analysis.token import Analyzer
+from engine.query.ast import QueryPlan
+from engine.query.cjk import substring_excerpt
+from engine.results.fast_snippet import fast_fts5_snippet
+from engine.search.order import RankedRow
+
+
+def token_spans(analyzer: Analyzer, text: str) -> list[tuple[int, int]]:
+    """`(start, end)` str offsets of every token of `text` (the fast path when offered).
+
+    >>> from engine.analysis.profiles import SEARCH_PROFILE
+    >>> token_spans(SEARCH_PROFILE.analyzer(), "Café, crème")
+    [(0, 4), (6, 11)]
+    """
+    fast = getattr(analyzer, "token_spans", None)
+    if fast is not None:
+        return [(start, end) for _term, start, end in fast(text)]
+    return [(token.start, token.end) for token in analyzer.tokens(text)]
+
+
+def row_excerpt(row: RankedRow, analyzer: Analyzer, plan: QueryPlan) -> str:
+    """The excerpt of one returned row, before the UTF-16 bound."""
+    text = row.record.text
+    if row.by_substring and not row.phrase_hits:
+        return substring_excerpt(text, [term.text for term in plan.substrings])
+    return fast_fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)

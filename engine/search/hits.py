@@ -1,0 +1,61 @@
+"""Hit assembly: from a matching row's values to the `SearchHit` of behaviour.md §5.2.
+
+Owns: the one place where a row becomes a hit, for every backend: the score is `-rank`
+(`-bm25()`, larger is better; 0 for a row without a finite rank), a timestamp that is not
+a finite number reads 0, and the excerpt is bounded to 500 UTF-16 units
+(`engine.results.bounds`). Must not touch: how rows are found, ranked, ordered or
+excerpted (the reference search stage and the SQLite backend each do that their own
+way, then call `search_hit`, so their hits agree by construction).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.model import SearchHit
+from engine.results.bounds import bound_snippet
+
+
+def finite_or_zero(value: Any) -> float:
+    """A finite number as float, anything else 0 (§5.2).
+
+    >>> finite_or_zero(3), finite_or_zero(float("nan")), finite_or_zero(None), finite_or_zero(True)
+    (3.0, 0.0, 0.0, 0.0)
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+def search_hit(
+    *,
+    session_key: str,
+    session_id: str,
+    message_id: str,
+    role: str,
+    timestamp: Any,
+    excerpt: str,
+    rank: Any,
+) -> SearchHit:
+    """The hit of one row: `rank` is its bm25 (negative, lower is better; 0.0 without a
+    MATCH), `excerpt` its snippet before the UTF-16 bound.
+
+    >>> hit = search_hit(session_key="global", session_id="w", message_id="m", role="user",
+    ...                  timestamp=None, excerpt="a [b] c", rank=-1.5)
+    >>> hit.score, hit.timestamp, hit.snippet
+    (1.5, 0.0, 'a [b] c')
+    >>> search_hit(session_key="global", session_id="w", message_id="m", role="user",
+    ...            timestamp=7, excerpt="", rank=-0.0).score
+    0.0
+    """
+    score = finite_or_zero(rank)
+    return SearchHit(
+        session_key=session_key,
+        session_id=session_id,
+        message_id=message_id,
+        role=role,
+        timestamp=finite_or_zero(timestamp),
+        snippet=bound_snippet(excerpt),
+        score=-score if score else 0.0,
+    )

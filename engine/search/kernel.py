@@ -1,0 +1,140 @@
+"""The search kernel: behaviour.md §5 over one `IndexView`, from a request to its result.
+
+Owns: the order of the steps of a search and the decisions between them: validating the
+request, planning the query, the scope, choosing the fast or the clear path, `limit + 1`
+truncation, the zero-hit gate of the CJK retry, and excerpts for returned rows only. Must
+not touch: the index's mutable state (it reads one `IndexView`), the query policy
+(`engine.query.user_query` / `engine.query.cjk` make the plans), the formulas
+(`engine.score.bm25`, `engine.results`), files, or the transcript store (the backend hands
+in the windows and the `indexing` flag).
+
+The kernel, for a request:
+
+1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)`;
+2. the scope (`engine.search.scope`, §5.3): windows whose key is selected, with the
+   `sessionId` filter, not archived (counted in `archivedTranscriptsExcluded` instead),
+   and not needing a rebuild; rows of windows the store no longer has are never selected;
+3. the matching rows in scope, ranked by bm25 over the whole index, in the request's
+   total order (`engine.search.order`), the first `limit + 1` only: by default the fast
+   path (`engine.search.fast_path.top_rows`), with `fast=False` the clear path
+   (`engine.search.clear_path.rank_rows` then `order_rows`), its oracle;
+4. `truncated` = more than `limit` rows; excerpts for the first `limit` only
+   (`engine.search.excerpts`), each row made a hit by `engine.search.hits`;
+5. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
+   (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same scope
+   and filters (§7.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engine.analysis.token import Analyzer
+from engine.gc_pause import paused_garbage_collection
+from engine.index.view import IndexView
+from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.query.ast import QueryPlan
+from engine.query.cjk import retry_plan
+from engine.query.user_query import clamp_limit, plan_query, validate_request
+from engine.search.clear_path import rank_rows
+from engine.search.excerpts import row_excerpt
+from engine.search.fast_path import top_rows
+from engine.search.hits import search_hit
+from engine.search.order import RankedRow, order_rows
+from engine.search.scope import Scope, select_scope
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRun:
+    """Everything one search decided: the plan used, the ordered rows, the limit."""
+
+    plan: QueryPlan
+    retried: bool
+    rows: tuple[RankedRow, ...]
+    limit: int
+    scope: Scope
+
+
+def run_kernel(
+    view: IndexView,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+    *,
+    cjk_grams: bool = True,
+    fast: bool = True,
+) -> KernelRun:
+    """Steps 1–3 and 5 of the module docstring: the ordered `limit + 1` rows.
+
+    `fast=False` runs the clear version (`rank_rows` then `order_rows`), the oracle of
+    the default `top_rows`. `cjk_grams=False` makes the retry scan every candidate row's
+    text instead of narrowing the rows first (the clear version of the retry).
+    """
+    validate_request(request)
+    plan = plan_query(request.query, analyzer, match=request.match)
+    limit = clamp_limit(request.limit)
+    states = view.window_states
+    scope = select_scope(
+        windows, request,
+        lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild,
+    )
+
+    def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
+        if fast:
+            # Decoding a long posting list or filling the row columns allocates many
+            # small acyclic objects; a cyclic collection meanwhile would walk the whole
+            # heap (the index) and free nothing: measured 30x slower decodes.
+            with paused_garbage_collection():
+                return top_rows(view, plan, scope, request.role, request.order, limit + 1,
+                                cjk_grams=use_grams)
+        rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
+        return order_rows(rows, request.order, limit + 1)
+
+    ordered = ordered_rows(plan, True)
+    retried = False
+    if not ordered:
+        retry = retry_plan(request.query, analyzer, match=request.match)
+        if retry is not None:
+            plan, retried = retry, True
+            ordered = ordered_rows(plan, cjk_grams)
+    return KernelRun(plan, retried, tuple(ordered), limit, scope)
+
+
+def result_of_run(run: KernelRun, analyzer: Analyzer, *, indexing: bool) -> SearchResult:
+    """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only)."""
+    hits = []
+    for row in run.rows[: run.limit]:
+        record = row.record
+        hits.append(
+            search_hit(
+                session_key=run.scope.session_keys[record.session_id],
+                session_id=record.session_id,
+                message_id=record.message_id,
+                role=record.role,
+                timestamp=record.timestamp,
+                excerpt=row_excerpt(row, analyzer, run.plan),
+                rank=row.rank,
+            )
+        )
+    return SearchResult(
+        hits=tuple(hits),
+        truncated=len(run.rows) > run.limit,
+        indexing=indexing,
+        archived_transcripts_excluded=run.scope.archived_excluded,
+    )
+
+
+def search_index(
+    view: IndexView,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+    *,
+    indexing: bool = False,
+    cjk_grams: bool = True,
+    fast: bool = True,
+) -> SearchResult:
+    """The kernel result of §5.2 for `request`."""
+    run = run_kernel(view, windows, request, analyzer, cjk_grams=cjk_grams, fast=fast)
+    return result_of_run(run, analyzer, indexing=indexing)

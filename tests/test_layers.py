@@ -1,0 +1,285 @@
+"""The layers of `engine/`: a module imports only from the layers below its own.
+
+The table, top to bottom. Names joined by `|` are siblings on one layer and do not import
+each other. The tests read the table from this docstring, so this is the one place the
+layering is written (README.md's Layout section lists the same layers, checked below):
+
+    __main__
+    cli
+    bench
+    rpc
+    ingest | diagnostics
+    backends
+    search
+    results | history
+    query
+    index | transcript
+    analysis | codec | score | directory
+    model | errors | config | gc_pause | demo_corpus | __init__
+
+Rules of their own (such a name may import exactly the names listed, whatever the layers
+above say):
+
+    history: transcript, model, errors, config, analysis, codec, directory
+    model: errors
+    config: errors
+
+A name is a sub-package (`engine/<name>/`) or a top-level module (`engine/<name>.py`);
+`__init__` is `engine/__init__.py` itself (`from engine import __version__`). Planned
+names (`history`) are placed before they exist, so that their first module already
+meets its rule. `errors` imports nothing, so `model` and `config` (which raise its errors)
+may use it although it shares their layer.
+
+Imports are read with `ast` from every module's source: `import engine.x`, `from engine.x
+import y`, `from engine import x` (x a sub-package or module), relative imports, imports
+inside functions and under `TYPE_CHECKING`, and module names written as strings for
+`importlib` when they name a module that exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "engine"
+README = ROOT / "README.md"
+
+#: The known violations, each with its reason, until the code that causes it is moved.
+#: `(importing module, imported module)`.
+ALLOWED: dict[tuple[str, str], str] = {}
+
+#: Names the table places before they exist.
+PLANNED = frozenset({"history"})
+
+
+# ----- the table ----------------------------------------------------------------------
+
+
+def _indented_blocks() -> list[list[str]]:
+    """The indented blocks of this module's docstring, in order, each as stripped lines."""
+    blocks: list[list[str]] = []
+    previous_indented = False
+    for line in (__doc__ or "").splitlines():
+        indented = line.startswith("    ") and bool(line.strip())
+        if indented:
+            if not previous_indented:
+                blocks.append([])
+            blocks[-1].append(line.strip())
+        previous_indented = indented or (previous_indented and not line.strip())
+    return blocks
+
+
+def read_layers() -> tuple[tuple[str, ...], ...]:
+    """The table of the docstring (its first indented block), top layer first."""
+    return tuple(
+        tuple(name.strip() for name in line.split("|")) for line in _indented_blocks()[0]
+    )
+
+
+def read_own_rules() -> dict[str, frozenset[str]]:
+    """The names with a rule of their own (the second block) and what each may import."""
+    rules = {}
+    for line in _indented_blocks()[1]:
+        name, allowed = line.split(":")
+        rules[name.strip()] = frozenset(part.strip() for part in allowed.split(","))
+    return rules
+
+
+LAYERS = read_layers()
+OWN_RULES = read_own_rules()
+#: name -> its layer number, counted from the bottom (0).
+LAYER_OF = {name: len(LAYERS) - 1 - row for row, names in enumerate(LAYERS) for name in names}
+
+
+def render_table() -> str:
+    """The table as the failure messages show it."""
+    width = len(str(len(LAYERS) - 1))
+    return "\n".join(
+        f"  {LAYER_OF[names[0]]:>{width}}  {' | '.join(names)}" for names in LAYERS
+    )
+
+
+# ----- reading the imports ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    """One `engine.*` module named by one module of `engine/`."""
+
+    importer: str  # dotted name of the importing module
+    imported: str  # dotted name of the imported module or package
+    line: int
+
+
+def module_name(path: Path) -> str:
+    """`engine/cli/output.py` -> `engine.cli.output`; a package's `__init__.py` -> the package."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def exists(dotted: str) -> bool:
+    """Whether `dotted` names a module or package of the checkout."""
+    base = ROOT.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def imports_in(source: str, importer: str, *, is_package: bool) -> Iterator[Import]:
+    """Every `engine.*` import of one module's source (the module docstring says which
+    forms count); `importer` is the module's dotted name."""
+    package = importer if is_package else importer.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            # `from engine import gc_pause` names the module, `from engine import
+            # __version__` the package itself.
+            names = list(dict.fromkeys(
+                f"{base}.{alias.name}" if exists(f"{base}.{alias.name}") else base
+                for alias in node.names
+            ))
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and re.fullmatch(r"engine(\.\w+)+(:\w+)?", node.value)):
+            dotted = node.value.split(":")[0]
+            if exists(dotted):
+                names = [dotted]
+        for name in names:
+            if name == "engine" or name.startswith("engine."):
+                yield Import(importer, name, getattr(node, "lineno", 0))
+
+
+def imports_of(path: Path) -> Iterator[Import]:
+    """Every `engine.*` import of one module file."""
+    return imports_in(path.read_text(encoding="utf-8"), module_name(path),
+                      is_package=path.name == "__init__.py")
+
+
+def unit(dotted: str) -> str:
+    """The table's name for a module: its sub-package, top-level module, or `__init__`."""
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def all_imports() -> list[Import]:
+    return [found for path in sorted(ENGINE.rglob("*.py")) for found in imports_of(path)]
+
+
+def broken_rule(importer: str, imported: str) -> str | None:
+    """Which rule `importer` importing `imported` breaks (names of the table), or None."""
+    if importer == imported:
+        return None
+    if importer in OWN_RULES:
+        if imported in OWN_RULES[importer]:
+            return None
+        return f"{importer} may import only {', '.join(sorted(OWN_RULES[importer]))}"
+    if imported not in LAYER_OF:
+        return f"{imported} is not in the table"
+    if LAYER_OF[imported] < LAYER_OF[importer]:
+        return None
+    if LAYER_OF[imported] == LAYER_OF[importer]:
+        return f"siblings on layer {LAYER_OF[importer]} do not import each other"
+    return (f"a lower layer never imports a higher one ({importer} is on layer "
+            f"{LAYER_OF[importer]}, {imported} on layer {LAYER_OF[imported]})")
+
+
+# ----- the tests ----------------------------------------------------------------------
+
+
+def test_the_table_places_every_package_and_top_level_module():
+    present = {path.name for path in ENGINE.iterdir()
+               if path.is_dir() and (path / "__init__.py").is_file()}
+    present |= {path.stem for path in ENGINE.glob("*.py")}
+    missing = sorted(present - set(LAYER_OF))
+    assert not missing, (
+        f"engine/ has {', '.join(missing)}, which the layer table of tests/test_layers.py "
+        f"does not place; add each to the layer it belongs to:\n{render_table()}"
+    )
+    unknown = sorted(set(LAYER_OF) - present - PLANNED)
+    assert not unknown, f"the table names {', '.join(unknown)}, which engine/ does not have"
+    assert set(OWN_RULES) <= set(LAYER_OF)
+    for name, allowed in OWN_RULES.items():
+        assert allowed <= set(LAYER_OF), f"{name}'s own rule names a name not in the table"
+
+
+def test_every_import_follows_the_layers():
+    violations = []
+    used_allowances = set()
+    for found in all_imports():
+        importer, imported = unit(found.importer), unit(found.imported)
+        rule = broken_rule(importer, imported)
+        if rule is None:
+            continue
+        if (found.importer, found.imported) in ALLOWED:
+            used_allowances.add((found.importer, found.imported))
+            continue
+        violations.append(
+            f"{found.importer} (line {found.line}) imports {found.imported}: "
+            f"{importer} may not import {imported}: {rule}"
+        )
+    assert not violations, (
+        "imports against the layers of tests/test_layers.py:\n  " + "\n  ".join(violations)
+        + f"\nthe layers (bottom = 0; `|` joins siblings):\n{render_table()}"
+    )
+    stale = sorted(set(ALLOWED) - used_allowances)
+    assert not stale, (
+        f"ALLOWED in tests/test_layers.py lists imports that no longer break a rule: {stale}; "
+        "delete those entries"
+    )
+
+
+def test_the_rules_themselves():
+    assert broken_rule("search", "index") is None
+    assert broken_rule("index", "search") is not None
+    assert "siblings" in (broken_rule("index", "transcript") or "")
+    assert "siblings" in (broken_rule("results", "history") or "")
+    assert broken_rule("history", "transcript") is None
+    for forbidden in ("index", "search", "query", "score", "results"):
+        assert broken_rule("history", forbidden) is not None
+    assert broken_rule("model", "errors") is None
+    assert broken_rule("model", "config") is not None
+    assert broken_rule("errors", "model") is not None
+    assert broken_rule("__main__", "cli") is None
+    assert broken_rule("gc_pause", "errors") is not None
+
+
+def test_imports_are_read_in_every_form():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import engine.model\n"
+        "from engine import __version__, gc_pause\n"
+        "from . import sibling\n"
+        "from ..index.view import IndexView\n"
+        "if TYPE_CHECKING:\n"
+        "    from engine.query import ast\n"
+        "def later():\n"
+        "    from engine.results.bounds import bound_snippet\n"
+        "TARGET = 'engine.backends.reference:ReferenceBackend'\n"
+        "NOT_A_MODULE = 'engine.nothing_here'\n"
+    )
+    found = [item.imported for item in imports_in(source, "engine.search.probe", is_package=False)]
+    assert sorted(found) == sorted([
+        "engine.model", "engine", "engine.gc_pause", "engine.search", "engine.index.view",
+        "engine.query.ast", "engine.results.bounds", "engine.backends.reference",
+    ])
+    assert [unit(name) for name in ("engine", "engine.gc_pause", "engine.cli.output")] == [
+        "__init__", "gc_pause", "cli"]
+
+
+def test_the_readme_lists_the_same_layers():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\s+(\d+)\s+(\w+)(?:/|\.py)\s", section, flags=re.MULTILINE)
+    expected = [(str(LAYER_OF[name]), name) for names in LAYERS for name in names]
+    assert listed == expected, (
+        "README.md's Layout section must list the layers of tests/test_layers.py, one line "
+        f"per name, top first:\n{render_table()}"
+    )
