@@ -37,8 +37,13 @@ from engine.bench.corpus_generator import (
     read_manifest,
 )
 from engine.errors import EngineError
+from engine.gc_policy import use_bulk_work_policy
 
 pytest.importorskip("pytest_benchmark", reason="pytest-benchmark is not installed")
+
+#: The programs' garbage-collector policy (`engine.gc_policy`): the benchmark measures what
+#: the command line runs.
+use_bulk_work_policy()
 
 
 def _backend_names() -> tuple[str, ...]:

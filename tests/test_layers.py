@@ -15,7 +15,7 @@ layering is written (README.md's Layout section lists the same layers, checked b
     query
     index | transcript
     analysis | codec | score | directory
-    model | errors | config | gc_pause | demo_corpus | __init__
+    model | errors | config | gc_policy | demo_corpus | __init__
 
 Rules of their own (such a name may import exactly the names listed, whatever the layers
 above say):
@@ -141,7 +141,7 @@ def imports_in(source: str, importer: str, *, is_package: bool) -> Iterator[Impo
                 parts = package.split(".")
                 anchor = ".".join(parts[: len(parts) - node.level + 1])
                 base = f"{anchor}.{base}" if base else anchor
-            # `from engine import gc_pause` names the module, `from engine import
+            # `from engine import gc_policy` names the module, `from engine import
             # __version__` the package itself.
             names = list(dict.fromkeys(
                 f"{base}.{alias.name}" if exists(f"{base}.{alias.name}") else base
@@ -248,14 +248,14 @@ def test_the_rules_themselves():
     assert broken_rule("model", "config") is not None
     assert broken_rule("errors", "model") is not None
     assert broken_rule("__main__", "cli") is None
-    assert broken_rule("gc_pause", "errors") is not None
+    assert broken_rule("gc_policy", "errors") is not None
 
 
 def test_imports_are_read_in_every_form():
     source = (
         "from typing import TYPE_CHECKING\n"
         "import engine.model\n"
-        "from engine import __version__, gc_pause\n"
+        "from engine import __version__, gc_policy\n"
         "from . import sibling\n"
         "from ..index.view import IndexView\n"
         "if TYPE_CHECKING:\n"
@@ -267,11 +267,11 @@ def test_imports_are_read_in_every_form():
     )
     found = [item.imported for item in imports_in(source, "engine.search.probe", is_package=False)]
     assert sorted(found) == sorted([
-        "engine.model", "engine", "engine.gc_pause", "engine.search", "engine.index.view",
+        "engine.model", "engine", "engine.gc_policy", "engine.search", "engine.index.view",
         "engine.query.ast", "engine.results.bounds", "engine.backends.reference",
     ])
-    assert [unit(name) for name in ("engine", "engine.gc_pause", "engine.cli.output")] == [
-        "__init__", "gc_pause", "cli"]
+    assert [unit(name) for name in ("engine", "engine.gc_policy", "engine.cli.output")] == [
+        "__init__", "gc_policy", "cli"]
 
 
 def test_the_readme_lists_the_same_layers():

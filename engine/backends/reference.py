@@ -74,7 +74,6 @@ from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
-from engine.gc_pause import paused_garbage_collection
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
@@ -268,8 +267,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._index_changes += 1
         self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
-            with paused_garbage_collection():  # opening makes many objects, no cycles
-                index = load_index(self.store.directory, self.profile)
+            index = load_index(self.store.directory, self.profile)
         except ProfileMismatch:
             # Built with another analyzer: the index is derived data, so rebuild it by
             # replaying the whole log; a writer's next flush replaces the old files.
@@ -288,10 +286,9 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         return index
 
     def _replay(self) -> None:
-        with paused_garbage_collection():
-            for generation, change in self.store.changes_since(self.index.generation):
-                self._apply(change)
-                self.index.generation = generation
+        for generation, change in self.store.changes_since(self.index.generation):
+            self._apply(change)
+            self.index.generation = generation
 
     def _on_commit(self, generation: int, changes: list[Change]) -> None:
         """The store's commit hook: index the committed changes, flush when due.
@@ -328,18 +325,17 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
             left_dirty = windows_left_dirty(
                 self._index.window_states, (change for _, changes in deferred for change in changes))
         appended: dict[str, list[StoredEvent]] = {session_id: [] for session_id in left_dirty}
-        with paused_garbage_collection():
-            for generation, changes in deferred:
-                for change in changes:
-                    self._apply(change, left_dirty)
-                    if isinstance(change, EventAppended):
-                        events = appended.get(change.event.session_id)
-                        if events is not None:
-                            events.append(change.event)
-                    elif isinstance(change, SessionDeleted):
-                        for session_id in change.session_ids:
-                            appended.pop(session_id, None)
-                self._index.generation = generation
+        for generation, changes in deferred:
+            for change in changes:
+                self._apply(change, left_dirty)
+                if isinstance(change, EventAppended):
+                    events = appended.get(change.event.session_id)
+                    if events is not None:
+                        events.append(change.event)
+                elif isinstance(change, SessionDeleted):
+                    for session_id in change.session_ids:
+                        appended.pop(session_id, None)
+            self._index.generation = generation
         if not skip_left_dirty:
             self._flush_when_due()
         return appended
@@ -466,16 +462,15 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         """Rebuild every window needing work, sweep orphans, flush; return the count."""
         self._require_writer("reconcile")
         known = self._apply_deferred(skip_left_dirty=True) if self._deferred else {}
-        with paused_garbage_collection():
-            work = self.windows_needing_reconcile()
-            for session_id in work:
-                self.rebuild_window(session_id, known.pop(session_id, None))
-            orphans = self.orphan_session_ids()
-            for session_id in orphans:
-                self._index_changes += 1
-                self.index.delete_window_rows(session_id)
-                self.index.window_states.pop(session_id, None)
-            self.flush()
+        work = self.windows_needing_reconcile()
+        for session_id in work:
+            self.rebuild_window(session_id, known.pop(session_id, None))
+        orphans = self.orphan_session_ids()
+        for session_id in orphans:
+            self._index_changes += 1
+            self.index.delete_window_rows(session_id)
+            self.index.window_states.pop(session_id, None)
+        self.flush()
         return len(work) + len(orphans)
 
     def rebuild_index(self) -> int:
@@ -488,11 +483,10 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._index_changes += 1
         self.index = InvertedIndex(generation=generation)
         windows = [window.session_id for window in self.store.windows()]
-        with paused_garbage_collection():
-            for session_id in windows:
-                if self.store.event_count(session_id):
-                    self.rebuild_window(session_id)
-            self.merge()
+        for session_id in windows:
+            if self.store.event_count(session_id):
+                self.rebuild_window(session_id)
+        self.merge()
         return len(windows)
 
     # ----- reading --------------------------------------------------------------------

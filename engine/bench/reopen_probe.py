@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", required=True, type=Path)
     parser.add_argument("--query", required=True)
     args = parser.parse_args(argv)
+    from engine.gc_policy import use_bulk_work_policy
 
+    use_bulk_work_policy()  # a program's policy, as the command line sets it
     modules_started = time.perf_counter()
     from engine.backends.registry import backend_class
     from engine.bench.adapters import registry_open_store

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from engine import __version__
 from engine.errors import EngineError
+from engine.gc_policy import use_bulk_work_policy
 
 #: Command modules, in the order their commands appear in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -46,7 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return its exit status instead of raising."""
+    """Run one command; return its exit status instead of raising.
+
+    The process's garbage-collector policy is set here, at the program's edge
+    (`engine.gc_policy`): library code never changes it.
+    """
+    use_bulk_work_policy()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import sub
 
-from engine.gc_pause import paused_garbage_collection
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
@@ -281,10 +280,7 @@ class InvertedIndex:
         the generation change (`engine.index.view`). Search reads the index through it."""
         view = self._view
         if view is None or view.version != index_version(self):
-            # Filling the row columns allocates many small acyclic objects; a cyclic
-            # collection meanwhile would walk the whole heap (the index) and free nothing.
-            with paused_garbage_collection():
-                view = self._view = next_view(self, view)
+            view = self._view = next_view(self, view)
         return view
 
     @property

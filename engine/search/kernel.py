@@ -31,7 +31,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.analysis.token import Analyzer
-from engine.gc_pause import paused_garbage_collection
 from engine.index.view import IndexView
 from engine.model import SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
@@ -82,12 +81,8 @@ def run_kernel(
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
         if fast:
-            # Decoding a long posting list or filling the row columns allocates many
-            # small acyclic objects; a cyclic collection meanwhile would walk the whole
-            # heap (the index) and free nothing: measured 30x slower decodes.
-            with paused_garbage_collection():
-                return top_rows(view, plan, scope, request.role, request.order, limit + 1,
-                                cjk_grams=use_grams)
+            return top_rows(view, plan, scope, request.role, request.order, limit + 1,
+                            cjk_grams=use_grams)
         rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
         return order_rows(rows, request.order, limit + 1)
 

@@ -75,7 +75,6 @@ from engine.codec.catalog_file import (
 )
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
-from engine.gc_pause import paused_garbage_collection
 from engine.transcript.catalog import Catalog, EventPositions, SharedPositions, WindowEntry
 from engine.transcript.log import (
     LOG_FOLDER,
@@ -281,12 +280,11 @@ class CheckpointPositionsReader:
         catalog = Catalog()
         directory = self.directory
         if self.transaction_id:
-            with paused_garbage_collection():
-                for transaction in LogReader(directory).iter_transactions():
-                    catalog.apply(transaction,
-                                  lambda number: directory.location(log_file_name(number)))
-                    if catalog.generation >= self.transaction_id:
-                        break
+            for transaction in LogReader(directory).iter_transactions():
+                catalog.apply(transaction,
+                              lambda number: directory.location(log_file_name(number)))
+                if catalog.generation >= self.transaction_id:
+                    break
         if catalog.generation != self.transaction_id or \
                 len(catalog.entries) != len(self.windows):
             raise CorruptFile(self.location, self.region.offset, (

@@ -48,7 +48,6 @@ from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, LockHandle
 from engine.errors import StoreError, UnknownSession, UsageError
-from engine.gc_pause import paused_garbage_collection
 from engine.model import SessionWindow, StoredEvent, agent_id_of
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import Change, ChangeFeed, CommitHook, changes_of
@@ -156,9 +155,8 @@ class TranscriptStore:
         try:
             meta = decode_meta_file(directory.read_bytes(META_NAME), directory.location(META_NAME))
             store = cls(directory, meta, config or EngineConfig(), lock)
-            with paused_garbage_collection():  # the catalog is acyclic: nothing to collect
-                store._load_checkpoint()
-                store._replay()
+            store._load_checkpoint()
+            store._replay()
             if writer:
                 store._writer = LogWriter(directory, store.config)
                 store.recovered_tail = store._writer.recover(store._reader)
@@ -256,11 +254,7 @@ class TranscriptStore:
 
     @contextmanager
     def transaction(self) -> Iterator[StoreTransaction]:
-        """An all-or-nothing write transaction (writer only; one at a time).
-
-        The cyclic garbage collector is paused until the commit and its hooks are done
-        (`paused_garbage_collection`).
-        """
+        """An all-or-nothing write transaction (writer only; one at a time)."""
         self._check_open()
         writer = self._writer
         if writer is None:
@@ -271,23 +265,22 @@ class TranscriptStore:
         transaction = self._transaction = StoreTransaction(
             self._catalog, writer, self._reader.read_events,
             keep_changes=self._change_feed.is_followed)
-        with paused_garbage_collection():
-            try:
-                yield transaction
-            except BaseException:
-                transaction.closed = True
-                self._transaction = None
-                writer.abort()
-                raise
+        try:
+            yield transaction
+        except BaseException:
             transaction.closed = True
             self._transaction = None
-            if self._closed:  # close() inside the block already cut the records back
-                raise StoreError(
-                    "the store was closed inside the transaction; nothing was committed")
-            if not transaction.records:
-                writer.abort()
-                return
-            self._commit(writer, transaction)
+            writer.abort()
+            raise
+        transaction.closed = True
+        self._transaction = None
+        if self._closed:  # close() inside the block already cut the records back
+            raise StoreError(
+                "the store was closed inside the transaction; nothing was committed")
+        if not transaction.records:
+            writer.abort()
+            return
+        self._commit(writer, transaction)
 
     def _commit(self, writer: LogWriter, transaction: StoreTransaction) -> None:
         generation = self._catalog.generation + 1
@@ -423,8 +416,8 @@ class TranscriptStore:
         everything committed (when anything changed since the last one, or the positions
         of the one it opened were found damaged), so the next open decodes no records.
         The commit hooks are dropped: a hook is usually a bound method of an owner that
-        holds this store, and that reference cycle would otherwise outlive a `gc.freeze`
-        (see `paused_garbage_collection`).
+        holds this store, so dropping them breaks that reference cycle and a closed
+        store is freed by reference counting alone, without waiting for a collection.
         """
         if self._closed:
             return
