@@ -313,3 +313,28 @@ class SearchResult:
         if self.archived_transcripts_excluded > 0:
             value["archivedTranscriptsExcluded"] = self.archived_transcripts_excluded
         return value
+
+
+def agent_id_problem(agent_id: str) -> str | None:
+    """Why `agent_id` cannot name an agent's partition (a folder of the store), or None.
+
+    An agent's partition is stored under `agents/<agentId>/`, as OpenClaw stores an
+    agent's database, so the id must be one safe path component.
+
+    >>> [agent_id_problem(a) for a in ("main", "work_team")]
+    [None, None]
+    >>> agent_id_problem("..")
+    "agent id '..' is not a valid folder name"
+    >>> agent_id_problem("a/b")
+    "agent id 'a/b' contains '/'"
+    >>> agent_id_problem("")
+    'agent id is empty'
+    """
+    if not agent_id:
+        return "agent id is empty"
+    if agent_id in (".", ".."):
+        return f"agent id {agent_id!r} is not a valid folder name"
+    for character in ("/", "\\", "\x00"):
+        if character in agent_id:
+            return f"agent id {agent_id!r} contains {character!r}"
+    return None

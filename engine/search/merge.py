@@ -1,0 +1,61 @@
+"""The Gateway's merge of per-partition results (behaviour.md §6 step 5).
+
+Owns: `merge_partition_results`, the one rule by which a search over several agents'
+partitions becomes one answer, for every backend. Must not touch: how a partition is
+searched (each partition's own kernel answer, with its own bm25 statistics, comes in
+whole) or scoring: scores of different partitions are compared as they are, exactly as
+the Gateway compares the scores of different agent databases.
+
+The rule: hits of every partition sorted by score descending, timestamp descending,
+then `messageId` in JavaScript `localeCompare` order (`engine.analysis.collation`);
+de-duplicated on (sessionKey, sessionId, messageId), the first kept; cut to the limit.
+`truncated` when any partition truncated or the merged list exceeds the limit;
+`indexing` when any partition is indexing; `archivedTranscriptsExcluded` summed. The
+sort is stable, so hits that tie on all three keep their partitions' order (partitions
+in the order given, each in its kernel order).
+
+>>> from engine.model import SearchHit
+>>> def hit(message_id, score, timestamp=0):
+...     return SearchHit("agent:a:k", "w", message_id, "user", timestamp, "", score)
+>>> first = SearchResult((hit("m2", 2.0), hit("m1", 1.0)), truncated=False)
+>>> second = SearchResult((hit("M1", 1.0), hit("m2", 2.0)), indexing=True)
+>>> merged = merge_partition_results([first, second], limit=2)
+>>> [(h.message_id, h.score) for h in merged.hits], merged.truncated, merged.indexing
+([('m2', 2.0), ('m1', 1.0)], True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.analysis.collation import locale_compare_key
+from engine.model import SearchHit, SearchResult
+
+
+def merge_order_key(hit: SearchHit) -> tuple[float, float, bytes]:
+    """Score descending, timestamp descending, messageId ascending (`localeCompare`)."""
+    return (-hit.score, -hit.timestamp, locale_compare_key(hit.message_id))
+
+
+def merge_partition_results(results: Sequence[SearchResult], limit: int) -> SearchResult:
+    """One answer from the partitions' answers, as the Gateway merges agent stores.
+
+    Even one partition's answer is re-sorted and cut, as the Gateway does with one store's
+    (a request scoped to one agent, by contrast, is that partition's answer as it is and
+    does not come here).
+    """
+    ordered = sorted((hit for result in results for hit in result.hits), key=merge_order_key)
+    seen: set[tuple[str, str, str]] = set()
+    unique: list[SearchHit] = []
+    for hit in ordered:
+        identity = (hit.session_key, hit.session_id, hit.message_id)
+        if identity not in seen:
+            seen.add(identity)
+            unique.append(hit)
+    return SearchResult(
+        hits=tuple(unique[:limit]),
+        truncated=any(result.truncated for result in results) or len(unique) > limit,
+        indexing=any(result.indexing for result in results),
+        archived_transcripts_excluded=sum(
+            result.archived_transcripts_excluded for result in results),
+    )

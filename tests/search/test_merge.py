@@ -1,0 +1,47 @@
+"""The Gateway merge of partition results (behaviour.md §6 step 5)."""
+
+from __future__ import annotations
+
+from engine.model import SearchHit, SearchResult
+from engine.search.merge import merge_partition_results
+
+
+def hit(key: str, message_id: str, score: float, timestamp: float = 0.0,
+        session_id: str = "w") -> SearchHit:
+    return SearchHit(key, session_id, message_id, "user", timestamp, "", score)
+
+
+def test_scores_of_different_partitions_are_compared_as_they_are() -> None:
+    main = SearchResult((hit("agent:main:a", "m1", 3.0), hit("agent:main:a", "m2", 1.0)))
+    work = SearchResult((hit("agent:work:b", "w1", 2.0),))
+    merged = merge_partition_results([main, work], limit=10)
+    assert [h.message_id for h in merged.hits] == ["m1", "w1", "m2"]
+    assert merged.truncated is False
+
+
+def test_ties_break_on_newer_timestamp_then_locale_compare_of_the_message_id() -> None:
+    ids = ["M1", "a-b", "m1", "a_b", "m10"]
+    tied = SearchResult(tuple(hit("agent:a:k", message_id, 1.0, 5) for message_id in ids)
+                        + (hit("agent:a:k", "0-old", 1.0, 4),))
+    merged = merge_partition_results([tied, SearchResult(())], limit=10)
+    # localeCompare (ICU root collation), not code points: code points would give
+    # ["M1", "a-b", "a_b", "m1", "m10"]; the older hit comes last whatever its id
+    assert [h.message_id for h in merged.hits] == ["a_b", "a-b", "m1", "M1", "m10", "0-old"]
+
+
+def test_duplicates_are_dropped_and_the_cut_sets_truncated() -> None:
+    first = SearchResult((hit("agent:a:k", "m1", 2.0), hit("agent:a:k", "m2", 1.0)))
+    again = SearchResult((hit("agent:a:k", "m1", 2.0),), archived_transcripts_excluded=2)
+    merged = merge_partition_results([first, again], limit=2)
+    assert [h.message_id for h in merged.hits] == ["m1", "m2"]
+    assert merged.truncated is False  # two unique hits fit the limit
+    assert merged.archived_transcripts_excluded == 2
+    cut = merge_partition_results([first, again], limit=1)
+    assert [h.message_id for h in cut.hits] == ["m1"] and cut.truncated is True
+
+
+def test_any_partition_truncated_or_indexing_carries_over() -> None:
+    quiet = SearchResult((hit("agent:a:k", "m1", 1.0),))
+    busy = SearchResult((), truncated=True, indexing=True)
+    merged = merge_partition_results([quiet, busy], limit=10)
+    assert (merged.truncated, merged.indexing) == (True, True)
