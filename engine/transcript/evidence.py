@@ -188,9 +188,10 @@ def _where_committed_data_stops(
     location = directory.location(log_file_name(number))
     size = directory.size(log_file_name(number))
     if size < end:
-        return location, (f"{location}: {end - size} bytes of committed transactions are "
-                          f"missing (bytes {size}..{end} were committed, the file ends at "
-                          f"{size})")
+        verb = "is" if end - size == 1 else "are"
+        return location, (f"{location}: {counted(end - size, 'byte')} of committed "
+                          f"transactions {verb} missing (bytes {size}..{end} were committed, "
+                          f"the file ends at {size})")
     if tail is not None and tail.file_number == number:
         return location, (f"{location}: committed transactions are damaged after byte "
                           f"{tail.committed_end} ({tail.reason})")
