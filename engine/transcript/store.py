@@ -2,10 +2,10 @@
 
 Owns: the public `TranscriptStore` API (create / open, the writer lock, recovery of a
 torn tail, the refusal of a log that lost committed transactions, transactions and their
-commit, reads, `changes_since`, verify), and the store metadata file `store.meta`. Must not touch: byte layouts (`engine.codec`), the log
-files (`engine.transcript.log` reads and writes them), search indexes, or event semantics
-(the store keeps each event as an opaque JSON object; `engine.transcript.events` and
-friends interpret them). The concepts it assembles live in their own modules: the
+commit, reads, `changes_since`, verify), and the store metadata file `store.meta`. Must
+not touch: byte layouts (`engine.codec`), the log files (`engine.transcript.log` reads
+and writes them), search indexes, or event semantics (the store keeps each event as an
+opaque JSON object; `engine.transcript.events` and friends interpret them). The concepts it assembles live in their own modules: the
 catalog in memory (`catalog`), its checkpoint on disk (`checkpoint`), the evidence of
 what was committed (`evidence`), write transactions (`transaction`) and the commit hooks
 (`changes`).
