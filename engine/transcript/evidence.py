@@ -112,9 +112,10 @@ class LostCommits:
         """Which transactions are lost and what remains, in words.
 
         >>> lost = LostCommits(StoreProblem("f", "f: missing"), 3, 4, 10, 25)
-        >>> lost.describe_loss().split("; ")
-        ['committed transactions 3..4 (2 of 4) are lost',
-         'what remains: 2 transactions, 10 events (the claim counted 25)']
+        >>> for part in lost.describe_loss().split("; "):
+        ...     print(part)
+        committed transactions 3..4 (2 of 4) are lost
+        what remains: 2 transactions, 10 events (the claim counted 25)
         """
         claimed = "" if self.events_claimed is None else \
             f" (the claim counted {self.events_claimed})"
