@@ -20,7 +20,11 @@ the same hook. So after a crash at any point:
 * a committed transaction's rows are in the index files or are rebuilt by the replay.
 
 Hence a message is either stored and searchable or neither, and no index row points at a
-message the store does not have. `tests/transcript/test_crash.py` kills a child process at random
+message the store does not have. The manifest is written after the commits it covers
+were fsynced, so its generation is also evidence that they were committed: a log that
+holds fewer lost committed data, and opening refuses it (`manifest_claim`, handed to
+`TranscriptStore.open` before a writer cuts any torn tail) instead of rebuilding a
+smaller index in silence. `tests/transcript/test_crash.py` kills a child process at random
 points while it appends and checks exactly this on reopen.
 
 Index files (see `engine.index.writer`) live under `index/` in the store's directory. The
@@ -70,6 +74,7 @@ from engine.backends.protocol import (
     Maintenance,
     Refreshable,
 )
+from engine.codec.manifest_file import decode_manifest_generation
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
@@ -77,6 +82,7 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
+    MANIFEST_NAME,
     ProfileMismatch,
     flush_index,
     load_index,
@@ -87,6 +93,7 @@ from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow,
 from engine.search.explain import SearchExplanation, explain_search
 from engine.search.kernel import search_index
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
@@ -129,6 +136,21 @@ def windows_left_dirty(
                 moved[session_id] = None
     return {session_id for session_id, state in moved.items()
             if state is not None and state.needs_rebuild}
+
+
+def manifest_claim(directory: Directory) -> tuple[CommittedClaim, ...]:
+    """What the index manifest says was committed (the store generation it covers: it is
+    written after those commits were fsynced); empty when there is no manifest, or it
+    cannot be read (the index is derived data: opening it then says what is wrong).
+    Cost: the manifest's CRCs and one field, not its windows or tombstones."""
+    if not directory.exists(MANIFEST_NAME):
+        return ()
+    location = directory.location(MANIFEST_NAME)
+    try:
+        generation = decode_manifest_generation(directory.read_bytes(MANIFEST_NAME), location)
+    except StoreError:
+        return ()
+    return (CommittedClaim(location, generation),)
 
 
 class ReferenceTransaction(BackendTransaction):
@@ -224,9 +246,18 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         writer: bool = False,
         config: EngineConfig | None = None,
         analyzer: Analyzer | None = None,
+        accept_lost_commits: bool = False,
     ) -> ReferenceBackend:
-        """Open the reference store in `directory` (replaying what the index lacks)."""
-        store = TranscriptStore.open(directory, writer=writer, config=config)
+        """Open the reference store in `directory` (replaying what the index lacks).
+
+        The index manifest's generation is evidence of what was committed
+        (`manifest_claim`): a log that holds less is refused, as
+        `TranscriptStore.open` says, unless `accept_lost_commits` (verify, stats,
+        repair: the index is then rebuilt from what the log holds).
+        """
+        store = TranscriptStore.open(directory, writer=writer, config=config,
+                                     committed=manifest_claim(directory),
+                                     accept_lost_commits=accept_lost_commits)
         if store.backend != BACKEND_NAME:
             store.close()
             raise StoreError(
@@ -273,9 +304,14 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
             # replaying the whole log; a writer's next flush replaces the old files.
             index = InvertedIndex()
         if index.generation > self.store.generation:
-            # The index claims commits the store does not have (e.g. the store was
-            # replaced): it is derived data, so rebuild it from the transcripts.
-            index = InvertedIndex()
+            # The index covers commits this store has not read: a reader catches up with
+            # the writer that flushed it; a log that lacks them lost committed data
+            # (StoreError, unless the store was opened accepting that; the index is then
+            # rebuilt from what the log holds).
+            self.store.check_committed(CommittedClaim(
+                self.store.directory.location(MANIFEST_NAME), index.generation))
+            if index.generation > self.store.generation:
+                index = InvertedIndex()
         self.index = index
         loaded = index.generation
         self._replay()

@@ -184,19 +184,35 @@ def run_reconcile(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """`session-search verify`: rebuild the index in memory and compare (exit 1 on a mismatch)."""
+    """`session-search verify`: report what is wrong with the store's files (committed
+    transactions missing from the log, a checkpoint that disagrees with it, damage),
+    rebuild the index in memory and compare; exit 1 on any problem. `--repair` first
+    drops what cannot be recovered (saying what) and rebuilds the index, then verifies."""
     from engine.backends.reference import ReferenceBackend
-    from engine.diagnostics.verify import verify_backend
+    from engine.backends.registry import detect_backend
+    from engine.diagnostics.verify import repair_backend, verify_backend
+    from engine.directory import FileDirectory
 
-    backend = open_backend(args.store, writer=args.repair)
+    name = detect_backend(args.store)
+    if name != ReferenceBackend.name:
+        raise UsageError(
+            f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
+            "and index in one SQLite database, committed by SQLite's journal: there are no "
+            "transcript logs or index files here to check or repair)")
+    directory = FileDirectory(args.store)
+    repairs: list[str] = []
+    if args.repair:
+        backend = ReferenceBackend.open_in(directory, writer=True, accept_lost_commits=True)
+        try:
+            repairs = repair_backend(backend)
+        finally:
+            backend.close()
+    backend = ReferenceBackend.open_in(directory, accept_lost_commits=True)
     try:
-        if not isinstance(backend, ReferenceBackend):
-            raise UsageError(f"verify needs a reference store; this one uses {backend.name!r}")
-        if args.repair:
-            backend.rebuild_index()
         report = verify_backend(backend)
     finally:
         backend.close()
+    report.repairs = repairs
     if args.json:
         print_json(report.to_json())
     else:
@@ -244,6 +260,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_store(verify)
     verify.add_argument(
         "--repair", action="store_true",
-        help="first rebuild the committed index from the transcripts (writer)",
+        help="first drop what cannot be recovered (saying what) and rebuild the index "
+             "from the transcripts (writer)",
     )
     verify.set_defaults(run=run_verify)

@@ -15,7 +15,10 @@ Commands:
   had just created is removed again. Then, unless `--no-reconcile`, the windows the
   import left dirty are reconciled (the rules are `engine.ingest.into_store`'s);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
-  then whatever index counts the backend adds (`messages_indexed`, ...);
+  then whatever index counts the backend adds (`messages_indexed`, ...); a warning line
+  on standard error for each problem of its files (committed transactions missing from
+  a reference store's log, a checkpoint that disagrees with it: exit status 1), and a
+  note for what is only worth knowing (`problems` and `notes` in JSON);
 
 Every command takes `--json`. Errors go to standard error as
 `session-search: error: ...` with exit status 2 for bad usage or input, 1 otherwise
@@ -25,7 +28,9 @@ Every command takes `--json`. Errors go to standard error as
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import Any
 
 from engine.backends.registry import (
     BACKEND_NAMES,
@@ -84,22 +89,41 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    """`stats`: print the counts of an existing store."""
+    """`stats`: print the counts of an existing store, and a warning line (standard error;
+    `problems` and `notes` in JSON) for each thing wrong with its files (committed
+    transactions missing from the log, a checkpoint that disagrees with it): exit 1 when
+    there is one, rather than counts silently smaller. Notes (an unfinished transaction
+    at the end of the log) are shown and leave the exit status 0."""
     store_path = Path(args.store)
     backend_name = existing_backend(store_path)
     if backend_name is None:
         raise UsageError(f"{store_path}: no session-search store here")
-    backend = open_backend(store_path, backend=backend_name)
+    if backend_name == "reference":  # open even when committed data is missing: report it
+        from engine.backends.reference import ReferenceBackend
+        from engine.directory import FileDirectory
+
+        backend: Any = ReferenceBackend.open_in(FileDirectory(store_path),
+                                                accept_lost_commits=True)
+        found = backend.store.problems()
+    else:
+        backend, found = open_backend(store_path, backend=backend_name), []
     try:
         counts = ordered_stats(backend.stats())
     finally:
         backend.close()
+    problems = [problem.with_advice() for problem in found if problem.serious]
+    notes = [problem.with_advice() for problem in found if not problem.serious]
     if args.json:
-        print_json({"store": str(store_path), "backend": backend_name, **counts})
+        print_json({"store": str(store_path), "backend": backend_name, **counts,
+                    "problems": problems, "notes": notes})
     else:
         print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
-    return 0
+    for problem in problems:
+        print(f"session-search: warning: {problem}", file=sys.stderr)
+    for note in notes:
+        print(f"session-search: note: {note}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:

@@ -5,12 +5,29 @@ Owns: what "the committed index agrees with the transcripts" means, and the repo
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
 in the backend), byte layouts, search.
 
-First the transcripts themselves: `TranscriptStore.verify_log` CRCs every byte of
+First what opening found (`TranscriptStore.problems`; the store is opened with
+`accept_lost_commits`, so that missing committed data is reported rather than raised):
+committed transactions missing from the log (a log file cut shorter than the catalog
+checkpoint or the index manifest records as committed, or a log file they name missing:
+the file and the byte range; see `engine.transcript.evidence`), a checkpoint that is
+damaged or disagrees with the log, each a problem; an unfinished transaction at the end
+of the log is a note (informational: a crash leaves one; exit status unchanged). When
+committed transactions are missing, the index is not compared (it covers commits the log
+lacks), and the report says what `--repair` can and cannot recover.
+
+Then the transcripts themselves: `TranscriptStore.verify_log` CRCs every byte of
 committed data against the log files' footers and the running CRC of the open one (the
 thorough check that opening skips: an open from the catalog checkpoint reads only the
 log files' headers, footers and last commit). Damage there is reported as a problem naming
 the file (and the first damaged record's offset), and the index is then not compared,
 since its rows would be rebuilt from damaged records.
+
+Repair (`repair_backend`, `verify --repair`; the store opened as the writer with
+`accept_lost_commits`): committed transactions the log no longer holds are dropped (the
+damaged end of the log is cut back to the last intact commit and the checkpoint saved
+again for what remains), an unfinished tail is cut, and the index is rebuilt from the
+transcripts. It cannot bring back missing bytes: only a backup of the file holds them.
+The report lists what was done (`repairs`), then the verification of the result.
 
 What is compared, per window of the store:
 
@@ -25,7 +42,7 @@ The expected rows are then indexed afresh into an in-memory `InvertedIndex` with
 same analyzer, and the two indexes are compared term by term (rows matched by
 `(session_id, seq)`, since doc ids depend on history), together with `N` and the total
 token count. `engine.index.check` runs on the committed index too. Verify never repairs;
-`ReferenceBackend.rebuild_index()` (the `--repair` flag) does, explicitly.
+`repair_backend` (the `--repair` flag) does, explicitly.
 
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
@@ -43,6 +60,8 @@ from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
 from engine.index.writer import check_index_files
 from engine.model import IndexEntry
+from engine.transcript.evidence import LostCommits, counted
+from engine.transcript.log import log_file_name
 from engine.transcript.projection import extract_index_entry, index_entries
 
 #: At most this many differences of each kind are listed in a report.
@@ -61,6 +80,11 @@ class VerifyReport:
     stale_rows: int = 0
     windows_needing_reconcile: int = 0
     problems: list[str] = field(default_factory=list)
+    #: Worth knowing, not wrong (an unfinished transaction at the end of the log, what
+    #: `--repair` would do): shown, but the report is still ok.
+    notes: list[str] = field(default_factory=list)
+    #: What `--repair` did before this verification.
+    repairs: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -77,6 +101,8 @@ class VerifyReport:
             "staleRows": self.stale_rows,
             "windowsNeedingReconcile": self.windows_needing_reconcile,
             "problems": list(self.problems),
+            "notes": list(self.notes),
+            "repairs": list(self.repairs),
         }
 
     def lines(self) -> list[str]:
@@ -89,8 +115,10 @@ class VerifyReport:
             f"expected {self.rows_expected}, stale {self.stale_rows}, "
             f"windows needing reconcile {self.windows_needing_reconcile}"
         )
-        lines = [status, counts]
+        lines = [f"repaired: {repair}" for repair in self.repairs]
+        lines += [status, counts]
         lines.extend(f"  {problem}" for problem in self.problems)
+        lines.extend(f"  note: {note}" for note in self.notes)
         return lines
 
 
@@ -149,9 +177,56 @@ def _row_source(backend: ReferenceBackend):
     return lookup
 
 
+def repair_advice(lost: LostCommits) -> str:
+    """What `verify --repair` can and cannot do about `lost`, one line."""
+    return (f"`verify --repair` can drop transactions {lost.first_lost}..{lost.last_lost} "
+            f"and go on with what remains ({lost.remains()}): it cuts what is left of them "
+            "from the end of the log, saves the catalog checkpoint again and rebuilds the "
+            "index; it cannot recover the missing committed bytes: if a backup "
+            "holds the file, restore it before any repair or write")
+
+
+def repair_backend(backend: ReferenceBackend) -> list[str]:
+    """Repair a reference store opened as the writer with `accept_lost_commits` (which
+    already dropped missing committed transactions and cut the log's damaged or
+    unfinished end): save the checkpoint of what remains, rebuild the index from the
+    transcripts; return what was done and what could not be, one line each."""
+    store = backend.store
+    done: list[str] = []
+    lost = store.lost_commits
+    if lost is not None:
+        done.append(f"{lost.problem.location}: {lost.describe_loss()}; they were dropped")
+    tail = store.recovered_tail
+    if tail is not None:
+        done.append(f"{store.directory.location(log_file_name(tail.file_number))}: cut "
+                    f"{tail.cut_bytes} bytes after the last intact commit (bytes "
+                    f"{tail.committed_end}..{tail.file_size}: {tail.reason})")
+    store.rewrite_checkpoint()
+    windows = backend.rebuild_index()
+    done.append(f"rebuilt the index from the transcripts ({counted(windows, 'window')}, "
+                f"{counted(store.generation, 'transaction')})")
+    if lost is not None:
+        done.append("could not recover the missing committed bytes (only a backup of the "
+                    "file holds them)")
+    return done
+
+
 def verify_backend(backend: ReferenceBackend) -> VerifyReport:
-    """Compare `backend`'s committed index with one rebuilt from its transcripts."""
+    """Compare `backend`'s committed index with one rebuilt from its transcripts, after
+    reporting what its store found wrong on open (`TranscriptStore.problems`)."""
     report = VerifyReport()
+    store = backend.store
+    for problem in store.problems():
+        (report.problems if problem.serious else report.notes).append(str(problem))
+    if store.lost_commits is not None:
+        report.windows = len(store.windows())
+        damage = store.verify_log()
+        if damage is not None:
+            report.problems.append(f"transcripts: {damage}")
+        report.problems.append("the index was not compared: committed transactions are "
+                               "missing from the transcripts")
+        report.notes.append(repair_advice(store.lost_commits))
+        return report
     damage = backend.store.verify_log()
     if damage is not None:
         report.problems.append(f"transcripts: {damage}")

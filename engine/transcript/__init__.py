@@ -16,6 +16,9 @@ Map of the package (each module owns one concept; the index never lives here):
                      the log positions of every event, and the replay rule;
 * `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
                      trusted on open;
+* `evidence.py`    — what files written after commits say was committed, the rule that
+                     a log holding less lost committed transactions, and the problems
+                     opening reports (`StoreProblem`);
 * `changes.py`     — the change feed: change values and the commit hooks;
 * `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads
                      see, built from a catalog, a log writer and a read function;
@@ -23,8 +26,8 @@ Map of the package (each module owns one concept; the index never lives here):
                      recovery, commit, reads, append order `seq`).
 
 Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; `log` ←
-`catalog` ← `checkpoint`, `log` ← `changes`, and `transaction` and then `store` above
-them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
+`evidence`, `log` ← `catalog` ← `checkpoint` (which uses `evidence`), `log` ← `changes`,
+and `transaction` and then `store` above them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
 re-exports nothing, so importing one module does not load the others.
 
 Two meanings of "segment". In the code, a segment is an *index segment* only

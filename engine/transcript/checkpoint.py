@@ -31,7 +31,10 @@ What is checked, and when:
   covered offset, and end it with an intact commit record of the checkpoint's
   transaction. A checkpoint that fails is ignored (`checkpoint_ignored` says why) and the
   full replay runs, which names any damaged record; so does one of another version (it is
-  derived data; the next writer close saves a current one). What follows the covered
+  derived data; the next writer close saves a current one). Its claim is kept all the
+  same (`OpenedCheckpoint.claim`): it was saved after the commits it covers were fsynced,
+  so a log that the replay finds shorter lost committed transactions, and the store
+  refuses to open it (`engine.transcript.evidence`). What follows the covered
   offset is replayed and decoded as without a checkpoint. At 1M messages (8,322 windows,
   1.02M events, 931 MB of log files, 18 MB checkpoint) this open reads 2 MB of the
   checkpoint and takes about 0.025 s and 10 MB; the positions cost about 0.015 s and
@@ -76,6 +79,7 @@ from engine.codec.catalog_file import (
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
 from engine.transcript.catalog import Catalog, EventPositions, SharedPositions, WindowEntry
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log import (
     LOG_FOLDER,
     LogCursor,
@@ -183,37 +187,98 @@ def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
     checkpoint raises StoreError saying why: the caller ignores it, and the full replay
     that follows names any damaged record (it is derived data). The event positions of
     the checkpoint are not read here: the handle stays open for the
-    `CheckpointPositionsReader`, which reads them on first need.
+    `CheckpointPositionsReader`, which reads them on first need. (The store opens in the
+    two steps, `open_checkpoint` then `trust_checkpoint`, to keep the claim of a
+    checkpoint it does not trust.)
     """
+    opened = open_checkpoint(directory)
+    if opened is None:
+        return None
+    problem = opened.disagreement(directory)
+    if problem is not None:
+        opened.close()
+        raise StoreError(problem)
+    return trust_checkpoint(directory, opened)
+
+
+@dataclass(slots=True)
+class OpenedCheckpoint:
+    """A checkpoint whose head and index were read (not its positions), and the handle
+    they were read through (closed by `close`, or handed on by `trust_checkpoint`)."""
+
+    checkpoint: CatalogCheckpoint
+    handle: ReadHandle | None
+    location: str
+
+    @property
+    def cursor(self) -> LogCursor:
+        """Where the log it covers ends."""
+        checkpoint = self.checkpoint
+        return LogCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
+                         checkpoint.records_crc, checkpoint.sealed, checkpoint.transaction_id,
+                         checkpoint.commit_offset)
+
+    @property
+    def sealed_files(self) -> tuple[SealedLogFile, ...]:
+        """The sealed log files it lists, from log file 1."""
+        return tuple(SealedLogFile(*item) for item in self.checkpoint.sealed_segments)
+
+    def claim(self) -> CommittedClaim:
+        """What it says was committed: a checkpoint is saved only after the commits it
+        covers were fsynced, so this holds even when it no longer matches the log."""
+        checkpoint = self.checkpoint
+        return CommittedClaim(self.location, checkpoint.transaction_id, checkpoint.segment,
+                              checkpoint.offset, sum(checkpoint.event_counts))
+
+    def disagreement(self, directory: Directory) -> str | None:
+        """Why the log files are not the ones it covers (`check_checkpoint_log`), or None."""
+        try:
+            return check_checkpoint_log(directory, self.cursor, self.sealed_files)
+        except StoreError as error:  # a log file it lists is gone, or unreadable
+            return str(error)
+
+    def close(self) -> None:
+        """Release the file."""
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def open_checkpoint(directory: Directory) -> OpenedCheckpoint | None:
+    """Read the checkpoint's head and index; None when there is none. StoreError when it
+    cannot be read (CorruptFile when damaged, StoreError for another layout)."""
     if not directory.exists(CHECKPOINT_NAME):
         return None
     location = directory.location(CHECKPOINT_NAME)
-    handle: ReadHandle | None = None
+    handle = directory.open_read(CHECKPOINT_NAME)
+    try:
+        checkpoint = read_catalog_file(handle.read, handle.size(), location)
+    except BaseException:
+        handle.close()
+        raise
+    return OpenedCheckpoint(checkpoint, handle, location)
+
+
+def trust_checkpoint(directory: Directory, opened: OpenedCheckpoint) -> LoadedCheckpoint:
+    """The store state of a checkpoint the log matches (`OpenedCheckpoint.disagreement`
+    said None); its handle goes to the positions reader (StoreError, the handle closed,
+    when the checkpoint contradicts itself)."""
+    checkpoint = opened.checkpoint
     positions_reader: CheckpointPositionsReader | None = None
     try:
-        handle = directory.open_read(CHECKPOINT_NAME)
-        checkpoint = read_catalog_file(handle.read, handle.size(), location)
-        cursor = LogCursor(checkpoint.segment, checkpoint.offset, checkpoint.record_count,
-                           checkpoint.records_crc, checkpoint.sealed,
-                           checkpoint.transaction_id, checkpoint.commit_offset)
-        sealed_files = tuple(SealedLogFile(*item) for item in checkpoint.sealed_segments)
-        problem = check_checkpoint_log(directory, cursor, sealed_files)
-        if problem is not None:
-            raise StoreError(problem)
         region = checkpoint.positions_region
-        assert region is not None  # read_catalog_file says where the positions are
-        positions_reader = CheckpointPositionsReader(directory, handle, region, checkpoint)
-        handle = None  # the reader keeps it open until it has read them
+        assert region is not None and opened.handle is not None  # read_catalog_file says where
+        positions_reader = CheckpointPositionsReader(directory, opened.handle, region,
+                                                     checkpoint)
+        opened.handle = None  # the reader keeps it open until it has read them
         shared = SharedPositions(load=positions_reader)
-        return LoadedCheckpoint(catalog_of(checkpoint, shared), cursor, sealed_files,
-                                positions_reader)
+        return LoadedCheckpoint(catalog_of(checkpoint, shared), opened.cursor,
+                                opened.sealed_files, positions_reader)
     except StoreError:
         if positions_reader is not None:
             positions_reader.close()
+        opened.close()
         raise
-    finally:
-        if handle is not None:
-            handle.close()
 
 
 class CheckpointPositionsReader:

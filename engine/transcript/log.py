@@ -36,9 +36,12 @@ synced. Damage in a sealed (non-last) log file, a missing footer on a non-last l
 a footer that does not match its records, a record that passes its CRC but breaks the
 payload grammar, or a gap in transaction ids is always `CorruptFile`.
 
-Known limit: if the very last commit record of the store is damaged in place (bit rot
-after its fsync), it is indistinguishable from a commit that never finished, and that
-last transaction is dropped on reopen; `LogReader.tail` reports what was cut.
+The bytes alone cannot tell the last commit damaged in place (bit rot after its fsync),
+or a log cut back into committed transactions, from a commit that never finished. The
+store can: a catalog checkpoint or an index manifest saved after those commits records
+them, and a log that holds less is refused (`engine.transcript.evidence`), before a
+writer cuts anything. Only damage after everything any such record covers is taken for a
+torn tail; `LogReader.tail` reports what was cut.
 
 Readers never truncate: they stop at the last commit and pick up later commits on the
 next call, so any number of readers can follow one writer.

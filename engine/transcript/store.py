@@ -1,13 +1,14 @@
 """The transcript store: session windows and their events, durable in a `Directory`.
 
 Owns: the public `TranscriptStore` API (create / open, the writer lock, recovery of a
-torn tail, transactions and their commit, reads, `changes_since`, verify), and the
-store metadata file `store.meta`. Must not touch: byte layouts (`engine.codec`), the log
-files (`engine.transcript.log` reads and writes them), search indexes, or event semantics
-(the store keeps each event as an opaque JSON object; `engine.transcript.events` and
-friends interpret them). The concepts it assembles live in their own modules: the
-catalog in memory (`catalog`), its checkpoint on disk (`checkpoint`), write
-transactions (`transaction`) and the commit hooks (`changes`).
+torn tail, the refusal of a log that lost committed transactions, transactions and their
+commit, reads, `changes_since`, verify), and the store metadata file `store.meta`. Must
+not touch: byte layouts (`engine.codec`), the log files (`engine.transcript.log` reads
+and writes them), search indexes, or event semantics (the store keeps each event as an
+opaque JSON object; `engine.transcript.events` and friends interpret them). The concepts it assembles live in their own modules: the
+catalog in memory (`catalog`), its checkpoint on disk (`checkpoint`), the evidence of
+what was committed (`evidence`), write transactions (`transaction`) and the commit hooks
+(`changes`).
 
 Files of a store (a `Directory`):
 
@@ -21,8 +22,15 @@ State. The store is the replay of its committed transactions, in order (the rule
 catalog holds.
 
 Opening replays the log after the catalog checkpoint when one can be trusted, and the
-whole log otherwise (`engine.transcript.checkpoint` says what is checked, and when). A
-writer then cuts a torn or uncommitted tail off the last log file (`LogWriter.recover`).
+whole log otherwise (`engine.transcript.checkpoint` says what is checked, and when). It
+then compares what the log holds with what was committed: the checkpoint (even one that
+is not trusted) and any claim the opener passes (a search index's manifest) record it,
+and a log that holds less lost committed transactions, which opening refuses, naming
+the file and the missing range (`engine.transcript.evidence`; `accept_lost_commits`
+opens all the same, for verify, stats and repair). Only then does a writer cut a torn or
+uncommitted tail off the last log file (`LogWriter.recover`): what it cuts is never
+covered by a claim. `problems()` lists what opening found, for `session-search verify`
+and `stats`.
 
 Transactions. `transaction()` yields a `StoreTransaction` whose records are written
 through to the current log file as they come and whose effects are kept in a small
@@ -39,7 +47,7 @@ were committed when they opened or last called `refresh()`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Self
 
@@ -47,16 +55,19 @@ from engine.codec.log_file import CommitRecord
 from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, LockHandle
-from engine.errors import StoreError, UnknownSession, UsageError
+from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent, agent_id_of
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import Change, ChangeFeed, CommitHook, changes_of
 from engine.transcript.checkpoint import (
+    CHECKPOINT_NAME,
     CheckpointPositionsReader,
     checkpoint_is_due,
-    load_checkpoint,
+    open_checkpoint,
     save_checkpoint,
+    trust_checkpoint,
 )
+from engine.transcript.evidence import CommittedClaim, LostCommits, StoreProblem, find_lost_commits
 from engine.transcript.log import (
     LOG_FOLDER,
     CommittedTransaction,
@@ -113,6 +124,15 @@ class TranscriptStore:
         self._records_since_checkpoint = 0  # records committed after it, commits included
         #: Reads the event positions of the checkpoint loaded on open, once.
         self._positions_reader: CheckpointPositionsReader | None = None
+        #: What files written after commits say was committed (`engine.transcript.
+        #: evidence`): the checkpoint's claim, and those the opener passed.
+        self._claims: list[CommittedClaim] = []
+        #: Whether opening may go on when committed transactions are missing.
+        self._accepts_lost_commits = False
+        #: The committed transactions found missing (only with `accept_lost_commits`).
+        self.lost_commits: LostCommits | None = None
+        #: Why the checkpoint found on open was not used, as a problem to report.
+        self._checkpoint_problem: StoreProblem | None = None
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -147,19 +167,35 @@ class TranscriptStore:
         *,
         writer: bool = False,
         config: EngineConfig | None = None,
+        committed: Iterable[CommittedClaim] = (),
+        accept_lost_commits: bool = False,
     ) -> TranscriptStore:
-        """Open an existing store; as the writer, recover a torn or uncommitted tail."""
+        """Open an existing store; as the writer, recover a torn or uncommitted tail.
+
+        Committed transactions are never taken for a torn tail: when the log holds fewer
+        than the catalog checkpoint or a claim in `committed` (a search index's
+        manifest) records as committed, opening raises StoreError naming the file and
+        what is missing (`engine.transcript.evidence`), before a writer cuts anything.
+        With `accept_lost_commits` it opens all the same and `lost_commits` says what
+        is missing (verify, stats); a writer so opened cuts the damaged tail like a torn
+        one and saves a checkpoint of what remains (`verify --repair`).
+        """
         if not directory.exists(META_NAME):
             raise StoreError(f"{directory.location(META_NAME)}: no store here (missing metadata)")
         lock = directory.acquire_lock(LOCK_NAME) if writer else None
         try:
             meta = decode_meta_file(directory.read_bytes(META_NAME), directory.location(META_NAME))
             store = cls(directory, meta, config or EngineConfig(), lock)
+            store._accepts_lost_commits = accept_lost_commits
             store._load_checkpoint()
             store._replay()
+            for claim in [*store._claims, *committed]:
+                store._check_claim(claim)
             if writer:
                 store._writer = LogWriter(directory, store.config)
                 store.recovered_tail = store._writer.recover(store._reader)
+                if store.lost_commits is not None:
+                    store.rewrite_checkpoint()
             return store
         except BaseException:
             if lock is not None:
@@ -195,15 +231,38 @@ class TranscriptStore:
 
     def _load_checkpoint(self) -> None:
         """Start from the catalog checkpoint when it can be trusted (`load_checkpoint`);
-        otherwise record in `checkpoint_ignored` why not, and let the replay do it all."""
+        otherwise record in `checkpoint_ignored` why not, and let the replay do it all.
+        A checkpoint that can be read is evidence of what was committed even when the
+        log no longer matches it (or `catalog_checkpoints` is off): its claim is kept."""
+        location = self.directory.location(CHECKPOINT_NAME)
+        try:
+            opened = open_checkpoint(self.directory)
+        except StoreError as error:  # damaged, or another layout: no claim can be read
+            self.checkpoint_ignored = str(error)
+            self._checkpoint_problem = StoreProblem(
+                location, f"{error} (the checkpoint was not used: the log was replayed; "
+                          "the next writer's close saves a new one)",
+                serious=isinstance(error, CorruptFile))
+            return
+        if opened is None:
+            return
+        self._claims.append(opened.claim())
         if not self.config.catalog_checkpoints:
+            opened.close()
+            return
+        problem = opened.disagreement(self.directory)
+        if problem is not None:
+            opened.close()
+            self.checkpoint_ignored = problem
+            self._checkpoint_problem = StoreProblem(
+                location, f"{location}: the catalog checkpoint disagrees with the log "
+                          f"({problem}); it was not used: the log was replayed")
             return
         try:
-            loaded = load_checkpoint(self.directory)
+            loaded = trust_checkpoint(self.directory, opened)
         except StoreError as error:
             self.checkpoint_ignored = str(error)
-            return
-        if loaded is None:
+            self._checkpoint_problem = StoreProblem(location, f"{location}: {error}")
             return
         self._catalog = loaded.catalog
         self._cursor = loaded.cursor
@@ -235,6 +294,89 @@ class TranscriptStore:
             return None
         damaged = find_damaged_record(self.directory, self._cursor)
         return problem if damaged is None else str(damaged)
+
+    # ----- what was committed ------------------------------------------------------------
+
+    def check_committed(self, claim: CommittedClaim) -> None:
+        """Refuse a log that holds fewer transactions than `claim` says were committed
+        (StoreError naming the file and what is missing), or record it in `lost_commits`
+        when the store was opened with `accept_lost_commits`.
+
+        A reader first catches up with the writer (`refresh`): a claim written after it
+        opened may cover commits it has not read yet.
+        """
+        self._check_open()
+        if claim.transaction_id > self.generation and self._writer is None:
+            self.refresh()
+        self._check_claim(claim)
+
+    def _check_claim(self, claim: CommittedClaim) -> None:
+        lost = find_lost_commits(self.directory, claim, self.generation, self._cursor,
+                                 self.unfinished_tail, self._catalog.event_total)
+        if lost is None:
+            return
+        if not self._accepts_lost_commits:
+            raise StoreError(lost.problem.with_advice())
+        if self.lost_commits is None or lost.last_lost > self.lost_commits.last_lost:
+            self.lost_commits = lost
+
+    def rewrite_checkpoint(self) -> None:
+        """Writers, between transactions: save the catalog checkpoint of what is committed
+        now, or remove the checkpoint file when nothing is (or checkpoints are off), so
+        that one that was damaged, disagreed with the log or claimed commits the log lost
+        is gone. Opening with `accept_lost_commits` does this at once as a writer;
+        `verify --repair` calls it too."""
+        self._check_open()
+        if self._writer is None:
+            raise StoreError("this store was opened read-only; open it with writer=True")
+        cursor = self._committed_cursor()
+        if cursor is not None and self._catalog.generation and self.config.catalog_checkpoints:
+            self._save_checkpoint(cursor)
+        elif self.directory.exists(CHECKPOINT_NAME):
+            self.directory.remove(CHECKPOINT_NAME)
+            self._saved_generation = 0
+
+    @property
+    def unfinished_tail(self) -> LogTail | None:
+        """The bytes after the last commit of the log: what a writer cut off on open
+        (`recovered_tail`), or what a reader left out at its last replay (an interrupted
+        write, or the open transaction of a live writer); None when there are none."""
+        return self.recovered_tail if self._writer is not None else self._reader.tail
+
+    def problems(self) -> list[StoreProblem]:
+        """What is wrong with the store's files, as found on open and since (for
+        `session-search verify` and `stats`): committed transactions missing from the
+        log (which covers the checkpoint and the tail it leaves), a checkpoint that was
+        damaged, disagreed with the log or whose positions had to be rebuilt, and, only
+        worth knowing, an unfinished transaction at the end of the log."""
+        if self.lost_commits is not None:
+            return [self.lost_commits.problem]
+        found = [] if self._checkpoint_problem is None else [self._checkpoint_problem]
+        rebuilt = self.checkpoint_positions_rebuilt
+        if rebuilt is not None:
+            found.append(StoreProblem(self.directory.location(CHECKPOINT_NAME), rebuilt))
+        tail = self.unfinished_tail
+        if tail is not None:
+            location = self._log_file_location(tail.file_number)
+            span = f"bytes {tail.committed_end}..{tail.file_size}: {tail.reason}"
+            found.append(StoreProblem(location, (
+                f"{location}: {tail.cut_bytes} bytes of an unfinished transaction were cut "
+                f"off at open ({span})" if self._writer is not None else
+                f"{location}: {tail.cut_bytes} bytes after the last commit are an unfinished "
+                f"transaction, left out ({span}); the next writer cuts them off"),
+                serious=False))
+        return found
+
+    def _committed_cursor(self) -> LogCursor | None:
+        """Where a writer's committed records end, between transactions (None inside one,
+        or when no log file is open and the last commit sealed none)."""
+        writer = self._writer
+        if writer is None or self._transaction is not None:
+            return None
+        cursor = writer.committed_cursor()
+        if cursor is None and self._cursor.sealed:
+            cursor = self._cursor  # the last commit sealed its log file
+        return cursor
 
     def _save_checkpoint(self, cursor: LogCursor) -> None:
         """Write the catalog checkpoint for the state that ends at `cursor`."""
@@ -426,9 +568,7 @@ class TranscriptStore:
         try:
             writer = self._writer
             if writer is not None:
-                cursor = writer.committed_cursor() if self._transaction is None else None
-                if cursor is None and self._transaction is None and self._cursor.sealed:
-                    cursor = self._cursor  # the last commit sealed its log file
+                cursor = self._committed_cursor()
                 writer.close()
                 if (cursor is not None and self.config.catalog_checkpoints
                         and (self._catalog.generation > self._saved_generation

@@ -1,0 +1,221 @@
+"""Evidence of what was committed, and what is wrong when the log falls short of it.
+
+Owns: `CommittedClaim` (what a file written after a commit says the log holds), the rule
+that decides that committed transactions are missing from the log (`find_lost_commits`),
+and the one-line reports of what is wrong with a store's files (`StoreProblem`) that
+opening raises and `session-search verify` and `stats` print. Must not touch: files
+beyond their names and sizes (the caller replays the log and passes where it stopped),
+the catalog, or any index (a search index's manifest is read by its backend, which
+hands its claim down).
+
+Why. The torn-tail rule of `engine.transcript.log` ("damage after the last intact
+commit is an interrupted write: cut it off") is sound only for bytes that may never have
+been committed. Two files are written strictly after the commits they describe were
+fsynced, so each proves that those commits were durable:
+
+* the catalog checkpoint (`transcripts/catalog.ckpt`, saved at a seal, every
+  `CHECKPOINT_AFTER_RECORDS` records and at a writer's close): transactions
+  1..`transaction_id` were committed, the last one ending at byte `offset` of log file
+  `segment`;
+* a search index's manifest (`index/manifest` of the reference backend, written at each
+  flush and at close): transactions 1..`generation` were committed.
+
+So when the replay of the log ends at a generation below a claim, what is missing was
+committed: the log was cut, a log file removed, or committed bytes damaged. That is
+never cut off silently; opening raises `StoreError` naming the file and the missing
+range (or records it, for `verify`, `stats` and `verify --repair`, which open with
+`accept_lost_commits`). A crash cannot produce it: a crash loses at most what no claim
+covers yet, which the torn-tail rule still cuts silently. The evidence costs nothing
+extra on disk: both files are written anyway; the checks read the checkpoint's head and
+index (which opening reads in any case) and the manifest's generation.
+
+Known limit: commits after the last checkpoint and the last manifest are covered by no
+claim; if the log is later cut back into them, the cut looks like a crash's torn tail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.directory import Directory
+from engine.transcript.log import LogCursor, LogTail, log_file_name
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedClaim:
+    """What the file at `source` says was committed: transactions 1 ..
+    `transaction_id`, the last ending at byte `end` of log file `file_number` (both None
+    when the file does not say where), holding `event_count` events (None: not said)."""
+
+    source: str
+    transaction_id: int
+    file_number: int | None = None
+    end: int | None = None
+    event_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreProblem:
+    """One thing wrong with a store's files: `message` is one line naming the file at
+    `location`; `serious` is False for what is only worth knowing (an unfinished
+    transaction cut off, a checkpoint of another layout), which changes no exit status;
+    `advice` says what to do, where the reader of an error needs it (`with_advice`).
+
+    >>> problem = StoreProblem("s/x.log", "s/x.log: missing", advice="run verify")
+    >>> str(problem), problem.with_advice()
+    ('s/x.log: missing', 's/x.log: missing; run verify')
+    """
+
+    location: str
+    message: str
+    serious: bool = True
+    advice: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+    def with_advice(self) -> str:
+        """The message followed by the advice, one line (what opening raises)."""
+        return self.message if self.advice is None else f"{self.message}; {self.advice}"
+
+
+def counted(count: int, noun: str) -> str:
+    """`count` and `noun`, plural unless one.
+
+    >>> counted(1, "transaction"), counted(3, "event")
+    ('1 transaction', '3 events')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class LostCommits:
+    """Committed transactions `first_lost` .. `last_lost` that the log no longer holds.
+
+    `problem` says where (the file and byte range); the log holds transactions 1 ..
+    `first_lost - 1` with `events_left` events; the claim counted `events_claimed`
+    events (None when it does not say).
+    """
+
+    problem: StoreProblem
+    first_lost: int
+    last_lost: int
+    events_left: int
+    events_claimed: int | None
+
+    @property
+    def count(self) -> int:
+        """How many committed transactions are lost."""
+        return self.last_lost - self.first_lost + 1
+
+    def describe_loss(self) -> str:
+        """Which transactions are lost and what remains, in words.
+
+        >>> lost = LostCommits(StoreProblem("f", "f: missing"), 3, 4, 10, 25)
+        >>> for part in lost.describe_loss().split("; "):
+        ...     print(part)
+        committed transactions 3..4 (2 of 4) are lost
+        what remains: 2 transactions, 10 events (the claim counted 25)
+        """
+        claimed = "" if self.events_claimed is None else \
+            f" (the claim counted {self.events_claimed})"
+        return (f"committed transactions {self.first_lost}..{self.last_lost} ({self.count} of "
+                f"{self.last_lost}) are lost; what remains: {self.remains()}{claimed}")
+
+    def remains(self) -> str:
+        """What the log still holds, in words.
+
+        >>> LostCommits(StoreProblem("f", "f: missing"), 2, 2, 1, None).remains()
+        '1 transaction, 1 event'
+        """
+        return f"{counted(self.first_lost - 1, 'transaction')}, " \
+               f"{counted(self.events_left, 'event')}"
+
+
+def store_folder(directory: Directory) -> str:
+    """The store's folder as the user names it (for the `--store` of a hint).
+
+    >>> from engine.directory import MemoryDirectory
+    >>> store_folder(MemoryDirectory())
+    'memory:'
+    """
+    location = directory.location("store.meta")
+    folder = location[: -len("store.meta")].rstrip("/\\")
+    return folder or location
+
+
+def find_lost_commits(
+    directory: Directory,
+    claim: CommittedClaim,
+    generation: int,
+    cursor: LogCursor,
+    tail: LogTail | None,
+    events_left: int,
+) -> LostCommits | None:
+    """The committed transactions `claim` names that the log does not hold, or None.
+
+    The log was replayed to `generation`, ending at `cursor` (the end of the last intact
+    commit), with `tail` the damaged or uncommitted bytes after it (None: none). The
+    problem names the file where committed data stops: a missing log file; a file shorter
+    than the claim's committed end (the missing byte range); committed bytes that are
+    there but do not replay (the damaged offset); or, for a claim that says no position
+    (a manifest), the end of the log. Cost: a few `exists`/`size` calls.
+    """
+    if claim.transaction_id <= generation:
+        return None
+    location, where = _where_committed_data_stops(directory, claim, cursor, tail)
+    message = (f"{where}; {claim.source} records "
+               f"{counted(claim.transaction_id, 'committed transaction')}, the log holds "
+               f"{generation}")
+    advice = (f"run `session-search verify --store {store_folder(directory)}` to see what "
+              "is lost and what `verify --repair` can recover")
+    return LostCommits(StoreProblem(location, message, advice=advice), generation + 1,
+                       claim.transaction_id, events_left, claim.event_count)
+
+
+def _where_committed_data_stops(
+    directory: Directory, claim: CommittedClaim, cursor: LogCursor, tail: LogTail | None,
+) -> tuple[str, str]:
+    """`(location, "location: what is wrong")` for `find_lost_commits`."""
+    if claim.file_number is None or claim.end is None:
+        return _where_the_log_ends(directory, cursor, tail)
+    number, end = claim.file_number, claim.end
+    if not directory.exists(log_file_name(number)):
+        first_missing = next(candidate for candidate in range(1, number + 1)
+                             if not directory.exists(log_file_name(candidate)))
+        location = directory.location(log_file_name(first_missing))
+        later = "" if first_missing == number else \
+            f" (and every later log file up to {log_file_name(number)})"
+        return location, f"{location}: missing{later}, but it held committed transactions"
+    location = directory.location(log_file_name(number))
+    size = directory.size(log_file_name(number))
+    if size < end:
+        verb = "is" if end - size == 1 else "are"
+        return location, (f"{location}: {counted(end - size, 'byte')} of committed "
+                          f"transactions {verb} missing (bytes {size}..{end} were committed, "
+                          f"the file ends at {size})")
+    if tail is not None and tail.file_number == number:
+        return location, (f"{location}: committed transactions are damaged after byte "
+                          f"{tail.committed_end} ({tail.reason})")
+    return location, (f"{location}: the committed transactions after byte {cursor.offset} "
+                      f"of {log_file_name(cursor.file_number)} do not replay")
+
+
+def _where_the_log_ends(
+    directory: Directory, cursor: LogCursor, tail: LogTail | None,
+) -> tuple[str, str]:
+    """Where the replayed log stops, for a claim that says no position."""
+    name = log_file_name(cursor.file_number)
+    if not directory.exists(name):
+        location = directory.location(name)
+        return location, f"{location}: missing, but the log held committed transactions"
+    if cursor.sealed:
+        location = directory.location(log_file_name(cursor.file_number + 1))
+        return location, (f"{location}: missing, but the log continued after the sealed "
+                          f"{name}")
+    location = directory.location(name)
+    if tail is not None:
+        return location, (f"{location}: the log ends after byte {tail.committed_end} in "
+                          f"{tail.cut_bytes} bytes that do not replay ({tail.reason})")
+    return location, (f"{location}: the log ends at byte {cursor.offset}, after the last "
+                      "transaction it holds")
