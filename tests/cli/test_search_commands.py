@@ -83,10 +83,12 @@ def test_bad_query_and_bad_usage_exit_2(store, capsys):
     assert (status, err) == (2, "session-search: error: --all-sessions cannot be combined with --session-key\n")
 
 
-def test_missing_store_exits_1(tmp_path, capsys):
-    status, _, err = run(capsys, "search", "--store", str(tmp_path / "nothing"), "q")
-    assert status == 1
-    assert "no store here" in err
+def test_missing_store_is_refused_as_stats_refuses_it(tmp_path, capsys):
+    missing = tmp_path / "nothing"
+    for command in (["search", "--store", str(missing), "q"], ["stats", "--store", str(missing)]):
+        status, _, err = run(capsys, *command)
+        assert (status, err) == (2, f"session-search: error: {missing}: no session-search "
+                                    "store here\n")
 
 
 def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
