@@ -30,7 +30,7 @@ import sys
 from collections.abc import Collection, Sequence
 
 from engine import __version__
-from engine.cli.commands import COMMANDS, requested_command
+from engine.cli.commands import COMMANDS, HelpFormatter, requested_command
 from engine.errors import EngineError
 
 #: The modules that may register commands, in table order (tests narrow it to one).
@@ -43,6 +43,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     parser = argparse.ArgumentParser(
         prog="session-search",
         description="Search and page AI-agent session transcripts; compare backends.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version",
                         version=f"session-search {__version__}")
@@ -54,7 +55,8 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         importlib.import_module(module_name).register(subparsers)
     for entry in available:
         if entry.name not in subparsers.choices:
-            subparsers.add_parser(entry.name, help=entry.summary, add_help=False)
+            subparsers.add_parser(entry.name, help=entry.summary, add_help=False,
+                                  formatter_class=HelpFormatter)
     return parser
 
 
