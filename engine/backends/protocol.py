@@ -133,7 +133,8 @@ class Maintenance(Protocol):
 
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it and drop orphaned rows (writer only);
-        return the number of windows rebuilt, calling `progress(done, total)` after each."""
+        return the number of windows rebuilt, calling `progress(done, total)` before the
+        first and after each."""
         ...
 
     def index_status(self) -> bool:

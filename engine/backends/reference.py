@@ -469,11 +469,13 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window needing work, sweep orphans, flush; return the count.
 
-        `progress(done, total)` is called after each rebuilt window."""
+        `progress(done, total)` is called first and after each rebuilt window."""
         self._require_writer("reconcile")
         known = self._apply_deferred(skip_left_dirty=True) if self._deferred else {}
         with paused_garbage_collection():
             work = self.windows_needing_reconcile()
+            if progress is not None:
+                progress(0, len(work))
             for done, session_id in enumerate(work, 1):
                 self.rebuild_window(session_id, known.pop(session_id, None))
                 if progress is not None:

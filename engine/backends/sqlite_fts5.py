@@ -450,11 +450,14 @@ class SqliteBackend(Backend, Maintenance):
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it (one transaction each); sweep orphan rows.
 
-        Returns the number of windows rebuilt; `progress(done, total)` is called after each.
+        Returns the number of windows rebuilt; `progress(done, total)` is called first and
+        after each.
         """
         self._require_writer()
         rebuilt = 0
         work = self._windows_needing_reconcile()
+        if progress is not None:
+            progress(0, len(work))
         for session_id in work:
             with self.transaction():
                 self._rebuild_window(session_id)

@@ -5,8 +5,8 @@ work runs. Must not touch: what is counted or when (the importer and the backend
 `reconcile` call back), or the summary a command prints when it is done.
 
 Rules: the bar is drawn on standard error, only when it is a terminal and `--quiet` was
-not given; each phase gets a line with its rows done and expected, the rate (rows per
-second) and the time left. Anywhere else nothing is drawn and the command's one summary
+not given; each phase with work to do gets a line with its rows done and expected, the
+rate (rows per second) and the time left. Anywhere else nothing is drawn and the command's one summary
 line is the whole report. rich is imported only when a bar is drawn, so commands pay
 nothing for it in scripts and pipes.
 """
@@ -20,11 +20,13 @@ from typing import Any, Self, TextIO
 
 from engine.progress import StepProgress
 
-#: phase -> what its bar says (the phases of `engine.ingest.import_into_store`).
-PHASE_LABELS = {
-    "read": "reading records",
-    "commit": "writing the index",
-    "reconcile": "reconciling windows",
+#: phase -> what its bar says and what its rows are, None for a phase whose rows are
+#: not worth counting (the phases of `engine.ingest.import_into_store`; `reconcile` alone
+#: has the last).
+PHASES: dict[str, tuple[str, str | None]] = {
+    "read": ("reading records", "rows"),
+    "commit": ("writing the index", None),
+    "reconcile": ("reconciling windows", "windows"),
 }
 
 
@@ -66,8 +68,11 @@ class ProgressDisplay:
             return
         task = self._tasks.get(phase)
         if task is None:
+            if total == 0:  # nothing to do in this phase: no bar for it
+                return
             self._finish_all()
-            task = self._progress.add_task(PHASE_LABELS.get(phase, phase), total=total)
+            label, unit = PHASES.get(phase, (phase, "rows"))
+            task = self._progress.add_task(label, total=total, unit=unit)
             self._tasks[phase] = task
         self._progress.update(task, completed=done, total=total)
 
@@ -79,7 +84,7 @@ class ProgressDisplay:
         """Show every started phase as complete (the next one began, or the work ended)."""
         for task_id in self._tasks.values():
             task = self._progress.tasks[task_id]
-            total = task.total if task.total else max(task.completed, 1)
+            total = task.total if task.total is not None else max(task.completed, 1)
             self._progress.update(task_id, completed=total, total=total)
 
 
@@ -93,7 +98,6 @@ def _rich_progress(stream: TextIO) -> Any:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
-        MofNCompleteColumn,
         Progress,
         ProgressColumn,
         TextColumn,
@@ -101,14 +105,28 @@ def _rich_progress(stream: TextIO) -> Any:
     )
     from rich.text import Text
 
-    class RateColumn(ProgressColumn):
-        """Rows per second, as rich measures it over the last seconds."""
+    class CountColumn(ProgressColumn):
+        """`done/expected` rows (`?` while the total is unknown); nothing without a unit."""
 
         def render(self, task: Any) -> Text:
+            if task.fields.get("unit") is None:
+                return Text("")
+            total = "?" if task.total is None else f"{int(task.total):,}"
+            return Text(f"{int(task.completed):,}/{total}", style="progress.download")
+
+    class RateColumn(ProgressColumn):
+        """Rows per second (in the task's unit), as rich measures it over the last seconds;
+        for a finished task too short to measure that way, its rows over its time."""
+
+        def render(self, task: Any) -> Text:
+            unit = task.fields.get("unit")
             speed = task.finished_speed or task.speed
-            return Text("" if speed is None else f"{speed:,.0f} rows/s")
+            if speed is None and task.finished and task.finished_time:
+                speed = task.completed / task.finished_time
+            return Text("" if speed is None or unit is None else f"{speed:,.0f} {unit}/s",
+                        style="progress.data.speed")
 
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        RateColumn(), TimeRemainingColumn(), console=Console(file=stream),
+        TextColumn("{task.description}"), BarColumn(), CountColumn(), RateColumn(),
+        TimeRemainingColumn(), console=Console(file=stream),
     )

@@ -67,13 +67,16 @@ class ImportBatch:
         existing_windows: Iterable[SessionWindow],
         received_at: float | None = None,
         progress: StepProgress | None = None,
-        expected_records: int = 0,
+        expected_lines: int = 0,
     ) -> None:
         self.transaction = transaction
         self.received_at = received_at
-        #: Called as `progress(records, expected)` every `PROGRESS_EVERY` records.
+        #: Called as `progress(lines read, expected lines)` every `PROGRESS_EVERY` records.
         self.progress = progress
-        self.expected_records = expected_records
+        self.expected_lines = expected_lines
+        #: source file -> the last line a record came from; their sum is the lines read.
+        self._last_line: dict[str, int] = {}
+        self.lines_read = 0
         self.windows: dict[str, SessionWindow] = {}
         self.stored_ids: set[str] = set()
         #: session key -> session id of its current window (the first one seen).
@@ -131,7 +134,7 @@ class ImportBatch:
             self.current_by_key[window.session_key] = window.session_id
         self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
         self.window_count += 1
-        self._counted()
+        self._counted(path, line)
 
     def retire(self, window: SessionWindow) -> SessionWindow:
         """Make a current window retained (`current=False`) and write the change."""
@@ -170,24 +173,27 @@ class ImportBatch:
         role = _unindexed_role(event)
         if role is not None:
             self.unindexed_roles[role] += 1
-        self._counted()
+        self._counted(path, line)
         return seq
 
     # ---- progress -------------------------------------------------------------------
 
-    @property
-    def record_count(self) -> int:
-        """Windows plus events added so far."""
-        return self.window_count + self.event_count
-
     def report_progress(self) -> None:
-        """Tell `progress` how many records are done (also called at the end of reading)."""
+        """Tell `progress` how many lines of the sources are read (the importer also calls
+        it when reading ends). Lines, not records: a line is what the estimate counts."""
         if self.progress is not None:
-            done = self.record_count
-            self.progress(done, max(done, self.expected_records))
+            self.progress(self.lines_read, max(self.lines_read, self.expected_lines))
 
-    def _counted(self) -> None:
-        if self.progress is not None and self.record_count % PROGRESS_EVERY == 0:
+    def _counted(self, path: str, line: int | None) -> None:
+        """Note that a record came from `path:line`; report every `PROGRESS_EVERY` records."""
+        if self.progress is None:
+            return
+        if line is not None:
+            last = self._last_line.get(path, 0)
+            if line > last:
+                self.lines_read += line - last
+                self._last_line[path] = line
+        if (self.window_count + self.event_count) % PROGRESS_EVERY == 0:
             self.report_progress()
 
 

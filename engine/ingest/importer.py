@@ -16,10 +16,10 @@ and `append_event`, see `engine.backends.protocol.BackendTransaction`) that can 
 windows: a `TranscriptStore`, the reference backend or the SQLite backend. Writing
 through a backend indexes at commit (and is checked by `engine.transcript.validation`).
 
-Progress (`progress(phase, done, total)`, optional): phase `"read"` counts the records
-(windows + events) added against `estimated_records` of the sources, then phase
-`"commit"` (total unknown) runs while the transaction commits — the index is written
-then — and reports `(1, 1)` when it has.
+Progress (`progress(phase, done, total)`, optional): phase `"read"` counts the lines of
+the sources read so far against `source_lines` (every form keeps a record per line), then
+phase `"commit"` (total unknown) runs while the transaction commits — the index is
+written then — and reports `(1, 1)` when it has.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def import_sources(
     reading: StepProgress | None = None
     expected = 0
     if progress is not None:
-        expected = estimated_records(path for path, _ in plan)
+        expected = source_lines(path for path, _ in plan)
         progress("read", 0, expected)
         reading = partial(progress, "read")
     with target.transaction() as transaction:
@@ -122,10 +122,10 @@ def import_sources(
     )
 
 
-def estimated_records(paths: Iterable[Path]) -> int:
-    """About how many records (windows + events) importing `paths` adds: the lines of
-    every `*.jsonl` file among them or under them (every form keeps one record per line;
-    an OpenClaw `sessions.json` index is not counted). For a progress bar, not a check."""
+def source_lines(paths: Iterable[Path]) -> int:
+    """The lines of every `*.jsonl` file among `paths` or under them: what the readers
+    read, one record per line (an OpenClaw `sessions.json` index is not counted). For a
+    progress bar, not a check."""
     total = 0
     for path in paths:
         files = [path] if path.is_file() else sorted(path.rglob("*.jsonl"))

@@ -87,8 +87,8 @@ def test_missing_store_is_refused_as_stats_refuses_it(tmp_path, capsys):
     missing = tmp_path / "nothing"
     for command in (["search", "--store", str(missing), "q"], ["stats", "--store", str(missing)]):
         status, _, err = run(capsys, *command)
-        assert (status, err) == (2, f"session-search: error: {missing}: no session-search "
-                                    "store here\n")
+        assert (status, err) == (2, (f"session-search: error: {missing}: no session-search "
+                                    "store here\n"))
 
 
 def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
