@@ -43,9 +43,10 @@ from engine.model import (
     SearchResult,
     agent_id_of,
 )
+from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
 
 #: The range of `--limit` (the query policy's `clamp_limit` range, checked here instead).
-LIMIT_RANGE = range(1, 26)
+LIMIT_RANGE = range(1, MAX_LIMIT + 1)
 
 # ----- shared arguments ---------------------------------------------------------------
 
@@ -141,8 +142,8 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def print_result(result: SearchResult) -> None:
-    """The plain-text view of a kernel result."""
+def print_result(result: SearchResult, limit: int | None = None) -> None:
+    """The plain-text view of a kernel result (`limit`: the `--limit` asked for)."""
     rows = [
         [f"{hit.score:.6g}", f"{hit.timestamp:.0f}", hit.session_key, hit.session_id,
          hit.message_id, hit.role, _one_line(hit.snippet)]
@@ -151,11 +152,26 @@ def print_result(result: SearchResult) -> None:
     headers = ["score", "timestamp", "sessionKey", "sessionId", "messageId", "role", "snippet"]
     print(format_table(headers, rows) if rows else "no hits")
     if result.truncated:
-        print("more hits than the limit (truncated); refine the query or raise --limit")
+        print(truncation_hint(limit))
     if result.indexing:
         print("indexing: search completeness could not be confirmed; run `session-search reconcile`")
     if result.archived_transcripts_excluded:
         print(f"{result.archived_transcripts_excluded} archived transcript(s) excluded")
+
+
+def truncation_hint(limit: int | None) -> str:
+    """What to do about a truncated result: raise `--limit` while it can be raised.
+
+    >>> truncation_hint(None)
+    'more hits than the limit (truncated); refine the query or raise --limit (up to 25)'
+    >>> truncation_hint(25)
+    'more hits than the limit (truncated); refine the query (25 is the largest --limit)'
+    """
+    if (DEFAULT_LIMIT if limit is None else limit) < MAX_LIMIT:
+        return ("more hits than the limit (truncated); refine the query or raise --limit "
+                f"(up to {MAX_LIMIT})")
+    return f"more hits than the limit (truncated); refine the query ({MAX_LIMIT} is the " \
+           "largest --limit)"
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -169,7 +185,7 @@ def run_search(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json())
     else:
-        print_result(result)
+        print_result(result, args.limit)
     return 0
 
 

@@ -171,3 +171,21 @@ def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
         backend.close()
     status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
     assert (status, json.loads(out)["problems"][0]) == (1, f"transcripts: {damage}")
+
+
+@pytest.mark.parametrize(("error", "status", "message"), [
+    (PermissionError(13, "Permission denied", "/srv/store/index/manifest"), 2,
+     "/srv/store/index/manifest: permission denied"),
+    (OSError(5, "Input/output error", "/srv/store/store.meta"), 1,
+     "/srv/store/store.meta: Input/output error"),
+])
+def test_an_os_error_reaching_main_is_one_line_naming_its_file(
+        monkeypatch, capsys, error: OSError, status: int, message: str):
+    from engine.cli import search_commands
+
+    def failing_open(path, command):
+        raise error
+
+    monkeypatch.setattr(search_commands, "open_store", failing_open)
+    assert run(capsys, "search", "--store", "/srv/store", "q") == (
+        status, "", f"session-search: error: {message}\n")

@@ -102,6 +102,9 @@ def test_the_limits_at_the_ends_of_the_range_are_used(session_search, store: Pat
                                "saffron")
         result = json.loads(found.out)
         assert (found.status, len(result["hits"]), result["truncated"]) == (0, hits, truncated)
+    plain = session_search("search", "--store", str(store), "--limit", "1", "saffron")
+    assert plain.out.splitlines()[-1] == (
+        "more hits than the limit (truncated); refine the query or raise --limit (up to 25)")
 
 
 CONFLICTS = [
