@@ -6,8 +6,9 @@ user-facing strings (those are spelled out where the rule lives, e.g. the query
 policy), files, or any other engine module (this module imports nothing from `engine`).
 
 Rule for callers: bad input raises a subclass of `InputError` (exit status 2), misuse
-of the command line raises `UsageError` (exit status 2), everything else the engine
-detects raises `EngineError` (exit status 1). The CLI prints `str(error)` and never a
+of the command line raises `UsageError` (exit status 2) — among them `StorePathError`,
+a store folder the command cannot use (missing, not a store, permission denied) —,
+everything else the engine detects raises `EngineError` (exit status 1). The CLI prints `str(error)` and never a
 traceback for these.
 """
 
@@ -57,6 +58,30 @@ class UnknownSession(InputError):
 
 class DuplicateImport(InputError):
     """An import would add a session window or event the store already holds."""
+
+
+class StorePathError(UsageError):
+    """The store folder a command was given cannot serve it (exit status 2): missing,
+    not a folder, holding no store or another backend's, or not readable or writable
+    enough. Names the path and the reason.
+
+    >>> str(StorePathError("/srv/store", "permission denied (import needs write access)"))
+    '/srv/store: permission denied (import needs write access)'
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class MissingParentFolder(StorePathError):
+    """A new store's folder cannot be made because its parent folder does not exist (the
+    caller decides whether to create the parents)."""
+
+    def __init__(self, path: str, parent: str) -> None:
+        self.parent = parent
+        super().__init__(path, f"parent folder {parent} does not exist")
 
 
 class StoreError(EngineError):

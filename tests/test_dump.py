@@ -130,7 +130,8 @@ def test_corrupt_and_missing_files_are_clear_errors(
     assert missing_error.endswith("nope.log: no such store file\n")
     assert run(capsys, "--store", str(store), "../x")[2] == (
         "session-search: error: invalid store file name '../x'\n")
-    assert run(capsys, "--store", str(tmp_path / "none"))[0] == 1
+    assert run(capsys, "--store", str(tmp_path / "none")) == (  # as every command says it
+        2, "", f"session-search: error: {tmp_path / 'none'}: no session-search store here\n")
 
 
 def test_torn_tail_is_a_note(tmp_path: Path) -> None:

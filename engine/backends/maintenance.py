@@ -9,8 +9,11 @@ Two entry points, because two situations:
 * `reconcile_when_needed(backend)` — after a bulk write (an import), bring the index up
   to date if this backend's index can lag (`Maintenance`); a backend without it indexed
   every commit already, so there is nothing to do and the answer is 0;
-* `reconcile_store(path)` — the user asked for a reconcile: open the store as writer and
-  run it; a backend without `Maintenance` is an error naming it (`require_capability`).
+* `reconcile_store(path)` — the user asked for a reconcile: open the store as writer
+  (`registry.open_store`, so a bad path is refused as every command refuses it) and run
+  it; a backend without `Maintenance` is an error naming it (`require_capability`).
+
+Both pass an optional `progress(done, total)` through to the backend's `reconcile`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import Maintenance, require_capability
-from engine.backends.registry import open_backend
+from engine.backends.registry import open_store
+from engine.progress import StepProgress
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,19 +39,21 @@ class ReconcileOutcome:
         return {"reconciled": self.reconciled, "indexing": self.indexing}
 
 
-def reconcile_when_needed(backend: object) -> int:
+def reconcile_when_needed(backend: object, progress: StepProgress | None = None) -> int:
     """Reconcile `backend` if its index can lag its transcripts; the windows rebuilt."""
     if isinstance(backend, Maintenance):
-        return int(backend.reconcile())
+        return int(backend.reconcile(progress))
     return 0
 
 
-def reconcile_store(path: str | os.PathLike[str]) -> ReconcileOutcome:
+def reconcile_store(
+    path: str | os.PathLike[str], progress: StepProgress | None = None
+) -> ReconcileOutcome:
     """Open the store at `path` as its writer, reconcile it, report, close."""
-    backend = open_backend(path, writer=True)
+    backend = open_store(path, "reconcile", writer=True)
     try:
         maintained = require_capability(backend, Maintenance, "reconcile")
-        count = maintained.reconcile()
+        count = maintained.reconcile(progress)
         return ReconcileOutcome(reconciled=count, indexing=maintained.index_status())
     finally:
         backend.close()

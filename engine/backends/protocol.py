@@ -41,6 +41,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.progress import StepProgress
 
 Capability = TypeVar("Capability")
 
@@ -130,9 +131,10 @@ class Backend(SearchBackend, TranscriptWriter, TranscriptReader, Protocol):
 class Maintenance(Protocol):
     """An index that can lag its transcripts (§8): windows to rebuild, and the flag."""
 
-    def reconcile(self) -> int:
+    def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it and drop orphaned rows (writer only);
-        return the number of windows rebuilt."""
+        return the number of windows rebuilt, calling `progress(done, total)` before the
+        first and after each."""
         ...
 
     def index_status(self) -> bool:

@@ -90,6 +90,7 @@ from engine.index.writer import (
     merge_index,
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.progress import StepProgress
 from engine.search.explain import SearchExplanation, explain_search
 from engine.search.kernel import search_index
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
@@ -494,13 +495,19 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
             len(events) - 1, scan_tree(events).leaf_id
         )
 
-    def reconcile(self) -> int:
-        """Rebuild every window needing work, sweep orphans, flush; return the count."""
+    def reconcile(self, progress: StepProgress | None = None) -> int:
+        """Rebuild every window needing work, sweep orphans, flush; return the count.
+
+        `progress(done, total)` is called first and after each rebuilt window."""
         self._require_writer("reconcile")
         known = self._apply_deferred(skip_left_dirty=True) if self._deferred else {}
         work = self.windows_needing_reconcile()
-        for session_id in work:
+        if progress is not None:
+            progress(0, len(work))
+        for done, session_id in enumerate(work, 1):
             self.rebuild_window(session_id, known.pop(session_id, None))
+            if progress is not None:
+                progress(done, len(work))
         orphans = self.orphan_session_ids()
         for session_id in orphans:
             self._index_changes += 1

@@ -1,29 +1,60 @@
 """Which backends exist, and how a store directory is created for one and reopened.
 
 Owns: the mapping from a backend name to its class, the default backend of a new store,
-and the rule that a store directory remembers the backend it was created for. Must not touch: any backend's internals; the
-classes are imported lazily so that a missing optional dependency (psycopg) only matters
-when that backend is chosen.
+the rule that a store directory remembers the backend it was created for, and the one
+place where a command's store path is checked before it is opened (`open_store`,
+`open_or_create_store`), so that every command and `serve` refuse a bad path with the
+same message. Must not touch: any backend's internals; the classes are imported lazily
+so that a missing optional dependency (psycopg) only matters when that backend is
+chosen, and a command pays only for the backend its store has.
 
 Each backend class provides:
 * `create(path) -> Backend`: make a new store at `path` (a directory) and open it as writer;
 * `open(path, *, writer=False) -> Backend`: open an existing store;
 * `claims(path) -> bool`: whether the directory holds a store of this backend.
+
+Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reason`):
+
+* missing: `no session-search store here`; a file: `not a folder`; an empty folder:
+  `no session-search store here (the folder is empty)`; other files only: `folder is not
+  empty and holds no store`; another backend's store: `store was created for backend
+  'sqlite', not 'reference'`;
+* a reader needs read access to the folder and everything in it, a writer (and a new
+  store) read and write access: `permission denied (reconcile needs write access)`, naming
+  the first entry that lacks it (or `read-only file system (...)`);
+* a new store (`open_or_create_store`) is made in an absent or empty folder. Its parent
+  folder must exist unless `create_parents=True` (`MissingParentFolder`), and the nearest
+  existing folder above it must be writable;
+* any other `OSError` while opening is a `StoreError` (exit status 1) naming the file.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.backends.protocol import Backend
-from engine.errors import StoreError, UsageError
+from engine.errors import MissingParentFolder, StoreError, StorePathError, UsageError
+
+if TYPE_CHECKING:  # the protocol module is only needed by type checkers here
+    from engine.backends.protocol import Backend
 
 #: name -> "module:Class", in the order they are shown and probed.
 BACKEND_CLASSES: dict[str, str] = {
     "reference": "engine.backends.reference:ReferenceBackend",
     "sqlite": "engine.backends.sqlite_fts5:SqliteBackend",
+}
+
+#: name -> the file every store of that backend has at its top level. A backend's class
+#: is imported (and asked whether it `claims` the folder) only where its file is present,
+#: so detecting a SQLite store does not import the reference engine, nor the reverse.
+STORE_MARKER_FILES: dict[str, str] = {
+    "reference": "store.meta",
+    "sqlite": "session-search.sqlite",
 }
 
 BACKEND_NAMES: tuple[str, ...] = tuple(BACKEND_CLASSES)
@@ -48,26 +79,10 @@ def detect_backend(path: str | os.PathLike[str]) -> str:
     directory = Path(path)
     if not directory.is_dir():
         raise StoreError(f"{directory}: no store here (not a directory)")
-    for name in BACKEND_NAMES:
-        if backend_class(name).claims(directory):
-            return name
-    raise StoreError(f"{directory}: no session-search store here")
-
-
-def existing_backend(path: str | os.PathLike[str]) -> str | None:
-    """The backend of the store at `path`; None for an absent or empty folder (where a new
-    store may be made). A file, or a non-empty folder holding no store, is a `UsageError`."""
-    directory = Path(path)
-    if not directory.exists():
-        return None
-    if not directory.is_dir():
-        raise UsageError(f"{directory}: not a folder")
-    if not any(directory.iterdir()):
-        return None
-    try:
-        return detect_backend(directory)
-    except StoreError:
-        raise UsageError(f"{directory}: folder is not empty and holds no store") from None
+    name = _claiming_backend(directory)
+    if name is None:
+        raise StoreError(f"{directory}: no session-search store here")
+    return name
 
 
 def open_backend(
@@ -80,7 +95,7 @@ def open_backend(
     """Open the store at `path`; with `create=True` make it first (for `backend`).
 
     Opening an existing store with a different `backend` than it was created for is an
-    error that names both.
+    error that names both. (Commands use `open_store`, which checks the path first.)
     """
     directory = Path(path)
     if create:
@@ -97,3 +112,208 @@ def open_backend(
     if backend is not None and backend != name:
         raise UsageError(f"{directory}: store was created for backend {name!r}, not {backend!r}")
     return backend_class(name).open(directory, writer=writer)
+
+
+# ----- opening a command's store ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedStore:
+    """A store `open_or_create_store` opened as writer: the backend, its name, and
+    whether this call created it (so a failed first import can remove it again)."""
+
+    backend: Backend
+    name: str
+    created: bool
+
+
+def open_store(
+    path: str | os.PathLike[str],
+    command: str,
+    *,
+    writer: bool = False,
+    backend: str | None = None,
+) -> Backend:
+    """Open the existing store at `path` for `command` (named in every message).
+
+    `writer=True` opens it as the single writer; `backend` names the backend the store
+    must have. Refusals are `StorePathError` (see the module docstring).
+    """
+    access = "write" if writer else "read"
+    with _opening(path, command, access):
+        name = _located_backend(path, command, access)
+        if name is None:
+            raise StorePathError(str(path), "no session-search store here")
+        _require_backend(path, name, backend)
+        return backend_class(name).open(Path(path), writer=writer)
+
+
+def open_or_create_store(
+    path: str | os.PathLike[str],
+    command: str,
+    *,
+    backend: str | None = None,
+    create_parents: bool = False,
+) -> OpenedStore:
+    """Open the store at `path` as writer, or make one there for `backend` (default
+    `DEFAULT_BACKEND`) when the folder is absent or empty.
+
+    An existing store keeps its backend: naming another one is a `StorePathError` that
+    names both. The parent folder of a new store must exist unless `create_parents`.
+    """
+    with _opening(path, command, "write"):
+        existing = _located_backend(path, command, "write", creating=True,
+                                    create_parents=create_parents)
+        if existing is not None:
+            _require_backend(path, existing, backend)
+            return OpenedStore(backend_class(existing).open(Path(path), writer=True),
+                               existing, created=False)
+        name = backend or DEFAULT_BACKEND
+        return OpenedStore(backend_class(name).create(Path(path)), name, created=True)
+
+
+def store_backend_name(path: str | os.PathLike[str], command: str, *,
+                       writer: bool = False) -> str:
+    """The backend of the existing store at `path`, after the same checks `open_store`
+    makes (a `StorePathError` naming the path), without opening it: for commands that
+    open the backend their own way (`verify` and `stats` open a damaged reference store
+    to report what is lost)."""
+    access = "write" if writer else "read"
+    with _opening(path, command, access):
+        name = _located_backend(path, command, access)
+        if name is None:
+            raise StorePathError(str(path), "no session-search store here")
+        return name
+
+
+def check_store_folder(path: str | os.PathLike[str], command: str, *,
+                       writer: bool = False) -> None:
+    """Refuse (`StorePathError`) a `path` that is not an existing, non-empty folder that
+    `command` can read (and, with `writer`, write), without asking what store it holds:
+    for commands that read a store's files without opening it (`dump`)."""
+    access = "write" if writer else "read"
+    with _opening(path, command, access):
+        _checked_folder(Path(path), str(path), command, access)
+
+
+def _located_backend(
+    path: str | os.PathLike[str],
+    command: str,
+    access: str,
+    *,
+    creating: bool = False,
+    create_parents: bool = False,
+) -> str | None:
+    """The backend of the store at `path`, after checking that `command` can use it with
+    `access`; None when `creating` and a new store may be made there."""
+    directory = Path(path)
+    if not _checked_folder(directory, str(path), command, access, creating, create_parents):
+        return None
+    name = _claiming_backend(directory)
+    if name is None:
+        raise StorePathError(str(path), "folder is not empty and holds no store")
+    return name
+
+
+def _checked_folder(
+    directory: Path,
+    shown: str,
+    command: str,
+    access: str,
+    creating: bool = False,
+    create_parents: bool = False,
+) -> bool:
+    """Whether `directory` has entries (a store to detect) after the path checks; False
+    when `creating` and a new store may be made there (absent or empty)."""
+    if not directory.exists():
+        if not creating:
+            raise StorePathError(shown, "no session-search store here")
+        _require_creatable(directory, shown, command, create_parents)
+        return False
+    if not directory.is_dir():
+        raise StorePathError(shown, "not a folder")
+    _require_access(directory, shown, command, access)
+    if any(directory.iterdir()):
+        return True
+    if creating:
+        return False
+    raise StorePathError(shown, "no session-search store here (the folder is empty)")
+
+
+def _claiming_backend(directory: Path) -> str | None:
+    """The backend that claims `directory`, asking only those whose marker file is there."""
+    for name in BACKEND_NAMES:
+        marker = STORE_MARKER_FILES.get(name)
+        if marker is not None and not (directory / marker).exists():
+            continue
+        if backend_class(name).claims(directory):
+            return name
+    return None
+
+
+def _require_backend(path: str | os.PathLike[str], existing: str, wanted: str | None) -> None:
+    if wanted is not None and wanted != existing:
+        raise StorePathError(str(path),
+                             f"store was created for backend {existing!r}, not {wanted!r}")
+
+
+def _require_creatable(directory: Path, shown: str, command: str, create_parents: bool) -> None:
+    """A new store folder can be made at `directory` (its parent exists or may be made,
+    and the nearest existing folder above it is writable)."""
+    parent = directory.parent
+    if not parent.exists() and not create_parents:
+        raise MissingParentFolder(shown, str(parent))
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise StorePathError(shown, f"{parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StorePathError(shown, _denied(parent, command, "write", f" to {parent} to create it"))
+
+
+def _require_access(directory: Path, shown: str, command: str, access: str) -> None:
+    """The store folder and everything in it allow `access` ("read" or "write")."""
+    folder_mode = os.R_OK | os.X_OK | (os.W_OK if access == "write" else 0)
+    file_mode = os.R_OK | (os.W_OK if access == "write" else 0)
+    if not os.access(directory, folder_mode):
+        raise StorePathError(shown, _denied(directory, command, access))
+    for entry in _entries_below(directory):
+        if not os.access(entry, folder_mode if entry.is_dir() else file_mode):
+            raise StorePathError(str(entry), _denied(entry, command, access))
+
+
+def _entries_below(directory: Path) -> Iterator[Path]:
+    """Every file and folder under `directory`; a folder is given before its contents,
+    which are listed only when the caller did not stop at it."""
+    with os.scandir(directory) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        yield Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            yield from _entries_below(Path(entry.path))
+
+
+def _denied(path: Path, command: str, access: str, where: str = "") -> str:
+    """`permission denied (import needs write access)`, or `read-only file system (...)`."""
+    reason = "permission denied"
+    if access == "write":
+        try:
+            if os.statvfs(path).f_flag & os.ST_RDONLY:
+                reason = "read-only file system"
+        except OSError:
+            pass
+    return f"{reason} ({command} needs {access} access{where})"
+
+
+@contextmanager
+def _opening(path: str | os.PathLike[str], command: str, access: str) -> Iterator[None]:
+    """Turn an `OSError` met while opening into one line naming the file: permission
+    problems are the user's path (`StorePathError`), anything else a `StoreError`."""
+    try:
+        yield
+    except PermissionError as error:
+        where = error.filename if error.filename is not None else path
+        raise StorePathError(str(where), _denied(Path(where), command, access)) from None
+    except OSError as error:
+        where = error.filename if error.filename is not None else path
+        raise StoreError(f"{where}: {error.strerror or error}") from None

@@ -106,6 +106,7 @@ from engine.model import (
     StoredEvent,
     agent_id_of,
 )
+from engine.progress import StepProgress
 from engine.query.cjk import (
     like_pattern,
     partition_terms,
@@ -440,17 +441,23 @@ class SqliteBackend(Backend, Maintenance):
         if self._connection.in_transaction:
             self._connection.execute("ROLLBACK")
 
-    def reconcile(self) -> int:
+    def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it (one transaction each); sweep orphan rows.
 
-        Returns the number of windows rebuilt.
+        Returns the number of windows rebuilt; `progress(done, total)` is called first and
+        after each.
         """
         self._require_writer()
         rebuilt = 0
-        for session_id in self._windows_needing_reconcile():
+        work = self._windows_needing_reconcile()
+        if progress is not None:
+            progress(0, len(work))
+        for session_id in work:
             with self.transaction():
                 self._rebuild_window(session_id)
             rebuilt += 1
+            if progress is not None:
+                progress(rebuilt, len(work))
         with self.transaction():
             self._sweep_orphans()
         return rebuilt

@@ -91,16 +91,20 @@ def format_seconds(seconds: float) -> str:
 
 
 def format_metrics(metrics: dict[str, float]) -> str:
-    """The metrics worth a column: throughput and memory.
+    """The metrics worth a column: throughput, memory, the `search` command's time.
 
     >>> format_metrics({"messages_per_second": 12345.6, "resident_bytes": 5.5e7})
     '12,346 msg/s; RSS 52.5 MiB'
+    >>> format_metrics({"resident_bytes": 3e7, "command_seconds": 0.0921})
+    'RSS 28.6 MiB; search command 92.1 ms'
     """
     parts = []
     if "messages_per_second" in metrics:
         parts.append(f"{metrics['messages_per_second']:,.0f} msg/s")
     if "resident_bytes" in metrics:
         parts.append(f"RSS {metrics['resident_bytes'] / 2**20:.1f} MiB")
+    if "command_seconds" in metrics:
+        parts.append(f"search command {format_seconds(metrics['command_seconds'])}")
     return "; ".join(parts)
 
 

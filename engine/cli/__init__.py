@@ -1,13 +1,25 @@
 """The `session-search` command line (also `python -m engine`).
 
-Owns: the argument parser, the list of command modules, and the mapping from engine
-errors to exit statuses (2 for bad usage or input, 1 for other failures). Must not touch:
-any search, storage or analysis logic; each command module only parses its arguments,
-calls the engine and prints.
+Owns: the argument parser, which command modules are loaded, and the mapping from
+engine errors to exit statuses (2 for bad usage or input, 1 for other failures). Must
+not touch: any search, storage or analysis logic; each command module only parses its
+arguments, calls the engine and prints.
+
+Start-up: the commands are listed in the light table `engine.cli.commands.COMMANDS`
+(name, module, summary). Only the module of the command being run is imported and
+registers its full parser; every other command is a stub that shows its summary in
+`--help`. So `session-search --version` imports no command module and `search` imports
+what a search needs, not the benchmark's charts or the importers.
 
 Adding a command: write `engine/cli/<name>_command.py` with a `register(subparsers)`
-function that adds its parser and sets `run=<callable(args) -> int>` as a default, then
-add the module's name to `COMMAND_MODULES` below. Every command takes `--json`.
+function that adds its parser with `engine.cli.commands.add_command` and sets
+`run=<callable(args) -> int>` as a default, then add a row to `COMMANDS`. Every command
+takes `--json`.
+
+No traceback for a problem with a path: the store path is checked by
+`engine.backends.registry.open_store` (a `StorePathError` names it); an `OSError` that
+still reaches `main` is printed as one line naming its file (permission denied: exit
+status 2, anything else: 1).
 """
 
 from __future__ import annotations
@@ -15,34 +27,37 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from engine import __version__
+from engine.cli.commands import COMMANDS, HelpFormatter, requested_command
 from engine.errors import EngineError
 from engine.gc_policy import use_bulk_work_policy
 
-#: Command modules, in the order their commands appear in `--help`.
-COMMAND_MODULES: tuple[str, ...] = (
-    "engine.cli.store_commands",
-    "engine.cli.demo_command",
-    "engine.cli.tokenize_command",
-    "engine.cli.search_commands",
-    "engine.cli.dump_command",
-    "engine.cli.bench_command",
-)
+#: The modules that may register commands, in table order (tests narrow it to one).
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(entry.module for entry in COMMANDS))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full parser with every registered command."""
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; the commands named in `commands` (default: all) get their full parser,
+    the others a stub with their summary (enough for `--help`, never run)."""
     parser = argparse.ArgumentParser(
         prog="session-search",
         description="Search and page AI-agent session transcripts; compare backends.",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"session-search {__version__}")
+    parser.add_argument("-V", "--version", action="version",
+                        version=f"session-search {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for module_name in COMMAND_MODULES:
+    available = [entry for entry in COMMANDS if entry.module in COMMAND_MODULES]
+    wanted = [entry.module for entry in available if commands is None or entry.name in commands]
+    for module_name in dict.fromkeys(wanted):  # a module registers all of its commands
         importlib.import_module(module_name).register(subparsers)
+    for entry in available:
+        if entry.name not in subparsers.choices:
+            subparsers.add_parser(entry.name, help=entry.summary, add_help=False,
+                                  formatter_class=HelpFormatter)
     return parser
 
 
@@ -53,15 +68,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     (`engine.gc_policy`): library code never changes it.
     """
     use_bulk_work_policy()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = requested_command(arguments)
+    parser = build_parser(() if command is None else (command,))
+    args = parser.parse_args(arguments)
     try:
         return int(args.run(args) or 0)
     except EngineError as error:
-        print(f"session-search: error: {error}", file=sys.stderr)
-        return error.exit_status
+        return _fail(str(error), error.exit_status)
     except KeyboardInterrupt:
         print("session-search: interrupted", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 1
+    except PermissionError as error:
+        return _fail(f"{_where(error)}: permission denied", 2)
+    except OSError as error:
+        return _fail(f"{_where(error)}: {error.strerror or error}", 1)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"session-search: error: {message}", file=sys.stderr)
+    return status
+
+
+def _where(error: OSError) -> str:
+    return str(error.filename) if error.filename is not None else "session-search"

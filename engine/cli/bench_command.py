@@ -54,19 +54,20 @@ from engine.bench.report import (
 )
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
+from engine.cli.commands import add_command
 from engine.cli.output import format_table, print_json
+from engine.errors import EngineError, InputError, UsageError
 
 CACHE_HELP = (
     "where generated corpora are kept and reused (default: $SESSION_SEARCH_CACHE, else "
     "./corpora/cache when run from a checkout, else ~/.cache/session-search/corpora)"
 )
-from engine.errors import EngineError, InputError, UsageError
 
 
 def register(subparsers: Any) -> None:
     """Add the `bench` command."""
-    parser = subparsers.add_parser(
-        "bench", help="benchmark the backends on a generated corpus",
+    parser = add_command(
+        subparsers, "bench",
         description="Run the benchmark workloads on every backend in interleaved rounds, "
                     "print medians and p95 with ratios against SQLite FTS5, and write "
                     "bench.json plus PNG charts (the charts need the bench extra: "

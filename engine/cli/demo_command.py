@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends.registry import open_backend
+from engine.cli.commands import add_command
 from engine.cli.output import format_table, print_json
 from engine.cli.store_commands import format_stats, ordered_stats
 from engine.errors import EngineError
@@ -82,8 +83,8 @@ SHOWCASES: tuple[Showcase, ...] = (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `demo` command."""
-    parser = subparsers.add_parser(
-        "demo", help="import the demo corpus into every backend, search it, compare",
+    parser = add_command(
+        subparsers, "demo",
         description="Import the bundled demo corpus into a reference store and a SQLite "
                     "FTS5 store, print their statistics, run showcase queries and compare "
                     "the backends.")
@@ -115,7 +116,7 @@ def demo_report(corpus: Path, folder: Path) -> dict[str, Any]:
     """Import the corpus under `folder/<backend>`, run every showcase, compare results."""
     stats: dict[str, Any] = {}
     for name in DEMO_BACKENDS:
-        outcome = import_into_store(folder / name, name, [corpus])
+        outcome = import_into_store(folder / name, name, [corpus], create_parents=True)
         stats[name] = ordered_stats(outcome.stats)
     backends = {name: open_backend(folder / name) for name in DEMO_BACKENDS}
     try:

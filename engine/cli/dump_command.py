@@ -2,6 +2,9 @@
 
 Owns: the `dump` command's arguments and output. Must not touch: decoding (that is
 `engine.diagnostics.dump`) or the store (nothing is opened for writing, no lock taken).
+The path is checked as every command checks it
+(`engine.backends.registry.check_store_folder`) without opening the store, so a damaged
+store can still be dumped.
 
     session-search dump --store DIR            list files: name, kind, size, version, records
     session-search dump --store DIR FILE       every record of FILE (a path inside DIR)
@@ -16,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from engine.backends.registry import check_store_folder
+from engine.cli.commands import add_command
 from engine.cli.output import format_table, print_json
 from engine.diagnostics.dump import FileView, read_file, require_store, summarize_store
 from engine.directory import FileDirectory
@@ -26,9 +31,8 @@ RECORD_HEADERS = ("offset", "length", "crc", "kind", "fields")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `dump` command."""
-    parser = subparsers.add_parser(
-        "dump",
-        help="show a store's files, or every record of one file, in readable form",
+    parser = add_command(
+        subparsers, "dump",
         description="List the files of a store, or decode every record of one store file.",
     )
     parser.add_argument("--store", required=True, metavar="DIR", help="the store folder")
@@ -40,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List the store or dump one file; errors propagate as EngineError."""
+    check_store_folder(args.store, "dump")
     directory = FileDirectory(args.store)
     require_store(directory)
     if args.file is None:

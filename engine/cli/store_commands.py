@@ -7,18 +7,28 @@ backend added there is a `--backend` choice here at once), search.
 
 Commands:
 
-* `import --store DIR [--backend NAME] [--no-reconcile] SOURCE...` — creates a store for
-  the backend when DIR is absent or empty (an existing store keeps its own backend), then
-  imports every SOURCE (a corpus directory, a flat `*.jsonl` messages file, or an
-  OpenClaw state directory) in one transaction through the backend, so the index is
-  written at commit. On any error nothing is imported (exit 2), and a store this command
-  had just created is removed again. Then, unless `--no-reconcile`, the windows the
-  import left dirty are reconciled (the rules are `engine.ingest.into_store`'s);
+* `import --store DIR [--backend NAME] [--create] [--no-reconcile] [--quiet] SOURCE...` —
+  creates a store for the backend when DIR is absent or empty (an existing store keeps
+  its own backend), then imports every SOURCE (a corpus directory, a flat `*.jsonl`
+  messages file, or an OpenClaw state directory) in one transaction through the backend,
+  so the index is written at commit. DIR's parent folder must exist: a missing one is
+  refused (a mistyped path should not grow a tree of folders) unless `--create` is given,
+  which makes it. On any error nothing is imported (exit 2), and a store this command
+  had just created is removed again, with the folders `--create` made. Then, unless
+  `--no-reconcile`, the windows the import left dirty are reconciled (the rules are
+  `engine.ingest.into_store`'s). On a terminal a progress bar shows the rows, their rate
+  and the time left (`engine.cli.progress_display`); the summary says what was added,
+  how long it took, and how many messages have a role that is never searched;
+  `--quiet` prints neither (with `--json` the document is still printed);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
   then whatever index counts the backend adds (`messages_indexed`, ...); a warning line
   on standard error for each problem of its files (committed transactions missing from
   a reference store's log, a checkpoint that disagrees with it: exit status 1), and a
   note for what is only worth knowing (`problems` and `notes` in JSON);
+
+Stores are opened through `engine.backends.registry` (`open_store`,
+`open_or_create_store`), which refuses a path the command cannot use with one line
+naming it (exit 2).
 
 Every command takes `--json`. Errors go to standard error as
 `session-search: error: ...` with exit status 2 for bad usage or input, 1 otherwise
@@ -29,27 +39,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.backends.registry import (
     BACKEND_NAMES,
     DEFAULT_BACKEND,
-    existing_backend,
-    open_backend,
+    open_store,
+    store_backend_name,
 )
+from engine.cli.commands import add_command
 from engine.cli.output import format_table, print_json
-from engine.errors import UsageError
-from engine.ingest import ImportReport, import_into_store
+from engine.errors import MissingParentFolder, StorePathError
+
+if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`
+    from engine.ingest import ImportReport
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `import` and `stats` commands."""
-    importer = subparsers.add_parser(
-        "import",
-        help="import transcripts (corpus, flat messages, OpenClaw state) into a store",
+    importer = add_command(
+        subparsers, "import",
         description="Import every SOURCE into the store at DIR in one transaction: on any "
                     "error nothing is imported. A SOURCE is a corpus directory "
                     "(sessions.jsonl + transcripts/), a flat messages file (*.jsonl) or "
@@ -59,15 +72,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
                           help=f"backend of a new store (default: {DEFAULT_BACKEND}; an "
                                "existing store must match)")
+    importer.add_argument("--create", action="store_true",
+                          help="also create DIR's missing parent folders (without it a "
+                               "missing parent is an error)")
     importer.add_argument("--no-reconcile", action="store_true",
                           help="leave windows the import made dirty for a later reconcile")
+    importer.add_argument("--quiet", "-q", action="store_true",
+                          help="no progress bar and no summary (errors are still printed)")
     importer.add_argument("sources", nargs="+", metavar="SOURCE", help="what to import")
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(run=run_import)
 
-    stats = subparsers.add_parser(
-        "stats", help="count a store's agents, sessions, windows, events and bytes",
-        description="Print the counts of the store at DIR.")
+    stats = add_command(subparsers, "stats", description="Print the counts of the store at DIR.")
     stats.add_argument("--store", required=True, metavar="DIR", help="store folder")
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(run=run_stats)
@@ -76,14 +92,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     """`import`: load the sources, then print what was added and the store's counts."""
+    from engine.cli.progress_display import ProgressDisplay
+    from engine.ingest import import_into_store
+
     store_path = Path(args.store)
-    outcome = import_into_store(store_path, args.backend, args.sources,
-                                reconcile=not args.no_reconcile)
+    started = time.perf_counter()
+    try:
+        with ProgressDisplay.for_command(args.quiet) as progress:
+            outcome = import_into_store(
+                store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
+                create_parents=args.create, progress=progress if progress.enabled else None)
+    except MissingParentFolder as missing:
+        raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
+                                           "or check the path") from None
+    seconds = time.perf_counter() - started
     counts = ordered_stats(outcome.stats)
     if args.json:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
-    else:
-        print(describe_import(outcome.imported, store_path, outcome.reconciled))
+    elif not args.quiet:
+        print(describe_import(outcome.imported, store_path, outcome.reconciled, seconds))
         print(format_stats(counts))
     return 0
 
@@ -95,9 +122,7 @@ def run_stats(args: argparse.Namespace) -> int:
     there is one, rather than counts silently smaller. Notes (an unfinished transaction
     at the end of the log) are shown and leave the exit status 0."""
     store_path = Path(args.store)
-    backend_name = existing_backend(store_path)
-    if backend_name is None:
-        raise UsageError(f"{store_path}: no session-search store here")
+    backend_name = store_backend_name(store_path, "stats")
     if backend_name == "reference":  # open even when committed data is missing: report it
         from engine.backends.reference import ReferenceBackend
         from engine.directory import FileDirectory
@@ -106,7 +131,7 @@ def run_stats(args: argparse.Namespace) -> int:
                                                 accept_lost_commits=True)
         found = backend.store.problems()
     else:
-        backend, found = open_backend(store_path, backend=backend_name), []
+        backend, found = open_store(store_path, "stats"), []
     try:
         counts = ordered_stats(backend.stats())
     finally:
@@ -150,16 +175,32 @@ def format_stats(counts: dict[str, int]) -> str:
     return format_table(list(counts), [list(counts.values())])
 
 
-def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0) -> str:
-    """What an import added, one line, then a line per note.
+def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0,
+                    seconds: float | None = None) -> str:
+    """What an import added, one line, then a line per note (the first one counts the
+    messages whose role is never searched).
 
+    >>> from engine.ingest import ImportReport
     >>> describe_import(ImportReport((("c", "corpus"),), 2, 5), Path("s"), 1)
     'imported 1 source into s: 2 windows, 5 events (c: corpus); reconciled 1 window'
+    >>> print(describe_import(ImportReport((("m.jsonl", "flat"),), 1, 3,
+    ...     unindexed_roles=(("system", 1), ("toolResult", 2))), Path("s"), seconds=0.25))
+    imported 1 source into s: 1 windows, 3 events (m.jsonl: flat) in 0.25 s
+    note: 3 messages are stored but never searched (only user and assistant messages are): 1 system, 2 toolResult
     """
     sources = ", ".join(f"{path}: {form}" for path, form in report.sources)
     plural = "" if len(report.sources) == 1 else "s"
     summary = (f"imported {len(report.sources)} source{plural} into {store_path}: "
                f"{report.windows} windows, {report.events} events ({sources})")
+    if seconds is not None:
+        summary += f" in {seconds:.3g} s"
     if reconciled:
         summary += f"; reconciled {reconciled} window{'' if reconciled == 1 else 's'}"
-    return "\n".join([summary, *(f"note: {note}" for note in report.notes)])
+    notes = list(report.notes)
+    unindexed = sum(count for _, count in report.unindexed_roles)
+    if unindexed:
+        roles = ", ".join(f"{count} {role}" for role, count in report.unindexed_roles)
+        notes.insert(0, f"{unindexed} message{'' if unindexed == 1 else 's'} "
+                        f"{'is' if unindexed == 1 else 'are'} stored but never searched "
+                        f"(only user and assistant messages are): {roles}")
+    return "\n".join([summary, *(f"note: {note}" for note in notes)])

@@ -42,6 +42,7 @@ from engine.analysis.profiles import (
     ascii_preview,
 )
 from engine.analysis.token import Token
+from engine.cli.commands import add_command
 from engine.cli.output import print_json
 from engine.errors import UsageError
 
@@ -54,9 +55,8 @@ TABLE_HEADERS = ("pos", "term", "start", "end", "bytes", "kind", "source", "asci
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `tokenize` command."""
-    parser = subparsers.add_parser(
-        "tokenize",
-        help="show the tokens an analysis profile makes of a text",
+    parser = add_command(
+        subparsers, "tokenize",
         description=(
             "Show each token of TEXT: its term, position, string offsets (start, end),"
             " UTF-8 byte span, kind and source text, after the profile's stages."

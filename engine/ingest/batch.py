@@ -5,6 +5,10 @@ the store or of an earlier source), a key keeps at most one current window, even
 to windows of this import only — and the counts the import reports. Must not touch:
 file formats (`corpus.py`, `flat.py`) or how the transaction stores things.
 
+Besides the windows and events added, the report counts the messages whose role is
+never indexed (only `user` and `assistant` messages are searchable, behaviour.md §2.3), so
+that an import of tool results or system prompts says they will not be found.
+
 An `ImportBatch` lives inside `target.transaction()`: when any check here (or any
 reader) raises, the caller's `with` block ends with the exception and the transaction is
 discarded, so nothing of the import is visible.
@@ -13,6 +17,7 @@ discarded, so nothing of the import is visible.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,17 +25,27 @@ from typing import Any
 from engine.backends.protocol import BackendTransaction
 from engine.errors import DuplicateImport, InputError, MalformedInput
 from engine.model import SessionWindow
+from engine.progress import StepProgress
+from engine.transcript.events import SEARCHABLE_ROLES
 from engine.transcript.windows import chain_problems
+
+#: How many records (windows + events) pass between two progress reports.
+PROGRESS_EVERY = 256
 
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """What one import added: its sources (with their forms) and the counts."""
+    """What one import added: its sources (with their forms) and the counts.
+
+    `unindexed_roles` counts, per role, the messages stored that search never sees
+    (roles other than `user` and `assistant`), in role order.
+    """
 
     sources: tuple[tuple[str, str], ...]
     windows: int
     events: int
     notes: tuple[str, ...] = ()
+    unindexed_roles: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The report as the `import --json` output."""
@@ -38,6 +53,7 @@ class ImportReport:
             "sources": [{"path": path, "form": form} for path, form in self.sources],
             "windows": self.windows,
             "events": self.events,
+            "unindexedRoles": dict(self.unindexed_roles),
             "notes": list(self.notes),
         }
 
@@ -50,9 +66,17 @@ class ImportBatch:
         transaction: BackendTransaction,
         existing_windows: Iterable[SessionWindow],
         received_at: float | None = None,
+        progress: StepProgress | None = None,
+        expected_lines: int = 0,
     ) -> None:
         self.transaction = transaction
         self.received_at = received_at
+        #: Called as `progress(lines read, expected lines)` every `PROGRESS_EVERY` records.
+        self.progress = progress
+        self.expected_lines = expected_lines
+        #: source file -> the last line a record came from; their sum is the lines read.
+        self._last_line: dict[str, int] = {}
+        self.lines_read = 0
         self.windows: dict[str, SessionWindow] = {}
         self.stored_ids: set[str] = set()
         #: session key -> session id of its current window (the first one seen).
@@ -65,6 +89,8 @@ class ImportBatch:
         self.added_at: dict[str, str] = {}
         self.window_count = 0
         self.event_count = 0
+        #: role -> messages of that role that are stored but never indexed.
+        self.unindexed_roles: Counter[str] = Counter()
         #: Things the user should know that are not errors (e.g. a skipped file).
         self.notes: list[str] = []
 
@@ -108,6 +134,7 @@ class ImportBatch:
             self.current_by_key[window.session_key] = window.session_id
         self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
         self.window_count += 1
+        self._counted(path, line)
 
     def retire(self, window: SessionWindow) -> SessionWindow:
         """Make a current window retained (`current=False`) and write the change."""
@@ -143,4 +170,45 @@ class ImportBatch:
         except InputError as error:
             raise MalformedInput(path, line, str(error)) from None
         self.event_count += 1
+        role = _unindexed_role(event)
+        if role is not None:
+            self.unindexed_roles[role] += 1
+        self._counted(path, line)
         return seq
+
+    # ---- progress -------------------------------------------------------------------
+
+    def report_progress(self) -> None:
+        """Tell `progress` how many lines of the sources are read (the importer also calls
+        it when reading ends). Lines, not records: a line is what the estimate counts."""
+        if self.progress is not None:
+            self.progress(self.lines_read, max(self.lines_read, self.expected_lines))
+
+    def _counted(self, path: str, line: int | None) -> None:
+        """Note that a record came from `path:line`; report every `PROGRESS_EVERY` records."""
+        if self.progress is None:
+            return
+        if line is not None:
+            last = self._last_line.get(path, 0)
+            if line > last:
+                self.lines_read += line - last
+                self._last_line[path] = line
+        if (self.window_count + self.event_count) % PROGRESS_EVERY == 0:
+            self.report_progress()
+
+
+def _unindexed_role(event: dict[str, Any]) -> str | None:
+    """The role of a message event that search never indexes, else None.
+
+    >>> _unindexed_role({"type": "message", "message": {"role": "toolResult"}})
+    'toolResult'
+    >>> _unindexed_role({"type": "message", "message": {"role": "user"}}) is None
+    True
+    """
+    if event.get("type") != "message":
+        return None
+    message = event.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    if isinstance(role, str) and role not in SEARCHABLE_ROLES:
+        return role
+    return None

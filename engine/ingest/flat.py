@@ -12,7 +12,14 @@ Each line is an object with exactly these fields (documented in `corpora/README.
 | `messageId` | non-blank string, unique in its window| yes      |
 | `role`      | non-blank string (`user`, `assistant`, `toolResult`, ...) | yes |
 | `text`      | string (the message content)          | yes      |
-| `timestamp` | epoch ms or ISO-8601 string, or null  | no       |
+| `timestamp` | epoch ms or ISO-8601 string           | yes      |
+
+A `timestamp` is epoch milliseconds (a finite number within JavaScript's date range,
+±8.64e15) or a date-time string read as the index reads it, with JavaScript's
+`Date.parse` (`engine.transcript.projection.parse_js_date`): ISO-8601 such as
+`2026-03-01T10:00:00Z` or `2026-03-01T11:00:00+01:00` (no offset: UTC), and the RFC 2822
+form that `Date.parse` also reads. A line without one, with null, or with a string that
+does not parse is refused: the index would otherwise date the message at the import.
 
 What the importer builds:
 
@@ -22,16 +29,19 @@ What the importer builds:
   it (`previousSessionId`, reason `rollover`); otherwise the reason is `initial`;
 * for each line, the event `{"type": "message", "id": messageId, "parentId": <the
   previous message of the window, or null>, "timestamp": timestamp, "message": {"role":
-  role, "content": text}}` (no `timestamp` key when the line has none), so each window is
-  one linear chain in file order.
+  role, "content": text}}` (the timestamp as the line gives it), so each window is one
+  linear chain in file order. Only `user` and `assistant` messages are searchable; the
+  import report counts the others by role (`ImportReport.unindexed_roles`).
 
 A `sessionId` already in the store is a `DuplicateImport` (a flat file never appends to
 an existing window); the same `sessionId` under two keys, a repeated `messageId` in a
-window, a missing or unknown field are `MalformedInput` with the line.
+window, a missing or unknown field, a missing or unreadable timestamp are
+`MalformedInput` with the line.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +52,13 @@ from engine.ingest.batch import ImportBatch
 from engine.ingest.jsonl import iter_objects
 from engine.model import SessionWindow
 from engine.transcript.events import is_blank
-from engine.transcript.projection import parse_js_date
+from engine.transcript.projection import MAX_TIME_VALUE, parse_js_date
 from engine.transcript.windows import session_key_problem, window_problem
 
-REQUIRED_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text")
-OPTIONAL_FIELDS = ("timestamp",)
+REQUIRED_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text", "timestamp")
+#: The fields that must be strings (the timestamp may also be a number).
+STRING_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text")
+TIMESTAMP_FORMS = "epoch milliseconds or an ISO-8601 date-time string"
 FLAT_REASON_AFTER_EXISTING = "rollover"
 
 
@@ -98,11 +110,9 @@ def message_event(fields: dict[str, Any], parent_id: str | None) -> dict[str, An
     ...                "timestamp": 5}, "m1")
     {'type': 'message', 'id': 'm2', 'parentId': 'm1', 'timestamp': 5, 'message': {'role': 'user', 'content': 'hi'}}
     """
-    event: dict[str, Any] = {"type": "message", "id": fields["messageId"], "parentId": parent_id}
-    if fields.get("timestamp") is not None:
-        event["timestamp"] = fields["timestamp"]
-    event["message"] = {"role": fields["role"], "content": fields["text"]}
-    return event
+    return {"type": "message", "id": fields["messageId"], "parentId": parent_id,
+            "timestamp": fields["timestamp"],
+            "message": {"role": fields["role"], "content": fields["text"]}}
 
 
 def _open_window(
@@ -118,7 +128,7 @@ def _open_window(
         previous_session_id=previous.session_id if previous else None,
         reason=FLAT_REASON_AFTER_EXISTING if previous else "initial",
         current=True,
-        created_at=_time_of(fields.get("timestamp")),
+        created_at=timestamp_value(fields["timestamp"]),
     )
     problem = window_problem(window)
     if problem is not None:
@@ -131,15 +141,17 @@ def _open_window(
 
 def _checked_fields(record: dict[str, Any], path: str, line: int) -> dict[str, Any]:
     """The record's fields after checking names and types (MalformedInput otherwise)."""
-    unknown = sorted(set(record) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
+    unknown = sorted(set(record) - set(REQUIRED_FIELDS))
     if unknown:
-        allowed = ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS)
+        allowed = ", ".join(REQUIRED_FIELDS)
         raise MalformedInput(path, line,
                              f"unknown field {', '.join(repr(n) for n in unknown)} "
                              f"(a flat messages line has: {allowed})")
     for name in REQUIRED_FIELDS:
         if name not in record:
-            raise MalformedInput(path, line, f'missing "{name}"')
+            hint = f" ({TIMESTAMP_FORMS})" if name == "timestamp" else ""
+            raise MalformedInput(path, line, f'missing "{name}"{hint}')
+    for name in STRING_FIELDS:
         if not isinstance(record[name], str):
             raise MalformedInput(path, line, f'"{name}" must be a string')
     for name in ("sessionId", "messageId", "role"):
@@ -148,18 +160,46 @@ def _checked_fields(record: dict[str, Any], path: str, line: int) -> dict[str, A
     problem = session_key_problem(record["sessionKey"])
     if problem is not None:
         raise MalformedInput(path, line, problem)
-    stamp = record.get("timestamp")
-    if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, (int, float, str))
-                              or (isinstance(stamp, float) and not math.isfinite(stamp))):
-        raise MalformedInput(path, line,
-                             '"timestamp" must be epoch milliseconds, an ISO-8601 string or null')
+    try:
+        timestamp_value(record["timestamp"])
+    except ValueError as problem:
+        raise MalformedInput(path, line, str(problem)) from None
     return record
 
 
-def _time_of(stamp: Any) -> float | None:
-    """A line's timestamp as epoch ms for the window's `created_at`, when it has one."""
+def timestamp_value(stamp: Any) -> float:
+    """A line's timestamp as epoch milliseconds, or `ValueError` saying what is wrong.
+
+    >>> timestamp_value(1772359260000), timestamp_value("2026-03-01T10:00:00Z")
+    (1772359260000.0, 1772359200000.0)
+    >>> timestamp_value("yesterday")
+    Traceback (most recent call last):
+    ...
+    ValueError: "timestamp" "yesterday" is not an ISO-8601 date-time (nor epoch milliseconds)
+    >>> timestamp_value(None)
+    Traceback (most recent call last):
+    ...
+    ValueError: "timestamp" must be epoch milliseconds or an ISO-8601 date-time string, not null
+    """
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-        return float(stamp)
+        try:
+            value = float(stamp)
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value) or abs(value) > MAX_TIME_VALUE:
+            raise ValueError(f'"timestamp" {stamp!r} is not a date: epoch milliseconds '
+                             f"must be finite and within ±{MAX_TIME_VALUE:.4g}")
+        return value
     if isinstance(stamp, str):
-        return parse_js_date(stamp)
-    return None
+        parsed = parse_js_date(stamp)
+        if parsed is None:
+            raise ValueError(f'"timestamp" {json.dumps(stamp, ensure_ascii=False)} is not an '
+                             "ISO-8601 date-time (nor epoch milliseconds)")
+        return parsed
+    if stamp is None:
+        shown = "null"
+    elif isinstance(stamp, bool):
+        shown = "a boolean"
+    else:
+        shown = f"a JSON {'array' if isinstance(stamp, list) else 'object'}"
+    raise ValueError(f'"timestamp" must be {TIMESTAMP_FORMS}, not {shown}')

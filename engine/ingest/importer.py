@@ -15,12 +15,18 @@ The target is an `ImportTarget`: a `TranscriptWriter` (whose transaction has `pu
 and `append_event`, see `engine.backends.protocol.BackendTransaction`) that can list its
 windows: a `TranscriptStore`, the reference backend or the SQLite backend. Writing
 through a backend indexes at commit (and is checked by `engine.transcript.validation`).
+
+Progress (`progress(phase, done, total)`, optional): phase `"read"` counts the lines of
+the sources read so far against `source_lines` (every form keeps a record per line), then
+phase `"commit"` (total unknown) runs while the transaction commits — the index is
+written then — and reports `(1, 1)` when it has.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -31,6 +37,7 @@ from engine.ingest.corpus import SESSIONS_FILE, import_corpus, is_corpus_directo
 from engine.ingest.flat import import_flat, is_flat_file
 from engine.ingest.openclaw_state import import_openclaw_state, is_openclaw_state
 from engine.model import SessionWindow
+from engine.progress import PhasedProgress, StepProgress
 
 
 @runtime_checkable
@@ -80,23 +87,59 @@ def import_sources(
     sources: Sequence[str | os.PathLike[str]],
     *,
     received_at: float | None = None,
+    progress: PhasedProgress | None = None,
 ) -> ImportReport:
     """Import every source into `target` in one transaction; return what was added.
 
     `received_at` (epoch ms) is recorded as every event's `created_at`; None lets the
-    store use its clock.
+    store use its clock. `progress` is described in the module docstring.
     """
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")
     plan = [(Path(source), detect_form(Path(source))) for source in sources]
     existing = stored_windows(target)
+    reading: StepProgress | None = None
+    expected = 0
+    if progress is not None:
+        expected = source_lines(path for path, _ in plan)
+        progress("read", 0, expected)
+        reading = partial(progress, "read")
     with target.transaction() as transaction:
-        batch = ImportBatch(transaction, existing, received_at)
+        batch = ImportBatch(transaction, existing, received_at, reading, expected)
         for path, form in plan:
             FORMS[form][1](path, batch)
+        batch.report_progress()
+        if progress is not None:
+            progress("commit", 0, None)
+    if progress is not None:
+        progress("commit", 1, 1)
     return ImportReport(
         sources=tuple((str(path), form) for path, form in plan),
         windows=batch.window_count,
         events=batch.event_count,
         notes=tuple(batch.notes),
+        unindexed_roles=tuple(sorted(batch.unindexed_roles.items())),
     )
+
+
+def source_lines(paths: Iterable[Path]) -> int:
+    """The lines of every `*.jsonl` file among `paths` or under them: what the readers
+    read, one record per line (an OpenClaw `sessions.json` index is not counted). For a
+    progress bar, not a check."""
+    total = 0
+    for path in paths:
+        files = [path] if path.is_file() else sorted(path.rglob("*.jsonl"))
+        for file in files:
+            total += _line_count(file)
+    return total
+
+
+def _line_count(path: Path) -> int:
+    """The lines of a file, a last line without a newline included."""
+    count = 0
+    last = b"\n"
+    with open(path, "rb") as file:
+        while chunk := file.read(1 << 20):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")

@@ -1,21 +1,25 @@
 """`import_into_store`: import sources into the store in a folder, creating it if needed.
 
-Owns: the whole `session-search import` job below the command line — which backend a
-folder's store has or gets, creating the store, the one-transaction import
-(`import_sources`), the reconcile after it, the counts, and removing a store this call
-created when the import fails. Must not touch: formats (the readers in this package),
-how a backend stores or reconciles (`engine.backends`), or printing (`engine.cli`).
+Owns: the whole `session-search import` job below the command line — the
+one-transaction import (`import_sources`), the reconcile after it, the counts, and
+removing a store this call created when the import fails. Must not touch: formats (the
+readers in this package), which paths can hold a store and how one is opened or created
+(`engine.backends.registry.open_or_create_store`, shared by every command), how a
+backend stores or reconciles (`engine.backends`), or printing (`engine.cli`).
 
 Rules:
 * an absent or empty folder gets a new store for `backend_name` (default
   `registry.DEFAULT_BACKEND`); an existing store keeps its own backend, and naming
-  another one is a `UsageError` that names both;
+  another one is a `StorePathError` that names both. A new store's parent folder must
+  exist unless `create_parents=True` (`MissingParentFolder`);
 * the sources' forms are checked first, so a wrong SOURCE never leaves a new store;
 * on any error nothing is imported, and a store this call had just created is removed
-  again (the folder itself stays when it existed before);
+  again, with the parent folders it made (a folder that existed before stays);
 * then, unless `reconcile=False`, the windows the import left dirty are rebuilt
   (behaviour.md §8.1: imported history and rewinds are indexed by reconcile, as
-  `openclaw doctor` imports are), through `maintenance.reconcile_when_needed`.
+  `openclaw doctor` imports are), through `maintenance.reconcile_when_needed`;
+* `progress(phase, done, total)` sees the phases of `import_sources` ("read", "commit"),
+  then "reconcile" (windows rebuilt of those needing it).
 """
 
 from __future__ import annotations
@@ -23,29 +27,33 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from engine.backends.maintenance import reconcile_when_needed
-from engine.backends.registry import DEFAULT_BACKEND, existing_backend, open_backend
-from engine.errors import UsageError
+from engine.backends.registry import open_or_create_store
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
+from engine.progress import PhasedProgress
 
 
 @dataclass(frozen=True, slots=True)
 class ImportOutcome:
-    """What one `import_into_store` did: the backend, the report, the reconcile, the counts."""
+    """What one `import_into_store` did: the backend, whether the store is new, the
+    report, the reconcile, the counts."""
 
     backend: str
     imported: ImportReport
     reconciled: int
     stats: dict[str, int]
+    created: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """`{"backend", "imported", "reconciled", "stats"}`, the report as its JSON."""
-        return {"backend": self.backend, "imported": self.imported.to_json(),
-                "reconciled": self.reconciled, "stats": self.stats}
+        """`{"backend", "created", "imported", "reconciled", "stats"}`, the report as its JSON."""
+        return {"backend": self.backend, "created": self.created,
+                "imported": self.imported.to_json(), "reconciled": self.reconciled,
+                "stats": self.stats}
 
 
 def import_into_store(
@@ -54,35 +62,56 @@ def import_into_store(
     sources: Sequence[str | Path],
     *,
     reconcile: bool = True,
+    create_parents: bool = False,
+    progress: PhasedProgress | None = None,
 ) -> ImportOutcome:
     """Open (or create) the store at `store_path`, import `sources`, maybe reconcile."""
     for source in sources:
         detect_form(Path(source))
-    existing = existing_backend(store_path)
-    if existing is not None and backend_name is not None and existing != backend_name:
-        raise UsageError(f"{store_path}: store was created for backend {existing!r}, "
-                         f"not {backend_name!r}")
-    name = existing or backend_name or DEFAULT_BACKEND
-    create = existing is None
-    folder_existed = store_path.exists()
-    backend = open_backend(store_path, backend=name, create=create, writer=True)
+    outermost_new = _outermost_missing(store_path)
+    opened = open_or_create_store(store_path, "import", backend=backend_name,
+                                  create_parents=create_parents)
+    backend = opened.backend
     try:
-        report = import_sources(backend, sources)
-        reconciled = reconcile_when_needed(backend) if reconcile else 0
+        report = import_sources(backend, sources, progress=progress)
+        reconciling = partial(progress, "reconcile") if progress is not None else None
+        reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
         counts = backend.stats()
     except BaseException:
         backend.close()
-        if create:
-            _remove_new_store(store_path, folder_existed)
+        if opened.created:
+            _remove_new_store(store_path, outermost_new)
         raise
     backend.close()
-    return ImportOutcome(backend=name, imported=report, reconciled=reconciled, stats=counts)
+    return ImportOutcome(backend=opened.name, imported=report, reconciled=reconciled,
+                         stats=counts, created=opened.created)
 
 
-def _remove_new_store(store_path: Path, folder_existed: bool) -> None:
-    """Undo the creation of a store whose first import failed (the folder was empty)."""
-    if not folder_existed:
-        shutil.rmtree(store_path, ignore_errors=True)
+def _outermost_missing(store_path: Path) -> Path | None:
+    """The outermost of `store_path` and its parents that does not exist yet (None when
+    the store folder itself exists): what undoing a new store removes."""
+    missing = None
+    folder = store_path
+    while folder != folder.parent and not _exists(folder):
+        missing = folder
+        folder = folder.parent
+    return missing
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; one that cannot be looked at counts as existing (opening
+    the store then says why it cannot be used)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
+
+
+def _remove_new_store(store_path: Path, outermost_new: Path | None) -> None:
+    """Undo the creation of a store whose first import failed: remove the folders this
+    import made, or empty the folder that was there (and empty) before."""
+    if outermost_new is not None:
+        shutil.rmtree(outermost_new, ignore_errors=True)
         return
     for child in store_path.iterdir():
         if child.is_dir():

@@ -38,7 +38,6 @@ calendar dates (February 30) are rejected. Anything else is NaN, hence the fallb
 
 from __future__ import annotations
 
-import email.utils
 import math
 import re
 from collections.abc import Sequence
@@ -234,6 +233,8 @@ def _offset_minutes(zone: str | None) -> int | None:
 
 def _rfc2822_time_value(text: str) -> float | None:
     """Time value of an RFC 2822 date (`Mon, 30 Nov 2026 07:44:48 GMT`), else None."""
+    import email.utils  # here, not at the top: only non-ISO dates need it (start-up cost)
+
     try:
         moment = email.utils.parsedate_tz(text)
     except (TypeError, ValueError, IndexError):

@@ -122,7 +122,7 @@ def test_reconcile_when_needed_skips_a_backend_that_never_lags() -> None:
 def test_the_reconcile_command_names_the_missing_capability(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         tmp_path: Path) -> None:
-    monkeypatch.setattr(maintenance, "open_backend", lambda path, writer: SearchOnly())
+    monkeypatch.setattr(maintenance, "open_store", lambda path, command, writer: SearchOnly())
     assert main(["reconcile", "--store", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (
         "session-search: error: reconcile needs a backend with Maintenance (index_status, "
@@ -132,7 +132,7 @@ def test_the_reconcile_command_names_the_missing_capability(
 def test_explain_refuses_a_backend_that_cannot_explain(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         tmp_path: Path) -> None:
-    monkeypatch.setattr(search_commands, "open_backend", lambda path: SearchOnly())
+    monkeypatch.setattr(search_commands, "open_store", lambda path, command: SearchOnly())
     assert main(["explain", "--store", str(tmp_path), "anything"]) == 2
     assert capsys.readouterr().err == (
         "session-search: error: explain needs a reference store; this one uses 'tiny'\n")
@@ -152,7 +152,8 @@ def test_serve_searches_a_backend_that_needs_no_refresh() -> None:
 def test_importing_needs_a_target_that_lists_its_windows(tmp_path: Path) -> None:
     source = tmp_path / "flat.jsonl"
     source.write_text(json.dumps({"sessionId": "s", "sessionKey": "global", "messageId": "m",
-                                  "role": "user", "text": "hi"}) + "\n", encoding="utf-8")
+                                  "role": "user", "timestamp": 5, "text": "hi"}) + "\n",
+                      encoding="utf-8")
 
     class WriteOnly:
         name = "write-only"
@@ -166,4 +167,4 @@ def test_importing_needs_a_target_that_lists_its_windows(tmp_path: Path) -> None
     with TranscriptStore.create(MemoryDirectory()) as store:  # a bare store is a target
         assert import_sources(store, [source]).windows == 1
         assert [window.session_id for window in store.windows()] == ["s"]
-        assert store.window("s") == SessionWindow("s", "global", created_at=None)
+        assert store.window("s") == SessionWindow("s", "global", created_at=5.0)

@@ -83,10 +83,12 @@ def test_bad_query_and_bad_usage_exit_2(store, capsys):
     assert (status, err) == (2, "session-search: error: --all-sessions cannot be combined with --session-key\n")
 
 
-def test_missing_store_exits_1(tmp_path, capsys):
-    status, _, err = run(capsys, "search", "--store", str(tmp_path / "nothing"), "q")
-    assert status == 1
-    assert "no store here" in err
+def test_missing_store_is_refused_as_stats_refuses_it(tmp_path, capsys):
+    missing = tmp_path / "nothing"
+    for command in (["search", "--store", str(missing), "q"], ["stats", "--store", str(missing)]):
+        status, _, err = run(capsys, *command)
+        assert (status, err) == (2, (f"session-search: error: {missing}: no session-search "
+                                    "store here\n"))
 
 
 def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
@@ -176,3 +178,21 @@ def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
         backend.close()
     status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
     assert (status, json.loads(out)["problems"][0]) == (1, f"transcripts: {damage}")
+
+
+@pytest.mark.parametrize(("error", "status", "message"), [
+    (PermissionError(13, "Permission denied", "/srv/store/index/manifest"), 2,
+     "/srv/store/index/manifest: permission denied"),
+    (OSError(5, "Input/output error", "/srv/store/store.meta"), 1,
+     "/srv/store/store.meta: Input/output error"),
+])
+def test_an_os_error_reaching_main_is_one_line_naming_its_file(
+        monkeypatch, capsys, error: OSError, status: int, message: str):
+    from engine.cli import search_commands
+
+    def failing_open(path, command):
+        raise error
+
+    monkeypatch.setattr(search_commands, "open_store", failing_open)
+    assert run(capsys, "search", "--store", "/srv/store", "q") == (
+        status, "", f"session-search: error: {message}\n")

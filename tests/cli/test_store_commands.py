@@ -86,10 +86,10 @@ def test_malformed_source_exit_2_names_file_and_line(
     store = str(tmp_path / "store")
     good = tmp_path / "good.jsonl"
     good.write_text('{"sessionKey": "global", "sessionId": "g", "messageId": "1", '
-                    '"role": "user", "text": "kept?"}\n', encoding="utf-8")
+                    '"role": "user", "timestamp": 1, "text": "kept?"}\n', encoding="utf-8")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sessionKey": "global", "sessionId": "h", "messageId": "1", '
-                   '"role": "user", "text": "fine"}\n{"sessionKey": "global"\n',
+                   '"role": "user", "timestamp": 1, "text": "fine"}\n{"sessionKey": "global"\n',
                    encoding="utf-8")
     run(capsys, "import", "--store", store, str(DEMO))
     _, before, _ = run(capsys, "stats", "--store", store, "--json")
@@ -104,7 +104,7 @@ def test_failed_first_import_leaves_no_store(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sessionKey": "global", "sessionId": "g", "messageId": "1", '
-                   '"role": "user", "text": "fine"}\n'
+                   '"role": "user", "timestamp": 1, "text": "fine"}\n'
                    '{"sessionKey": "global", "sessionId": "g", "messageId": "2", \n',
                    encoding="utf-8")
     status, _, err = run(capsys, "import", "--store", str(tmp_path / "new"), str(bad))

@@ -177,7 +177,7 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
     wrote them: the catalog checkpoint is ignored (derived data), the index refused."""
     messages = tmp_path / "messages.jsonl"
     messages.write_text(json.dumps({"sessionKey": "agent:main:main", "sessionId": "s1",
-                                    "messageId": "q1", "role": "user",
+                                    "messageId": "q1", "role": "user", "timestamp": 1,
                                     "text": "where is the deployment"}) + "\n",
                         encoding="utf-8")
     store = tmp_path / "store"

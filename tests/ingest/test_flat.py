@@ -20,13 +20,13 @@ LINES = [
     {"sessionKey": "agent:main:main", "sessionId": "s1", "messageId": "q1", "role": "user",
      "timestamp": "2026-03-01T10:00:00Z", "text": "Where is the café?"},
     {"sessionKey": "global", "sessionId": "g1", "messageId": "n1", "role": "user",
-     "text": "no timestamp here"},
+     "timestamp": "2026-03-01T11:00:00+01:00", "text": "an offset is read"},
     {"sessionKey": "agent:main:main", "sessionId": "s1", "messageId": "a1", "role": "assistant",
      "timestamp": 1772359260000, "text": "Round the corner."},
     {"sessionKey": "agent:main:main", "sessionId": "s2", "messageId": "q1", "role": "user",
-     "timestamp": None, "text": "New window, same key."},
+     "timestamp": 1772359300000.5, "text": "New window, same key."},
     {"sessionKey": "agent:main:main", "sessionId": "s2", "messageId": "t1", "role": "toolResult",
-     "text": "tool output"},
+     "timestamp": "2026-03-01 10:05", "text": "tool output"},
 ]
 
 
@@ -46,21 +46,25 @@ def test_flat_file_builds_windows_and_linear_chains(store: TranscriptStore,
                                                     tmp_path: Path) -> None:
     report = import_sources(store, [write_lines(tmp_path / "m.jsonl", LINES)], received_at=5.0)
     assert (report.windows, report.events, report.sources[0][1]) == (3, 5, "flat")
+    assert report.unindexed_roles == (("toolResult", 1),)
     assert store.window("s1") == SessionWindow(
         "s1", "agent:main:main", current=False, created_at=1772359200000.0)
     assert store.window("s2") == SessionWindow(
-        "s2", "agent:main:main", previous_session_id="s1", reason="rollover")
-    assert store.window("g1") == SessionWindow("g1", "global")
+        "s2", "agent:main:main", previous_session_id="s1", reason="rollover",
+        created_at=1772359300000.5)
+    assert store.window("g1") == SessionWindow("g1", "global", created_at=1772359200000.0)
     assert [e.event for e in store.events("s1")] == [
         {"type": "message", "id": "q1", "parentId": None, "timestamp": "2026-03-01T10:00:00Z",
          "message": {"role": "user", "content": "Where is the café?"}},
         {"type": "message", "id": "a1", "parentId": "q1", "timestamp": 1772359260000,
          "message": {"role": "assistant", "content": "Round the corner."}},
     ]
-    assert "timestamp" not in store.events("g1")[0].event
+    assert store.events("g1")[0].event["timestamp"] == "2026-03-01T11:00:00+01:00"
     assert [e.event["id"] for e in active_path(store.events("s2"))] == ["q1", "t1"]
-    entries = index_entries(store.events("s2"))
-    assert [(e.message_id, e.timestamp) for e in entries] == [("q1", 5.0)]
+    # the line's own time is indexed, never the import time (received_at=5.0)
+    entries = index_entries(store.events("s2")) + index_entries(store.events("g1"))
+    assert [(e.message_id, e.timestamp) for e in entries] == [
+        ("q1", 1772359300000.5), ("n1", 1772359200000.0)]
 
 
 def test_flat_window_follows_an_existing_current_window(store: TranscriptStore,
@@ -88,7 +92,19 @@ BAD_LINES = [
     ("text not string", {**LINES[0], "text": 5}, '"text" must be a string'),
     ("blank role", {**LINES[0], "role": " "}, '"role" must not be blank'),
     ("bad key", {**LINES[0], "sessionKey": "agent:main"}, 'session key "agent:main"'),
-    ("bad timestamp", {**LINES[0], "timestamp": [1]}, '"timestamp" must be epoch milliseconds'),
+    ("timestamp of another type", {**LINES[0], "timestamp": [1]},
+     '"timestamp" must be epoch milliseconds or an ISO-8601 date-time string, not a JSON array'),
+    ("missing timestamp", {k: v for k, v in LINES[0].items() if k != "timestamp"},
+     'missing "timestamp" (epoch milliseconds or an ISO-8601 date-time string)'),
+    ("null timestamp", {**LINES[0], "timestamp": None},
+     '"timestamp" must be epoch milliseconds or an ISO-8601 date-time string, not null'),
+    ("boolean timestamp", {**LINES[0], "timestamp": True}, "not a boolean"),
+    ("unparseable timestamp", {**LINES[0], "timestamp": "last tuesday"},
+     '"timestamp" "last tuesday" is not an ISO-8601 date-time'),
+    ("impossible date", {**LINES[0], "timestamp": "2026-02-30T10:00:00Z"},
+     '"timestamp" "2026-02-30T10:00:00Z" is not an ISO-8601 date-time'),
+    ("timestamp out of range", {**LINES[0], "timestamp": 9e15},
+     '"timestamp" 9000000000000000.0 is not a date'),
     ("id under another key", {**LINES[2], "sessionKey": "global"},
      'sessionId "s1" belongs to key "agent:main:main" (line 1), not "global"'),
     ("repeated message id", {**LINES[2], "messageId": "q1"},

@@ -86,6 +86,6 @@ def test_a_relative_store_is_found_whatever_the_server_folder(
 
 
 def test_a_server_that_fails_to_open_reports_its_exit_status(tmp_path: Path) -> None:
-    missing = pytest.raises(RpcConnectionError, match=r"exited with status 1\)$")
+    missing = pytest.raises(RpcConnectionError, match=r"exited with status 2\)$")
     with RpcClient.serve_store(tmp_path / "missing", cwd=CHECKOUT) as client, missing:
         client.call("sessions.search", {"sessionKeys": [], "query": "x"})

@@ -8,7 +8,6 @@ tokenization rule (those live in `engine/analysis/unicode61.py`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
@@ -40,5 +39,7 @@ def unicode61_checksum(
         sorted(strip_complex.items()),
         list(continuation_marks),
     ]
+    import hashlib  # here: searching imports this package for its tables, not the checksum
+
     encoded = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     return "sha256:" + hashlib.sha256(encoded).hexdigest()

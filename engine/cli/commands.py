@@ -1,0 +1,105 @@
+"""The light table of commands: each command's name, its module, and its `--help` line.
+
+Owns: which commands exist, in the order `--help` lists them, and which module registers
+each one. Must not touch: any command's arguments or work (its module's `register`), and
+it imports nothing of the engine, so that `session-search --version`, `--help` and a
+command's start-up do not load the modules of the other commands (the benchmark's charts,
+the importers, the RPC server).
+
+A command module's `register(subparsers)` adds its commands with `add_command`, which
+takes the summary from this table, so the summary is written once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CommandEntry:
+    """One command: its name, the module whose `register` adds it, its one-line summary."""
+
+    name: str
+    module: str
+    summary: str
+
+
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry("import", "engine.cli.store_commands",
+                 "import transcripts (corpus, flat messages, OpenClaw state) into a store"),
+    CommandEntry("stats", "engine.cli.store_commands",
+                 "count a store's agents, sessions, windows, events and bytes"),
+    CommandEntry("demo", "engine.cli.demo_command",
+                 "import the demo corpus into every backend, search it, compare"),
+    CommandEntry("tokenize", "engine.cli.tokenize_command",
+                 "show the tokens an analysis profile makes of a text"),
+    CommandEntry("search", "engine.cli.search_commands", "search messages in a store"),
+    CommandEntry("explain", "engine.cli.search_commands",
+                 "show why each hit ranks where it does (reference stores)"),
+    CommandEntry("serve", "engine.cli.search_commands",
+                 "JSON-RPC 2.0 sessions.search over stdin/stdout"),
+    CommandEntry("reconcile", "engine.cli.search_commands",
+                 "reindex windows that need it (imports, rewinds)"),
+    CommandEntry("verify", "engine.cli.search_commands",
+                 "rebuild the index from transcripts in memory and report differences"),
+    CommandEntry("dump", "engine.cli.dump_command",
+                 "show a store's files, or every record of one file, in readable form"),
+    CommandEntry("bench", "engine.cli.bench_command",
+                 "benchmark the backends on a generated corpus"),
+)
+
+COMMANDS_BY_NAME: dict[str, CommandEntry] = {entry.name: entry for entry in COMMANDS}
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized to the terminal without importing `shutil`.
+
+    argparse makes a formatter for every `add_argument` call, and the stock one imports
+    `shutil` (which loads the compression modules) to ask for the terminal's width: a few
+    milliseconds of every start-up that no command needs. The width rule is shutil's:
+    `$COLUMNS`, else the terminal of standard output, else 80 columns.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    """The width of the terminal: `$COLUMNS`, else standard output's terminal, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def add_command(subparsers: Any, name: str, **options: Any) -> argparse.ArgumentParser:
+    """Add command `name`'s parser, with its summary from the table as its `help`."""
+    options.setdefault("formatter_class", HelpFormatter)
+    return subparsers.add_parser(name, help=COMMANDS_BY_NAME[name].summary, **options)
+
+
+def requested_command(argv: list[str]) -> str | None:
+    """The command a command line names: its first word that is not an option, when it
+    is a known command (the top-level options take no value).
+
+    >>> requested_command(["--version"]), requested_command(["search", "--store", "s", "q"])
+    (None, 'search')
+    >>> requested_command(["nonsense"]) is None
+    True
+    """
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS_BY_NAME else None
+    return None

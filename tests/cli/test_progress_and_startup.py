@@ -1,0 +1,158 @@
+"""Progress on long work (a bar on a terminal, one summary line otherwise, `--quiet`) and
+start-up (`-V`/`--version`, a command imports only its own modules), in fresh processes."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from engine import __version__
+from tests.cli.conftest import CHECKOUT
+
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+DEMO = CHECKOUT / "engine" / "demo_corpus"
+
+
+def flat_source(path: Path, messages: int = 600) -> Path:
+    """`messages` user messages in windows of 50."""
+    path.write_text("".join(json.dumps({
+        "sessionKey": "agent:main:main", "sessionId": f"s{number // 50:03d}",
+        "messageId": f"m{number}", "role": "user", "timestamp": 1772359200000 + number,
+        "text": f"message {number} about saffron"}) + "\n" for number in range(messages)),
+        encoding="utf-8")
+    return path
+
+
+def on_terminal(*argv: str) -> tuple[int, str, str]:
+    """Run `python -m engine ARGV` with standard error on a pseudo-terminal; return the
+    exit status, standard output and what the terminal showed (escapes removed)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    environment = {**os.environ, "TERM": "xterm-256color"}
+    environment.pop("COLUMNS", None)
+    process = subprocess.Popen([sys.executable, "-m", "engine", *argv], cwd=CHECKOUT,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=follower, env=environment)
+    os.close(follower)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown.extend(chunk)
+    os.close(leader)
+    out = process.stdout.read().decode("utf-8") if process.stdout else ""
+    status = process.wait(timeout=120)
+    return status, out, ESCAPES.sub("", shown.decode("utf-8", "replace"))
+
+
+def test_import_on_a_terminal_draws_rows_rate_and_time_left(tmp_path: Path) -> None:
+    source = flat_source(tmp_path / "m.jsonl")
+    status, out, shown = on_terminal("import", "--store", str(tmp_path / "s"), str(source))
+    assert status == 0
+    # the last drawing: every phase complete, with its rows, its rate and the time left
+    last = shown.rsplit("reading records", 1)[1].splitlines()
+    assert re.fullmatch(r" +━+ 600/600 +[\d,]+ rows/s +0:00:00 *", last[0]), shown
+    assert re.fullmatch(r"writing the index +━+ +0:00:00 *", last[1]), shown
+    assert "reconciling" not in shown  # linear windows: nothing to reconcile, no bar
+    assert out.startswith(f"imported 1 source into {tmp_path / 's'}: 12 windows, 600 events")
+
+
+def test_reconcile_on_a_terminal_draws_windows(tmp_path: Path, session_search) -> None:
+    store = str(tmp_path / "s")  # the demo corpus has rewound windows to reconcile
+    assert session_search("import", "--store", store, "--no-reconcile", "--quiet",
+                          str(DEMO)).status == 0
+    status, out, shown = on_terminal("reconcile", "--store", store)
+    assert status == 0
+    reconciled = re.fullmatch(r"reconciled (\d+) window\(s\) in [\d.e-]+ s; indexing "
+                              r"complete\n", out)
+    assert reconciled is not None and int(reconciled[1]) >= 1, out
+    count = reconciled[1]
+    assert re.search(rf"reconciling windows +━+ {count}/{count} +[\d,]+ windows/s", shown), shown
+
+
+def test_quiet_silences_the_bar_and_the_summary(tmp_path: Path, session_search) -> None:
+    source = flat_source(tmp_path / "m.jsonl")
+    assert on_terminal("import", "--quiet", "--store", str(tmp_path / "s"), "--no-reconcile",
+                       str(source)) == (0, "", "")
+    assert on_terminal("reconcile", "--store", str(tmp_path / "s"), "-q") == (0, "", "")
+    found = session_search("search", "--store", str(tmp_path / "s"), "--json", "saffron")
+    assert len(json.loads(found.out)["hits"]) == 10  # quiet, but the work was done
+
+
+def test_without_a_terminal_one_summary_line_and_nothing_on_stderr(
+        tmp_path: Path, session_search) -> None:
+    source = flat_source(tmp_path / "m.jsonl")
+    imported = session_search("import", "--store", str(tmp_path / "s"), str(source))
+    assert (imported.status, imported.err) == (0, "")
+    summary, *table = imported.out.splitlines()
+    assert re.fullmatch(rf"imported 1 source into {re.escape(str(tmp_path / 's'))}: 12 "
+                        rf"windows, 600 events \({re.escape(str(source))}: flat\) in "
+                        r"[\d.e-]+ s", summary)
+    assert table[0].split()[:5] == ["agents", "sessions", "windows", "events", "bytes"]
+    reconciled = session_search("reconcile", "--store", str(tmp_path / "s"))
+    assert (reconciled.err, len(reconciled.out.splitlines())) == ("", 1)
+
+
+@pytest.mark.parametrize("option", ["-V", "--version"])
+def test_version(session_search, option: str) -> None:
+    outcome = session_search(option)
+    assert (outcome.status, outcome.out, outcome.err) == (0, f"session-search {__version__}\n", "")
+
+
+def engine_modules_after(*argv: str) -> set[str]:
+    """The `engine` modules a fresh process has loaded after running `main(ARGV)`."""
+    program = ("import sys; from engine.cli import main; status = main(sys.argv[1:]); "
+               "print(' '.join(sorted(m for m in sys.modules if m.startswith('engine'))), "
+               "file=sys.stderr); sys.exit(status)")
+    completed = subprocess.run([sys.executable, "-c", program, *argv], cwd=CHECKOUT,
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return set(completed.stderr.split())
+
+
+def test_version_and_help_import_no_command_module() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", ("import sys; from engine.cli import main\n"
+         "try:\n main(['--version'])\nexcept SystemExit:\n pass\n"
+         "print(' '.join(sorted(m for m in sys.modules if m.startswith('engine'))))")],
+        cwd=CHECKOUT, capture_output=True, text=True, timeout=120, check=False)
+    assert completed.stdout.splitlines()[-1].split() == [
+        "engine", "engine.cli", "engine.cli.commands", "engine.errors", "engine.gc_policy"]
+
+
+def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
+                                                               session_search) -> None:
+    source = flat_source(tmp_path / "m.jsonl", messages=5)
+    store = str(tmp_path / "s")
+    assert session_search("import", "--store", store, "--backend", "sqlite", "--quiet",
+                          str(source)).status == 0
+    loaded = engine_modules_after("search", "--store", store, "--json", "saffron")
+    assert "engine.backends.sqlite_fts5" in loaded
+    unwanted = {"engine.backends.reference", "engine.ingest", "engine.bench", "engine.rpc.server",
+                "engine.diagnostics", "engine.cli.store_commands", "engine.cli.bench_command",
+                "engine.cli.progress_display"}
+    assert loaded & unwanted == set()
+
+
+def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
+    program = ("import sys; from engine.cli import main; status = main(sys.argv[1:]); "
+               "print('rich' in sys.modules, file=sys.stderr); sys.exit(status)")
+    completed = subprocess.run(
+        [sys.executable, "-c", program, "import", "--store", str(tmp_path / "s"),
+         str(flat_source(tmp_path / "m.jsonl", messages=5))],
+        cwd=CHECKOUT, capture_output=True, text=True, timeout=120, check=False)
+    assert (completed.returncode, completed.stderr) == (0, "False\n")

@@ -1,0 +1,193 @@
+"""Every command refuses a store path it cannot use the same way: one line naming the path,
+exit status 2, no traceback (`engine.backends.registry.open_store`), run as users run it
+(`python -m engine` in a fresh process; permission cases held to the permission bits)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.backends.registry import STORE_MARKER_FILES, backend_class
+from engine.backends.sqlite_fts5 import DATABASE_NAME
+from engine.model import SessionWindow
+from engine.transcript.store import META_NAME
+
+#: Each reading command with the arguments it needs after `--store DIR`.
+READERS = {
+    "search": ["saffron"],
+    "explain": ["saffron"],
+    "stats": [],
+    "serve": [],
+    "verify": [],
+    "dump": [],
+}
+#: Each writing command with its arguments (`import` gets a source below).
+WRITERS = {"reconcile": [], "import": None}
+
+
+def make_store(path: Path, backend: str = "reference") -> Path:
+    """A store with one searchable message ("saffron rice")."""
+    store = backend_class(backend).create(path)
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow("s1", "agent:main:main"))
+        transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None,
+                                        "timestamp": 1767225600000,
+                                        "message": {"role": "user", "content": "saffron rice"}})
+    store.close()
+    return path
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A flat messages file to import."""
+    path = tmp_path / "messages.jsonl"
+    path.write_text(json.dumps({"sessionKey": "agent:main:main", "sessionId": "new",
+                                "messageId": "q", "role": "user", "timestamp": 1,
+                                "text": "imported"}) + "\n", encoding="utf-8")
+    return path
+
+
+def arguments(command: str, store: Path, source: Path) -> list[str]:
+    extra = READERS.get(command, WRITERS.get(command))
+    return [command, "--store", str(store), *(extra if extra is not None else [str(source)])]
+
+
+def access_of(command: str) -> str:
+    return "read" if command in READERS else "write"
+
+
+def test_the_registry_markers_are_the_backends_own_file_names() -> None:
+    assert STORE_MARKER_FILES == {"reference": META_NAME, "sqlite": DATABASE_NAME}
+
+
+@pytest.mark.parametrize("command", [*READERS, "reconcile"])
+def test_a_missing_store_is_the_same_error_for_every_command(
+        session_search, tmp_path: Path, source: Path, command: str) -> None:
+    missing = tmp_path / "nothing"
+    session_search(*arguments(command, missing, source)).refused(
+        2, f"{missing}: no session-search store here")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("command", [*READERS, *WRITERS])
+def test_a_file_is_not_a_store(session_search, tmp_path: Path, source: Path,
+                               command: str) -> None:
+    file = tmp_path / "a-file"
+    file.write_text("x", encoding="utf-8")
+    session_search(*arguments(command, file, source)).refused(2, f"{file}: not a folder")
+
+
+@pytest.mark.parametrize("command", [*READERS, "reconcile"])
+def test_an_empty_folder_holds_no_store(session_search, tmp_path: Path, source: Path,
+                                        command: str) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    session_search(*arguments(command, empty, source)).refused(
+        2, f"{empty}: no session-search store here (the folder is empty)")
+
+
+@pytest.mark.parametrize("command", ["search", "stats", "reconcile", "import"])
+def test_a_folder_of_other_files_holds_no_store(session_search, tmp_path: Path,
+                                                source: Path, command: str) -> None:
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("x", encoding="utf-8")
+    session_search(*arguments(command, busy, source)).refused(
+        2, f"{busy}: folder is not empty and holds no store")
+    assert [path.name for path in busy.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize(("existing", "asked"), [("reference", "sqlite"), ("sqlite", "reference")])
+def test_a_store_of_the_other_backend_is_named(session_search, tmp_path: Path, source: Path,
+                                              existing: str, asked: str) -> None:
+    store = make_store(tmp_path / "store", existing)
+    session_search("import", "--store", str(store), "--backend", asked, str(source)).refused(
+        2, f"{store}: store was created for backend {existing!r}, not {asked!r}")
+
+
+def test_import_makes_the_store_folder_but_refuses_missing_parents_without_create(
+        session_search, tmp_path: Path, source: Path) -> None:
+    deep = tmp_path / "a" / "b" / "store"
+    session_search("import", "--store", str(deep), str(source)).refused(
+        2, f"{deep}: parent folder {deep.parent} does not exist; pass --create to make it, "
+           "or check the path")
+    assert not (tmp_path / "a").exists()
+    created = session_search("import", "--store", str(deep), "--create", "--json", str(source))
+    assert (created.status, created.err) == (0, "")
+    assert json.loads(created.out)["created"] is True
+    assert (deep / META_NAME).is_file()
+    beside = tmp_path / "beside"  # the parent exists: no flag needed
+    assert session_search("import", "--store", str(beside), str(source)).status == 0
+
+
+def test_a_failed_import_with_create_removes_the_folders_it_made(
+        session_search, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sessionKey": "global"}\n', encoding="utf-8")
+    deep = tmp_path / "a" / "b" / "store"
+    outcome = session_search("import", "--store", str(deep), "--create", str(bad))
+    outcome.refused(2, f'{bad}:1: missing "sessionId"')
+    assert not (tmp_path / "a").exists()
+
+
+# ----- permission denied, as a user the permission bits apply to ------------------------
+
+
+@pytest.mark.parametrize("command", [*READERS, *WRITERS])
+def test_an_unreadable_store_is_refused_naming_the_access_needed(
+        unprivileged, chmod, tmp_path: Path, source: Path, command: str) -> None:
+    store = make_store(tmp_path / "store")
+    chmod(store, 0)
+    unprivileged(*arguments(command, store, source)).refused(
+        2, f"{store}: permission denied ({command} needs {access_of(command)} access)")
+
+
+@pytest.mark.parametrize("backend", ["reference", "sqlite"])
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_a_read_only_store_is_refused_to_writers_and_still_searched(
+        unprivileged, chmod, tmp_path: Path, source: Path, command: str, backend: str) -> None:
+    store = make_store(tmp_path / "store", backend)
+    chmod(store, 0o555)
+    unprivileged(*arguments(command, store, source)).refused(
+        2, f"{store}: permission denied ({command} needs write access)")
+    searched = unprivileged("search", "--store", str(store), "--json", "saffron")
+    assert (searched.status, searched.err) == (0, "")
+    assert [hit["messageId"] for hit in json.loads(searched.out)["hits"]] == ["m1"]
+
+
+def test_a_read_only_file_in_the_store_is_named(unprivileged, chmod, tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store", "sqlite")
+    database = store / DATABASE_NAME
+    chmod(database, 0o444)
+    unprivileged("reconcile", "--store", str(store)).refused(
+        2, f"{database}: permission denied (reconcile needs write access)")
+
+
+def test_an_unreadable_file_in_the_store_is_named(unprivileged, chmod, tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store")
+    chmod(store / META_NAME, 0)
+    for command in ("search", "stats"):
+        unprivileged(*arguments(command, store, Path())).refused(
+            2, f"{store / META_NAME}: permission denied ({command} needs read access)")
+
+
+def test_a_new_store_under_an_unwritable_parent_is_refused(
+        unprivileged, chmod, tmp_path: Path, source: Path) -> None:
+    parent = tmp_path / "locked"
+    parent.mkdir()
+    chmod(parent, 0o555)
+    unprivileged("import", "--store", str(parent / "store"), str(source)).refused(
+        2, f"{parent / 'store'}: permission denied (import needs write access to {parent} "
+           "to create it)")
+    assert list(parent.iterdir()) == []
+
+
+def test_a_store_inside_an_unsearchable_folder_is_refused(
+        unprivileged, chmod, tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    store = make_store(outer / "store")
+    chmod(outer, 0)
+    unprivileged("search", "--store", str(store), "saffron").refused(
+        2, f"{store}: permission denied (search needs read access)")
