@@ -27,8 +27,8 @@ def entry(number: int, session_id: str = "w") -> IndexEntry:
     return IndexEntry(session_id, f"m{number}", "user", float(number), f"text {number}", number)
 
 
-def build(documents: list[list[str]]) -> InvertedIndex:
-    index = InvertedIndex()
+def build(documents: list[list[str]], config: EngineConfig | None = None) -> InvertedIndex:
+    index = InvertedIndex(config=config)
     for number, terms in enumerate(documents):
         index.add_entry(entry(number, f"w{number % 3}"), terms)
     return index
@@ -186,25 +186,21 @@ def test_a_reader_racing_a_merge_loads_the_newer_manifest():
 def test_tombstone_runs_follow_every_delete_and_a_reload(rounds):
     """Long lists drop deleted rows by runs; the runs come from the manifest after a
     reload and are remade after each delete; either way the answer is the set filter's."""
-    from engine.index import inverted_index
     from engine.index.postings import DeletedRuns
 
+    every_list_by_runs = EngineConfig(tombstone_runs_factor=0)
     directory = MemoryDirectory()
-    index = build([["alpha", "beta"] if number % 3 else ["alpha"] for number in range(40)])
+    index = build([["alpha", "beta"] if number % 3 else ["alpha"] for number in range(40)],
+                  every_list_by_runs)
     flush_index(directory, index, "p", EngineConfig())
-    original = inverted_index.RUNS_FILTER_FACTOR
-    inverted_index.RUNS_FILTER_FACTOR = 0  # every list by runs
-    try:
-        for deleted in rounds:
-            for doc_id in sorted(deleted - index.deleted):
-                index.delete_document(doc_id)
-            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
-            assert [posting.doc_id for posting in index.postings("alpha")] == list(
-                index.term_columns("alpha").doc_ids)
-            flush_index(directory, index, "p", EngineConfig())
-            index = load_index(directory, "p")
-            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
-            assert [posting.doc_id for posting in index.postings("beta")] == list(
-                index.term_columns("beta").doc_ids)
-    finally:
-        inverted_index.RUNS_FILTER_FACTOR = original
+    for deleted in rounds:
+        for doc_id in sorted(deleted - index.deleted):
+            index.delete_document(doc_id)
+        assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+        assert [posting.doc_id for posting in index.postings("alpha")] == list(
+            index.term_columns("alpha").doc_ids)
+        flush_index(directory, index, "p", EngineConfig())
+        index = load_index(directory, "p", config=every_list_by_runs)
+        assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+        assert [posting.doc_id for posting in index.postings("beta")] == list(
+            index.term_columns("beta").doc_ids)
