@@ -33,8 +33,9 @@ Either gives the same answers, bit for bit; only the time and memory differ.
 The search stage reads the first three from the config the reference backend hands it,
 `InvertedIndex` the fourth, the reference backend the fifth, `TranscriptStore` the last.
 `EngineConfig.clear_paths()` selects every clear path at once, for differential runs:
-`tests/parity/test_clear_paths.py` runs the reference backend so against its default
-config and against SQLite on generated corpora.
+`tests/parity/test_backend_differential.py` runs the reference backend so against its
+default config, against the fast paths forced onto small inputs, and against SQLite, on
+generated corpora (`test_every_clear_path_gives_the_answers_of_the_fast_paths_and_of_sqlite`).
 
 Why a constructor rather than a `clear_paths: bool` field the switches consult: each path
 stays decided by exactly one field, read in one place, so no pair of fields needs a rule

@@ -204,3 +204,29 @@ def test_tombstone_runs_follow_every_delete_and_a_reload(rounds):
         assert index.deleted_runs() == DeletedRuns.of(index.deleted)
         assert [posting.doc_id for posting in index.postings("beta")] == list(
             index.term_columns("beta").doc_ids)
+
+
+@pytest.mark.parametrize(("config", "by_runs"), [
+    (EngineConfig(), 0),  # a list of 30 rows, 3 runs: not more than 10 times the runs
+    (EngineConfig(tombstone_runs_factor=8), 1),
+    (EngineConfig(tombstone_runs_factor=0, tombstone_runs=False), 0),  # the clear version
+])
+def test_the_config_chooses_how_tombstones_are_dropped(
+    monkeypatch: pytest.MonkeyPatch, config: EngineConfig, by_runs: int,
+) -> None:
+    from engine.index import inverted_index
+
+    calls: list[int] = []
+    by_runs_filter = inverted_index.columns_without_runs
+
+    def counting(columns, runs):
+        calls.append(len(columns))
+        return by_runs_filter(columns, runs)
+
+    monkeypatch.setattr(inverted_index, "columns_without_runs", counting)
+    index = build([["alpha"] for _ in range(30)], config)
+    for doc_id in (3, 10, 11, 20):
+        index.delete_document(doc_id)
+    assert list(index.term_columns("alpha").doc_ids) == [
+        doc_id for doc_id in range(30) if doc_id not in (3, 10, 11, 20)]
+    assert len(calls) == by_runs
