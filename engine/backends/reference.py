@@ -47,8 +47,10 @@ its active path (delete its rows, index `projection.index_entries(events)`, set
 A search never starts a reconcile by itself: readers cannot write, and a deterministic
 reference is easier to test. Run `session-search reconcile --store DIR`.
 
-The CJK retry narrows its scan with an in-memory CJK gram index (`use_cjk_grams`, on by
-default); set it to False to run the plain literal scan, the clear version.
+The clear-path switches of `EngineConfig` are read from `store.config`:
+`defer_large_commits` here, `tombstone_runs` by the `InvertedIndex` it is handed, and
+`fast_kernel`, `cjk_gram_index` and `fast_snippets` by the search stage, which gets the
+config with each search and explanation.
 
 Terms are cut to 32,768 UTF-8 bytes as FTS5 cuts them (`index.termdict.index_term`); a
 query term never needs the cut, since a query holds at most 4,096 UTF-16 units (at most
@@ -196,8 +198,6 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         # Tests may pass another analyzer; the manifest records which one built the terms.
         self.analyzer = analyzer or SEARCH_PROFILE.analyzer()
         self.profile = SEARCH_PROFILE.label() if analyzer is None else f"custom {analyzer.name}"
-        #: Narrow the CJK retry with the gram index (False: the plain literal scan).
-        self.use_cjk_grams = True
         #: The error of the last automatic flush after a commit, if it failed.
         self.flush_error: Exception | None = None
         self._closed = False
@@ -206,9 +206,6 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._index_changes = 0
         self._status_key: tuple[int, int] | None = None
         self._status = False
-        #: Let a large commit that leaves windows dirty wait for `reconcile` (see
-        #: `_on_commit`); False: index every commit at once (the clear version).
-        self.defer_large_commits = True
         #: Committed transactions not yet applied to the index, in commit order.
         self._deferred: list[tuple[int, list[Change]]] = []
         self.index = self._load_and_replay()
@@ -299,11 +296,11 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._index_changes += 1
         self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
-            index = load_index(self.store.directory, self.profile)
+            index = load_index(self.store.directory, self.profile, config=self.config)
         except ProfileMismatch:
             # Built with another analyzer: the index is derived data, so rebuild it by
             # replaying the whole log; a writer's next flush replaces the old files.
-            index = InvertedIndex()
+            index = InvertedIndex(config=self.config)
         if index.generation > self.store.generation:
             # The index covers commits this store has not read: a reader catches up with
             # the writer that flushed it; a log that lacks them lost committed data
@@ -312,7 +309,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
             self.store.check_committed(CommittedClaim(
                 self.store.directory.location(MANIFEST_NAME), index.generation))
             if index.generation > self.store.generation:
-                index = InvertedIndex()
+                index = InvertedIndex(config=self.config)
         self.index = index
         loaded = index.generation
         self._replay()
@@ -348,7 +345,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._flush_when_due()
 
     def _defers(self, changes: list[Change]) -> bool:
-        return (self.defer_large_commits and self.store.is_writer
+        return (self.config.defer_large_commits and self.store.is_writer
                 and len(changes) >= self.config.index_flush_documents
                 and bool(windows_left_dirty(self._index.window_states, changes)))
 
@@ -524,7 +521,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         self._require_writer("rebuild the index")
         generation = self.index.generation
         self._index_changes += 1
-        self.index = InvertedIndex(generation=generation)
+        self.index = InvertedIndex(generation=generation, config=self.config)
         windows = [window.session_id for window in self.store.windows()]
         for session_id in windows:
             if self.store.event_count(session_id):
@@ -584,12 +581,13 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         """Run the store-level search of behaviour.md §5."""
         return search_index(
             self.index.view(), self._windows(), request, self.analyzer,
-            indexing=self.index_status(), cjk_grams=self.use_cjk_grams,
+            indexing=self.index_status(), config=self.config,
         )
 
     def explain(self, request: SearchRequest) -> SearchExplanation:
         """The search explained: per hit, its bm25 terms and excerpt choice."""
-        return explain_search(self.index.view(), self._windows(), request, self.analyzer)
+        return explain_search(self.index.view(), self._windows(), request, self.analyzer,
+                              config=self.config)
 
     def stats(self) -> dict[str, int]:
         """Store counts plus the index's rows, segments and terms."""

@@ -30,7 +30,8 @@ Byte grammar (a `framing` file of kind `catalog`, sealed with a footer)::
                      what its footer says
     windows       := ["windows", field_names:[str, ...], columns:[[value, ...], ...],
                       event_counts:bin]
-                     at most WINDOWS_PER_RECORD windows per record, in catalog order;
+                     at most `windows_per_record` windows per record (a writer's
+                     choice, WINDOWS_PER_RECORD by default), in catalog order;
                      `columns[i]` holds field `field_names[i]` of `engine.model.
                      SessionWindow` for each window of the record (one value per
                      window; `extra` is a map); `event_counts` (int32, little-endian)
@@ -106,10 +107,13 @@ from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
 
 MAGIC = FILE_KINDS["catalog"].magic
+#: The default `windows_per_record` of `encode_catalog_file`; the store passes its
+#: `EngineConfig.checkpoint_windows_per_record` (the codec reads no config).
 WINDOWS_PER_RECORD = 1024
 POSITIONS_PER_RECORD = 1 << 18  # 4 MiB of positions per record
-#: How many leading bytes `read_catalog_file` asks for first: the header and the head
-#: (at most about 150 bytes; a longer head is read again whole).
+#: The default `probe_length` of `read_catalog_file`: how many leading bytes it asks for
+#: first, the header and the head (at most about 150 bytes; a longer head is read again
+#: whole). The store passes its `EngineConfig.checkpoint_probe_bytes`.
 PROBE_LENGTH = 256
 HEAD_FIELDS = ("segment", "offset", "record_count", "records_crc", "sealed",
                "transaction_id", "commit_offset", "window_count", "event_count",
@@ -218,13 +222,13 @@ def extend_array(values: array, data: Any) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _index_values(checkpoint: CatalogCheckpoint) -> Iterator[list[Any]]:
+def _index_values(checkpoint: CatalogCheckpoint, windows_per_record: int) -> Iterator[list[Any]]:
     yield ["sealed", [list(item) for item in checkpoint.sealed_segments]]
-    for start in range(0, len(checkpoint.windows), WINDOWS_PER_RECORD):
-        chunk = checkpoint.windows[start: start + WINDOWS_PER_RECORD]
+    for start in range(0, len(checkpoint.windows), windows_per_record):
+        chunk = checkpoint.windows[start: start + windows_per_record]
         yield ["windows", list(WINDOW_FIELD_NAMES),
                [[getattr(window, name) for window in chunk] for name in WINDOW_FIELD_NAMES],
-               encode_array(checkpoint.event_counts[start: start + WINDOWS_PER_RECORD])]
+               encode_array(checkpoint.event_counts[start: start + windows_per_record])]
     yield ["keys", [[key, list(session_ids)] for key, session_ids in checkpoint.keys]]
     yield ["transactions", encode_array(checkpoint.transaction_segments),
            encode_array(checkpoint.transaction_offsets)]
@@ -241,9 +245,14 @@ def _positions_values(checkpoint: CatalogCheckpoint) -> Iterator[list[Any]]:
                encode_array(lengths[start:end])]
 
 
-def encode_catalog_file(checkpoint: CatalogCheckpoint) -> bytes:
-    """The whole checkpoint file (the checkpoint must hold its positions)."""
-    index = [encode_record(value) for value in _index_values(checkpoint)]
+def encode_catalog_file(
+    checkpoint: CatalogCheckpoint, *, windows_per_record: int = WINDOWS_PER_RECORD,
+) -> bytes:
+    """The whole checkpoint file (the checkpoint must hold its positions), with at most
+    `windows_per_record` windows in each `windows` record."""
+    if windows_per_record < 1:
+        raise ValueError("a windows record holds at least one window")
+    index = [encode_record(value) for value in _index_values(checkpoint, windows_per_record)]
     positions = [encode_record(value) for value in _positions_values(checkpoint)]
     if sum(checkpoint.event_counts) != len(checkpoint.event_offsets):
         raise ValueError("the event counts do not add up to the positions")
@@ -286,14 +295,17 @@ def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
                                event_lengths=lengths, positions_region=None)
 
 
-def read_catalog_file(read: ReadFunction, size: int, location: str) -> CatalogCheckpoint:
+def read_catalog_file(
+    read: ReadFunction, size: int, location: str, *, probe_length: int = PROBE_LENGTH,
+) -> CatalogCheckpoint:
     """The checkpoint of a file of `size` bytes, read through `read`: CorruptFile on
     damage, UnsupportedVersion on another version (both mean: ignore it).
 
-    Reads the header and head, then the index (one CRC32 over it); the result's
-    position arrays are None and `positions_region` says where they are.
+    Reads the header and head (the first `probe_length` bytes, and the rest of the head
+    when it is longer), then the index (one CRC32 over it); the result's position arrays
+    are None and `positions_region` says where they are.
     """
-    prefix = read(0, min(size, max(PROBE_LENGTH, HEADER_SIZE + RECORD_HEAD_SIZE)))
+    prefix = read(0, min(size, max(probe_length, HEADER_SIZE + RECORD_HEAD_SIZE)))
     _check_header(prefix, location)
     if size < HEADER_SIZE + RECORD_HEAD_SIZE:
         raise CorruptFile(location, HEADER_SIZE, "file too short for a head record")

@@ -12,7 +12,9 @@ reconcile replaces them); deleted rows do not count. `total_tokens` sums the len
 same rows, so `average_length = total_tokens / document_count` is FTS5's `avgdl`.
 
 Deleting a row records its doc id as a tombstone; rows in the buffer are forgotten at the
-next flush, rows in flushed segments when segments are merged.
+next flush, rows in flushed segments when segments are merged. A query's posting list
+drops its tombstoned rows by a set lookup a row (the clear version) or, when the list is
+long and `EngineConfig.tombstone_runs` allows, run by run (`term_columns`).
 
 The search stage never reads an `InvertedIndex` itself: `view()` hands it the read-only
 `engine.index.view.IndexView` of the current version.
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from operator import sub
 
+from engine.config import EngineConfig
 from engine.index.cjk_grams import CjkGramIndex
 from engine.index.documents import DocumentRecord
 from engine.index.lifecycle import WindowIndexState
@@ -63,13 +66,6 @@ def _encodable(text: str) -> bool:
     return True
 
 
-#: A posting list longer than this many times the tombstone runs drops its deleted rows
-#: by runs (about two binary searches and three slices a run, ~4 us) rather than by a
-#: set lookup a row (~0.2 us with the copies). Measured at 1M rows, 1,924 runs: 51,000
-#: rows 12 ms by set, 7 ms by runs; 839,000 rows 154 ms and 51 ms; 15 rows 0.01 and 0.7.
-RUNS_FILTER_FACTOR = 10
-
-
 class InvertedIndex:
     """Segments in doc-id order, then the buffer; plus tombstones and window states.
 
@@ -94,12 +90,15 @@ class InvertedIndex:
         statistics: tuple[int, int] | None = None,
         deleted_runs: Iterable[range] | None = None,
         indexing: bool | None = None,
+        config: EngineConfig | None = None,
     ) -> None:
         """`statistics` is `(document_count, total_tokens)` of the segments' live rows
         when the manifest recorded them; else they are summed from the segments.
         `deleted_runs`, when the manifest stored them, are `deleted` as ranges;
         `indexing` is the store's `indexing` flag at `generation` the manifest recorded
-        (the owner of the store sets it before a flush; None: unknown)."""
+        (the owner of the store sets it before a flush; None: unknown). Of `config`,
+        `tombstone_runs` and `tombstone_runs_factor` are read."""
+        self.config = config or EngineConfig()
         self.segments: list[Segment] = list(segments)
         self.buffer = WriteBuffer()
         self.deleted: set[int] = set(deleted)
@@ -383,14 +382,18 @@ class InvertedIndex:
     def term_columns(self, term: str) -> PostingColumns:
         """`postings(term)` as columns (the fast query path; uncached here).
 
-        A long list drops its deleted rows run by run (`columns_without_runs`), a short
-        one row by row (`columns_without_deleted`, the clear version).
+        With `config.tombstone_runs`, a list longer than `config.tombstone_runs_factor`
+        times the tombstone runs drops its deleted rows run by run
+        (`columns_without_runs`); any other one row by row (`columns_without_deleted`,
+        the clear version).
         """
         parts = [segment_posting_columns(segment, term) for segment in self.all_segments()]
         joined = concatenate_columns(parts)
         if not self.deleted:
             return joined
-        if len(joined) > RUNS_FILTER_FACTOR * len(self.deleted_runs().starts):
+        config = self.config
+        if config.tombstone_runs and (
+                len(joined) > config.tombstone_runs_factor * len(self.deleted_runs().starts)):
             return columns_without_runs(joined, self.deleted_runs())
         return columns_without_deleted(joined, self.deleted)
 

@@ -131,8 +131,11 @@ class ProfileMismatch(StoreError):
     """The committed index was built with another analyzer than the one in use."""
 
 
-def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> InvertedIndex:
-    """The committed index (an empty one at generation 0 when there is no manifest).
+def load_index(
+    directory: Directory, profile: str, *, attempts: int = 3, config: EngineConfig | None = None,
+) -> InvertedIndex:
+    """The committed index (an empty one at generation 0 when there is no manifest),
+    reading its posting lists as `config` says (`InvertedIndex`).
 
     A reader can race a writer that merges: the segments a manifest names may be
     removed before the reader opens them. Then the manifest has changed, so the load is
@@ -142,7 +145,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
     for attempt in range(attempts):
         manifest = read_manifest(directory)
         if manifest is None:
-            return InvertedIndex()
+            return InvertedIndex(config=config)
         if manifest.profile != profile:
             raise ProfileMismatch(
                 f"{directory.location(MANIFEST_NAME)}: index was built with "
@@ -167,6 +170,7 @@ def load_index(directory: Directory, profile: str, *, attempts: int = 3) -> Inve
             statistics=manifest.statistics,
             deleted_runs=manifest.deleted_runs,
             indexing=manifest.indexing,
+            config=config,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
 

@@ -3,7 +3,8 @@
 Owns: choosing which excerpt a row gets (a row with phrase instances gets FTS5's window,
 a row found by substrings alone the substring excerpt) and the token spans the window is
 cut from (the stored text re-analyzed). Must not touch: the window rules
-(`engine.results.snippet`, found faster by `engine.results.fast_snippet`), the substring
+(`engine.results.snippet`, the clear version, found faster by
+`engine.results.fast_snippet`; `EngineConfig.fast_snippets` chooses), the substring
 excerpt rule (`engine.query.cjk.substring_excerpt`), the 500-unit bound (hit assembly,
 `engine.search.hits`, applies it).
 """
@@ -14,6 +15,7 @@ from engine.analysis.token import Analyzer
 from engine.query.ast import QueryPlan
 from engine.query.cjk import substring_excerpt
 from engine.results.fast_snippet import fast_fts5_snippet
+from engine.results.snippet import fts5_snippet
 from engine.search.order import RankedRow
 
 
@@ -30,9 +32,13 @@ def token_spans(analyzer: Analyzer, text: str) -> list[tuple[int, int]]:
     return [(token.start, token.end) for token in analyzer.tokens(text)]
 
 
-def row_excerpt(row: RankedRow, analyzer: Analyzer, plan: QueryPlan) -> str:
-    """The excerpt of one returned row, before the UTF-16 bound."""
+def row_excerpt(row: RankedRow, analyzer: Analyzer, plan: QueryPlan, *, fast: bool = True) -> str:
+    """The excerpt of one returned row, before the UTF-16 bound; `fast=False` finds the
+    window with the clear `fts5_snippet` over the analyzer's tokens (its oracle)."""
     text = row.record.text
     if row.by_substring and not row.phrase_hits:
         return substring_excerpt(text, [term.text for term in plan.substrings])
+    if not fast:
+        spans = [(token.start, token.end) for token in analyzer.tokens(text)]
+        return fts5_snippet(text, spans, row.phrase_hits)
     return fast_fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)

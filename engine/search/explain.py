@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.analysis.token import Analyzer
+from engine.config import EngineConfig
 from engine.index.view import IndexView
 from engine.model import SearchHit, SearchRequest, SessionWindow
 from engine.query.ast import QueryPlan
@@ -22,7 +23,7 @@ from engine.results.snippet import SnippetExplanation, explain_snippet
 from engine.score.bm25 import Bm25Explanation, explain_bm25
 from engine.search.clear_path import match_phrases
 from engine.search.excerpts import token_spans
-from engine.search.kernel import result_of_run, run_kernel
+from engine.search.kernel import DEFAULT_CONFIG, result_of_run, run_kernel
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +101,13 @@ def explain_search(
     windows: Iterable[SessionWindow],
     request: SearchRequest,
     analyzer: Analyzer,
+    *,
+    config: EngineConfig = DEFAULT_CONFIG,
 ) -> SearchExplanation:
-    """The kernel run plus, per returned hit, its bm25 terms and its excerpt choice."""
-    run = run_kernel(view, windows, request, analyzer)
-    result = result_of_run(run, analyzer, indexing=False)
+    """The kernel run plus, per returned hit, its bm25 terms and its excerpt choice (the
+    run and the hits as `search_index` makes them with `config`)."""
+    run = run_kernel(view, windows, request, analyzer, config=config)
+    result = result_of_run(run, analyzer, indexing=False, config=config)
     matches = match_phrases(view, run.plan.phrases)
     needles = tuple(term.text for term in run.plan.substrings)
     explanations = []

@@ -6,7 +6,8 @@ truncation, the zero-hit gate of the CJK retry, and excerpts for returned rows o
 not touch: the index's mutable state (it reads one `IndexView`), the query policy
 (`engine.query.user_query` / `engine.query.cjk` make the plans), the formulas
 (`engine.score.bm25`, `engine.results`), files, or the transcript store (the backend hands
-in the windows and the `indexing` flag).
+in the windows, the `indexing` flag and its `EngineConfig`, whose `fast_kernel`,
+`cjk_gram_index` and `fast_snippets` choose between the fast and the clear versions).
 
 The kernel, for a request:
 
@@ -16,10 +17,11 @@ The kernel, for a request:
    and not needing a rebuild; rows of windows the store no longer has are never selected;
 3. the matching rows in scope, ranked by bm25 over the whole index, in the request's
    total order (`engine.search.order`), the first `limit + 1` only: by default the fast
-   path (`engine.search.fast_path.top_rows`), with `fast=False` the clear path
+   path (`engine.search.fast_path.top_rows`), with `fast_kernel` False the clear path
    (`engine.search.clear_path.rank_rows` then `order_rows`), its oracle;
 4. `truncated` = more than `limit` rows; excerpts for the first `limit` only
-   (`engine.search.excerpts`), each row made a hit by `engine.search.hits`;
+   (`engine.search.excerpts`, the clear window search with `fast_snippets` False), each
+   row made a hit by `engine.search.hits`;
 5. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
    (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same scope
    and filters (§7.1).
@@ -31,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.analysis.token import Analyzer
+from engine.config import EngineConfig
 from engine.index.view import IndexView
 from engine.model import SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
@@ -42,6 +45,9 @@ from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
 from engine.search.order import RankedRow, order_rows
 from engine.search.scope import Scope, select_scope
+
+#: The production choices: every fast version.
+DEFAULT_CONFIG = EngineConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +67,14 @@ def run_kernel(
     request: SearchRequest,
     analyzer: Analyzer,
     *,
-    cjk_grams: bool = True,
-    fast: bool = True,
+    config: EngineConfig = DEFAULT_CONFIG,
 ) -> KernelRun:
     """Steps 1–3 and 5 of the module docstring: the ordered `limit + 1` rows.
 
-    `fast=False` runs the clear version (`rank_rows` then `order_rows`), the oracle of
-    the default `top_rows`. `cjk_grams=False` makes the retry scan every candidate row's
-    text instead of narrowing the rows first (the clear version of the retry).
+    `config.fast_kernel` False runs the clear version (`rank_rows` then `order_rows`),
+    the oracle of the default `top_rows`. `config.cjk_gram_index` False makes the retry
+    scan every candidate row's text instead of narrowing the rows first (the clear
+    version of the retry).
     """
     validate_request(request)
     plan = plan_query(request.query, analyzer, match=request.match)
@@ -80,7 +86,7 @@ def run_kernel(
     )
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
-        if fast:
+        if config.fast_kernel:
             return top_rows(view, plan, scope, request.role, request.order, limit + 1,
                             cjk_grams=use_grams)
         rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
@@ -92,12 +98,15 @@ def run_kernel(
         retry = retry_plan(request.query, analyzer, match=request.match)
         if retry is not None:
             plan, retried = retry, True
-            ordered = ordered_rows(plan, cjk_grams)
+            ordered = ordered_rows(plan, config.cjk_gram_index)
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
-def result_of_run(run: KernelRun, analyzer: Analyzer, *, indexing: bool) -> SearchResult:
-    """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only)."""
+def result_of_run(
+    run: KernelRun, analyzer: Analyzer, *, indexing: bool, config: EngineConfig = DEFAULT_CONFIG,
+) -> SearchResult:
+    """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
+    `config.fast_snippets` chooses how their windows are found)."""
     hits = []
     for row in run.rows[: run.limit]:
         record = row.record
@@ -108,7 +117,7 @@ def result_of_run(run: KernelRun, analyzer: Analyzer, *, indexing: bool) -> Sear
                 message_id=record.message_id,
                 role=record.role,
                 timestamp=record.timestamp,
-                excerpt=row_excerpt(row, analyzer, run.plan),
+                excerpt=row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets),
                 rank=row.rank,
             )
         )
@@ -127,9 +136,8 @@ def search_index(
     analyzer: Analyzer,
     *,
     indexing: bool = False,
-    cjk_grams: bool = True,
-    fast: bool = True,
+    config: EngineConfig = DEFAULT_CONFIG,
 ) -> SearchResult:
     """The kernel result of §5.2 for `request`."""
-    run = run_kernel(view, windows, request, analyzer, cjk_grams=cjk_grams, fast=fast)
-    return result_of_run(run, analyzer, indexing=indexing)
+    run = run_kernel(view, windows, request, analyzer, config=config)
+    return result_of_run(run, analyzer, indexing=indexing, config=config)

@@ -11,7 +11,7 @@ store's lock or writer, or the live catalog of a store (loading builds a new one
 Why. Without a checkpoint, opening replays every log file, decoding every record once:
 O(total bytes), about 13 µs per record here (300k events: 4.0 s). After each commit that
 seals a log file or brings the records committed since the last checkpoint to
-`CHECKPOINT_AFTER_RECORDS`, and when a writer is closed cleanly, the writer saves the
+`EngineConfig.checkpoint_after_records`, and when a writer is closed cleanly, the writer saves the
 whole catalog (windows, position arrays, transaction start positions, the log position
 it covers with the offset of the last commit record, and the size, record count and
 footer CRC of every sealed log file) with `write_atomic`. Opening reads the checkpoint's
@@ -76,6 +76,7 @@ from engine.codec.catalog_file import (
     read_catalog_file,
     read_catalog_positions,
 )
+from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
 from engine.transcript.catalog import Catalog, EventPositions, SharedPositions, WindowEntry
@@ -90,20 +91,17 @@ from engine.transcript.log import (
 )
 
 CHECKPOINT_NAME = f"{LOG_FOLDER}/catalog.ckpt"
-#: A writer also saves the catalog checkpoint after a commit once this many records were
-#: committed since the last one, so a reader opening next to a long-lived writer (or after
-#: a crash) replays at most about this many records (~0.15 s) instead of the whole log.
-CHECKPOINT_AFTER_RECORDS = 10_000
 
 
-def checkpoint_is_due(records_since_checkpoint: int) -> bool:
+def checkpoint_is_due(records_since_checkpoint: int, config: EngineConfig) -> bool:
     """Whether a commit that sealed no log file still saves the checkpoint, given the
     records (commits included) committed since the last one was saved.
 
-    >>> checkpoint_is_due(CHECKPOINT_AFTER_RECORDS), checkpoint_is_due(1)
+    >>> config = EngineConfig()
+    >>> checkpoint_is_due(config.checkpoint_after_records, config), checkpoint_is_due(1, config)
     (True, False)
     """
-    return records_since_checkpoint >= CHECKPOINT_AFTER_RECORDS
+    return records_since_checkpoint >= config.checkpoint_after_records
 
 
 def checkpoint_of(
@@ -146,13 +144,15 @@ def catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalo
 
 def save_checkpoint(
     directory: Directory, catalog: Catalog, cursor: LogCursor,
-    sealed_files: Sequence[SealedLogFile],
+    sealed_files: Sequence[SealedLogFile], config: EngineConfig,
 ) -> int:
     """Write the checkpoint of `catalog`, whose last commit ends at `cursor`; return the
     generation it holds (StoreError naming the file if writing fails)."""
     checkpoint = checkpoint_of(catalog, cursor, sealed_files)
+    data = encode_catalog_file(
+        checkpoint, windows_per_record=config.checkpoint_windows_per_record)
     try:
-        directory.write_atomic(CHECKPOINT_NAME, encode_catalog_file(checkpoint))
+        directory.write_atomic(CHECKPOINT_NAME, data)
     except OSError as error:
         raise StoreError(f"{directory.location(CHECKPOINT_NAME)}: saving the catalog "
                          f"checkpoint failed: {error}") from None
@@ -176,7 +176,7 @@ class LoadedCheckpoint:
         return self.catalog.generation
 
 
-def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
+def load_checkpoint(directory: Directory, config: EngineConfig) -> LoadedCheckpoint | None:
     """Start from the catalog checkpoint when the log still matches it; None when there
     is none.
 
@@ -191,7 +191,7 @@ def load_checkpoint(directory: Directory) -> LoadedCheckpoint | None:
     two steps, `open_checkpoint` then `trust_checkpoint`, to keep the claim of a
     checkpoint it does not trust.)
     """
-    opened = open_checkpoint(directory)
+    opened = open_checkpoint(directory, config)
     if opened is None:
         return None
     problem = opened.disagreement(directory)
@@ -244,15 +244,16 @@ class OpenedCheckpoint:
             self.handle = None
 
 
-def open_checkpoint(directory: Directory) -> OpenedCheckpoint | None:
+def open_checkpoint(directory: Directory, config: EngineConfig) -> OpenedCheckpoint | None:
     """Read the checkpoint's head and index; None when there is none. StoreError when it
-    cannot be read (CorruptFile when damaged, StoreError for another layout)."""
+    cannot be read (CorruptFile when damaged, UnsupportedVersion for another version)."""
     if not directory.exists(CHECKPOINT_NAME):
         return None
     location = directory.location(CHECKPOINT_NAME)
     handle = directory.open_read(CHECKPOINT_NAME)
     try:
-        checkpoint = read_catalog_file(handle.read, handle.size(), location)
+        checkpoint = read_catalog_file(handle.read, handle.size(), location,
+                                       probe_length=config.checkpoint_probe_bytes)
     except BaseException:
         handle.close()
         raise

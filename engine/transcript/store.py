@@ -236,7 +236,7 @@ class TranscriptStore:
         log no longer matches it (or `catalog_checkpoints` is off): its claim is kept."""
         location = self.directory.location(CHECKPOINT_NAME)
         try:
-            opened = open_checkpoint(self.directory)
+            opened = open_checkpoint(self.directory, self.config)
         except StoreError as error:  # damaged, or another layout: no claim can be read
             self.checkpoint_ignored = str(error)
             self._checkpoint_problem = StoreProblem(
@@ -381,7 +381,7 @@ class TranscriptStore:
     def _save_checkpoint(self, cursor: LogCursor) -> None:
         """Write the catalog checkpoint for the state that ends at `cursor`."""
         self._saved_generation = save_checkpoint(self.directory, self._catalog, cursor,
-                                                 self._sealed_files)
+                                                 self._sealed_files, self.config)
         self._records_since_checkpoint = 0
 
     def _log_file_location(self, file_number: int) -> str:
@@ -445,7 +445,7 @@ class TranscriptStore:
         if writer.sealed is not None and self.config.catalog_checkpoints:
             self._save_checkpoint(writer.sealed)
         elif (self.config.catalog_checkpoints
-              and checkpoint_is_due(self._records_since_checkpoint)):
+              and checkpoint_is_due(self._records_since_checkpoint, self.config)):
             cursor = writer.committed_cursor()
             if cursor is not None:
                 try:

@@ -27,8 +27,8 @@ def entry(number: int, session_id: str = "w") -> IndexEntry:
     return IndexEntry(session_id, f"m{number}", "user", float(number), f"text {number}", number)
 
 
-def build(documents: list[list[str]]) -> InvertedIndex:
-    index = InvertedIndex()
+def build(documents: list[list[str]], config: EngineConfig | None = None) -> InvertedIndex:
+    index = InvertedIndex(config=config)
     for number, terms in enumerate(documents):
         index.add_entry(entry(number, f"w{number % 3}"), terms)
     return index
@@ -186,25 +186,47 @@ def test_a_reader_racing_a_merge_loads_the_newer_manifest():
 def test_tombstone_runs_follow_every_delete_and_a_reload(rounds):
     """Long lists drop deleted rows by runs; the runs come from the manifest after a
     reload and are remade after each delete; either way the answer is the set filter's."""
-    from engine.index import inverted_index
     from engine.index.postings import DeletedRuns
 
+    every_list_by_runs = EngineConfig(tombstone_runs_factor=0)
     directory = MemoryDirectory()
-    index = build([["alpha", "beta"] if number % 3 else ["alpha"] for number in range(40)])
+    index = build([["alpha", "beta"] if number % 3 else ["alpha"] for number in range(40)],
+                  every_list_by_runs)
     flush_index(directory, index, "p", EngineConfig())
-    original = inverted_index.RUNS_FILTER_FACTOR
-    inverted_index.RUNS_FILTER_FACTOR = 0  # every list by runs
-    try:
-        for deleted in rounds:
-            for doc_id in sorted(deleted - index.deleted):
-                index.delete_document(doc_id)
-            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
-            assert [posting.doc_id for posting in index.postings("alpha")] == list(
-                index.term_columns("alpha").doc_ids)
-            flush_index(directory, index, "p", EngineConfig())
-            index = load_index(directory, "p")
-            assert index.deleted_runs() == DeletedRuns.of(index.deleted)
-            assert [posting.doc_id for posting in index.postings("beta")] == list(
-                index.term_columns("beta").doc_ids)
-    finally:
-        inverted_index.RUNS_FILTER_FACTOR = original
+    for deleted in rounds:
+        for doc_id in sorted(deleted - index.deleted):
+            index.delete_document(doc_id)
+        assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+        assert [posting.doc_id for posting in index.postings("alpha")] == list(
+            index.term_columns("alpha").doc_ids)
+        flush_index(directory, index, "p", EngineConfig())
+        index = load_index(directory, "p", config=every_list_by_runs)
+        assert index.deleted_runs() == DeletedRuns.of(index.deleted)
+        assert [posting.doc_id for posting in index.postings("beta")] == list(
+            index.term_columns("beta").doc_ids)
+
+
+@pytest.mark.parametrize(("config", "by_runs"), [
+    (EngineConfig(), 0),  # a list of 30 rows, 3 runs: not more than 10 times the runs
+    (EngineConfig(tombstone_runs_factor=8), 1),
+    (EngineConfig(tombstone_runs_factor=0, tombstone_runs=False), 0),  # the clear version
+])
+def test_the_config_chooses_how_tombstones_are_dropped(
+    monkeypatch: pytest.MonkeyPatch, config: EngineConfig, by_runs: int,
+) -> None:
+    from engine.index import inverted_index
+
+    calls: list[int] = []
+    by_runs_filter = inverted_index.columns_without_runs
+
+    def counting(columns, runs):
+        calls.append(len(columns))
+        return by_runs_filter(columns, runs)
+
+    monkeypatch.setattr(inverted_index, "columns_without_runs", counting)
+    index = build([["alpha"] for _ in range(30)], config)
+    for doc_id in (3, 10, 11, 20):
+        index.delete_document(doc_id)
+    assert list(index.term_columns("alpha").doc_ids) == [
+        doc_id for doc_id in range(30) if doc_id not in (3, 10, 11, 20)]
+    assert len(calls) == by_runs

@@ -31,6 +31,7 @@ from engine.search.fast_path import literal_check, phrase_rows
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-fast-kernel"
 CONFIG = EngineConfig()
+CLEAR_KERNEL = EngineConfig(fast_kernel=False)
 WINDOWS = [
     SessionWindow("w1", "agent:main:main"),
     SessionWindow("w2", "agent:main:other"),
@@ -111,7 +112,7 @@ class Corpus:
 
 def run_both(index: InvertedIndex, request: SearchRequest) -> tuple[kernel.KernelRun, kernel.KernelRun]:
     fast = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER)
-    clear = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER, fast=False)
+    clear = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER, config=CLEAR_KERNEL)
     return fast, clear
 
 

@@ -72,9 +72,9 @@ def test_a_catalog_survives_its_checkpoint_value() -> None:
 
 def test_a_loaded_checkpoint_reads_its_positions_only_when_first_needed() -> None:
     directory = MemoryDirectory()
-    assert load_checkpoint(directory) is None
+    assert load_checkpoint(directory, EngineConfig()) is None
     written_store(directory)
-    loaded = load_checkpoint(directory)
+    loaded = load_checkpoint(directory, EngineConfig())
     assert loaded is not None and loaded.positions_reader is not None
     catalog, reader = replayed(directory)
     assert loaded.transaction_id == catalog.generation == 6

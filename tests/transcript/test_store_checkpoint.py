@@ -341,10 +341,8 @@ def test_a_position_that_points_at_the_wrong_event_is_corruption_on_read(
         assert reopened.verify_log() is None  # the log file's bytes are intact
 
 
-def test_every_window_field_and_position_survives_the_checkpoint(
-    directory: Directory, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)  # several windows records
+def test_every_window_field_and_position_survives_the_checkpoint(directory: Directory) -> None:
+    two_a_record = EngineConfig(checkpoint_windows_per_record=2)  # several windows records
     windows = [
         SessionWindow("a", "agent:a:main", title="Café", extra={"x": [1, {"y": None}]},
                       created_at=5.5, group="g", incognito=True),
@@ -355,16 +353,18 @@ def test_every_window_field_and_position_survives_the_checkpoint(
                       parent_session_key="agent:a:main"),
         SessionWindow("e", "agent:b:main"),
     ]
-    with TranscriptStore.create(directory) as store:
+    with TranscriptStore.create(directory, config=two_a_record) as store:
         for number, window in enumerate(windows):
             with store.transaction() as transaction:
                 transaction.put_window(window)
                 for seq in range(number):  # 0, 1, 2, 3, 4 events
                     transaction.append_event(window.session_id, {"n": seq}, float(seq))
         expected = observe(store)
-    checkpoint = decode_catalog_file(directory.read_bytes(CHECKPOINT_NAME), "c")
+    data = directory.read_bytes(CHECKPOINT_NAME)
+    checkpoint = decode_catalog_file(data, "c")
     assert list(checkpoint.event_counts) == [0, 1, 2, 3, 4]
-    with TranscriptStore.open(directory, writer=True) as reopened:
+    assert [decode_payload(frame.payload)[0] for frame in frames_of(data)].count("windows") == 3
+    with TranscriptStore.open(directory, writer=True, config=two_a_record) as reopened:
         assert reopened.checkpoint_generation == 5
         assert reopened.windows() == windows
         assert [w.extra for w in reopened.windows()] == [w.extra for w in windows]
@@ -482,8 +482,10 @@ def test_opening_reads_no_position_and_checks_each_byte_once(
     assert dataclasses.replace(checkpoint, event_segments=positions[0],
                                event_offsets=positions[1], event_lengths=positions[2],
                                positions_region=None) == whole
-    monkeypatch.setattr(catalog_file, "PROBE_LENGTH", 20)  # a head longer than the probe
-    assert read_catalog_file(read, len(data), "c") == checkpoint
+    reads.clear()
+    assert read_catalog_file(read, len(data), "c", probe_length=20) == checkpoint
+    probe, again = reads[:2]  # a head longer than the probe: read again, whole
+    assert probe[0] == 0 and probe[1] < head_end and again == (0, head_end)
 
 
 def rewrite_head(data: bytes, **changes: int) -> bytes:
@@ -497,10 +499,10 @@ def rewrite_head(data: bytes, **changes: int) -> bytes:
 
 @pytest.mark.parametrize("damage", ["record", "index crc", "truncated", "footer"])
 def test_damage_to_the_index_is_named_and_the_checkpoint_ignored(
-    directory: Directory, monkeypatch: pytest.MonkeyPatch, damage: str,
+    directory: Directory, damage: str,
 ) -> None:
-    monkeypatch.setattr(catalog_file, "WINDOWS_PER_RECORD", 2)
-    with TranscriptStore.create(directory, config=TINY) as store:
+    two_a_record = dataclasses.replace(TINY, checkpoint_windows_per_record=2)
+    with TranscriptStore.create(directory, config=two_a_record) as store:
         grow(store, 10)
         expected = observe(store)
     data = directory.read_bytes(CHECKPOINT_NAME)

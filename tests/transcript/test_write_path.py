@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 
 import pytest
 
-import engine.transcript.checkpoint as checkpoint_module
 from engine.backends.reference import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
@@ -27,10 +27,9 @@ def message(number: int) -> dict[str, object]:
     return {"type": "message", "id": f"m{number}", "message": {"role": "user", "content": "hi"}}
 
 
-def test_a_large_commit_saves_a_checkpoint_a_reader_uses(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_AFTER_RECORDS", 5)
+def test_a_large_commit_saves_a_checkpoint_a_reader_uses() -> None:
     directory = MemoryDirectory()
-    writer = TranscriptStore.create(directory)
+    writer = TranscriptStore.create(directory, config=EngineConfig(checkpoint_after_records=5))
     with writer.transaction() as transaction:
         transaction.put_window(SessionWindow("w1", "agent:a:k"))
         for number in range(6):
@@ -45,10 +44,9 @@ def test_a_large_commit_saves_a_checkpoint_a_reader_uses(monkeypatch: pytest.Mon
     writer.close()
 
 
-def test_small_commits_save_no_checkpoint_until_close(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checkpoint_module, "CHECKPOINT_AFTER_RECORDS", 1000)
+def test_small_commits_save_no_checkpoint_until_close() -> None:
     directory = MemoryDirectory()
-    writer = TranscriptStore.create(directory)
+    writer = TranscriptStore.create(directory, config=EngineConfig(checkpoint_after_records=1000))
     with writer.transaction() as transaction:
         transaction.put_window(SessionWindow("w1", "agent:a:k"))
     reader = TranscriptStore.open(directory)
@@ -84,8 +82,7 @@ def import_rewound_window(backend: ReferenceBackend) -> None:
 def test_a_large_commit_is_manifested_even_when_it_dirtied_a_window() -> None:
     """With deferral off (the clear version) the commit is indexed and flushed at once."""
     directory = MemoryDirectory()
-    backend = ReferenceBackend.create_in(directory, config=SMALL)
-    backend.defer_large_commits = False
+    backend = ReferenceBackend.create_in(directory, config=replace(SMALL, defer_large_commits=False))
     import_rewound_window(backend)
     manifest = read_manifest(directory)
     assert manifest is not None and manifest.generation == backend.store.generation == 1
@@ -122,8 +119,8 @@ def test_deferring_large_commits_changes_no_answer(read_before_reconcile: bool) 
                 SearchRequest("word3 after", limit=10), SearchRequest("other", limit=10)]
     answers = []
     for defer in (False, True):
-        backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
-        backend.defer_large_commits = defer
+        backend = ReferenceBackend.create_in(MemoryDirectory(), config=replace(
+            SMALL, defer_large_commits=defer))
         with backend.transaction() as transaction:  # a clean window beside the rewound one
             transaction.put_window(SessionWindow("w0", "agent:main:other"))
             for number in range(4):
