@@ -16,7 +16,8 @@ English with French, German, Spanish and Vietnamese words (diacritics), Greek (f
 sigma, accents, capitals), Chinese, Japanese and Korean (CJK runs: several words without
 spaces are one `unicode61` token), words glued by punctuation, long messages (more than 48
 tokens, so the snippet window moves), blank and whitespace-padded messages. An agent
-named as `credential_agent` also holds a few credential-looking lines.
+named as `credential_agent` also holds a few credential-looking lines, one named as
+`upper_case_agent` a session key with capitals.
 """
 
 from __future__ import annotations
@@ -177,10 +178,11 @@ class _TextDrawer:
 
 def generate_messages(
     seed: int, agents: Sequence[str], *, credential_agent: str | None = None,
-    keys_per_agent: tuple[int, int] = (2, 3),
+    upper_case_agent: str | None = None, keys_per_agent: tuple[int, int] = (2, 3),
 ) -> list[FlatMessage]:
     """A corpus for `agents`, in file order (each window's messages together); each agent
-    gets a drawn number of keys in the inclusive range `keys_per_agent`."""
+    gets a drawn number of keys in the inclusive range `keys_per_agent`; the
+    `upper_case_agent` also gets a key with capitals (`agent:<id>:webchat:Ana`)."""
     generator = random.Random(seed)
     drawer = _TextDrawer(generator)
     clock = BASE_TIME
@@ -201,6 +203,11 @@ def generate_messages(
                 clock += 3_600_000  # a reset starts the next window later
     if credential_agent is not None:
         messages.extend(_credential_window(credential_agent, clock))
+    if upper_case_agent is not None:
+        messages.extend(FlatMessage(f"agent:{upper_case_agent}:webchat:Ana", f"{upper_case_agent}-ana",
+                                    f"a{number:03d}", ("user", "assistant")[number % 2],
+                                    clock + 60_000 + number * 1000, drawer.latin())
+                        for number in range(6))
     return messages
 
 

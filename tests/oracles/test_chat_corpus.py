@@ -36,11 +36,11 @@ AGENTS = ("main", "ops", "vault")
 
 @pytest.fixture(scope="module")
 def messages() -> list[chat_corpus.FlatMessage]:
-    return generate_messages(7, AGENTS, credential_agent="vault")
+    return generate_messages(7, AGENTS, credential_agent="vault", upper_case_agent="vault")
 
 
 def test_a_seed_fixes_every_message_and_query(messages: list[chat_corpus.FlatMessage]) -> None:
-    again = generate_messages(7, AGENTS, credential_agent="vault")
+    again = generate_messages(7, AGENTS, credential_agent="vault", upper_case_agent="vault")
     assert again == messages
     assert generate_queries(again, 8) == generate_queries(messages, 8)
     assert generate_messages(9, AGENTS) != messages
@@ -51,6 +51,7 @@ def test_the_corpus_holds_what_the_oracle_needs(messages: list[chat_corpus.FlatM
     windows_per_key = Counter(key for key, _ in {(m.session_key, m.session_id) for m in messages})
     assert {message.agent_id for message in messages} == set(AGENTS)
     assert max(windows_per_key.values()) > 1  # resets: older windows stay retained
+    assert {key for key in windows_per_key if key != key.lower()} == {"agent:vault:webchat:Ana"}
     assert any(char in texts for char in "éèçöüñ") and "ς" in texts
     assert any("\u4e00" <= char <= "\u9fff" for char in texts)
     assert any(not message.text.strip() for message in messages)

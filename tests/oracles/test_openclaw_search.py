@@ -76,7 +76,9 @@ from tests.parity.strategies import Corpus
 
 BACKENDS = ("reference", "sqlite")
 MULTI_AGENTS = ("main", "ops", "research", "vault")
-CREDENTIAL_AGENT = "vault"
+#: The agent holding the credential lines also holds the key with capitals: both entries
+#: cover its whole scope, so the other agents stay exactly comparable.
+CREDENTIAL_AGENT = UPPER_CASE_AGENT = "vault"
 SINGLE_AGENT = "solo"
 MULTI_SEED = 1106
 SINGLE_SEED = 1107
@@ -260,7 +262,8 @@ def single_agent(openclaw_installation: Installation, tmp_path_factory: pytest.T
 
 @pytest.fixture(scope="module")
 def multi_agent(openclaw_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    messages = generate_messages(MULTI_SEED, MULTI_AGENTS, credential_agent=CREDENTIAL_AGENT)
+    messages = generate_messages(MULTI_SEED, MULTI_AGENTS, credential_agent=CREDENTIAL_AGENT,
+                                 upper_case_agent=UPPER_CASE_AGENT)
     with world(openclaw_installation, tmp_path_factory.mktemp("multi"), messages,
                MULTI_AGENTS, slices=True) as loaded:
         yield loaded

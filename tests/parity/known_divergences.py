@@ -93,12 +93,13 @@ CREDENTIAL_LOOKING = re.compile(
 _WORD_RUN = re.compile(r"[^\W_]+")
 
 
-def messages_in_scope(case: DivergenceCase) -> list[str]:
-    """The texts of the message events the request's scope covers (key, window, role), on
-    the corpus as written (every event ever appended; a narrow, input-only view)."""
+def messages_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
+    """The (session key, text) of each message event the request's scope covers (key,
+    window, role), on the corpus as written (every event ever appended; a narrow,
+    input-only view)."""
     request = case.request
     keys: dict[str, str] = {}
-    texts = []
+    found = []
     for transaction in case.corpus.transactions:
         for operation in transaction:
             window = getattr(operation, "window", None)
@@ -116,8 +117,12 @@ def messages_in_scope(case: DivergenceCase) -> list[str]:
                 in_scope = not request.session_keys or key in request.session_keys
             if in_scope and request.session_id in (None, operation.session_id) \
                     and request.role in (None, message.get("role")):
-                texts.append(message["content"])
-    return texts
+                found.append((key, message["content"]))
+    return found
+
+
+def _texts_in_scope(case: DivergenceCase) -> list[str]:
+    return [text for _, text in messages_in_scope(case)]
 
 
 def _store_holds_several_agents(case: DivergenceCase) -> bool:
@@ -125,7 +130,13 @@ def _store_holds_several_agents(case: DivergenceCase) -> bool:
 
 
 def _credential_in_scope(case: DivergenceCase) -> bool:
-    return any(CREDENTIAL_LOOKING.search(text) for text in messages_in_scope(case))
+    return any(CREDENTIAL_LOOKING.search(text) for text in _texts_in_scope(case))
+
+
+def _upper_case_key_in_scope(case: DivergenceCase) -> bool:
+    named = case.request.session_keys or ()
+    return any(key != key.lower() for key in named) or any(
+        key != key.lower() for key, _ in messages_in_scope(case))
 
 
 def _prefix_request(case: DivergenceCase) -> bool:
@@ -136,30 +147,29 @@ def _cjk_term_inside_longer_runs_only(case: DivergenceCase) -> bool:
     """A message in scope holds every CJK query term as a substring, but some term is no
     message's whole word: upstream's word search cannot find it, the seed's retry can."""
     terms = [term for term in case.request.query.split() if contains_cjk(term)]
-    texts = messages_in_scope(case)
+    texts = _texts_in_scope(case)
     if not terms or not any(all(term in text for term in terms) for text in texts):
         return False
     words = {word for text in texts for word in _WORD_RUN.findall(text)}
     return any(term not in words for term in terms)
 
 
-def _two_agents_case() -> DivergenceCase:
-    """`saffron` once in agent `main`; agent `ops` holds two other messages."""
+def _user_messages_case(windows: dict[tuple[str, str], list[str]], request: SearchRequest) -> DivergenceCase:
+    """One window per (session id, key), holding user messages with ids `<window>-<n>` and
+    timestamps 1, 2, ... in order; one request."""
     from engine.model import SessionWindow
     from tests.parity.strategies import AppendEvent, PutWindow, corpus_of
 
-    def message(message_id: str, text: str, timestamp: int) -> dict:
-        return {"type": "message", "id": message_id, "parentId": None, "timestamp": timestamp,
-                "message": {"role": "user", "content": text}}
-
-    corpus = corpus_of([[
-        PutWindow(SessionWindow("w-main", "agent:main:main")),
-        AppendEvent("w-main", message("m1", "saffron risotto tonight", 1), 1.0),
-        PutWindow(SessionWindow("w-ops", "agent:ops:main")),
-        AppendEvent("w-ops", message("o1", "pasta for lunch", 2), 2.0),
-        AppendEvent("w-ops", message("o2", "pasta again", 3), 3.0),
-    ]])
-    return DivergenceCase(corpus, SearchRequest("saffron", agent_id="main"), reconciled=True)
+    operations: list[PutWindow | AppendEvent] = []
+    clock = 0
+    for (session_id, session_key), texts in windows.items():
+        operations.append(PutWindow(SessionWindow(session_id, session_key)))
+        for number, text in enumerate(texts):
+            clock += 1
+            operations.append(AppendEvent(session_id, {
+                "type": "message", "id": f"{session_id}-{number}", "parentId": None,
+                "timestamp": clock, "message": {"role": "user", "content": text}}, float(clock)))
+    return DivergenceCase(corpus_of([operations]), request, reconciled=True)
 
 
 OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
@@ -173,7 +183,11 @@ OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
                "per agent (issue 11 item 1, pending)",
         applies_to=frozenset({OPENCLAW}),
         recognises=_store_holds_several_agents,
-        reproducer=_two_agents_case(),
+        # `saffron` once in agent main; agent ops holds two other messages.
+        reproducer=_user_messages_case(
+            {("w-main", "agent:main:main"): ["saffron risotto tonight"],
+             ("w-ops", "agent:ops:main"): ["pasta for lunch", "pasta again"]},
+            SearchRequest("saffron", agent_id="main")),
     ),
     Divergence(
         id="openclaw-redacts-credentials",
@@ -208,6 +222,20 @@ OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
         applies_to=frozenset({OPENCLAW}),
         recognises=_cjk_term_inside_longer_runs_only,
         reproducer=single_message_case("明天下午三点开项目评审会议讨论排期", "会议"),
+    ),
+    Divergence(
+        id="openclaw-lowercases-session-keys",
+        description="OpenClaw's writer stores `agent:main:Telegram:Group:42` as "
+                    "`agent:main:telegram:group:42`: its hits name the lower-case key, and a "
+                    "`sessionKeys` filter naming the key as imported finds nothing",
+        reason="OpenClaw normalizes a session key when it writes; this engine keeps the key "
+               "its input names, and the seed says nothing about the case of keys: "
+               "undecided, reported with issue 11 item 4",
+        applies_to=frozenset({OPENCLAW}),
+        recognises=_upper_case_key_in_scope,
+        reproducer=_user_messages_case(
+            {("w", "agent:main:Telegram:Group:42"): ["saffron risotto"]},
+            SearchRequest("saffron", session_keys=("agent:main:Telegram:Group:42",))),
     ),
 )
 
