@@ -112,18 +112,22 @@ def started_oracle(installation: Installation, state: Path, flat_file: Path) -> 
     """An adapter on a fresh OpenClaw state folder, with `flat_file` loaded through
     OpenClaw's writer; a failure to start is a skip locally and a failure in CI."""
     started = time.monotonic()
+    client: RpcClient | None = None
     try:
         client = spawn_adapter(installation, state)
         info = client.call("adapter.info")
     except (RpcConnectionError, RpcError) as error:
+        if client is not None:
+            client.close()
         skip_or_fail(f"the OpenClaw adapter did not start: {error}")
-    assert info["openclawVersion"] == OPENCLAW_VERSION, info
+    assert client is not None and info["openclawVersion"] == OPENCLAW_VERSION, info
     started_seconds = time.monotonic() - started
     try:
         load = client.call("corpus.load", {"path": str(flat_file)})
         yield OpenClawOracle(client, load, started_seconds)
     finally:
-        assert client.close() == 0
+        status = client.close()
+    assert status == 0, f"the adapter exited with status {status}"
 
 
 @dataclass
