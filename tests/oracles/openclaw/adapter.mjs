@@ -1,0 +1,412 @@
+#!/usr/bin/env node
+// The real OpenClaw session search behind session-search's JSON-RPC line protocol.
+//
+// Owns: answering `corpus.load`, `sessions.search` and `adapter.info` (docs/protocol.md's
+// envelope, error codes and `sessions.search` params and result) by calling the functions
+// of an installed `openclaw` npm package. Must not touch: indexing, ranking or snippets
+// (OpenClaw's own code does all of it), any state outside $OPENCLAW_STATE_DIR.
+//
+// What it calls inside OpenClaw (package folder in $SESSION_SEARCH_OPENCLAW_PACKAGE):
+// * writing: `appendSessionTranscriptMessageByIdentity` (public plugin-sdk
+//   `session-transcript-runtime`), which writes the transcript event and, in the same
+//   SQLite transaction, OpenClaw's FTS index rows; then `upsertSessionEntry` (public
+//   plugin-sdk `session-store-runtime`) makes the newest window of each key its current
+//   session, the older ones stay retained windows of the key;
+// * searching: `searchSessionTranscripts` (bundle module of
+//   src/config/sessions/session-transcript-search.ts), the kernel the Gateway calls,
+//   once per agent database;
+// * listing the agent databases: `listOpenClawRegisteredAgentDatabases` (bundle module
+//   of src/state/openclaw-agent-db-registry-listing.ts), OpenClaw's own registry;
+// * counting the indexed rows after a load: `withOpenClawAgentDatabaseReadOnly` (a
+//   read-only `count(*)`, the only SQL written here).
+//
+// Scope mapping (OpenClaw keeps one SQLite database per agent, this engine one store):
+// * `agentId` without `sessionKeys`: that agent's database, the kernel answer as it is;
+// * `sessionKeys: [...]`: each key's agent database, filtered to the keys (keys without an
+//   agent part, `global` and `unknown`, are looked for in every database); `[]`: every
+//   database unfiltered;
+// * several databases: the Gateway's merge (score desc, timestamp desc, messageId by
+//   localeCompare), cut to the limit; `truncated` when any database was truncated or the
+//   merge held more than the limit. Each database is asked for the same limit, so the
+//   cut keeps every hit that can be in the merged top. `order: "recent"` across
+//   databases has no OpenClaw answer (insertion order is per database) and is refused.
+// * `match` is accepted and checked but has no effect: the 2026.9.6 kernel has only one
+//   mode (every word a quoted FTS5 phrase).
+
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+const ENGINE_ERROR = -32000;
+
+class RpcError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+function requiredVariable(name) {
+  const value = process.env[name];
+  if (!value) {
+    process.stderr.write(`adapter.mjs: set ${name} (see tests/oracles/README.md)\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const PACKAGE_FOLDER = path.resolve(requiredVariable("SESSION_SEARCH_OPENCLAW_PACKAGE"));
+// OpenClaw reads its state folder from this variable; never fall back to ~/.openclaw.
+const STATE_FOLDER = path.resolve(requiredVariable("OPENCLAW_STATE_DIR"));
+const BUNDLE = path.join(PACKAGE_FOLDER, "dist");
+fs.mkdirSync(STATE_FOLDER, { recursive: true });
+
+// ---- finding OpenClaw's functions --------------------------------------------------------
+// Public entry points have stable paths. Internal modules are chunks named after their
+// source file plus a hash (`session-transcript-search-<hash>.mjs`), marked inside by
+// `//#region <source file>`, and export minified aliases (`export { realName as n }`).
+
+async function publicModule(subpath) {
+  return import(pathToFileURL(path.join(BUNDLE, "plugin-sdk", `${subpath}.js`)).href);
+}
+
+function exportAliases(source) {
+  const list = /export\s*\{([^}]*)\}\s*;?\s*$/.exec(source);
+  const aliases = new Map();
+  for (const entry of list ? list[1].split(",") : []) {
+    const [name, alias] = entry.trim().split(/\s+as\s+/);
+    if (name) aliases.set(name, alias ?? name);
+  }
+  return aliases;
+}
+
+async function bundledFunctions(sourceFile, names) {
+  const prefix = `${path.basename(sourceFile, ".ts")}-`;
+  const matches = [];
+  for (const file of fs.readdirSync(BUNDLE)) {
+    if (!file.startsWith(prefix) || !file.endsWith(".mjs")) continue;
+    const source = fs.readFileSync(path.join(BUNDLE, file), "utf8");
+    if (!source.includes(`//#region ${sourceFile}\n`)) continue;
+    const aliases = exportAliases(source);
+    if (names.every((name) => aliases.has(name))) matches.push({ file, aliases });
+  }
+  if (matches.length !== 1) {
+    throw new Error(`expected one bundle chunk for ${sourceFile} exporting ${names.join(", ")}, `
+      + `found ${matches.map((match) => match.file).join(", ") || "none"}`);
+  }
+  const [{ file, aliases }] = matches;
+  const loaded = await import(pathToFileURL(path.join(BUNDLE, file)).href);
+  const functions = { chunk: file };
+  for (const name of names) functions[name] = loaded[aliases.get(name)];
+  return functions;
+}
+
+const transcripts = await publicModule("session-transcript-runtime");
+const sessionStore = await publicModule("session-store-runtime");
+const routing = await publicModule("routing");
+const kernel = await bundledFunctions("src/config/sessions/session-transcript-search.ts",
+  ["searchSessionTranscripts"]);
+const registry = await bundledFunctions("src/state/openclaw-agent-db-registry-listing.ts",
+  ["listOpenClawRegisteredAgentDatabases"]);
+const readOnly = await bundledFunctions("src/state/openclaw-agent-db-readonly.ts",
+  ["withOpenClawAgentDatabaseReadOnly"]);
+
+function agentOfKey(sessionKey) {
+  const parsed = routing.parseAgentSessionKey(sessionKey);
+  return parsed ? routing.normalizeAgentId(parsed.agentId) : undefined;
+}
+
+function registeredAgents() {
+  const agents = registry.listOpenClawRegisteredAgentDatabases({ env: process.env })
+    .map((entry) => entry.agentId);
+  return [...new Set(agents)].sort();
+}
+
+function indexedRowCount(agentId) {
+  const answer = readOnly.withOpenClawAgentDatabaseReadOnly(
+    (database) => database.db.prepare("select count(*) as rows from session_transcript_fts").get().rows,
+    { agentId, env: process.env });
+  return answer.found ? answer.value : 0;
+}
+
+// ---- corpus.load ---------------------------------------------------------------------------
+
+const FLAT_FIELDS = ["sessionKey", "sessionId", "messageId", "role", "text", "timestamp"];
+
+function flatRows(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new RpcError(INVALID_PARAMS, `cannot read ${file}: ${error.message}`);
+  }
+  const rows = [];
+  text.split("\n").forEach((line, index) => {
+    if (!line.trim()) return;
+    const where = `${file}:${index + 1}`;
+    let row;
+    try {
+      row = JSON.parse(line);
+    } catch (error) {
+      throw new RpcError(INVALID_PARAMS, `${where}: not JSON (${error.message})`);
+    }
+    const unknown = Object.keys(row).filter((name) => !FLAT_FIELDS.includes(name));
+    if (unknown.length) throw new RpcError(INVALID_PARAMS, `${where}: unknown field ${unknown.join(", ")}`);
+    for (const name of ["sessionKey", "sessionId", "messageId", "role", "text"]) {
+      if (typeof row[name] !== "string") throw new RpcError(INVALID_PARAMS, `${where}: "${name}" must be a string`);
+    }
+    // OpenClaw stamps a message with `now`, the clock when absent: a corpus must say.
+    const timestamp = typeof row.timestamp === "string" ? Date.parse(row.timestamp) : row.timestamp;
+    if (typeof timestamp !== "number" || !Number.isFinite(timestamp)) {
+      throw new RpcError(INVALID_PARAMS, `${where}: "timestamp" must be epoch milliseconds or an ISO-8601 string`);
+    }
+    const agentId = agentOfKey(row.sessionKey);
+    if (!agentId) throw new RpcError(INVALID_PARAMS, `${where}: sessionKey "${row.sessionKey}" is not agent:<id>:<rest>`);
+    rows.push({ ...row, timestamp, agentId });
+  });
+  return rows;
+}
+
+async function loadCorpus(params) {
+  if (typeof params.path !== "string") throw new RpcError(INVALID_PARAMS, "path must be a string");
+  const started = Date.now();
+  const rows = flatRows(params.path);
+  let appended = 0;
+  // Flat-file semantics: each window is one chain in file order; of a key's windows, the
+  // one whose first line comes last is current (a Map keeps first-insertion order).
+  const windowsOfKey = new Map();
+  for (const row of rows) {
+    const result = await transcripts.appendSessionTranscriptMessageByIdentity({
+      agentId: row.agentId,
+      sessionKey: row.sessionKey,
+      sessionId: row.sessionId,
+      eventId: row.messageId,
+      now: row.timestamp,
+      message: { role: row.role, content: row.text, timestamp: row.timestamp },
+    });
+    if (result?.appended) appended += 1;
+    const windows = windowsOfKey.get(row.sessionKey) ?? new Map();
+    windowsOfKey.set(row.sessionKey, windows);
+    const newest = Math.max(windows.get(row.sessionId)?.updatedAt ?? row.timestamp, row.timestamp);
+    windows.set(row.sessionId, { agentId: row.agentId, updatedAt: newest });
+  }
+  for (const [sessionKey, windows] of windowsOfKey) {
+    const [sessionId, { agentId, updatedAt }] = [...windows].at(-1);
+    await sessionStore.upsertSessionEntry({ agentId, sessionKey, entry: { sessionId, updatedAt } });
+  }
+  const agents = registeredAgents();
+  return {
+    messages: rows.length,
+    appended,
+    windows: new Set(rows.map((row) => row.sessionId)).size,
+    sessionKeys: windowsOfKey.size,
+    agents,
+    indexedRows: Object.fromEntries(agents.map((agentId) => [agentId, indexedRowCount(agentId)])),
+    elapsedMs: Date.now() - started,
+  };
+}
+
+// ---- sessions.search -------------------------------------------------------------------------
+
+const SEARCH_PARAMS = {
+  agentId: "string", query: "string", limit: "integer", sessionKeys: "array",
+  sessionId: "string", role: "string", match: "string", order: "string",
+};
+const ALLOWED_VALUES = { role: ["user", "assistant"], match: ["exact", "prefix"], order: ["relevance", "recent"] };
+const TYPE_WORDS = { string: "a string", integer: "an integer", array: "an array of strings" };
+
+function jsonTypeName(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "boolean") return "a boolean";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "string") return "a string";
+  return "an object";
+}
+
+function checkedSearchParams(params) {
+  if (params === null || typeof params !== "object" || Array.isArray(params)) {
+    throw new RpcError(INVALID_PARAMS, "params must be an object");
+  }
+  const unknown = Object.keys(params).filter((name) => !(name in SEARCH_PARAMS)).sort();
+  if (unknown.length) throw new RpcError(INVALID_PARAMS, `unknown params: ${unknown.join(", ")}`);
+  const request = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null && name !== "query") continue;
+    const expected = SEARCH_PARAMS[name];
+    const fits = expected === "integer" ? Number.isInteger(value)
+      : expected === "array" ? Array.isArray(value) : typeof value === expected;
+    if (!fits) {
+      const nullable = name === "query" ? "" : " or null";
+      throw new RpcError(INVALID_PARAMS, `${name} has the wrong type (expected ${TYPE_WORDS[expected]}${nullable}, got ${jsonTypeName(value)})`);
+    }
+    request[name] = value;
+  }
+  if (!("query" in request)) throw new RpcError(INVALID_PARAMS, "query is required");
+  if (request.sessionKeys && !request.sessionKeys.every((key) => typeof key === "string")) {
+    throw new RpcError(INVALID_PARAMS, "sessionKeys must be an array of strings");
+  }
+  for (const [name, allowed] of Object.entries(ALLOWED_VALUES)) {
+    if (name in request && !allowed.includes(request[name])) {
+      throw new RpcError(INVALID_PARAMS, `${name} must be one of: ${allowed.join(", ")}`);
+    }
+  }
+  if (!request.sessionKeys && request.agentId === undefined) {
+    throw new RpcError(INVALID_PARAMS, "agentId is required when sessionKeys is omitted");
+  }
+  return request;
+}
+
+// Which agent databases a request reads, each with the key filter it passes on.
+function searchTargets(request) {
+  if (!request.sessionKeys) return [{ agentId: routing.normalizeAgentId(request.agentId) }];
+  const agents = registeredAgents();
+  if (request.sessionKeys.length === 0) return agents.map((agentId) => ({ agentId }));
+  const keysByAgent = new Map();
+  const agentless = request.sessionKeys.filter((key) => !agentOfKey(key));
+  for (const key of request.sessionKeys) {
+    const agentId = agentOfKey(key);
+    if (agentId && agents.includes(agentId)) keysByAgent.set(agentId, [...(keysByAgent.get(agentId) ?? []), key]);
+  }
+  if (agentless.length) for (const agentId of agents) keysByAgent.set(agentId, [...(keysByAgent.get(agentId) ?? [])]);
+  return [...keysByAgent].map(([agentId, keys]) => ({ agentId, sessionKeys: [...keys, ...agentless] }));
+}
+
+function asProtocolHit(hit) {
+  return {
+    sessionKey: hit.sessionKey, sessionId: hit.sessionId, messageId: hit.messageId,
+    role: hit.role, timestamp: hit.timestamp, snippet: hit.snippet, score: hit.score,
+  };
+}
+
+function byGatewayOrder(left, right) {
+  return right.score - left.score || right.timestamp - left.timestamp
+    || left.messageId.localeCompare(right.messageId);
+}
+
+async function search(params) {
+  const request = checkedSearchParams(params);
+  const targets = searchTargets(request);
+  if (targets.length > 1 && request.order === "recent") {
+    throw new RpcError(INVALID_PARAMS, "order recent across agent databases has no OpenClaw answer");
+  }
+  const limit = Math.min(Math.max(1, request.limit ?? 10), 25);
+  const answers = [];
+  for (const target of targets) {
+    try {
+      answers.push(await kernel.searchSessionTranscripts({
+        query: request.query,
+        agentId: target.agentId,
+        ...(target.sessionKeys ? { sessionKeys: target.sessionKeys } : {}),
+        ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+        ...(request.role ? { role: request.role } : {}),
+        ...(request.order === "recent" ? { order: "recent" } : {}),
+        limit,
+        env: process.env,
+      }));
+    } catch (error) {
+      // The kernel's query policy throws these two, with the product's wording.
+      if (/^query must (not be empty|not exceed)/.test(error?.message ?? "")) throw new RpcError(INVALID_PARAMS, error.message);
+      throw error;
+    }
+  }
+  const merged = answers.length === 1 ? answers[0].hits : answers.flatMap((answer) => answer.hits).toSorted(byGatewayOrder);
+  const archived = answers.reduce((total, answer) => total + (answer.archivedTranscriptsExcluded ?? 0), 0);
+  return {
+    hits: merged.slice(0, limit).map(asProtocolHit),
+    truncated: answers.some((answer) => answer.truncated) || merged.length > limit,
+    indexing: answers.some((answer) => answer.indexing),
+    ...(archived > 0 ? { archivedTranscriptsExcluded: archived } : {}),
+  };
+}
+
+// ---- adapter.info --------------------------------------------------------------------------
+
+async function info() {
+  const { DatabaseSync } = await import("node:sqlite");
+  const memory = new DatabaseSync(":memory:");
+  const sqliteVersion = memory.prepare("select sqlite_version() as version").get().version;
+  memory.close();
+  const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE_FOLDER, "package.json"), "utf8"));
+  return {
+    openclawVersion: manifest.version,
+    node: process.version,
+    sqliteVersion,
+    stateFolder: STATE_FOLDER,
+    agents: registeredAgents(),
+    chunks: { search: kernel.chunk, registry: registry.chunk, readOnly: readOnly.chunk },
+  };
+}
+
+const METHODS = { "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search };
+
+// ---- the line protocol -----------------------------------------------------------------------
+
+function isValidId(id) {
+  return id === null || typeof id === "string" || Number.isInteger(id);
+}
+
+async function answer(line) {
+  let text;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(line);
+  } catch {
+    return { jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: "parse error: the line is not UTF-8" } };
+  }
+  if (!text.trim()) return undefined;
+  let message;
+  try {
+    message = JSON.parse(text);
+  } catch (error) {
+    return { jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: `parse error: ${error.message}` } };
+  }
+  if (Array.isArray(message)) {
+    return { jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: "batch requests are not supported" } };
+  }
+  if (message === null || typeof message !== "object") {
+    return { jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: "a request must be a JSON object" } };
+  }
+  const id = "id" in message && isValidId(message.id) ? message.id : null;
+  if (message.jsonrpc !== "2.0" || typeof message.method !== "string" || ("id" in message && !isValidId(message.id))) {
+    return { jsonrpc: "2.0", id, error: { code: INVALID_REQUEST, message: 'expected {"jsonrpc": "2.0", "method": str, "id": str|int}' } };
+  }
+  const notification = !("id" in message);
+  const method = METHODS[message.method];
+  let response;
+  if (!method) {
+    response = { jsonrpc: "2.0", id, error: { code: METHOD_NOT_FOUND, message: `unknown method '${message.method}'` } };
+  } else {
+    try {
+      response = { jsonrpc: "2.0", id, result: await method(message.params ?? {}) };
+    } catch (error) {
+      const code = error instanceof RpcError ? error.code : ENGINE_ERROR;
+      if (code === ENGINE_ERROR) process.stderr.write(`adapter.mjs: ${error?.stack ?? error}\n`);
+      response = { jsonrpc: "2.0", id, error: { code, message: String(error?.message ?? error) } };
+    }
+  }
+  return notification ? undefined : response;
+}
+
+// One request at a time, answered (and flushed) before the next line is read.
+let pending = Buffer.alloc(0);
+for await (const chunk of process.stdin) {
+  pending = Buffer.concat([pending, chunk]);
+  let end;
+  while ((end = pending.indexOf(0x0a)) !== -1) {
+    const line = pending.subarray(0, end);
+    pending = pending.subarray(end + 1);
+    const response = await answer(line);
+    if (response !== undefined) {
+      await new Promise((resolve) => process.stdout.write(`${JSON.stringify(response)}\n`, resolve));
+    }
+  }
+}
+if (pending.length) {
+  const response = await answer(pending);
+  if (response !== undefined) process.stdout.write(`${JSON.stringify(response)}\n`);
+}
+process.exit(0);
