@@ -147,6 +147,7 @@ def run_explain(args: argparse.Namespace) -> int:
         hit = item.hit
         print(f"#{number} {hit.session_key} {hit.session_id} {hit.message_id} ({hit.role}) "
               f"score {hit.score!r} doc {item.doc_id}")
+        print(f"  partition {item.partition!r}: scored with that agent's own statistics")
         for line in item.bm25.lines() if item.bm25 is not None else ["no bm25 (substring-only hit): rank 0"]:
             print(f"  {line}")
         print("  excerpt window:")
@@ -185,16 +186,11 @@ def run_reconcile(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """`session-search verify`: rebuild the index in memory and compare (exit 1 on a mismatch)."""
-    from engine.backends.reference import ReferenceBackend
-    from engine.diagnostics.verify import verify_backend
+    from engine.diagnostics.verify import verify_store
 
     backend = open_backend(args.store, writer=args.repair)
     try:
-        if not isinstance(backend, ReferenceBackend):
-            raise UsageError(f"verify needs a reference store; this one uses {backend.name!r}")
-        if args.repair:
-            backend.rebuild_index()
-        report = verify_backend(backend)
+        report = verify_store(backend, repair=args.repair)
     finally:
         backend.close()
     if args.json:

@@ -15,7 +15,8 @@ Commands:
   had just created is removed again. Then, unless `--no-reconcile`, the windows the
   import left dirty are reconciled (the rules are `engine.ingest.into_store`'s);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
-  then whatever index counts the backend adds (`messages_indexed`, ...);
+  then whatever index counts the backend adds (`messages_indexed`, ...), summed over the
+  agents' partitions, then the same counts per agent (`--json`: `partitions`);
 
 Every command takes `--json`. Errors go to standard error as
 `session-search: error: ...` with exit status 2 for bad usage or input, 1 otherwise
@@ -92,14 +93,34 @@ def run_stats(args: argparse.Namespace) -> int:
     backend = open_backend(store_path, backend=backend_name)
     try:
         counts = ordered_stats(backend.stats())
+        per_agent = {agent_id: ordered_stats(partition_counts)
+                     for agent_id, partition_counts in backend.partition_stats().items()}
     finally:
         backend.close()
     if args.json:
-        print_json({"store": str(store_path), "backend": backend_name, **counts})
+        print_json({"store": str(store_path), "backend": backend_name, **counts,
+                    "partitions": per_agent})
     else:
         print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
+        if per_agent:
+            print()
+            print(format_partition_stats(per_agent))
     return 0
+
+
+def format_partition_stats(per_agent: dict[str, dict[str, int]]) -> str:
+    """One row of counts per agent's partition.
+
+    >>> print(format_partition_stats({"main": {"windows": 2, "events": 9}}))
+    agent  windows  events
+    -----  -------  ------
+    main   2        9
+    """
+    names = list(next(iter(per_agent.values())))
+    return format_table(["agent", *names],
+                        [[agent_id, *(counts.get(name, 0) for name in names)]
+                         for agent_id, counts in per_agent.items()])
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:

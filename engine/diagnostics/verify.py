@@ -27,6 +27,10 @@ same analyzer, and the two indexes are compared term by term (rows matched by
 token count. `engine.index.check` runs on the committed index too. Verify never repairs;
 `ReferenceBackend.rebuild_index()` (the `--repair` flag) does, explicitly.
 
+A store is verified partition by partition (`verify_store`): each agent's partition has
+its own transcripts and index, so each gets its own report, and the store's report is
+their sum with every problem prefixed by its agent (`StoreVerifyReport`).
+
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
 """
@@ -36,8 +40,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
-from engine.errors import UnknownSession
+from engine.errors import UnknownSession, UsageError
 from engine.index.check import check_index
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
@@ -201,3 +206,60 @@ def verify_backend(backend: ReferenceBackend) -> VerifyReport:
     if len(differing) > MAX_LISTED:
         report.problems.append(f"... and {len(differing) - MAX_LISTED} more differing terms")
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class StoreVerifyReport:
+    """The reports of every partition of a store, by agent id in agent order."""
+
+    partitions: dict[str, VerifyReport]
+
+    @property
+    def ok(self) -> bool:
+        """True when every partition's index matches its transcripts."""
+        return all(report.ok for report in self.partitions.values())
+
+    @property
+    def problems(self) -> list[str]:
+        """Every partition's problems, each prefixed with its agent."""
+        return [f"agent {agent_id}: {problem}" for agent_id, report in self.partitions.items()
+                for problem in report.problems]
+
+    def total(self, name: str) -> int:
+        """One count of `VerifyReport` summed over the partitions."""
+        return sum(getattr(report, name) for report in self.partitions.values())
+
+    def to_json(self) -> dict[str, object]:
+        """The summed report (as `VerifyReport.to_json`) plus `partitions` by agent."""
+        summed = VerifyReport(
+            windows=self.total("windows"), rows_committed=self.total("rows_committed"),
+            rows_expected=self.total("rows_expected"), stale_rows=self.total("stale_rows"),
+            windows_needing_reconcile=self.total("windows_needing_reconcile"),
+            problems=self.problems)
+        return {**summed.to_json(),
+                "partitions": {agent_id: report.to_json()
+                               for agent_id, report in self.partitions.items()}}
+
+    def lines(self) -> list[str]:
+        """A readable report: the store's status, then one count line per partition."""
+        status = "OK: the index matches its transcripts" if self.ok else (
+            f"MISMATCH: {len(self.problems)} problem(s)")
+        lines = [status]
+        for agent_id, report in self.partitions.items():
+            lines.append(f"agent {agent_id}: {report.lines()[1]}")
+            lines.extend(f"  {problem}" for problem in report.problems)
+        return lines
+
+
+def verify_store(store: PartitionedStore, *, repair: bool = False) -> StoreVerifyReport:
+    """Verify every partition of `store` (reference partitions only); with `repair`,
+    first rebuild each partition's committed index from its transcripts (writer)."""
+    if store.name != ReferenceBackend.name:
+        raise UsageError(f"verify needs a reference store; this one uses {store.name!r}")
+    reports: dict[str, VerifyReport] = {}
+    for agent_id, partition in store.partitions().items():
+        assert isinstance(partition, ReferenceBackend)
+        if repair:
+            partition.rebuild_index()
+        reports[agent_id] = verify_backend(partition)
+    return StoreVerifyReport(reports)
