@@ -8,9 +8,11 @@ every backend; `explain` needs an `Explainable` backend and `verify` the referen
 Session scope on the command line (a decision for CLI users, who own the store they
 point at): with no `--agent` and no `--session-key`, `search` looks at every session in
 the store (`sessionKeys: []`), like `--all-sessions`. `--agent ID` alone selects that
-agent's namespace plus `global` and `unknown` (the kernel's omitted-filter rule);
-`--session-key` (repeatable) selects exactly those keys. `--all-sessions` cannot be
-combined with `--session-key`.
+agent's partition, its namespace (plus `global` and `unknown` for the default agent
+`main`, whose partition holds them: the kernel's omitted-filter rule inside one agent's
+database); `--session-key` (repeatable) selects exactly those keys. `--all-sessions`
+cannot be combined with `--session-key`. Searches over keys or every session merge the
+partitions' answers (`engine.backends.partitioned`).
 
 `serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line; the
 protocol (methods, params, results, error codes) is `docs/protocol.md`, and the server
@@ -39,7 +41,7 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
     _add_store(parser)
-    parser.add_argument("--agent", metavar="ID", help="search this agent's namespace (+ global, unknown)")
+    parser.add_argument("--agent", metavar="ID", help="search this agent's partition (main's holds global, unknown)")
     parser.add_argument(
         "--session-key", action="append", metavar="KEY", dest="session_keys",
         help="search only this session key (repeatable)",

@@ -1,8 +1,12 @@
 """Differential tests: the reference backend against the SQLite FTS5 backend (issue 4).
 
-Both backends receive the same random corpus (`tests.parity.strategies`: several agents,
-window chains, rewinds, logical resets, side appends, unindexable content, multilingual
-text) and the same random requests. For every request they must agree exactly on the
+Both backends are compared as stores are used: partitioned, one partition per agent
+(`engine.backends.partitioned`), so every corpus with several agents spans several
+partitions. Both receive the same random corpus (`tests.parity.strategies`: several
+agents, window chains, rewinds, logical resets, side appends, unindexable content,
+multilingual text) and the same random requests: scoped to one agent (one partition's
+answer), explicit keys of one or several agents, and every agent (`session_keys=()`),
+both merged the Gateway's way. For every request they must agree exactly on the
 hit list and its order, every hit field and snippet, `truncated`, `indexing` and
 `archivedTranscriptsExcluded`; scores must agree to 1e-9 relative. A request that one
 backend rejects must be rejected by the other with the same error class and message.
@@ -30,12 +34,13 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from engine.backends.partitioned import PartitionedStore, PartitionKind, create_partitioned
 from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.registry import partition_kind
 from engine.config import EngineConfig
-from engine.directory import MemoryDirectory
+from engine.directory import FileDirectory
 from engine.errors import EngineError
-from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.model import SearchRequest, SearchResult, SessionWindow, owner_agent_id
 from tests.parity.known_divergences import (
     BACKEND_DIFFERENTIAL,
     KNOWN_DIVERGENCES,
@@ -62,14 +67,32 @@ SCRATCH_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 
+def reference_partitions(config: EngineConfig | None) -> PartitionKind:
+    """Reference partitions made and opened with `config` (the registry's use the default)."""
+    if config is None:
+        return partition_kind("reference")
+
+    class ConfiguredReference(ReferenceBackend):
+        @classmethod
+        def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
+            return cls.create_in(FileDirectory(path), config=config)
+
+        @classmethod
+        def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
+            return cls.open_in(FileDirectory(path), writer=writer, config=config)
+
+    return PartitionKind("reference", ConfiguredReference)
+
+
 @contextmanager
 def both_backends(
     config: EngineConfig | None = None,
-) -> Iterator[tuple[ReferenceBackend, SqliteBackend]]:
-    """A fresh in-memory reference store and a fresh SQLite store in a scratch folder."""
+) -> Iterator[tuple[PartitionedStore, PartitionedStore]]:
+    """A fresh partitioned reference store and a fresh partitioned SQLite store, in a
+    scratch folder (memory-backed where the machine has /dev/shm)."""
     with tempfile.TemporaryDirectory(dir=SCRATCH_ROOT) as folder:
-        reference = ReferenceBackend.create_in(MemoryDirectory(), config=config)
-        sqlite = SqliteBackend.create(Path(folder) / "sqlite")
+        reference = create_partitioned(Path(folder) / "reference", reference_partitions(config))
+        sqlite = create_partitioned(Path(folder) / "sqlite", partition_kind("sqlite"))
         try:
             yield reference, sqlite
         finally:
@@ -115,8 +138,8 @@ def result_differences(expected: SearchResult | tuple, actual: SearchResult | tu
 
 
 def compare_requests(
-    reference: ReferenceBackend,
-    sqlite: SqliteBackend,
+    reference: PartitionedStore,
+    sqlite: PartitionedStore,
     corpus: Corpus,
     request_list: list[SearchRequest],
     *,
@@ -136,6 +159,24 @@ def compare_requests(
         problems = result_differences(expected, outcome(reference, request))
         assert problems == [], f"{request!r} (reconciled={reconciled}):\n" + "\n".join(problems)
         tally_outcome(tally, expected)
+        tally["scope: " + scope_kind(request)] += 1
+
+
+def scope_kind(request: SearchRequest) -> str:
+    """Which of the store-level search's routes a request takes."""
+    if request.session_keys is None:
+        return "one agent"
+    if not request.session_keys:
+        return "every agent"
+    owners = {owner_agent_id(key) for key in request.session_keys}
+    return "keys of several agents" if len(owners) > 1 else "keys of one agent"
+
+
+#: Routes and outcomes every default run of the partitioned comparison must have seen.
+PARTITION_COVERAGE = (
+    "several partitions", "scope: one agent", "scope: every agent",
+    "scope: keys of several agents", "scope: keys of one agent",
+)
 
 
 @st.composite
@@ -202,7 +243,8 @@ def test_reference_and_sqlite_agree_on_random_corpora_and_requests() -> None:
     fired = {name.removeprefix("divergence:") for name in tally if name.startswith("divergence:")}
     expected = {entry.id for entry in KNOWN_DIVERGENCES if BACKEND_DIFFERENTIAL in entry.applies_to}
     assert expected - fired == set(), "known divergences that never fired (stale entries)"
-    assert [kind for kind in (*REQUIRED_COVERAGE, "indexing") if tally[kind] == 0] == [], dict(tally)
+    assert [kind for kind in (*REQUIRED_COVERAGE, *PARTITION_COVERAGE, "indexing")
+            if tally[kind] == 0] == [], dict(tally)
 
 
 def test_every_known_divergence_still_reproduces() -> None:
@@ -350,7 +392,9 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
         load_corpus(reference, corpus)
         result = reference.search(request_list[0])
         assert (result.indexing, result.archived_transcripts_excluded) == (True, 1)
-        assert [hit.session_key for hit in result.hits] == ["global"]
+        assert result.hits == ()  # `global` lives in main's partition, not work_team's
+        main = reference.search(SearchRequest("saffron", agent_id="main"))
+        assert ([hit.session_key for hit in main.hits], main.indexing) == (["global"], False)
 
 
 #: Every commit of two changes or more counts as large: the reference defers each one
@@ -370,7 +414,8 @@ def test_deferred_large_commits_agree_with_sqlite_after_reconcile() -> None:
         with both_backends(DEFERRING) as (reference, sqlite):
             load_corpus(reference, corpus)
             load_corpus(sqlite, corpus)
-            tally["deferred"] += bool(reference._deferred)
+            tally["deferred"] += any(partition._deferred
+                                     for partition in reference.partitions().values())
             assert reference.reconcile() == sqlite.reconcile()
             compare_requests(reference, sqlite, corpus, request_list, reconciled=True,
                              tally=tally)
