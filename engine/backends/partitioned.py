@@ -120,6 +120,7 @@ from engine.model import (
 )
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
+from engine.score.bm25 import Bm25Explanation
 from engine.search.explain import HitExplanation, SearchExplanation
 from engine.search.merge import merge_partition_results
 from engine.transcript.log import now_milliseconds
@@ -405,7 +406,6 @@ class PartitionedStore(Backend, Maintenance):
     def __init__(self, space: FolderPartitions, *, writer: bool) -> None:
         """Use `engine.backends.registry.open_backend` (or `open_partitioned`)."""
         self.space = space
-        self.name = space.kind.backend
         self.is_writer = writer
         self._partitions: dict[str, Backend] = {}
         #: session id -> agent, built on first use (`agent_of_session`).
@@ -420,6 +420,11 @@ class PartitionedStore(Backend, Maintenance):
         except BaseException:
             self.close()
             raise
+
+    @property
+    def name(self) -> str:
+        """The backend of the partitions (`reference`, `sqlite`)."""
+        return self.space.kind.backend
 
     # ----- partitions -----------------------------------------------------------------
 
@@ -667,7 +672,7 @@ class PartitionHitExplanation:
         return self.explanation.doc_id
 
     @property
-    def bm25(self) -> Any:
+    def bm25(self) -> Bm25Explanation | None:
         """Its bm25 inputs (N, n, avgdl of its partition), None for a substring hit."""
         return self.explanation.bm25
 
