@@ -163,7 +163,7 @@ def check_name(name: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _sync_folder(path: Path) -> None:
+def sync_folder(path: Path) -> None:
     """fsync a folder so that names created or renamed in it are durable."""
     descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -186,7 +186,7 @@ def _make_folders(folder: Path) -> list[Path]:
 def _sync_new_folders(created: list[Path]) -> None:
     """Make the names of newly created folders durable (fsync each one's parent)."""
     for folder in created:
-        _sync_folder(folder.parent)
+        sync_folder(folder.parent)
 
 
 class _FileAppendHandle:
@@ -211,7 +211,7 @@ class _FileAppendHandle:
         self._file.flush()
         os.fsync(self._file.fileno())
         if self._name_needs_sync:
-            _sync_folder(self._path.parent)
+            sync_folder(self._path.parent)
             _sync_new_folders(self._new_folders)
             self._name_needs_sync = False
             self._new_folders = []
@@ -356,7 +356,7 @@ class FileDirectory:
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
         _sync_new_folders(new_folders)
 
     def remove(self, name: str) -> None:
@@ -364,7 +364,7 @@ class FileDirectory:
             self._full(name).unlink()
         except FileNotFoundError:
             raise StoreError(f"{self.location(name)}: no such store file") from None
-        _sync_folder(self._full(name).parent)
+        sync_folder(self._full(name).parent)
 
     def acquire_lock(self, name: str) -> LockHandle:
         path = self._full(name)

@@ -10,7 +10,26 @@ Vocabulary (behaviour.md §2):
   chain of windows linked through `previous_session_id`, one of which is current;
 * a *stored event* is one transcript event as it came (a JSON object kept verbatim), with
   its append order `seq` inside its window and the time the store received it;
-* an *index entry* is what the search index holds for one searchable message (§2.3).
+* an *index entry* is what the search index holds for one searchable message (§2.3);
+* an agent's *partition* is everything a store keeps for that agent (its windows, their
+  events, its index and so its bm25 statistics), as OpenClaw keeps one database per agent
+  (`agents/<agentId>/agent/openclaw-agent.sqlite`); `owner_agent_id` names the partition
+  of a key.
+
+Where `global` and `unknown` live (read in the `openclaw` npm package 2026.9.6, `dist/`).
+A key without an agent id is owned by the configured default agent:
+`resolveAgentIdFromSessionKey(key, configuredDefault)` (`session-key-*.mjs`) returns the
+key's agent or, for a key without one, the configured default; `toAgentStoreSessionKey`
+and `resolveSessionStoreKey` (`session-store-key-*.mjs`) keep `global` and `unknown` as
+they are and `resolveLogicalSessionStoreAgentId` names their store's agent (a persisted
+store owner, else the legacy default agent, else the sole agent), and the session is
+written into that agent's database. Inside each agent database the kernel's scope adds
+`session_key IN ('global', 'unknown')` (`session-transcript-search-*.mjs`), which is how
+they are found. Without configuration the default agent is `main` (`DEFAULT_AGENT_ID =
+LEGACY_IMPLICIT_AGENT_ID = "main"`), so here `global` and `unknown` windows belong to the
+partition of `DEFAULT_AGENT_ID`. (OpenClaw can also write such a key into another agent's
+database when a session is created for an explicit agent; a window here has no owner
+apart from its key, so that case is not modelled.)
 """
 
 from __future__ import annotations
@@ -43,6 +62,21 @@ def agent_id_of(session_key: str) -> str | None:
     if not separator or not agent_id or not rest:
         return None
     return agent_id
+
+
+def owner_agent_id(session_key: str) -> str | None:
+    """The agent whose partition holds windows of `session_key`: the key's agent, or
+    `DEFAULT_AGENT_ID` for `global` and `unknown` (see the module docstring); None for a
+    string that is not a session key.
+
+    >>> owner_agent_id("agent:work_team:main"), owner_agent_id("unknown")
+    ('work_team', 'main')
+    >>> owner_agent_id("cron:daily") is None
+    True
+    """
+    if session_key in RESERVED_SESSION_KEYS:
+        return DEFAULT_AGENT_ID
+    return agent_id_of(session_key)
 
 
 @dataclass(frozen=True, slots=True)

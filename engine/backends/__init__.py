@@ -1,4 +1,5 @@
-"""Backends: the reference engine, SQLite FTS5 and PostgreSQL behind one protocol.
+"""Backends: the reference engine, SQLite FTS5 and PostgreSQL behind one protocol, and
+the partitioned store that keeps one of them per agent (`partitioned.py`).
 
 Owns: every import of `sqlite3` and `psycopg`. Must not touch: the rules themselves
 (query policy, bm25, snippet) beyond calling the shared implementations or the real

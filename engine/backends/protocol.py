@@ -161,9 +161,21 @@ class Explainable(Protocol):
         ...
 
 
+@runtime_checkable
+class Diagnosable(Protocol):
+    """Says what is wrong with its files (`session-search stats` and `verify` report it)."""
+
+    def problems(self) -> list[Any]:
+        """What opening found wrong or worth knowing: values with `serious` (bool),
+        `location` (a file) and `with_advice()` (one line for users); see
+        `engine.transcript.evidence.StoreProblem`."""
+        ...
+
+
 #: Every capability, in the order of the table above.
 CAPABILITIES: tuple[type, ...] = (
     SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
+    Diagnosable,
 )
 
 

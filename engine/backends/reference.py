@@ -72,6 +72,7 @@ from engine.backends.forward_indexing import classify_append
 from engine.backends.protocol import (
     Backend,
     BackendTransaction,
+    Diagnosable,
     Explainable,
     Maintenance,
     Refreshable,
@@ -96,7 +97,7 @@ from engine.progress import StepProgress
 from engine.search.explain import SearchExplanation, explain_search
 from engine.search.kernel import search_index
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
-from engine.transcript.evidence import CommittedClaim
+from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
@@ -180,7 +181,7 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable):
     """A store directory searched by the reference index (capabilities: `Backend`,
     `Maintenance`, `Refreshable`, `Explainable`)."""
 
@@ -274,9 +275,16 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable):
         return cls.create_in(FileDirectory(path))
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
-        """Registry entry point: open the store in folder `path`."""
-        return cls.open_in(FileDirectory(path), writer=writer)
+    def open(cls, path: str | os.PathLike[str], *, writer: bool = False,
+             accept_lost_commits: bool = False) -> ReferenceBackend:
+        """Registry entry point: open the store in folder `path` (see `open_in`)."""
+        return cls.open_in(FileDirectory(path), writer=writer,
+                           accept_lost_commits=accept_lost_commits)
+
+    def problems(self) -> list[StoreProblem]:
+        """What opening found wrong with the store's files, or worth knowing
+        (`TranscriptStore.problems`): the `Diagnosable` capability."""
+        return self.store.problems()
 
     @classmethod
     def claims(cls, path: str | os.PathLike[str]) -> bool:

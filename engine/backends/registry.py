@@ -1,17 +1,29 @@
-"""Which backends exist, and how a store directory is created for one and reopened.
+"""Which backends exist, and how a store folder is created for one and reopened.
 
-Owns: the mapping from a backend name to its class, the default backend of a new store,
-the rule that a store directory remembers the backend it was created for, and the one
-place where a command's store path is checked before it is opened (`open_store`,
-`open_or_create_store`), so that every command and `serve` refuse a bad path with the
-same message. Must not touch: any backend's internals; the classes are imported lazily
-so that a missing optional dependency (psycopg) only matters when that backend is
-chosen, and a command pays only for the backend its store has.
+Owns: the mapping from a backend name to its class and to where its partition sits in
+an agent's folder, the default backend of a new store, the rule that a store folder
+remembers the backend it was created for, the refusal of the old single-index layout,
+and the one place where a command's store path is checked before it is opened
+(`open_store`, `open_or_create_store`), so that every command and `serve` refuse a bad
+path with the same message. Must not touch: any backend's internals or the partitioned
+store's routing (`engine.backends.partitioned`); the classes (and the partitioned store)
+are imported lazily so that a missing optional dependency only matters when that backend
+is chosen, and a command pays only for the backend its store has.
 
-Each backend class provides:
-* `create(path) -> Backend`: make a new store at `path` (a directory) and open it as writer;
-* `open(path, *, writer=False) -> Backend`: open an existing store;
-* `claims(path) -> bool`: whether the directory holds a store of this backend.
+Every store is partitioned: one partition per agent, as OpenClaw keeps one database per
+agent (`engine.backends.partitioned`), whichever backend the partitions are;
+`open_backend` and `open_store` return the partitioned store, so every caller gets
+partitions. Each backend class provides, for one partition in one folder:
+* `create(path) -> Backend`: make a new partition at `path` and open it as writer;
+* `open(path, *, writer=False) -> Backend`: open an existing partition;
+* `claims(path) -> bool`: whether the folder holds a partition of this backend.
+
+Old stores kept every agent in one index (a `store.meta` of kind `store` with
+`transcripts/` at the folder's root, or `session-search.sqlite` there). They are refused
+(`UnsupportedVersion`) with a message saying to re-import, instead of being opened as
+one partition: one partition holding every agent would score with global statistics,
+which is what the partitions exist to avoid, and its agents could not be told apart
+from the partitions the store would add next to it.
 
 Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reason`):
 
@@ -36,12 +48,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from engine.errors import MissingParentFolder, StoreError, StorePathError, UsageError
+from engine.codec import FILE_KINDS
+from engine.errors import (
+    MissingParentFolder,
+    StoreError,
+    StorePathError,
+    UnsupportedVersion,
+    UsageError,
+)
 
-if TYPE_CHECKING:  # the protocol module is only needed by type checkers here
-    from engine.backends.protocol import Backend
+if TYPE_CHECKING:  # loaded when a store is opened, not when the command line starts
+    from engine.backends.partitioned import PartitionedStore, PartitionKind
 
 #: name -> "module:Class", in the order they are shown and probed.
 BACKEND_CLASSES: dict[str, str] = {
@@ -49,13 +68,14 @@ BACKEND_CLASSES: dict[str, str] = {
     "sqlite": "engine.backends.sqlite_fts5:SqliteBackend",
 }
 
-#: name -> the file every store of that backend has at its top level. A backend's class
-#: is imported (and asked whether it `claims` the folder) only where its file is present,
-#: so detecting a SQLite store does not import the reference engine, nor the reverse.
-STORE_MARKER_FILES: dict[str, str] = {
-    "reference": "store.meta",
-    "sqlite": "session-search.sqlite",
+#: name -> the folder of a partition inside `agents/<agentId>/` ("" is that folder).
+PARTITION_SUBFOLDERS: dict[str, str] = {
+    "reference": "",
+    "sqlite": "agent",
 }
+
+#: The database an old single-index SQLite store kept at its root.
+SINGLE_INDEX_DATABASE = "session-search.sqlite"
 
 BACKEND_NAMES: tuple[str, ...] = tuple(BACKEND_CLASSES)
 
@@ -74,8 +94,37 @@ def backend_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+def partition_kind(name: str, **open_options: Any) -> PartitionKind:
+    """Backend `name` as the partitions of a store, each opened with `open_options`."""
+    from engine.backends.partitioned import PartitionKind
+
+    return PartitionKind(name, backend_class(name), PARTITION_SUBFOLDERS[name],
+                         tuple(sorted(open_options.items())))
+
+
+def single_index_problem(directory: Path) -> str | None:
+    """Why `directory` holds no store this build opens although it holds one, or None:
+    it is one partition of a store, or a store of the old single-index layout."""
+    from engine.backends.partitioned import AGENTS_FOLDER, is_partitioned_store
+
+    for agent_folder in (directory, directory.parent):
+        root = agent_folder.parent.parent
+        if agent_folder.parent.name == AGENTS_FOLDER and is_partitioned_store(root):
+            return (f"{directory}: this is the partition of agent {agent_folder.name!r} of "
+                    f"the store {root}; open that store instead")
+    meta = directory / "store.meta"
+    old_reference = meta.is_file() and meta.read_bytes()[:8] == FILE_KINDS["store"].magic
+    if old_reference or (directory / SINGLE_INDEX_DATABASE).is_file():
+        return (f"{directory}: this store keeps every agent in one index, a layout this "
+                "build no longer opens (each agent is a partition of its own, as in "
+                "OpenClaw); re-import its sources into a new store: session-search import "
+                "--store NEW SOURCE...")
+    return None
+
+
 def detect_backend(path: str | os.PathLike[str]) -> str:
-    """The name of the backend whose store lives at `path` (StoreError if none does)."""
+    """The name of the backend whose store lives at `path` (StoreError if none does;
+    `UnsupportedVersion` for a store of the old single-index layout)."""
     directory = Path(path)
     if not directory.is_dir():
         raise StoreError(f"{directory}: no store here (not a directory)")
@@ -85,18 +134,37 @@ def detect_backend(path: str | os.PathLike[str]) -> str:
     return name
 
 
+def existing_backend(path: str | os.PathLike[str]) -> str | None:
+    """The backend of the store at `path`; None for an absent or empty folder (where a new
+    store may be made). A file, or a non-empty folder holding no store, is a `UsageError`;
+    a store of the old single-index layout is `UnsupportedVersion`."""
+    directory = Path(path)
+    if not directory.exists():
+        return None
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a folder")
+    if not any(directory.iterdir()):
+        return None
+    name = _claiming_backend(directory)
+    if name is None:
+        raise UsageError(f"{directory}: folder is not empty and holds no store")
+    return name
+
+
 def open_backend(
     path: str | os.PathLike[str],
     *,
     backend: str | None = None,
     create: bool = False,
     writer: bool = False,
-) -> Backend:
+) -> PartitionedStore:
     """Open the store at `path`; with `create=True` make it first (for `backend`).
 
     Opening an existing store with a different `backend` than it was created for is an
     error that names both. (Commands use `open_store`, which checks the path first.)
     """
+    from engine.backends.partitioned import create_partitioned, open_partitioned
+
     directory = Path(path)
     if create:
         name = backend or DEFAULT_BACKEND
@@ -106,12 +174,12 @@ def open_backend(
                 raise UsageError(
                     f"{directory}: store was created for backend {existing!r}, not {name!r}"
                 )
-            return backend_class(name).open(directory, writer=True)
-        return backend_class(name).create(directory)
+            return open_partitioned(directory, partition_kind(name), writer=True)
+        return create_partitioned(directory, partition_kind(name))
     name = detect_backend(directory)
     if backend is not None and backend != name:
         raise UsageError(f"{directory}: store was created for backend {name!r}, not {backend!r}")
-    return backend_class(name).open(directory, writer=writer)
+    return open_partitioned(directory, partition_kind(name), writer=writer)
 
 
 # ----- opening a command's store ------------------------------------------------------
@@ -122,7 +190,7 @@ class OpenedStore:
     """A store `open_or_create_store` opened as writer: the backend, its name, and
     whether this call created it (so a failed first import can remove it again)."""
 
-    backend: Backend
+    backend: PartitionedStore
     name: str
     created: bool
 
@@ -133,11 +201,14 @@ def open_store(
     *,
     writer: bool = False,
     backend: str | None = None,
-) -> Backend:
+    accept_lost_commits: bool = False,
+) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
     `writer=True` opens it as the single writer; `backend` names the backend the store
-    must have. Refusals are `StorePathError` (see the module docstring).
+    must have; `accept_lost_commits` opens reference partitions whose log lost committed
+    transactions (to report or repair them; `verify` and `stats` only). Refusals are
+    `StorePathError` (see the module docstring).
     """
     access = "write" if writer else "read"
     with _opening(path, command, access):
@@ -145,7 +216,10 @@ def open_store(
         if name is None:
             raise StorePathError(str(path), "no session-search store here")
         _require_backend(path, name, backend)
-        return backend_class(name).open(Path(path), writer=writer)
+        from engine.backends.partitioned import open_partitioned
+
+        options = {"accept_lost_commits": True} if accept_lost_commits else {}
+        return open_partitioned(Path(path), partition_kind(name, **options), writer=writer)
 
 
 def open_or_create_store(
@@ -161,15 +235,18 @@ def open_or_create_store(
     An existing store keeps its backend: naming another one is a `StorePathError` that
     names both. The parent folder of a new store must exist unless `create_parents`.
     """
+    from engine.backends.partitioned import create_partitioned, open_partitioned
+
     with _opening(path, command, "write"):
         existing = _located_backend(path, command, "write", creating=True,
                                     create_parents=create_parents)
         if existing is not None:
             _require_backend(path, existing, backend)
-            return OpenedStore(backend_class(existing).open(Path(path), writer=True),
-                               existing, created=False)
+            return OpenedStore(open_partitioned(Path(path), partition_kind(existing),
+                                                writer=True), existing, created=False)
         name = backend or DEFAULT_BACKEND
-        return OpenedStore(backend_class(name).create(Path(path)), name, created=True)
+        return OpenedStore(create_partitioned(Path(path), partition_kind(name)), name,
+                           created=True)
 
 
 def store_backend_name(path: str | os.PathLike[str], command: str, *,
@@ -241,13 +318,21 @@ def _checked_folder(
 
 
 def _claiming_backend(directory: Path) -> str | None:
-    """The backend that claims `directory`, asking only those whose marker file is there."""
-    for name in BACKEND_NAMES:
-        marker = STORE_MARKER_FILES.get(name)
-        if marker is not None and not (directory / marker).exists():
-            continue
-        if backend_class(name).claims(directory):
-            return name
+    """The backend of the partitioned store at `directory` (read from its root
+    `store.meta`, without importing any backend), or None when it holds no store;
+    `UnsupportedVersion` for one partition of a store or the old single-index layout."""
+    from engine.backends.partitioned import is_partitioned_store, read_root_meta
+
+    if is_partitioned_store(directory):
+        name = read_root_meta(directory).backend
+        if name not in BACKEND_CLASSES:
+            raise StoreError(f"{directory}: store of an unknown backend {name!r}")
+        return name
+    problem = single_index_problem(directory)
+    if problem is not None:
+        raise UnsupportedVersion(problem)
+    if (directory / "store.meta").is_file():
+        read_root_meta(directory)  # names the damage (CorruptFile)
     return None
 
 

@@ -1,8 +1,9 @@
 """The SQLite FTS5 backend: the upstream schema and search kernel, on Python's `sqlite3`.
 
-Owns: one database file `<store>/session-search.sqlite` holding the windows, the raw
-events, the index state and the FTS5 index; same-transaction forward indexing; reconcile;
-and the search kernel of behaviour.md §5 (scope, dirty exclusion, two-stage query,
+Owns: one database file `<folder>/openclaw-agent.sqlite` (upstream's name; a partitioned
+store keeps one per agent, in `agents/<agentId>/agent/`, as OpenClaw does) holding the
+windows, the raw events, the index state and the FTS5 index; same-transaction forward
+indexing; reconcile; and the search kernel of behaviour.md §5 (scope, dirty exclusion, two-stage query,
 `bm25()`/`snippet()`, the CJK retry of §7.1). Must not touch: what is searchable
 (`engine.transcript.projection`), the index-state decisions (`engine.index.lifecycle`,
 `engine.backends.forward_indexing`), the query policy (`engine.query.user_query`,
@@ -125,7 +126,7 @@ from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import scan_tree
 from engine.transcript.validation import check_event, check_window, unknown_session
 
-DATABASE_NAME = "session-search.sqlite"
+DATABASE_NAME = "openclaw-agent.sqlite"
 BACKEND_NAME = "sqlite"
 FORMAT_VERSION = "1"
 SNIPPET_SQL = "snippet(session_transcript_fts, 0, '', '', ' … ', 48)"

@@ -183,9 +183,10 @@ def query_workloads(manifest: dict[str, Any], repeats: int = 5) -> list[QueryWor
         ))
     common = manifest["probes"]["common_word"]
     by_agent = common["matchingMessagesByAgent"]
-    # An omitted key filter means the agent's namespace plus `global` and `unknown`
-    # (behaviour.md §5.3); the generator files `global` under the agent "".
-    scoped = by_agent.get("work_team", 0) + by_agent.get("", 0)
+    # An omitted key filter means the agent's partition (behaviour.md §5.3): its own
+    # namespace; `global` and `unknown` (filed under the agent "" by the generator) live
+    # in the default agent's partition, `main`, not in work_team's (engine.model).
+    scoped = by_agent.get("work_team", 0)
     workloads.append(QueryWorkload(
         "query/agent_scope", "agent namespace scope",
         SearchRequest(query=common["query"], agent_id="work_team", limit=QUERY_LIMIT),

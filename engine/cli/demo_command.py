@@ -74,8 +74,11 @@ SHOWCASES: tuple[Showcase, ...] = (
              SearchRequest("deployment - failed", session_keys=())),
     Showcase("CJK retry: `会议` is inside one unicode61 token, found as a substring",
              SearchRequest("会议", session_keys=())),
-    Showcase("the agent namespace is literal: work_team sees its keys, global and unknown",
+    Showcase("one partition per agent, the agent id literal: work_team sees its own keys "
+             "only, not workxteam's",
              SearchRequest("namespace", agent_id="work_team")),
+    Showcase("global and unknown live in the default agent's partition: main sees them",
+             SearchRequest("namespace check", agent_id="main")),
     Showcase("recent order: newest first",
              SearchRequest("the", session_keys=(), order="recent", limit=3)),
 )

@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--store", required=True, metavar="DIR", help="the store folder")
     parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="a file inside the store, e.g. transcripts/segment-000001.log")
+                        help="a file inside the store, e.g. "
+                             "agents/main/transcripts/segment-000001.log")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 

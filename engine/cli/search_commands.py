@@ -8,11 +8,13 @@ every backend; `explain` needs an `Explainable` backend and `verify` the referen
 Session scope on the command line (a decision for CLI users, who own the store they
 point at): with no `--agent` and no `--session-key`, `search` looks at every session in
 the store (`sessionKeys: []`), like `--all-sessions`. `--agent ID` alone selects that
-agent's namespace plus `global` and `unknown` (the kernel's omitted-filter rule);
-`--session-key` (repeatable) selects exactly those keys. Refused, as contradictions:
-`--all-sessions` with `--session-key` or with `--agent`, and `--agent ID` with a key of
-another agent (`global` and `unknown` belong to every agent's namespace). `--limit` must
-be 1..25 (the query policy's range; a limit outside it is refused rather than clamped).
+agent's partition, its namespace (plus `global` and `unknown` for the default agent
+`main`, whose partition holds them: the kernel's omitted-filter rule inside one agent's
+database); `--session-key` (repeatable) selects exactly those keys. Searches over keys or
+every session merge the partitions' answers (`engine.backends.partitioned`). Refused, as
+contradictions: `--all-sessions` with `--session-key` or with `--agent`, and `--agent ID`
+with a key of another agent. `--limit` must be 1..25 (the query policy's range; a limit
+outside it is refused rather than clamped).
 
 Stores are opened through `engine.backends.registry.open_store`, which refuses a path
 the command cannot use with one line naming it (exit 2). Each command imports what it
@@ -58,7 +60,7 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
     _add_store(parser)
-    parser.add_argument("--agent", metavar="ID", help="search this agent's namespace (+ global, unknown)")
+    parser.add_argument("--agent", metavar="ID", help="search this agent's partition (main's holds global, unknown)")
     parser.add_argument(
         "--session-key", action="append", metavar="KEY", dest="session_keys",
         help="search only this session key (repeatable)",
@@ -221,6 +223,7 @@ def run_explain(args: argparse.Namespace) -> int:
         hit = item.hit
         print(f"#{number} {hit.session_key} {hit.session_id} {hit.message_id} ({hit.role}) "
               f"score {hit.score!r} doc {item.doc_id}")
+        print(f"  partition {item.partition!r}: scored with that agent's own statistics")
         for line in item.bm25.lines() if item.bm25 is not None else ["no bm25 (substring-only hit): rank 0"]:
             print(f"  {line}")
         print("  excerpt window:")
@@ -266,35 +269,32 @@ def run_reconcile(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """`session-search verify`: report what is wrong with the store's files (committed
-    transactions missing from the log, a checkpoint that disagrees with it, damage),
-    rebuild the index in memory and compare; exit 1 on any problem. `--repair` first
-    drops what cannot be recovered (saying what) and rebuilds the index, then verifies."""
-    from engine.backends.reference import ReferenceBackend
+    """`session-search verify`: report what is wrong with each partition's files
+    (committed transactions missing from the log, a checkpoint that disagrees with it,
+    damage), rebuild each index in memory and compare; exit 1 on any problem. `--repair`
+    first drops what cannot be recovered (saying what) and rebuilds the indexes, then
+    verifies."""
     from engine.backends.registry import store_backend_name
-    from engine.diagnostics.verify import repair_backend, verify_backend
-    from engine.directory import FileDirectory
+    from engine.diagnostics.verify import repair_store, verify_store
 
     name = store_backend_name(args.store, "verify", writer=args.repair)
-    if name != ReferenceBackend.name:
+    if name != "reference":
         raise UsageError(
             f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
-            "and index in one SQLite database, committed by SQLite's journal: there are no "
-            "transcript logs or index files here to check or repair)")
-    directory = FileDirectory(args.store)
-    repairs: list[str] = []
+            "and index in one SQLite database per agent, committed by SQLite's journal: "
+            "there are no transcript logs or index files here to check or repair)")
+    repairs: dict[str, list[str]] = {}
     if args.repair:
-        backend = ReferenceBackend.open_in(directory, writer=True, accept_lost_commits=True)
+        writer = open_store(args.store, "verify", writer=True, accept_lost_commits=True)
         try:
-            repairs = repair_backend(backend)
+            repairs = repair_store(writer)
         finally:
-            backend.close()
-    backend = ReferenceBackend.open_in(directory, accept_lost_commits=True)
+            writer.close()
+    backend = open_store(args.store, "verify", accept_lost_commits=True)
     try:
-        report = verify_backend(backend)
+        report = verify_store(backend, repairs=repairs)
     finally:
         backend.close()
-    report.repairs = repairs
     if args.json:
         print_json(report.to_json())
     else:

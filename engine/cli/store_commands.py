@@ -21,10 +21,11 @@ Commands:
   how long it took, and how many messages have a role that is never searched;
   `--quiet` prints neither (with `--json` the document is still printed);
 * `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
-  then whatever index counts the backend adds (`messages_indexed`, ...); a warning line
-  on standard error for each problem of its files (committed transactions missing from
-  a reference store's log, a checkpoint that disagrees with it: exit status 1), and a
-  note for what is only worth knowing (`problems` and `notes` in JSON);
+  then whatever index counts the backend adds (`messages_indexed`, ...), summed over the
+  agents' partitions, then the same counts per agent (`--json`: `partitions`); a warning
+  line on standard error for each problem of its files (committed transactions missing
+  from a reference partition's log, a checkpoint that disagrees with it: exit status 1),
+  and a note for what is only worth knowing (`problems` and `notes` in JSON);
 
 Stores are opened through `engine.backends.registry` (`open_store`,
 `open_or_create_store`), which refuses a path the command cannot use with one line
@@ -41,7 +42,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.backends.registry import (
     BACKEND_NAMES,
@@ -123,32 +124,46 @@ def run_stats(args: argparse.Namespace) -> int:
     at the end of the log) are shown and leave the exit status 0."""
     store_path = Path(args.store)
     backend_name = store_backend_name(store_path, "stats")
-    if backend_name == "reference":  # open even when committed data is missing: report it
-        from engine.backends.reference import ReferenceBackend
-        from engine.directory import FileDirectory
-
-        backend: Any = ReferenceBackend.open_in(FileDirectory(store_path),
-                                                accept_lost_commits=True)
-        found = backend.store.problems()
-    else:
-        backend, found = open_store(store_path, "stats"), []
+    # A reference store is opened even when committed data is missing, to report it.
+    backend = open_store(store_path, "stats",
+                         accept_lost_commits=backend_name == "reference")
+    found = backend.problems()
     try:
         counts = ordered_stats(backend.stats())
+        per_agent = {agent_id: ordered_stats(partition_counts)
+                     for agent_id, partition_counts in backend.partition_stats().items()}
     finally:
         backend.close()
     problems = [problem.with_advice() for problem in found if problem.serious]
     notes = [problem.with_advice() for problem in found if not problem.serious]
     if args.json:
         print_json({"store": str(store_path), "backend": backend_name, **counts,
-                    "problems": problems, "notes": notes})
+                    "partitions": per_agent, "problems": problems, "notes": notes})
     else:
         print(f"store {store_path} (backend {backend_name})")
         print(format_stats(counts))
+        if per_agent:
+            print()
+            print(format_partition_stats(per_agent))
     for problem in problems:
         print(f"session-search: warning: {problem}", file=sys.stderr)
     for note in notes:
         print(f"session-search: note: {note}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def format_partition_stats(per_agent: dict[str, dict[str, int]]) -> str:
+    """One row of counts per agent's partition.
+
+    >>> print(format_partition_stats({"main": {"windows": 2, "events": 9}}))
+    agent  windows  events
+    -----  -------  ------
+    main   2        9
+    """
+    names = list(next(iter(per_agent.values())))
+    return format_table(["agent", *names],
+                        [[agent_id, *(counts.get(name, 0) for name in names)]
+                         for agent_id, counts in per_agent.items()])
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:

@@ -14,13 +14,21 @@ which module of `DECODERS` reads its records.
 | kind        | magic      | version | file name                        | records (decoder module)   |
 | ----------- | ---------- | ------- | -------------------------------- | -------------------------- |
 | `store`     | `SS.STORE` | 1       | `store.meta`                     | one metadata map (`meta_file`) |
+| `partitioned` | `SS.PARTS` | 1     | `store.meta` at a store's root   | one metadata map (`meta_file`) |
 | `segment`   | `SS.SEGMT` | 1       | `transcripts/segment-NNNNNN.log` | window / event / delete_session / commit (`log_file`) |
 | `catalog`   | `SS.CATLG` | 2       | `transcripts/catalog.ckpt`       | catalog checkpoint (`catalog_file`) |
 | `postings`  | `SS.POSTS` | 2       | `index/segment-NNNNNN.postings`  | posting lists (`postings_file`) |
 | `terms`     | `SS.TERMS` | 2       | `index/segment-NNNNNN.terms`     | documents and term dictionary (`terms_file`) |
 | `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
 
-Files that are not framed: `LOCK` (the writer's pid, text).
+A store's root holds the `partitioned` kind (the backend of its partitions, one per
+agent under `agents/<agentId>/`, see `engine.backends.partitioned`); a reference
+partition's folder holds the `store` kind and the files below it. The two kinds have
+different magics so that no reader can take a store's root for a partition or the
+other way round.
+
+Files that are not framed: `LOCK` (the writer's pid, text) and a SQLite partition's
+database.
 
 Versions. Each kind has one format version, the one its module's grammar describes; a
 reader refuses a file of any other version (`UnsupportedVersion`, naming the file) and
@@ -64,6 +72,7 @@ class FileKind:
 
 FILE_KINDS: dict[str, FileKind] = {
     "store": FileKind("store", b"SS.STORE", "store.meta", "store metadata (backend, creation time)", 1),
+    "partitioned": FileKind("partitioned", b"SS.PARTS", "store.meta", "partitioned store metadata (backend of its per-agent partitions, creation time)", 1),
     "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", 1),
     "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", 2),
     "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", 2),
@@ -76,6 +85,7 @@ FILE_KINDS: dict[str, FileKind] = {
 #: `dump`). One version per kind: the one `FILE_KINDS` writes.
 DECODERS: dict[str, dict[int, str]] = {
     "store": {1: "engine.codec.meta_file"},
+    "partitioned": {1: "engine.codec.meta_file"},
     "segment": {1: "engine.codec.log_file"},
     "catalog": {2: "engine.codec.catalog_file"},
     "postings": {2: "engine.codec.postings_file"},

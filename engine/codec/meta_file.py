@@ -1,13 +1,18 @@
 """The store metadata file `store.meta`: which backend a store was created for.
 
-Owns: the bytes of `store.meta`. Must not touch: files (the store writes the bytes this
-module returns with `Directory.write_atomic`, once, at creation).
+Owns: the bytes of `store.meta`, of both kinds that use the name. Must not touch: files
+(the store writes the bytes this module returns with `Directory.write_atomic`, once, at
+creation).
 
-Byte grammar (a `framing` file of kind `store`)::
+Byte grammar (a `framing` file of kind `store`, in a reference partition's folder, or of
+kind `partitioned`, at the root of a store whose partitions live under `agents/`)::
 
-    store.meta  := header(magic "SS.STORE", version 1) record footer(record_count 1)
+    store.meta  := header(magic "SS.STORE" | "SS.PARTS", version 1) record footer(record_count 1)
     record      := {"backend": str, "created_at": float}
                    `created_at` in epoch milliseconds
+
+The magic alone says which of the two a file is, so a reader given the root of a
+partitioned store never opens it as a partition (and the other way round).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from engine.codec.framing import (
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["store"].magic
+#: The magic of the `store.meta` at the root of a partitioned store.
+PARTITIONED_MAGIC = FILE_KINDS["partitioned"].magic
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +46,18 @@ class StoreMeta:
     created_at: float
 
 
-def encode_meta_file(meta: StoreMeta) -> bytes:
-    """The whole `store.meta` file.
+def encode_meta_file(meta: StoreMeta, magic: bytes = MAGIC) -> bytes:
+    """The whole `store.meta` file (of kind `store`, or `partitioned` for that magic).
 
     >>> data = encode_meta_file(StoreMeta("reference", 1.0))
     >>> decode_meta_file(data, "store.meta")
     StoreMeta(backend='reference', created_at=1.0)
+    >>> root = encode_meta_file(StoreMeta("sqlite", 1.0), PARTITIONED_MAGIC)
+    >>> decode_meta_file(root, "store.meta", PARTITIONED_MAGIC).backend
+    'sqlite'
     """
     record = encode_record({"backend": meta.backend, "created_at": float(meta.created_at)})
-    return encode_header(MAGIC) + record + encode_footer(1, update_crc(0, record))
+    return encode_header(magic) + record + encode_footer(1, update_crc(0, record))
 
 
 def _decode_fields(value: Any) -> StoreMeta:
@@ -59,9 +69,10 @@ def _decode_fields(value: Any) -> StoreMeta:
     return StoreMeta(value["backend"], float(created_at))
 
 
-def decode_meta_file(data: bytes, location: str) -> StoreMeta:
-    """Decode `store.meta`: CorruptFile on any damage, StoreError on another version."""
-    frames = decode_sealed_frames(data, location, MAGIC)
+def decode_meta_file(data: bytes, location: str, magic: bytes = MAGIC) -> StoreMeta:
+    """Decode `store.meta` of the kind `magic` names: CorruptFile on any damage (another
+    magic included), StoreError on another version."""
+    frames = decode_sealed_frames(data, location, magic)
     if len(frames) != 1:
         raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
     frame = frames[0]

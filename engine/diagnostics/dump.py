@@ -14,6 +14,11 @@ listing, as the file's note).
 A torn tail (bytes an interrupted append left, see `engine.codec.framing`) is shown as
 a note; any other damage, or a footer that does not match the records, raises
 `CorruptFile` naming the file and the byte offset.
+
+A store's listing walks every folder: the root's `store.meta` (kind `partitioned`) and
+lock, then each agent's partition under `agents/<agentId>/` (a reference partition's
+framed files, or a SQLite partition's database, listed as an unframed file). Any folder
+with a `store.meta` can be listed, a single partition's folder included.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.codec import check_version, kind_of_magic
 from engine.codec.framing import (
     HEADER_SIZE,
@@ -39,8 +45,23 @@ from engine.directory import Directory, check_name
 from engine.errors import CorruptFile, StoreError
 
 META_NAME = "store.meta"
-#: Files a store holds that are not framed, and what they are.
-UNFRAMED_FILES = {"LOCK": "lock"}
+#: Files a store holds that are not framed, by file name (in any folder), and what they
+#: are: the writer's locks (the store's and each reference partition's) and a SQLite
+#: partition's database and its rollback journal.
+UNFRAMED_FILES = {
+    "LOCK": "lock",
+    DATABASE_NAME: "sqlite database",
+    DATABASE_NAME + "-journal": "sqlite journal",
+}
+
+
+def unframed_kind(name: str) -> str | None:
+    """What the unframed file `name` (a path inside the store) is, or None if framed.
+
+    >>> unframed_kind("agents/main/LOCK"), unframed_kind("agents/main/store.meta")
+    ('lock', None)
+    """
+    return UNFRAMED_FILES.get(name.rsplit("/", 1)[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +136,9 @@ def summarize_store(directory: Directory) -> list[FileSummary]:
     summaries = []
     for name in directory.list_names():
         size = directory.size(name)
-        if name in UNFRAMED_FILES:
-            summaries.append(FileSummary(name, UNFRAMED_FILES[name], size, None, None))
+        unframed = unframed_kind(name)
+        if unframed is not None:
+            summaries.append(FileSummary(name, unframed, size, None, None))
             continue
         try:
             view = read_file(directory, name)
@@ -137,8 +159,9 @@ def read_file(directory: Directory, name: str) -> FileView:
     location = directory.location(name)
     if not directory.exists(name):
         raise StoreError(f"{location}: no such store file")
-    if name in UNFRAMED_FILES:
-        raise StoreError(f"{location}: a {UNFRAMED_FILES[name]} file has no records to show")
+    unframed = unframed_kind(name)
+    if unframed is not None:
+        raise StoreError(f"{location}: a {unframed} file has no records to show")
     data = directory.read_bytes(name)
     header = decode_header(data, location)
     kind = kind_of_magic(header.magic)

@@ -44,6 +44,10 @@ same analyzer, and the two indexes are compared term by term (rows matched by
 token count. `engine.index.check` runs on the committed index too. Verify never repairs;
 `repair_backend` (the `--repair` flag) does, explicitly.
 
+A store is verified partition by partition (`verify_store`): each agent's partition has
+its own transcripts and index, so each gets its own report, and the store's report is
+their sum with every problem prefixed by its agent (`StoreVerifyReport`).
+
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
 """
@@ -53,8 +57,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
-from engine.errors import UnknownSession
+from engine.errors import UnknownSession, UsageError
 from engine.index.check import check_index
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
@@ -276,3 +281,81 @@ def verify_backend(backend: ReferenceBackend) -> VerifyReport:
     if len(differing) > MAX_LISTED:
         report.problems.append(f"... and {len(differing) - MAX_LISTED} more differing terms")
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class StoreVerifyReport:
+    """The reports of every partition of a store, by agent id in agent order."""
+
+    partitions: dict[str, VerifyReport]
+
+    @property
+    def ok(self) -> bool:
+        """True when every partition's index matches its transcripts."""
+        return all(report.ok for report in self.partitions.values())
+
+    @property
+    def problems(self) -> list[str]:
+        """Every partition's problems, each prefixed with its agent."""
+        return self._prefixed("problems")
+
+    def _prefixed(self, name: str) -> list[str]:
+        return [f"agent {agent_id}: {line}" for agent_id, report in self.partitions.items()
+                for line in getattr(report, name)]
+
+    def total(self, name: str) -> int:
+        """One count of `VerifyReport` summed over the partitions."""
+        return sum(getattr(report, name) for report in self.partitions.values())
+
+    def to_json(self) -> dict[str, object]:
+        """The summed report (as `VerifyReport.to_json`) plus `partitions` by agent."""
+        summed = VerifyReport(
+            windows=self.total("windows"), rows_committed=self.total("rows_committed"),
+            rows_expected=self.total("rows_expected"), stale_rows=self.total("stale_rows"),
+            windows_needing_reconcile=self.total("windows_needing_reconcile"),
+            problems=self.problems, notes=self._prefixed("notes"),
+            repairs=self._prefixed("repairs"))
+        return {**summed.to_json(),
+                "partitions": {agent_id: report.to_json()
+                               for agent_id, report in self.partitions.items()}}
+
+    def lines(self) -> list[str]:
+        """A readable report: the store's status, then each partition's report."""
+        status = "OK: the index matches its transcripts" if self.ok else (
+            f"MISMATCH: {len(self.problems)} problem(s)")
+        lines = [f"repaired: {repair}" for report in self.partitions.values()
+                 for repair in report.repairs]
+        lines.append(status)
+        for agent_id, report in self.partitions.items():
+            verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+            own = [line for line in report.lines() if not line.startswith("repaired: ")]
+            lines.append(f"agent {agent_id}: {verdict}; {own[1]}")  # own[0] is its status
+            lines.extend(f"  {line}" for line in own[2:])
+        return lines
+
+
+def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
+    """Repair every reference partition of `store`, opened as the writer with
+    `accept_lost_commits` (`repair_backend`); return what was done, by agent."""
+    return {agent_id: repair_backend(_reference_partition(partition))
+            for agent_id, partition in store.partitions().items()}
+
+
+def verify_store(store: PartitionedStore, *,
+                 repairs: dict[str, list[str]] | None = None) -> StoreVerifyReport:
+    """Verify every partition of `store` (reference partitions only); `repairs` (from
+    `repair_store`, run before) are attached to each partition's report."""
+    if store.name != ReferenceBackend.name:
+        raise UsageError(f"verify needs a reference store; this one uses {store.name!r}")
+    reports: dict[str, VerifyReport] = {}
+    for agent_id, partition in store.partitions().items():
+        report = verify_backend(_reference_partition(partition))
+        report.repairs = list((repairs or {}).get(agent_id, ()))
+        reports[agent_id] = report
+    return StoreVerifyReport(reports)
+
+
+def _reference_partition(partition: object) -> ReferenceBackend:
+    if not isinstance(partition, ReferenceBackend):
+        raise UsageError(f"verify needs a reference store, not {type(partition).__name__}")
+    return partition

@@ -14,6 +14,12 @@ de-duplicated on (sessionKey, sessionId, messageId), the first kept; cut to the 
 sort is stable, so hits that tie on all three keep their partitions' order (partitions
 in the order given, each in its kernel order).
 
+`order="recent"` (a decision of ours): the Gateway does not forward `order` to the
+stores, so upstream never merges a recent search; merging one by score would undo it.
+So a recent merge sorts by timestamp descending only, and hits with equal timestamps
+keep their partitions' order (partitions in the order given, each in its kernel's recent
+order, newest row first); de-duplication, the cut and the flags are as above.
+
 >>> from engine.model import SearchHit
 >>> def hit(message_id, score, timestamp=0):
 ...     return SearchHit("agent:a:k", "w", message_id, "user", timestamp, "", score)
@@ -37,14 +43,22 @@ def merge_order_key(hit: SearchHit) -> tuple[float, float, bytes]:
     return (-hit.score, -hit.timestamp, locale_compare_key(hit.message_id))
 
 
-def merge_partition_results(results: Sequence[SearchResult], limit: int) -> SearchResult:
+def recent_order_key(hit: SearchHit) -> float:
+    """Timestamp descending (the merge of a `recent` search; ties keep their order)."""
+    return -hit.timestamp
+
+
+def merge_partition_results(
+    results: Sequence[SearchResult], limit: int, *, order: str = "relevance"
+) -> SearchResult:
     """One answer from the partitions' answers, as the Gateway merges agent stores.
 
     Even one partition's answer is re-sorted and cut, as the Gateway does with one store's
     (a request scoped to one agent, by contrast, is that partition's answer as it is and
-    does not come here).
+    does not come here). `order` is the request's (`recent`: see the module docstring).
     """
-    ordered = sorted((hit for result in results for hit in result.hits), key=merge_order_key)
+    key = recent_order_key if order == "recent" else merge_order_key
+    ordered = sorted((hit for result in results for hit in result.hits), key=key)
     seen: set[tuple[str, str, str]] = set()
     unique: list[SearchHit] = []
     for hit in ordered:

@@ -15,10 +15,16 @@ from typing import Any
 import pytest
 
 from engine.backends import maintenance
+from engine.backends.partitioned import (
+    PartitionedSnapshotStore,
+    PartitionedStore,
+    PartitionedTransaction,
+)
 from engine.backends.protocol import (
     CAPABILITIES,
     Backend,
     BackendTransaction,
+    Diagnosable,
     Explainable,
     Maintenance,
     Refreshable,
@@ -67,17 +73,23 @@ def declared(backend_class: type) -> set[type]:
 
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                        Maintenance, Refreshable, Explainable}),
+                        Maintenance, Refreshable, Explainable, Diagnosable}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
+    # a partitioned store offers what its partitions offer
+    (PartitionedStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance}),
+    (PartitionedSnapshotStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
+                                Maintenance, Refreshable, Explainable}),
+    (PartitionedTransaction, {BackendTransaction}),
 ])
 def test_backends_declare_their_capabilities(backend_class: type, expected: set[type]) -> None:
     assert declared(backend_class) == expected
 
 
 @pytest.mark.parametrize("backend_class",
-                         [ReferenceBackend, SqliteBackend, ReferenceTransaction, SqliteTransaction])
+                         [ReferenceBackend, SqliteBackend, ReferenceTransaction, SqliteTransaction,
+                          PartitionedStore, PartitionedSnapshotStore, PartitionedTransaction])
 def test_every_declared_member_is_implemented_not_inherited_from_a_protocol(
         backend_class: type) -> None:
     for capability in declared(backend_class):

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
+from engine.backends.registry import detect_backend, open_backend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
@@ -212,7 +212,7 @@ def test_reopen_loads_segments_and_replays_unflushed_commits():
 
 
 def test_reader_sees_commits_after_refresh(tmp_path):
-    writer = ReferenceBackend.create(tmp_path / "store")
+    writer = open_backend(tmp_path / "store", create=True)
     add_chain(writer, "w", "agent:main:main", ["first words"])
     reader = open_backend(tmp_path / "store")
     assert ids(reader.search(SearchRequest("first", agent_id="main"))) == ["m1"]
@@ -269,8 +269,13 @@ def test_verify_reports_a_tampered_row(backend):
 def test_registry_creates_and_detects_reference_stores(tmp_path):
     created = open_backend(tmp_path / "s", create=True)
     assert created.name == "reference"
+    with created.transaction() as transaction:
+        transaction.put_window(SessionWindow("w", "agent:main:main"))
     created.close()
-    assert ReferenceBackend.claims(tmp_path / "s")
+    assert detect_backend(tmp_path / "s") == "reference"
+    # the root is the partitioned store; the agent's partition is a reference store
+    assert not ReferenceBackend.claims(tmp_path / "s")
+    assert ReferenceBackend.claims(tmp_path / "s" / "agents" / "main")
     assert not ReferenceBackend.claims(tmp_path)
 
 

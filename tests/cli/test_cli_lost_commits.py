@@ -25,9 +25,17 @@ from engine.codec.catalog_file import decode_catalog_file, encode_catalog_file
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "engine" / "demo_corpus"
-LOG = Path("transcripts") / "segment-000001.log"
-CHECKPOINT = Path("transcripts") / "catalog.ckpt"
+#: The 400 more messages go to agent main, so main's partition holds two transactions.
+PARTITION = Path("agents") / "main"
+LOG = PARTITION / "transcripts" / "segment-000001.log"
+CHECKPOINT = PARTITION / "transcripts" / "catalog.ckpt"
 DEMO_EVENTS, MORE = 73, 400
+
+
+def main_events(store: Path) -> int:
+    """The events of agent main's partition (the demo's part of it, before more)."""
+    stats = engine("stats", "--store", str(store), "--json")
+    return json.loads(stats.stdout)["partitions"]["main"]["events"]
 
 
 def engine(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -41,7 +49,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("imported")
     messages = folder / "more.jsonl"
     messages.write_text("".join(json.dumps({
-        "sessionKey": "agent:bulk:main", "sessionId": "bulk-1", "messageId": f"b{number}",
+        "sessionKey": "agent:main:bulk", "sessionId": "bulk-1", "messageId": f"b{number}",
         "role": "user" if number % 2 == 0 else "assistant",
         "timestamp": f"2026-09-05T10:{number // 60:02d}:{number % 60:02d}Z",
         "text": f"bulk message number {number} about durability",
@@ -110,7 +118,9 @@ def test_the_newest_log_cut_by_400_bytes(store: Path) -> None:
     verify = engine("verify", "--store", str(store), "--json")
     report = json.loads(verify.stdout)
     assert (verify.returncode, report["ok"]) == (1, False)
-    assert report["problems"][0].startswith(f"{store / LOG}: 400 bytes of committed")
+    assert report["problems"][0].startswith(f"agent main: {store / LOG}: 400 bytes of committed")
+    assert report["partitions"]["main"]["problems"][0].startswith(
+        f"{store / LOG}: 400 bytes of committed")
     assert any("`verify --repair` can drop transactions 2..2" in note
                for note in report["notes"])
     assert (store / LOG).stat().st_size == size - 400  # nothing opened it as a writer
@@ -137,7 +147,7 @@ def test_the_newest_log_deleted(store: Path) -> None:
 
 def test_the_transcripts_folder_deleted(store: Path) -> None:
     """No checkpoint is left either: the index manifest is the evidence."""
-    shutil.rmtree(store / "transcripts")
+    shutil.rmtree(store / PARTITION / "transcripts")
     assert_reported_everywhere(store, LOG, "index/manifest records 2 committed transactions, "
                                            "the log holds 0")
 
@@ -163,14 +173,15 @@ def test_a_checkpoint_that_disagrees_with_the_log(store: Path) -> None:
 
 
 def test_repair_drops_what_is_lost_after_saying_so(store: Path) -> None:
+    demo_main_events = main_events(store) - MORE
     size = (store / LOG).stat().st_size
     cut(store, size - 400)
     repaired = engine("verify", "--store", str(store), "--repair")
     assert repaired.returncode == 0, repaired
     lines = repaired.stdout.splitlines()
     assert lines[0] == (f"repaired: {store / LOG}: committed transactions 2..2 (1 of 2) are "
-                        f"lost; what remains: 1 transaction, {DEMO_EVENTS} events (the claim "
-                        f"counted {DEMO_EVENTS + MORE}); they were dropped")
+                        f"lost; what remains: 1 transaction, {demo_main_events} events (the claim "
+                        f"counted {demo_main_events + MORE}); they were dropped")
     assert lines[1].startswith(f"repaired: {store / LOG}: cut ")
     assert "repaired: could not recover the missing committed bytes" in repaired.stdout
     assert "OK: the index matches its transcripts" in lines
@@ -199,7 +210,7 @@ def test_a_crash_torn_tail_is_cut_silently_and_shown_as_a_note(store: Path) -> N
     assert verify.stdout.splitlines()[0] == "OK: the index matches its transcripts"
     assert f"  note: {store / LOG}: 84 bytes after the last commit" in verify.stdout
     more = store.parent / "more.jsonl"
-    more.write_text(json.dumps({"sessionKey": "agent:bulk:main", "sessionId": "bulk-2",
+    more.write_text(json.dumps({"sessionKey": "agent:main:bulk", "sessionId": "bulk-2",
                                 "messageId": "x1", "role": "user", "timestamp":
                                 "2026-09-06T10:00:00Z", "text": "after the crash"}) + "\n",
                     encoding="utf-8")
@@ -221,7 +232,7 @@ def test_verify_of_a_sqlite_store_says_there_is_nothing_of_this_kind(tmp_path: P
         assert completed.returncode == 2
         assert completed.stderr == (
             "session-search: error: verify needs a reference store; this one uses 'sqlite' "
-            "(it keeps transcripts and index in one SQLite database, committed by SQLite's "
-            "journal: there are no transcript logs or index files here to check or "
+            "(it keeps transcripts and index in one SQLite database per agent, committed by "
+            "SQLite's journal: there are no transcript logs or index files here to check or "
             "repair)\n")
     assert engine("stats", "--store", str(store)).returncode == 0

@@ -61,7 +61,9 @@ def test_showcase_answers_follow_the_specification(report: dict) -> None:
     cjk = by_query(report, "会议")["result"]["hits"]
     assert [hit["snippet"] for hit in cjk] == ["明天下午三点开项目评审会议讨论排期"]
     keys = {hit["sessionKey"] for hit in by_query(report, "namespace")["result"]["hits"]}
-    assert keys == {"agent:work_team:main", "global", "unknown"}
+    assert keys == {"agent:work_team:main"}  # its own partition: not workxteam, not global
+    keys = {hit["sessionKey"] for hit in by_query(report, "namespace check")["result"]["hits"]}
+    assert keys == {"global", "unknown"}  # they belong to the default agent, main
     recent = by_query(report, "the")["result"]
     stamps = [hit["timestamp"] for hit in recent["hits"]]
     assert len(stamps) == 3 and stamps == sorted(stamps, reverse=True) and recent["truncated"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.codec.framing import Frame, iter_frames
 from engine.codec.log_file import EventRecord, decode_log_payload
@@ -23,7 +24,7 @@ def message(message_id: str, parent: str | None, role: str, text: str, timestamp
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     path = tmp_path / "store"
-    backend = ReferenceBackend.create(path)
+    backend = open_backend(path, backend="reference", create=True)
     with backend.transaction() as transaction:
         transaction.put_window(SessionWindow("s-main", "agent:main:main"))
         transaction.append_event("s-main", message("m1", None, "user", "the deployment failed on friday", 1))
@@ -42,7 +43,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_search_json_is_the_kernel_result(store, capsys):
     status, out, _ = run(capsys, "search", "--store", str(store), "--agent", "main", "--json", "deployment")
-    backend = ReferenceBackend.open(store)
+    backend = open_backend(store)
     expected = backend.search(SearchRequest("deployment", agent_id="main")).to_json()
     backend.close()
     assert status == 0
@@ -97,22 +98,25 @@ def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
     assert status == 0
     assert report["phrases"] == [{"terms": ["deployment"], "prefix": False}]
     first = report["hits"][0]
+    assert first["partition"] == "main"
     bm25 = first["bm25"]
-    assert [bm25[key] for key in ("N", "D", "avgdl", "k1", "b")] == [3, 5, 4.666666666666667, 1.2, 0.75]
+    # main's own statistics: its two rows (work's row is in work's partition)
+    assert [bm25[key] for key in ("N", "D", "avgdl", "k1", "b")] == [2, 5, 5.0, 1.2, 0.75]
     (phrase,) = bm25["phrases"]
     assert [phrase[key] for key in ("phrase", "n", "f", "idf", "idfFloored")] == [
-        "deployment", 3, 1, 1e-06, True]
+        "deployment", 2, 1, 1e-06, True]
     assert bm25["score"] == -bm25["bm25"] == first["score"]
     assert [first["excerpt"][key] for key in ("kind", "start", "score")] == ["window", 0, 1000]
     status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "deployment")
     assert "excerpt window:" in out and "score" in out
-    assert "  N=3 D=5 avgdl=4.666666666666667 k1=1.2 b=0.75\n" in out
-    assert "    phrase 'deployment': n=3 f=1 idf=1e-06 (floored)" in out
+    assert "  partition 'main': scored with that agent's own statistics\n" in out
+    assert "  N=2 D=5 avgdl=5.0 k1=1.2 b=0.75\n" in out
+    assert "    phrase 'deployment': n=2 f=1 idf=1e-06 (floored)" in out
     assert "    chosen start 0 (score 1000)\n" in out
 
 
 def test_reconcile_and_verify(store, capsys):
-    backend = ReferenceBackend.open(store, writer=True)
+    backend = open_backend(store, writer=True)
     with backend.transaction() as transaction:
         transaction.append_event("s-main", {"type": "leaf", "id": "l1", "parentId": "m2", "targetId": "m1"})
     backend.close()
@@ -126,7 +130,7 @@ def test_reconcile_and_verify(store, capsys):
 
 
 def test_verify_after_losing_the_index_files_rebuilds_by_replay(store, capsys):
-    for file in (store / "index").iterdir():
+    for file in store.glob("agents/*/index/*"):
         file.unlink()
     status, out, _ = run(capsys, "verify", "--store", str(store))
     assert status == 0
@@ -136,9 +140,7 @@ def test_verify_after_losing_the_index_files_rebuilds_by_replay(store, capsys):
 
 
 def test_commands_work_on_a_sqlite_store_except_explain(tmp_path, capsys):
-    from engine.backends.sqlite_fts5 import SqliteBackend
-
-    backend = SqliteBackend.create(tmp_path / "lite")
+    backend = open_backend(tmp_path / "lite", backend="sqlite", create=True)
     with backend.transaction() as transaction:
         transaction.put_window(SessionWindow("s", "agent:main:main"))
         transaction.append_event("s", message("m1", None, "user", "saffron rice", 1))
@@ -151,7 +153,7 @@ def test_commands_work_on_a_sqlite_store_except_explain(tmp_path, capsys):
 
 def damage_last_event(store: Path) -> tuple[Path, int]:
     """Flip one payload byte of the last event record; return the segment and the offset."""
-    segment = store / "transcripts" / "segment-000001.log"
+    segment = store / "agents" / "main" / "transcripts" / "segment-000001.log"
     data = bytearray(segment.read_bytes())
     events = [item for item in iter_frames(bytes(data)) if isinstance(item, Frame)
               and isinstance(decode_log_payload(item.payload), EventRecord)]
@@ -164,12 +166,13 @@ def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
     """Opening from the catalog checkpoint does not read the records; verify reads every
     byte, so a record damaged under the checkpoint is reported (and the index is then not
     compared)."""
-    backend = ReferenceBackend.open(store)
+    partition = store / "agents" / "main"
+    backend = ReferenceBackend.open(partition)
     assert (backend.store.checkpoint_generation, backend.store.verify_log()) == (1, None)
     backend.close()
     segment, offset = damage_last_event(store)
     damage = f"{segment}: corrupt at byte offset {offset}: record CRC mismatch"
-    backend = ReferenceBackend.open(store)
+    backend = ReferenceBackend.open(partition)
     try:
         assert backend.store.checkpoint_generation == 1  # open did not see it
         assert verify_backend(backend).problems == [
@@ -177,7 +180,11 @@ def test_verify_checks_the_transcripts_that_open_skips(store, capsys):
     finally:
         backend.close()
     status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
-    assert (status, json.loads(out)["problems"][0]) == (1, f"transcripts: {damage}")
+    report = json.loads(out)
+    assert (status, report["problems"][0]) == (1, f"agent main: transcripts: {damage}")
+    assert report["partitions"]["main"]["problems"][0] == f"transcripts: {damage}"
+    assert report["partitions"]["work"]["ok"] is True
+
 
 
 @pytest.mark.parametrize(("error", "status", "message"), [

@@ -14,11 +14,21 @@ from engine.cli import main
 DEMO = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
 
 
+def demo_records() -> list[dict]:
+    """The demo corpus's windows, read straight from its `sessions.jsonl`."""
+    return [json.loads(line) for line in (DEMO / "sessions.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+
+
+def demo_keys() -> set[str]:
+    """The session keys of the demo corpus."""
+    return {record["sessionKey"] for record in demo_records()}
+
+
 def count_demo() -> dict[str, int]:
     """The demo corpus's counts, read straight from its JSONL files."""
-    records = [json.loads(line) for line in (DEMO / "sessions.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()]
-    keys = {record["sessionKey"] for record in records}
+    records = demo_records()
+    keys = demo_keys()
     events = 0
     for record in records:
         text = (DEMO / "transcripts" / f"{record['sessionId']}.jsonl").read_text(encoding="utf-8")
@@ -47,8 +57,16 @@ def test_import_then_stats_json(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert {name: stats[name] for name in ("agents", "sessions", "windows", "events")} == (
         count_demo())
     assert stats["backend"] == "reference"
-    assert stats["bytes"] == (tmp_path / "store" / "store.meta").stat().st_size + sum(
-        path.stat().st_size for path in (tmp_path / "store" / "transcripts").iterdir())
+    partitions = sorted((tmp_path / "store" / "agents").iterdir())
+    assert [folder.name for folder in partitions] == sorted(stats["partitions"]) == sorted(
+        {key.split(":")[1] for key in demo_keys() if key.startswith("agent:")} | {"main"})
+    assert stats["bytes"] == sum(
+        (folder / "store.meta").stat().st_size
+        + sum(path.stat().st_size for path in (folder / "transcripts").iterdir())
+        for folder in partitions)
+    per_agent = stats["partitions"].values()
+    assert sum(counts["windows"] for counts in per_agent) == stats["windows"]
+    assert sum(counts["events"] for counts in per_agent) == stats["events"]
 
 
 def test_plain_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import STORE_MARKER_FILES, backend_class
+from engine.backends.registry import open_backend
 from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.model import SessionWindow
 from engine.transcript.store import META_NAME
@@ -29,7 +29,7 @@ WRITERS = {"reconcile": [], "import": None}
 
 def make_store(path: Path, backend: str = "reference") -> Path:
     """A store with one searchable message ("saffron rice")."""
-    store = backend_class(backend).create(path)
+    store = open_backend(path, backend=backend, create=True)
     with store.transaction() as transaction:
         transaction.put_window(SessionWindow("s1", "agent:main:main"))
         transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None,
@@ -56,10 +56,6 @@ def arguments(command: str, store: Path, source: Path) -> list[str]:
 
 def access_of(command: str) -> str:
     return "read" if command in READERS else "write"
-
-
-def test_the_registry_markers_are_the_backends_own_file_names() -> None:
-    assert STORE_MARKER_FILES == {"reference": META_NAME, "sqlite": DATABASE_NAME}
 
 
 @pytest.mark.parametrize("command", [*READERS, "reconcile"])
@@ -159,7 +155,7 @@ def test_a_read_only_store_is_refused_to_writers_and_still_searched(
 
 def test_a_read_only_file_in_the_store_is_named(unprivileged, chmod, tmp_path: Path) -> None:
     store = make_store(tmp_path / "store", "sqlite")
-    database = store / DATABASE_NAME
+    database = store / "agents" / "main" / "agent" / DATABASE_NAME
     chmod(database, 0o444)
     unprivileged("reconcile", "--store", str(store)).refused(
         2, f"{database}: permission denied (reconcile needs write access)")

@@ -8,7 +8,10 @@ once by the two recipes below and committed:
   transactions through a `TranscriptStore`, the clock fixed);
 * `index/manifest`, `index/segment-000001.terms` and `index/segment-000001.postings`:
   `write_index` (three rows, a tombstone for doc 0, window states with `w2` dirty, at
-  store generation 2).
+  store generation 2);
+* `partitioned/store.meta`, the root metadata of a partitioned store (the files above
+  are what one agent's reference partition holds): `write_partitioned_root` (a store
+  created through the registry, the clock fixed).
 
 The tests prove that this build reads these files (what they hold comes back) and that
 it writes the same bytes from the same input. If a change to the codec makes one fail,
@@ -30,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
+from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
 from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
@@ -61,6 +65,7 @@ TRANSCRIPT_CONFIG = EngineConfig(log_roll_bytes=300)
 INDEX_FILES = ("index/manifest", "index/segment-000001.terms", "index/segment-000001.postings")
 TRANSCRIPT_FILES = ("store.meta", "transcripts/segment-000001.log",
                     "transcripts/segment-000002.log", "transcripts/catalog.ckpt")
+ROOT_FILES = ("partitioned/store.meta",)
 
 
 def message(row: tuple) -> dict:
@@ -80,6 +85,12 @@ def write_transcripts(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         with store.transaction() as transaction:
             transaction.put_window(SessionWindow("w2", "agent:work:main"))
             transaction.append_event("w2", message(ROWS[2]), ROWS[2][3])
+
+
+def write_partitioned_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recipe of the committed root metadata (a new, empty store; the clock fixed)."""
+    monkeypatch.setattr(time, "time", lambda: CLOCK)
+    open_backend(folder / "partitioned", backend="reference", create=True).close()
 
 
 def write_index(folder: Path) -> None:
@@ -130,20 +141,28 @@ def test_the_committed_transcript_files_open_from_their_checkpoint(tmp_path: Pat
 def test_the_recipes_still_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     write_transcripts(tmp_path, monkeypatch)
     write_index(tmp_path)
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES):
+    write_partitioned_root(tmp_path, monkeypatch)
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES):
         assert (tmp_path / name).read_bytes() == (FIXTURE / name).read_bytes(), name
 
 
 def test_the_fixtures_hold_every_kind_once_in_its_current_version():
     kinds = {}
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES):
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES):
         header = decode_header((FIXTURE / name).read_bytes(), name)
         kind = kind_of_magic(header.magic)
         assert (header.version, header.flags) == (kind.version, 0), name
         kinds.setdefault(kind.name, name)
     assert sorted(kinds) == sorted(FILE_KINDS)
     committed = sorted(str(path.relative_to(FIXTURE)) for path in FIXTURE.rglob("*") if path.is_file())
-    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES))
+    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES))
+
+
+def test_the_committed_root_metadata_opens_as_an_empty_partitioned_store(tmp_path: Path):
+    copy = tmp_path / "store"
+    shutil.copytree(FIXTURE / "partitioned", copy)
+    with open_backend(copy) as store:
+        assert (store.name, store.partitions(), store.stats()["windows"]) == ("reference", {}, 0)
 
 
 def with_version(data: bytes, version: int) -> bytes:
@@ -190,7 +209,7 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
         if kind_of_magic(data[:8]).version != 1:
             path.write_bytes(with_version(data, 1))
     assert main(["search", "--store", str(store), "deployment"]) == 1
-    manifest = store / "index" / "manifest"
+    manifest = store / "agents" / "main" / "index" / "manifest"
     assert capsys.readouterr().err == (
         f"session-search: error: {manifest}: unsupported version 1 of a manifest file "
         "(this build reads version 2); it was written by an earlier build of session-search: "
@@ -202,5 +221,8 @@ if __name__ == "__main__":  # write the fixtures again: python tests/codec/test_
     with pytest.MonkeyPatch.context() as patch:
         write_transcripts(FIXTURE, patch)
     write_index(FIXTURE)
+    with pytest.MonkeyPatch.context() as patch:
+        write_partitioned_root(FIXTURE, patch)
     (FIXTURE / "LOCK").unlink()
+    (FIXTURE / "partitioned" / "LOCK").unlink()
     print(f"wrote {FIXTURE}", file=sys.stderr)

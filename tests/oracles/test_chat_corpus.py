@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.directory import MemoryDirectory
+from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
 from tests.oracles import chat_corpus
@@ -71,10 +70,10 @@ def test_the_parity_corpus_writes_what_the_flat_import_writes(
     assert flat_messages(corpus) == messages
     imported = tmp_path / "imported"
     import_into_store(imported, "reference", [write_flat_file(messages, tmp_path / "m.jsonl")])
-    replayed = ReferenceBackend.create_in(MemoryDirectory())
+    replayed = open_backend(tmp_path / "replayed", backend="reference", create=True)
     load_corpus(replayed, corpus)
     replayed.reconcile()
-    from_import = ReferenceBackend.open(imported)
+    from_import = open_backend(imported)
     try:
         assert sorted(from_import.windows(), key=repr) == sorted(replayed.windows(), key=repr)
         for query in generate_queries(messages, 8)[:12]:

@@ -15,10 +15,11 @@ Three comparisons, each request against the reference and the SQLite backend:
    OpenClaw entry of `tests.parity.known_divergences` recognises the request;
 2. a multi-agent corpus, each agent's requests against stores holding only that agent's
    messages (what OpenClaw's per-agent database holds): exact, as in 1;
-3. the multi-agent corpus against stores holding every agent: scores differ today
-   (`openclaw-per-agent-statistics`), so only what bm25 statistics cannot change is
-   compared: the error, `truncated`, `indexing`, the number of hits and, when nothing was
-   cut, the set of hits with each one's fields and snippet.
+3. the multi-agent corpus against stores holding every agent: exact, as in 1 — our stores
+   keep one partition per agent with its own bm25 statistics, as OpenClaw keeps one
+   database per agent, and merge across agents as the Gateway does (until they did, this
+   section could only compare what statistics cannot change, under the retired entry
+   `openclaw-per-agent-statistics`).
 
 Then every OpenClaw entry must have fired, and each entry's reproducer, loaded into a
 fresh OpenClaw and into both backends, must still differ (an entry goes stale loudly).
@@ -51,7 +52,6 @@ from tests.oracles.answers import (
     Outcome,
     exact_differences,
     our_outcome,
-    statistics_free_differences,
 )
 from tests.oracles.chat_corpus import (
     FlatMessage,
@@ -82,7 +82,6 @@ CREDENTIAL_AGENT = UPPER_CASE_AGENT = "vault"
 SINGLE_AGENT = "solo"
 MULTI_SEED = 1106
 SINGLE_SEED = 1107
-PER_AGENT_STATISTICS = "openclaw-per-agent-statistics"
 
 
 # ---- the two sides -------------------------------------------------------------------------
@@ -169,7 +168,6 @@ class Section:
                 f"{self.tally['truncated']} truncated, {self.tally['errors']} errors upstream), "
                 f"{self.tally['compared']} answers compared ({len(BACKENDS)} backends), "
                 f"{self.tally['identical']} identical, "
-                f"{self.tally['agree apart from scores']} agree apart from scores and order, "
                 f"{self.tally['skipped']} skipped; divergences (requests): {divergences or 'none'}; "
                 f"problems: {len(self.problems)}")
 
@@ -182,7 +180,7 @@ def compare(section: Section, oracle: OpenClawOracle, stores: OurStores,
         entries = recognised(OPENCLAW, DivergenceCase(stores.corpus, request, reconciled=True))
         section.tally["requests"] += 1
         section.tally.update("divergence:" + entry.id for entry in entries)
-        if any(entry.id != PER_AGENT_STATISTICS for entry in entries):
+        if entries:
             section.tally["skipped"] += 1
             continue
         expected = oracle.outcome(params)
@@ -191,17 +189,13 @@ def compare(section: Section, oracle: OpenClawOracle, stores: OurStores,
             section.tally["truncated"] += expected.result["truncated"]
         else:
             section.tally["errors"] += 1
-        check = statistics_free_differences if entries else exact_differences
         for name, backend in stores.backends.items():
-            ours = our_outcome(backend, params)
-            problems = check(expected, ours)
+            problems = exact_differences(expected, our_outcome(backend, params))
             section.tally["compared"] += 1
             if problems:
                 section.problems.append(f"{name} {params!r}:\n    " + "\n    ".join(problems))
-            elif not entries or not exact_differences(expected, ours):
-                section.tally["identical"] += 1  # even under the statistics entry (no hits, say)
             else:
-                section.tally["agree apart from scores"] += 1
+                section.tally["identical"] += 1
 
 
 # ---- corpora and requests --------------------------------------------------------------------
@@ -324,20 +318,45 @@ def test_single_agent_corpus_agrees_with_openclaw(sections: dict[str, Section]) 
     assert section.problems == [], "\n".join(section.problems)
     assert section.tally["identical"] > 0 and set(section.tally) >= {
         "divergence:openclaw-no-prefix-mode", "divergence:openclaw-no-cjk-retry"}, section.tally
-    assert not section.tally["divergence:" + PER_AGENT_STATISTICS], section.tally
 
 
 def test_each_agent_agrees_with_openclaw_on_a_store_of_its_own(sections: dict[str, Section]) -> None:
     section = sections["per agent"]
     assert section.problems == [], "\n".join(section.problems)
     assert section.tally["identical"] > 0, section.tally
-    assert not section.tally["divergence:" + PER_AGENT_STATISTICS], section.tally
 
 
-def test_one_store_for_every_agent_differs_only_in_scores(sections: dict[str, Section]) -> None:
+def test_one_store_for_every_agent_agrees_with_openclaw(sections: dict[str, Section]) -> None:
+    """Per-agent partitions: agent-scoped and across agents, exact (scores to 1e-9)."""
     section = sections["one store"]
     assert section.problems == [], "\n".join(section.problems)
-    assert section.tally["agree apart from scores"] > 0, section.tally
+    assert section.tally["identical"] > 0, section.tally
+
+
+def test_per_agent_statistics_reproducer_agrees_with_openclaw(
+    openclaw_installation: Installation, tmp_path: Path
+) -> None:
+    """The reproducer of the retired `openclaw-per-agent-statistics` entry: `saffron` once in
+    agent main, two other messages in agent ops; OpenClaw scores it with main's statistics
+    only, and so must both backends (they did not while the store kept global ones)."""
+    case = _two_agents_case()
+    messages = flat_messages(case.corpus)
+    with world(openclaw_installation, tmp_path, messages, ["main", "ops"], slices=False) as loaded:
+        for request in (case.request, SearchRequest("saffron", session_keys=())):
+            params = request.to_json()
+            expected = loaded.oracle.outcome(params)
+            assert expected.result is not None and expected.result["hits"]
+            for name, backend in loaded.stores.backends.items():
+                assert exact_differences(expected, our_outcome(backend, params)) == [], name
+
+
+def _two_agents_case() -> Any:
+    from tests.parity.known_divergences import _user_messages_case
+
+    return _user_messages_case(
+        {("w-main", "agent:main:main"): ["saffron risotto tonight"],
+         ("w-ops", "agent:ops:main"): ["pasta for lunch", "pasta again"]},
+        SearchRequest("saffron", agent_id="main"))
 
 
 def test_every_openclaw_divergence_fired(sections: dict[str, Section]) -> None:

@@ -24,7 +24,10 @@ says so.
 
 Entries removed once the engine was fixed (their reproducers stay as regression tests in
 `test_backend_differential.py`): `sqlite-query-lone-surrogate` (d9ea26e),
-`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f).
+`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f), and
+`openclaw-per-agent-statistics` once stores kept one partition per agent (issue 11 item 1:
+the multi-agent store now agrees with OpenClaw exactly; its reproducer stays as the test
+`test_per_agent_statistics_reproducer_agrees_with_openclaw`).
 """
 
 from __future__ import annotations
@@ -125,10 +128,6 @@ def _texts_in_scope(case: DivergenceCase) -> list[str]:
     return [text for _, text in messages_in_scope(case)]
 
 
-def _store_holds_several_agents(case: DivergenceCase) -> bool:
-    return len(case.corpus.agent_ids) > 1
-
-
 def _credential_in_scope(case: DivergenceCase) -> bool:
     return any(CREDENTIAL_LOOKING.search(text) for text in _texts_in_scope(case))
 
@@ -173,22 +172,6 @@ def _user_messages_case(windows: dict[tuple[str, str], list[str]], request: Sear
 
 
 OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
-    Divergence(
-        id="openclaw-per-agent-statistics",
-        description="with rows of several agents in one store, bm25 scores (and so the "
-                    "order, and which hits a limit keeps) differ from OpenClaw's, agent-scoped "
-                    "and across agents; which messages match, their snippets and `truncated` "
-                    "do not",
-        reason="our store keeps global statistics across agents; upstream keeps one database "
-               "per agent (issue 11 item 1, pending)",
-        applies_to=frozenset({OPENCLAW}),
-        recognises=_store_holds_several_agents,
-        # `saffron` once in agent main; agent ops holds two other messages.
-        reproducer=_user_messages_case(
-            {("w-main", "agent:main:main"): ["saffron risotto tonight"],
-             ("w-ops", "agent:ops:main"): ["pasta for lunch", "pasta again"]},
-            SearchRequest("saffron", agent_id="main")),
-    ),
     Divergence(
         id="openclaw-redacts-credentials",
         description="OpenClaw rewrites credential-looking text before storage "

@@ -9,7 +9,8 @@ engine internals; a corpus reaches a backend only through `transaction()`, `put_
 What a corpus contains (each item is something the differential tests must see handled
 identically by every backend):
 
-* several agents in one store, including `work_team` and `workxteam` (GLOB must keep `_`
+* several agents in one store (so several partitions: each agent's own, `global` and
+  `unknown` in `main`'s), including `work_team` and `workxteam` (GLOB must keep `_`
   literal), the reserved keys `global` and `unknown`, and keys with more `:` parts;
 * physical resets: a key owns a chain of windows (`previous_session_id`, reason `reset`,
   `rollover`, ...); when a new window starts, the previous one is put again with
@@ -46,7 +47,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from engine.model import SearchRequest, SessionWindow
+from engine.model import SearchRequest, SessionWindow, owner_agent_id
 
 #: Examples per parity run; raise it locally for a deeper search (PARITY_EXAMPLES=2000).
 PARITY_EXAMPLES = int(os.environ.get("PARITY_EXAMPLES", "80"))
@@ -355,6 +356,13 @@ def window_events(
 def corpora(draw: st.DrawFn, max_keys: int = 4) -> Corpus:
     """Several keys, each a chain of 1–3 windows, their events interleaved in transactions."""
     keys = draw(st.lists(st.sampled_from(KEY_POOL), min_size=1, max_size=max_keys, unique=True))
+    if len(keys) < max_keys and draw(st.booleans()):
+        # Most corpora span several partitions: add a key of another agent when all the
+        # keys drawn belong to one.
+        owners = {owner_agent_id(key) for key in keys}
+        others = [key for key in KEY_POOL if owner_agent_id(key) not in owners]
+        if len(owners) == 1 and others:
+            keys.append(draw(st.sampled_from(others)))
     # Per key: a list of transactions (each a list of operations), in the key's own order.
     streams: list[list[list[Operation]]] = []
     all_texts: list[str] = []
@@ -410,11 +418,13 @@ def corpora(draw: st.DrawFn, max_keys: int = 4) -> Corpus:
         cursors[chosen] += 1
     if draw(st.sampled_from((False,) * 4 + (True,))):
         # A later metadata change: a cold window restored, a window archived, or a window
-        # moved under another key (the scope must follow the window's current key).
+        # moved under another key of its agent's partition (the scope must follow the
+        # window's current key; a window never moves to another agent's partition).
         chosen = final_windows[draw(st.sampled_from(sorted(final_windows)))]
         change = draw(st.sampled_from(("restore", "archive", "move")))
         if change == "move":
-            moved_to = draw(st.sampled_from(KEY_POOL))
+            moved_to = draw(st.sampled_from([key for key in KEY_POOL if owner_agent_id(key)
+                                             == owner_agent_id(chosen.session_key)]))
             if moved_to not in keys:
                 keys.append(moved_to)
             transactions.append((PutWindow(replace(chosen, session_key=moved_to)),))
@@ -540,23 +550,30 @@ def queries(draw: st.DrawFn, corpus: Corpus) -> str:
 
 @st.composite
 def requests(draw: st.DrawFn, corpus: Corpus) -> SearchRequest:
-    """A store-level request: query, scope (agent, explicit keys, [], sessionId), role, order,
-    match mode and a limit of 1..30 (the policy clamps it to 25)."""
+    """A store-level request: query, scope (agent, explicit keys of one or several agents'
+    partitions, [] for every partition, sessionId), role, order, match mode and a limit of
+    1..30 (the policy clamps it to 25)."""
     agents = list(corpus.agent_ids) or ["main"]
     keys = list(corpus.session_keys) or ["agent:main:main"]
-    scope = draw(st.sampled_from(("agent",) * 4 + ("all",) * 4 + ("keys",) * 3 + ("none", "odd")))
+    scope = draw(st.sampled_from(("agent",) * 4 + ("all",) * 4 + ("keys",) * 3
+                                 + ("agents' keys",) * 2 + ("none", "odd")))
     session_keys: tuple[str, ...] | None = None
     agent_id: str | None = draw(st.sampled_from(agents))
     if scope == "all":
         session_keys = ()
     elif scope == "keys":
         session_keys = tuple(draw(st.lists(st.sampled_from(keys), min_size=1, max_size=3, unique=True)))
+    elif scope == "agents' keys":
+        # One key of every partition the corpus has, in a drawn order.
+        by_owner = {owner_agent_id(key): key for key in keys}
+        session_keys = tuple(draw(st.permutations(sorted(by_owner.values()))))
     elif scope == "none":
         agent_id = None  # the default agent, `main`
     elif scope == "odd":
         agent_id, session_keys = draw(st.sampled_from((
             ("nobody", None), ("work", None), ("main", ("agent:missing:main", "global")),
-            ("main", ("agent:main:main",)))))
+            ("main", ("agent:main:main",)), ("..", None), ("", None), ("a/b", None),
+            ("main", ("agent:..:main", "unknown")))))
     session_id = None
     if draw(st.sampled_from((False,) * 5 + (True,))):
         session_id = draw(st.sampled_from(list(corpus.session_ids) + ["missing-window"]))
@@ -604,6 +621,7 @@ def tally_outcome(tally: Counter[str], outcome: Any, *, prefix: str = "") -> Non
         "archived excluded": outcome.archived_transcripts_excluded > 0,
         "excerpt cut": any(" … " in hit.snippet for hit in outcome.hits),
         "substring retry": any(hit.score == 0.0 for hit in outcome.hits),
+        "several partitions": len({owner_agent_id(hit.session_key) for hit in outcome.hits}) > 1,
     }
     for kind, present in kinds.items():
         if present:

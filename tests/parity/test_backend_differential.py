@@ -1,8 +1,12 @@
 """Differential tests: the reference backend against the SQLite FTS5 backend (issue 4).
 
-Both backends receive the same random corpus (`tests.parity.strategies`: several agents,
-window chains, rewinds, logical resets, side appends, unindexable content, multilingual
-text) and the same random requests. For every request they must agree exactly on the
+Both backends are compared as stores are used: partitioned, one partition per agent
+(`engine.backends.partitioned`), so every corpus with several agents spans several
+partitions. Both receive the same random corpus (`tests.parity.strategies`: several
+agents, window chains, rewinds, logical resets, side appends, unindexable content,
+multilingual text) and the same random requests: scoped to one agent (one partition's
+answer), explicit keys of one or several agents, and every agent (`session_keys=()`),
+both merged the Gateway's way. For every request they must agree exactly on the
 hit list and its order, every hit field and snippet, `truncated`, `indexing` and
 `archivedTranscriptsExcluded`; scores must agree to 1e-9 relative. A request that one
 backend rejects must be rejected by the other with the same error class and message.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -30,12 +35,18 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from engine.backends.partitioned import (
+    PartitionedStore,
+    PartitionKind,
+    create_partitioned,
+    open_partitioned,
+)
 from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.registry import partition_kind
 from engine.config import EngineConfig
-from engine.directory import MemoryDirectory
+from engine.directory import FileDirectory
 from engine.errors import EngineError
-from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.model import SearchRequest, SearchResult, SessionWindow, owner_agent_id
 from tests.parity.known_divergences import (
     BACKEND_DIFFERENTIAL,
     KNOWN_DIVERGENCES,
@@ -62,14 +73,32 @@ SCRATCH_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 
+def reference_partitions(config: EngineConfig | None) -> PartitionKind:
+    """Reference partitions made and opened with `config` (the registry's use the default)."""
+    if config is None:
+        return partition_kind("reference")
+
+    class ConfiguredReference(ReferenceBackend):
+        @classmethod
+        def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
+            return cls.create_in(FileDirectory(path), config=config)
+
+        @classmethod
+        def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
+            return cls.open_in(FileDirectory(path), writer=writer, config=config)
+
+    return PartitionKind("reference", ConfiguredReference)
+
+
 @contextmanager
 def both_backends(
     config: EngineConfig | None = None,
-) -> Iterator[tuple[ReferenceBackend, SqliteBackend]]:
-    """A fresh in-memory reference store and a fresh SQLite store in a scratch folder."""
+) -> Iterator[tuple[PartitionedStore, PartitionedStore]]:
+    """A fresh partitioned reference store and a fresh partitioned SQLite store, in a
+    scratch folder (memory-backed where the machine has /dev/shm)."""
     with tempfile.TemporaryDirectory(dir=SCRATCH_ROOT) as folder:
-        reference = ReferenceBackend.create_in(MemoryDirectory(), config=config)
-        sqlite = SqliteBackend.create(Path(folder) / "sqlite")
+        reference = create_partitioned(Path(folder) / "reference", reference_partitions(config))
+        sqlite = create_partitioned(Path(folder) / "sqlite", partition_kind("sqlite"))
         try:
             yield reference, sqlite
         finally:
@@ -115,8 +144,8 @@ def result_differences(expected: SearchResult | tuple, actual: SearchResult | tu
 
 
 def compare_requests(
-    reference: ReferenceBackend,
-    sqlite: SqliteBackend,
+    reference: PartitionedStore,
+    sqlite: PartitionedStore,
     corpus: Corpus,
     request_list: list[SearchRequest],
     *,
@@ -136,6 +165,24 @@ def compare_requests(
         problems = result_differences(expected, outcome(reference, request))
         assert problems == [], f"{request!r} (reconciled={reconciled}):\n" + "\n".join(problems)
         tally_outcome(tally, expected)
+        tally["scope: " + scope_kind(request)] += 1
+
+
+def scope_kind(request: SearchRequest) -> str:
+    """Which of the store-level search's routes a request takes."""
+    if request.session_keys is None:
+        return "one agent"
+    if not request.session_keys:
+        return "every agent"
+    owners = {owner_agent_id(key) for key in request.session_keys}
+    return "keys of several agents" if len(owners) > 1 else "keys of one agent"
+
+
+#: Routes and outcomes every default run of the partitioned comparison must have seen.
+PARTITION_COVERAGE = (
+    "several partitions", "scope: one agent", "scope: every agent",
+    "scope: keys of several agents", "scope: keys of one agent",
+)
 
 
 @st.composite
@@ -207,7 +254,8 @@ def test_reference_and_sqlite_agree_on_random_corpora_and_requests() -> None:
     fired = {name.removeprefix("divergence:") for name in tally if name.startswith("divergence:")}
     expected = {entry.id for entry in KNOWN_DIVERGENCES if BACKEND_DIFFERENTIAL in entry.applies_to}
     assert expected - fired == set(), "known divergences that never fired (stale entries)"
-    assert [kind for kind in (*REQUIRED_COVERAGE, "indexing") if tally[kind] == 0] == [], dict(tally)
+    assert [kind for kind in (*REQUIRED_COVERAGE, *PARTITION_COVERAGE, "indexing")
+            if tally[kind] == 0] == [], dict(tally)
 
 
 def test_every_known_divergence_still_reproduces() -> None:
@@ -355,7 +403,9 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
         load_corpus(reference, corpus)
         result = reference.search(request_list[0])
         assert (result.indexing, result.archived_transcripts_excluded) == (True, 1)
-        assert [hit.session_key for hit in result.hits] == ["global"]
+        assert result.hits == ()  # `global` lives in main's partition, not work_team's
+        main = reference.search(SearchRequest("saffron", agent_id="main"))
+        assert ([hit.session_key for hit in main.hits], main.indexing) == (["global"], False)
 
 
 #: Every commit of two changes or more counts as large: the reference defers each one
@@ -375,7 +425,8 @@ def test_deferred_large_commits_agree_with_sqlite_after_reconcile() -> None:
         with both_backends(DEFERRING) as (reference, sqlite):
             load_corpus(reference, corpus)
             load_corpus(sqlite, corpus)
-            tally["deferred"] += bool(reference._deferred)
+            tally["deferred"] += any(partition._deferred
+                                     for partition in reference.partitions().values())
             assert reference.reconcile() == sqlite.reconcile()
             compare_requests(reference, sqlite, corpus, request_list, reconciled=True,
                              tally=tally)
@@ -405,7 +456,7 @@ CLEAR_PATH_RIVALS = {"default": EngineConfig(), "fast on small inputs": FAST_ON_
 
 
 def identical_outcomes(
-    clear: ReferenceBackend, rivals: dict[str, ReferenceBackend], request_list: list[SearchRequest],
+    clear: Any, rivals: dict[str, Any], request_list: list[SearchRequest],
     step: str,
 ) -> None:
     """Every request on the clear-path backend and each rival: equal results (scores bit
@@ -437,28 +488,36 @@ def test_every_clear_path_gives_the_answers_of_the_fast_paths_and_of_sqlite() ->
     @given(differential_cases())
     def run(case: tuple[Corpus, list[SearchRequest], list]) -> None:
         corpus, request_list, late = case
-        directories = {name: MemoryDirectory() for name in CLEAR_PATH_RIVALS}
-        rivals = {name: ReferenceBackend.create_in(directories[name], config=config)
+        folder = Path(tempfile.mkdtemp(dir=SCRATCH_ROOT))
+        paths = {name: folder / name.replace(" ", "-") for name in CLEAR_PATH_RIVALS}
+        rivals = {name: create_partitioned(paths[name], reference_partitions(config))
                   for name, config in CLEAR_PATH_RIVALS.items()}
+
+        def partitions_of(name: str) -> list[Any]:
+            return list(rivals[name].partitions().values())
+
         try:
             with both_backends(EngineConfig.clear_paths()) as (clear, sqlite):
                 for backend in (clear, sqlite, *rivals.values()):
                     load_corpus(backend, corpus)
-                tally["deferred"] += bool(rivals["fast on small inputs"]._deferred)
+                tally["deferred"] += any(partition._deferred
+                                         for partition in partitions_of("fast on small inputs"))
                 identical_outcomes(clear, rivals, request_list, "loading")
                 compare_requests(clear, sqlite, corpus, request_list, reconciled=False,
                                  tally=tally)
                 reconcile_alike(clear, sqlite, *rivals.values())
-                tally["tombstones"] += bool(rivals["fast on small inputs"].index.deleted)
+                tally["tombstones"] += any(bool(partition.index.deleted)
+                                           for partition in partitions_of("fast on small inputs"))
                 identical_outcomes(clear, rivals, request_list, "reconcile")
                 compare_requests(clear, sqlite, corpus, request_list, reconciled=True,
                                  tally=tally)
                 for name, rival in rivals.items():
                     rival.close()
-                    rivals[name] = ReferenceBackend.open_in(
-                        directories[name], writer=True, config=CLEAR_PATH_RIVALS[name])
-                    tally["opened from a checkpoint"] += (
-                        rivals[name].store.checkpoint_generation is not None)
+                    rivals[name] = open_partitioned(
+                        paths[name], reference_partitions(CLEAR_PATH_RIVALS[name]), writer=True)
+                    tally["opened from a checkpoint"] += any(
+                        partition.store.checkpoint_generation is not None
+                        for partition in partitions_of(name))
                 identical_outcomes(clear, rivals, request_list, "reopening the rivals")
                 if late:
                     extra = corpus_of(late)
@@ -475,6 +534,7 @@ def test_every_clear_path_gives_the_answers_of_the_fast_paths_and_of_sqlite() ->
         finally:
             for rival in rivals.values():
                 rival.close()
+            shutil.rmtree(folder, ignore_errors=True)
 
     run()
     print("clear-path differential tally:", dict(sorted(tally.items())))

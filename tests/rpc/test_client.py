@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import open_backend
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.client import RpcClient, RpcConnectionError
 from engine.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
@@ -23,7 +23,7 @@ def message(message_id: str, parent: str | None, text: str, timestamp: float) ->
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     folder = tmp_path / "store"
-    writer = ReferenceBackend.create(folder)
+    writer = open_backend(folder, create=True)
     with writer.transaction() as transaction:
         transaction.put_window(SessionWindow("s1", "agent:main:main"))
         transaction.append_event("s1", message("m1", None, "saffron risotto", 5))
@@ -34,7 +34,7 @@ def store(tmp_path: Path) -> Path:
 def test_calls_return_the_kernel_result_and_errors_raise(store: Path) -> None:
     with RpcClient.serve_store(store, cwd=CHECKOUT) as client:
         result = client.call("sessions.search", {"agentId": "main", "query": "saffron"})
-        backend = ReferenceBackend.open(store)
+        backend = open_backend(store)
         try:
             assert result == backend.search(SearchRequest("saffron", agent_id="main")).to_json()
         finally:
@@ -56,7 +56,7 @@ def test_each_call_sees_the_commits_made_before_it(store: Path) -> None:
     with RpcClient.serve_store(store, cwd=CHECKOUT) as client:
         params = SearchRequest("paella", session_keys=()).to_json()
         assert client.call("sessions.search", params)["hits"] == []
-        writer = ReferenceBackend.open(store, writer=True)
+        writer = open_backend(store, writer=True)
         with writer.transaction() as transaction:
             transaction.append_event("s1", message("m2", "m1", "paella tonight", 6))
         writer.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import open_backend
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.errors import INVALID_PARAMS, PARSE_ERROR, RpcError
@@ -47,7 +48,7 @@ def test_a_binary_stream_gets_utf8_and_a_bad_line_a_parse_error() -> None:
 
 def test_the_serve_command_reads_and_writes_utf8_whatever_the_locale(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    writer = ReferenceBackend.create(store)
+    writer = open_backend(store, create=True)
     with writer.transaction() as transaction:
         transaction.put_window(SessionWindow("s1", "agent:main:main"))
         transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None,

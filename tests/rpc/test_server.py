@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import open_backend
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.server import serve
@@ -77,7 +78,7 @@ def test_notifications_get_no_answer(backend):
 
 def test_serve_command_over_real_pipes(tmp_path: Path):
     store = tmp_path / "store"
-    writer = ReferenceBackend.create(store)
+    writer = open_backend(store, create=True)
     with writer.transaction() as transaction:
         transaction.put_window(SessionWindow("s1", "agent:main:main"))
         transaction.append_event("s1", {"type": "message", "id": "m1", "parentId": None, "timestamp": 5,
@@ -95,7 +96,7 @@ def test_serve_command_over_real_pipes(tmp_path: Path):
 
 def test_serve_answers_each_line_before_the_input_ends(tmp_path: Path):
     store = tmp_path / "store"
-    ReferenceBackend.create(store).close()
+    open_backend(store, create=True).close()
     server = subprocess.Popen(
         [sys.executable, "-m", "engine", "serve", "--store", str(store)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,

@@ -45,3 +45,15 @@ def test_any_partition_truncated_or_indexing_carries_over() -> None:
     busy = SearchResult((), truncated=True, indexing=True)
     merged = merge_partition_results([quiet, busy], limit=10)
     assert (merged.truncated, merged.indexing) == (True, True)
+
+
+def test_a_recent_merge_orders_by_timestamp_and_keeps_partition_order_on_ties() -> None:
+    # each partition's answer in its kernel's recent order (newest first, then newest row)
+    main = SearchResult((hit("agent:main:a", "m2", 9.0, 30), hit("agent:main:a", "m1", 1.0, 10)))
+    work = SearchResult((hit("agent:work:b", "w2", 5.0, 30), hit("agent:work:b", "w1", 7.0, 20)))
+    merged = merge_partition_results([main, work], limit=3, order="recent")
+    # by score (the relevance merge) it would be m2, w1, w2
+    assert [h.message_id for h in merged.hits] == ["m2", "w2", "w1"]
+    assert merged.truncated is True
+    relevance = merge_partition_results([main, work], limit=3)
+    assert [h.message_id for h in relevance.hits] == ["m2", "w1", "w2"]

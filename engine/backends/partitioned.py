@@ -1,0 +1,808 @@
+"""A store that is an OpenClaw state: one partition per agent, each a backend of its own.
+
+Owns: the partitioned store (`PartitionedStore`, and `PartitionedSnapshotStore` over
+partitions that read a snapshot and can explain), its folder layout (`FolderPartitions`),
+and routing: which partition a write, a read or a search goes to, transactions across
+partitions, the merge of partition answers, the summed counts. Must not touch: how a
+partition stores, indexes, scores or searches (each partition is a whole backend:
+`ReferenceBackend` or `SqliteBackend`, unchanged), the merge rule itself
+(`engine.search.merge`), which key belongs to which agent (`engine.model.owner_agent_id`).
+
+Why. OpenClaw keeps one database per agent, so bm25's N, document frequencies and
+average length are per agent; a search across agents queries each agent's database and
+merges the answers by score (behaviour.md §5.4, §6 step 5). One index holding every
+agent would score with global statistics and order hits differently. So every agent's
+windows, transcript events and index form one partition with its own statistics, and
+`global` and `unknown` windows belong to the partition of the default agent `main`
+(`engine.model`'s docstring says where that was read in OpenClaw).
+
+Layout of a store folder (`FolderPartitions`)::
+
+    store.meta                    kind `partitioned`: the backend of the partitions
+    LOCK                          the writer's lock (one writer for the whole store)
+    agents/<agentId>/             one partition per agent: a reference store (its own
+                                  store.meta, transcripts/, index/, LOCK), or
+    agents/<agentId>/agent/openclaw-agent.sqlite      a SQLite one (upstream's path)
+    new-partition/                a partition being made (see "Creating a partition")
+
+An agent id names a folder, so it must be one safe path component
+(`engine.model.agent_id_problem`): a window whose key's agent id is `..`, holds `/`, `\\`
+or NUL is refused at `put_window` with that message, and nothing is written.
+
+Writes are routed by the agent of the window's key (`owner_agent_id`); an append goes to
+the partition holding its window. A session id names one window in the whole store, so
+putting a window of one agent under a key of another agent is refused (in OpenClaw the
+two would be rows of different databases). A transaction across agents opens one
+partition transaction per agent lazily, at the first write for that agent, and only
+after the `with` block succeeded commits them one by one in agent order; an exception
+anywhere in the block (a validation error included) rolls every one of them back, so
+nothing is written. A crash, or a failed commit, between two partitions' commits leaves
+the earlier ones committed and the later ones not, as OpenClaw's separate databases can;
+each partition on its own stays all-or-nothing.
+
+Creating a partition. The first write for an agent without a partition makes one: it is
+created empty in `new-partition/`, closed, renamed to `agents/<agentId>` (so a reader
+listing `agents/` sees a whole partition or none) and opened as the writer. If the
+transaction that made it does not commit, the partition is removed again; a crash before
+that leaves it empty, which is what a reader sees of it anyway.
+
+Reads. `windows()` and `session_keys()` are the partitions' answers in agent order (each
+partition in its own first-insertion order); `window`, `events` and `event_count` find
+the window's partition (a map from session id to agent, built on first use);
+`windows_of(key)` asks the key's partition. Partitions over SQLite read the latest commit
+(no `Refreshable`), so the store looks for new partitions before each read; a reference
+store reads the snapshot taken when it was opened, and `refresh()` (of
+`PartitionedSnapshotStore`) sees new commits and new partitions.
+
+Search (`search`), after the query is validated as every backend validates it:
+* with an agent (`session_keys=None`): that agent's partition answers alone, exactly as
+  one FTS5 database would (the default agent `main` when `agent_id` is None); an agent
+  without a partition answers `{hits: [], truncated: false, indexing: false}` and nothing
+  is created, as upstream's missing database does; an agent id that cannot be a folder
+  name is refused (`InputError`);
+* with explicit session keys: each partition owning one of the keys is asked for its keys
+  with limit 25 (what the Gateway asks of each unconfigured agent's store); with
+  `session_keys=()` every partition is asked, with limit 25; the answers are merged by
+  `engine.search.merge.merge_partition_results` (score descending, timestamp descending,
+  messageId in `localeCompare` order, de-duplicated, cut to the request's limit,
+  `truncated` when any partition truncated or the merge exceeded the limit, `indexing`
+  when any partition is indexing, archived counts summed). Keys no partition owns match
+  nothing.
+
+`explain` (of `PartitionedSnapshotStore`) follows the same routing and labels every hit
+with the partition that scored it: its N, n and avgdl are that partition's.
+
+Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windows`,
+`events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
+`reconcile` and `index_status` run on every partition.
+
+Old stores that kept every agent in one index are refused by
+`engine.backends.registry`, with a message saying how to re-import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from engine.analysis.profiles import SEARCH_PROFILE
+from engine.backends.protocol import (
+    Backend,
+    BackendTransaction,
+    Diagnosable,
+    Explainable,
+    Maintenance,
+    Refreshable,
+    require_capability,
+)
+from engine.codec.meta_file import (
+    PARTITIONED_MAGIC,
+    StoreMeta,
+    decode_meta_file,
+    encode_meta_file,
+)
+from engine.directory import FileDirectory, LockHandle, sync_folder
+from engine.errors import CorruptFile, InputError, StoreError, UsageError
+from engine.model import (
+    DEFAULT_AGENT_ID,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+    SessionWindow,
+    StoredEvent,
+    agent_id_problem,
+    owner_agent_id,
+)
+from engine.progress import StepProgress
+from engine.query.ast import QueryPlan
+from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
+from engine.score.bm25 import Bm25Explanation
+from engine.search.explain import HitExplanation, SearchExplanation
+from engine.search.merge import merge_partition_results
+from engine.transcript.log import now_milliseconds
+from engine.transcript.validation import check_event, check_window, unknown_session
+
+META_NAME = "store.meta"
+LOCK_NAME = "LOCK"
+AGENTS_FOLDER = "agents"
+NEW_PARTITION_FOLDER = "new-partition"
+
+#: What each partition is asked for when several are merged (the Gateway's limit for
+#: the stores of unconfigured agents).
+PARTITION_LIMIT = MAX_LIMIT
+
+#: The counts every store reports, even one without partitions.
+STORE_COUNTS = ("agents", "sessions", "windows", "events", "bytes")
+
+NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)
+
+
+# --------------------------------------------------------------------------------------
+# Where partitions live
+# --------------------------------------------------------------------------------------
+
+
+class PartitionClass(Protocol):
+    """What a backend class offers the partitioned store (both backends have it)."""
+
+    def create(self, path: str | os.PathLike[str]) -> Backend:
+        """A new partition in folder `path`, opened as the writer."""
+        ...
+
+    def open(self, path: str | os.PathLike[str], *, writer: bool = False,
+             **options: Any) -> Backend:
+        """The partition in folder `path` (`options`: the kind's `open_options`)."""
+        ...
+
+    def claims(self, path: str | os.PathLike[str]) -> bool:
+        """Whether folder `path` holds a partition of this backend."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionKind:
+    """One backend as a partition: its name, its class, and where in an agent's folder it
+    lives (`subfolder` "" is the agent's folder itself)."""
+
+    backend: str
+    backend_class: PartitionClass
+    subfolder: str = ""
+    #: Keyword arguments every partition is opened with (`accept_lost_commits` for a
+    #: reference store that `verify` and `stats` open to report what is lost).
+    open_options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def reads_snapshots(self) -> bool:
+        """Whether its readers see the commits of their open until they refresh."""
+        return isinstance(self.backend_class, type) and issubclass(self.backend_class, Refreshable)
+
+
+class FolderPartitions:
+    """The partitions of a store folder: `agents/<agentId>/`, plus the root's metadata and
+    the writer's lock (see the module docstring for the layout)."""
+
+    def __init__(self, root: Path, kind: PartitionKind, lock: LockHandle | None) -> None:
+        """Use `create` or `open`."""
+        self.root = root
+        self.kind = kind
+        self.lock = lock
+
+    @classmethod
+    def create(cls, root: Path, kind: PartitionKind) -> FolderPartitions:
+        """Make an empty store in folder `root` (created if missing) and hold its lock."""
+        directory = FileDirectory(root)
+        lock = directory.acquire_lock(LOCK_NAME)
+        try:
+            if directory.exists(META_NAME):
+                raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+            meta = StoreMeta(kind.backend, now_milliseconds())
+            directory.write_atomic(META_NAME, encode_meta_file(meta, PARTITIONED_MAGIC))
+            (root / AGENTS_FOLDER).mkdir(exist_ok=True)
+            sync_folder(root)
+        except BaseException:
+            lock.release()
+            raise
+        return cls(root, kind, lock)
+
+    @classmethod
+    def open(cls, root: Path, kind: PartitionKind, *, writer: bool) -> FolderPartitions:
+        """Open the store in folder `root`; a writer takes the lock and clears what an
+        interrupted partition creation left."""
+        backend = read_root_meta(root).backend
+        if backend != kind.backend:
+            raise StoreError(f"{root / META_NAME}: store was created for backend {backend!r}, "
+                             f"not {kind.backend!r}")
+        lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
+        if writer:
+            shutil.rmtree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+        return cls(root, kind, lock)
+
+    def location(self, agent_id: str) -> str:
+        """The folder of `agent_id`'s partition, for messages."""
+        return str(self.partition_folder(self.root / AGENTS_FOLDER / agent_id))
+
+    def partition_folder(self, agent_folder: Path) -> Path:
+        """Where the backend's files are inside an agent's folder."""
+        return agent_folder / self.kind.subfolder if self.kind.subfolder else agent_folder
+
+    def agents(self) -> list[str]:
+        """The agents that have a partition, sorted."""
+        folder = self.root / AGENTS_FOLDER
+        if not folder.is_dir():
+            return []
+        return sorted(child.name for child in folder.iterdir()
+                      if child.is_dir() and self.kind.backend_class.claims(
+                          self.partition_folder(child)))
+
+    def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
+        """Open `agent_id`'s partition."""
+        return self.kind.backend_class.open(self.location(agent_id), writer=writer,
+                                            **dict(self.kind.open_options))
+
+    def create_partition(self, agent_id: str) -> Backend:
+        """Make `agent_id`'s partition, empty, and open it as the writer (writer only).
+
+        Made in `new-partition/`, closed and renamed into `agents/`, so that it appears
+        whole."""
+        staging = self.root / NEW_PARTITION_FOLDER
+        target = self.root / AGENTS_FOLDER / agent_id
+        try:
+            shutil.rmtree(staging, ignore_errors=True)
+            self.kind.backend_class.create(self.partition_folder(staging)).close()
+            staging.rename(target)
+            sync_folder(target.parent)
+            sync_folder(self.root)
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise StoreError(f"{target}: cannot create the partition of agent "
+                             f"{agent_id!r}: {error}") from error
+        return self.open_partition(agent_id, writer=True)
+
+    def remove_partition(self, agent_id: str, partition: Backend) -> None:
+        """Close and delete a partition made by a transaction that did not commit."""
+        partition.close()
+        shutil.rmtree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
+
+    def close(self) -> None:
+        """Release the writer's lock."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+
+def read_root_meta(root: Path) -> StoreMeta:
+    """The root `store.meta` of a partitioned store (StoreError when there is none)."""
+    path = root / META_NAME
+    try:
+        data = path.read_bytes()
+    except OSError:
+        raise StoreError(f"{path}: no store here (missing metadata)") from None
+    return decode_meta_file(data, str(path), PARTITIONED_MAGIC)
+
+
+def is_partitioned_store(root: Path) -> bool:
+    """Whether folder `root` holds a partitioned store (its root `store.meta` decodes)."""
+    try:
+        read_root_meta(root)
+    except (CorruptFile, StoreError):
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# Writing across partitions
+# --------------------------------------------------------------------------------------
+
+
+class PartitionedTransaction(BackendTransaction):
+    """One write transaction over the store: a partition transaction per agent written
+    to, opened at its first write, committed in agent order by `commit` (the routing
+    rules are in the module docstring)."""
+
+    def __init__(self, store: PartitionedStore) -> None:
+        self._store = store
+        self._contexts: dict[str, AbstractContextManager[BackendTransaction]] = {}
+        self._transactions: dict[str, BackendTransaction] = {}
+        #: Partitions this transaction made (removed again unless it commits).
+        self._created: set[str] = set()
+        #: session id -> agent of the windows put in this transaction.
+        self._placed: dict[str, str] = {}
+        #: Agents whose partition had a session deleted in this transaction.
+        self._deleted_in: set[str] = set()
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert or update a window in the partition of its key's agent."""
+        check_window(window)
+        agent_id = owner_agent_id(window.session_key)
+        assert agent_id is not None  # check_window accepted the key
+        problem = agent_id_problem(agent_id)
+        if problem is not None:
+            raise InputError(problem)
+        holder = self._agent_of(window.session_id)
+        if holder is not None and holder != agent_id:
+            raise InputError(
+                f'window "{window.session_id}" belongs to agent "{holder}" and cannot move '
+                f'to key "{window.session_key}" of agent "{agent_id}" (each agent is a '
+                "partition of its own)")
+        self._partition_transaction(agent_id).put_window(window)
+        self._placed[window.session_id] = agent_id
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append an event to the window's partition; return its seq."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            check_event(session_id, event, created_at)
+            raise unknown_session(session_id)
+        return self._partition_transaction(agent_id).append_event(session_id, event, created_at)
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key` (in its agent's partition); the count."""
+        agent_id = owner_agent_id(session_key) if isinstance(session_key, str) else None
+        if agent_id is None or agent_id_problem(agent_id) is not None:
+            return 0
+        if agent_id not in self._transactions and not self._store.has_partition(agent_id):
+            return 0
+        self._deleted_in.add(agent_id)
+        return self._partition_transaction(agent_id).delete_session(session_key)
+
+    def _agent_of(self, session_id: str) -> str | None:
+        placed = self._placed.get(session_id)
+        return placed if placed is not None else self._store.agent_of_session(session_id)
+
+    def _partition_transaction(self, agent_id: str) -> BackendTransaction:
+        transaction = self._transactions.get(agent_id)
+        if transaction is not None:
+            return transaction
+        partition = self._store.partition_for_writing(agent_id, self._created)
+        context = partition.transaction()
+        transaction = context.__enter__()
+        self._contexts[agent_id] = context
+        self._transactions[agent_id] = transaction
+        return transaction
+
+    def commit(self) -> None:
+        """Commit every partition transaction in agent order; if one fails, roll the
+        rest back (the earlier ones stay committed) and raise its error."""
+        agents = sorted(self._contexts)
+        for position, agent_id in enumerate(agents):
+            try:
+                self._contexts[agent_id].__exit__(None, None, None)
+            except BaseException as error:
+                self._abandon(agents[position + 1:], error)
+                self._remove_created([agent_id])
+                self._store.committed(self._placed, agents[:position], self._deleted_in)
+                raise
+        self._store.committed(self._placed, agents, self._deleted_in)
+
+    def roll_back(self, error: BaseException) -> None:
+        """Roll every partition transaction back and remove the partitions made here."""
+        self._abandon(sorted(self._contexts), error)
+
+    def _abandon(self, agents: list[str], error: BaseException) -> None:
+        for agent_id in agents:
+            try:
+                self._contexts[agent_id].__exit__(type(error), error, error.__traceback__)
+            except Exception as secondary:  # noqa: BLE001 - the rest must still roll back; the first error is reported
+                error.add_note(f"rolling back agent {agent_id!r} also failed: {secondary}")
+        self._remove_created(agents)
+
+    def _remove_created(self, agents: list[str]) -> None:
+        for agent_id in agents:
+            if agent_id in self._created:
+                self._store.remove_partition(agent_id)
+
+
+# --------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------
+
+
+class PartitionedStore(Backend, Maintenance):
+    """A store of one partition per agent (capabilities `Backend`, `Maintenance`; over
+    partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
+    `Explainable`). The rules are in the module docstring."""
+
+    def __init__(self, space: FolderPartitions, *, writer: bool) -> None:
+        """Use `engine.backends.registry.open_backend` (or `open_partitioned`)."""
+        self.space = space
+        self.is_writer = writer
+        self._partitions: dict[str, Backend] = {}
+        #: session id -> agent, built on first use (`agent_of_session`).
+        self._owners: dict[str, str] | None = None
+        self._in_transaction = False
+        self._closed = False
+        #: Readers of backends that always read the latest commit look for new
+        #: partitions before every read; writers and snapshot readers know theirs.
+        self._reads_latest = not writer and not space.kind.reads_snapshots
+        try:
+            self._discover()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def name(self) -> str:
+        """The backend of the partitions (`reference`, `sqlite`)."""
+        return self.space.kind.backend
+
+    # ----- partitions -----------------------------------------------------------------
+
+    def _discover(self) -> None:
+        """Open the partitions that appeared, drop those that vanished; agent order."""
+        present = self.space.agents()
+        for agent_id in set(self._partitions) - set(present):
+            self._partitions.pop(agent_id).close()
+            self._owners = None
+        for agent_id in present:
+            if agent_id not in self._partitions:
+                self._partitions[agent_id] = self.space.open_partition(
+                    agent_id, writer=self.is_writer)
+                self._owners = None
+        self._partitions = dict(sorted(self._partitions.items()))
+
+    def _current(self) -> dict[str, Backend]:
+        """The open partitions, after looking for new ones when reads see the latest."""
+        self._check_open()
+        if self._reads_latest:
+            self._discover()
+        return self._partitions
+
+    def partitions(self) -> dict[str, Backend]:
+        """Every partition by agent id, in agent order."""
+        return dict(self._current())
+
+    def partition(self, agent_id: str) -> Backend:
+        """The partition of `agent_id` (`UsageError` when the agent has none)."""
+        partition = self._current().get(agent_id)
+        if partition is None:
+            raise UsageError(f"{self.space.location(agent_id)}: agent {agent_id!r} has no "
+                             "partition in this store")
+        return partition
+
+    def has_partition(self, agent_id: str) -> bool:
+        """Whether `agent_id` has a partition."""
+        return agent_id in self._current()
+
+    def partition_for_writing(self, agent_id: str, created: set[str]) -> Backend:
+        """`agent_id`'s partition, made now if it has none (its id added to `created`)."""
+        partition = self._partitions.get(agent_id)
+        if partition is None:
+            partition = self.space.create_partition(agent_id)
+            self._partitions = dict(sorted({**self._partitions, agent_id: partition}.items()))
+            created.add(agent_id)
+        return partition
+
+    def remove_partition(self, agent_id: str) -> None:
+        """Delete a partition whose making transaction did not commit."""
+        partition = self._partitions.pop(agent_id)
+        self.space.remove_partition(agent_id, partition)
+
+    def agent_of_session(self, session_id: str) -> str | None:
+        """The agent whose partition holds window `session_id`, or None."""
+        agent_id = self._session_owners().get(session_id)
+        if agent_id is None and self._reads_latest:
+            self._owners = None
+            agent_id = self._session_owners().get(session_id)
+        return agent_id
+
+    def _session_owners(self) -> dict[str, str]:
+        if self._owners is None:
+            self._owners = {window.session_id: agent_id
+                            for agent_id, partition in self._current().items()
+                            for window in partition.windows()}
+        return self._owners
+
+    # ----- writing --------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[PartitionedTransaction]:
+        """One transaction over every partition it writes to (see the module docstring)."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("this store was opened read-only; open it with writer=True")
+        if self._in_transaction:
+            raise UsageError("a transaction is already open on this store")
+        self._in_transaction = True
+        transaction = PartitionedTransaction(self)
+        try:
+            try:
+                yield transaction
+            except BaseException as error:
+                transaction.roll_back(error)
+                raise
+            transaction.commit()
+        finally:
+            self._in_transaction = False
+
+    def committed(self, placed: dict[str, str], agents: list[str], deleted_in: set[str]) -> None:
+        """Bring the session map up to date after the partitions of `agents` committed."""
+        if self._owners is None:
+            return
+        done = set(agents)
+        for agent_id in deleted_in & done:
+            for session_id in [sid for sid, owner in self._owners.items() if owner == agent_id]:
+                del self._owners[session_id]
+            for window in self._partitions[agent_id].windows():
+                self._owners[window.session_id] = agent_id
+        for session_id, agent_id in placed.items():
+            if agent_id in done and agent_id not in deleted_in:
+                self._owners[session_id] = agent_id
+
+    # ----- reading --------------------------------------------------------------------
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window: the partitions in agent order, each in first-insertion order."""
+        return [window for partition in self._current().values() for window in partition.windows()]
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One window (`UnknownSession` if absent)."""
+        return self._holder(session_id).window(session_id)
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The windows of one session key, in the order they joined it."""
+        partition = self._current().get(owner_agent_id(session_key) or "")
+        return [] if partition is None else partition.windows_of(session_key)
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding a window: the partitions in agent order."""
+        return [key for partition in self._current().values() for key in partition.session_keys()]
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every event of a window, in seq order."""
+        return self._holder(session_id).events(session_id)
+
+    def event_count(self, session_id: str) -> int:
+        """How many events a window has."""
+        return self._holder(session_id).event_count(session_id)
+
+    def _holder(self, session_id: str) -> Backend:
+        agent_id = self.agent_of_session(session_id)
+        if agent_id is None:
+            raise unknown_session(session_id)
+        return self._partitions[agent_id]
+
+    # ----- searching ------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """The store-level search: one partition for an agent, else the merge."""
+        scoped, targets = self.search_targets(request)
+        results = [self._partitions[agent_id].search(part) for agent_id, part in targets]
+        if scoped:
+            return results[0] if results else NO_HITS
+        return merge_partition_results(results, clamp_limit(request.limit), order=request.order)
+
+    def search_targets(self, request: SearchRequest) -> tuple[bool, list[tuple[str, SearchRequest]]]:
+        """Whether `request` is scoped to one agent, and the partitions to ask with the
+        request each gets (the rules are in the module docstring)."""
+        validate_request(request)
+        partitions = self._current()
+        if request.session_keys is None:
+            agent_id = DEFAULT_AGENT_ID if request.agent_id is None else request.agent_id
+            problem = agent_id_problem(agent_id)
+            if problem is not None:
+                raise InputError(problem)
+            return True, [(agent_id, request)] if agent_id in partitions else []
+        if not request.session_keys:
+            return False, [(agent_id, replace(request, limit=PARTITION_LIMIT))
+                           for agent_id in partitions]
+        keys_by_agent: dict[str, list[str]] = {}
+        for key in dict.fromkeys(request.session_keys):
+            agent_id = owner_agent_id(key) if isinstance(key, str) else None
+            if agent_id in partitions:
+                keys_by_agent.setdefault(agent_id, []).append(key)
+        return False, [(agent_id, replace(request, session_keys=tuple(keys_by_agent[agent_id]),
+                                          limit=PARTITION_LIMIT))
+                       for agent_id in partitions if agent_id in keys_by_agent]
+
+    # ----- counts and maintenance -----------------------------------------------------
+
+    def partition_stats(self) -> dict[str, dict[str, int]]:
+        """Each partition's counts, by agent id in agent order."""
+        return {agent_id: partition.stats() for agent_id, partition in self._current().items()}
+
+    def stats(self) -> dict[str, int]:
+        """The partitions' counts summed (the five store counts first, then the rest)."""
+        totals = dict.fromkeys(STORE_COUNTS, 0)
+        for counts in self.partition_stats().values():
+            for name, value in counts.items():
+                totals[name] = totals.get(name, 0) + int(value)
+        return totals
+
+    def reconcile(self, progress: StepProgress | None = None) -> int:
+        """Reconcile every partition in agent order (writer only); the windows rebuilt in
+        all. `progress(done, total)` counts over the partitions seen so far: each
+        partition's total is added when its reconcile starts."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("cannot reconcile: the store was opened read-only")
+        rebuilt = 0
+        finished_work = 0  # the windows of the partitions already reconciled
+        partition_total = [0]  # the current partition's total, as it reported it
+
+        def counted(done: int, total: int) -> None:
+            partition_total[0] = total
+            if progress is not None:
+                progress(finished_work + done, finished_work + total)
+
+        for partition in self._partitions.values():
+            partition_total[0] = 0
+            rebuilt += require_capability(partition, Maintenance, "reconcile").reconcile(counted)
+            finished_work += partition_total[0]
+        return rebuilt
+
+    def problems(self) -> list[Any]:
+        """What every partition that can tell (`Diagnosable`) found wrong with its files,
+        in agent order."""
+        return [problem for partition in self._current().values()
+                if isinstance(partition, Diagnosable) for problem in partition.problems()]
+
+    def index_status(self) -> bool:
+        """True while some window of some partition needs work (§8.4)."""
+        return any(require_capability(partition, Maintenance, "index status").index_status()
+                   for partition in self._current().values())
+
+    # ----- lifecycle ------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.space.root}: the store is closed")
+
+    def close(self) -> None:
+        """Close every partition (a writer's flush their indexes), then release the lock."""
+        if self._closed:
+            return
+        self._closed = True
+        partitions, self._partitions = list(self._partitions.values()), {}
+        try:
+            for partition in partitions:
+                partition.close()
+        finally:
+            self.space.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+# --------------------------------------------------------------------------------------
+# Over partitions that read snapshots and explain (the reference)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionHitExplanation:
+    """One explained hit and the partition whose statistics scored it (its `doc_id` is
+    that partition's)."""
+
+    partition: str
+    explanation: HitExplanation
+
+    @property
+    def hit(self) -> SearchHit:
+        """The hit."""
+        return self.explanation.hit
+
+    @property
+    def doc_id(self) -> int:
+        """The hit's row in its partition's index."""
+        return self.explanation.doc_id
+
+    @property
+    def bm25(self) -> Bm25Explanation | None:
+        """Its bm25 inputs (N, n, avgdl of its partition), None for a substring hit."""
+        return self.explanation.bm25
+
+    @property
+    def snippet_lines(self) -> tuple[str, ...]:
+        """How its excerpt window was chosen."""
+        return self.explanation.snippet_lines
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit's explanation as JSON plus `partition` (the agent id)."""
+        return {**self.explanation.to_json(), "partition": self.partition}
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionedExplanation:
+    """A store-level search explained: the plan, whether any partition retried CJK terms
+    as substrings, `truncated` as the search reports it, and every hit with its partition."""
+
+    plan: QueryPlan
+    retried: bool
+    truncated: bool
+    hits: tuple[PartitionHitExplanation, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """`SearchExplanation.to_json` of the same values, each hit with its `partition`."""
+        value = SearchExplanation(self.plan, self.retried, self.truncated,
+                                  tuple(item.explanation for item in self.hits)).to_json()
+        value["hits"] = [item.to_json() for item in self.hits]
+        return value
+
+
+class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
+    """A partitioned store whose partitions read the snapshot of their open (`refresh`
+    sees later commits and new partitions) and explain their ranking (the reference)."""
+
+    def refresh(self) -> None:
+        """See what the writer committed, new partitions included, since the last look."""
+        self._check_open()
+        for partition in self._partitions.values():
+            require_capability(partition, Refreshable, "refresh").refresh()
+        self._discover()
+        self._owners = None
+
+    def explain(self, request: SearchRequest) -> PartitionedExplanation:
+        """The search explained hit by hit, each hit labelled with its partition."""
+        scoped, targets = self.search_targets(request)
+        explained = [(agent_id, require_capability(self._partitions[agent_id], Explainable,
+                                                   "explain").explain(part))
+                     for agent_id, part in targets]
+        labelled = [[PartitionHitExplanation(agent_id, item) for item in explanation.hits]
+                    for agent_id, explanation in explained]
+        if explained:
+            plan = explained[0][1].plan
+        else:
+            plan = plan_query(validate_request(request), SEARCH_PROFILE.analyzer(),
+                              match=request.match)
+        retried = any(explanation.retried for _, explanation in explained)
+        if scoped:
+            truncated = bool(explained) and explained[0][1].truncated
+            return PartitionedExplanation(plan, retried, truncated,
+                                          tuple(labelled[0]) if labelled else ())
+        merged = merge_partition_results(
+            [SearchResult(tuple(item.hit for item in items), truncated=explanation.truncated)
+             for items, (_, explanation) in zip(labelled, explained, strict=True)],
+            clamp_limit(request.limit), order=request.order)
+        by_identity = {}
+        for items in labelled:
+            for item in items:
+                by_identity.setdefault(hit_identity(item.hit), item)
+        return PartitionedExplanation(
+            plan, retried, merged.truncated,
+            tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
+
+
+def hit_identity(hit: SearchHit) -> tuple[str, str, str]:
+    """What the merge de-duplicates on: (sessionKey, sessionId, messageId)."""
+    return (hit.session_key, hit.session_id, hit.message_id)
+
+
+# --------------------------------------------------------------------------------------
+# Opening
+# --------------------------------------------------------------------------------------
+
+
+def store_class(kind: PartitionKind) -> type[PartitionedStore]:
+    """The partitioned store class for partitions of `kind` (its capabilities follow
+    theirs)."""
+    if kind.reads_snapshots and isinstance(kind.backend_class, type) and issubclass(
+            kind.backend_class, Explainable):
+        return PartitionedSnapshotStore
+    return PartitionedStore
+
+
+def create_partitioned(root: Path, kind: PartitionKind) -> PartitionedStore:
+    """Make an empty partitioned store in folder `root`, opened as the writer."""
+    return store_class(kind)(FolderPartitions.create(root, kind), writer=True)
+
+
+def open_partitioned(root: Path, kind: PartitionKind, *, writer: bool) -> PartitionedStore:
+    """Open the partitioned store in folder `root`."""
+    space = FolderPartitions.open(root, kind, writer=writer)
+    try:
+        return store_class(kind)(space, writer=writer)
+    except BaseException:
+        space.close()
+        raise

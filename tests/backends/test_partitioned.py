@@ -1,0 +1,372 @@
+"""The partitioned store's routing: one partition per agent, on both backends.
+
+Writes go to the partition of the window's agent (`global` and `unknown` to `main`'s); a
+transaction across agents commits in agent order after its block, and writes nothing
+when the block fails; an agent id that cannot name a folder is refused; a search scoped
+to an agent without a partition answers nothing and creates nothing; old single-index
+stores are refused with the way to re-import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.backends.partitioned import PartitionedSnapshotStore, PartitionedStore
+from engine.backends.reference import ReferenceBackend
+from engine.backends.registry import existing_backend, open_backend
+from engine.cli import main
+from engine.errors import InputError, StoreError, UnknownSession, UnsupportedVersion
+from engine.model import SearchRequest, SearchResult, SessionWindow
+
+BACKENDS = ("reference", "sqlite")
+NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)
+
+
+def message(message_id: str, parent: str | None, text: str, timestamp: float = 5) -> dict:
+    return {"type": "message", "id": message_id, "parentId": parent, "timestamp": timestamp,
+            "message": {"role": "user", "content": text}}
+
+
+def put(store: PartitionedStore, session_id: str, key: str, *texts: str) -> None:
+    """One transaction: a window and one message per text."""
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow(session_id, key))
+        parent = None
+        for number, text in enumerate(texts):
+            parent_id = f"{session_id}-{number}"
+            transaction.append_event(session_id, message(parent_id, parent, text))
+            parent = parent_id
+
+
+def agent_folders(path: Path) -> list[str]:
+    return sorted(child.name for child in (path / "agents").iterdir())
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def store(tmp_path: Path, backend_name: str) -> Iterator[PartitionedStore]:
+    opened = open_backend(tmp_path / "store", backend=backend_name, create=True)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_each_agent_is_a_partition_and_global_and_unknown_live_in_main(
+        store: PartitionedStore, tmp_path: Path, backend_name: str) -> None:
+    with store.transaction() as transaction:
+        for session_id, key in (("w", "agent:work_team:main"), ("g", "global"),
+                                ("u", "unknown"), ("m", "agent:main:main"),
+                                ("x", "agent:workxteam:main")):
+            transaction.put_window(SessionWindow(session_id, key))
+            transaction.append_event(session_id, message(f"{session_id}1", None, "saffron"))
+    assert list(store.partitions()) == agent_folders(tmp_path / "store") == [
+        "main", "work_team", "workxteam"]
+    assert [window.session_id for window in store.partition("main").windows()] == ["g", "u", "m"]
+    assert [window.session_id for window in store.partition("work_team").windows()] == ["w"]
+    # store-wide reads: partitions in agent order, each in insertion order
+    assert [window.session_id for window in store.windows()] == ["g", "u", "m", "w", "x"]
+    assert store.session_keys() == ["global", "unknown", "agent:main:main",
+                                    "agent:work_team:main", "agent:workxteam:main"]
+    assert store.window("x").session_key == "agent:workxteam:main"
+    assert [event.seq for event in store.events("g")] == [0] and store.event_count("u") == 1
+    assert store.windows_of("unknown") == [SessionWindow("u", "unknown")]
+    with pytest.raises(UnknownSession, match="unknown session id 'nope'"):
+        store.window("nope")
+    layout = {"reference": "agents/main/store.meta",
+              "sqlite": "agents/main/agent/openclaw-agent.sqlite"}[backend_name]
+    assert (tmp_path / "store" / layout).is_file()
+    assert existing_backend(tmp_path / "store") == backend_name
+    keys = {hit.session_key for hit in store.search(SearchRequest("saffron", agent_id="main")).hits}
+    assert keys == {"agent:main:main", "global", "unknown"}
+    keys = {hit.session_key for hit in store.search(SearchRequest("saffron", agent_id="work_team")).hits}
+    assert keys == {"agent:work_team:main"}
+
+
+def test_a_failed_block_writes_nothing_in_any_partition(store: PartitionedStore,
+                                                         tmp_path: Path) -> None:
+    put(store, "m", "agent:main:main", "kept words")
+    before = (store.windows(), store.stats())
+    refused = pytest.raises(InputError, match='an event needs a non-blank string "type"')
+    with refused, store.transaction() as transaction:
+        transaction.append_event("m", message("m-late", "m-0", "lost words"))
+        transaction.put_window(SessionWindow("n", "agent:newcomer:main"))  # a new partition
+        transaction.append_event("n", message("n1", None, "lost words"))
+        transaction.append_event("n", {"type": ""})  # refused: the block fails
+    assert (store.windows(), store.stats()) == before
+    assert agent_folders(tmp_path / "store") == ["main"] and list(store.partitions()) == ["main"]
+    assert store.search(SearchRequest("lost", session_keys=())) == NO_HITS
+    put(store, "n", "agent:newcomer:main", "second try")  # the agent's partition is made again
+    assert agent_folders(tmp_path / "store") == ["main", "newcomer"]
+
+
+@pytest.mark.parametrize(("key", "problem"), [
+    ("agent:..:main", "agent id '..' is not a valid folder name"),
+    ("agent:.:main", "agent id '.' is not a valid folder name"),
+    ("agent:a/b:main", "agent id 'a/b' contains '/'"),
+    ("agent:a\\b:main", "agent id 'a\\\\b' contains '\\\\'"),
+    ("agent:a\x00b:main", "agent id 'a\\x00b' contains '\\x00'"),
+])
+def test_an_agent_id_that_cannot_name_a_folder_is_refused_and_nothing_written(
+        store: PartitionedStore, tmp_path: Path, key: str, problem: str) -> None:
+    put(store, "m", "agent:main:main", "kept")
+    with pytest.raises(InputError) as refused, store.transaction() as transaction:
+        transaction.put_window(SessionWindow("ok", "agent:fine:main"))
+        transaction.put_window(SessionWindow("bad", key))
+    assert str(refused.value) == problem
+    assert agent_folders(tmp_path / "store") == ["main"]
+    assert sorted(path.name for path in (tmp_path / "store").iterdir()) == [
+        "LOCK", "agents", "store.meta"]
+    assert [window.session_id for window in store.windows()] == ["m"]
+
+
+def test_a_window_cannot_move_to_another_agents_partition(store: PartitionedStore) -> None:
+    put(store, "w", "agent:work:main", "words")
+    refused = pytest.raises(InputError, match='window "w" belongs to agent "work" and cannot move')
+    with refused, store.transaction() as transaction:
+        transaction.put_window(SessionWindow("w", "global"))
+    with store.transaction() as transaction:  # another key of the same partition is fine
+        transaction.put_window(SessionWindow("w", "agent:work:other"))
+    assert store.window("w").session_key == "agent:work:other"
+
+
+def test_delete_session_is_routed_to_the_keys_partition(store: PartitionedStore) -> None:
+    put(store, "w", "agent:work:main", "saffron work")
+    put(store, "g", "global", "saffron global")
+    with store.transaction() as transaction:
+        assert transaction.delete_session("agent:work:main") == 1
+        assert transaction.delete_session("agent:absent:main") == 0
+        assert transaction.delete_session("agent:..:main") == 0
+    assert [window.session_id for window in store.windows()] == ["g"]
+    with pytest.raises(UnknownSession):
+        store.window("w")
+    with pytest.raises(UnknownSession), store.transaction() as transaction:
+        transaction.append_event("w", message("late", None, "gone"))
+    put(store, "w", "agent:main:again", "the id is free again, in main")
+    assert store.window("w").session_key == "agent:main:again"
+
+
+def test_a_search_for_an_agent_without_partition_answers_nothing_and_creates_nothing(
+        store: PartitionedStore, tmp_path: Path, backend_name: str) -> None:
+    put(store, "w", "agent:work:main", "saffron")
+    store.close()
+    reader = open_backend(tmp_path / "store")
+    try:
+        for request in (SearchRequest("saffron", agent_id="ghost"),
+                        SearchRequest("saffron"),  # the default agent main has none here
+                        SearchRequest("saffron", session_keys=("agent:ghost:main", "global"))):
+            assert reader.search(request) == NO_HITS
+        assert agent_folders(tmp_path / "store") == ["work"]
+        with pytest.raises(InputError, match="agent id '..' is not a valid folder name"):
+            reader.search(SearchRequest("saffron", agent_id=".."))
+        with pytest.raises(InputError, match="agent id is empty"):
+            reader.search(SearchRequest("saffron", agent_id=""))
+        with pytest.raises(StoreError, match="read-only"), reader.transaction():
+            pass
+    finally:
+        reader.close()
+
+
+def test_a_transaction_commits_its_partitions_in_agent_order(
+        store: PartitionedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for agent in ("b", "a", "c"):
+        put(store, agent, f"agent:{agent}:main", "first")
+    commits: list[str] = []
+    failing = {"b"}
+    for agent_id, partition in store.partitions().items():
+        original = partition.transaction
+
+        def recording(original: Any = original, agent_id: str = agent_id) -> Any:
+            context = original()
+
+            class Recorded:
+                def __enter__(self) -> Any:
+                    return context.__enter__()
+
+                def __exit__(self, *exception: object) -> Any:
+                    if exception[0] is None and agent_id in failing:
+                        context.__exit__(RuntimeError, RuntimeError("disk full"), None)
+                        raise RuntimeError(f"commit of {agent_id} failed")
+                    if exception[0] is None:
+                        commits.append(agent_id)
+                    return context.__exit__(*exception)
+
+            return Recorded()
+
+        monkeypatch.setattr(partition, "transaction", recording)
+    failed = pytest.raises(RuntimeError, match="commit of b failed")
+    with failed, store.transaction() as transaction:
+        for agent in ("c", "b", "a"):  # written in this order, committed in agent order
+            transaction.append_event(agent, message(f"{agent}-late", f"{agent}-0", "second"))
+    # a committed before b failed; c was rolled back (OpenClaw's separate databases can
+    # end up like this too; each partition is all-or-nothing)
+    assert commits == ["a"]
+    assert {agent: store.event_count(agent) for agent in "abc"} == {"a": 2, "b": 1, "c": 1}
+    failing.clear()
+    with store.transaction() as transaction:
+        for agent in ("c", "b", "a"):
+            transaction.append_event(agent, message(f"{agent}-new", f"{agent}-0", "third"))
+    assert commits == ["a", "a", "b", "c"]
+
+
+def test_counts_are_summed_with_a_breakdown_per_agent(store: PartitionedStore) -> None:
+    put(store, "m", "agent:main:main", "one", "two")
+    put(store, "g", "global", "three")
+    put(store, "w", "agent:work:main", "four")
+    per_agent = store.partition_stats()
+    assert list(per_agent) == ["main", "work"]
+    assert [(counts["agents"], counts["sessions"], counts["windows"], counts["events"])
+            for counts in per_agent.values()] == [(1, 2, 2, 3), (1, 1, 1, 1)]
+    totals = store.stats()
+    assert (totals["agents"], totals["sessions"], totals["windows"], totals["events"]) == (
+        2, 3, 3, 4)
+    assert totals["messages_indexed"] == 4
+    assert totals["bytes"] == sum(counts["bytes"] for counts in per_agent.values())
+    assert not store.index_status() and store.reconcile() == 0
+
+
+def test_readers_see_partitions_made_after_they_opened(tmp_path: Path, backend_name: str) -> None:
+    writer = open_backend(tmp_path / "store", backend=backend_name, create=True)
+    put(writer, "m", "agent:main:main", "saffron main")
+    reader = open_backend(tmp_path / "store")
+    try:
+        put(writer, "w", "agent:work:main", "saffron work")
+        if isinstance(reader, PartitionedSnapshotStore):  # the reference reads a snapshot
+            assert list(reader.partitions()) == ["main"]
+            reader.refresh()
+        assert list(reader.partitions()) == ["main", "work"]
+        assert len(reader.search(SearchRequest("saffron", session_keys=())).hits) == 2
+        assert reader.window("w").session_key == "agent:work:main"
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_capabilities_follow_the_partitions(tmp_path: Path) -> None:
+    reference = open_backend(tmp_path / "r", backend="reference", create=True)
+    sqlite = open_backend(tmp_path / "s", backend="sqlite", create=True)
+    try:
+        assert type(reference) is PartitionedSnapshotStore and reference.name == "reference"
+        assert type(sqlite) is PartitionedStore and sqlite.name == "sqlite"
+    finally:
+        reference.close()
+        sqlite.close()
+
+
+def test_a_second_writer_is_refused(store: PartitionedStore, tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="locked by another writer"):
+        open_backend(tmp_path / "store", writer=True)
+
+
+# ---- old single-index stores --------------------------------------------------------
+
+
+REIMPORT = ("this store keeps every agent in one index, a layout this build no longer "
+            "opens (each agent is a partition of its own, as in OpenClaw); re-import its "
+            "sources into a new store: session-search import --store NEW SOURCE...")
+
+
+def test_an_old_single_index_reference_store_is_refused_saying_how_to_reimport(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old"
+    single = ReferenceBackend.create(old)  # what `open_backend` made before partitions
+    with single.transaction() as transaction:
+        transaction.put_window(SessionWindow("m", "agent:main:main"))
+    single.close()
+    with pytest.raises(UnsupportedVersion) as refused:
+        open_backend(old)
+    assert str(refused.value) == f"{old}: {REIMPORT}"
+    with pytest.raises(UnsupportedVersion):
+        existing_backend(old)
+    assert main(["search", "--store", str(old), "saffron"]) == 1
+    assert capsys.readouterr().err == f"session-search: error: {old}: {REIMPORT}\n"
+    assert main(["import", "--store", str(old), str(tmp_path / "absent.jsonl")]) == 2
+
+
+def test_an_old_single_index_sqlite_store_is_refused(tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "session-search.sqlite").write_bytes(b"")
+    with pytest.raises(UnsupportedVersion, match="re-import its sources"):
+        open_backend(old, writer=True)
+    with pytest.raises(UnsupportedVersion, match="re-import its sources"):
+        open_backend(old, backend="sqlite", create=True)
+
+
+def test_a_partition_folder_is_not_a_store(store: PartitionedStore, tmp_path: Path) -> None:
+    put(store, "m", "agent:main:main", "words")
+    store.close()
+    folder = tmp_path / "store" / "agents" / "main"
+    with pytest.raises(UnsupportedVersion) as refused:
+        open_backend(folder)
+    assert str(refused.value) == (f"{folder}: this is the partition of agent 'main' of the "
+                                  f"store {tmp_path / 'store'}; open that store instead")
+
+
+# ---- through the command line -------------------------------------------------------
+
+
+def test_importing_a_flat_file_with_a_bad_agent_id_imports_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], backend_name: str) -> None:
+    flat = tmp_path / "flat.jsonl"
+    lines = [{"sessionKey": "agent:main:main", "sessionId": "ok", "messageId": "m1",
+              "role": "user", "timestamp": 1767225600000, "text": "fine"},
+             {"sessionKey": "agent:..:main", "sessionId": "bad", "messageId": "m1",
+              "role": "user", "timestamp": 1767225600001, "text": "escape"}]
+    flat.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    store = tmp_path / "store"
+    assert main(["import", "--store", str(store), "--backend", backend_name, str(flat)]) == 2
+    assert capsys.readouterr().err == (
+        f"session-search: error: {flat}:2: agent id '..' is not a valid folder name\n")
+    assert not store.exists()  # the store this import made is removed again
+    assert not (tmp_path / "agents").exists() and sorted(
+        path.name for path in tmp_path.iterdir()) == ["flat.jsonl"]
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(lines[0]) + "\n", encoding="utf-8")
+    assert main(["import", "--store", str(store), "--backend", backend_name, str(good)]) == 0
+    capsys.readouterr()
+    assert main(["import", "--store", str(store), str(flat)]) == 2
+    capsys.readouterr()
+    with open_backend(store) as reopened:
+        assert [window.session_id for window in reopened.windows()] == ["ok"]
+        assert list(reopened.partitions()) == ["main"]
+
+
+def test_stats_and_dump_walk_the_partitions(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            backend_name: str) -> None:
+    store = open_backend(tmp_path / "store", backend=backend_name, create=True)
+    put(store, "m", "agent:main:main", "saffron")
+    put(store, "w", "agent:work:main", "saffron", "again")
+    store.close()
+    assert main(["stats", "--store", str(tmp_path / "store"), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["windows"], stats["events"]) == (2, 3)
+    assert {agent: counts["events"] for agent, counts in stats["partitions"].items()} == {
+        "main": 1, "work": 2}
+    assert main(["stats", "--store", str(tmp_path / "store")]) == 0
+    text = capsys.readouterr().out
+    assert "\nagent  agents  sessions  windows  events" in text
+    assert main(["dump", "--store", str(tmp_path / "store"), "--json"]) == 0
+    files = {entry["name"]: entry["kind"] for entry in json.loads(capsys.readouterr().out)["files"]}
+    assert (files["store.meta"], files["LOCK"]) == ("partitioned", "lock")
+    if backend_name == "reference":
+        assert files["agents/work/store.meta"] == "store"
+        assert files["agents/work/LOCK"] == "lock"
+        assert files["agents/work/transcripts/segment-000001.log"] == "segment"
+        assert main(["dump", "--store", str(tmp_path / "store"),
+                     "agents/work/transcripts/segment-000001.log", "--json"]) == 0
+        records = json.loads(capsys.readouterr().out)["records"]
+        assert [record["kind"] for record in records][:2] == ["window", "event"]
+    else:
+        assert files["agents/work/agent/openclaw-agent.sqlite"] == "sqlite database"
+    assert main(["reconcile", "--store", str(tmp_path / "store"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"reconciled": 0, "indexing": False}
