@@ -479,6 +479,10 @@ class ReadConnection:
     connection: sqlite3.Connection
     immutable: bool
     layout: Layout
+    wal: str = ""
+
+    def __post_init__(self) -> None:
+        self.wal = str(write_ahead_log(self.path))
 
     @classmethod
     def open(cls, path: Path) -> ReadConnection:
@@ -497,7 +501,7 @@ class ReadConnection:
     def current(self) -> sqlite3.Connection:
         """The connection to read with now: reopened with `mode=ro` if a writer has made a
         `-wal` file since this one was opened immutable."""
-        if self.immutable and write_ahead_log(self.path).exists():
+        if self.immutable and os.path.exists(self.wal):
             self.connection.close()
             self.connection = _connect(_read_uri(self.path, immutable=False), uri=True)
             for pragma in READER_PRAGMAS:

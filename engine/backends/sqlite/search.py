@@ -253,7 +253,7 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
             status_statement(layout, shape.scope, shape.session_id), values).fetchone()
         values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
         rows = connection.execute(hits_statement(shape), values).fetchall()
-        if not rows:
+        if not rows and not query.isascii():  # ASCII text has no CJK term to retry
             rows = _retry_rows(connection, layout, request, terms, values)
     finally:
         if own_snapshot and connection.in_transaction:

@@ -139,9 +139,14 @@ def storable_text(text: str) -> str:
     >>> storable_text("a\\ud800b")
     'a\\ufffdb'
     """
-    if not any(0xD800 <= ord(character) <= 0xDFFF for character in text):
+    if text.isascii():
         return text
-    return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character for character in text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character
+                       for character in text)
+    return text
 
 
 def context_eligibility(event: dict[str, Any]) -> int:
