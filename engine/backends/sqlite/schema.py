@@ -446,13 +446,15 @@ def create_database(path: Path) -> sqlite3.Connection:
 
 
 def connect_writer(path: Path) -> sqlite3.Connection:
-    """The writer connection of an existing database made here (layout `OWN`)."""
+    """The writer connection of an existing database made here (layout `OWN`); the layout
+    is read read-only first, so a database OpenClaw wrote is refused untouched."""
+    probe = ReadConnection.open(path)
+    probe.connection.close()
+    if probe.layout != OWN:
+        raise UsageError(f"{path}: this database was written by OpenClaw; "
+                         "session-search opens it read-only")
     connection = _connect(str(path), uri=False)
     try:
-        layout = read_layout(connection, path)
-        if layout != OWN:
-            raise UsageError(f"{path}: this database was written by OpenClaw; "
-                             "session-search opens it read-only")
         for pragma in WRITER_PRAGMAS:
             connection.execute(pragma)
     except BaseException:
