@@ -5,7 +5,10 @@ indexes in the same transaction) for two agents; the script also prints OpenClaw
 read-only kernel answers. Each agent's `agents/<agentId>/agent/openclaw-agent.sqlite` is
 then opened read-only by `SqliteBackend.open_file` and searched with the same requests:
 the hits, `truncated` and `indexing` must equal OpenClaw's, and every file of the state
-folder must be byte-identical afterwards (no file created, none removed).
+folder must be byte-identical afterwards (no file created, none removed). A database the
+backend creates has OpenClaw's tables for the search, write and reconcile paths: the same
+columns, indexes, foreign keys (but the one to `conversations`, a table it does not
+create), FTS table, row-map trigger and file-level pragmas.
 
 OpenClaw is looked for where the oracle tests install it: in the folder
 `openclaw-2026.9.6-node-24.22.3` of `$SESSION_SEARCH_OPENCLAW_CACHE`, else of
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -155,3 +159,45 @@ def test_an_openclaw_database_is_not_opened_for_writing(openclaw_state) -> None:
     with pytest.raises(UsageError, match="written by OpenClaw; session-search opens it read-only"):
         SqliteBackend.open_file(database, writer=True)
     assert digests(state) == before
+
+
+def _shape(connection: sqlite3.Connection, table: str) -> dict:
+    """A table's columns (name, type, not null, default, key) and its indexes' SQL."""
+    columns = [tuple(row[1:6]) for row in connection.execute(f"PRAGMA table_xinfo({table})")]
+    indexes = sorted(row[0] for row in connection.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+        (table,)))
+    foreign_keys = sorted(tuple(row[2:]) for row in connection.execute(f"PRAGMA foreign_key_list({table})"))
+    return {"columns": columns, "indexes": indexes, "foreign_keys": foreign_keys}
+
+
+def test_the_upstream_tables_are_those_openclaw_creates(openclaw_state, tmp_path: Path) -> None:
+    state, _ = openclaw_state
+    theirs = sqlite3.connect((state / "agents" / "main" / "agent" / "openclaw-agent.sqlite").as_uri()
+                             + "?mode=ro&immutable=1", uri=True)
+    ours_backend = SqliteBackend.create_file(tmp_path / "ours.sqlite")
+    ours = ours_backend._connection
+    try:
+        upstream = [row[0] for row in ours.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'session\\_search\\_%' "
+            "ESCAPE '\\' AND name NOT LIKE 'session\\_transcript\\_fts\\_%' ESCAPE '\\' "
+            "OR name = 'session_transcript_fts_rows'")]
+        assert len(upstream) == 10
+        for table in upstream:
+            expected = _shape(theirs, table)
+            if table == "session_windows":  # the documented difference: no `conversations` table
+                expected["foreign_keys"] = [key for key in expected["foreign_keys"]
+                                            if key[0] != "conversations"]
+            assert _shape(ours, table) == expected, table
+        for name in ("session_transcript_fts", "session_transcript_fts_rows_after_delete"):
+            sql = "SELECT sql FROM sqlite_master WHERE name = ?"
+            assert ours.execute(sql, (name,)).fetchone() == theirs.execute(sql, (name,)).fetchone()
+        for pragma in ("auto_vacuum", "page_size", "encoding"):
+            assert ours.execute(f"PRAGMA {pragma}").fetchone() == theirs.execute(f"PRAGMA {pragma}").fetchone()
+    finally:
+        theirs.close()
+        ours_backend.close()
+    # WAL is recorded in the file header (bytes 18 and 19 are 2), in both files.
+    headers = [(path.read_bytes()[18:20]) for path in (
+        tmp_path / "ours.sqlite", state / "agents" / "main" / "agent" / "openclaw-agent.sqlite")]
+    assert headers == [b"\x02\x02", b"\x02\x02"]
