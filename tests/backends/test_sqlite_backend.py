@@ -582,3 +582,34 @@ def test_a_reader_opened_before_a_writer_sees_its_commits(tmp_path: Path) -> Non
     finally:
         writer.close()
         reader.close()
+
+
+@pytest.mark.parametrize("fields", [
+    {}, {"session_keys": ()}, {"session_keys": ("agent:main:a", "global")}, {"order": "recent"},
+    {"session_id": "w1", "role": "user"}, {"query": "会议 alpha"}, {"query": "会议"},
+])
+def test_no_search_statement_walks_the_windows(tmp_path: Path, fields: dict) -> None:
+    """`indexing`, the exclusions and the archived count come from indexed state: with many
+    windows, some dirty and some archived, no statement of a search scans `session_windows`
+    (each reaches it by primary key from an FTS row or an archived window)."""
+    store = SqliteBackend.create(tmp_path / "store")
+    try:
+        for number in range(40):
+            add_session(store, f"w{number}", f"agent:main:k{number}", ["alpha 会议讨论 words"],
+                        archived=number % 10 == 0)
+        with store.transaction() as transaction:  # a side append: w1 needs reconcile
+            transaction.append_event("w1", message("side", None, "user", "alpha", 9))
+        statements: list[str] = []
+        store._connection.set_trace_callback(statements.append)
+        result = store.search(SearchRequest(**{"query": "alpha", "agent_id": "main", **fields}))
+        store._connection.set_trace_callback(None)
+        assert result.indexing is True
+        searched = [sql for sql in statements if sql.startswith(("SELECT", "WITH"))]
+        assert searched
+        for sql in searched:
+            plan = [row[3] for row in store._connection.execute("EXPLAIN QUERY PLAN " + sql)]
+            walks = [step for step in plan if step.startswith("SCAN") and
+                     ("session_windows" in step or step.split()[1] in ("w", "pending"))]
+            assert walks == [], (sql, plan)
+    finally:
+        store.close()
