@@ -58,7 +58,11 @@ close removes them) and leaves them there. So a reader opens with `immutable=1` 
 there is no `-wal` file (no writer has the database open, and every commit is in the main
 file), and with plain `mode=ro` otherwise (a writer is live: share its WAL index). A
 reader opened immutable checks before each read whether a `-wal` has appeared since, and
-reopens with `mode=ro` if so (`ReadConnection.current`).
+reopens with `mode=ro` if so (`ReadConnection.current`). The cost of never writing: a
+writer that opens the database while one read is running is not coordinated with that
+read (an immutable connection takes no lock), so a checkpoint it runs at that moment
+could show the read a page mid-change (SQLite then reports corruption, a `StoreError`);
+the next read is coordinated.
 
 **Layouts.** A file this backend made has `session_search_store` (layout `OWN`); a file
 the real OpenClaw wrote has the upstream tables without it (layout `OPENCLAW`), which a
@@ -542,7 +546,3 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
         return OPENCLAW
     raise CorruptFile(str(path), 0, "not a session-search sqlite store (no session tables)")
 
-
-def database_exists(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is a file (a database to open, whatever its layout turns out to be)."""
-    return Path(path).is_file()
