@@ -61,8 +61,7 @@ reader opened immutable checks before each read whether a `-wal` has appeared si
 reopens with `mode=ro` if so (`ReadConnection.current`). The cost of never writing: a
 writer that opens the database while one read is running is not coordinated with that
 read (an immutable connection takes no lock), so a checkpoint it runs at that moment
-could show the read a page mid-change (SQLite then reports corruption, a `StoreError`);
-the next read is coordinated.
+could give that one read an inconsistent view of the file; the next read is coordinated.
 
 **Layouts.** A file this backend made has `session_search_store` (layout `OWN`); a file
 the real OpenClaw wrote has the upstream tables without it (layout `OPENCLAW`), which a
