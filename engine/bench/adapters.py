@@ -17,10 +17,13 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.protocol import Backend
+
+if TYPE_CHECKING:
+    from engine.bench.comparators import Comparator
 
 
 class CapabilityMissing(Exception):
@@ -31,18 +34,25 @@ class FeatureNotBuilt(CapabilityMissing):
     """The engine (or one backend) has no such feature yet: its module or method is absent."""
 
 
+class NotApplicable(CapabilityMissing):
+    """A comparator (`engine.bench.comparators`) has no counterpart for this workload or
+    request; the message says why."""
+
+
 @dataclass(frozen=True, slots=True)
 class BenchServices:
     """How the harness opens stores and imports corpora; tests pass fakes here.
 
     `open_store(backend_name, path, create, writer)` returns an open `Backend`;
     `import_corpus(backend, corpus_directory)` loads a corpus directory or a flat messages
-    file in one transaction; `backend_names()` lists what the registry offers.
+    file in one transaction; `backend_names()` lists what the registry offers;
+    `comparators` are measured beside the backend each names, when it runs.
     """
 
     open_store: Callable[[str, Path, bool, bool], Backend]
     import_corpus: Callable[[Backend, Path], None]
     backend_names: Callable[[], tuple[str, ...]]
+    comparators: tuple[Comparator, ...] = ()
 
 
 def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
@@ -90,8 +100,12 @@ def finish_indexing(backend: Backend) -> int:
 
 
 def default_services() -> BenchServices:
-    """The real engine: the backend registry and the importers."""
-    return BenchServices(registry_open_store, ingest_import_corpus, registry_backend_names)
+    """The real engine: the backend registry and the importers, and upstream's bare SQL
+    beside the SQLite backend (`engine.bench.sqlite_kernel`)."""
+    from engine.bench.sqlite_kernel import SqliteKernel  # it imports this module's signals
+
+    return BenchServices(registry_open_store, ingest_import_corpus, registry_backend_names,
+                         (SqliteKernel(),))
 
 
 def agent_sessions_search(backend: Backend, query: str, limit: int) -> dict[str, Any]:

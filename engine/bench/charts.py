@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.bench.chart_data import BarSeries, Chart, benchmark_charts, value_text
+from engine.bench.chart_data import BarSeries, Chart, benchmark_charts, charted_backends, value_text
 from engine.bench.report import ReportRow
 
 CHARTS_NEED_BENCH_EXTRA = "charts need the bench extra: pip install 'session-search[bench]'"
@@ -153,7 +153,10 @@ def write_charts(rows: Sequence[ReportRow], backends: Sequence[str], directory: 
     """Write every chart that has data into `directory`; return the paths written.
 
     Raises ChartsUnavailable (before writing anything) when matplotlib is missing.
+    A backend the rows have but `backends` does not name (a comparator measured beside
+    one, e.g. `sqlite-kernel`) is drawn after the named ones.
     """
+    backends = charted_backends(rows, backends)
     charts = benchmark_charts(rows, backends)
     if not charts:
         return []

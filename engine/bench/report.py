@@ -1,7 +1,7 @@
 """The benchmark report: rows of medians and p95 with ratios, as table cells and as JSON.
 
 Owns: turning a `BenchRun` into report rows (statistics per cell, the ratio against the
-baseline backend from the same run), the table's headers and cells, the Markdown table
+faster SQLite figure from the same run), the table's headers and cells, the Markdown table
 and the JSON document. Must not touch: timing, backends, files other than the ones
 `write_report` is asked to write, or printing (the `bench` command aligns the plain-text
 table with the command line's own table format).
@@ -10,10 +10,16 @@ A cell whose feature the engine has not built yet (status `not built`, e.g. hist
 before `sessions_history` exists) has no row: the table, the JSON and the charts show
 what was measured or could have been, not a list of future work.
 
-The baseline is `sqlite` (SQLite FTS5, the engine the product ships); a ratio is
-`median(backend) / median(sqlite)` for the same workload in the same run, so 2.0 means
-twice as slow as SQLite there. Throughput and memory metrics are reported as the median
-over their samples.
+A comparator's `not applicable` cells (`engine.bench.comparators`) have no row either.
+
+Ratios are stated against SQLite FTS5 (the engine the product ships), and against its
+faster figure: per workload, the base is whichever of `RATIO_BASES` — the `sqlite` backend
+and `sqlite-kernel`, upstream's bare statement on the same database — has the lower
+median in the same run, and each row says which one it was (column `base`, JSON
+`ratioBase`). A ratio is `median(backend) / median(base)`, so 2.0 means twice as slow as
+the fastest SQLite answer there, and no ratio can flatter a backend because the SQLite
+backend adds overhead of its own. Throughput and memory metrics are reported as the
+median over their samples.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bench.runner import NOT_BUILT, OK, SKIPPED, BenchRun, CellResult
+from engine.bench.runner import NOT_APPLICABLE, NOT_BUILT, OK, SKIPPED, BenchRun, CellResult
 from engine.bench.statistics import Summary, median, ratio
 
 BASELINE_BACKEND = "sqlite"
+#: The SQLite figures a ratio may be stated against: per workload, the faster one.
+RATIO_BASES = ("sqlite", "sqlite-kernel")
 REPORT_SCHEMA = "session-search-bench/1"
 
 
@@ -43,6 +51,7 @@ class ReportRow:
     summary: Summary | None
     ratio_to_baseline: float | None
     metrics: dict[str, float]
+    ratio_base: str | None = None
 
 
 def _metric_medians(cell: CellResult) -> dict[str, float]:
@@ -53,26 +62,38 @@ def _metric_medians(cell: CellResult) -> dict[str, float]:
     }
 
 
-def report_rows(run: BenchRun, baseline: str = BASELINE_BACKEND) -> list[ReportRow]:
-    """Summarise every cell but the `not built` ones; ratios use the baseline's median
-    for the same workload."""
-    baseline_medians: dict[str, float] = {}
+def ratio_bases(run: BenchRun, candidates: tuple[str, ...] = RATIO_BASES) -> dict[str, tuple[str, float]]:
+    """Per workload, the faster of the `candidates` measured: (its name, its median)."""
+    bases: dict[str, tuple[str, float]] = {}
     for cell in run.cells:
-        if cell.backend == baseline and cell.status == OK and cell.samples:
-            baseline_medians[cell.workload] = median([s.seconds for s in cell.samples])
+        if cell.backend in candidates and cell.status == OK and cell.samples:
+            cell_median = median([sample.seconds for sample in cell.samples])
+            if cell.workload not in bases or cell_median < bases[cell.workload][1]:
+                bases[cell.workload] = (cell.backend, cell_median)
+    return bases
+
+
+def report_rows(run: BenchRun, candidates: tuple[str, ...] = RATIO_BASES) -> list[ReportRow]:
+    """Summarise every cell but the `not built` and `not applicable` ones; a ratio uses
+    the faster base's median for the same workload (`ratio_bases`)."""
+    bases = ratio_bases(run, candidates)
     rows = []
     for cell in run.cells:
-        if cell.status == NOT_BUILT:
+        if cell.status in (NOT_BUILT, NOT_APPLICABLE):
             continue
         summary = None
         cell_ratio = None
+        base_name = None
         if cell.status == OK and cell.samples:
             summary = Summary.of([sample.seconds for sample in cell.samples])
-            cell_ratio = ratio(summary.median, baseline_medians.get(cell.workload))
+            if cell.workload in bases:
+                base_name, base_median = bases[cell.workload]
+                cell_ratio = ratio(summary.median, base_median)
         rows.append(ReportRow(
             cell.workload, cell.group, cell.query_class, cell.backend,
             cell.status if cell.samples or cell.status != OK else "no samples",
             cell.reason, summary, cell_ratio, _metric_medians(cell),
+            base_name if cell_ratio is not None else None,
         ))
     return rows
 
@@ -109,29 +130,30 @@ def format_metrics(metrics: dict[str, float]) -> str:
 
 
 def table_cells(rows: list[ReportRow]) -> list[list[str]]:
-    """One list of cells per row: workload, backend, n, median, p95, ratio, notes."""
+    """One list of cells per row: workload, backend, n, median, p95, ratio, its base, notes."""
     table_rows = []
     for row in rows:
         if row.summary is None:
             note = f"{row.status}: {row.reason}" if row.reason else row.status
-            table_rows.append([row.workload, row.backend, "", "", "", "", note[:90]])
+            table_rows.append([row.workload, row.backend, "", "", "", "", "", note[:90]])
             continue
         shown_ratio = "" if row.ratio_to_baseline is None else f"{row.ratio_to_baseline:.2f}×"
         table_rows.append([
             row.workload, row.backend, str(row.summary.count),
             format_seconds(row.summary.median), format_seconds(row.summary.p95),
-            shown_ratio, format_metrics(row.metrics),
+            shown_ratio, row.ratio_base or "", format_metrics(row.metrics),
         ])
     return table_rows
 
 
 def table_headers(baseline: str = BASELINE_BACKEND) -> list[str]:
-    """The table's column names.
+    """The table's column names: the ratio is against the faster SQLite figure, `base`
+    names it.
 
     >>> table_headers()
-    ['workload', 'backend', 'n', 'median', 'p95', 'vs sqlite', 'notes']
+    ['workload', 'backend', 'n', 'median', 'p95', 'vs sqlite', 'base', 'notes']
     """
-    return ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "notes"]
+    return ["workload", "backend", "n", "median", "p95", f"vs {baseline}", "base", "notes"]
 
 
 def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEND) -> str:
@@ -139,10 +161,11 @@ def format_markdown_table(rows: list[ReportRow], baseline: str = BASELINE_BACKEN
     one line per skipped workload with its reason (`|` in cells is escaped).
 
     >>> print(format_markdown_table([]))
-    | workload | backend | n | median | p95 | vs sqlite | notes |
-    |---|---|---|---|---|---|---|
+    | workload | backend | n | median | p95 | vs sqlite | base | notes |
+    |---|---|---|---|---|---|---|---|
     """
-    lines = ["| " + " | ".join(table_headers(baseline)) + " |", "|" + "---|" * 7]
+    headers = table_headers(baseline)
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     shown = [row for row in rows if row.status != SKIPPED]
     for cells in table_cells(shown):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
@@ -176,6 +199,7 @@ def report_document(run: BenchRun, rows: list[ReportRow],
         "rounds": run.rounds,
         "backends": list(run.backends),
         "baseline": baseline,
+        "ratioBases": list(RATIO_BASES),
         "setupSeconds": run.setup_seconds,
         "cells": [
             {
@@ -189,6 +213,7 @@ def report_document(run: BenchRun, rows: list[ReportRow],
                 "medianSeconds": row.summary.median if row.summary else None,
                 "p95Seconds": row.summary.p95 if row.summary else None,
                 "ratioToBaseline": row.ratio_to_baseline,
+                "ratioBase": row.ratio_base,
                 "metrics": row.metrics,
                 "samplesSeconds": [
                     sample.seconds for sample in samples_by_cell[(row.workload, row.backend)]
@@ -209,7 +234,7 @@ def rows_from_document(document: dict[str, Any]) -> list[ReportRow]:
         rows.append(ReportRow(
             cell["workload"], cell["group"], cell["queryClass"], cell["backend"],
             cell["status"], cell["reason"], Summary.of(samples) if samples else None,
-            cell["ratioToBaseline"], dict(cell["metrics"]),
+            cell["ratioToBaseline"], dict(cell["metrics"]), cell.get("ratioBase"),
         ))
     return rows
 

@@ -9,6 +9,13 @@ A failed or skipped cell is not run again in later rounds, and never contributes
 sample: a benchmark number is only reported for answers that were checked. A cell whose
 feature the engine has not built yet (`FeatureNotBuilt`) gets the status `not built`,
 which the report leaves out.
+
+Comparators (`BenchServices.comparators`, e.g. `sqlite-kernel` beside `sqlite`) join the
+run when their compared backend does, named right after it: they take their turn in the
+interleaved schedule like a backend, open over the compared backend's store once it is
+prepared, and run only the workloads marked `comparable`; their other cells, and any
+request they cannot express (`NotApplicable`), are `not applicable`, left out of the
+report like `not built`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from engine.bench.adapters import (
     BenchServices,
     CapabilityMissing,
     FeatureNotBuilt,
+    NotApplicable,
     finish_indexing,
 )
 from engine.bench.corpus_generator import import_source
@@ -35,7 +43,8 @@ from engine.bench.schedule import interleaved_schedule
 from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
 from engine.errors import EngineError
 
-OK, SKIPPED, FAILED, NOT_BUILT = "ok", "skipped", "failed", "not built"
+OK, SKIPPED, FAILED, NOT_BUILT, NOT_APPLICABLE = (
+    "ok", "skipped", "failed", "not built", "not applicable")
 
 
 @dataclass(slots=True)
@@ -116,7 +125,9 @@ def run_benchmark(
     rounds: int = 3,
     progress: ProgressBar | None = None,
 ) -> BenchRun:
-    """Prepare every backend, run the interleaved schedule, close the stores."""
+    """Prepare every backend (then its comparators), run the interleaved schedule, close."""
+    names = with_comparators(backends, services)
+    comparators = {comparator.name: comparator for comparator in services.comparators}
     targets = {
         name: BenchTarget(
             backend_name=name,
@@ -125,28 +136,39 @@ def run_benchmark(
             store_directory=work_directory / "stores" / name,
             scratch_directory=work_directory / "scratch",
             services=services,
+            comparator=comparators.get(name) if name not in backends else None,
         )
-        for name in backends
+        for name in names
     }
     (work_directory / "scratch").mkdir(parents=True, exist_ok=True)
     by_name = {workload.name: workload for workload in workloads}
     cells = {
         (workload.name, name): CellResult(workload.name, workload.group, workload.query_class, name)
         for workload in workloads
-        for name in backends
+        for name in names
     }
+    for (workload_name, name), cell in cells.items():
+        if targets[name].comparator is not None and not getattr(by_name[workload_name], "comparable", False):
+            cell.status, cell.reason = NOT_APPLICABLE, f"{name} has no {workload_name}"
     setup_seconds: dict[str, float] = {}
-    schedule = interleaved_schedule(list(by_name), list(backends), rounds)
+    schedule = interleaved_schedule(list(by_name), list(names), rounds)
     if progress is not None:
-        progress.total = len(backends) + len(schedule)
+        progress.total = len(names) + len(schedule)
     try:
+        prepared: set[str] = set()
         for name, target in targets.items():
-            problem, seconds = _prepare_target(target)
+            if target.comparator is not None:
+                compared = target.comparator.compared_backend
+                problem, seconds = _open_comparator(target, targets[compared], compared in prepared)
+            else:
+                problem, seconds = _prepare_target(target)
             setup_seconds[name] = seconds
             if problem:
                 for (_, backend_name), cell in cells.items():
-                    if backend_name == name:
+                    if backend_name == name and cell.status == OK:
                         cell.status, cell.reason = SKIPPED, problem
+            else:
+                prepared.add(name)
             if progress is not None:
                 progress.advance(f"prepared {name}")
         for slot in schedule:
@@ -165,7 +187,7 @@ def run_benchmark(
     return BenchRun(
         manifest=manifest,
         corpus_directory=corpus_directory,
-        backends=tuple(backends),
+        backends=names,
         rounds=rounds,
         cells=list(cells.values()),
         setup_seconds=setup_seconds,
@@ -173,16 +195,48 @@ def run_benchmark(
     )
 
 
+def with_comparators(backends: tuple[str, ...], services: BenchServices) -> tuple[str, ...]:
+    """The backends, each followed by the comparators measured beside it.
+
+    >>> from types import SimpleNamespace
+    >>> kernel = SimpleNamespace(name="sqlite-kernel", compared_backend="sqlite")
+    >>> with_comparators(("sqlite", "reference"), SimpleNamespace(comparators=(kernel,)))
+    ('sqlite', 'sqlite-kernel', 'reference')
+    """
+    names: list[str] = []
+    for name in backends:
+        names.append(name)
+        names.extend(comparator.name for comparator in services.comparators
+                     if comparator.compared_backend == name)
+    return tuple(names)
+
+
+def _open_comparator(target: BenchTarget, compared: BenchTarget, ready: bool) -> tuple[str, float]:
+    """Open a comparator over its compared backend's store (`ready`: it was prepared);
+    (problem, seconds)."""
+    assert target.comparator is not None
+    if not ready:
+        return f"the {compared.backend_name} store it reads was not prepared", 0.0
+    target.store_directory = compared.store_directory
+    try:
+        target.comparator_store = target.comparator.open(compared.store_directory)
+    except Exception as error:  # noqa: BLE001 - see _describe
+        return f"cannot open {target.backend_name}: {_describe(error)}", 0.0
+    return "", 0.0
+
+
 def _close_quietly(target: BenchTarget) -> None:
     """Close a prepared store; a failure to close is reported on stderr, not raised."""
-    if target.backend is None:
-        return
-    try:
-        target.backend.close()
-    except Exception as error:  # noqa: BLE001 - the measurements are already taken
-        print(f"session-search bench: closing the {target.backend_name} store failed: "
-              f"{type(error).__name__}: {error}", file=sys.stderr)
+    for opened in (target.backend, target.comparator_store):
+        if opened is None:
+            continue
+        try:
+            opened.close()
+        except Exception as error:  # noqa: BLE001 - the measurements are already taken
+            print(f"session-search bench: closing the {target.backend_name} store failed: "
+                  f"{type(error).__name__}: {error}", file=sys.stderr)
     target.backend = None
+    target.comparator_store = None
 
 
 def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None:
@@ -191,6 +245,9 @@ def _run_cell(cell: CellResult, workload: Workload, target: BenchTarget) -> None
         cell.samples.extend(workload.run_round(target))
     except FeatureNotBuilt as missing:
         cell.status, cell.reason = NOT_BUILT, str(missing)
+        cell.samples.clear()
+    except NotApplicable as missing:
+        cell.status, cell.reason = NOT_APPLICABLE, str(missing)
         cell.samples.clear()
     except CapabilityMissing as missing:
         cell.status, cell.reason = SKIPPED, str(missing)

@@ -23,6 +23,11 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | agent     | `agent/sessions_search`   | the agent tool over every visible session    |
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
 
+A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
+marked `comparable`: a query workload times its prepared statements (`PreparedSearch.run`)
+and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
+bare write path into a fresh database and checks the same counts.
+
 The history and agent workloads measure features the engine has not built yet
 (`sessions_history`, the agent tool): they raise `FeatureNotBuilt`, and the report leaves
 their rows out until the feature exists, when they start measuring with no change here.
@@ -49,6 +54,7 @@ from engine.bench.adapters import (
     backend_method,
     finish_indexing,
 )
+from engine.bench.comparators import Comparator, ComparatorStore
 from engine.bench.corpus_generator import iter_window_leaves
 from engine.model import SearchRequest, SearchResult, SessionWindow
 
@@ -74,7 +80,8 @@ class BenchTarget:
 
     `backend` is the store prepared once (corpus imported) and shared by the read
     workloads; `state` holds what a workload carries between rounds (e.g. the append
-    chain's last id).
+    chain's last id). A comparator's target has `comparator` instead, and
+    `comparator_store` opened over its compared backend's prepared store.
     """
 
     backend_name: str
@@ -85,6 +92,8 @@ class BenchTarget:
     services: BenchServices
     backend: Backend | None = None
     state: dict[str, Any] = field(default_factory=dict)
+    comparator: Comparator | None = None
+    comparator_store: ComparatorStore | None = None
 
 
 class Workload(Protocol):
@@ -147,20 +156,39 @@ class QueryWorkload:
     expectation: HitExpectation
     repeats: int = 5
     group: str = "query"
+    comparable: bool = True
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
+        if target.comparator is not None:
+            return self._comparator_round(target)
         backend = _prepared(target)
         samples = []
         for _ in range(self.repeats):
             started = time.perf_counter()
             result = backend.search(self.request)
             elapsed = time.perf_counter() - started
-            problems = self.expectation.problems(result, self.request.order)
-            if problems:
-                query = self.request.query
-                raise WorkloadFailed(f"{self.name} ({query!r}): " + "; ".join(problems))
+            self._check(result)
             samples.append(Sample(elapsed))
         return samples
+
+    def _comparator_round(self, target: BenchTarget) -> list[Sample]:
+        if target.comparator_store is None:
+            raise CapabilityMissing("the comparator is not open")
+        prepared = target.comparator_store.prepare_search(self.request)
+        samples = []
+        for _ in range(self.repeats):
+            started = time.perf_counter()
+            rows = prepared.run()
+            elapsed = time.perf_counter() - started
+            self._check(prepared.result(rows))
+            samples.append(Sample(elapsed))
+        return samples
+
+    def _check(self, result: SearchResult) -> None:
+        problems = self.expectation.problems(result, self.request.order)
+        if problems:
+            query = self.request.query
+            raise WorkloadFailed(f"{self.name} ({query!r}): " + "; ".join(problems))
 
 
 def _prepared(target: BenchTarget) -> Backend:
@@ -203,26 +231,33 @@ def query_workloads(manifest: dict[str, Any], repeats: int = 5) -> list[QueryWor
 @dataclass(frozen=True, slots=True)
 class IngestWorkload:
     """Create a fresh store, import the whole corpus and reconcile what the import left
-    dirty (one sample per round): the time until every message is searchable."""
+    dirty (one sample per round): the time until every message is searchable. A
+    comparator writes the corpus its bare way instead (`Comparator.bare_import`)."""
 
     name: str = "ingest/import"
     group: str = "ingest"
     query_class: str = "bulk import and indexing"
+    comparable: bool = True
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         directory = target.scratch_directory / f"ingest-{target.backend_name}"
         if directory.exists():
             shutil.rmtree(directory)
         started = time.perf_counter()
-        backend = target.services.open_store(target.backend_name, directory, True, True)
-        try:
-            target.services.import_corpus(backend, target.corpus_directory)
-            imported = time.perf_counter()
-            reconciled_windows = finish_indexing(backend)
-            finished = time.perf_counter()
-            stats = backend.stats()
-        finally:
-            backend.close()
+        if target.comparator is not None:
+            stats: dict[str, Any] = target.comparator.bare_import(target.corpus_directory, directory)
+            imported = finished = time.perf_counter()
+            reconciled_windows = 0
+        else:
+            backend = target.services.open_store(target.backend_name, directory, True, True)
+            try:
+                target.services.import_corpus(backend, target.corpus_directory)
+                imported = time.perf_counter()
+                reconciled_windows = finish_indexing(backend)
+                finished = time.perf_counter()
+                stats = backend.stats()
+            finally:
+                backend.close()
         elapsed = finished - started
         counts = target.manifest["counts"]
         checks = [("windows", "windows"), ("events", "events")]

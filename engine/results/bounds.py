@@ -25,7 +25,10 @@ def utf16_length(text: str) -> int:
     >>> utf16_length("saffron 𐐀")
     10
     """
-    return len(text) + sum(1 for character in text if ord(character) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    # Two bytes per UTF-16 unit; `surrogatepass` counts a lone surrogate as the one unit it is.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def truncate_utf16_safe(text: str, units: int) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from engine.backends.registry import backend_class
-from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend, glob_literal, search_database
+from engine.backends.sqlite.search import glob_literal
+from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend, search_database
 from engine.errors import (
     CorruptFile,
     InputError,
@@ -143,9 +144,17 @@ def test_snippet_runs_only_for_the_limit_plus_one_candidates(payload_store: Sqli
     payload_store._connection.set_trace_callback(None)
     with_snippet = [sql for sql in statements if "snippet(" in sql]
     assert len(with_snippet) == 1
-    assert "candidates" not in with_snippet[0]
-    rowid_list = json.loads(with_snippet[0].rsplit("json_each('", 1)[1].split("')", 1)[0])
-    assert len(rowid_list) == 4
+    statement = with_snippet[0]
+    # Stage 1, the materialised CTE, picks limit + 1 = 4 rowids without snippet() ...
+    candidates, outer = statement.split(" LIMIT 4) ", 1)
+    assert candidates.startswith("WITH candidates AS MATERIALIZED (") and "snippet(" not in candidates
+    # ... and stage 2 runs snippet() on the FTS rows of those rowids only: the plan loops
+    # over the candidates and reads each FTS row by rowid (FTS5 plan "=": rowid equality).
+    assert "snippet(" in outer and "FROM candidates AS c CROSS JOIN session_transcript_fts" in outer
+    plan = [row[3] for row in payload_store._connection.execute(
+        "EXPLAIN QUERY PLAN " + statement)]
+    outer_steps = plan[plan.index("SCAN c"):]
+    assert outer_steps[1].startswith("SCAN f VIRTUAL TABLE INDEX 0:=M")
 
 
 # ---- storage rules ------------------------------------------------------------------
@@ -156,8 +165,22 @@ def test_schema_pragmas_and_registry(store: SqliteBackend) -> None:
         "SELECT sql FROM sqlite_master WHERE name = 'session_transcript_fts'").fetchone()
     assert "tokenize = 'unicode61 remove_diacritics 2'" in fts_sql
     assert "message_id UNINDEXED" in fts_sql
-    assert store._connection.execute("PRAGMA journal_mode").fetchone() == ("delete",)
-    assert store._connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    pragmas = {name: store._connection.execute(f"PRAGMA {name}").fetchone()[0]
+               for name in ("journal_mode", "synchronous", "foreign_keys", "auto_vacuum",
+                            "busy_timeout", "journal_size_limit", "wal_autocheckpoint")}
+    assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1,  # FULL
+                       "auto_vacuum": 2, "busy_timeout": 5000,  # INCREMENTAL
+                       "journal_size_limit": 64 * 2**20, "wal_autocheckpoint": 1000}
+    shadow_tables = {f"session_transcript_fts_{part}" for part in ("config", "content", "data", "docsize", "idx")}
+    tables = {row[0] for row in store._connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table'")} - shadow_tables
+    assert tables == {  # behaviour.md §2.2, then our own (session_search_*)
+        "session_nodes", "session_windows", "transcript_events", "transcript_event_identities",
+        "session_transcript_active_events", "session_transcript_index_state",
+        "session_transcript_fts", "session_transcript_fts_rows",
+        "session_transcript_cold_archives", "session_transcript_archives",
+        "session_search_store", "session_search_windows", "session_search_reconcile_queue",
+    }
     assert backend_class("sqlite") is SqliteBackend
     assert SqliteBackend.claims(store.directory)
     assert not SqliteBackend.claims(store.directory / "elsewhere")
@@ -402,3 +425,191 @@ def test_a_lagging_watermark_hides_the_window_until_reconcile(store: SqliteBacke
     assert store.reconcile() == 1
     result = store.search(SearchRequest("watermark", agent_id="main"))
     assert ([hit.message_id for hit in result.hits], result.indexing) == (["s1-000", "s1-001"], False)
+
+
+# ---- the reconcile queue: indexed state, kept by triggers ------------------------------
+
+
+def queued_and_expected(store: SqliteBackend) -> tuple[set[str], set[str]]:
+    """The queue the triggers keep, and `lifecycle.needs_reconcile` over every window."""
+    from engine.index.lifecycle import WindowIndexState, needs_reconcile
+
+    connection = store._connection
+    queued = {row[0] for row in connection.execute("SELECT session_id FROM session_search_reconcile_queue")}
+    expected = set()
+    for session_id, indexed_seq, leaf, needs_rebuild, last_seq in connection.execute(
+            "SELECT w.session_id, s.indexed_seq, s.leaf_event_id, s.needs_rebuild, "
+            "(SELECT coalesce(max(seq), -1) FROM transcript_events AS e WHERE e.session_id = w.session_id) "
+            "FROM session_windows AS w LEFT JOIN session_transcript_index_state AS s "
+            "ON s.session_id = w.session_id"):
+        state = None if indexed_seq is None else WindowIndexState(indexed_seq, leaf, bool(needs_rebuild))
+        if needs_reconcile(state, last_seq):
+            expected.add(session_id)
+    return queued, expected
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_the_reconcile_queue_is_the_needs_reconcile_predicate(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    store = SqliteBackend.create(tmp_path / "store")
+    try:
+        windows, events = random_corpus(rng)
+        with store.transaction() as transaction:
+            for session_id, key, archived in windows:
+                transaction.put_window(SessionWindow(session_id, key, archived=archived))
+        for session_id, event in events:
+            with store.transaction() as transaction:
+                transaction.append_event(session_id, event, created_at=0.0)
+            queued, expected = queued_and_expected(store)
+            assert queued == expected
+        connection = store._connection
+        session_ids = [session_id for session_id, _, _ in windows]
+        tamperings = [  # what another writer (an upstream doctor import, a bug) may do
+            "DELETE FROM session_transcript_index_state WHERE session_id = ?",
+            "UPDATE session_transcript_index_state SET indexed_seq = indexed_seq - 1 WHERE session_id = ?",
+            "UPDATE session_transcript_index_state SET needs_rebuild = 1 - needs_rebuild WHERE session_id = ?",
+            ("DELETE FROM transcript_events WHERE session_id = ? AND seq = "
+            "(SELECT max(seq) FROM transcript_events WHERE session_id = ?1)"),
+            ("INSERT INTO transcript_events (session_id, seq, event_json, created_at) SELECT ?1, "
+            "coalesce(max(seq), -1) + 1, '{}', 0 FROM transcript_events WHERE session_id = ?1"),
+        ]
+        for _ in range(12):
+            sql = rng.choice(tamperings)
+            connection.execute(sql, (rng.choice(session_ids),))
+            queued, expected = queued_and_expected(store)
+            assert queued == expected, sql
+        assert store.index_status() == bool(expected)
+        store.reconcile()
+        assert queued_and_expected(store) == (set(), set())
+        with store.transaction() as transaction:
+            transaction.delete_session(windows[0][1])
+        assert queued_and_expected(store) == (set(), set())
+    finally:
+        store.close()
+
+
+def test_deleting_a_session_removes_every_row_of_its_windows(store: SqliteBackend) -> None:
+    add_session(store, "s1", "agent:main:main", ["doomed words", "more doomed words"])
+    add_session(store, "s2", "agent:main:other", ["kept words"])
+    with store.transaction() as transaction:
+        assert transaction.delete_session("agent:main:main") == 1
+    connection = store._connection
+    for table in ("session_nodes", "session_windows", "session_search_windows",
+                  "transcript_events", "transcript_event_identities",
+                  "session_transcript_active_events", "session_transcript_index_state",
+                  "session_transcript_fts_rows", "session_transcript_fts"):
+        column = "session_key" if table == "session_nodes" else "session_id"
+        value = "agent:main:main" if table == "session_nodes" else "s1"
+        (count,) = connection.execute(f"SELECT count(*) FROM {table} WHERE {column} = ?", (value,)).fetchone()
+        assert count == 0, table
+    assert [hit.message_id for hit in store.search(SearchRequest("words", agent_id="main")).hits] == ["s2-000"]
+
+
+def test_rows_are_written_as_upstream_writes_them(store: SqliteBackend) -> None:
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow("s1", "agent:main:main", created_at=1700000000000.5))
+        transaction.append_event("s1", {"type": "session", "id": "s1"}, created_at=10.0)
+        transaction.append_event("s1", message("m1", None, "user", "hello", 11), created_at=11.0)
+        transaction.append_event("s1", message("m2", "m1", "assistant", "world", 12), created_at=12.5)
+    connection = store._connection
+    assert connection.execute("SELECT session_key, current_session_id FROM session_nodes").fetchall() == [
+        ("agent:main:main", "s1")]
+    assert connection.execute("SELECT created_at FROM session_windows").fetchall() == [(1700000000000,)]
+    assert connection.execute(
+        "SELECT event_id, seq, event_type, parent_id FROM transcript_event_identities ORDER BY seq"
+    ).fetchall() == [("s1", 0, "session", None), ("m1", 1, "message", None), ("m2", 2, "message", "m1")]
+    assert connection.execute(
+        "SELECT active_position, event_seq, message_position, context_eligible "
+        "FROM session_transcript_active_events ORDER BY active_position").fetchall() == [
+        (0, 1, 0, 1), (1, 2, 1, 1)]
+    assert connection.execute(
+        "SELECT indexed_seq, leaf_event_id, needs_rebuild, active_event_count, active_message_count "
+        "FROM session_transcript_index_state").fetchall() == [(2, "m2", 0, 2, 2)]
+    assert connection.execute(
+        "SELECT r.id, r.message_id, f.rowid, f.text FROM session_transcript_fts_rows AS r "
+        "JOIN session_transcript_fts AS f ON f.rowid = r.id ORDER BY r.id").fetchall() == [
+        (1, "m1", 1, "hello"), (2, "m2", 2, "world")]
+    assert [event.created_at for event in store.events("s1")] == [10.0, 11.0, 12.5]
+    # A rebuild writes the same active path and state.
+    connection.execute("UPDATE session_transcript_index_state SET needs_rebuild = 1")
+    assert store.reconcile() == 1
+    assert connection.execute(
+        "SELECT active_position, event_seq, message_position FROM session_transcript_active_events "
+        "ORDER BY active_position").fetchall() == [(0, 1, 0), (1, 2, 1)]
+    assert connection.execute(
+        "SELECT indexed_seq, leaf_event_id, needs_rebuild, active_event_count, active_message_count "
+        "FROM session_transcript_index_state").fetchall() == [(2, "m2", 0, 2, 2)]
+
+
+def test_a_database_at_any_file_path(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "agents" / "work" / "agent" / "openclaw-agent.sqlite"
+    writer = SqliteBackend.create_file(path)
+    add_session(writer, "s1", "agent:work:main", ["partition words"])
+    reads_inside = []
+    with writer.transaction() as transaction:
+        transaction.append_event("s1", message("late", "s1-000", "assistant", "partition late", 5))
+        reads_inside.append(writer.event_count("s1"))  # a read in the transaction sees it
+    assert reads_inside == [2]
+    writer.close()
+    assert sorted(file.name for file in path.parent.iterdir()) == ["openclaw-agent.sqlite"]
+    reader = SqliteBackend.open_file(path)
+    try:
+        result = reader.search(SearchRequest("partition", agent_id="work"))
+        assert [hit.message_id for hit in result.hits] == ["late", "s1-000"]  # newer first on a tie
+        assert reader.stats()["windows"] == 1
+    finally:
+        reader.close()
+    assert sorted(file.name for file in path.parent.iterdir()) == ["openclaw-agent.sqlite"]
+    with pytest.raises(StoreError, match="already exists"):
+        SqliteBackend.create_file(path)
+    with pytest.raises(StoreError, match="no sqlite database"):
+        SqliteBackend.open_file(tmp_path / "absent.sqlite")
+
+
+def test_a_reader_opened_before_a_writer_sees_its_commits(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    first = SqliteBackend.create_file(path)
+    add_session(first, "s1", "agent:main:main", ["first words"])
+    first.close()
+    reader = SqliteBackend.open_file(path)  # no -wal: opened immutable
+    writer = SqliteBackend.open_file(path, writer=True)
+    try:
+        assert [hit.message_id for hit in reader.search(SearchRequest("words", agent_id="main")).hits] == ["s1-000"]
+        add_session(writer, "s2", "agent:main:two", ["second words"])
+        # The writer's -wal appeared: the reader reopened in WAL mode and sees the commit.
+        result = reader.search(SearchRequest("words", agent_id="main"))
+        assert sorted(hit.message_id for hit in result.hits) == ["s1-000", "s2-000"]
+    finally:
+        writer.close()
+        reader.close()
+
+
+@pytest.mark.parametrize("fields", [
+    {}, {"session_keys": ()}, {"session_keys": ("agent:main:a", "global")}, {"order": "recent"},
+    {"session_id": "w1", "role": "user"}, {"query": "会议 alpha"}, {"query": "会议"},
+])
+def test_no_search_statement_walks_the_windows(tmp_path: Path, fields: dict) -> None:
+    """`indexing`, the exclusions and the archived count come from indexed state: with many
+    windows, some dirty and some archived, no statement of a search scans `session_windows`
+    (each reaches it by primary key from an FTS row or an archived window)."""
+    store = SqliteBackend.create(tmp_path / "store")
+    try:
+        for number in range(40):
+            add_session(store, f"w{number}", f"agent:main:k{number}", ["alpha 会议讨论 words"],
+                        archived=number % 10 == 0)
+        with store.transaction() as transaction:  # a side append: w1 needs reconcile
+            transaction.append_event("w1", message("side", None, "user", "alpha", 9))
+        statements: list[str] = []
+        store._connection.set_trace_callback(statements.append)
+        result = store.search(SearchRequest(**{"query": "alpha", "agent_id": "main", **fields}))
+        store._connection.set_trace_callback(None)
+        assert result.indexing is True
+        searched = [sql for sql in statements if sql.startswith(("SELECT", "WITH"))]
+        assert searched
+        for sql in searched:
+            plan = [row[3] for row in store._connection.execute("EXPLAIN QUERY PLAN " + sql)]
+            walks = [step for step in plan if step.startswith("SCAN") and
+                     ("session_windows" in step or step.split()[1] in ("w", "pending"))]
+            assert walks == [], (sql, plan)
+    finally:
+        store.close()

@@ -1,0 +1,293 @@
+"""The SQLite search: behaviour.md §5 as statements over the upstream tables.
+
+Owns: the SQL of a search (scope, exclusions, the two-stage query, the CJK retry of §7.1),
+its parameters, and turning its rows into a `SearchResult`. Must not touch: the query
+policy (`engine.query.user_query`, `engine.query.cjk`), hit assembly and its bounds
+(`engine.search.hits`), writing, the layout (`schema`). Those are shared with the
+reference backend so that the two agree by construction; this module only turns them
+into SQL.
+
+A search, for a validated query (trim, 4096 UTF-16 units, `clamp_limit`), runs in one
+read transaction (one snapshot), as two statements:
+
+1. **Status**: `indexing` (a window needs reconcile) and the archived windows in scope
+   (`archived_transcripts_excluded`). On a database this backend made both come from
+   indexed state — the reconcile queue the schema's triggers keep, and the partial index
+   of archived windows — so no statement walks the windows. On a database OpenClaw wrote,
+   the queue is the needs-reconcile predicate over its windows (upstream evaluates the
+   same per search) and the archived windows are its cold archives.
+2. **Hits**, one statement in two stages (§5.4, as production runs it): a materialised CTE
+   of the `limit + 1` candidate rowids, in order, then `snippet()` for those rows only.
+   * from `session_transcript_fts` (`f`) joined to `session_windows` (`w`);
+   * scope (§5.3): `session_keys=None` → `w.session_key GLOB 'agent:<id>:*'` (the id's `*`,
+     `?`, `[` written as character classes, so `_` and every other character is literal)
+     or `w.session_key IN ('global', 'unknown')`; a non-empty tuple → `IN (SELECT value
+     FROM json_each(?))` (one bound JSON array: 33,000 keys need no 33,000 parameters);
+     `()` → every window. Plus `f.session_id = ?` and `f.role = ?` when given;
+     `agent_id=None` means the default agent `main`;
+   * excluded: the windows needing reconcile and the archived ones (one `NOT IN`);
+   * `MATCH fts5_match_expression(terms)`, ordered `bm25 ASC, timestamp DESC, message_id
+     ASC` (then `session_id ASC, rowid ASC`, our deterministic tie-breaks where the
+     baseline leaves the order open), or `timestamp DESC, rowid DESC` for `recent`;
+   * the outer query reads each candidate's FTS row by rowid under the same MATCH (so
+     `snippet(…, 0, '', '', ' … ', 48)` has its phrase positions) and keeps the order.
+3. **CJK retry** (§7.1): only when step 2 returned no row and `cjk.retry_plan` applies.
+   Each CJK term is `f.text LIKE ? ESCAPE '\\'`; the word terms, if any, stay a MATCH (then
+   `bm25()` and `snippet()` come from it); without word terms the score is 0 and the
+   excerpt is `cjk.substring_excerpt`. Same scope, exclusions, order and `limit + 1`.
+
+Every statement's text depends only on the request's shape (scope kind, filters given,
+order, number of CJK needles) and is built once, so SQLite prepares it once per
+connection. Hits go through `engine.search.hits.search_hit`, as the reference's do:
+timestamp finite else 0, score `-bm25` finite else 0, snippet bounded to 500 UTF-16 units.
+
+Known divergences from the reference engine:
+* message text containing lone surrogates cannot be stored as UTF-8, so the FTS `text`
+  column holds U+FFFD in their place (the tokens are the same: FTS5 reads a surrogate as
+  U+FFFD, a separator); excerpts show U+FFFD where the reference shows the surrogate;
+* `recent` order breaks timestamp ties by FTS rowid (insertion order, renewed when a
+  reconcile rebuilds a window), as upstream does.
+
+Cost: the CJK retry without word terms scans the FTS `text` column of the scope.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql
+from engine.backends.sqlite.writes import storable_text
+from engine.model import DEFAULT_AGENT_ID, SEARCHABLE_ROLES, SearchHit, SearchRequest, SearchResult
+from engine.query.cjk import (
+    like_pattern,
+    partition_terms,
+    retry_prefix,
+    substring_excerpt,
+    substring_needles,
+)
+from engine.query.user_query import (
+    clamp_limit,
+    fts5_match_expression,
+    split_terms,
+    validate_request,
+)
+from engine.search.hits import search_hit
+
+SNIPPET_SQL = "snippet(session_transcript_fts, 0, '', '', ' … ', 48)"
+GLOB_SPECIALS = {"*": "[*]", "?": "[?]", "[": "[[]"}
+
+Scope = Literal["agent", "keys", "all"]
+
+
+def glob_literal(text: str) -> str:
+    """`text` as a GLOB pattern matching only itself (`*`, `?`, `[` as classes).
+
+    >>> glob_literal("a*b?[c]_d")
+    'a[*]b[?][[]c]_d'
+    """
+    return "".join(GLOB_SPECIALS.get(character, character) for character in text)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a search's SQL text depends on (never on the values it binds)."""
+
+    layout: Layout
+    scope: Scope
+    session_id: bool
+    role: bool
+    order: str
+    needles: int = 0
+
+
+def request_shape(layout: Layout, request: SearchRequest, needles: int = 0) -> Shape:
+    """The shape of `request`'s statements."""
+    if request.session_keys is None:
+        scope: Scope = "agent"
+    elif request.session_keys:
+        scope = "keys"
+    else:
+        scope = "all"
+    return Shape(layout, scope, request.session_id is not None, request.role is not None,
+                 request.order, needles)
+
+
+def parameters(request: SearchRequest, limit: int) -> dict[str, Any]:
+    """The values a search binds (named, so every statement takes the ones it names)."""
+    values: dict[str, Any] = {"limit": limit + 1, "session_id": request.session_id,
+                              "role": request.role}
+    if request.session_keys is None:
+        agent_id = request.agent_id if request.agent_id is not None else DEFAULT_AGENT_ID
+        values["pattern"] = "agent:" + glob_literal(agent_id) + ":*"
+    elif request.session_keys:
+        values["keys"] = json.dumps(list(request.session_keys))
+    return values
+
+
+# --------------------------------------------------------------------------------------
+# Statements
+# --------------------------------------------------------------------------------------
+
+
+def scope_sql(scope: Scope) -> str:
+    """The §5.3 window scope over alias `w`.
+
+    >>> scope_sql("agent")
+    "(w.session_key GLOB :pattern OR w.session_key IN ('global', 'unknown'))"
+    """
+    if scope == "agent":
+        return "(w.session_key GLOB :pattern OR w.session_key IN ('global', 'unknown'))"
+    if scope == "keys":
+        return "w.session_key IN (SELECT value FROM json_each(:keys))"
+    return "1"
+
+
+def excluded_windows_sql(layout: Layout) -> str:
+    """The windows no hit may come from: those needing reconcile, and the archived ones."""
+    if layout == OWN:
+        return ("SELECT session_id FROM session_search_reconcile_queue UNION ALL "
+                "SELECT session_id FROM session_search_windows WHERE archived != 0")
+    return ("SELECT pending.session_id FROM session_windows AS pending WHERE "
+            + needs_reconcile_sql("pending.session_id")
+            + " UNION ALL SELECT session_id FROM session_transcript_cold_archives")
+
+
+@lru_cache(maxsize=256)
+def status_statement(layout: Layout, scope: Scope, session_id: bool) -> str:
+    """`indexing` and the number of archived windows in scope, in one row."""
+    session_sql = " AND w.session_id = :session_id" if session_id else ""
+    if layout == OWN:
+        indexing = "EXISTS (SELECT 1 FROM session_search_reconcile_queue)"
+        archived = ("SELECT count(*) FROM session_search_windows AS archive"
+                    " JOIN session_windows AS w ON w.session_id = archive.session_id"
+                    f" WHERE archive.archived != 0 AND {scope_sql(scope)}{session_sql}")
+    else:
+        indexing = ("EXISTS (SELECT 1 FROM session_windows AS pending WHERE "
+                    + needs_reconcile_sql("pending.session_id") + ")")
+        archived = ("SELECT count(*) FROM session_transcript_cold_archives AS archive"
+                    " JOIN session_windows AS w ON w.session_id = archive.session_id"
+                    f" WHERE {scope_sql(scope)}{session_sql}")
+    return f"SELECT {indexing}, ({archived})"
+
+
+def _filters_sql(shape: Shape) -> str:
+    parts = [scope_sql(shape.scope), f"f.session_id NOT IN ({excluded_windows_sql(shape.layout)})"]
+    if shape.session_id:
+        parts.append("f.session_id = :session_id")
+    if shape.role:
+        parts.append("f.role = :role")
+    return " AND ".join(parts)
+
+
+def _likes_sql(needles: int) -> list[str]:
+    return [f"f.text LIKE :needle{number} ESCAPE '\\'" for number in range(needles)]
+
+
+def _order_sql(order: str, *, ranked: bool, alias: str = "f") -> str:
+    if order == "recent":
+        return f"{alias}.timestamp DESC, {alias}.rowid DESC"
+    rank = "bm25_rank ASC, " if ranked else ""
+    return (rank + f"{alias}.timestamp DESC, {alias}.message_id ASC, {alias}.session_id ASC, "
+            f"{alias}.rowid ASC")
+
+
+@lru_cache(maxsize=256)
+def hits_statement(shape: Shape) -> str:
+    """The two-stage word search (with the CJK retry's LIKEs when `shape.needles`)."""
+    conditions = " AND ".join(["session_transcript_fts MATCH :match", *_likes_sql(shape.needles),
+                               _filters_sql(shape)])
+    outer_order = _order_sql(shape.order, ranked=True, alias="c").replace("c.rowid", "c.row_id")
+    return (
+        "WITH candidates AS MATERIALIZED ("
+        " SELECT f.rowid AS row_id, bm25(session_transcript_fts) AS bm25_rank,"
+        " w.session_key AS session_key, f.timestamp AS timestamp,"
+        " f.message_id AS message_id, f.session_id AS session_id"
+        " FROM session_transcript_fts AS f JOIN session_windows AS w ON w.session_id = f.session_id"
+        f" WHERE {conditions} ORDER BY {_order_sql(shape.order, ranked=True)} LIMIT :limit)"
+        " SELECT c.session_key, f.session_id, f.message_id, f.role, f.timestamp,"
+        f" {SNIPPET_SQL}, c.bm25_rank"
+        " FROM candidates AS c CROSS JOIN session_transcript_fts AS f ON f.rowid = c.row_id"
+        f" WHERE session_transcript_fts MATCH :match ORDER BY {outer_order}"
+    )
+
+
+@lru_cache(maxsize=256)
+def substring_statement(shape: Shape) -> str:
+    """The CJK retry without word terms: LIKE only (score 0, excerpt made in Python)."""
+    conditions = " AND ".join([*_likes_sql(shape.needles), _filters_sql(shape)])
+    return (
+        "SELECT w.session_key, f.session_id, f.message_id, f.role, f.timestamp, f.text, 0.0"
+        " FROM session_transcript_fts AS f JOIN session_windows AS w ON w.session_id = f.session_id"
+        f" WHERE {conditions} ORDER BY {_order_sql(shape.order, ranked=False)} LIMIT :limit"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Running a search
+# --------------------------------------------------------------------------------------
+
+
+def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest) -> SearchResult:
+    """The store-level search of behaviour.md §5 on one database (see the module docstring).
+
+    Raises `sqlite3.Error` and `UnicodeEncodeError` as SQLite does; the caller maps them.
+    """
+    query = validate_request(request)
+    limit = clamp_limit(request.limit)
+    # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
+    # and so does the unicode61 profile, so the replacement keeps the query's meaning.
+    terms = [storable_text(term) for term in split_terms(query)]
+    values = parameters(request, limit)
+    shape = request_shape(layout, request)
+    # One snapshot for every statement; inside the writer's open transaction, that one.
+    own_snapshot = not connection.in_transaction
+    if own_snapshot:
+        connection.execute("BEGIN")
+    try:
+        indexing, archived = connection.execute(
+            status_statement(layout, shape.scope, shape.session_id), values).fetchone()
+        values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
+        rows = connection.execute(hits_statement(shape), values).fetchall()
+        if not rows and not query.isascii():  # ASCII text has no CJK term to retry
+            rows = _retry_rows(connection, layout, request, terms, values)
+    finally:
+        if own_snapshot and connection.in_transaction:
+            connection.execute("COMMIT")
+    hits = [hit for hit in (_hit_from_row(row) for row in rows) if hit is not None]
+    return SearchResult(
+        hits=tuple(hits[:limit]),
+        truncated=len(rows) > limit,
+        indexing=bool(indexing),
+        archived_transcripts_excluded=archived,
+    )
+
+
+def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: SearchRequest,
+                terms: list[str], values: dict[str, Any]) -> list[tuple]:
+    word_terms, cjk_terms = partition_terms(terms)
+    if not cjk_terms:
+        return []
+    needles = substring_needles(cjk_terms)
+    shape = request_shape(layout, request, len(needles))
+    values.update({f"needle{number}": like_pattern(needle) for number, needle in enumerate(needles)})
+    if word_terms:
+        values["match"] = fts5_match_expression(word_terms, prefix=retry_prefix(terms, request.match))
+        return connection.execute(hits_statement(shape), values).fetchall()
+    rows = connection.execute(substring_statement(shape), values).fetchall()
+    return [(*row[:5], substring_excerpt(row[5], needles), row[6]) for row in rows]
+
+
+def _hit_from_row(row: Sequence[Any]) -> SearchHit | None:
+    """A hit from (session_key, session_id, message_id, role, timestamp, snippet, rank)."""
+    session_key, session_id, message_id, role, timestamp, snippet, rank = row
+    if not all(isinstance(value, str) for value in (session_key, session_id, message_id, snippet)):
+        return None
+    if role not in SEARCHABLE_ROLES:
+        return None
+    return search_hit(session_key=session_key, session_id=session_id, message_id=message_id,
+                      role=role, timestamp=timestamp, excerpt=snippet, rank=rank)

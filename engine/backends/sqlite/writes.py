@@ -1,0 +1,394 @@
+"""The SQLite write path: one transaction's rows, decided per event and written per table.
+
+Owns: how `put_window`, `append_event` and `delete_session` become rows of the upstream
+tables (`engine.backends.sqlite.schema`), the rebuild of one window from its events
+(reconcile), and the orphan sweep. Must not touch: what is searchable
+(`engine.transcript.projection`), the forward indexer's decision
+(`engine.backends.forward_indexing`), the tree rules (`engine.transcript.tree`), the
+lifecycle (`engine.index.lifecycle`), the queue of windows needing reconcile (kept by the
+schema's triggers), searching.
+
+**Rows, as upstream writes them** (`appendTranscriptEventInTransaction` and
+`createTranscriptIndexAppenderInTransaction`), for an event appended at `seq`:
+* `transcript_events(session_id, seq, event_json, created_at, event_utf8_bytes)` —
+  `event_json` is written with `ensure_ascii`, so every event (lone surrogates included)
+  round-trips exactly, and its length is its UTF-8 size;
+* `transcript_event_identities` when the event has a string `id` (a later event with the
+  same id takes the identity, as it takes the node in the tree);
+* when the forward indexer indexes it: the map row `session_transcript_fts_rows(id, …)` and
+  the FTS row with the same rowid; when it becomes the leaf: its
+  `session_transcript_active_events` row (position on the active path, message position,
+  `context_eligible` = 0 when `message.excludeFromContext` is true);
+* the window's `session_transcript_index_state`: watermark, leaf, dirty flag, active counts.
+
+**One batch, one statement per table.** A transaction keeps a cursor per window it
+appends to (newest `seq`, index state, active counts; read once) and gathers the rows;
+they are written with one `executemany` per table when `FLUSH_EVENTS` events are
+waiting, before `delete_session`, and at commit — states first, so that the queue
+trigger on `transcript_events` finds each event already covered by its window's
+watermark and does nothing. The SQL texts are constants, so every statement is prepared
+once per connection. FTS row ids are assigned here, from the largest id in the map (what
+`INTEGER PRIMARY KEY` would assign one insert at a time).
+
+**Window metadata.** `put_window` writes the upstream row (`session_windows`, plus the
+key's `session_nodes` row, created on first use and pointed at the window when it is
+`current`) and our row (`session_search_windows`, every field `SessionWindow` has).
+Upstream's `created_at` is integral epoch milliseconds and never null: it holds the
+window's `created_at` rounded, or the time of the write; ours holds it exactly.
+
+Every `put_window` and `append_event` is checked by `engine.transcript.validation` first,
+as on every backend, so all refuse the same inputs with the same message.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.backends.forward_indexing import canonical_entry_id, classify_append
+from engine.backends.protocol import BackendTransaction
+from engine.errors import StoreError
+from engine.index.lifecycle import WindowIndexState, rebuilt_state
+from engine.model import IndexEntry, SessionWindow, StoredEvent
+from engine.transcript import events as kinds
+from engine.transcript.projection import extract_index_entry, index_entries
+from engine.transcript.tree import TreeNode, scan_tree
+from engine.transcript.validation import check_event, check_window, unknown_session
+
+#: Gathered events written at once (bounds the memory of a large import).
+FLUSH_EVENTS = 4096
+
+INSERT_NODE = (
+    "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT (session_key) DO NOTHING"
+)
+POINT_NODE = (
+    "UPDATE session_nodes SET current_session_id = ?, entry_json = ?, updated_at = ? "
+    "WHERE session_key = ?"
+)
+UPSERT_WINDOW = (
+    "INSERT INTO session_windows (session_id, session_key, previous_session_id, reason, "
+    "created_at, updated_at, parent_session_key, spawned_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (session_id) DO UPDATE SET session_key = excluded.session_key, "
+    "previous_session_id = excluded.previous_session_id, reason = excluded.reason, "
+    "created_at = excluded.created_at, updated_at = excluded.updated_at, "
+    "parent_session_key = excluded.parent_session_key, spawned_by = excluded.spawned_by"
+)
+UPSERT_WINDOW_METADATA = (
+    'INSERT INTO session_search_windows (session_id, current, title, kind, owner_session_key, '
+    'incognito, archived, "group", created_at, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) '
+    "ON CONFLICT (session_id) DO UPDATE SET current = excluded.current, "
+    "title = excluded.title, kind = excluded.kind, "
+    "owner_session_key = excluded.owner_session_key, incognito = excluded.incognito, "
+    'archived = excluded.archived, "group" = excluded."group", '
+    "created_at = excluded.created_at, extra = excluded.extra"
+)
+READ_CURSOR = (
+    "SELECT (SELECT max(seq) FROM transcript_events WHERE session_id = ?1), "
+    "state.indexed_seq, state.leaf_event_id, state.needs_rebuild, "
+    "state.active_event_count, state.active_message_count "
+    "FROM session_windows AS window "
+    "LEFT JOIN session_transcript_index_state AS state ON state.session_id = window.session_id "
+    "WHERE window.session_id = ?1"
+)
+UPSERT_STATE = (
+    "INSERT INTO session_transcript_index_state (session_id, indexed_seq, leaf_event_id, "
+    "needs_rebuild, active_event_count, active_message_count, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+    "indexed_seq = excluded.indexed_seq, leaf_event_id = excluded.leaf_event_id, "
+    "needs_rebuild = excluded.needs_rebuild, active_event_count = excluded.active_event_count, "
+    "active_message_count = excluded.active_message_count, updated_at = excluded.updated_at"
+)
+INSERT_EVENT = (
+    "INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_utf8_bytes) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+UPSERT_IDENTITY = (
+    "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, "
+    "parent_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id) "
+    "DO UPDATE SET seq = excluded.seq, event_type = excluded.event_type, "
+    "parent_id = excluded.parent_id, created_at = excluded.created_at"
+)
+INSERT_FTS_ROW = "INSERT INTO session_transcript_fts_rows (id, session_id, message_id) VALUES (?, ?, ?)"
+INSERT_FTS = (
+    "INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, timestamp) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+INSERT_ACTIVE = (
+    "INSERT INTO session_transcript_active_events (session_id, active_position, event_seq, "
+    "message_position, context_eligible) VALUES (?, ?, ?, ?, ?)"
+)
+LAST_FTS_ROW = "SELECT coalesce(max(id), 0) FROM session_transcript_fts_rows"
+READ_EVENTS = (
+    "SELECT seq, event_json, created_at FROM transcript_events WHERE session_id = ? ORDER BY seq"
+)
+
+
+def now_milliseconds() -> int:
+    """The time of a write, as upstream records it (integral epoch milliseconds)."""
+    return int(time.time() * 1000)
+
+
+def storable_text(text: str) -> str:
+    """Text SQLite can store as UTF-8: lone surrogates become U+FFFD (a known divergence).
+
+    >>> storable_text("a\\ud800b")
+    'a\\ufffdb'
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character
+                       for character in text)
+    return text
+
+
+def context_eligibility(event: dict[str, Any]) -> int:
+    """Upstream's `context_eligible`: 0 when the message says `excludeFromContext`.
+
+    >>> context_eligibility({"message": {"excludeFromContext": True}}), context_eligibility({})
+    (0, 1)
+    """
+    message = event.get("message")
+    return 0 if isinstance(message, dict) and message.get("excludeFromContext") is True else 1
+
+
+@dataclass(slots=True)
+class WindowCursor:
+    """What one transaction knows about a window it appends to (changes as it appends)."""
+
+    last_seq: int
+    state: WindowIndexState | None
+    active_events: int = 0
+    active_messages: int = 0
+
+    def state_row(self, session_id: str, updated_at: int) -> tuple:
+        """The `session_transcript_index_state` row of this cursor (state not None)."""
+        assert self.state is not None
+        return (session_id, self.state.indexed_seq, self.state.leaf_event_id,
+                int(self.state.needs_rebuild), self.active_events, self.active_messages,
+                updated_at)
+
+
+class PendingRows:
+    """The rows gathered since the last flush, one list per table."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, WindowCursor] = {}
+        self.events: list[tuple] = []
+        self.identities: list[tuple] = []
+        self.fts_map: list[tuple] = []
+        self.fts: list[tuple] = []
+        self.active: list[tuple] = []
+
+    def write(self, connection: sqlite3.Connection) -> None:
+        """Write every gathered row (states first) and forget them."""
+        if self.states:
+            updated_at = now_milliseconds()
+            connection.executemany(UPSERT_STATE, [
+                cursor.state_row(session_id, updated_at)
+                for session_id, cursor in self.states.items()
+            ])
+        for sql, rows in ((INSERT_EVENT, self.events), (UPSERT_IDENTITY, self.identities),
+                          (INSERT_FTS_ROW, self.fts_map), (INSERT_FTS, self.fts),
+                          (INSERT_ACTIVE, self.active)):
+            if rows:
+                connection.executemany(sql, rows)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every gathered row."""
+        self.states.clear()
+        for rows in (self.events, self.identities, self.fts_map, self.fts, self.active):
+            rows.clear()
+
+
+class SqliteTransaction(BackendTransaction):
+    """The write operations of one SQLite transaction (see `SqliteBackend.transaction`);
+    `flush()` writes what it has gathered, the backend calls it before committing."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+        self._cursors: dict[str, WindowCursor] = {}
+        self._pending = PendingRows()
+        self._next_row_id: int | None = None
+
+    # ---- windows ------------------------------------------------------------------
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert a window, or replace the metadata of an existing one."""
+        check_window(window)
+        written = now_milliseconds()
+        entry_json = json.dumps({"sessionId": window.session_id})
+        self._connection.execute(INSERT_NODE, (window.session_key, window.session_id,
+                                               entry_json, written))
+        if window.current:
+            self._connection.execute(POINT_NODE, (window.session_id, entry_json, written,
+                                                  window.session_key))
+        created_at = round(window.created_at) if window.created_at is not None else written
+        self._connection.execute(UPSERT_WINDOW, (
+            window.session_id, window.session_key, window.previous_session_id, window.reason,
+            created_at, written, window.parent_session_key, window.spawned_by,
+        ))
+        self._connection.execute(UPSERT_WINDOW_METADATA, (
+            window.session_id, int(window.current), window.title, window.kind,
+            window.owner_session_key, int(window.incognito), int(window.archived),
+            window.group, window.created_at,
+            json.dumps(window.extra, ensure_ascii=True, sort_keys=True),
+        ))
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key` with its events, index rows and state."""
+        self.flush()
+        session_ids = [row[0] for row in self._connection.execute(
+            "SELECT session_id FROM session_windows WHERE session_key = ?", (session_key,))]
+        self._connection.execute(
+            "DELETE FROM session_transcript_fts_rows WHERE session_id IN "
+            "(SELECT session_id FROM session_windows WHERE session_key = ?)", (session_key,))
+        # Each window cascades to its events, identities, active path, state and metadata.
+        self._connection.execute("DELETE FROM session_windows WHERE session_key = ?", (session_key,))
+        self._connection.execute("DELETE FROM session_nodes WHERE session_key = ?", (session_key,))
+        for session_id in session_ids:
+            self._cursors.pop(session_id, None)
+        return len(session_ids)
+
+    # ---- events -------------------------------------------------------------------
+
+    def append_event(self, session_id: str, event: dict[str, Any], created_at: float | None = None) -> int:
+        """Append one event, index it in this transaction when the lifecycle allows; return seq."""
+        check_event(session_id, event, created_at)
+        cursor = self._cursor(session_id)
+        seq = cursor.last_seq + 1
+        received = time.time() * 1000.0 if created_at is None else float(created_at)
+        event_json = json.dumps(event, ensure_ascii=True)
+        pending = self._pending
+        pending.events.append((session_id, seq, event_json, received, len(event_json)))
+        event_id = event.get("id")
+        if isinstance(event_id, str):
+            parent = event.get("parentId")
+            pending.identities.append((session_id, event_id, seq, kinds.event_type(event),
+                                       parent if isinstance(parent, str) else None, received))
+        stored = StoredEvent(session_id, seq, event, received)
+        entry = extract_index_entry(stored)
+        action, new_state = classify_append(cursor.state, stored, indexable=entry is not None)
+        if action in ("index", "advance"):
+            if entry is not None and action == "index":
+                self._add_entry(entry)
+            if canonical_entry_id(event) is not None:
+                self._add_active(session_id, cursor, seq, event)
+        if action in ("index", "advance", "dirty"):
+            cursor.state = new_state
+            pending.states[session_id] = cursor
+        cursor.last_seq = seq
+        if len(pending.events) >= FLUSH_EVENTS:
+            self.flush()
+        return seq
+
+    def flush(self) -> None:
+        """Write the gathered rows (before a commit, a delete, or when enough are waiting)."""
+        self._pending.write(self._connection)
+
+    def _cursor(self, session_id: str) -> WindowCursor:
+        cursor = self._cursors.get(session_id)
+        if cursor is None:
+            row = self._connection.execute(READ_CURSOR, (session_id,)).fetchone()
+            if row is None:
+                raise unknown_session(session_id)
+            last_seq, indexed_seq, leaf, needs_rebuild, active_events, active_messages = row
+            state = None
+            if indexed_seq is not None:
+                state = WindowIndexState(indexed_seq, leaf, bool(needs_rebuild))
+            cursor = WindowCursor(-1 if last_seq is None else last_seq, state,
+                                  active_events or 0, active_messages or 0)
+            self._cursors[session_id] = cursor
+        return cursor
+
+    def _add_entry(self, entry: IndexEntry) -> None:
+        if self._next_row_id is None:
+            self._next_row_id = self._connection.execute(LAST_FTS_ROW).fetchone()[0] + 1
+        row_id = self._next_row_id
+        self._next_row_id += 1
+        self._pending.fts_map.append((row_id, entry.session_id, entry.message_id))
+        self._pending.fts.append((row_id, storable_text(entry.text), entry.session_id,
+                                  entry.message_id, entry.role, entry.timestamp))
+
+    def _add_active(self, session_id: str, cursor: WindowCursor, seq: int,
+                    event: dict[str, Any]) -> None:
+        is_message = kinds.event_type(event) == kinds.MESSAGE
+        self._pending.active.append((
+            session_id, cursor.active_events, seq,
+            cursor.active_messages if is_message else None, context_eligibility(event),
+        ))
+        cursor.active_events += 1
+        cursor.active_messages += int(is_message)
+
+
+# --------------------------------------------------------------------------------------
+# Reconcile
+# --------------------------------------------------------------------------------------
+
+
+def read_events(connection: sqlite3.Connection, session_id: str) -> list[StoredEvent]:
+    """Every stored event of one window, in seq order (StoreError for an event OpenClaw
+    stored compressed, which this engine cannot read)."""
+    events = []
+    for seq, event_json, created_at in connection.execute(READ_EVENTS, (session_id,)):
+        if event_json is None:
+            raise StoreError(f"session {session_id}: event {seq} is stored compressed "
+                             "(event_zstd), which session-search cannot read")
+        events.append(StoredEvent(session_id, seq, json.loads(event_json), created_at))
+    return events
+
+
+def rebuild_window(connection: sqlite3.Connection, session_id: str) -> int:
+    """Replace one window's index rows, active path and state by a rebuild from its events;
+    return how many events it read."""
+    events = read_events(connection, session_id)
+    connection.execute("DELETE FROM session_transcript_fts_rows WHERE session_id = ?", (session_id,))
+    connection.execute("DELETE FROM session_transcript_active_events WHERE session_id = ?",
+                       (session_id,))
+    entries = index_entries(events)
+    tree = scan_tree(events)
+    (last_row_id,) = connection.execute(LAST_FTS_ROW).fetchone()
+    row_ids = range(last_row_id + 1, last_row_id + 1 + len(entries))
+    connection.executemany(INSERT_FTS_ROW, [
+        (row_id, entry.session_id, entry.message_id) for row_id, entry in zip(row_ids, entries)])
+    connection.executemany(INSERT_FTS, [
+        (row_id, storable_text(entry.text), entry.session_id, entry.message_id, entry.role,
+         entry.timestamp) for row_id, entry in zip(row_ids, entries)])
+    active = active_rows(session_id, tree.active_path())
+    connection.executemany(INSERT_ACTIVE, active)
+    last_seq = events[-1].seq if events else -1
+    cursor = WindowCursor(last_seq, rebuilt_state(last_seq, tree.leaf_id), len(active),
+                          sum(1 for row in active if row[3] is not None))
+    connection.execute(UPSERT_STATE, cursor.state_row(session_id, now_milliseconds()))
+    return len(events)
+
+
+def active_rows(session_id: str, path: Sequence[TreeNode]) -> list[tuple]:
+    """The `session_transcript_active_events` rows of an active path (root first)."""
+    rows = []
+    messages = 0
+    for position, node in enumerate(path):
+        event = node.stored.event
+        is_message = kinds.event_type(event) == kinds.MESSAGE
+        rows.append((session_id, position, node.stored.seq, messages if is_message else None,
+                     context_eligibility(event)))
+        messages += int(is_message)
+    return rows
+
+
+def sweep_orphans(connection: sqlite3.Connection) -> None:
+    """Delete index rows and states whose window has no transcript rows (§8.3)."""
+    for table in ("session_transcript_active_events", "session_transcript_fts_rows",
+                  "session_transcript_index_state"):
+        connection.execute(
+            f"DELETE FROM {table} WHERE session_id NOT IN "
+            "(SELECT DISTINCT session_id FROM transcript_events)"
+        )

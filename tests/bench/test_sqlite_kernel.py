@@ -1,0 +1,214 @@
+"""`sqlite-kernel`: upstream's bare statement and write path, beside the SQLite backend.
+
+Checked here: the kernel answers every probe of the tiny corpus exactly as the SQLite
+backend does, on the backend's own database (and refuses the CJK retry it does not have);
+the bare write path writes the rows the backend holds after its import and reconcile;
+several agents' databases are searched and merged; and the runner measures a comparator
+beside its backend, leaves its inapplicable cells out, and states every ratio against the
+faster SQLite figure of each workload.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.bench.adapters import BenchServices, NotApplicable
+from engine.bench.corpus_generator import generate_corpus, read_manifest
+from engine.bench.corpus_plan import corpus_size
+from engine.bench.report import format_markdown_table, report_rows
+from engine.bench.runner import NOT_APPLICABLE, OK, run_benchmark
+from engine.bench.sqlite_kernel import SqliteKernel, store_databases
+from engine.bench.workloads import (
+    AppendWorkload,
+    HitExpectation,
+    IngestWorkload,
+    QueryWorkload,
+    Sample,
+    query_workloads,
+)
+from engine.ingest import import_sources
+from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("corpus") / "tiny"
+    generate_corpus(corpus_size("tiny"), 11, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def imported(tiny_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> SqliteBackend:
+    backend = SqliteBackend.create(tmp_path_factory.mktemp("stores") / "sqlite")
+    import_sources(backend, [tiny_corpus])
+    backend.reconcile()
+    yield backend
+    backend.close()
+
+
+def test_the_kernel_answers_every_probe_as_the_backend_does(tiny_corpus: Path,
+                                                            imported: SqliteBackend) -> None:
+    kernel = SqliteKernel().open(imported.directory)
+    try:
+        for workload in query_workloads(read_manifest(tiny_corpus)):
+            for limit in (1, 25):
+                request = replace(workload.request, limit=limit)
+                if workload.name == "query/cjk_retry":
+                    with pytest.raises(NotApplicable, match="no CJK retry"):
+                        kernel.prepare_search(request)
+                    continue
+                prepared = kernel.prepare_search(request)
+                expected = imported.search(request)
+                got = prepared.result(prepared.run())
+                assert (got.hits, got.truncated) == (expected.hits, expected.truncated), workload.name
+    finally:
+        kernel.close()
+
+
+def _rows(database: Path, sql: str) -> list[tuple]:
+    connection = sqlite3.connect(database.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        return sorted(connection.execute(sql).fetchall(), key=repr)
+    finally:
+        connection.close()
+
+
+def test_the_bare_write_path_writes_the_rows_of_an_import(tiny_corpus: Path, imported: SqliteBackend,
+                                                          tmp_path: Path) -> None:
+    counts = SqliteKernel().bare_import(tiny_corpus, tmp_path / "bare")
+    bare = tmp_path / "bare" / "openclaw-agent.sqlite"
+    stats = imported.stats()
+    assert counts == {name: stats[name] for name in ("windows", "events", "messages_indexed")}
+    for sql in (
+        "SELECT session_id, session_key FROM session_windows",
+        "SELECT session_id, seq, event_json FROM transcript_events",
+        "SELECT session_id, event_id, seq, event_type, parent_id FROM transcript_event_identities",
+        "SELECT * FROM session_transcript_active_events",
+        ("SELECT session_id, indexed_seq, leaf_event_id, needs_rebuild, active_event_count, "
+        "active_message_count FROM session_transcript_index_state"),
+        ("SELECT r.session_id, r.message_id, f.text, f.role, f.timestamp FROM session_transcript_fts_rows "
+        "AS r JOIN session_transcript_fts AS f ON f.rowid = r.id"),
+    ):
+        assert _rows(bare, sql) == _rows(imported.path, sql), sql
+
+
+def test_the_kernel_merges_the_databases_of_several_agents(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    for agent in ("main", "work"):
+        backend = SqliteBackend.create_file(store / "agents" / agent / "agent" / "openclaw-agent.sqlite")
+        with backend.transaction() as transaction:
+            transaction.put_window(SessionWindow(f"{agent}-w", f"agent:{agent}:k"))
+            for number in range(3):
+                transaction.append_event(f"{agent}-w", {
+                    "type": "message", "id": f"{agent}-{number}", "timestamp": number,
+                    "message": {"role": "user", "content": "saffron " * (number + 1)}})
+        backend.close()
+    assert sorted(store_databases(store)) == ["main", "work"]
+    kernel = SqliteKernel().open(store)
+    try:
+        everywhere = kernel.prepare_search(SearchRequest("saffron", limit=4, session_keys=()))
+        assert len(everywhere.statements) == 2
+        result = everywhere.result(everywhere.run())
+        assert len(result.hits) == 4 and result.truncated
+        assert {hit.session_key for hit in result.hits} == {"agent:main:k", "agent:work:k"}
+        one_agent = kernel.prepare_search(SearchRequest("saffron", agent_id="work"))
+        assert len(one_agent.statements) == 1
+        assert {hit.session_id for hit in one_agent.result(one_agent.run()).hits} == {"work-w"}
+    finally:
+        kernel.close()
+
+
+# ---- the runner: a comparator beside its backend ---------------------------------------
+
+
+class FakeBackend:
+    name = "sqlite"
+
+    def __init__(self) -> None:
+        self.searches = 0
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        self.searches += 1
+        return SearchResult((SearchHit("k", "s", "m", "user", 1.0, "x", 1.0),))
+
+    def close(self) -> None:
+        pass
+
+
+class FakeComparator:
+    """Answers right, counts what it was asked; refuses the query `refused`."""
+
+    name = "sqlite-kernel"
+    compared_backend = "sqlite"
+
+    def __init__(self) -> None:
+        self.opened: list[Path] = []
+        self.runs = 0
+
+    def open(self, store_directory: Path) -> FakeComparator:
+        self.opened.append(store_directory)
+        return self
+
+    def prepare_search(self, request: SearchRequest) -> FakeComparator:
+        if request.query == "refused":
+            raise NotApplicable("no such statement")
+        return self
+
+    def run(self) -> list[str]:
+        self.runs += 1
+        return ["row"]
+
+    def result(self, rows: list[str]) -> SearchResult:
+        return SearchResult((SearchHit("k", "s", "m", "user", 1.0, "x", 1.0),))
+
+    def bare_import(self, corpus: Path, directory: Path) -> dict[str, int]:
+        directory.mkdir(parents=True)
+        return {"windows": 1, "events": 1, "messages_indexed": 1}
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_runner_measures_a_comparator_beside_its_backend(tmp_path: Path) -> None:
+    comparator = FakeComparator()
+    backend = FakeBackend()
+    services = BenchServices(lambda name, path, create, writer: backend, lambda store, corpus: None,
+                             lambda: ("sqlite",), (comparator,))
+    manifest = {"size": "fake", "seed": 0,
+                "counts": {"messages": 1, "windows": 1, "events": 1, "searchableMessages": 1}}
+
+    def query(name: str) -> QueryWorkload:
+        request = SearchRequest(query=name, limit=5, session_keys=())
+        return QueryWorkload(f"query/{name}", name, request, HitExpectation(1, limit=5), 2)
+
+    run = run_benchmark(tmp_path / "corpus", manifest, ("sqlite",),
+                        [IngestWorkload(), query("alpha"), query("refused"), AppendWorkload(repeats=1)],
+                        tmp_path / "work", services, rounds=2)
+    assert run.backends == ("sqlite", "sqlite-kernel")
+    statuses = {(cell.workload, cell.backend): cell.status for cell in run.cells}
+    assert statuses[("query/alpha", "sqlite-kernel")] == OK
+    assert statuses[("ingest/import", "sqlite-kernel")] == OK
+    assert statuses[("query/refused", "sqlite-kernel")] == NOT_APPLICABLE
+    assert statuses[("append/one_message", "sqlite-kernel")] == NOT_APPLICABLE
+    assert comparator.opened == [tmp_path / "work" / "stores" / "sqlite"]
+    assert comparator.runs == 2 * 2  # rounds × repeats, only for the comparable query
+    # The faster SQLite figure is each workload's base; inapplicable cells have no row.
+    for cell in run.cells:
+        if cell.workload == "query/alpha":
+            cell.samples = [Sample(0.004 if cell.backend == "sqlite" else 0.002)]
+        if cell.workload == "query/refused" and cell.backend == "sqlite":
+            cell.samples = [Sample(0.003)]
+    rows = {(row.workload, row.backend): row for row in report_rows(run)}
+    assert ("append/one_message", "sqlite-kernel") not in rows
+    assert ("query/refused", "sqlite-kernel") not in rows
+    alpha = rows[("query/alpha", "sqlite")]
+    assert (alpha.ratio_to_baseline, alpha.ratio_base) == (pytest.approx(2.0), "sqlite-kernel")
+    refused = rows[("query/refused", "sqlite")]
+    assert (refused.ratio_to_baseline, refused.ratio_base) == (pytest.approx(1.0), "sqlite")
+    assert "| query/alpha | sqlite | 1 | 4 ms | 4 ms | 2.00× | sqlite-kernel |  |" in \
+        format_markdown_table(list(rows.values()))
