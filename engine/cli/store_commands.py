@@ -38,6 +38,7 @@ Every command takes `--json`. Errors go to standard error as
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from pathlib import Path
@@ -50,7 +51,7 @@ from engine.backends.registry import (
     store_backend_name,
 )
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.output import Output, PlainOutput, format_bytes, open_output, print_json
 from engine.errors import MissingParentFolder, StorePathError
 
 if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`
@@ -66,7 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Import every SOURCE into the store at DIR in one transaction: on any "
                     "error nothing is imported. A SOURCE is a corpus directory "
                     "(sessions.jsonl + transcripts/), a flat messages file (*.jsonl) or "
-                    "an OpenClaw state directory (agents/<agentId>/sessions/).",
+                    "an OpenClaw state directory (agents/<agentId>/sessions/). The input "
+                    "formats are corpora/README.md.",
+        examples=["session-search import --store demo engine/demo_corpus",
+                  ("session-search import --store stores/sqlite --create --backend sqlite "
+                  "messages.jsonl"),
+                  "session-search import --store demo --quiet --json ~/.openclaw"],
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
     importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
@@ -83,7 +89,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(run=run_import)
 
-    stats = add_command(subparsers, "stats", description="Print the counts of the store at DIR.")
+    stats = add_command(
+        subparsers, "stats",
+        description="Print the counts of the store at DIR: agents, sessions (keys), windows, "
+                    "events and bytes, then the backend's index counts. A problem with the "
+                    "store's files is a warning on standard error (exit status 1).",
+        examples=["session-search stats --store demo",
+                  "session-search stats --store demo --json"])
     stats.add_argument("--store", required=True, metavar="DIR", help="store folder")
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(run=run_stats)
@@ -110,8 +122,11 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
     elif not args.quiet:
-        print(describe_import(outcome.imported, store_path, outcome.reconciled, seconds))
-        print(format_stats(counts))
+        output = open_output()
+        for line in describe_import(outcome.imported, store_path, outcome.reconciled,
+                                    seconds).splitlines():
+            output.line(line)
+        print_stats(output, counts)
     return 0
 
 
@@ -142,8 +157,9 @@ def run_stats(args: argparse.Namespace) -> int:
         print_json({"store": str(store_path), "backend": backend_name, **counts,
                     "problems": problems, "notes": notes})
     else:
-        print(f"store {store_path} (backend {backend_name})")
-        print(format_stats(counts))
+        output = open_output()
+        output.line(f"store {store_path} (backend {backend_name})")
+        print_stats(output, counts)
     for problem in problems:
         print(f"session-search: warning: {problem}", file=sys.stderr)
     for note in notes:
@@ -163,16 +179,37 @@ def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
     return counts
 
 
+def stats_fields(counts: dict[str, int]) -> list[tuple[str, str]]:
+    """The counts as (label, value) pairs for people: thousands separated, byte counts
+    (`bytes`, `*_bytes`) in binary units.
+
+    >>> stats_fields({"agents": 2, "events": 12345, "bytes": 25339, "index_bytes": 900})
+    [('agents', '2'), ('events', '12,345'), ('bytes', '24.7 KiB'), ('index bytes', '900 B')]
+    """
+    return [(name.replace("_", " "),
+             format_bytes(value) if name == "bytes" or name.endswith("_bytes") else f"{value:,}")
+            for name, value in counts.items()]
+
+
+def print_stats(output: Output, counts: dict[str, int]) -> None:
+    """The counts, one name and value a line."""
+    output.fields(stats_fields(counts))
+
+
 def format_stats(counts: dict[str, int]) -> str:
-    """The counts as a one-row table.
+    """The counts as plain lines, one name and value a line (as `stats` prints them).
 
     >>> print(format_stats({"agents": 2, "sessions": 3, "windows": 4, "events": 9,
     ...                     "bytes": 120}))
-    agents  sessions  windows  events  bytes
-    ------  --------  -------  ------  -----
-    2       3         4        9       120
+    agents    2
+    sessions  3
+    windows   4
+    events    9
+    bytes     120 B
     """
-    return format_table(list(counts), [list(counts.values())])
+    text = io.StringIO()
+    PlainOutput(text).fields(stats_fields(counts))
+    return text.getvalue().rstrip("\n")
 
 
 def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0,

@@ -102,7 +102,8 @@ def test_without_a_terminal_one_summary_line_and_nothing_on_stderr(
     assert re.fullmatch(rf"imported 1 source into {re.escape(str(tmp_path / 's'))}: 12 "
                         rf"windows, 600 events \({re.escape(str(source))}: flat\) in "
                         r"[\d.e-]+ s", summary)
-    assert table[0].split()[:5] == ["agents", "sessions", "windows", "events", "bytes"]
+    assert [line.split()[0] for line in table[:5]] == [
+        "agents", "sessions", "windows", "events", "bytes"]  # the counts, one a line
     reconciled = session_search("reconcile", "--store", str(tmp_path / "s"))
     assert (reconciled.err, len(reconciled.out.splitlines())) == ("", 1)
 

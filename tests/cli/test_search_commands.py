@@ -106,9 +106,11 @@ def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
     assert [first["excerpt"][key] for key in ("kind", "start", "score")] == ["window", 0, 1000]
     status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "deployment")
     assert "excerpt window:" in out and "score" in out
-    assert "  N=3 D=5 avgdl=4.666666666666667 k1=1.2 b=0.75\n" in out
-    assert "    phrase 'deployment': n=3 f=1 idf=1e-06 (floored)" in out
+    # numbers for people (no Python reprs): three decimals, the floored idf as 1.00e-06
+    assert "  N=3 D=5 avgdl=4.667 k1=1.2 b=0.75\n" in out
+    assert '    phrase "deployment": n=3 f=1 idf=1.00e-06 (floored) contribution=' in out
     assert "    chosen start 0 (score 1000)\n" in out
+    assert "'" not in out and "[" not in out
 
 
 def test_reconcile_and_verify(store, capsys):
