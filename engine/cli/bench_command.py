@@ -74,7 +74,7 @@ def register(subparsers: Any) -> None:
                     "pip install 'session-search[bench]'). The corpus is generated once "
                     "into the cache and reused; see --cache.",
         examples=["session-search bench --size tiny",
-                  "session-search bench --size 10k --backends reference sqlite --out bench/out"],
+                  "session-search bench --size 10k --backends reference,sqlite --out /tmp/bench"],
     )
     parser.add_argument("--size", default="10k", choices=list(CORPUS_SIZES),
                         help="generated corpus size (default 10k)")

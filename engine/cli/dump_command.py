@@ -29,7 +29,7 @@ from engine.directory import FileDirectory
 
 LIST_COLUMNS = (Column("name"), Column("kind"), Column("size", align="right"),
                 Column("version", align="right"), Column("records", align="right"),
-                Column("note", wrap=True))
+                Column("note"))
 #: A list of at most this many scalars is written on its field's line.
 SHORT_LIST_ITEMS = 8
 
@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "count), or decode every record of one store file, its fields one per "
                     "line. Nothing is opened for writing, so a damaged store can be dumped.",
         examples=["session-search dump --store demo",
-                  "session-search dump --store demo index/manifest",
-                  "session-search dump --store demo --json index/manifest"],
+                  "session-search dump --store demo store.meta",
+                  "session-search dump --store demo --json store.meta"],
     )
     parser.add_argument("--store", required=True, metavar="DIR", help="the store folder")
     parser.add_argument("file", nargs="?", metavar="FILE",

@@ -165,13 +165,11 @@ Cell = str | Marked
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A table column: its header, its alignment, and whether its text may wrap at word
-    boundaries on a terminal (free text such as an excerpt). Other columns keep their
-    width and fold only when the terminal is too narrow for them."""
+    """A table column: its header (it may hold several lines on a terminal) and its
+    alignment."""
 
     header: str
     align: Literal["left", "right"] = "left"
-    wrap: bool = False
 
 
 class Output(Protocol):
@@ -239,7 +237,12 @@ class PlainOutput:
 
 
 class TerminalOutput:
-    """rich on a terminal: tables fitted to the width, marked spans coloured."""
+    """rich on a terminal: tables fitted to the width, marked spans coloured.
+
+    When a table is wider than the terminal, rich narrows its columns: a cell wraps at
+    word boundaries, and a word longer than its column is folded onto the next line,
+    so no character is cut off.
+    """
 
     terminal = True
 
@@ -267,9 +270,7 @@ class TerminalOutput:
                       collapse_padding=True, header_style=HEADER_STYLE,
                       leading=1 if self._has_tall_rows(rows) else 0)
         for column in columns:
-            table.add_column(column.header, justify=column.align, overflow="fold",
-                             ratio=1 if column.wrap else None,
-                             no_wrap=not column.wrap)
+            table.add_column(column.header, justify=column.align, overflow="fold")
         for row in rows:
             table.add_row(*(self._text(cell) for cell in row))
         self._print(table)

@@ -158,7 +158,7 @@ PLAIN_HIT_COLUMNS = (
 #: excerpt gets the rest of the width and wraps inside its column.
 TERMINAL_HIT_COLUMNS = (
     Column("score", align="right"), Column("time\nrole"),
-    Column("session key\nsession id\nmessage id"), Column("excerpt", wrap=True),
+    Column("session key\nsession id\nmessage id"), Column("excerpt"),
 )
 
 
