@@ -19,9 +19,17 @@ the command cannot use with one line naming it (exit 2). Each command imports wh
 runs when it runs (the RPC server for `serve`, the verifier for `verify`), so `search`
 starts without them.
 
-`serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line; the
-protocol (methods, params, results, error codes) is `docs/protocol.md`, and the server
-is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`, with a
+Output (`engine.cli.output`): `--json` prints the kernel result, a whole-millisecond
+timestamp as an integer. Readable, in a pipe: one line per hit with every field in its
+column; on a terminal: time and role, then key, window and message stacked in two cells,
+so that the excerpt keeps the rest of the width, its matched words coloured
+(`engine.cli.highlight`). Then a line per notice of the result: truncated, indexing, and
+the archived windows the scope selected but did not search (only when there were some).
+`explain`'s view is `engine.cli.explain_view`.
+
+`serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
+one line on standard error saying it is ready (`--quiet`: none); the protocol (methods,
+params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`, with a
 progress bar on a terminal (`--quiet`: no bar and no summary line).
 """
 
