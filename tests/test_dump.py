@@ -83,15 +83,22 @@ def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     store = make_store(tmp_path / "s")
     status, out, _ = run(capsys, "--store", str(store), SEGMENT_1)
     assert status == 0
-    lines = out.splitlines()
-    assert lines[0].startswith(f"file: {SEGMENT_1}  kind: segment  version: 1  flags: 0")
-    assert lines[1].split() == ["offset", "length", "crc", "kind", "fields"]
-    assert lines[3].split()[0] == str(HEADER_SIZE) and lines[3].split()[3] == "window"
-    assert lines[4].split(maxsplit=4)[3:] == [
-        "event", ('{"session_id":"w1","seq":0,"created_at":5.0,'
-                  '"event":{"id":"a","text":"héllo"}}')]
-    assert lines[5].split()[3] == "commit"
-    assert lines[6].startswith("footer at byte offset ") and lines[6].endswith("(verified)")
+    size = (store / SEGMENT_1).stat().st_size
+    heading, *blocks, footer = out.split("\n\n")
+    assert heading.splitlines() == [
+        f"file     {SEGMENT_1}", "kind     segment", "version  1", "flags    0",
+        f"size     {size} B ({size} bytes)", "records  3"]
+    window, event, commit = (block.splitlines() for block in blocks)
+    assert window[0].startswith(f"record 1 at byte offset {HEADER_SIZE}: window (")
+    assert window[1:4] == ["  window:", '    session_id: "w1"',
+                           '    session_key: "agent:main:main"']
+    assert '    title: "Café"' in window and "    extra: {}" in window
+    assert event[0].startswith("record 2 at byte offset ") and ": event (" in event[0]
+    assert event[1:] == ['  session_id: "w1"', "  seq: 0", "  created_at: 5.0", "  event:",
+                         '    id: "a"', '    text: "héllo"']
+    assert commit[0].startswith("record 3 at byte offset ") and ": commit (" in commit[0]
+    assert commit[1] == "  transaction_id: 1"
+    assert footer.startswith("footer at byte offset ") and footer.endswith("(verified)\n")
 
 
 def test_one_file_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -708,6 +708,11 @@ class PartitionHitExplanation:
         """How its excerpt window was chosen."""
         return self.explanation.snippet_lines
 
+    @property
+    def excerpt(self) -> Any:
+        """The excerpt choice itself (`HitExplanation.excerpt`)."""
+        return self.explanation.excerpt
+
     def to_json(self) -> dict[str, Any]:
         """The hit's explanation as JSON plus `partition` (the agent id)."""
         return {**self.explanation.to_json(), "partition": self.partition}

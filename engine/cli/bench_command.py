@@ -73,6 +73,8 @@ def register(subparsers: Any) -> None:
                     "bench.json plus PNG charts (the charts need the bench extra: "
                     "pip install 'session-search[bench]'). The corpus is generated once "
                     "into the cache and reused; see --cache.",
+        examples=["session-search bench --size tiny",
+                  "session-search bench --size 10k --backends reference,sqlite --out /tmp/bench"],
     )
     parser.add_argument("--size", default="10k", choices=list(CORPUS_SIZES),
                         help="generated corpus size (default 10k)")

@@ -7,7 +7,9 @@ command's start-up do not load the modules of the other commands (the benchmark'
 the importers, the RPC server).
 
 A command module's `register(subparsers)` adds its commands with `add_command`, which
-takes the summary from this table, so the summary is written once.
+takes the summary from this table, so the summary is written once, and writes the
+command's examples under its `--help` (every command has a description and at least
+one example; `tests/cli/test_help.py` checks them).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +53,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "show a store's files, or every record of one file, in readable form"),
     CommandEntry("bench", "engine.cli.bench_command",
                  "benchmark the backends on a generated corpus"),
+    CommandEntry("completion", "engine.cli.completion_command",
+                 "print a bash or zsh completion script"),
 )
 
 COMMANDS_BY_NAME: dict[str, CommandEntry] = {entry.name: entry for entry in COMMANDS}
@@ -69,6 +74,17 @@ class HelpFormatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position,
                          width if width is not None else terminal_columns() - 2)
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Reflow each paragraph of a description or epilog, except a paragraph with
+        indented lines (the examples), which is kept line for line."""
+        paragraphs = []
+        for paragraph in text.split("\n\n"):
+            if any(line.startswith("  ") for line in paragraph.splitlines()):
+                paragraphs.append("\n".join(indent + line for line in paragraph.splitlines()))
+            else:
+                paragraphs.append(super()._fill_text(paragraph, width, indent))
+        return "\n\n".join(paragraphs)
+
 
 def terminal_columns() -> int:
     """The width of the terminal: `$COLUMNS`, else standard output's terminal, else 80."""
@@ -84,10 +100,16 @@ def terminal_columns() -> int:
         return 80
 
 
-def add_command(subparsers: Any, name: str, **options: Any) -> argparse.ArgumentParser:
-    """Add command `name`'s parser, with its summary from the table as its `help`."""
+def add_command(subparsers: Any, name: str, *, description: str, examples: Sequence[str],
+                **options: Any) -> argparse.ArgumentParser:
+    """Add command `name`'s parser, with its summary from the table as its `help`, its
+    `description` above the options and its `examples` (command lines) below them."""
+    if not examples:
+        raise ValueError(f"command {name!r} needs at least one example")
     options.setdefault("formatter_class", HelpFormatter)
-    return subparsers.add_parser(name, help=COMMANDS_BY_NAME[name].summary, **options)
+    epilog = "examples:\n" + "\n".join(f"  {example}" for example in examples)
+    return subparsers.add_parser(name, help=COMMANDS_BY_NAME[name].summary,
+                                 description=description, epilog=epilog, **options)
 
 
 def requested_command(argv: list[str]) -> str | None:

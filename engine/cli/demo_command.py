@@ -90,7 +90,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "demo",
         description="Import the bundled demo corpus into a reference store and a SQLite "
                     "FTS5 store, print their statistics, run showcase queries and compare "
-                    "the backends.")
+                    "the backends.",
+        examples=["session-search demo", "session-search demo --keep /tmp/demo-stores"])
     parser.add_argument("--keep", metavar="DIR",
                         help="keep the stores in DIR/<backend> instead of a temporary folder")
     parser.add_argument("--json", action="store_true", help="print JSON")

@@ -7,7 +7,8 @@ The path is checked as every command checks it
 store can still be dumped.
 
     session-search dump --store DIR            list files: name, kind, size, version, records
-    session-search dump --store DIR FILE       every record of FILE (a path inside DIR)
+    session-search dump --store DIR FILE       every record of FILE (a path inside DIR),
+                                               its fields one per line
     ... --json                                 the same as one JSON document
 
 A damaged file is an error naming the file and byte offset (exit status 1); a torn
@@ -18,27 +19,36 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from engine.backends.registry import check_store_folder
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.output import Column, format_bytes, open_output, print_json
 from engine.diagnostics.dump import FileView, read_file, require_store, summarize_store
 from engine.directory import FileDirectory
 
-LIST_HEADERS = ("name", "kind", "size", "version", "records", "note")
-RECORD_HEADERS = ("offset", "length", "crc", "kind", "fields")
+LIST_COLUMNS = (Column("name"), Column("kind"), Column("size", align="right"),
+                Column("version", align="right"), Column("records", align="right"),
+                Column("note"))
+#: A list of at most this many scalars is written on its field's line.
+SHORT_LIST_ITEMS = 8
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `dump` command."""
     parser = add_command(
         subparsers, "dump",
-        description="List the files of a store, or decode every record of one store file.",
+        description="List the files of a store (name, kind, size, format version, record "
+                    "count), or decode every record of one store file, its fields one per "
+                    "line. Nothing is opened for writing, so a damaged store can be dumped.",
+        examples=["session-search dump --store demo",
+                  "session-search dump --store demo store.meta",
+                  "session-search dump --store demo --json store.meta"],
     )
     parser.add_argument("--store", required=True, metavar="DIR", help="the store folder")
     parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="a file inside the store, e.g. "
-                             "agents/main/transcripts/segment-000001.log")
+                        help="a store file, named as the listing names it (e.g. "
+                             "agents/main/transcripts/segment-000001.log)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(run=run)
 
@@ -53,26 +63,39 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"store": args.store, "files": [s.to_json() for s in summaries]})
         else:
-            rows = [[s.name, s.kind, s.size, _blank(s.version), _blank(s.records), s.note or ""]
-                    for s in summaries]
-            print(format_table(LIST_HEADERS, rows))
+            rows = [[s.name, s.kind, format_bytes(s.size), _blank(s.version),
+                     _blank(s.records), s.note or ""] for s in summaries]
+            open_output().table(LIST_COLUMNS, rows)
         return 0
     view = read_file(directory, args.file)
     if args.json:
         print_json(view.to_json())
     else:
-        print(format_file(view))
+        output = open_output()
+        output.fields(file_heading(view))
+        for line in record_lines(view):
+            output.line(line)
     return 0
 
 
-def format_file(view: FileView) -> str:
-    """The plain view of one file: a heading line, a record table, footer and tail notes."""
-    lines = [(f"file: {view.name}  kind: {view.kind}  version: {view.version}  "
-             f"flags: {view.flags}  size: {view.size}  records: {len(view.records)}")]
-    rows = [[record.offset, record.length, f"{record.crc:08x}", record.kind,
-             json.dumps(record.fields, ensure_ascii=False, separators=(",", ":"))]
-            for record in view.records]
-    lines.append(format_table(RECORD_HEADERS, rows))
+def file_heading(view: FileView) -> list[tuple[str, str]]:
+    """What the header says about a file, and its size."""
+    return [("file", view.name), ("kind", view.kind), ("version", str(view.version)),
+            ("flags", str(view.flags)),
+            ("size", f"{format_bytes(view.size)} ({view.size:,} bytes)"),
+            ("records", str(len(view.records)))]
+
+
+def record_lines(view: FileView) -> list[str]:
+    """A block per record of a file (its fields one per line, `field_lines`), then the
+    footer and any torn tail."""
+    lines = []
+    for number, record in enumerate(view.records, 1):
+        lines.append("")
+        lines.append(f"record {number} at byte offset {record.offset}: {record.kind} "
+                     f"({record.length:,} bytes, crc {record.crc:08x})")
+        lines.extend(field_lines(record.fields, "  "))
+    lines.append("")
     if view.footer is not None:
         lines.append(f"footer at byte offset {view.footer.offset}: "
                      f"{view.footer.record_count} records, records CRC "
@@ -82,8 +105,50 @@ def format_file(view: FileView) -> str:
     if view.torn_tail is not None:
         lines.append(f"torn tail at byte offset {view.torn_tail.offset}: "
                      f"{view.torn_tail.reason} (a writer's next open cuts it)")
-    return "\n".join(lines)
+    return lines
 
 
-def _blank(value: object) -> object:
-    return "-" if value is None else value
+def field_lines(fields: dict[str, Any], indent: str) -> list[str]:
+    """A record's fields, one per line: a scalar or a short list after its name, a map's
+    fields and a long list's items on the lines below it, indented (an empty map is
+    `{}`). Values are written
+    as JSON (strings quoted), so `"1"` and `1`, `null` and `"null"` stay apart.
+
+    >>> print("\\n".join(field_lines({"segment": 1, "sealed": False, "name": "a b",
+    ...     "window": {"session_id": "s1", "events": [1, 2]},
+    ...     "windows": [["after-reset", 1], ["branches", 8]]}, "")))
+    segment: 1
+    sealed: false
+    name: "a b"
+    window:
+      session_id: "s1"
+      events: [1, 2]
+    windows: 2 items
+      - ["after-reset", 1]
+      - ["branches", 8]
+    """
+    lines: list[str] = []
+    for name, value in fields.items():
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{name}:")
+            lines.extend(field_lines(value, indent + "  "))
+        elif isinstance(value, list) and not _is_short_list(value):
+            lines.append(f"{indent}{name}: {len(value)} item{'' if len(value) == 1 else 's'}")
+            lines.extend(f"{indent}  - {_json(item)}" for item in value)
+        else:
+            lines.append(f"{indent}{name}: {_json(value)}")
+    return lines
+
+
+def _is_short_list(value: list[Any]) -> bool:
+    """A list of at most `SHORT_LIST_ITEMS` scalars fits on its name's line."""
+    return len(value) <= SHORT_LIST_ITEMS and not any(
+        isinstance(item, (dict, list)) for item in value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _blank(value: object) -> str:
+    return "-" if value is None else str(value)

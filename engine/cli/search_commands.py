@@ -21,26 +21,46 @@ the command cannot use with one line naming it (exit 2). Each command imports wh
 runs when it runs (the RPC server for `serve`, the verifier for `verify`), so `search`
 starts without them.
 
-`serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line; the
-protocol (methods, params, results, error codes) is `docs/protocol.md`, and the server
-is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`, with a
+Output (`engine.cli.output`): `--json` prints the kernel result, a whole-millisecond
+timestamp as an integer. Readable, in a pipe: one line per hit with every field in its
+column; on a terminal: time and role, then key, window and message stacked in two cells,
+so that the excerpt keeps the rest of the width, its matched words coloured
+(`engine.cli.highlight`). Then a line per notice of the result: truncated, indexing, and
+the archived windows the scope selected but did not search (only when there were some).
+`explain`'s view is `engine.cli.explain_view`.
+
+`serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
+one line on standard error saying it is ready (`--quiet`: none); the protocol (methods,
+params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`, with a
 progress bar on a terminal (`--quiet`: no bar and no summary line).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.highlight import excerpt_cell
+from engine.cli.output import (
+    Cell,
+    Column,
+    Output,
+    format_score,
+    format_time,
+    open_output,
+    print_json,
+    whole_millisecond_times,
+)
 from engine.errors import UsageError
 from engine.model import (
     MATCH_MODES,
     ORDERS,
     SEARCHABLE_ROLES,
+    SearchHit,
     SearchRequest,
     SearchResult,
     agent_id_of,
@@ -139,26 +159,61 @@ def check_limit(limit: int | None) -> None:
 
 # ----- search -------------------------------------------------------------------------
 
+#: The columns of a hit in plain output: one line per hit, every field in its own column.
+PLAIN_HIT_COLUMNS = (
+    Column("score", align="right"), Column("timestamp"), Column("sessionKey"),
+    Column("sessionId"), Column("messageId"), Column("role"), Column("snippet"),
+)
+#: On a terminal: where the message is and when stacked in two cells, so that the
+#: excerpt gets the rest of the width and wraps inside its column.
+TERMINAL_HIT_COLUMNS = (
+    Column("score", align="right"), Column("time\nrole"),
+    Column("session key\nsession id\nmessage id"), Column("excerpt"),
+)
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+
+def hit_row(hit: SearchHit, request: SearchRequest, output: Output) -> list[Cell]:
+    """One table row for a hit, in the layout of `output`."""
+    excerpt = excerpt_cell(hit.snippet, request, output)
+    if output.terminal:
+        return [format_score(hit.score), f"{format_time(hit.timestamp)}\n{hit.role}",
+                f"{hit.session_key}\n{hit.session_id}\n{hit.message_id}", excerpt]
+    return [format_score(hit.score), format_time(hit.timestamp), hit.session_key,
+            hit.session_id, hit.message_id, hit.role, excerpt]
 
 
-def print_result(result: SearchResult, limit: int | None = None) -> None:
-    """The plain-text view of a kernel result (`limit`: the `--limit` asked for)."""
-    rows = [
-        [f"{hit.score:.6g}", f"{hit.timestamp:.0f}", hit.session_key, hit.session_id,
-         hit.message_id, hit.role, _one_line(hit.snippet)]
-        for hit in result.hits
-    ]
-    headers = ["score", "timestamp", "sessionKey", "sessionId", "messageId", "role", "snippet"]
-    print(format_table(headers, rows) if rows else "no hits")
+def print_result(output: Output, result: SearchResult, request: SearchRequest) -> None:
+    """The readable view of a kernel result: a table of hits, then a line per notice."""
+    if result.hits:
+        columns = TERMINAL_HIT_COLUMNS if output.terminal else PLAIN_HIT_COLUMNS
+        output.table(columns, [hit_row(hit, request, output) for hit in result.hits])
+    else:
+        output.line("no hits")
+    for notice in result_notices(result, request.limit):
+        output.line(notice)
+
+
+def result_notices(result: SearchResult, limit: int | None) -> list[str]:
+    """What the flags of a result tell the reader, one line each (none when all is well).
+
+    >>> for notice in result_notices(SearchResult((), indexing=True,
+    ...                                           archived_transcripts_excluded=2), None):
+    ...     print(notice)
+    indexing: search completeness could not be confirmed; run `session-search reconcile`
+    2 archived windows in scope were not searched (archived transcripts stay out of search)
+    """
+    notices = []
     if result.truncated:
-        print(truncation_hint(limit))
+        notices.append(truncation_hint(limit))
     if result.indexing:
-        print("indexing: search completeness could not be confirmed; run `session-search reconcile`")
-    if result.archived_transcripts_excluded:
-        print(f"{result.archived_transcripts_excluded} archived transcript(s) excluded")
+        notices.append("indexing: search completeness could not be confirmed; run "
+                       "`session-search reconcile`")
+    archived = result.archived_transcripts_excluded
+    if archived:
+        notices.append(f"{archived} archived window{'' if archived == 1 else 's'} in scope "
+                       f"{'was' if archived == 1 else 'were'} not searched (archived "
+                       "transcripts stay out of search)")
+    return notices
 
 
 def truncation_hint(limit: int | None) -> str:
@@ -185,9 +240,9 @@ def run_search(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     if args.json:
-        print_json(result.to_json())
+        print_json(whole_millisecond_times(result.to_json()))
     else:
-        print_result(result, args.limit)
+        print_result(open_output(), result, request)
     return 0
 
 
@@ -206,30 +261,12 @@ def run_explain(args: argparse.Namespace) -> int:
         explanation = backend.explain(request)
     finally:
         backend.close()
-    plan = explanation.plan
-    phrases = [
-        {"terms": list(phrase.terms), "prefix": phrase.prefix} for phrase in plan.phrases
-    ]
-    substrings = [term.text for term in plan.substrings]
     if args.json:
-        print_json(explanation.to_json())
+        print_json(whole_millisecond_times(explanation.to_json()))
         return 0
-    print(f"phrases: {phrases}" + (f"  substrings: {substrings}" if substrings else ""))
-    if explanation.retried:
-        print("no word match in scope: CJK terms retried as literal substrings")
-    if not explanation.hits:
-        print("no hits")
-    for number, item in enumerate(explanation.hits, 1):
-        hit = item.hit
-        print(f"#{number} {hit.session_key} {hit.session_id} {hit.message_id} ({hit.role}) "
-              f"score {hit.score!r} doc {item.doc_id}")
-        print(f"  partition {item.partition!r}: scored with that agent's own statistics")
-        for line in item.bm25.lines() if item.bm25 is not None else ["no bm25 (substring-only hit): rank 0"]:
-            print(f"  {line}")
-        print("  excerpt window:")
-        for line in item.snippet_lines:
-            print(f"    {line}")
-        print(f"  snippet: {hit.snippet!r}")
+    from engine.cli.explain_view import print_explanation
+
+    print_explanation(open_output(), explanation, request)
     return 0
 
 
@@ -238,14 +275,28 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     """`session-search serve`."""
+    from engine.rpc.methods import METHODS
     from engine.rpc.server import serve_stdio
 
     backend = open_store(args.store, "serve")
     try:
+        if not args.quiet:
+            print(ready_line(args.store, backend.name, METHODS), file=sys.stderr, flush=True)
         serve_stdio(backend)
     finally:
         backend.close()
     return 0
+
+
+def ready_line(store: str, backend_name: str, methods: Collection[str]) -> str:
+    """What `serve` says on standard error once the store is open and requests are read.
+
+    >>> ready_line("demo", "reference", ["sessions.search"])
+    'session-search: serving demo (backend reference) over JSON-RPC 2.0, one request per line on standard input (methods: sessions.search); end the input to stop'
+    """
+    return (f"session-search: serving {store} (backend {backend_name}) over JSON-RPC 2.0, "
+            f"one request per line on standard input (methods: {', '.join(methods)}); "
+            "end the input to stop")
 
 
 # ----- reconcile and verify -----------------------------------------------------------
@@ -309,34 +360,65 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the five commands."""
     search = add_command(
         subparsers, "search",
-        description="Search user and assistant messages (behaviour.md §5). Without "
-        "--agent/--session-key every session of the store is searched.",
+        description="Search the user and assistant messages of the store at DIR: every "
+        "word of QUERY must occur in the message (literal words, no operators; a word with "
+        "punctuation is a phrase), best bm25 first or newest first. Without "
+        "--agent/--session-key every session of the store is searched. On a terminal the "
+        "matched words are coloured (not with NO_COLOR set). The rules are docs/rules.md.",
+        examples=["session-search search --store demo cafe",
+                  "session-search search --store demo --agent main --match prefix per session communi",
+                  "session-search search --store demo --order recent --limit 3 --json deployment"],
     )
     _add_query_arguments(search)
     search.set_defaults(run=run_search)
 
     explain = add_command(
         subparsers, "explain",
-        description="Like search, plus each hit's bm25 inputs (N, n, f, D, avgdl, idf) "
-        "and how its excerpt window was chosen.",
+        description="Search as `search` does (same arguments), then show the plan the "
+        "query became and, per hit, its bm25 inputs (N, D, avgdl; per phrase n, f, idf) "
+        "and how its excerpt window was chosen. Reference stores only.",
+        examples=["session-search explain --store demo cafe",
+                  "session-search explain --store demo --json '会议'"],
     )
     _add_query_arguments(explain)
     explain.set_defaults(run=run_explain)
 
     serve_parser = add_command(
         subparsers, "serve",
-        description="One JSON-RPC 2.0 request per input line, one response per output line.",
+        description="Answer JSON-RPC 2.0 requests (method sessions.search) read from "
+        "standard input, one request per line, with one response line each on standard "
+        "output, until the input ends. A line on standard error says when the server is "
+        "ready. The protocol is docs/protocol.md.",
+        examples=["session-search serve --store demo",
+                  ("echo '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"sessions.search\", "
+                  "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "
+                  "session-search serve --store demo")],
     )
     _add_store(serve_parser)
+    serve_parser.add_argument("--quiet", "-q", action="store_true",
+                              help="no ready line on standard error")
     serve_parser.set_defaults(run=run_serve)
 
-    reconcile = add_command(subparsers, "reconcile")
+    reconcile = add_command(
+        subparsers, "reconcile",
+        description="Rebuild the index of every window that needs it (imported with "
+        "--no-reconcile, rewound, or left dirty), so that searches stop reporting indexing. "
+        "Takes the store's writer lock.",
+        examples=["session-search reconcile --store demo",
+                  "session-search reconcile --store demo --quiet --json"])
     _add_store(reconcile)
     reconcile.add_argument("--quiet", "-q", action="store_true",
                            help="no progress bar and no summary (errors are still printed)")
     reconcile.set_defaults(run=run_reconcile)
 
-    verify = add_command(subparsers, "verify")
+    verify = add_command(
+        subparsers, "verify",
+        description="Check a reference store: report committed transactions missing from "
+        "its log, a checkpoint that disagrees with it and damaged files, then rebuild the "
+        "index from the transcripts in memory and compare it with the stored one. Exit "
+        "status 1 on any difference.",
+        examples=["session-search verify --store demo",
+                  "session-search verify --store demo --repair"])
     _add_store(verify)
     verify.add_argument(
         "--repair", action="store_true",

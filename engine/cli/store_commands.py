@@ -39,6 +39,7 @@ Every command takes `--json`. Errors go to standard error as
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from pathlib import Path
@@ -51,7 +52,14 @@ from engine.backends.registry import (
     store_backend_name,
 )
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.output import (
+    Column,
+    Output,
+    PlainOutput,
+    format_bytes,
+    open_output,
+    print_json,
+)
 from engine.errors import MissingParentFolder, StorePathError
 
 if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`
@@ -67,7 +75,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Import every SOURCE into the store at DIR in one transaction: on any "
                     "error nothing is imported. A SOURCE is a corpus directory "
                     "(sessions.jsonl + transcripts/), a flat messages file (*.jsonl) or "
-                    "an OpenClaw state directory (agents/<agentId>/sessions/).",
+                    "an OpenClaw state directory (agents/<agentId>/sessions/). The input "
+                    "formats are corpora/README.md.",
+        examples=["session-search import --store demo engine/demo_corpus",
+                  ("session-search import --store stores/sqlite --create --backend sqlite "
+                  "messages.jsonl"),
+                  "session-search import --store demo --quiet --json ~/.openclaw"],
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
     importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
@@ -84,7 +97,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(run=run_import)
 
-    stats = add_command(subparsers, "stats", description="Print the counts of the store at DIR.")
+    stats = add_command(
+        subparsers, "stats",
+        description="Print the counts of the store at DIR: agents, sessions (keys), windows, "
+                    "events and bytes, then the backend's index counts. A problem with the "
+                    "store's files is a warning on standard error (exit status 1).",
+        examples=["session-search stats --store demo",
+                  "session-search stats --store demo --json"])
     stats.add_argument("--store", required=True, metavar="DIR", help="store folder")
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(run=run_stats)
@@ -111,8 +130,11 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
     elif not args.quiet:
-        print(describe_import(outcome.imported, store_path, outcome.reconciled, seconds))
-        print(format_stats(counts))
+        output = open_output()
+        for line in describe_import(outcome.imported, store_path, outcome.reconciled,
+                                    seconds).splitlines():
+            output.line(line)
+        print_stats(output, counts)
     return 0
 
 
@@ -140,11 +162,12 @@ def run_stats(args: argparse.Namespace) -> int:
         print_json({"store": str(store_path), "backend": backend_name, **counts,
                     "partitions": per_agent, "problems": problems, "notes": notes})
     else:
-        print(f"store {store_path} (backend {backend_name})")
-        print(format_stats(counts))
+        output = open_output()
+        output.line(f"store {store_path} (backend {backend_name})")
+        print_stats(output, counts)
         if per_agent:
-            print()
-            print(format_partition_stats(per_agent))
+            output.line()
+            print_partition_stats(output, per_agent)
     for problem in problems:
         print(f"session-search: warning: {problem}", file=sys.stderr)
     for note in notes:
@@ -152,18 +175,19 @@ def run_stats(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def format_partition_stats(per_agent: dict[str, dict[str, int]]) -> str:
-    """One row of counts per agent's partition.
+#: The counts shown per agent's partition (the store-wide counts come first).
+PARTITION_FIELDS = ("sessions", "windows", "events", "bytes", "messages_indexed")
 
-    >>> print(format_partition_stats({"main": {"windows": 2, "events": 9}}))
-    agent  windows  events
-    -----  -------  ------
-    main   2        9
-    """
-    names = list(next(iter(per_agent.values())))
-    return format_table(["agent", *names],
-                        [[agent_id, *(counts.get(name, 0) for name in names)]
-                         for agent_id, counts in per_agent.items()])
+
+def print_partition_stats(output: Output, per_agent: dict[str, dict[str, int]]) -> None:
+    """One row of counts per agent's partition (byte counts readable, numbers right)."""
+    names = [name for name in PARTITION_FIELDS
+             if any(name in counts for counts in per_agent.values())]
+    columns = [Column("agent"), *(Column(name.replace("_", " "), align="right")
+                                  for name in names)]
+    output.table(columns, [[agent_id, *(format_bytes(counts.get(name, 0)) if name == "bytes"
+                                        else str(counts.get(name, 0)) for name in names)]
+                           for agent_id, counts in per_agent.items()])
 
 
 def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
@@ -178,16 +202,37 @@ def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
     return counts
 
 
+def stats_fields(counts: dict[str, int]) -> list[tuple[str, str]]:
+    """The counts as (label, value) pairs for people: thousands separated, byte counts
+    (`bytes`, `*_bytes`) in binary units.
+
+    >>> stats_fields({"agents": 2, "events": 12345, "bytes": 25339, "index_bytes": 900})
+    [('agents', '2'), ('events', '12,345'), ('bytes', '24.7 KiB'), ('index bytes', '900 B')]
+    """
+    return [(name.replace("_", " "),
+             format_bytes(value) if name == "bytes" or name.endswith("_bytes") else f"{value:,}")
+            for name, value in counts.items()]
+
+
+def print_stats(output: Output, counts: dict[str, int]) -> None:
+    """The counts, one name and value a line."""
+    output.fields(stats_fields(counts))
+
+
 def format_stats(counts: dict[str, int]) -> str:
-    """The counts as a one-row table.
+    """The counts as plain lines, one name and value a line (as `stats` prints them).
 
     >>> print(format_stats({"agents": 2, "sessions": 3, "windows": 4, "events": 9,
     ...                     "bytes": 120}))
-    agents  sessions  windows  events  bytes
-    ------  --------  -------  ------  -----
-    2       3         4        9       120
+    agents    2
+    sessions  3
+    windows   4
+    events    9
+    bytes     120 B
     """
-    return format_table(list(counts), [list(counts.values())])
+    text = io.StringIO()
+    PlainOutput(text).fields(stats_fields(counts))
+    return text.getvalue().rstrip("\n")
 
 
 def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0,

@@ -61,6 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Show each token of TEXT: its term, position, string offsets (start, end),"
             " UTF-8 byte span, kind and source text, after the profile's stages."
         ),
+        examples=["session-search tokenize 'Café crème, ΟΣ ος'",
+                  "session-search tokenize --profile icu '東京タワー'"],
     )
     parser.add_argument(
         "text",

@@ -1,8 +1,9 @@
 """Running `python -m engine` in a subprocess, as a user and as an unprivileged user.
 
 Owns: the `session_search` fixture (a fresh process from the checkout's root, so the
-command line is tested as users meet it: exit status, standard output, standard error)
-and the `unprivileged` fixture, the same with the permission bits enforced.
+command line is tested as users meet it: exit status, standard output, standard error),
+the `unprivileged` fixture, the same with the permission bits enforced, and
+`output_on_terminal`, the same with standard output on a pseudo-terminal.
 
 Why not simply `nobody`: the tests often run as root, which ignores permission bits, so
 a store made unreadable would still be read. Switching the child to `nobody` needs an
@@ -19,9 +20,13 @@ except under `CI=true`, where they fail instead.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +68,54 @@ def _run(argv: tuple[str, ...], preexec: Callable[[], None] | None, stdin: str |
         env=environment,
     )
     return Outcome(completed.returncode, completed.stdout, completed.stderr)
+
+
+def output_on_terminal(*argv: str, columns: int, environment: dict[str, str]) -> Outcome:
+    """Run `python -m engine ARGV` with standard output on a pseudo-terminal `columns`
+    wide (and `$COLUMNS` unset, so the terminal's own width counts); standard error is a
+    pipe. `out` is what the terminal received, with its `\\r\\n` line ends made `\\n`."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    child_environment = {name: value for name, value in os.environ.items()
+                         if name not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
+    child_environment.update({"TERM": "xterm-256color", **environment})
+    process = subprocess.Popen([sys.executable, "-m", "engine", *argv], cwd=CHECKOUT,
+                               stdin=subprocess.DEVNULL, stdout=follower,
+                               stderr=subprocess.PIPE, env=child_environment)
+    os.close(follower)
+    shown = read_until_closed(leader)
+    err = process.stderr.read().decode("utf-8") if process.stderr else ""
+    status = process.wait(timeout=120)
+    return Outcome(status, shown.decode("utf-8").replace("\r\n", "\n"), err)
+
+
+def read_until_closed(leader: int) -> bytes:
+    """Everything a pseudo-terminal's leader end receives until the terminal closes
+    (with the process on its other end); the leader is closed afterwards."""
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        shown.extend(chunk)
+    os.close(leader)
+    return bytes(shown)
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reference store imported from the demo corpus, shared by the tests that only
+    read it."""
+    store = tmp_path_factory.mktemp("demo-store") / "demo"
+    completed = subprocess.run(
+        [sys.executable, "-m", "engine", "import", "--quiet", "--store", str(store),
+         str(CHECKOUT / "engine" / "demo_corpus")],
+        cwd=CHECKOUT, capture_output=True, text=True, timeout=120, check=False)
+    assert (completed.returncode, completed.stderr) == (0, "")
+    return store
 
 
 @pytest.fixture

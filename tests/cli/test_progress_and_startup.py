@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine import __version__
-from tests.cli.conftest import CHECKOUT
+from tests.cli.conftest import CHECKOUT, read_until_closed
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 DEMO = CHECKOUT / "engine" / "demo_corpus"
@@ -44,16 +44,7 @@ def on_terminal(*argv: str) -> tuple[int, str, str]:
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=follower, env=environment)
     os.close(follower)
-    shown = bytearray()
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        shown.extend(chunk)
-    os.close(leader)
+    shown = read_until_closed(leader)
     out = process.stdout.read().decode("utf-8") if process.stdout else ""
     status = process.wait(timeout=120)
     return status, out, ESCAPES.sub("", shown.decode("utf-8", "replace"))
@@ -102,7 +93,8 @@ def test_without_a_terminal_one_summary_line_and_nothing_on_stderr(
     assert re.fullmatch(rf"imported 1 source into {re.escape(str(tmp_path / 's'))}: 12 "
                         rf"windows, 600 events \({re.escape(str(source))}: flat\) in "
                         r"[\d.e-]+ s", summary)
-    assert table[0].split()[:5] == ["agents", "sessions", "windows", "events", "bytes"]
+    assert [line.split()[0] for line in table[:5]] == [
+        "agents", "sessions", "windows", "events", "bytes"]  # the counts, one a line
     reconciled = session_search("reconcile", "--store", str(tmp_path / "s"))
     assert (reconciled.err, len(reconciled.out.splitlines())) == ("", 1)
 

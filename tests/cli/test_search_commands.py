@@ -109,10 +109,11 @@ def test_explain_shows_bm25_inputs_and_the_excerpt_choice(store, capsys):
     assert [first["excerpt"][key] for key in ("kind", "start", "score")] == ["window", 0, 1000]
     status, out, _ = run(capsys, "explain", "--store", str(store), "--agent", "main", "deployment")
     assert "excerpt window:" in out and "score" in out
-    assert "  partition 'main': scored with that agent's own statistics\n" in out
-    assert "  N=2 D=5 avgdl=5.0 k1=1.2 b=0.75\n" in out
-    assert "    phrase 'deployment': n=2 f=1 idf=1e-06 (floored)" in out
+    assert "  partition main: scored with the statistics of that agent's index\n" in out
+    assert "  N=2 D=5 avgdl=5.000 k1=1.2 b=0.75\n" in out
+    assert '    phrase "deployment": n=2 f=1 idf=1.00e-06 (floored) contribution=' in out
     assert "    chosen start 0 (score 1000)\n" in out
+    assert "[" not in out and "'" not in out.replace("agent's", "")  # no Python reprs
 
 
 def test_reconcile_and_verify(store, capsys):

@@ -80,9 +80,11 @@ def test_plain_outputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     status, out, _ = run(capsys, "stats", "--store", store)
     lines = out.splitlines()
     assert lines[0] == f"store {store} (backend reference)"
-    assert lines[1].split()[:5] == ["agents", "sessions", "windows", "events", "bytes"]
-    assert lines[3].split()[:4] == [str(counts[name]) for name in
-                                    ("agents", "sessions", "windows", "events")]
+    assert [line.split()[0] for line in lines[1:6]] == [
+        "agents", "sessions", "windows", "events", "bytes"]
+    assert [line.split()[1] for line in lines[1:5]] == [
+        str(counts[name]) for name in ("agents", "sessions", "windows", "events")]
+    assert lines[5].endswith(" KiB")  # bytes for people
 
 
 def test_reimport_fails_with_exit_2_and_changes_nothing(
