@@ -17,14 +17,20 @@ root collation did not change between them for the characters message ids use).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Any
 
-import icu
 
-_ROOT_COLLATOR = icu.Collator.createInstance(icu.Locale.getRoot())
+@cache
+def root_collator() -> Any:
+    """ICU's root collator, made on first use: importing ICU costs about 16 ms, which a
+    command that never merges partitions (a search scoped to one agent) should not pay."""
+    import icu
+
+    return icu.Collator.createInstance(icu.Locale.getRoot())
 
 
 @lru_cache(maxsize=65_536)
 def locale_compare_key(text: str) -> bytes:
     """The ICU root collation sort key of `text` (compare keys as bytes)."""
-    return bytes(_ROOT_COLLATOR.getSortKey(text))
+    return bytes(root_collator().getSortKey(text))
