@@ -76,6 +76,16 @@ Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windo
 `events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
 `reconcile` and `index_status` run on every partition.
 
+An OpenClaw state (`open_openclaw_state`). A state folder the real OpenClaw wrote has the
+same `agents/<agentId>/agent/openclaw-agent.sqlite` files but no root `store.meta` and
+no `LOCK`, and holds files of OpenClaw's own beside them (`openclaw.json`, ...). It opens
+read-only as a partitioned store of SQLite partitions (`OpenClawStatePartitions`), one
+per agent database found, each opened by its class's `open(folder, writer=False)`
+(SQLite's `open_file(<folder>/openclaw-agent.sqlite, writer=False)`): no lock taken, no
+root metadata read or written, no folder cleared, nothing created, so not a byte of the
+state changes. A writer, a transaction or a new partition is refused with a
+`StoreError` naming the state folder.
+
 Old stores that kept every agent in one index are refused by
 `engine.backends.registry`, with a message saying how to re-import.
 """
@@ -275,6 +285,38 @@ class FolderPartitions:
             self.lock.release()
             self.lock = None
 
+    def read_only_reason(self) -> str:
+        """Why a transaction on a reader of this folder is refused."""
+        return "this store was opened read-only; open it with writer=True"
+
+
+class OpenClawStatePartitions(FolderPartitions):
+    """The agent databases of a state folder OpenClaw wrote, read-only: no root metadata,
+    no lock, nothing created or removed (see the module docstring)."""
+
+    def __init__(self, root: Path, kind: PartitionKind) -> None:
+        """Use `open_openclaw_state`."""
+        super().__init__(root, kind, lock=None)
+
+    def read_only_reason(self) -> str:
+        """Why every write is refused."""
+        return (f"{self.root}: an OpenClaw state, opened read-only; session-search never "
+                "writes to it")
+
+    def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
+        """Open `agent_id`'s database read-only (`writer=True` is refused)."""
+        if writer:
+            raise StoreError(self.read_only_reason())
+        return self.kind.backend_class.open(self.location(agent_id), writer=False)
+
+    def create_partition(self, agent_id: str) -> Backend:
+        """Refused: nothing is created in an OpenClaw state."""
+        raise StoreError(self.read_only_reason())
+
+    def remove_partition(self, agent_id: str, partition: Backend) -> None:
+        """Refused: nothing is removed from an OpenClaw state."""
+        raise StoreError(self.read_only_reason())
+
 
 def read_root_meta(root: Path) -> StoreMeta:
     """The root `store.meta` of a partitioned store (StoreError when there is none)."""
@@ -284,6 +326,12 @@ def read_root_meta(root: Path) -> StoreMeta:
     except OSError:
         raise StoreError(f"{path}: no store here (missing metadata)") from None
     return decode_meta_file(data, str(path), PARTITIONED_MAGIC)
+
+
+def is_openclaw_state(root: Path, kind: PartitionKind) -> bool:
+    """Whether folder `root` is a state OpenClaw wrote: no root `store.meta`, and at least
+    one agent database of `kind` (the SQLite partition) under `agents/`."""
+    return not (root / META_NAME).exists() and bool(OpenClawStatePartitions(root, kind).agents())
 
 
 def is_partitioned_store(root: Path) -> bool:
@@ -507,7 +555,7 @@ class PartitionedStore(Backend, Maintenance):
         """One transaction over every partition it writes to (see the module docstring)."""
         self._check_open()
         if not self.is_writer:
-            raise StoreError("this store was opened read-only; open it with writer=True")
+            raise StoreError(self.space.read_only_reason())
         if self._in_transaction:
             raise UsageError("a transaction is already open on this store")
         self._in_transaction = True
@@ -811,3 +859,12 @@ def open_partitioned(root: Path, kind: PartitionKind, *, writer: bool) -> Partit
     except BaseException:
         space.close()
         raise
+
+
+def open_openclaw_state(root: Path, kind: PartitionKind, *, writer: bool = False) -> PartitionedStore:
+    """Open the state OpenClaw wrote in folder `root`, read-only, as a partitioned store
+    of `kind` (the SQLite partition); `writer=True` is refused, naming `root`."""
+    space = OpenClawStatePartitions(root, kind)
+    if writer:
+        raise StoreError(space.read_only_reason())
+    return store_class(kind)(space, writer=False)

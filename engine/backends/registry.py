@@ -37,6 +37,12 @@ Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reaso
 * a new store (`open_or_create_store`) is made in an absent or empty folder. Its parent
   folder must exist unless `create_parents=True` (`MissingParentFolder`), and the nearest
   existing folder above it must be writable;
+* a state folder the real OpenClaw wrote (no root `store.meta`, at least one
+  `agents/<agentId>/agent/openclaw-agent.sqlite`): `open_store(..., read_only=True)`
+  opens it read-only as a store of SQLite partitions
+  (`engine.backends.partitioned.open_openclaw_state`), writing nothing to it; any other
+  open refuses it, with `add --read-only --backend sqlite to read it without writing to
+  it` for the commands that take `--read-only` (`READ_ONLY_COMMANDS`);
 * any other `OSError` while opening is a `StoreError` (exit status 1) naming the file.
 """
 
@@ -81,6 +87,12 @@ BACKEND_NAMES: tuple[str, ...] = tuple(BACKEND_CLASSES)
 
 #: The backend of a new store when none is named.
 DEFAULT_BACKEND = "reference"
+
+#: The backend of the databases of a state OpenClaw wrote.
+OPENCLAW_STATE_BACKEND = "sqlite"
+
+#: The commands that take `--read-only`, and so can open an OpenClaw state.
+READ_ONLY_COMMANDS = frozenset({"search", "explain", "stats"})
 
 
 def backend_class(name: str) -> type:
@@ -202,22 +214,32 @@ def open_store(
     writer: bool = False,
     backend: str | None = None,
     accept_lost_commits: bool = False,
+    read_only: bool = False,
 ) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
     `writer=True` opens it as the single writer; `backend` names the backend the store
     must have; `accept_lost_commits` opens reference partitions whose log lost committed
-    transactions (to report or repair them; `verify` and `stats` only). Refusals are
+    transactions (to report or repair them; `verify` and `stats` only); `read_only=True`
+    (never with `writer`) also opens a state OpenClaw wrote, read-only. Refusals are
     `StorePathError` (see the module docstring).
     """
+    if read_only and writer:
+        raise UsageError("a store cannot be opened both read-only and as the writer")
     access = "write" if writer else "read"
     with _opening(path, command, access):
-        name = _located_backend(path, command, access)
+        if read_only:
+            name, openclaw_state = _readable_store(path, command)
+        else:
+            name, openclaw_state = _located_backend(path, command, access), False
         if name is None:
             raise StorePathError(str(path), "no session-search store here")
-        _require_backend(path, name, backend)
-        from engine.backends.partitioned import open_partitioned
+        from engine.backends.partitioned import open_openclaw_state, open_partitioned
 
+        if openclaw_state:
+            _require_state_backend(path, backend)
+            return open_openclaw_state(Path(path), partition_kind(name))
+        _require_backend(path, name, backend)
         options = {"accept_lost_commits": True} if accept_lost_commits else {}
         return open_partitioned(Path(path), partition_kind(name, **options), writer=writer)
 
@@ -250,13 +272,15 @@ def open_or_create_store(
 
 
 def store_backend_name(path: str | os.PathLike[str], command: str, *,
-                       writer: bool = False) -> str:
+                       writer: bool = False, read_only: bool = False) -> str:
     """The backend of the existing store at `path`, after the same checks `open_store`
     makes (a `StorePathError` naming the path), without opening it: for commands that
     open the backend their own way (`verify` and `stats` open a damaged reference store
-    to report what is lost)."""
+    to report what is lost). With `read_only`, an OpenClaw state's is `sqlite`."""
     access = "write" if writer else "read"
     with _opening(path, command, access):
+        if read_only:
+            return _readable_store(path, command)[0]
         name = _located_backend(path, command, access)
         if name is None:
             raise StorePathError(str(path), "no session-search store here")
@@ -286,10 +310,40 @@ def _located_backend(
     directory = Path(path)
     if not _checked_folder(directory, str(path), command, access, creating, create_parents):
         return None
+    return _stored_backend(directory, str(path), command)
+
+
+def _readable_store(path: str | os.PathLike[str], command: str) -> tuple[str, bool]:
+    """For a read-only open: the backend of the store at `path`, and whether it is a state
+    OpenClaw wrote (then `OPENCLAW_STATE_BACKEND`), after the reader's path checks."""
+    directory = Path(path)
+    _checked_folder(directory, str(path), command, "read")
+    if _claiming_backend(directory) is None and _holds_openclaw_state(directory):
+        return OPENCLAW_STATE_BACKEND, True
+    return _stored_backend(directory, str(path), command), False
+
+
+def _stored_backend(directory: Path, shown: str, command: str) -> str:
+    """The backend of the store in the non-empty folder `directory` (`StorePathError`
+    when it holds none, saying how to read an OpenClaw state when it is one)."""
     name = _claiming_backend(directory)
-    if name is None:
-        raise StorePathError(str(path), "folder is not empty and holds no store")
-    return name
+    if name is not None:
+        return name
+    if _holds_openclaw_state(directory):
+        advice = (f"add --read-only --backend {OPENCLAW_STATE_BACKEND} to read it without "
+                  "writing to it" if command in READ_ONLY_COMMANDS else
+                  f"{command} does not open it (search, explain and stats read it with "
+                  f"--read-only --backend {OPENCLAW_STATE_BACKEND})")
+        raise StorePathError(shown, f"an OpenClaw state, not a session-search store; {advice}")
+    raise StorePathError(shown, "folder is not empty and holds no store")
+
+
+def _holds_openclaw_state(directory: Path) -> bool:
+    """Whether `directory` is a state OpenClaw wrote (loads the SQLite backend: asked only
+    of folders that hold no session-search store)."""
+    from engine.backends.partitioned import is_openclaw_state
+
+    return is_openclaw_state(directory, partition_kind(OPENCLAW_STATE_BACKEND))
 
 
 def _checked_folder(
@@ -340,6 +394,12 @@ def _require_backend(path: str | os.PathLike[str], existing: str, wanted: str | 
     if wanted is not None and wanted != existing:
         raise StorePathError(str(path),
                              f"store was created for backend {existing!r}, not {wanted!r}")
+
+
+def _require_state_backend(path: str | os.PathLike[str], wanted: str | None) -> None:
+    if wanted is not None and wanted != OPENCLAW_STATE_BACKEND:
+        raise StorePathError(str(path), "an OpenClaw state holds SQLite databases; read it "
+                                        f"with --backend {OPENCLAW_STATE_BACKEND}, not {wanted!r}")
 
 
 def _require_creatable(directory: Path, shown: str, command: str, create_parents: bool) -> None:

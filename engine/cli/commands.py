@@ -112,6 +112,16 @@ def add_command(subparsers: Any, name: str, *, description: str, examples: Seque
                                  description=description, epilog=epilog, **options)
 
 
+def add_read_only_arguments(parser: argparse.ArgumentParser, backends: Sequence[str]) -> None:
+    """`--backend NAME` (the store must have it) and `--read-only` (also open a state
+    folder OpenClaw wrote, and never write), for the commands that only read a store."""
+    parser.add_argument("--backend", choices=tuple(backends), default=None,
+                        help="the backend the store must have (an OpenClaw state: sqlite)")
+    parser.add_argument("--read-only", action="store_true",
+                        help="never write; DIR may also be a state folder the real OpenClaw "
+                             "wrote (with --backend sqlite), read without changing a byte")
+
+
 def requested_command(argv: list[str]) -> str | None:
     """The command a command line names: its first word that is not an option, when it
     is a known command (the top-level options take no value).

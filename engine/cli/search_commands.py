@@ -17,7 +17,11 @@ with a key of another agent. `--limit` must be 1..25 (the query policy's range; 
 outside it is refused rather than clamped).
 
 Stores are opened through `engine.backends.registry.open_store`, which refuses a path
-the command cannot use with one line naming it (exit 2). Each command imports what it
+the command cannot use with one line naming it (exit 2). `search` and `explain` take
+`--backend NAME` (the store must have it) and `--read-only`: `search` never writes
+anyway, and with `--read-only` DIR may also be a state folder the real OpenClaw wrote,
+searched through its agents' databases without changing a byte of it (`explain` then
+refuses, as for every SQLite store). Each command imports what it
 runs when it runs (the RPC server for `serve`, the verifier for `verify`), so `search`
 starts without them.
 
@@ -42,8 +46,8 @@ import sys
 import time
 from collections.abc import Collection, Sequence
 
-from engine.backends.registry import open_store
-from engine.cli.commands import add_command
+from engine.backends.registry import BACKEND_NAMES, open_store
+from engine.cli.commands import add_command, add_read_only_arguments
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import (
     Cell,
@@ -80,6 +84,7 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
     _add_store(parser)
+    add_read_only_arguments(parser, BACKEND_NAMES)
     parser.add_argument("--agent", metavar="ID", help="search this agent's partition (main's holds global, unknown)")
     parser.add_argument(
         "--session-key", action="append", metavar="KEY", dest="session_keys",
@@ -234,7 +239,7 @@ def truncation_hint(limit: int | None) -> str:
 def run_search(args: argparse.Namespace) -> int:
     """`session-search search`."""
     request = request_from_args(args)
-    backend = open_store(args.store, "search")
+    backend = open_store(args.store, "search", backend=args.backend, read_only=args.read_only)
     try:
         result = backend.search(request)
     finally:
@@ -254,7 +259,7 @@ def run_explain(args: argparse.Namespace) -> int:
     from engine.backends.protocol import Explainable
 
     request = request_from_args(args)
-    backend = open_store(args.store, "explain")
+    backend = open_store(args.store, "explain", backend=args.backend, read_only=args.read_only)
     try:
         if not isinstance(backend, Explainable):
             raise UsageError(f"explain needs a reference store; this one uses {backend.name!r}")
@@ -367,7 +372,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "matched words are coloured (not with NO_COLOR set). The rules are docs/rules.md.",
         examples=["session-search search --store demo cafe",
                   "session-search search --store demo --agent main --match prefix per session communi",
-                  "session-search search --store demo --order recent --limit 3 --json deployment"],
+                  "session-search search --store demo --order recent --limit 3 --json deployment",
+                  "session-search search --store ~/.openclaw --backend sqlite --read-only deployment"],
     )
     _add_query_arguments(search)
     search.set_defaults(run=run_search)

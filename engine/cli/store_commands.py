@@ -20,12 +20,14 @@ Commands:
   and the time left (`engine.cli.progress_display`); the summary says what was added,
   how long it took, and how many messages have a role that is never searched;
   `--quiet` prints neither (with `--json` the document is still printed);
-* `stats --store DIR` — agents, sessions (keys), windows, events and bytes of a store,
+* `stats --store DIR [--backend NAME] [--read-only]` — agents, sessions (keys), windows, events and bytes of a store,
   then whatever index counts the backend adds (`messages_indexed`, ...), summed over the
   agents' partitions, then the same counts per agent (`--json`: `partitions`); a warning
   line on standard error for each problem of its files (committed transactions missing
   from a reference partition's log, a checkpoint that disagrees with it: exit status 1),
   and a note for what is only worth knowing (`problems` and `notes` in JSON);
+  `--backend NAME` requires the store's backend; `--read-only` also counts a state
+  folder the real OpenClaw wrote (`--backend sqlite`), without writing to it;
 
 Stores are opened through `engine.backends.registry` (`open_store`,
 `open_or_create_store`), which refuses a path the command cannot use with one line
@@ -51,7 +53,7 @@ from engine.backends.registry import (
     open_store,
     store_backend_name,
 )
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, add_read_only_arguments
 from engine.cli.output import (
     Column,
     Output,
@@ -103,9 +105,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "events and bytes, then the backend's index counts. A problem with the "
                     "store's files is a warning on standard error (exit status 1).",
         examples=["session-search stats --store demo",
-                  "session-search stats --store demo --json"])
+                  "session-search stats --store demo --json",
+                  "session-search stats --store ~/.openclaw --backend sqlite --read-only"])
     stats.add_argument("--store", required=True, metavar="DIR", help="store folder")
     stats.add_argument("--json", action="store_true", help="print JSON")
+    add_read_only_arguments(stats, BACKEND_NAMES)
     stats.set_defaults(run=run_stats)
 
 
@@ -145,9 +149,9 @@ def run_stats(args: argparse.Namespace) -> int:
     there is one, rather than counts silently smaller. Notes (an unfinished transaction
     at the end of the log) are shown and leave the exit status 0."""
     store_path = Path(args.store)
-    backend_name = store_backend_name(store_path, "stats")
+    backend_name = store_backend_name(store_path, "stats", read_only=args.read_only)
     # A reference store is opened even when committed data is missing, to report it.
-    backend = open_store(store_path, "stats",
+    backend = open_store(store_path, "stats", backend=args.backend, read_only=args.read_only,
                          accept_lost_commits=backend_name == "reference")
     found = backend.problems()
     try:

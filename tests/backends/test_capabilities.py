@@ -144,7 +144,7 @@ def test_the_reconcile_command_names_the_missing_capability(
 def test_explain_refuses_a_backend_that_cannot_explain(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         tmp_path: Path) -> None:
-    monkeypatch.setattr(search_commands, "open_store", lambda path, command: SearchOnly())
+    monkeypatch.setattr(search_commands, "open_store", lambda path, command, **options: SearchOnly())
     assert main(["explain", "--store", str(tmp_path), "anything"]) == 2
     assert capsys.readouterr().err == (
         "session-search: error: explain needs a reference store; this one uses 'tiny'\n")

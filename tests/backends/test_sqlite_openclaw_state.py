@@ -93,11 +93,10 @@ def digests(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-@pytest.fixture(scope="module")
-def openclaw_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[dict]]]:
-    """A state written by the real OpenClaw, and OpenClaw's answers to `SEARCHES`."""
+def build_openclaw_state(folder: Path, searches: list[SearchRequest]) -> list[dict]:
+    """Write `MESSAGES` with the real OpenClaw into `folder / "state"`; OpenClaw's own
+    kernel answers to `searches` (each `agent_id` names the agent database it reads)."""
     install = openclaw_install()
-    folder = tmp_path_factory.mktemp("openclaw")
     latest: dict[str, tuple[str, str, int]] = {}
     messages = []
     for number, (agent, key, session_id, message_id, role, text) in enumerate(MESSAGES):
@@ -106,12 +105,11 @@ def openclaw_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
                          "messageId": message_id, "timestamp": timestamp,
                          "message": message(role, text)})
         latest[key] = (agent, session_id, timestamp)
-    searches = [(agent, request) for agent, requests in SEARCHES.items() for request in requests]
     (folder / "input.json").write_text(json.dumps({
         "messages": messages,
         "entries": [{"agentId": agent, "sessionKey": key, "sessionId": session_id, "updatedAt": stamp}
                     for key, (agent, session_id, stamp) in latest.items()],
-        "searches": [request.to_json() for _, request in searches],
+        "searches": [request.to_json() for request in searches],
     }), encoding="utf-8")
     (folder / "home").mkdir()
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder / "home"),
@@ -122,8 +120,19 @@ def openclaw_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
         [node, SCRIPT, install / "app" / "node_modules" / "openclaw", folder / "input.json"],
         capture_output=True, text=True, env=environment, timeout=300, check=False)
     assert finished.returncode == 0, finished.stderr[-3000:]
+    answers = json.loads(finished.stdout.splitlines()[-1])
+    assert len(answers) == len(searches)
+    return answers
+
+
+@pytest.fixture(scope="module")
+def openclaw_state(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[dict]]]:
+    """A state written by the real OpenClaw, and OpenClaw's answers to `SEARCHES`."""
+    folder = tmp_path_factory.mktemp("openclaw")
+    searches = [(agent, request) for agent, requests in SEARCHES.items() for request in requests]
     answers: dict[str, list[dict]] = {agent: [] for agent in SEARCHES}
-    for (agent, _), answer in zip(searches, json.loads(finished.stdout.splitlines()[-1]), strict=True):
+    for (agent, _), answer in zip(searches, build_openclaw_state(
+            folder, [request for _, request in searches]), strict=True):
         answers[agent].append(answer)
     return folder / "state", answers
 

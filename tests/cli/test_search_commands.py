@@ -198,7 +198,7 @@ def test_an_os_error_reaching_main_is_one_line_naming_its_file(
         monkeypatch, capsys, error: OSError, status: int, message: str):
     from engine.cli import search_commands
 
-    def failing_open(path, command):
+    def failing_open(path, command, **options):
         raise error
 
     monkeypatch.setattr(search_commands, "open_store", failing_open)
