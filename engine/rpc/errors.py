@@ -10,7 +10,7 @@ the method handlers decide) or framing.
 | -32600 | `INVALID_REQUEST`  | not a JSON-RPC 2.0 request object (batches are not supported) |
 | -32601 | `METHOD_NOT_FOUND` | no method of that name |
 | -32602 | `INVALID_PARAMS`   | params of the wrong shape or type, or input the engine rejects (`InputError`: a query the policy refuses, ...); the message is the product's wording |
-| -32603 | `INTERNAL_ERROR`   | reserved by JSON-RPC for a server's internal failure; this server never sends it (a bug ends it, with a traceback on standard error), but a client may meet it from another implementation |
+| -32603 | `INTERNAL_ERROR`   | a bug in the engine met while answering: the message names the exception, its traceback goes to standard error, and the server goes on with the next line |
 | -32000 | `ENGINE_ERROR`     | the engine failed (a store error); the message says why |
 
 The numbers -32700 to -32603 are JSON-RPC 2.0's; -32000 is in the range it leaves to

@@ -73,6 +73,10 @@ def decode_message(line: bytes | str) -> Any:
     Traceback (most recent call last):
     ...
     engine.rpc.framing.FramingError: parse error: the line is not UTF-8 ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte)
+    >>> decode_message("[" * 100_000 + "]" * 100_000)
+    Traceback (most recent call last):
+    ...
+    engine.rpc.framing.FramingError: parse error: the line nests arrays or objects too deeply
     """
     if isinstance(line, bytes):
         try:
@@ -83,3 +87,7 @@ def decode_message(line: bytes | str) -> Any:
         return json.loads(line)
     except ValueError as error:
         raise FramingError(f"parse error: {error}") from None
+    except RecursionError:
+        # Python's decoder recurses once per nesting level: a line nested deeper than the
+        # interpreter's recursion limit (about 1,000) is not a value this server can hold.
+        raise FramingError("parse error: the line nests arrays or objects too deeply") from None

@@ -18,15 +18,18 @@ Envelope rules (`docs/protocol.md` has the whole protocol):
 
 Exceptions become codes: `RpcError` keeps its own; `InputError` (bad input, e.g. a query
 the policy rejects) is `INVALID_PARAMS`; any other `EngineError` is `ENGINE_ERROR`. Any
-other exception is a bug: it is not caught, so the server ends with a traceback on
-standard error and the client sees the connection close (no `INTERNAL_ERROR` answer
-would make the bug easier to find).
+other exception is a bug in the engine, and it is still answered: `INTERNAL_ERROR` with
+the exception's type and message, its traceback on standard error, and the server goes on
+with the next line. A server that many clients share must not let one hostile or unlucky
+line end it (issue 17: deep nesting, lone surrogates and raw bytes once did); the
+traceback on standard error keeps the bug easy to find.
 """
 
 from __future__ import annotations
 
 import io
 import sys
+import traceback
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
@@ -34,6 +37,7 @@ from engine.backends.protocol import SearchBackend
 from engine.errors import EngineError, InputError
 from engine.rpc.errors import (
     ENGINE_ERROR,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -86,6 +90,10 @@ def handle_message(
         response = error_response(request_id, INVALID_PARAMS, str(error))
     except EngineError as error:
         response = error_response(request_id, ENGINE_ERROR, str(error))
+    except Exception as error:  # noqa: BLE001 - every line is answered (module docstring)
+        traceback.print_exc(file=sys.stderr)
+        response = error_response(request_id, INTERNAL_ERROR,
+                                  f"internal error: {type(error).__name__}: {error}")
     else:
         response = {"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}
     return None if is_notification else response

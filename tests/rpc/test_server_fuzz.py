@@ -1,0 +1,158 @@
+"""The JSON-RPC server answers every line and stays alive (issue 17 item 4).
+
+Hypothesis drives the server's own line handler (`engine.rpc.server.handle_line`, what
+`serve` runs for each line) with hostile input: arbitrary bytes, text holding lone
+surrogates, JSON nested far deeper than Python's recursion limit, envelopes with wrong
+types, and `sessions.search` params drawn from arbitrary JSON. Every line that is not a
+notification gets exactly one conforming answer, whose encoded form is valid UTF-8; then a
+real `serve` process is fed a batch of such lines and must answer each and exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.backends.registry import open_backend
+from engine.ingest import import_sources
+from engine.rpc.framing import encode_message
+from engine.rpc.server import handle_line
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "engine" / "demo_corpus"
+CODES = {-32700, -32600, -32601, -32602, -32603, -32000}
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+json_values = st.recursive(json_scalars, lambda children: st.lists(children, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), children, max_size=4),
+                           max_leaves=20)
+lone_surrogate_text = st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+                              | st.characters(max_codepoint=0x7F), max_size=12)
+
+
+@st.composite
+def deep_nesting(draw: st.DrawFn) -> str:
+    depth = draw(st.integers(min_value=900, max_value=20_000))
+    opener, closer = draw(st.sampled_from([("[", "]"), ('{"a":', "}")]))
+    return opener * depth + "1" + closer * depth
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> str:
+    message: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "1.0", 2]))}
+    if draw(st.booleans()):
+        message["id"] = draw(st.integers() | lone_surrogate_text | json_values)
+    message["method"] = draw(st.sampled_from(["sessions.search", "nope"]) | json_values)
+    params = draw(st.fixed_dictionaries({}, optional={
+        "query": st.text() | lone_surrogate_text | json_values,
+        "agentId": st.sampled_from(["main", "..", ""]) | lone_surrogate_text | json_values,
+        "sessionKeys": st.lists(st.text(max_size=20), max_size=3) | json_values,
+        "limit": st.integers() | json_values,
+        "role": st.sampled_from(["user", "system"]) | json_values,
+        "order": st.sampled_from(["recent", "random"]) | json_values,
+        "match": st.sampled_from(["prefix", "fuzzy"]) | json_values,
+    }) | json_values)
+    message["params"] = params
+    # lone surrogates go through as JSON escapes, the way a client would write them
+    return json.dumps(message)
+
+
+hostile_lines = (st.binary(max_size=64) | lone_surrogate_text.map(lambda text: text.encode(
+    "utf-8", "surrogatepass")) | deep_nesting().map(str.encode) | envelopes().map(str.encode)
+    | json_values.map(lambda value: json.dumps(value).encode()))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("fuzz") / "store"
+    backend = open_backend(path, backend="reference", create=True)
+    try:
+        import_sources(backend, [DEMO])
+        backend.reconcile()
+    finally:
+        backend.close()
+    yield path
+
+
+def is_notification(line: bytes) -> bool:
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and "id" not in message and message.get(
+        "jsonrpc") == "2.0" and isinstance(message.get("method"), str)
+
+
+def check_answer(line: bytes, answer: dict[str, Any] | None) -> None:
+    if is_notification(line):
+        assert answer is None
+        return
+    assert answer is not None and answer["jsonrpc"] == "2.0" and "id" in answer
+    assert ("result" in answer) != ("error" in answer)
+    if "error" in answer:
+        assert answer["error"]["code"] in CODES and isinstance(answer["error"]["message"], str)
+    encode_message(answer).decode("utf-8")  # the line the server writes is valid UTF-8
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=hostile_lines)
+def test_every_hostile_line_gets_one_conforming_answer(store: Path, line: bytes) -> None:
+    backend = open_backend(store)
+    try:
+        answer = handle_line(backend, line)
+    finally:
+        backend.close()
+    check_answer(line, answer)
+
+
+def seeded_batch(generator: random.Random, count: int) -> list[bytes]:
+    """Hostile lines of every family above, drawn from a fixed seed (the same each run)."""
+    values: list[Any] = [None, True, 7, -1, 2**70, 1.5, "", "cafe", [], {}, [[[]]], {"a": {}}]
+    lines: list[bytes] = []
+    for _ in range(count):
+        family = generator.randrange(5)
+        if family == 0:
+            lines.append(bytes(generator.randrange(256) for _ in range(generator.randrange(1, 40))))
+        elif family == 1:
+            lines.append(chr(0xD800 + generator.randrange(0x800)).encode("utf-8", "surrogatepass"))
+        elif family == 2:
+            depth = generator.randrange(900, 20_000)
+            lines.append(("[" * depth + "]" * depth).encode())
+        else:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "method": generator.choice(
+                ["sessions.search", "nope", 5])}
+            if family == 3:
+                message["id"] = generator.choice([1, "x", "\udc80", None, [1]])
+            message["params"] = {"agentId": generator.choice(["main", "..", 3]),
+                                 "query": generator.choice(values + ["\ud800", "café"]),
+                                 "limit": generator.choice(values)}
+            lines.append(json.dumps(message).encode())
+    return lines
+
+
+def test_a_serve_process_answers_a_batch_of_hostile_lines_and_exits_cleanly(store: Path) -> None:
+    batch = [line for line in seeded_batch(random.Random(1717), 80)
+             if b"\n" not in line and b"\r" not in line and line.strip()]
+    batch += [b"[" * 100_000 + b"]" * 100_000,
+              b'{"jsonrpc": "2.0", "id": "\\udc80", "method": "nope"}',
+              b"\xff\xfe\xfd",
+              (b'{"jsonrpc": "2.0", "id": 9, "method": "sessions.search", '
+               b'"params": {"agentId": "main", "query": "cafe"}}')]
+    completed = subprocess.run(
+        [sys.executable, "-m", "engine", "serve", "--quiet", "--store", str(store)],
+        cwd=ROOT, input=b"".join(line + b"\n" for line in batch), capture_output=True,
+        timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr.decode("utf-8", "replace")[-2000:]
+    answers = [json.loads(line.decode("utf-8")) for line in completed.stdout.splitlines()]
+    expected = [line for line in batch if not is_notification(line)]
+    assert len(answers) == len(expected)
+    assert answers[-1]["id"] == 9 and answers[-1]["result"]["hits"]
