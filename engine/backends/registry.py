@@ -80,6 +80,11 @@ PARTITION_SUBFOLDERS: dict[str, str] = {
     "sqlite": "agent",
 }
 
+#: The backends whose partitions keep a transcript log that can be found shorter than
+#: what was committed, and can be opened all the same to say so (`open_store`'s
+#: `accept_lost_commits`). SQLite's own journal leaves nothing of this kind.
+LOST_COMMITS_REPORTED = frozenset({"reference"})
+
 #: The database an old single-index SQLite store kept at its root.
 SINGLE_INDEX_DATABASE = "session-search.sqlite"
 
@@ -146,23 +151,6 @@ def detect_backend(path: str | os.PathLike[str]) -> str:
     return name
 
 
-def existing_backend(path: str | os.PathLike[str]) -> str | None:
-    """The backend of the store at `path`; None for an absent or empty folder (where a new
-    store may be made). A file, or a non-empty folder holding no store, is a `UsageError`;
-    a store of the old single-index layout is `UnsupportedVersion`."""
-    directory = Path(path)
-    if not directory.exists():
-        return None
-    if not directory.is_dir():
-        raise UsageError(f"{directory}: not a folder")
-    if not any(directory.iterdir()):
-        return None
-    name = _claiming_backend(directory)
-    if name is None:
-        raise UsageError(f"{directory}: folder is not empty and holds no store")
-    return name
-
-
 def open_backend(
     path: str | os.PathLike[str],
     *,
@@ -219,8 +207,10 @@ def open_store(
     """Open the existing store at `path` for `command` (named in every message).
 
     `writer=True` opens it as the single writer; `backend` names the backend the store
-    must have; `accept_lost_commits` opens reference partitions whose log lost committed
-    transactions (to report or repair them; `verify` and `stats` only); `read_only=True`
+    must have; `accept_lost_commits` opens partitions whose log lost committed
+    transactions (to report or repair them; `verify` and `stats` only) on the backends
+    that have such a log (`LOST_COMMITS_REPORTED`; the others have nothing of this kind
+    to accept, and open as usual); `read_only=True`
     (never with `writer`) also opens a state OpenClaw wrote, read-only. Refusals are
     `StorePathError` (see the module docstring).
     """
@@ -240,7 +230,8 @@ def open_store(
             _require_state_backend(path, backend)
             return open_openclaw_state(Path(path), partition_kind(name))
         _require_backend(path, name, backend)
-        options = {"accept_lost_commits": True} if accept_lost_commits else {}
+        options = ({"accept_lost_commits": True}
+                   if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
         return open_partitioned(Path(path), partition_kind(name, **options), writer=writer)
 
 
@@ -269,22 +260,6 @@ def open_or_create_store(
         name = backend or DEFAULT_BACKEND
         return OpenedStore(create_partitioned(Path(path), partition_kind(name)), name,
                            created=True)
-
-
-def store_backend_name(path: str | os.PathLike[str], command: str, *,
-                       writer: bool = False, read_only: bool = False) -> str:
-    """The backend of the existing store at `path`, after the same checks `open_store`
-    makes (a `StorePathError` naming the path), without opening it: for commands that
-    open the backend their own way (`verify` and `stats` open a damaged reference store
-    to report what is lost). With `read_only`, an OpenClaw state's is `sqlite`."""
-    access = "write" if writer else "read"
-    with _opening(path, command, access):
-        if read_only:
-            return _readable_store(path, command)[0]
-        name = _located_backend(path, command, access)
-        if name is None:
-            raise StorePathError(str(path), "no session-search store here")
-        return name
 
 
 def check_store_folder(path: str | os.PathLike[str], command: str, *,

@@ -45,6 +45,7 @@ import argparse
 import sys
 import time
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from engine.backends.registry import BACKEND_NAMES, open_store
 from engine.cli.commands import add_command, add_read_only_arguments
@@ -70,6 +71,9 @@ from engine.model import (
     agent_id_of,
 )
 from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
+
+if TYPE_CHECKING:  # the partitioned store is loaded when a store is opened
+    from engine.backends.partitioned import PartitionedStore
 
 #: The range of `--limit` (the query policy's `clamp_limit` range, checked here instead).
 LIMIT_RANGE = range(1, MAX_LIMIT + 1)
@@ -324,29 +328,36 @@ def run_reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
+def open_verified_store(store: str, *, writer: bool) -> PartitionedStore:
+    """The store `verify` checks, opened even when a log lost committed transactions;
+    refused (closed again) unless it is a reference store."""
+    backend = open_store(store, "verify", writer=writer, accept_lost_commits=True)
+    if backend.name != "reference":
+        name = backend.name
+        backend.close()
+        raise UsageError(
+            f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
+            "and index in one SQLite database per agent, committed by SQLite's journal: "
+            "there are no transcript logs or index files here to check or repair)")
+    return backend
+
+
 def run_verify(args: argparse.Namespace) -> int:
     """`session-search verify`: report what is wrong with each partition's files
     (committed transactions missing from the log, a checkpoint that disagrees with it,
     damage), rebuild each index in memory and compare; exit 1 on any problem. `--repair`
     first drops what cannot be recovered (saying what) and rebuilds the indexes, then
     verifies."""
-    from engine.backends.registry import store_backend_name
     from engine.diagnostics.verify import repair_store, verify_store
 
-    name = store_backend_name(args.store, "verify", writer=args.repair)
-    if name != "reference":
-        raise UsageError(
-            f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
-            "and index in one SQLite database per agent, committed by SQLite's journal: "
-            "there are no transcript logs or index files here to check or repair)")
     repairs: dict[str, list[str]] = {}
     if args.repair:
-        writer = open_store(args.store, "verify", writer=True, accept_lost_commits=True)
+        writer = open_verified_store(args.store, writer=True)
         try:
             repairs = repair_store(writer)
         finally:
             writer.close()
-    backend = open_store(args.store, "verify", accept_lost_commits=True)
+    backend = open_verified_store(args.store, writer=False)
     try:
         report = verify_store(backend, repairs=repairs)
     finally:

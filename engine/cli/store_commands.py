@@ -51,7 +51,6 @@ from engine.backends.registry import (
     BACKEND_NAMES,
     DEFAULT_BACKEND,
     open_store,
-    store_backend_name,
 )
 from engine.cli.commands import add_command, add_read_only_arguments
 from engine.cli.output import (
@@ -149,10 +148,10 @@ def run_stats(args: argparse.Namespace) -> int:
     there is one, rather than counts silently smaller. Notes (an unfinished transaction
     at the end of the log) are shown and leave the exit status 0."""
     store_path = Path(args.store)
-    backend_name = store_backend_name(store_path, "stats", read_only=args.read_only)
-    # A reference store is opened even when committed data is missing, to report it.
+    # Opened even when committed data is missing from a log, to report it.
     backend = open_store(store_path, "stats", backend=args.backend, read_only=args.read_only,
-                         accept_lost_commits=backend_name == "reference")
+                         accept_lost_commits=True)
+    backend_name = backend.name
     found = backend.problems()
     try:
         counts = ordered_stats(backend.stats())

@@ -18,7 +18,7 @@ import pytest
 
 from engine.backends.partitioned import PartitionedSnapshotStore, PartitionedStore
 from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import existing_backend, open_backend
+from engine.backends.registry import detect_backend, open_backend
 from engine.cli import main
 from engine.errors import InputError, StoreError, UnknownSession, UnsupportedVersion
 from engine.model import SearchRequest, SearchResult, SessionWindow
@@ -85,7 +85,7 @@ def test_each_agent_is_a_partition_and_global_and_unknown_live_in_main(
     layout = {"reference": "agents/main/store.meta",
               "sqlite": "agents/main/agent/openclaw-agent.sqlite"}[backend_name]
     assert (tmp_path / "store" / layout).is_file()
-    assert existing_backend(tmp_path / "store") == backend_name
+    assert detect_backend(tmp_path / "store") == backend_name
     keys = {hit.session_key for hit in store.search(SearchRequest("saffron", agent_id="main")).hits}
     assert keys == {"agent:main:main", "global", "unknown"}
     keys = {hit.session_key for hit in store.search(SearchRequest("saffron", agent_id="work_team")).hits}
@@ -286,7 +286,7 @@ def test_an_old_single_index_reference_store_is_refused_saying_how_to_reimport(
         open_backend(old)
     assert str(refused.value) == f"{old}: {REIMPORT}"
     with pytest.raises(UnsupportedVersion):
-        existing_backend(old)
+        detect_backend(old)
     assert main(["search", "--store", str(old), "saffron"]) == 1
     assert capsys.readouterr().err == f"session-search: error: {old}: {REIMPORT}\n"
     assert main(["import", "--store", str(old), str(tmp_path / "absent.jsonl")]) == 2

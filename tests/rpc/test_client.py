@@ -82,7 +82,8 @@ def test_a_relative_store_is_found_whatever_the_server_folder(
         store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(store.parent)
     with RpcClient.serve_store("store", cwd=CHECKOUT) as client:
-        assert client.call("sessions.search", {"sessionKeys": [], "query": "saffron"})["hits"]
+        hits = client.call("sessions.search", {"sessionKeys": [], "query": "saffron"})["hits"]
+        assert [hit["messageId"] for hit in hits] == ["m1"]
 
 
 def test_a_server_that_fails_to_open_reports_its_exit_status(tmp_path: Path) -> None:
