@@ -1,0 +1,81 @@
+"""`session-search call`: run an agent tool once, as a given requester, and print its answer.
+
+Owns: the command's arguments (`call TOOL --store DIR [--config FILE] --requester KEY
+[--sandboxed] [--agent-id ID] ARGS_JSON`) and how the answer and the failures are printed.
+Must not touch: what the tool does (`engine.tools`) or who may see what (`engine.access`).
+
+The answer is printed as the tool's JSON, whatever it says: a refusal
+(`{"status": "forbidden", ...}`) is an answer of the tool, so the exit status is 0. An
+argument the tool refuses (an empty query, a limit of 26), ARGS_JSON that is not a JSON
+object, or a configuration file that cannot be used exits 2 with one line; a spent time
+budget exits 1 with the timeout's message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from engine.backends.registry import open_store
+from engine.cli.commands import add_command
+from engine.cli.output import print_json
+from engine.errors import UsageError
+
+TOOLS = ("sessions_search",)
+
+
+def run_call(args: argparse.Namespace) -> int:
+    """`session-search call`."""
+    from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.access.visibility import Requester
+    from engine.tools.sessions_search import sessions_search
+
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"ARGS_JSON is not JSON ({error.msg} at column {error.colno}); "
+                         'expected an object such as \'{"query": "cafe"}\'') from None
+    if not isinstance(arguments, dict):
+        raise UsageError('ARGS_JSON must be a JSON object such as \'{"query": "cafe"}\'')
+    if not args.requester.strip():
+        raise UsageError("--requester must name a session key")
+    config = load_tool_config(args.config) if args.config else ToolConfig()
+    backend = open_store(args.store, "call")
+    try:
+        answer = sessions_search(backend, Requester(args.requester, args.sandboxed,
+                                                    args.agent_id),
+                                 arguments, config=config)
+    finally:
+        backend.close()
+    print_json(answer)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    call = add_command(
+        subparsers, "call",
+        description="Run an agent tool once as the requester session --requester and print "
+        "the tool's JSON answer. sessions_search searches the sessions that requester may "
+        "see under the configuration (--config, an OpenClaw openclaw.json or a TOML file "
+        "of the same shape; default: visibility all, agent-to-agent on). A refusal "
+        "(forbidden, error) is printed as the tool's answer with exit status 0.",
+        examples=[
+            "session-search call sessions_search --store demo --requester agent:main:main "
+            "'{\"query\": \"cafe\"}'",
+            "session-search call sessions_search --store demo --config openclaw.json "
+            "--requester agent:main:main '{\"query\": \"cafe\", \"limit\": 3}'",
+        ],
+    )
+    call.add_argument("tool", choices=TOOLS, help="the tool to run")
+    call.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    call.add_argument("--config", metavar="FILE",
+                      help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
+    call.add_argument("--requester", required=True, metavar="KEY",
+                      help="the session key the tool is called from")
+    call.add_argument("--sandboxed", action="store_true",
+                      help="the requester runs sandboxed (spawned-session visibility applies)")
+    call.add_argument("--agent-id", metavar="ID",
+                      help="the requester's agent when its key names none (e.g. main)")
+    call.add_argument("arguments", metavar="ARGS_JSON",
+                      help='the tool\'s arguments as a JSON object, e.g. \'{"query": "cafe"}\'')
+    call.set_defaults(run=run_call)
