@@ -285,10 +285,12 @@ def run_explain(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     """`session-search serve`."""
     from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.cli.tool_commands import with_link_base
     from engine.rpc.methods import METHODS, RpcContext
     from engine.rpc.server import serve_stdio
 
-    config = load_tool_config(args.config) if args.config else ToolConfig()
+    config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
+                            args.session_link_base)
     backend = open_store(args.store, "serve")
     try:
         if not args.quiet:
@@ -417,6 +419,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_store(serve_parser)
     serve_parser.add_argument("--quiet", "-q", action="store_true",
                               help="no ready line on standard error")
+    serve_parser.add_argument("--session-link-base", metavar="URL",
+                              help="the Control UI's address: sessions_search answers then "
+                              "carry a sessionLinkRule")
     serve_parser.add_argument("--config", metavar="FILE",
                               help="session-tool configuration for sessions_search "
                               "(OpenClaw's openclaw.json shape, JSON or TOML)")

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
+from engine.access.tool_config import ToolConfig
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
 from engine.cli.output import print_json
@@ -24,9 +26,24 @@ from engine.errors import UsageError
 TOOLS = ("sessions_search",)
 
 
+def with_link_base(config: ToolConfig, base: str | None) -> ToolConfig:
+    """`config` with the Control UI address `base` (at most 200 characters, as OpenClaw
+    allows), or unchanged when `base` is None.
+
+    >>> with_link_base(ToolConfig(), "http://h:1/ui").session_link_base
+    'http://h:1/ui'
+    """
+    if base is None:
+        return config
+    base = base.strip().rstrip("/")
+    if not base or len(base) > 200:
+        raise UsageError("--session-link-base must be a URL of 1 to 200 characters")
+    return replace(config, session_link_base=base)
+
+
 def run_call(args: argparse.Namespace) -> int:
     """`session-search call`."""
-    from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.access.tool_config import load_tool_config
     from engine.access.visibility import Requester
     from engine.tools.sessions_search import sessions_search
 
@@ -39,7 +56,8 @@ def run_call(args: argparse.Namespace) -> int:
         raise UsageError('ARGS_JSON must be a JSON object such as \'{"query": "cafe"}\'')
     if not args.requester.strip():
         raise UsageError("--requester must name a session key")
-    config = load_tool_config(args.config) if args.config else ToolConfig()
+    config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
+                            args.session_link_base)
     backend = open_store(args.store, "call")
     try:
         answer = sessions_search(backend, Requester(args.requester, args.sandboxed,
@@ -72,6 +90,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
     call.add_argument("--requester", required=True, metavar="KEY",
                       help="the session key the tool is called from")
+    call.add_argument("--session-link-base", metavar="URL",
+                      help="the Control UI's address: answers then carry a sessionLinkRule")
     call.add_argument("--sandboxed", action="store_true",
                       help="the requester runs sandboxed (spawned-session visibility applies)")
     call.add_argument("--agent-id", metavar="ID",

@@ -32,7 +32,8 @@ Steps of one call (`sessions_search`):
 5. Sort by score descending, timestamp descending, sessionKey and messageId in ICU order;
    keep `limit`; then add hits while the JSON text of the `results` array stays within
    32,768 UTF-8 bytes, stopping at the first that would overflow.
-6. Answer `results`, `indexing` with its warning, `archivedTranscriptsExcluded` with its
+6. Answer `results`, `sessionLinkRule` when the configuration knows the Control UI's
+   address, `indexing` with its warning, `archivedTranscriptsExcluded` with its
    warning, `truncated` when a kernel call truncated, the visible hits exceeded the limit
    or the byte budget cut.
 
@@ -386,6 +387,18 @@ def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _
     return gathered
 
 
+def session_link_rule(base: str) -> str:
+    """How to build Control UI links for the answer's keys (OpenClaw's wording).
+
+    >>> session_link_rule("http://h:1").split(":", 1)[0]
+    'When pointing the user at a session, cite its Control UI URL'
+    """
+    return ("When pointing the user at a session, cite its Control UI URL: main session -> "
+            f"`{base}/chat/<agentId>`; any other display session key -> "
+            f"`{base}/chat/<agentId>/~key/` + key minus `agent:<agentId>:`, with `:` replaced "
+            "by `/`.")
+
+
 def sessions_search(store: Backend, requester: Requester, arguments: Any, *,
                     config: ToolConfig = ToolConfig(), budgets: TimeBudgets = TimeBudgets(),
                     gate: ReaderGate | None = None) -> dict[str, Any]:
@@ -404,6 +417,9 @@ def sessions_search(store: Backend, requester: Requester, arguments: Any, *,
     limited = ordered[:plan.arguments.limit]
     kept, cut = cap_results(limited)
     answer: dict[str, Any] = {"results": kept}
+    base = plan.context.config.session_link_base
+    if base:
+        answer["sessionLinkRule"] = session_link_rule(base)
     warnings = []
     if gathered.indexing:
         answer["indexing"] = True

@@ -104,3 +104,16 @@ def test_serve_answers_bad_tool_requests_and_keeps_serving(session_search: Runne
     assert answers[0]["error"]["message"].startswith("query must not be empty")
     assert answers[4]["error"]["message"] == "query must not exceed 4096 characters"
     assert answers[5]["result"]["results"][0]["messageId"] == "cafe-communication"
+
+
+def test_a_session_link_base_adds_the_link_rule(session_search: Runner, demo_store: Path) -> None:
+    outcome = session_search(*CALL, "--store", str(demo_store), "--session-link-base",
+                             "http://localhost:18789/ui/", "--requester", "agent:main:main",
+                             '{"query": "cafe", "limit": 1}')
+    assert outcome.status == 0, outcome.err
+    answer = json.loads(outcome.out)
+    assert list(answer)[:2] == ["results", "sessionLinkRule"]
+    assert "`http://localhost:18789/ui/chat/<agentId>`" in answer["sessionLinkRule"]
+    session_search(*CALL, "--store", str(demo_store), "--session-link-base", "x" * 201,
+                   "--requester", "agent:main:main", '{"query": "cafe"}').refused(
+        2, "--session-link-base must be a URL of 1 to 200 characters")
