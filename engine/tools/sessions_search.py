@@ -12,17 +12,19 @@ Steps of one call (`sessions_search`):
 1. Read the arguments: `query` trimmed, non-empty, at most 4,096 UTF-16 units; `limit` a
    positive integer up to 25 (default 10); `sessionKey` optional. A bad argument raises
    `ToolInputError` with the product's message (the tool throws these upstream).
-2. With `sessionKey`: resolve it (`current` is the requester; `main` its agent's main
-   session; a UUID or a string that is no key is looked up as a sessionId), refuse an
-   incognito target, and check access (the row checker without ownership, then with the
-   requester's ownership when the store says the requester spawned it). A refusal is an
-   answer, `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched.
-   Without it: the roster's visible candidates (`engine.access.roster`).
-3. Group the candidates by the agent whose partition holds them, agents in ICU collation
-   order, and ask the store once per chunk of at most 200 keys with limit 25 (whatever
-   the caller's limit: visibility is applied before any limit). An unscoped key other
-   than `global`/`unknown` (the `main` alias) is sent as `agent:<agent>:<key>`, the key
-   the Gateway would canonicalise it to.
+2. With `sessionKey`: resolve it (`current` is the requester, of the requester's agent
+   even when its key names none; `main` its agent's main session; a UUID or a string
+   that is no key is looked up as a sessionId), refuse an incognito target, and check
+   access (the row checker without ownership, then with the requester's ownership when
+   the store says the requester spawned it). A refusal is an answer,
+   `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched. Without
+   it: the roster's visible candidates (`engine.access.roster`).
+3. Group the candidates by agent (an agent-scoped key's own agent, an unscoped key's
+   candidate agent: the store finds `global` in main's partition whichever agent asks),
+   agents in ICU collation order, and ask the store once per chunk of at most 200 keys
+   with limit 25 (whatever the caller's limit: visibility is applied before any limit).
+   An unscoped key other than `global`/`unknown` (the `main` alias) is sent as
+   `agent:<agent>:<key>`, the key the Gateway would canonicalise it to.
 4. Keep each hit that maps back to a candidate (its exact key, or for an unscoped alias
    candidate the agent's `agent:<agent>:<alias>` key) and that the row checker still
    allows; drop hits without the required fields; show the key under its display alias
@@ -184,6 +186,17 @@ def partition_of(key: str, fallback_agent: str) -> str:
     return owner_agent_id(key) or fallback_agent
 
 
+def call_agent(key: str, agent_id: str) -> str:
+    """The agent a kernel call for `key` is addressed to: an agent-scoped key's own agent,
+    else the candidate's (OpenClaw groups an unscoped key under the agent it was listed
+    or resolved for; the store then finds `global` wherever it keeps it).
+
+    >>> call_agent("agent:work:x", "main"), call_agent("global", "work")
+    ('work', 'work')
+    """
+    return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
+
+
 def _explicit_target(arguments: SearchArguments, context: RequesterContext,
                      sessions: dict[str, RosterEntry],
                      window_keys: dict[str, str]) -> SearchCandidate | dict[str, str]:
@@ -205,14 +218,14 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
     if is_incognito(given) or (given in sessions and sessions[given].incognito):
         return refusal("forbidden", f"Session not visible from session tools: {raw}")
     target_agent = key_agent(given) or (
-        context.agent_id if given not in RESERVED_SESSION_KEYS
+        context.agent_id if raw == "current" or given not in RESERVED_SESSION_KEYS
         else partition_of(given, context.agent_id))
     searched = kernel_key(given, target_agent)
     entry = sessions.get(searched)
     decision = _target_access(context, given, target_agent, entry)
     if not decision.allowed:
         return refusal("forbidden", denial_message(decision, "search", given))
-    return SearchCandidate(given, searched, partition_of(searched, target_agent), authorized=True)
+    return SearchCandidate(given, searched, call_agent(searched, target_agent), authorized=True)
 
 
 def _target_access(context: RequesterContext, key: str, target_agent: str,
@@ -250,7 +263,7 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
             return SearchPlan(checked, context, refusal=target)
         candidates = [target]
     else:
-        candidates = [_candidate(candidate, context, sessions) for candidate in
+        candidates = [_candidate(candidate, context) for candidate in
                       visible_candidates(context, sessions)]
     by_agent: dict[str, list[SearchCandidate]] = {}
     for candidate in candidates:
@@ -267,13 +280,11 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
     return SearchPlan(checked, context, calls=tuple(calls))
 
 
-def _candidate(candidate: Candidate, context: RequesterContext,
-               sessions: dict[str, RosterEntry]) -> SearchCandidate:
+def _candidate(candidate: Candidate, context: RequesterContext) -> SearchCandidate:
     agent_id = candidate.agent_id or context.agent_id
     searched = kernel_key(candidate.key, agent_id)
-    entry = sessions.get(candidate.key)
-    row = entry.row() if entry is not None else SessionRow(candidate.key, candidate.agent_id)
-    return SearchCandidate(candidate.key, searched, partition_of(searched, agent_id), row=row)
+    return SearchCandidate(candidate.key, searched, call_agent(searched, agent_id),
+                           row=candidate.row)
 
 
 def display_key(key: str, config: ToolConfig) -> str:
