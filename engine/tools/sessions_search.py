@@ -78,7 +78,6 @@ INDEXING_WARNING = ("Transcript indexing is in progress; results may be incomple
                     "Retry sessions_search shortly.")
 EMPTY_QUERY_MESSAGE = ("query must not be empty; retry with non-empty keywords to match in "
                        "past session text")
-ARGUMENT_NAMES = ("query", "sessionKey", "limit")
 
 
 class ToolInputError(InputError):
@@ -95,10 +94,16 @@ class SearchArguments:
 
 
 def read_arguments(arguments: Any) -> SearchArguments:
-    """Check the tool's arguments (step 1 of the module docstring).
+    """Check the tool's arguments (step 1 of the module docstring), as OpenClaw 2026.9.6
+    reads them: a `query` that is not a string counts as absent (so: empty); `limit` may
+    be a whole number or a string of digits, absent, null or blank meaning 10; each name
+    may also be spelled in snake case (`session_key`). A name the tool does not know is
+    refused (OpenClaw ignores it; a typo should not go unseen).
 
     >>> read_arguments({"query": "  loan  "})
     SearchArguments(query='loan', limit=10, session_key=None)
+    >>> read_arguments({"query": "x", "limit": "5", "session_key": " main "})
+    SearchArguments(query='x', limit=5, session_key='main')
     >>> read_arguments({"query": "x", "limit": 26})
     Traceback (most recent call last):
     ...
@@ -106,28 +111,48 @@ def read_arguments(arguments: Any) -> SearchArguments:
     """
     if not isinstance(arguments, Mapping):
         raise ToolInputError("arguments must be an object")
-    for name in arguments:
-        if name not in ARGUMENT_NAMES:
+    values: dict[str, Any] = {}
+    for name, value in arguments.items():
+        canonical = ARGUMENT_SPELLINGS.get(name)
+        if canonical is None:
             raise ToolInputError(f"unknown argument {name!r} (expected: query, sessionKey, limit)")
-    raw_query = arguments.get("query")
-    if raw_query is not None and not isinstance(raw_query, str):
-        raise ToolInputError("query must be a string")
-    query = js_trim(raw_query or "")
+        values.setdefault(canonical, value)
+    raw_query = values.get("query")
+    query = js_trim(raw_query) if isinstance(raw_query, str) else ""
     if not query:
         raise ToolInputError(EMPTY_QUERY_MESSAGE)
     if utf16_units(query) > MAX_QUERY_UNITS:
         raise ToolInputError(f"query must not exceed {MAX_QUERY_UNITS} characters")
-    limit = arguments.get("limit")
-    if limit is None:
-        limit = DEFAULT_LIMIT
-    elif (isinstance(limit, bool) or not isinstance(limit, (int, float))
-          or (isinstance(limit, float) and not limit.is_integer())
-          or not 1 <= limit <= MAX_LIMIT):
+    limit = read_limit(values.get("limit"))
+    session_key = values.get("sessionKey")
+    session_key = js_trim(session_key) if isinstance(session_key, str) else ""
+    return SearchArguments(query, limit, session_key or None)
+
+
+#: Each accepted argument spelling -> its name.
+ARGUMENT_SPELLINGS = {"query": "query", "sessionKey": "sessionKey", "session_key": "sessionKey",
+                      "limit": "limit"}
+
+
+def read_limit(value: Any) -> int:
+    """`limit`: a whole number 1..25 or a string of its digits; absent, null or blank: 10.
+
+    >>> read_limit(None), read_limit(" "), read_limit(3.0), read_limit("25")
+    (10, 10, 3, 25)
+    >>> read_limit(True)
+    Traceback (most recent call last):
+    ...
+    engine.tools.sessions_search.ToolInputError: limit must be a positive integer
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return DEFAULT_LIMIT
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not value.is_integer())
+            or not 1 <= value <= MAX_LIMIT):
         raise ToolInputError("limit must be a positive integer")
-    session_key = arguments.get("sessionKey")
-    if session_key is not None and not isinstance(session_key, str):
-        raise ToolInputError("sessionKey must be a string")
-    return SearchArguments(query, int(limit), session_key or None)
+    return int(value)
 
 
 @dataclass(frozen=True, slots=True)

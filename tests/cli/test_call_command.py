@@ -90,7 +90,7 @@ def test_serve_answers_bad_tool_requests_and_keeps_serving(session_search: Runne
         request(1, {"requester": requester, "arguments": {"query": ""}}),
         request(2, {"requester": {"sessionKey": 7}, "arguments": {"query": "cafe"}}),
         request(3, [1]),
-        request(4, {"requester": requester, "arguments": {"query": "cafe", "limit": "2"}}),
+        request(4, {"requester": requester, "arguments": {"query": "cafe", "limit": "two"}}),
         request(5, {"requester": requester, "arguments": {"query": "\udc80" * 5000}}),
         request(6, {"requester": requester, "arguments": {"query": "cafe", "limit": 1}}),
     ]
