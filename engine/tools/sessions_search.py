@@ -60,7 +60,7 @@ from engine.access.visibility import (
 )
 from engine.analysis.collation import locale_compare_key
 from engine.backends.protocol import Backend, Interruptible, Refreshable
-from engine.errors import InputError
+from engine.errors import EngineError, InputError
 from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_agent_id
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
@@ -165,6 +165,7 @@ class SearchCandidate:
     agent_id: str
     authorized: bool = False
     row: SessionRow | None = None
+    expected_session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +247,11 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
         context.agent_id if raw == "current" or given not in RESERVED_SESSION_KEYS
         else partition_of(given, context.agent_id))
     searched = kernel_key(given, target_agent)
+    grant = next((grant for grant in context.grants if grant.session_key in (given, searched)),
+                 None)
+    if grant is not None:
+        return SearchCandidate(given, searched, call_agent(searched, target_agent),
+                               authorized=True, expected_session_id=grant.expected_session_id)
     entry = sessions.get(searched)
     decision = _target_access(context, given, target_agent, entry)
     if not decision.allowed:
@@ -405,6 +411,9 @@ def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _
     gathered = _Gathered()
     for call in plan.calls:
         check(cancellation)
+        for candidate in call.candidates:
+            if candidate.expected_session_id is not None:
+                check_grant(store, candidate)
         result = store.search(call.request)
         gathered.indexing = gathered.indexing or result.indexing
         gathered.truncated = gathered.truncated or result.truncated
@@ -421,6 +430,20 @@ def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _
             if shaped is not None:
                 gathered.hits.append(shaped)
     return gathered
+
+
+class SessionChanged(EngineError):
+    """A scoped grant's session moved on to another window before the search ran."""
+
+
+def check_grant(store: Backend, candidate: SearchCandidate) -> None:
+    """Refuse to search a granted session whose current window is no longer the granted
+    one (OpenClaw: `Session "<key>" changed after access was granted.`)."""
+    windows = store.windows_of(candidate.kernel_key)
+    current = next((window.session_id for window in windows if window.current),
+                   windows[-1].session_id if windows else None)
+    if current != candidate.expected_session_id:
+        raise SessionChanged(f'Session "{candidate.kernel_key}" changed after access was granted.')
 
 
 def session_link_rule(base: str) -> str:
