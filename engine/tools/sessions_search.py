@@ -14,11 +14,12 @@ Steps of one call (`sessions_search`):
    `ToolInputError` with the product's message (the tool throws these upstream).
 2. With `sessionKey`: resolve it (`current` is the requester, of the requester's agent
    even when its key names none; `main` its agent's main session; a UUID or a string
-   that is no key is looked up as a sessionId), refuse an incognito target, and check
-   access (the row checker without ownership, then with the requester's ownership when
-   the store says the requester spawned it). A refusal is an answer,
-   `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched. Without
-   it: the roster's visible candidates (`engine.access.roster`).
+   that is no key is looked up as a sessionId), refuse an incognito target (by the key
+   given or the key searched: `main` is `agent:<agent>:main`), and check access (the
+   row checker without ownership, then with the requester's ownership when the store
+   says the requester spawned it). A refusal is an answer, `{"status": "forbidden" |
+   "error", "error": ...}`, and nothing is searched. Without it: the roster's visible
+   candidates (`engine.access.roster`), less any whose searched key is incognito.
 3. Group the candidates by agent (an agent-scoped key's own agent, an unscoped key's
    candidate agent: the store finds `global` in main's partition whichever agent asks),
    agents in ICU collation order, and ask the store once per chunk of at most 200 keys
@@ -196,6 +197,11 @@ def call_agent(key: str, agent_id: str) -> str:
     return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
 
 
+def incognito(key: str, sessions: dict[str, RosterEntry]) -> bool:
+    """Whether `key` names an incognito session, by its shape or by the store's flag."""
+    return is_incognito(key) or (key in sessions and sessions[key].incognito)
+
+
 def _explicit_target(arguments: SearchArguments, context: RequesterContext,
                      sessions: dict[str, RosterEntry],
                      window_keys: dict[str, str]) -> SearchCandidate | dict[str, str]:
@@ -214,12 +220,12 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
         given = found
     if given == "main":
         given = context.config.main_alias
-    if is_incognito(given) or (given in sessions and sessions[given].incognito):
-        return refusal("forbidden", f"Session not visible from session tools: {raw}")
     target_agent = key_agent(given) or (
         context.agent_id if raw == "current" or given not in RESERVED_SESSION_KEYS
         else partition_of(given, context.agent_id))
     searched = kernel_key(given, target_agent)
+    if incognito(given, sessions) or incognito(searched, sessions):
+        return refusal("forbidden", f"Session not visible from session tools: {raw}")
     entry = sessions.get(searched)
     decision = _target_access(context, given, target_agent, entry)
     if not decision.allowed:
@@ -262,8 +268,11 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
             return SearchPlan(checked, context, refusal=target)
         candidates = [target]
     else:
-        candidates = [_candidate(candidate, context) for candidate in
-                      visible_candidates(context, sessions)]
+        listed = [_candidate(candidate, context) for candidate in
+                  visible_candidates(context, sessions)]
+        # an alias candidate (`main`) is the session of its kernel key: never incognito
+        candidates = [candidate for candidate in listed
+                      if not incognito(candidate.kernel_key, sessions)]
     by_agent: dict[str, list[SearchCandidate]] = {}
     for candidate in candidates:
         by_agent.setdefault(candidate.agent_id, []).append(candidate)
