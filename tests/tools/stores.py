@@ -2,7 +2,8 @@
 
 Owns: `Session` (one session key, its ownership metadata and its messages), `build_store`
 (a fresh store of either backend holding exactly those sessions, written through the
-store's own transactions), `dirty` (a rewind that leaves a window needing reconcile, so
+store's own transactions), the `backend_name` and `make_store` fixtures (every test that
+uses them runs on both backends; the test folders' conftest files import them), `dirty` (a rewind that leaves a window needing reconcile, so
 searches report `indexing: true`) and `CountingStore` (a real store behind a thin
 delegating class that counts the kernel calls, and can hold a call until it is
 interrupted). Must not touch: the tool or the access rules (the tests assert on them).
@@ -12,12 +13,16 @@ Nothing here is a mock: every answer comes from the reference or SQLite backend.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.protocol import BackendTransaction, Interruptible, Refreshable
@@ -165,11 +170,32 @@ class CountingStore:
         return self.store.event_count(session_id)
 
 
-def each_backend(path: Path, sessions: Sequence[Session]) -> Iterator[tuple[str, PartitionedStore]]:
-    """Both backends' stores of `sessions`, one after the other, each closed after use."""
-    for backend in BACKENDS:
-        store = build_store(path / backend, backend, sessions)
-        try:
-            yield backend, store
-        finally:
-            store.close()
+def scratch_folder() -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder for a store built per generated example: in memory (`/dev/shm`)
+    when the machine has it, since a store's commits sync to disk ten times slower."""
+    memory = "/dev/shm"
+    usable = os.path.isdir(memory) and os.access(memory, os.W_OK)
+    return tempfile.TemporaryDirectory(prefix="session-search-", dir=memory if usable else None)
+
+
+StoreMaker = Callable[[Sequence[Session]], PartitionedStore]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def make_store(tmp_path: Path, backend_name: str) -> Iterator[StoreMaker]:
+    """Builds stores of the test's backend from `Session` values; closes them after."""
+    opened: list[PartitionedStore] = []
+
+    def make(sessions: Sequence[Session]) -> PartitionedStore:
+        store = build_store(tmp_path / f"store-{len(opened)}", backend_name, sessions)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()

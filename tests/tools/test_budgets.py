@@ -20,8 +20,7 @@ from engine.tools.budgets import (
     TIMEOUT_ADVICE, Cancellation, ReaderGate, SearchTimedOut, TimeBudgets, run_reader,
 )
 from engine.tools.sessions_search import sessions_search
-from tests.tools.conftest import StoreMaker
-from tests.tools.stores import CountingStore, session
+from tests.tools.stores import CountingStore, StoreMaker, session
 
 MAIN = "agent:main:main"
 ARGUMENTS = {"query": "text"}

@@ -22,8 +22,7 @@ from engine.tools.sessions_search import (
     EMPTY_QUERY_MESSAGE, INDEXING_WARNING, MAX_RESULT_BYTES, ToolInputError, plan_search,
     sessions_search,
 )
-from tests.tools.conftest import StoreMaker
-from tests.tools.stores import CountingStore, Message, Session, dirty, session
+from tests.tools.stores import CountingStore, Message, Session, StoreMaker, dirty, session
 
 MAIN = "agent:main:main"
 HIT_KEYS = ["sessionKey", "timestamp", "role", "snippet", "score", "sessionId", "messageId"]
@@ -257,6 +256,22 @@ def test_incognito_sessions_are_never_searched_or_returned(make_store: StoreMake
         assert answer == {"status": "forbidden",
                           "error": f"Session not visible from session tools: {target}"}
         assert counting.requests == []
+
+
+def test_the_main_alias_of_an_incognito_session_is_not_a_way_in(make_store: StoreMaker) -> None:
+    # `main` is searched as agent:main:main, whose window carries the incognito flag
+    store = make_store([session(MAIN, "matching secret", incognito=True),
+                        session("agent:main:other", "matching other")])
+    for requester in (Requester("main"), Requester(MAIN)):
+        assert searched(store, requester, {"query": "matching"}) == [
+            ("main", ["agent:main:other"])]
+    for requester in (Requester("main"), Requester(MAIN), Requester("global")):
+        for target in ("main", MAIN):
+            answer = sessions_search(store, requester, {"query": "matching", "sessionKey": target})
+            assert answer == {"status": "forbidden",
+                              "error": f"Session not visible from session tools: {target}"}
+    answer = sessions_search(store, Requester("main"), {"query": "matching", "sessionKey": "current"})
+    assert answer == {"status": "forbidden", "error": "Session not visible from session tools: current"}
 
 
 def test_another_agents_unscoped_session_is_not_a_candidate(make_store: StoreMaker) -> None:
