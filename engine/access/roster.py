@@ -19,7 +19,7 @@ The candidates, in OpenClaw 2026.9.6's order (`listVisibleSearchSessions`):
    main's partition);
 2. every agent-scoped session of every agent (archived ones too: the Gateway lists both),
    or, for a requester restricted to what it spawned, only the sessions whose
-   `spawned_by` is the requester;
+   `spawned_by` or `parent_session_key` is the requester;
 3. unless so restricted, the sessions of the requester's own agent whose key names no
    agent (`global`; `unknown` is never listed): unscoped keys come only from the
    requester's own agent, because another agent's `global` cannot be reopened by key;
@@ -53,6 +53,11 @@ class RosterEntry:
     kind: str = "chat"
     group: str | None = None
     title: str | None = None
+
+    def child_of(self, requester_key: str) -> bool:
+        """Whether `requester_key` spawned this session or is its parent (the Gateway's
+        `spawnedBy` filter matches either: `resolveSessionChildOwners`)."""
+        return requester_key in (self.spawned_by, self.parent_session_key)
 
     def row(self) -> SessionRow:
         """The row the visibility checker reads."""
@@ -101,7 +106,7 @@ def visible_candidates(context: RequesterContext,
     for entry in sessions.values():
         row = entry.row()
         if context.restricted_to_spawned:
-            if entry.spawned_by != context.key or not is_agent_scoped(entry.key):
+            if not entry.child_of(context.key) or not is_agent_scoped(entry.key):
                 continue
         elif not is_agent_scoped(entry.key):
             if entry.key != "global" or entry.agent_id != context.agent_id:
