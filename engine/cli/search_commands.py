@@ -402,7 +402,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve_parser = add_command(
         subparsers, "serve",
-        description="Answer JSON-RPC 2.0 requests (method sessions.search) read from "
+        description="Answer JSON-RPC 2.0 requests (methods sessions.search, chat.history, "
+        "sessions_history) read from "
         "standard input, one request per line, with one response line each on standard "
         "output, until the input ends. A line on standard error says when the server is "
         "ready. The protocol is docs/protocol.md.",

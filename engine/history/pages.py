@@ -70,6 +70,7 @@ class HistoryPage:
 
     `scope` is `current` (the current view) or `interval` (a retained row's closed
     interval); None when the page read no view (a missing anchor, a moved window).
+    `retained` says the window read is not the key's current one (`sessionId`).
     """
 
     session_key: str
@@ -83,10 +84,11 @@ class HistoryPage:
     older_cursor: str | None = None
     newer_cursor: str | None = None
     window_reset: bool = False
+    retained: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """`{"sessionKey", "sessionId", "messages", ...}`: the optional members only when
-        set (`nextOffset` only when `hasMore`)."""
+        set (`nextOffset` only when `hasMore`); `scope` and `retained` are not sent."""
         value: dict[str, Any] = {"sessionKey": self.session_key, "sessionId": self.session_id,
                                  "messages": list(self.messages)}
         for name, member in (("offset", self.offset), ("nextOffset", self.next_offset),
@@ -120,7 +122,7 @@ def read_history(source: HistorySource, request: HistoryRequest) -> HistoryPage:
     session_id = request.session_id if request.session_id is not None else current_id
     history = window_history(session_id, source.events(session_id))
     if request.message_id is not None:
-        return _anchored_page(request, history, budget)
+        return _anchored_page(request, history, budget, retained=session_id != current_id)
     return _offset_page(request, history, budget)
 
 
@@ -139,10 +141,11 @@ def _offset_page(request: HistoryRequest, history: WindowHistory, budget: int) -
         has_more=has_more, **_continuing_cursors(history, capped, total))
 
 
-def _anchored_page(request: HistoryRequest, history: WindowHistory, budget: int) -> HistoryPage:
+def _anchored_page(request: HistoryRequest, history: WindowHistory, budget: int, *,
+                   retained: bool) -> HistoryPage:
     located = history.locate(request.message_id or "")
     if located is None:
-        return HistoryPage(request.session_key, history.session_id, ())
+        return HistoryPage(request.session_key, history.session_id, (), retained=retained)
     scope = located.scope
     total = len(scope.rows)
     page_range = anchor_range(total, located.index, request.page_limit)
@@ -150,7 +153,7 @@ def _anchored_page(request: HistoryRequest, history: WindowHistory, budget: int)
     anchor_id = scope.rows[located.index].entry_id
     capped = gateway_cap_around_anchor(shown, anchor_id, budget)
     return HistoryPage(request.session_key, history.session_id, tuple(capped), scope.kind,
-                       total)
+                       total, retained=retained)
 
 
 def _cursor_page(source: HistorySource, request: HistoryRequest, cursor: HistoryCursor,
