@@ -122,10 +122,26 @@ def history_rows(path: Sequence[StoredEvent]) -> list[HistoryRow]:
         if not isinstance(event, dict):
             continue
         kind = row_kind(event)
-        entry_id = kinds.non_blank_string(event.get("id"))
-        if kind is not None and entry_id is not None:
-            rows.append(HistoryRow(position, stored, kind, kinds.js_trim(entry_id)))
+        if kind is None:
+            continue
+        entry_id = trimmed_id(event.get("id"))
+        if entry_id is not None:
+            rows.append(HistoryRow(position, stored, kind, entry_id))
     return rows
+
+
+def trimmed_id(value: object) -> str | None:
+    """An event id trimmed as JavaScript trims it; None when it is not a non-blank string.
+
+    >>> trimmed_id("m1"), trimmed_id(" m1\u3000"), trimmed_id("  "), trimmed_id(3)
+    ('m1', 'm1', None, None)
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    if value.isascii() and value[0] > " " and value[-1] > " ":
+        return value  # the common case: nothing to trim (every ASCII blank is <= " ")
+    trimmed = kinds.js_trim(value)
+    return trimmed or None
 
 
 def display_timestamp(stored: StoredEvent) -> int | float:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from engine.model import StoredEvent
 from engine.transcript import events as kinds
 from engine.transcript.tree import visible_events
-from engine.history.rows import HistoryRow, history_rows
+from engine.history.rows import HistoryRow, history_rows, trimmed_id
 
 #: The roles a reset keeps before it (selectResetKeptEntries, restricted to history).
 KEPT_ROLES = ("user", "assistant")
@@ -175,13 +175,11 @@ def closed_interval(rows: Sequence[HistoryRow], row: HistoryRow) -> HistoryScope
 def _first_kept_position(path: Sequence[StoredEvent], reset: HistoryRow, reset_at: int) -> int:
     """Where the kept rows start: `firstKeptEntryId`'s path position when it lies before
     the reset, else the reset itself (nothing kept)."""
-    wanted = kinds.non_blank_string(reset.stored.event.get("firstKeptEntryId"))
+    wanted = trimmed_id(reset.stored.event.get("firstKeptEntryId"))
     if wanted is None:
         return reset_at
-    wanted = kinds.js_trim(wanted)
     for position in range(reset_at - 1, -1, -1):
         event = path[position].event
-        entry_id = kinds.non_blank_string(event.get("id")) if isinstance(event, dict) else None
-        if entry_id is not None and kinds.js_trim(entry_id) == wanted:
+        if isinstance(event, dict) and trimmed_id(event.get("id")) == wanted:
             return position
     return reset_at
