@@ -28,8 +28,10 @@ A read, step by step:
    cursor's direction, cut to the budget from the far end (the row next to the anchor
    always stays), with `hasMore` and the cursors that continue from the page.
 
-Every page first replaces a single message larger than 128 KiB by its placeholder.
-The budget is `min(maxBytes, 6 MiB)`; a page exceeds it only when one row alone does.
+Every page leaves out the rows no page shows (`rows.is_hidden`: a user message without
+visible text; they keep their ordinals, and cursors step over them), then replaces a
+single message larger than 128 KiB by its placeholder. The budget is `min(maxBytes,
+6 MiB)`; a page exceeds it only when one row alone does.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from engine.history.byte_caps import (
 )
 from engine.history.cursor import NEWER, OLDER, HistoryCursor
 from engine.history.request import FOREIGN_SESSION_ID, HistoryRequest, HistoryRequestError
-from engine.history.rows import display_message
+from engine.history.rows import display_message, is_hidden
 from engine.history.source import HistorySource
 from engine.history.views import CURRENT, HistoryScope, WindowHistory, window_history
 from engine.history.window_math import (
@@ -138,13 +140,13 @@ def _offset_page(request: HistoryRequest, history: WindowHistory, budget: int) -
     return HistoryPage(
         request.session_key, history.session_id, tuple(capped), CURRENT, total,
         offset=request.offset, next_offset=following if has_more else None,
-        has_more=has_more, **_continuing_cursors(history, capped, total))
+        has_more=has_more, **_continuing_cursors(history, page_range, capped))
 
 
 def _anchored_page(request: HistoryRequest, history: WindowHistory, budget: int, *,
                    retained: bool) -> HistoryPage:
     located = history.locate(request.message_id or "")
-    if located is None:
+    if located is None or is_hidden(located.scope.rows[located.index]):
         return HistoryPage(request.session_key, history.session_id, (), retained=retained)
     scope = located.scope
     total = len(scope.rows)
@@ -173,7 +175,7 @@ def _cursor_page(source: HistorySource, request: HistoryRequest, cursor: History
         page_range = newer_range(total, anchor, request.page_limit)
     shown, _ = replace_oversized(_shown(view, page_range))
     capped = cap_from_edge(shown, budget, keep_newest=cursor.direction == OLDER)
-    cursors = _continuing_cursors(history, capped, total)
+    cursors = _continuing_cursors(history, page_range, capped)
     has_more = (cursors["older_cursor"] if cursor.direction == OLDER
                 else cursors["newer_cursor"]) is not None
     return HistoryPage(request.session_key, current_id, tuple(capped), CURRENT, total,
@@ -181,9 +183,10 @@ def _cursor_page(source: HistorySource, request: HistoryRequest, cursor: History
 
 
 def _shown(scope: HistoryScope, page_range: PageRange) -> list[dict[str, Any]]:
-    """The rows of `page_range` shown with their display ordinals."""
+    """The shown rows of `page_range` with their display ordinals (hidden rows left out)."""
     return [display_message(scope.rows[index], index + 1)
-            for index in range(page_range.start, page_range.end)]
+            for index in range(page_range.start, page_range.end)
+            if not is_hidden(scope.rows[index])]
 
 
 def _seqs(messages: list[dict[str, Any]]) -> list[int]:
@@ -195,16 +198,29 @@ def _reset_seq(history: WindowHistory) -> int:
     return history.latest_reset.stored.seq if history.latest_reset is not None else -1
 
 
-def _continuing_cursors(history: WindowHistory, page: list[dict[str, Any]],
-                        total: int) -> dict[str, str | None]:
-    """The cursors that continue from a page of the current view: `older` from its
-    oldest row when rows are older, `newer` from its newest when rows are newer."""
+def _continuing_cursors(history: WindowHistory, page_range: PageRange,
+                        page: list[dict[str, Any]]) -> dict[str, str | None]:
+    """The cursors that continue from a page of the current view: `older` from the oldest
+    row it covers when rows are older, `newer` from the newest when rows are newer.
+
+    A page covers its shown rows and the hidden rows of its range next to them (all of
+    its range when it shows none), so paging steps over hidden rows and never stops at
+    them; rows the byte cap dropped are not covered, so the next page reads them.
+    """
+    rows = history.current.rows
     seqs = _seqs(page)
-    older = newer = None
-    if seqs and seqs[0] > 1:
-        older = _cursor(history, OLDER, seqs[0] - 1)
-    if seqs and seqs[-1] < total:
-        newer = _cursor(history, NEWER, seqs[-1] - 1)
+    if seqs:
+        oldest, newest = seqs[0] - 1, seqs[-1] - 1
+        while oldest > page_range.start and is_hidden(rows[oldest - 1]):
+            oldest -= 1
+        while newest + 1 < page_range.end and is_hidden(rows[newest + 1]):
+            newest += 1
+    elif len(page_range):
+        oldest, newest = page_range.start, page_range.end - 1
+    else:
+        return {"older_cursor": None, "newer_cursor": None}
+    older = _cursor(history, OLDER, oldest) if oldest > 0 else None
+    newer = _cursor(history, NEWER, newest) if newest < len(rows) - 1 else None
     return {"older_cursor": older, "newer_cursor": newer}
 
 

@@ -15,6 +15,13 @@ The rule (behaviour.md §9.3, upstream `isVisibleHistoryNonMessageEvent`):
 * nothing else is (leaf controls are never on the path; `model_change`, `custom`,
   `branch_summary`, ... are not shown).
 
+A row keeps its place (its ordinal, and `totalMessages` counts it) even when a page does
+not show it: a **user message without visible text** (its `content`, else `text`, is a
+string that trims to nothing, an empty list, or a list of `text` blocks that are all
+blank) is left out of every page, as OpenClaw's display projection hides it
+(`shouldHideProjectedHistoryMessage`, checked against the real OpenClaw); an empty
+assistant message is shown. Anchoring on a hidden message gives an empty page.
+
 A message row is shown as its stored `message` object, unchanged, with `timestamp` and
 `__openclaw` added (upstream's shape, checked against the real OpenClaw):
 ``{"role", "content", ..., "timestamp", "__openclaw": {..., "id", "seq"}}``. The time is
@@ -142,6 +149,32 @@ def trimmed_id(value: object) -> str | None:
         return value  # the common case: nothing to trim (every ASCII blank is <= " ")
     trimmed = kinds.js_trim(value)
     return trimmed or None
+
+
+def is_hidden(row: HistoryRow) -> bool:
+    """True for a row no page shows: a user message without visible text.
+
+    >>> from engine.model import StoredEvent
+    >>> def user(content):
+    ...     event = {"type": "message", "id": "u", "message": {"role": "user", "content": content}}
+    ...     return HistoryRow(0, StoredEvent("s", 0, event), "message", "u")
+    >>> [is_hidden(user(c)) for c in ("  ", [], [{"type": "text", "text": " "}], "hi",
+    ...                                [{"type": "image"}])]
+    [True, True, True, False, False]
+    """
+    if row.role != "user":
+        return False
+    message = row.stored.event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is None and isinstance(message, dict):
+        content = message.get("text")
+    if isinstance(content, str):
+        return kinds.is_blank(content)
+    if not isinstance(content, list):
+        return False
+    return all(isinstance(block, dict) and block.get("type") == "text"
+               and isinstance(block.get("text"), str) and kinds.is_blank(block["text"])
+               for block in content)
 
 
 def display_timestamp(stored: StoredEvent) -> int | float:

@@ -70,7 +70,7 @@ def follow(store, page: HistoryPage, direction: str, limit: int, max_bytes: int 
     while cursor is not None:
         page = read_history(store, HistoryRequest(KEY, cursor=cursor, limit=limit,
                                                   max_bytes=max_bytes))
-        assert not page.window_reset and page.messages
+        assert not page.window_reset
         pages.append(page)
         cursor = page.older_cursor if direction == "older" else page.newer_cursor
         assert page.has_more == (cursor is not None)
@@ -169,3 +169,24 @@ def test_anchored_pages_carry_no_cursor_or_offset(store) -> None:
     ten(store)
     page = read_history(store, HistoryRequest(KEY, message_id="m5", limit=3)).to_json()
     assert set(page) == {"sessionKey", "sessionId", "messages", "totalMessages"}
+
+
+def test_blank_user_messages_keep_their_place_and_cursors_step_over_them(store) -> None:
+    transcript = Transcript("w", KEY)
+    transcript.message("m0", "user", "first")
+    for index in range(1, 4):
+        transcript.message(f"blank{index}", "user", ("", "   ", "\u3000")[index - 1])
+    transcript.message("empty-answer", "assistant", "")
+    transcript.message("m5", "user", "last")
+    write(store, transcript)
+    tail = read_history(store, HistoryRequest(KEY))
+    assert ids(tail) == ["m0", "empty-answer", "m5"] and tail.total_messages == 6
+    assert [message["__openclaw"]["seq"] for message in tail.messages] == [1, 5, 6]
+    one = read_history(store, HistoryRequest(KEY, limit=1, offset=1))
+    assert ids(one) == ["empty-answer"]
+    seen = ids(one)
+    pages = follow(store, one, "older", 1)
+    for page in pages:
+        seen = ids(page) + seen
+    assert seen == ["m0", "empty-answer"] and len(pages) == 4  # three hidden rows, then m0
+    assert read_history(store, HistoryRequest(KEY, message_id="blank2")).messages == ()

@@ -1,15 +1,17 @@
 """Properties of history pages over random transcripts, on both backends at once.
 
 Random keys hold one to three windows (physical resets: each rotation retains the
-window before it) whose events mix messages of every size (some larger than any
+window before it) whose events mix messages of every size (blank user messages too,
+which no page shows) (some larger than any
 budget, some over the 128 KiB single-message limit), tool results, logical resets (with
 and without `firstKeptEntryId`), compactions, displayed and hidden custom messages,
 other entries and rewinds. For each, with a random `limit` and `maxBytes`:
 
-* following `older` cursors from the tail visits every row of the current view exactly
-  once, in order, and so does following `nextOffset`;
-* an anchored read of any row of any window's active path contains the anchor (in its
-  view or closed interval), and an id off the path gives an empty page;
+* following `older` cursors from the tail visits every shown row of the current view
+  exactly once, in order (every row but the hidden ones: user messages without visible
+  text), and so does following `nextOffset`;
+* an anchored read of any shown row of any window's active path contains the anchor (in
+  its view or closed interval); a hidden row and an id off the path give an empty page;
 * no page exceeds its byte budget unless it holds a single row (the lone-anchor case);
 * the reference and SQLite backends return identical pages for every request.
 
@@ -33,6 +35,7 @@ from engine.history.byte_caps import GATEWAY_MAX_BYTES
 from engine.history.json_size import json_bytes
 from engine.history.pages import HistoryPage, read_history
 from engine.history.request import HistoryRequest
+from engine.history.rows import is_hidden
 from engine.history.views import window_history
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
 
@@ -46,7 +49,7 @@ HISTORY_SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-OPERATIONS = ("message", "message", "message", "message", "tool", "large", "reset",
+OPERATIONS = ("message", "message", "message", "message", "blank", "tool", "large", "reset",
               "compaction", "custom", "hidden", "other", "rewind")
 LARGE_SIZES = (1500, 3000, 6000, 140_000)
 
@@ -74,6 +77,8 @@ def cases(draw: st.DrawFn) -> Case:
             if operation == "message":
                 role = draw(st.sampled_from(("user", "assistant")))
                 transcript.message(entry_id, role, "x" * draw(st.integers(0, 300)))
+            elif operation == "blank":
+                transcript.message(entry_id, "user", draw(st.sampled_from(("", "  ", "\u3000"))))
             elif operation == "tool":
                 transcript.message(entry_id, "toolResult", "tool output")
             elif operation == "large":
@@ -121,14 +126,15 @@ def check_one_store(store: Any, case: Case) -> list[dict[str, Any]]:
         return page
 
     current = case.transcripts[-1].session_id
-    view = [row.entry_id for row in window_history(current, store.events(current)).current.rows]
+    view = [row.entry_id for row in window_history(current, store.events(current)).current.rows
+            if not is_hidden(row)]
     # older cursors from the tail
     page = read(HistoryRequest(KEY, limit=limit, max_bytes=max_bytes))
     seen = ids(page)
     while page.older_cursor is not None:
-        page = read(HistoryRequest(KEY, cursor=page.older_cursor, limit=limit,
-                                   max_bytes=max_bytes))
-        assert not page.window_reset and page.messages
+        cursor = page.older_cursor
+        page = read(HistoryRequest(KEY, cursor=cursor, limit=limit, max_bytes=max_bytes))
+        assert not page.window_reset and page.older_cursor != cursor
         seen = ids(page) + seen
     assert seen == view
     # offsets from the tail
@@ -144,7 +150,7 @@ def check_one_store(store: Any, case: Case) -> list[dict[str, Any]]:
     # anchors on and off every window's active path
     for transcript in case.transcripts:
         history = window_history(transcript.session_id, store.events(transcript.session_id))
-        rows = {row.entry_id for row in history.rows}
+        rows = {row.entry_id for row in history.rows if not is_hidden(row)}
         for event in transcript.events:
             anchored = read(HistoryRequest(KEY, message_id=event["id"], limit=limit,
                                            session_id=transcript.session_id,
