@@ -12,9 +12,10 @@ requesterSessionKey?}`. Result: the tool's answer, `{sessionKey, messages, trunc
 droppedMessages, contentTruncated, contentRedacted, bytes, ...}`, or `{status, error}`
 for a key the requester may not read or that the store does not hold.
 
-The seam, for now: `requester_access` returns None (no checker), so every key is
-visible, whatever `requesterSessionKey` says. Wiring `engine.access`'s row checker means
-making `requester_access` return it for the requester; nothing else here changes.
+The seam: `requester_access` gives, for a request naming `requesterSessionKey`, the row
+checker `sessions_search` uses for an explicit target (`engine.tools.history_access`)
+under the server's tool configuration; a request without a requester reads any session
+(a trusted local caller, as `session-search history` is).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from engine.history.request import HistoryRequestError, ToolHistoryRequest
 from engine.history.tool import HistoryAccess, sessions_history
+from engine.access.visibility import Requester
 from engine.rpc.history_method import transcript_reader
+from engine.tools.history_access import RequesterHistoryAccess
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext
@@ -33,12 +36,13 @@ REQUESTER_PARAM = "requesterSessionKey"
 
 
 def requester_access(context: RpcContext, requester_session_key: str | None) -> HistoryAccess | None:
-    """SEAM(engine.access): the visibility checker for this requester, or None.
-
-    No checker exists yet: every key is visible. `engine.access` plugs in here.
-    """
-    del context, requester_session_key
-    return None
+    """The visibility checker for this requester, or None when the request names none."""
+    if requester_session_key is None:
+        return None
+    if not requester_session_key.strip():
+        raise HistoryRequestError(f"{REQUESTER_PARAM} must be a non-empty string")
+    return RequesterHistoryAccess.of(transcript_reader(context, SESSIONS_HISTORY_METHOD),
+                                     Requester(requester_session_key), context.tool_config)
 
 
 def sessions_history_call(context: RpcContext, params: Any) -> dict[str, Any]:

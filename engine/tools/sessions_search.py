@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.access.roster import Candidate, RosterEntry, roster, visible_candidates
+from engine.access.targets import target_access
 from engine.access.session_keys import is_agent_scoped, is_incognito, key_agent, key_rest
 from engine.access.session_keys import names_a_session_id
 from engine.access.tool_config import ToolConfig
@@ -278,32 +279,10 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
         return SearchCandidate(given, searched, call_agent(searched, target_agent),
                                authorized=True, expected_session_id=grant.expected_session_id)
     entry = sessions.get(searched)
-    decision = _target_access(context, given, target_agent, entry)
+    decision = target_access(context, given, target_agent, entry)
     if not decision.allowed:
         return refusal("forbidden", denial_message(decision, "search", given))
     return SearchCandidate(given, searched, call_agent(searched, target_agent), authorized=True)
-
-
-def _target_access(context: RequesterContext, key: str, target_agent: str,
-                   entry: RosterEntry | None) -> Decision:
-    """OpenClaw's access check of an explicit target: the row checker on the bare key,
-    then, if only ownership would allow it, whether the store records the requester as
-    its spawner (or the target is the requester's own session)."""
-    authorization_key = (f"agent:{target_agent}:{key}"
-                         if target_agent != context.agent_id and not is_agent_scoped(key)
-                         else key)
-    row = SessionRow(authorization_key, target_agent)
-    initial = check_row(context, row, default_agent=target_agent)
-    if initial.allowed:
-        return initial
-    as_owned = check_row(context, SessionRow(authorization_key, target_agent,
-                                             spawned_by=context.key),
-                         default_agent=target_agent)
-    if not as_owned.allowed:
-        return initial
-    own = key == context.key and target_agent == context.agent_id
-    spawned = entry is not None and entry.child_of(context.key)
-    return as_owned if own or spawned else initial
 
 
 def plan_search(store: Backend, requester: Requester, arguments: Any,
