@@ -127,7 +127,9 @@ def read_arguments(arguments: Any) -> SearchArguments:
     session_key = arguments.get("sessionKey")
     if session_key is not None and not isinstance(session_key, str):
         raise ToolInputError("sessionKey must be a string")
-    return SearchArguments(query, int(limit), session_key or None)
+    # a blank sessionKey is no target (OpenClaw reads it as absent): search every visible one
+    return SearchArguments(query, int(limit),
+                           session_key if session_key and js_trim(session_key) else None)
 
 
 @dataclass(frozen=True, slots=True)
