@@ -215,7 +215,7 @@ def check_truncation(world: World, store: Any, limited: dict[str, Any],
         assert {store.window(hit["sessionId"]).session_key for hit in whole} == expected
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_answers_are_visible_bounded_and_the_same_on_both_backends(world: World) -> None:
     check_world(world)
@@ -233,7 +233,7 @@ def test_the_generator_reaches_every_outcome() -> None:
     bytes, long excerpts and denied sessions (a fixed seed keeps this deterministic)."""
     seen: set[str] = set()
 
-    @settings(max_examples=50, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])
     @given(worlds())
     def survey(world: World) -> None:
