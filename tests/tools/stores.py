@@ -187,15 +187,19 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_store(tmp_path: Path, backend_name: str) -> Iterator[StoreMaker]:
-    """Builds stores of the test's backend from `Session` values; closes them after."""
+def make_store(backend_name: str) -> Iterator[StoreMaker]:
+    """Builds stores of the test's backend from `Session` values (in a scratch folder);
+    closes and removes them after the test."""
     opened: list[PartitionedStore] = []
+    with scratch_folder() as folder:
 
-    def make(sessions: Sequence[Session]) -> PartitionedStore:
-        store = build_store(tmp_path / f"store-{len(opened)}", backend_name, sessions)
-        opened.append(store)
-        return store
+        def make(sessions: Sequence[Session]) -> PartitionedStore:
+            store = build_store(Path(folder) / f"store-{len(opened)}", backend_name, sessions)
+            opened.append(store)
+            return store
 
-    yield make
-    for store in opened:
-        store.close()
+        try:
+            yield make
+        finally:
+            for store in opened:
+                store.close()

@@ -192,6 +192,7 @@ def test_the_empty_query_message_keeps_the_retry_advice() -> None:
     ({"query": "x" * 4096, "limit": 25}, "x" * 4096, 25),
     ({"query": "\U0001d400" * 2048, "limit": 25.0}, "\U0001d400" * 2048, 25),
     ({"query": "loan", "limit": 1, "sessionKey": ""}, "loan", 1),
+    ({"query": "loan", "sessionKey": " \t "}, "loan", 10),
 ])
 def test_good_arguments_reach_the_kernel_trimmed_with_limit_25(
         make_store: StoreMaker, arguments: dict[str, Any], query: str, limit: int) -> None:
@@ -362,6 +363,34 @@ def test_requester_owned_children_of_another_agent_stay_reachable(make_store: St
             ("main", [MAIN]), ("work", children)]
     assert searched(store, Requester(MAIN), {"query": "text"}, ToolConfig(visibility="agent")) == [
         ("main", [MAIN])]
+
+
+def test_keys_go_to_their_agents_in_icu_order_in_chunks_of_200(make_store: StoreMaker) -> None:
+    many = [session(f"agent:main:s{number:03d}", "text") for number in range(201)]
+    store = make_store(many + [session("agent:Zed:main", "text"), session("agent:alpha:main", "text")])
+    calls = searched(store, Requester(MAIN), {"query": "text"})
+    assert [(agent, len(keys)) for agent, keys in calls] == [
+        ("alpha", 1), ("main", 200), ("main", 2), ("Zed", 1)]  # ICU: alpha < main < Zed
+    assert calls[1][1] + calls[2][1] == sorted(
+        [f"agent:main:s{number:03d}" for number in range(201)] + [MAIN])
+    answer = sessions_search(store, Requester(MAIN), {"query": "text", "limit": 25})
+    assert len(answer["results"]) == 25 and answer["truncated"] is True
+
+
+def test_hits_merge_by_score_then_newest_then_key_and_message_in_icu_order(
+        make_store: StoreMaker) -> None:
+    # the same text in sessions of one partition scores the same
+    store = make_store([
+        Session("agent:main:B", (Message("text", timestamp=5, message_id="b"),)),
+        Session("agent:main:a", (Message("text", timestamp=5, message_id="a"),)),
+        Session("agent:main:c", (Message("text", timestamp=9, message_id="Z"),
+                                 Message("text", timestamp=9, message_id="y"))),
+        session(MAIN, "other"),
+    ])
+    answer = sessions_search(store, Requester(MAIN), {"query": "text"})
+    assert len({hit["score"] for hit in answer["results"]}) == 1
+    assert [(hit["sessionKey"], hit["messageId"]) for hit in answer["results"]] == [
+        ("agent:main:c", "y"), ("agent:main:c", "Z"), ("agent:main:a", "a"), ("agent:main:B", "b")]
 
 
 # ----- excerpts, counts and bytes ---------------------------------------------------------
