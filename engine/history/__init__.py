@@ -14,7 +14,6 @@ Map of the package (each module owns one concept):
                      of retained rows, where an anchor lies;
 * `window_math.py` — which rows a page holds: anchored windows, offsets, cursor pages,
                      the next offset;
-* `json_size.py`   — sizes as JavaScript's `JSON.stringify` writes them;
 * `byte_caps.py`   — the Gateway's and the tool's byte budgets and placeholders;
 * `sanitize.py`    — the tool's per-text truncation and tool-message stripping;
 * `cursor.py`      — directional `older` / `newer` cursors and their opaque text;
@@ -24,7 +23,7 @@ Map of the package (each module owns one concept):
 * `tool.py`        — `sessions_history`: the agent tool's answer, with the visibility
                      seam (`HistoryAccess`).
 
-Import direction: `rows` ← `views`; `json_size` ← `byte_caps` ← `request`; `window_math`,
+Import direction: `rows` ← `views`; `byte_caps` ← `request`; `window_math`,
 `cursor` stand alone; `pages` uses them all; `tool` uses `pages`. The layer rule
 (`tests/test_layers.py`): history imports only `transcript`, `model`, `errors`,
 `config`, `analysis`, `codec` and `directory`. This `__init__` re-exports nothing.

@@ -3,7 +3,7 @@
 Owns: how a page of shown rows is cut to a byte budget (behaviour.md §9.5), as pure
 functions over lists of shown messages, and the two oversized-message placeholders.
 Must not touch: which rows a page holds before the cap (`window_math.py`), per-text
-truncation (`sanitize.py`) or storage. Sizes are `json_size.json_bytes`: the UTF-8
+truncation (`sanitize.py`) or storage. Sizes are `engine.analysis.js_json.js_json_bytes`: the UTF-8
 bytes of `JSON.stringify`, as OpenClaw measures.
 
 The Gateway (`chat.history`), with budget `B = min(maxBytes, 6 MiB)` (`maxBytes` at
@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.history.json_size import json_bytes
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.rows import METADATA
 
 #: The Gateway's largest page (`DEFAULT_MAX_CHAT_HISTORY_MESSAGES_BYTES`).

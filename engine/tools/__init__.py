@@ -5,7 +5,10 @@ answers within the product's count, excerpt, byte and time bounds. Modules:
 
 * `sessions_search`: arguments, targets, kernel calls, hit shape, order and budgets;
 * `budgets`: the 90 s request and 60 s reader budgets and the reader's admission;
-* `json_size`: JavaScript's `JSON.stringify`, on which the byte budget is measured.
+* `history_access`: the same visibility for `sessions_history` (history's seam).
+
+Both tools measure byte budgets with `engine.analysis.js_json` (JavaScript's
+`JSON.stringify`), which history shares from below.
 
 Must not touch: visibility rules (`engine.access`) and any backend's internals (a tool
 calls the typed store capabilities only, so every backend answers alike).

@@ -67,7 +67,7 @@ from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
-from engine.tools.json_size import js_json_bytes
+from engine.analysis.js_json import js_json_bytes
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25

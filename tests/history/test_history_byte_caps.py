@@ -16,7 +16,7 @@ from engine.history.byte_caps import (
     TOOL_MAX_BYTES,
     TOOL_PLACEHOLDER_TEXT,
 )
-from engine.history.json_size import json_bytes
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
 from engine.history.sanitize import TRUNCATION_MARKER

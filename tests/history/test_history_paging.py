@@ -11,7 +11,7 @@ import pytest
 
 from engine.errors import InputError
 from engine.history.cursor import HistoryCursor
-from engine.history.json_size import json_bytes
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.pages import HistoryPage, read_history
 from engine.history.request import HistoryRequest
 from engine.model import SessionWindow

@@ -292,7 +292,7 @@ def _shared_metadata_only(message: Any) -> Any:
 def _without_extra_metadata(ours: dict[str, Any], theirs: dict[str, Any]):
     """Their messages with only the shared metadata, and their `bytes` less what the
     extra metadata weighed (so the byte counts still have to agree)."""
-    from engine.history.json_size import json_bytes
+    from engine.analysis.js_json import js_json_bytes as json_bytes
 
     if "messages" not in theirs:
         return ours, theirs

@@ -37,7 +37,7 @@ from engine.access.tool_config import ToolConfig
 from engine.access.visibility import Requester, RequesterContext, SessionRow, check_row, resolve_requester
 from engine.model import owner_agent_id
 from engine.results.bounds import utf16_length
-from engine.tools.json_size import js_json_bytes
+from engine.analysis.js_json import js_json_bytes
 from engine.tools.sessions_search import MAX_RESULT_BYTES, kernel_key, sessions_search
 from tests.tools.stores import BACKENDS, Message, Session, build_store, scratch_folder
 
@@ -255,7 +255,7 @@ def test_the_generator_reaches_every_outcome() -> None:
                     seen.add("truncated")
                 if any(utf16_length(hit["snippet"]) == 301 for hit in answer["results"]):
                     seen.add("long excerpt")
-                if js_json_bytes(answer["results"]) > MAX_RESULT_BYTES // 2:
+                if js_json_bytes(answer["results"]) > MAX_RESULT_BYTES // 4:
                     seen.add("large answer")
                 if answer["results"]:
                     seen.add("results")

@@ -1,4 +1,4 @@
-"""`js_json` and `js_number` (engine/tools/json_size.py) against Node's `JSON.stringify`.
+"""`js_json` and `js_number` (engine/analysis/js_json.py) against Node's `JSON.stringify`.
 
 The byte budget is measured on JavaScript's text, so the differential oracle is the real
 thing: a Node process (the OpenClaw oracle's Node from the cache, else a `node` on the
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.tools.json_size import js_json, js_json_bytes, js_number, js_string
+from engine.analysis.js_json import js_json, js_json_bytes, js_number, js_string
 from tests.oracles.openclaw.installation import (
     InstallationError, cache_root, ensure_installed, install_folder, installation_in,
 )

@@ -1,8 +1,9 @@
 """JavaScript's `JSON.stringify`, for measuring what a tool's answer weighs.
 
 Owns: `js_json` (the text JavaScript's `JSON.stringify` makes of a JSON value) and
-`js_json_bytes` (its UTF-8 length). The agent tool's 32 KiB results budget is measured on
-that text, so the numbers must be written as JavaScript writes them (`1.375e-6` is
+`js_json_bytes` (its UTF-8 length). The agent tool's 32 KiB results budget and every
+history byte budget (6 MiB, `maxBytes`, the tool's 80 KiB) are measured on that text, so
+it sits here, below both (text measured in JavaScript's terms, beside `utf16`), so the numbers must be written as JavaScript writes them (`1.375e-6` is
 `0.000001375`, `1e21` is `1e+21`, `3.0` is `3`), a lone surrogate as its `\\uXXXX`
 escape (well-formed `JSON.stringify`) and an object's keys in JavaScript's property order
 (array indices first). Must not touch: what is measured or the limits.
