@@ -28,9 +28,8 @@ marked `comparable`: a query workload times its prepared statements (`PreparedSe
 and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
 bare write path into a fresh database and checks the same counts.
 
-The history workloads measure a feature the engine has not built yet
-(`sessions_history`): they raise `FeatureNotBuilt`, and the report leaves their rows out
-until the feature exists, when they start measuring with no change here.
+A workload a backend cannot run at all (history reads of a backend without a transcript
+reader) raises `FeatureNotBuilt`, and the report leaves its rows out.
 """
 
 from __future__ import annotations
@@ -52,6 +51,7 @@ from engine.bench.adapters import (
     CapabilityMissing,
     agent_sessions_search,
     backend_method,
+    history_page,
     finish_indexing,
 )
 from engine.bench.comparators import Comparator, ComparatorStore
@@ -448,7 +448,6 @@ class HistoryWorkload:
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         backend = _prepared(target)
-        history = backend_method(backend, "history", "history reads")
         long_session = target.manifest["longSession"]
         arguments: dict[str, Any] = {"session_key": long_session["sessionKey"], "limit": self.limit}
         if self.anchored:
@@ -457,9 +456,9 @@ class HistoryWorkload:
         samples = []
         for _ in range(self.repeats):
             started = time.perf_counter()
-            page = history(**arguments)
+            page = history_page(backend, **arguments)
             elapsed = time.perf_counter() - started
-            messages = page["messages"] if isinstance(page, dict) else page.messages
+            messages = page.messages
             if not 1 <= len(messages) <= self.limit:
                 raise WorkloadFailed(f"{self.name}: expected 1..{self.limit} messages, got "
                                      f"{len(messages)}")
