@@ -26,6 +26,7 @@ from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import SearchBackend
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
 from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
+from engine.rpc.ui_method import UI_SEARCH_METHOD, ui_search_method
 from engine.tools.budgets import ReaderGate, TimeBudgets
 
 
@@ -73,4 +74,6 @@ METHODS: Mapping[str, Method] = method_table(
            "the store-level search of behaviour.md §5; the result is the kernel result"),
     Method(TOOL_METHOD, sessions_search_tool,
            "the sessions_search agent tool for one requester (visibility, bounds, budgets)"),
+    Method(UI_SEARCH_METHOD, ui_search_method,
+           "the Control UI's command palette search: titles, then messages, in its scope"),
 )
