@@ -1,7 +1,8 @@
 """The only place where the benchmark harness calls engine APIs beyond `Backend`.
 
 Owns: opening a store for a backend, importing a corpus into it, and looking up the
-optional capabilities some workloads need (history reads, the agent tool, reconcile).
+optional capabilities some workloads need (history reads, the agent tool, the palette
+search, reconcile).
 Must not touch: timing, statistics, or any backend's internals.
 
 Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
@@ -123,6 +124,18 @@ def agent_sessions_search(backend: Backend, query: str, limit: int,
     return sessions_search(backend, Requester("agent:main:main"),
                            {"query": query, "limit": limit},
                            config=ToolConfig(visibility=visibility))
+
+
+def palette_ui_search(backend: Backend, query: str) -> dict[str, Any]:
+    """Run the Control UI's command palette search (`ui_search`) for `query`, with the
+    default configuration (no agents listed: every agent's sessions are in scope)."""
+    from engine.backends.protocol import TranscriptReader
+    from engine.tools.ui_search import ui_search
+
+    if not isinstance(backend, TranscriptReader):
+        raise CapabilityMissing(f"the palette search: backend {backend.name!r} cannot list "
+                                "its sessions (no TranscriptReader)")
+    return ui_search(backend, query)
 
 
 def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:
