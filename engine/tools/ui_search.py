@@ -18,9 +18,11 @@ Steps of one call (`ui_search`):
 2. The scope: every session of the store the palette covers (`palette_scope`), however
    many: no roster page bounds the search.
 3. Metadata matches: a session whose title matches (`title_match`) or whose key or
-   sessionId (of any of its windows) contains the query literally. Order: newest current
-   window first (`createdAt` descending, sessions without one last), then the key in ICU
-   collation order; the first `limit` are kept.
+   sessionId (of any of its windows) contains the query literally. Order: title matches
+   before identifier-only matches (a short query such as `main` occurs in many keys, and
+   the title is what the palette shows), then newest current window first (`createdAt`
+   descending, sessions without one last), then the key in ICU collation order; the
+   first `limit` are kept.
 4. Transcript matches: the scope's sessions grouped by the agent whose partition holds
    them, agents in ICU order, one kernel call per chunk of at most 200 keys, each with
    `match: "prefix"` and the request's `limit` (§6's scope path). Hits on a session not in
@@ -162,10 +164,12 @@ def session_row(session: PaletteSession) -> dict[str, Any]:
     }
 
 
-def newest_first(session: PaletteSession) -> tuple[bool, float, bytes]:
-    """Step 3's order: newest current window first, undated last, then key (ICU)."""
+def metadata_order(session: PaletteSession, how: str) -> tuple[bool, bool, float, bytes]:
+    """Step 3's order: title matches first, then newest current window first (undated
+    last), then key (ICU)."""
     created = session.created_at
-    return (created is None, -(created or 0.0), locale_compare_key(session.entry.key))
+    return (how != "title", created is None, -(created or 0.0),
+            locale_compare_key(session.entry.key))
 
 
 def metadata_matches(scope: PaletteScope, query: TitleQuery) -> list[tuple[PaletteSession, str]]:
@@ -177,7 +181,7 @@ def metadata_matches(scope: PaletteScope, query: TitleQuery) -> list[tuple[Palet
             matched.append((session, "title"))
         elif identifier_matches(query, (session.entry.key, *session.session_ids)):
             matched.append((session, "identifier"))
-    return sorted(matched, key=lambda pair: newest_first(pair[0]))
+    return sorted(matched, key=lambda pair: metadata_order(*pair))
 
 
 @dataclass(frozen=True, slots=True)

@@ -388,13 +388,15 @@ def test_the_notice_texts_are_the_palettes() -> None:
     assert UNAVAILABLE_NOTICE == "Transcript search unavailable — showing chat titles and metadata"
 
 
-def test_metadata_order_is_newest_first_then_key(store: PartitionedStore) -> None:
+def test_metadata_order_is_titles_first_then_newest_then_key(store: PartitionedStore) -> None:
     put(store, "agent:main:b", title="Orbit b", minute=5)
     put(store, "agent:main:a", title="Orbit a", minute=5)
     put(store, "agent:main:c", title="Orbit c", minute=9)
+    put(store, "agent:main:orbit-log", title="Flight log", minute=20)  # by its key only
     with store.transaction() as transaction:
         transaction.put_window(SessionWindow("undated", "agent:main:0", title="Orbit undated"))
     scope = palette_scope(store, ToolConfig())
-    assert [session.entry.key for session, _ in metadata_matches(
+    assert [(session.entry.key, how) for session, how in metadata_matches(
         scope, TitleQuery.parse("orbit"))] == [
-        "agent:main:c", "agent:main:a", "agent:main:b", "agent:main:0"]
+        ("agent:main:c", "title"), ("agent:main:a", "title"), ("agent:main:b", "title"),
+        ("agent:main:0", "title"), ("agent:main:orbit-log", "identifier")]
