@@ -18,6 +18,7 @@ import json
 from dataclasses import replace
 
 from engine.access.tool_config import ToolConfig
+from engine.access.visibility import ScopedGrant
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
 from engine.cli.output import print_json
@@ -41,6 +42,21 @@ def with_link_base(config: ToolConfig, base: str | None) -> ToolConfig:
     return replace(config, session_link_base=base)
 
 
+def parse_grants(values: list[str]) -> tuple[ScopedGrant, ...]:
+    """`--grant KEY=SESSION_ID` values as grants (the last `=` separates: keys hold `:`).
+
+    >>> parse_grants(["agent:main:main=w1"])
+    (ScopedGrant(session_key='agent:main:main', expected_session_id='w1'),)
+    """
+    grants = []
+    for value in values:
+        key, separator, session_id = value.rpartition("=")
+        if not separator or not key.strip() or not session_id.strip():
+            raise UsageError(f"--grant {value!r}: expected KEY=SESSION_ID")
+        grants.append(ScopedGrant(key.strip(), session_id.strip()))
+    return tuple(grants)
+
+
 def run_call(args: argparse.Namespace) -> int:
     """`session-search call`."""
     from engine.access.tool_config import load_tool_config
@@ -61,7 +77,7 @@ def run_call(args: argparse.Namespace) -> int:
     backend = open_store(args.store, "call")
     try:
         answer = sessions_search(backend, Requester(args.requester, args.sandboxed,
-                                                    args.agent_id),
+                                                    args.agent_id, parse_grants(args.grant)),
                                  arguments, config=config)
     finally:
         backend.close()
@@ -90,6 +106,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
     call.add_argument("--requester", required=True, metavar="KEY",
                       help="the session key the tool is called from")
+    call.add_argument("--grant", action="append", default=[], metavar="KEY=SESSION_ID",
+                      help="a scoped grant: the requester may read KEY while its current "
+                      "window is SESSION_ID (repeatable)")
     call.add_argument("--session-link-base", metavar="URL",
                       help="the Control UI's address: answers then carry a sessionLinkRule")
     call.add_argument("--sandboxed", action="store_true",

@@ -90,7 +90,7 @@ def test_serve_answers_bad_tool_requests_and_keeps_serving(session_search: Runne
         request(1, {"requester": requester, "arguments": {"query": ""}}),
         request(2, {"requester": {"sessionKey": 7}, "arguments": {"query": "cafe"}}),
         request(3, [1]),
-        request(4, {"requester": requester, "arguments": {"query": "cafe", "limit": "2"}}),
+        request(4, {"requester": requester, "arguments": {"query": "cafe", "limit": "two"}}),
         request(5, {"requester": requester, "arguments": {"query": "\udc80" * 5000}}),
         request(6, {"requester": requester, "arguments": {"query": "cafe", "limit": 1}}),
     ]
@@ -117,3 +117,33 @@ def test_a_session_link_base_adds_the_link_rule(session_search: Runner, demo_sto
     session_search(*CALL, "--store", str(demo_store), "--session-link-base", "x" * 201,
                    "--requester", "agent:main:main", '{"query": "cafe"}').refused(
         2, "--session-link-base must be a URL of 1 to 200 characters")
+
+
+def test_a_scoped_grant_allows_its_window_and_fails_once_the_session_moved_on(
+        session_search: Runner, tmp_path: Path) -> None:
+    """behaviour.md §12.1 "rejects a scoped grant when the target incarnation changes
+    before search", through the command line: a grant for the current window lets a
+    requester that visibility alone refuses search the session; a grant naming an older
+    window fails with OpenClaw's message (exit 1)."""
+    corpus = tmp_path / "messages.jsonl"
+    corpus.write_text("\n".join(json.dumps(line) for line in [
+        {"sessionKey": "agent:main:main", "sessionId": "before", "messageId": "m1",
+         "role": "user", "timestamp": 1000, "text": "granted text"},
+        {"sessionKey": "agent:main:main", "sessionId": "after", "messageId": "m2",
+         "role": "user", "timestamp": 2000, "text": "granted text again"},
+    ]) + "\n")
+    store = tmp_path / "store"
+    imported = session_search("import", "--quiet", "--store", str(store), str(corpus))
+    assert imported.status == 0, imported.err
+    config = tmp_path / "openclaw.json"
+    config.write_text('{"tools": {"sessions": {"visibility": "self"}}}')
+    base = (*CALL, "--store", str(store), "--config", str(config), "--requester",
+            "agent:main:other")
+    arguments = '{"query": "granted", "sessionKey": "agent:main:main"}'
+    refused = session_search(*base, arguments)
+    assert json.loads(refused.out)["status"] == "forbidden"
+    granted = session_search(*base, "--grant", "agent:main:main=after", arguments)
+    assert granted.status == 0, granted.err
+    assert {hit["messageId"] for hit in json.loads(granted.out)["results"]} == {"m1", "m2"}
+    session_search(*base, "--grant", "agent:main:main=before", arguments).refused(
+        1, 'Session "agent:main:main" changed after access was granted.')
