@@ -56,7 +56,13 @@ from typing import Any
 from engine.access.palette_scope import PaletteScope, PaletteSession, palette_scope
 from engine.access.tool_config import ToolConfig
 from engine.analysis.collation import locale_compare_key
-from engine.backends.protocol import Backend, Interruptible, Refreshable
+from engine.backends.protocol import (
+    Backend,
+    Interruptible,
+    Refreshable,
+    TranscriptReader,
+    require_capability,
+)
 from engine.errors import EngineError, InputError, QueryError
 from engine.model import SearchHit, SearchRequest
 from engine.query.user_query import LONG_QUERY_MESSAGE, MAX_QUERY_UNITS, js_trim, utf16_units
@@ -271,6 +277,7 @@ def ui_search(store: Backend, query: Any, config: ToolConfig = ToolConfig(),
     text = read_query(query)
     if not long_enough(text):
         return empty_answer(text)
+    require_capability(store, TranscriptReader, "ui.search")  # the scope reads the roster
     if isinstance(store, Refreshable):
         store.refresh()
     scope = palette_scope(store, config)

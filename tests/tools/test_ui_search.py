@@ -18,7 +18,7 @@ from engine.access.tool_config import ToolConfig
 from engine.access.visibility import Requester
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.registry import open_backend
-from engine.errors import InputError, QueryError
+from engine.errors import InputError, QueryError, UsageError
 from engine.model import SearchRequest, SessionWindow
 from engine.tools.budgets import ReaderGate, TimeBudgets
 from engine.tools.sessions_search import sessions_search
@@ -400,3 +400,17 @@ def test_metadata_order_is_titles_first_then_newest_then_key(store: PartitionedS
         scope, TitleQuery.parse("orbit"))] == [
         ("agent:main:c", "title"), ("agent:main:a", "title"), ("agent:main:b", "title"),
         ("agent:main:0", "title"), ("agent:main:orbit-log", "identifier")]
+
+
+class SearchOnly:
+    """A store that can search but cannot list its sessions (no TranscriptReader)."""
+
+    name = "search-only"
+
+    def search(self, request: SearchRequest) -> object:
+        raise AssertionError("never reached")
+
+
+def test_a_store_that_cannot_list_its_sessions_is_refused() -> None:
+    with pytest.raises(UsageError, match="ui.search needs a backend with TranscriptReader"):
+        ui_search(SearchOnly(), "per session")  # type: ignore[arg-type]
