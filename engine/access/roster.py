@@ -78,12 +78,17 @@ def entry_of(session_key: str, windows: list[SessionWindow]) -> RosterEntry:
     )
 
 
+def windows_by_key(reader: TranscriptReader) -> dict[str, list[SessionWindow]]:
+    """Every window of a store, grouped by key, keys and windows in the store's order."""
+    grouped: dict[str, list[SessionWindow]] = {}
+    for window in reader.windows():
+        grouped.setdefault(window.session_key, []).append(window)
+    return grouped
+
+
 def roster(reader: TranscriptReader) -> dict[str, RosterEntry]:
     """Every session of a store by key, in the store's key order."""
-    windows_by_key: dict[str, list[SessionWindow]] = {}
-    for window in reader.windows():
-        windows_by_key.setdefault(window.session_key, []).append(window)
-    return {key: entry_of(key, windows) for key, windows in windows_by_key.items()}
+    return {key: entry_of(key, windows) for key, windows in windows_by_key(reader).items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """The only place where the benchmark harness calls engine APIs beyond `Backend`.
 
 Owns: opening a store for a backend, importing a corpus into it, and looking up the
-optional capabilities some workloads need (history reads, the agent tool, reconcile).
+optional capabilities some workloads need (history reads, the agent tool, the palette
+search, reconcile).
 Must not touch: timing, statistics, or any backend's internals.
 
 Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
@@ -138,6 +139,18 @@ def history_page(backend: Backend, session_key: str, limit: int,
                               "reader")
     return read_history(backend, HistoryRequest(session_key, message_id=message_id,
                                                 session_id=session_id, limit=limit))
+
+
+def palette_ui_search(backend: Backend, query: str) -> dict[str, Any]:
+    """Run the Control UI's command palette search (`ui_search`) for `query`, with the
+    default configuration (no agents listed: every agent's sessions are in scope)."""
+    from engine.backends.protocol import TranscriptReader
+    from engine.tools.ui_search import ui_search
+
+    if not isinstance(backend, TranscriptReader):
+        raise CapabilityMissing(f"the palette search: backend {backend.name!r} cannot list "
+                                "its sessions (no TranscriptReader)")
+    return ui_search(backend, query)
 
 
 def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:

@@ -47,6 +47,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "show why each hit ranks where it does (reference stores)"),
     CommandEntry("call", "engine.cli.tool_commands",
                  "run an agent tool (sessions_search) once as a requester session"),
+    CommandEntry("ui-search", "engine.cli.ui_search_command",
+                 "search as the Control UI's command palette: titles, then messages"),
     CommandEntry("serve", "engine.cli.search_commands",
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
     CommandEntry("reconcile", "engine.cli.search_commands",

@@ -27,6 +27,7 @@ from engine.backends.protocol import SearchBackend
 from engine.rpc.history_method import CHAT_HISTORY_METHOD, chat_history
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
 from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
+from engine.rpc.ui_method import UI_SEARCH_METHOD, ui_search_method
 from engine.tools.budgets import ReaderGate, TimeBudgets
 from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
 
@@ -79,4 +80,6 @@ METHODS: Mapping[str, Method] = method_table(
            "the Gateway's history read of behaviour.md §9: tail, offset, anchor, cursor"),
     Method(SESSIONS_HISTORY_METHOD, sessions_history_call,
            "the sessions_history agent tool: a history page sanitised and capped at 80 KiB"),
+    Method(UI_SEARCH_METHOD, ui_search_method,
+           "the Control UI's command palette search: titles, then messages, in its scope"),
 )

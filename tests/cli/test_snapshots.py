@@ -1,5 +1,5 @@
-"""Snapshots of the readable output of `search`, `explain`, `stats` and `history` on the
-demo corpus.
+"""Snapshots of the readable output of `search`, `explain`, `stats`, `history` and
+`ui-search` on the demo corpus.
 
 Each case runs `python -m engine` in a fresh process on a store imported from
 `engine/demo_corpus`, twice: with standard output in a pipe (plain text) and on a
@@ -48,6 +48,9 @@ CASES: dict[str, tuple[str, ...]] = {
     "history-tail-page": ("history", "--store", "<store>", "agent:work:recall", "--limit", "1"),
     "history-missing-anchor": ("history", "--store", "<store>", "agent:work:recall",
                                "--message-id", "nope"),
+    "ui-search-notes": ("ui-search", "--store", "<store>", "notes"),
+    "ui-search-prefix": ("ui-search", "--store", "<store>", "per", "session", "communi"),
+    "ui-search-cafe": ("ui-search", "--store", "<store>", "cafe"),
 }
 MODES = ("plain", "terminal")
 

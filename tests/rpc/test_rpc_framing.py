@@ -87,4 +87,4 @@ def test_a_method_plugs_in_by_adding_one_entry() -> None:
     assert second["error"] == {"code": INVALID_PARAMS, "message": "params must be an object"}
     assert third["result"]["hits"] == []
     assert sorted(METHODS) == ["chat.history", "sessions.search", "sessions_history",
-                               "sessions_search"]  # the default table is unchanged
+                               "sessions_search", "ui.search"]  # the default table is unchanged
