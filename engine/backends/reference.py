@@ -94,8 +94,10 @@ from engine.index.writer import (
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
+from engine.query.user_query import validate_request
 from engine.search.explain import SearchExplanation, explain_search
 from engine.search.kernel import search_index
+from engine.search.scope import Scope, ScopeCache
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
@@ -207,6 +209,9 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
         self._index_changes = 0
         self._status_key: tuple[int, int] | None = None
         self._status = False
+        #: The scopes searches selected, kept while the store's generation and the
+        #: index's window states stay the same (`engine.search.scope.ScopeCache`).
+        self._scopes = ScopeCache(lambda: self.store.generation)
         #: Committed transactions not yet applied to the index, in commit order.
         self._deferred: list[tuple[int, list[Change]]] = []
         self.index = self._load_and_replay()
@@ -588,9 +593,18 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index.view(), self._windows(), request, self.analyzer,
-            indexing=self.index_status(), config=self.config,
+            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            indexing=self.index_status(), config=self.config, scopes=self._scopes,
         )
+
+    def search_scope(self, request: SearchRequest) -> Scope:
+        """The scope a search of `request` would use now (from the scope cache)."""
+        validate_request(request)
+        return self._scopes.select(self.index.view(), self._lazy_windows(), request)
+
+    def _lazy_windows(self) -> Iterator[SessionWindow]:
+        """The windows, read only if the scope cache has to select a scope."""
+        yield from self.store.windows()
 
     def explain(self, request: SearchRequest) -> SearchExplanation:
         """The search explained: per hit, its bm25 terms and excerpt choice."""

@@ -14,7 +14,8 @@ The kernel, for a request:
 1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)`;
 2. the scope (`engine.search.scope`, §5.3): windows whose key is selected, with the
    `sessionId` filter, not archived (counted in `archivedTranscriptsExcluded` instead),
-   and not needing a rebuild; rows of windows the store no longer has are never selected;
+   and not needing a rebuild; rows of windows the store no longer has are never selected
+   (kept in the backend's `ScopeCache` while the windows and their states stay the same);
 3. the matching rows in scope, ranked by bm25 over the whole index, in the request's
    total order (`engine.search.order`), the first `limit + 1` only: by default the fast
    path (`engine.search.fast_path.top_rows`), with `fast_kernel` False the clear path
@@ -44,7 +45,7 @@ from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
 from engine.search.order import RankedRow, order_rows
-from engine.search.scope import Scope, select_scope
+from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
 
 #: The production choices: every fast version.
 DEFAULT_CONFIG = EngineConfig()
@@ -68,8 +69,12 @@ def run_kernel(
     analyzer: Analyzer,
     *,
     config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
 ) -> KernelRun:
     """Steps 1–3 and 5 of the module docstring: the ordered `limit + 1` rows.
+
+    With `scopes`, the scope is looked up there (`windows` is then iterated only when
+    it is not kept, so it may be lazy); without, it is selected from `windows`.
 
     `config.fast_kernel` False runs the clear version (`rank_rows` then `order_rows`),
     the oracle of the default `top_rows`. `config.cjk_gram_index` False makes the retry
@@ -79,11 +84,10 @@ def run_kernel(
     validate_request(request)
     plan = plan_query(request.query, analyzer, match=request.match)
     limit = clamp_limit(request.limit)
-    states = view.window_states
-    scope = select_scope(
-        windows, request,
-        lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild,
-    )
+    if scopes is None:
+        scope = select_scope(windows, request, rebuild_pending(view))
+    else:
+        scope = scopes.select(view, windows, request)
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
         if config.fast_kernel:
@@ -137,7 +141,8 @@ def search_index(
     *,
     indexing: bool = False,
     config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
 ) -> SearchResult:
-    """The kernel result of §5.2 for `request`."""
-    run = run_kernel(view, windows, request, analyzer, config=config)
+    """The kernel result of §5.2 for `request` (`scopes`: as for `run_kernel`)."""
+    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
     return result_of_run(run, analyzer, indexing=indexing, config=config)
