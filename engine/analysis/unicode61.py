@@ -9,7 +9,7 @@ Two implementations of the same rules live here:
 * `Unicode61Tokenizer.tokens` walks the text one code point at a time, the way
   `fts5UnicodeTokenize` in `fts5_tokenize.c` walks UTF-8. It is the clear version and the
   test oracle.
-* `Unicode61Tokenizer.terms` and `token_spans` find token runs with a compiled regular
+* `Unicode61Tokenizer.terms`, `token_spans` and `spans` find token runs with a compiled regular
   expression (its character classes are computed from the same per-code-point rule) and fold
   each distinct raw token once with `str.translate`, through a cache.
 
@@ -552,6 +552,12 @@ class Unicode61Tokenizer:
             return self._compiled.ascii_pattern.findall(text.lower())
         pattern, prepared = self._compiled.prepare(text)
         return self._compiled.fold_all(pattern.findall(prepared))
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) per token, indexing `text`: `token_spans` without folding the
+        terms (an excerpt needs only where its tokens are)."""
+        pattern, prepared = self._compiled.prepare(text)
+        return [match.span() for match in pattern.finditer(prepared)]
 
     def token_spans(self, text: str) -> list[tuple[str, int, int]]:
         """(term, start, end) per token, `start`/`end` indexing `text`."""

@@ -36,12 +36,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 
-from engine.analysis.cjk_script import CJK_RANGES, is_cjk_character
+from engine.analysis.cjk_script import CJK_CLASS, is_cjk_character
 
 #: A run of characters in `analysis.cjk_script.CJK_RANGES` (the same set `is_cjk_character` tests).
-CJK_RUN = re.compile(
-    "[" + "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]+"
-)
+CJK_RUN = re.compile(CJK_CLASS + "+")
 
 
 def cjk_grams(text: str) -> Iterator[str]:

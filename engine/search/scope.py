@@ -23,7 +23,8 @@ five partitions, every session, medians on a loaded machine: a word with no hit 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from engine.index.view import IndexView
 from engine.model import DEFAULT_AGENT_ID, SearchRequest, SessionWindow
@@ -56,10 +57,15 @@ def key_in_scope(
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The windows a request selects and the archived windows it had to leave out."""
+    """The windows a request selects and the archived windows it had to leave out.
+
+    `derived` holds what the search stage computes from the scope alone and may reuse
+    while the scope is kept (the fast path's masks); it never takes part in equality.
+    """
 
     session_keys: Mapping[str, str]  # session_id -> session_key, searchable windows only
     archived_excluded: int
+    derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def select_scope(

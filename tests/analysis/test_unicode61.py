@@ -294,6 +294,7 @@ def test_fast_terms_and_spans_equal_the_clear_tokens(
     tokens = tokenizer.tokens(text)
     assert tokenizer.terms(text) == [token.text for token in tokens]
     assert tokenizer.token_spans(text) == [(t.text, t.start, t.end) for t in tokens]
+    assert tokenizer.spans(text) == [(t.start, t.end) for t in tokens]
     assert [t.position for t in tokens] == list(range(len(tokens)))
     for token in tokens:
         span = text[token.start : token.end]
