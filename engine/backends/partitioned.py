@@ -63,11 +63,13 @@ Search (`search`), after the query is validated as every backend validates it:
 * with explicit session keys: each partition owning one of the keys is asked for its keys
   with limit 25 (what the Gateway asks of each unconfigured agent's store); with
   `session_keys=()` every partition is asked, with limit 25; the answers are merged by
-  `engine.search.merge.merge_partition_results` (score descending, timestamp descending,
+  `engine.search.merge.merge_partition_answers` (score descending, timestamp descending,
   messageId in `localeCompare` order, de-duplicated, cut to the request's limit,
   `truncated` when any partition truncated or the merge exceeded the limit, `indexing`
   when any partition is indexing, archived counts summed). Keys no partition owns match
-  nothing.
+  nothing. A partition that can (`AnswersLate`, the reference backend) answers without
+  snippets and cuts only those of the hits the merge keeps: the same answer, without
+  the excerpts of the hits the merge drops.
 
 `explain` (of `PartitionedSnapshotStore`) follows the same routing and labels every hit
 with the partition that scored it: its N, n and avgdl are that partition's.
@@ -103,6 +105,7 @@ from typing import Any, Protocol, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.backends.protocol import (
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -134,7 +137,7 @@ from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.score.bm25 import Bm25Explanation
 from engine.search.explain import HitExplanation, SearchExplanation
-from engine.search.merge import merge_partition_results
+from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
 from engine.transcript.log import now_milliseconds
 from engine.transcript.validation import check_event, check_window, unknown_session
 
@@ -622,10 +625,10 @@ class PartitionedStore(Backend, Maintenance):
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search: one partition for an agent, else the merge."""
         scoped, targets = self.search_targets(request)
-        results = [self._partitions[agent_id].search(part) for agent_id, part in targets]
         if scoped:
-            return results[0] if results else NO_HITS
-        return merge_partition_results(results, clamp_limit(request.limit), order=request.order)
+            return self._partitions[targets[0][0]].search(targets[0][1]) if targets else NO_HITS
+        answers = [partition_answer(self._partitions[agent_id], part) for agent_id, part in targets]
+        return merge_partition_answers(answers, clamp_limit(request.limit), order=request.order)
 
     def search_targets(self, request: SearchRequest) -> tuple[bool, list[tuple[str, SearchRequest]]]:
         """Whether `request` is scoped to one agent, and the partitions to ask with the
@@ -825,6 +828,14 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         return PartitionedExplanation(
             plan, retried, merged.truncated,
             tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
+
+
+def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:
+    """A partition's answer to its part of a merged search: its hits' snippets cut late
+    when it can (`AnswersLate`), else its whole result."""
+    if isinstance(partition, AnswersLate):
+        return partition.search_answer(request)
+    return PartitionAnswer(partition.search(request))
 
 
 def hit_identity(hit: SearchHit) -> tuple[str, str, str]:

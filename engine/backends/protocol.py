@@ -15,6 +15,7 @@ of looking a method up by name):
 | `Maintenance`      | `reconcile`, `index_status`                 | backends whose index can lag the transcripts (reference, SQLite) |
 | `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
+| `AnswersLate`      | `search_answer`                             | backends whose hits can get their snippets after a merge chose them (reference) |
 
 `Backend` is the first three together: what `engine.backends.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
@@ -42,6 +43,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
+from engine.search.merge import PartitionAnswer
 
 Capability = TypeVar("Capability")
 
@@ -162,6 +164,16 @@ class Explainable(Protocol):
 
 
 @runtime_checkable
+class AnswersLate(Protocol):
+    """Answers as a partition of a merged search: snippets only for the hits kept."""
+
+    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+        """`search(request)` with every snippet left empty, and the `finish` that gives
+        the hits at some positions whole (`engine.search.merge.PartitionAnswer`)."""
+        ...
+
+
+@runtime_checkable
 class Diagnosable(Protocol):
     """Says what is wrong with its files (`session-search stats` and `verify` report it)."""
 
@@ -175,7 +187,7 @@ class Diagnosable(Protocol):
 #: Every capability, in the order of the table above.
 CAPABILITIES: tuple[type, ...] = (
     SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
-    Diagnosable,
+    Diagnosable, AnswersLate,
 )
 
 

@@ -70,6 +70,7 @@ from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
 from engine.backends.protocol import (
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -96,7 +97,8 @@ from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow,
 from engine.progress import StepProgress
 from engine.query.user_query import validate_request
 from engine.search.explain import SearchExplanation, explain_search
-from engine.search.kernel import search_index
+from engine.search.kernel import search_answer, search_index
+from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
 from engine.transcript.evidence import CommittedClaim, StoreProblem
@@ -183,9 +185,9 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable):
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate):
     """A store directory searched by the reference index (capabilities: `Backend`,
-    `Maintenance`, `Refreshable`, `Explainable`)."""
+    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`)."""
 
     name = BACKEND_NAME
 
@@ -593,6 +595,14 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
+            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            indexing=self.index_status(), config=self.config, scopes=self._scopes,
+        )
+
+    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+        """`search` as a partition of a merged search answers: snippets cut only for the
+        hits the merge keeps (`engine.search.merge.PartitionAnswer`)."""
+        return search_answer(
             self.index.view(), self._lazy_windows(), request, self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
         )

@@ -22,7 +22,9 @@ The kernel, for a request:
    (`engine.search.clear_path.rank_rows` then `order_rows`), its oracle;
 4. `truncated` = more than `limit` rows; excerpts for the first `limit` only
    (`engine.search.excerpts`, the clear window search with `fast_snippets` False), each
-   row made a hit by `engine.search.hits`;
+   row made a hit by `engine.search.hits`; a partition of a merged search leaves them
+   out (`result_of_run(excerpts=False)`) and cuts only those of the hits the merge
+   keeps (`finished_hits`, `engine.search.merge.PartitionAnswer`);
 5. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
    (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same scope
    and filters (§7.1).
@@ -30,13 +32,14 @@ The kernel, for a request:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
 from engine.index.view import IndexView
-from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
 from engine.query.cjk import retry_plan
 from engine.query.user_query import clamp_limit, plan_query, validate_request
@@ -44,6 +47,7 @@ from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
+from engine.search.merge import PartitionAnswer
 from engine.search.order import RankedRow, order_rows
 from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
 
@@ -106,31 +110,48 @@ def run_kernel(
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
+def row_hit(run: KernelRun, row: RankedRow, excerpt: str) -> SearchHit:
+    """The hit of one row of `run`, with `excerpt` (before the bound)."""
+    record = row.record
+    return search_hit(
+        session_key=run.scope.session_keys[record.session_id],
+        session_id=record.session_id,
+        message_id=record.message_id,
+        role=record.role,
+        timestamp=record.timestamp,
+        excerpt=excerpt,
+        rank=row.rank,
+    )
+
+
 def result_of_run(
     run: KernelRun, analyzer: Analyzer, *, indexing: bool, config: EngineConfig = DEFAULT_CONFIG,
+    excerpts: bool = True,
 ) -> SearchResult:
     """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
-    `config.fast_snippets` chooses how their windows are found)."""
-    hits = []
-    for row in run.rows[: run.limit]:
-        record = row.record
-        hits.append(
-            search_hit(
-                session_key=run.scope.session_keys[record.session_id],
-                session_id=record.session_id,
-                message_id=record.message_id,
-                role=record.role,
-                timestamp=record.timestamp,
-                excerpt=row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets),
-                rank=row.rank,
-            )
-        )
+    `config.fast_snippets` chooses how their windows are found). With `excerpts` False
+    every snippet is left empty, for `finished_hits` to fill in."""
+    hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
+                    if excerpts else "")
+            for row in run.rows[: run.limit]]
     return SearchResult(
         hits=tuple(hits),
         truncated=len(run.rows) > run.limit,
         indexing=indexing,
         archived_transcripts_excluded=run.scope.archived_excluded,
     )
+
+
+def finished_hits(
+    run: KernelRun, analyzer: Analyzer, positions: Sequence[int], *,
+    config: EngineConfig = DEFAULT_CONFIG,
+) -> list[SearchHit]:
+    """The hits at `positions` of `result_of_run(run, ..., excerpts=False)`, with their
+    excerpts: what `result_of_run` with excerpts has at those positions."""
+    rows = run.rows[: run.limit]
+    return [row_hit(run, rows[position],
+                    row_excerpt(rows[position], analyzer, run.plan, fast=config.fast_snippets))
+            for position in positions]
 
 
 def search_index(
@@ -146,3 +167,21 @@ def search_index(
     """The kernel result of §5.2 for `request` (`scopes`: as for `run_kernel`)."""
     run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
     return result_of_run(run, analyzer, indexing=indexing, config=config)
+
+
+def search_answer(
+    view: IndexView,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+    *,
+    indexing: bool = False,
+    config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
+) -> PartitionAnswer:
+    """`search_index` as one partition of a merge answers: the hits without their
+    excerpts, and how to finish those the merge keeps."""
+    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
+    return PartitionAnswer(
+        result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False),
+        partial(finished_hits, run, analyzer, config=config))

@@ -22,6 +22,7 @@ from engine.backends.partitioned import (
 )
 from engine.backends.protocol import (
     CAPABILITIES,
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -73,7 +74,7 @@ def declared(backend_class: type) -> set[type]:
 
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                        Maintenance, Refreshable, Explainable, Diagnosable}),
+                        Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
