@@ -25,6 +25,7 @@ words). The boundaries are pinned by `tests/analysis/test_cjk_script.py`.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 #: Inclusive code point ranges counted as CJK (see the module docstring for the reasons).
 CJK_RANGES: tuple[tuple[int, int], ...] = (
@@ -60,17 +61,24 @@ def is_cjk_character(character: str) -> bool:
 CJK_CLASS = "[" + "".join(
     f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]"
 
-_CJK_CHARACTER = re.compile(CJK_CLASS)
+
+
+@cache
+def cjk_character() -> re.Pattern[str]:
+    """One character of `CJK_RANGES` (compiled on first use: compiling the class costs
+    a command's start-up a few milliseconds)."""
+    return re.compile(CJK_CLASS)
 
 
 def contains_cjk(text: str) -> bool:
     """Whether `text` has at least one CJK character (one regex search: every query
-    term asks, so this is `contains_cjk_clear` without a Python call per character).
+    term asks, so this is `contains_cjk_clear` without a Python call per character; an
+    ASCII text has none).
 
     >>> contains_cjk("cat"), contains_cjk("会议"), contains_cjk("x𠀀")
     (False, True, True)
     """
-    return _CJK_CHARACTER.search(text) is not None
+    return not text.isascii() and cjk_character().search(text) is not None
 
 
 def contains_cjk_clear(text: str) -> bool:

@@ -64,7 +64,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
@@ -96,7 +96,6 @@ from engine.index.writer import (
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.query.user_query import validate_request
-from engine.search.explain import SearchExplanation, explain_search
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
@@ -107,6 +106,9 @@ from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
 from engine.transcript.validation import check_event, check_window
+
+if TYPE_CHECKING:
+    from engine.search.explain import SearchExplanation
 
 BACKEND_NAME = "reference"
 
@@ -618,6 +620,8 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
 
     def explain(self, request: SearchRequest) -> SearchExplanation:
         """The search explained: per hit, its bm25 terms and excerpt choice."""
+        from engine.search.explain import explain_search  # only `explain` needs it
+
         return explain_search(self.index.view(), self._windows(), request, self.analyzer,
                               config=self.config)
 
