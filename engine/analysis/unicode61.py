@@ -44,7 +44,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from engine.analysis.tables import unicode61_data as data
@@ -472,21 +472,47 @@ def fold_translation(remove_diacritics: int) -> dict[int, str]:
 
 @lru_cache(maxsize=32)
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
-    """Build (once per distinct configuration) the patterns and the fold table."""
-    starts = class_intervals(options)
-    continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+    """Build (once per distinct configuration) the ASCII pattern now, the others and the
+    fold table when first needed (the classes of every code point take a fresh process
+    about 10 ms to compute, and ASCII text never needs them)."""
+
+    @cache
+    def intervals() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        starts = class_intervals(options)
+        return starts, merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+
+    def supplementary() -> re.Pattern[str]:
+        starts, continues = intervals()
+        return token_pattern([*clip(starts, below=0x10000), *every_supplementary],
+                             [*clip(continues, below=0x10000), *every_supplementary],
+                             below=0x110000)
+
     every_supplementary = [(0x10000, 0x10FFFF)]
+    ascii_starts = ascii_intervals(options)  # no continuation mark is ASCII
     return CompiledTokenizer(
         options=options,
-        ascii_pattern=token_pattern(starts, continues, below=0x80),
-        bmp_pattern=lambda: token_pattern(starts, continues, below=0x10000),
-        supplementary_pattern=lambda: token_pattern(
-            [*clip(starts, below=0x10000), *every_supplementary],
-            [*clip(continues, below=0x10000), *every_supplementary],
-            below=0x110000,
-        ),
+        ascii_pattern=token_pattern(ascii_starts, ascii_starts, below=0x80),
+        bmp_pattern=lambda: token_pattern(*intervals(), below=0x10000),
+        supplementary_pattern=supplementary,
         fold_table=lambda: fold_translation(options.remove_diacritics),
     )
+
+
+def ascii_intervals(options: Unicode61Options) -> list[tuple[int, int]]:
+    """`clip(class_intervals(options), below=0x80)`, testing the 128 ASCII code points only.
+
+    >>> ascii_intervals(resolve_options(1, "", "", None))
+    [(48, 57), (65, 90), (97, 122)]
+    """
+    intervals: list[tuple[int, int]] = []
+    for code_point in range(0x80):
+        if not options.starts_token(code_point):
+            continue
+        if intervals and intervals[-1][1] == code_point - 1:
+            intervals[-1] = (intervals[-1][0], code_point)
+        else:
+            intervals.append((code_point, code_point))
+    return intervals
 
 
 def clip(intervals: list[tuple[int, int]], below: int) -> list[tuple[int, int]]:

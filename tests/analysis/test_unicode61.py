@@ -19,6 +19,9 @@ from engine.analysis.tables import unicode61_data as data
 from engine.analysis.unicode61 import (
     MAX_TERM_BYTES,
     Unicode61Tokenizer,
+    ascii_intervals,
+    class_intervals,
+    clip,
     compile_options,
     term_bytes,
 )
@@ -407,3 +410,9 @@ def test_a_pattern_is_compiled_only_once_the_walk_budget_is_spent() -> None:
     assert compiled.clear_budget == 5
     assert tokenizer.terms("você sabe") == ["voce", "sabe"]  # longer than what is left
     assert compiled._bmp_pattern is not None and compiled.clear_budget == 0
+
+
+@pytest.mark.parametrize("tokenizer", CONFIGURATIONS, ids=repr)
+def test_the_ascii_classes_are_the_full_classes_cut_at_ascii(tokenizer: Unicode61Tokenizer) -> None:
+    full = class_intervals(tokenizer.options)
+    assert ascii_intervals(tokenizer.options) == clip(full, below=0x80)
