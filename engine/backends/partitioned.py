@@ -97,7 +97,6 @@ Old stores that kept every agent in one index are refused by
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
@@ -238,7 +237,7 @@ class FolderPartitions:
                              f"not {kind.backend!r}")
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
         if writer:
-            shutil.rmtree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+            remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
         return cls(root, kind, lock)
 
     def location(self, agent_id: str) -> str:
@@ -271,13 +270,13 @@ class FolderPartitions:
         staging = self.root / NEW_PARTITION_FOLDER
         target = self.root / AGENTS_FOLDER / agent_id
         try:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
             self.kind.backend_class.create(self.partition_folder(staging)).close()
             staging.rename(target)
             sync_folder(target.parent)
             sync_folder(self.root)
         except OSError as error:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
             raise StoreError(f"{target}: cannot create the partition of agent "
                              f"{agent_id!r}: {error}") from error
         return self.open_partition(agent_id, writer=True)
@@ -285,7 +284,7 @@ class FolderPartitions:
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Close and delete a partition made by a transaction that did not commit."""
         partition.close()
-        shutil.rmtree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
+        remove_tree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
 
     def close(self) -> None:
         """Release the writer's lock."""
@@ -324,6 +323,14 @@ class OpenClawStatePartitions(FolderPartitions):
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Refused: nothing is removed from an OpenClaw state."""
         raise StoreError(self.read_only_reason())
+
+
+def remove_tree(path: Path, *, ignore_errors: bool) -> None:
+    """`shutil.rmtree` (imported here: it pulls in the compression modules, and only a
+    writer removes folders, never a search)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
 def read_root_meta(root: Path) -> StoreMeta:
