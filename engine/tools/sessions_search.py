@@ -236,17 +236,22 @@ def incognito(key: str, sessions: dict[str, RosterEntry]) -> bool:
     return is_incognito(key) or (key in sessions and sessions[key].incognito)
 
 
-def resolve_reference(given: str, sessions: dict[str, RosterEntry]) -> str | None:
+def resolve_reference(given: str, sessions: dict[str, RosterEntry],
+                      restricted_to: str | None = None) -> str | None:
     """The key a `sessionKey` argument that does not read as a key names (OpenClaw's
     `sessions.resolve`): a stored key equal to it case-insensitively (`AGENT:MAIN:MAIN`),
     else the session whose current window has that id (a retained window's id names
     nothing: the Gateway resolves a sessionId through the session entry, which names the
-    current window only), else None."""
+    current window only), else None. A requester restricted to what it spawned
+    (`restricted_to`, its key) resolves only its own children (the Gateway's lookup then
+    carries `spawnedBy`)."""
     folded = given.lower()
-    for key in sessions:
-        if key.lower() == folded:
-            return key
-    for entry in sessions.values():
+    reachable = [entry for entry in sessions.values()
+                 if restricted_to is None or entry.child_of(restricted_to)]
+    for entry in reachable:
+        if entry.key.lower() == folded:
+            return entry.key
+    for entry in reachable:
         if entry.session_id == given:
             return entry.key
     return None
@@ -259,7 +264,8 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
     given = context.key if raw == "current" else raw
     restricted = context.restricted_to_spawned
     if names_a_session_id(given):
-        found = resolve_reference(given, sessions)
+        found = resolve_reference(given, sessions,
+                                  context.key if restricted else None)
         if found is None:
             if restricted:
                 return refusal("forbidden",
