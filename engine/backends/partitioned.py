@@ -43,8 +43,16 @@ each partition on its own stays all-or-nothing.
 Creating a partition. The first write for an agent without a partition makes one: it is
 created empty in `new-partition/`, closed, renamed to `agents/<agentId>` (so a reader
 listing `agents/` sees a whole partition or none) and opened as the writer. If the
-transaction that made it does not commit, the partition is removed again; a crash before
-that leaves it empty, which is what a reader sees of it anyway.
+transaction that made it does not commit, the partition is removed again: renamed to
+`removed-partition/` and deleted there (so it leaves `agents/` whole too); a crash before
+that leaves it empty, which is what a reader sees of it anyway. A writer opening the
+store clears both folders. So every folder in `agents/` is a whole partition, and one
+that holds no partition of the store's backend (its `store.meta` or database damaged
+or deleted) is an error naming it, never an agent left out in silence.
+
+Creating a store (`FolderPartitions.create`) either makes the whole root (`store.meta`,
+`LOCK`, `agents/`) or, when the system refuses a step (a full disk), removes what it
+made, so a failed creation leaves the folder as it was.
 
 Reads. `windows()` and `session_keys()` are the partitions' answers in agent order (each
 partition in its own first-insertion order); `window`, `events` and `event_count` find
@@ -95,7 +103,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -118,7 +126,7 @@ from engine.codec.meta_file import (
     encode_meta_file,
 )
 from engine.directory import FileDirectory, LockHandle, sync_folder
-from engine.errors import CorruptFile, InputError, StoreError, UsageError
+from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
 from engine.model import (
     DEFAULT_AGENT_ID,
     SearchHit,
@@ -142,6 +150,7 @@ META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
 AGENTS_FOLDER = "agents"
 NEW_PARTITION_FOLDER = "new-partition"
+REMOVED_PARTITION_FOLDER = "removed-partition"
 
 #: What each partition is asked for when several are merged (the Gateway's limit for
 #: the stores of unconfigured agents).
@@ -205,18 +214,36 @@ class FolderPartitions:
 
     @classmethod
     def create(cls, root: Path, kind: PartitionKind) -> FolderPartitions:
-        """Make an empty store in folder `root` (created if missing) and hold its lock."""
+        """Make an empty store in folder `root` (created if missing) and hold its lock;
+        when a step fails, what was made is removed again (see the module docstring)."""
         directory = FileDirectory(root)
-        lock = directory.acquire_lock(LOCK_NAME)
+        existed = root.exists()
+        try:
+            lock = directory.acquire_lock(LOCK_NAME)
+        except StoreLocked:
+            raise
+        except BaseException:
+            _undo_creation(root, existed, lock_made=False)
+            raise
         try:
             if directory.exists(META_NAME):
                 raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+        except BaseException:
+            lock.release()
+            raise
+        try:
             meta = StoreMeta(kind.backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta, PARTITIONED_MAGIC))
-            (root / AGENTS_FOLDER).mkdir(exist_ok=True)
+            agents = root / AGENTS_FOLDER
+            try:
+                agents.mkdir(exist_ok=True)
+            except OSError as error:
+                raise StoreError(f"{agents}: cannot create the folder: "
+                                 f"{error.strerror or error}") from None
             sync_folder(root)
         except BaseException:
             lock.release()
+            _undo_creation(root, existed, lock_made=True)
             raise
         return cls(root, kind, lock)
 
@@ -231,6 +258,7 @@ class FolderPartitions:
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
         if writer:
             shutil.rmtree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+            shutil.rmtree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
         return cls(root, kind, lock)
 
     def location(self, agent_id: str) -> str:
@@ -242,13 +270,13 @@ class FolderPartitions:
         return agent_folder / self.kind.subfolder if self.kind.subfolder else agent_folder
 
     def agents(self) -> list[str]:
-        """The agents that have a partition, sorted."""
+        """The agents that have a partition, sorted: every folder in `agents/` (each is a
+        whole partition, see the module docstring; opening one that is damaged names
+        the file)."""
         folder = self.root / AGENTS_FOLDER
         if not folder.is_dir():
             return []
-        return sorted(child.name for child in folder.iterdir()
-                      if child.is_dir() and self.kind.backend_class.claims(
-                          self.partition_folder(child)))
+        return sorted(child.name for child in folder.iterdir() if child.is_dir())
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s partition."""
@@ -268,16 +296,31 @@ class FolderPartitions:
             staging.rename(target)
             sync_folder(target.parent)
             sync_folder(self.root)
-        except OSError as error:
+        except (OSError, StoreError) as error:
             shutil.rmtree(staging, ignore_errors=True)
+            reason = error.strerror or error if isinstance(error, OSError) else error
             raise StoreError(f"{target}: cannot create the partition of agent "
-                             f"{agent_id!r}: {error}") from error
+                             f"{agent_id!r}: {reason}") from None
         return self.open_partition(agent_id, writer=True)
 
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
-        """Close and delete a partition made by a transaction that did not commit."""
-        partition.close()
-        shutil.rmtree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
+        """Close and delete a partition made by a transaction that did not commit: moved
+        out of `agents/` in one rename, then deleted (see the module docstring). Its
+        close may fail (a full disk refusing its index files): nothing it would save
+        matters, the files go. If the rename fails the empty partition stays, as a
+        crash would leave it."""
+        try:
+            partition.close()
+        except StoreError:
+            pass  # the partition's files are deleted next
+        removed = self.root / REMOVED_PARTITION_FOLDER
+        shutil.rmtree(removed, ignore_errors=True)
+        try:
+            (self.root / AGENTS_FOLDER / agent_id).rename(removed)
+            sync_folder(self.root / AGENTS_FOLDER)
+        except (OSError, StoreError):
+            return
+        shutil.rmtree(removed, ignore_errors=True)
 
     def close(self) -> None:
         """Release the writer's lock."""
@@ -303,6 +346,16 @@ class OpenClawStatePartitions(FolderPartitions):
         return (f"{self.root}: an OpenClaw state, opened read-only; session-search never "
                 "writes to it")
 
+    def agents(self) -> list[str]:
+        """The agents whose folder holds a database, sorted (an agent of an OpenClaw
+        state may have none yet)."""
+        folder = self.root / AGENTS_FOLDER
+        if not folder.is_dir():
+            return []
+        return sorted(child.name for child in folder.iterdir()
+                      if child.is_dir() and self.kind.backend_class.claims(
+                          self.partition_folder(child)))
+
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s database read-only (`writer=True` is refused)."""
         if writer:
@@ -316,6 +369,20 @@ class OpenClawStatePartitions(FolderPartitions):
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Refused: nothing is removed from an OpenClaw state."""
         raise StoreError(self.read_only_reason())
+
+
+def _undo_creation(root: Path, existed: bool, *, lock_made: bool) -> None:
+    """Remove what a failed `FolderPartitions.create` made in `root`: its metadata, its
+    `agents/` folder and its lock file (when this call made it: `lock_made`, or an
+    empty one), and the folder itself when it did not exist before and is now empty."""
+    for name in (META_NAME, LOCK_NAME):
+        path = root / name
+        with suppress(OSError):
+            if name == META_NAME or lock_made or path.stat().st_size == 0:
+                path.unlink()
+    for folder in ((root / AGENTS_FOLDER, root) if not existed else (root / AGENTS_FOLDER,)):
+        with suppress(OSError):
+            folder.rmdir()
 
 
 def read_root_meta(root: Path) -> StoreMeta:
@@ -704,16 +771,27 @@ class PartitionedStore(Backend, Maintenance):
             raise StoreError(f"{self.space.root}: the store is closed")
 
     def close(self) -> None:
-        """Close every partition (a writer's flush their indexes), then release the lock."""
+        """Close every partition (a writer's flush their indexes), then release the lock.
+        Every partition is closed even when one fails (a full disk refusing its index
+        files); the first failure is raised, with the others as notes."""
         if self._closed:
             return
         self._closed = True
-        partitions, self._partitions = list(self._partitions.values()), {}
+        partitions, self._partitions = list(self._partitions.items()), {}
+        failure: StoreError | None = None
         try:
-            for partition in partitions:
-                partition.close()
+            for agent_id, partition in partitions:
+                try:
+                    partition.close()
+                except StoreError as error:
+                    if failure is None:
+                        failure = error
+                    else:
+                        failure.add_note(f"closing agent {agent_id!r} also failed: {error}")
         finally:
             self.space.close()
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> Self:
         return self

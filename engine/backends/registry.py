@@ -48,6 +48,7 @@ Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reaso
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 from collections.abc import Iterator
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.codec import FILE_KINDS
 from engine.errors import (
+    FileSystemError,
     MissingParentFolder,
     StoreError,
     StorePathError,
@@ -431,6 +433,10 @@ def _opening(path: str | os.PathLike[str], command: str, access: str) -> Iterato
     problems are the user's path (`StorePathError`), anything else a `StoreError`."""
     try:
         yield
+    except FileSystemError as error:
+        if error.errno not in (errno.EACCES, errno.EPERM):
+            raise
+        raise StorePathError(error.path, _denied(Path(error.path), command, access)) from None
     except PermissionError as error:
         where = error.filename if error.filename is not None else path
         raise StorePathError(str(where), _denied(Path(where), command, access)) from None

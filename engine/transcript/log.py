@@ -95,7 +95,7 @@ from engine.codec.log_file import (
 )
 from engine.config import EngineConfig
 from engine.directory import AppendHandle, Directory
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, FileSystemError, StoreError
 from engine.model import StoredEvent
 
 LOG_FOLDER = "transcripts"
@@ -694,14 +694,13 @@ class LogWriter:
             raise StoreError(f"the store writer failed earlier ({self._failed}); reopen the store")
 
     def _guarded(self, action: Callable[..., object], *arguments: object) -> None:
-        """Run one file operation; an OSError marks the writer failed (see the class)."""
+        """Run one file operation; a `FileSystemError` (which names the file) marks the
+        writer failed (see the class)."""
         try:
             action(*arguments)
-        except OSError as error:
-            self._failed = f"{error.strerror or error}"
-            raise StoreError(
-                f"{self.directory.location(log_file_name(self.file_number))}: write failed: {error}"
-            ) from None
+        except FileSystemError as error:
+            self._failed = str(error)
+            raise
 
     def _open_log_file(self) -> AppendHandle:
         """The handle of the current log file, creating it with its header if needed."""

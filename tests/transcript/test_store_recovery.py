@@ -15,7 +15,7 @@ from engine.codec.framing import HEADER_SIZE, Footer, Frame, encode_header, iter
 from engine.codec.log_file import EventRecord, decode_log_payload
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, FileSystemError, StoreError
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
 from engine.transcript.log import LOG_MAGIC, log_file_name
@@ -368,8 +368,8 @@ class FailingSyncDirectory(MemoryDirectory):
         original_sync = handle.sync
 
         def sync() -> None:
-            if directory.failing:
-                raise OSError(5, "Input/output error")
+            if directory.failing:  # what a directory raises when the system refuses
+                raise FileSystemError(directory.location(name), "sync", 5, "Input/output error")
             original_sync()
 
         handle.sync = sync  # type: ignore[method-assign]
@@ -381,7 +381,7 @@ def test_a_failed_fsync_fails_the_commit_and_the_writer() -> None:
     store = build_store(directory)
     expected = observe(store)
     directory.failing = True
-    with pytest.raises(StoreError, match="write failed: .*Input/output error"), \
+    with pytest.raises(StoreError, match="segment-000001.log: cannot sync: Input/output error"), \
             store.transaction() as transaction:
         transaction.append_event("w1", {"id": "not durable"})
     assert observe(store) == expected

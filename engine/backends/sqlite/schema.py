@@ -77,6 +77,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from engine.directory import sync_folder
 from engine.errors import CorruptFile, StoreError, UsageError
 
 BACKEND_NAME = "sqlite"
@@ -433,19 +434,57 @@ def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
 
 def create_database(path: Path) -> sqlite3.Connection:
     """Make a new database file at `path` with the whole layout; return its writer
-    connection. StoreError when the file exists or cannot be made."""
+    connection. StoreError when the file exists or cannot be made.
+
+    Atomic: the layout is written to a temporary file beside `path` (`.new-NAME-PID`),
+    checkpointed into it and closed, and only then renamed to `path`; when any step
+    fails (a full disk) the temporary files are removed. So `path` is either a whole
+    database or absent, never an empty or half-made file that later opens call corrupt.
+    """
     if path.exists():
         raise StoreError(f"{path}: a sqlite store already exists here")
+    temporary = path.with_name(f".new-{path.name}-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        connection = _connect(str(path), uri=False)
+        _write_new_database(temporary)
+        os.replace(temporary, path)
+        sync_folder(path.parent)
+        connection = _writer_connection(path)
+    except (OSError, sqlite3.Error) as error:
+        _remove_database_files(temporary)
+        reason = error.strerror or error if isinstance(error, OSError) else error
+        raise StoreError(f"{path}: cannot create the store: {reason}") from None
+    except BaseException:
+        _remove_database_files(temporary)
+        raise
+    return connection
+
+
+def _write_new_database(path: Path) -> None:
+    """Write the whole layout to a new database file at `path` and close it with every
+    page in the file itself (no `-wal` left: raise when one is)."""
+    connection = _connect(str(path), uri=False)
+    try:
         connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         for pragma in WRITER_PRAGMAS:
             connection.execute(pragma)
         connection.executescript("BEGIN;" + UPSTREAM_TABLES + OWN_TABLES + _store_rows() + "COMMIT;")
-    except (OSError, sqlite3.Error) as error:
-        raise StoreError(f"{path}: cannot create the store: {error}") from error
-    return connection
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError("the new database could not be checkpointed")
+    finally:
+        connection.close()
+    if write_ahead_log(path).exists():
+        raise sqlite3.OperationalError("the new database kept its write-ahead log at close")
+
+
+def _remove_database_files(path: Path) -> None:
+    """Remove a database file and the journal files beside it, those that exist."""
+    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
+        try:
+            (path.parent / name).unlink()
+        except OSError:
+            pass
 
 
 def connect_writer(path: Path) -> sqlite3.Connection:
@@ -456,6 +495,11 @@ def connect_writer(path: Path) -> sqlite3.Connection:
     if probe.layout != OWN:
         raise UsageError(f"{path}: this database was written by OpenClaw; "
                          "session-search opens it read-only")
+    return _writer_connection(path)
+
+
+def _writer_connection(path: Path) -> sqlite3.Connection:
+    """A connection to the database at `path` with the writer's pragmas set."""
     connection = _connect(str(path), uri=False)
     try:
         for pragma in WRITER_PRAGMAS:
