@@ -52,7 +52,9 @@ or deleted) is an error naming it, never an agent left out in silence.
 
 Creating a store (`FolderPartitions.create`) either makes the whole root (`store.meta`,
 `LOCK`, `agents/`) or, when the system refuses a step (a full disk), removes what it
-made, so a failed creation leaves the folder as it was.
+made, so a failed creation leaves the folder as it was. A creation killed before
+`store.meta` was written leaves the `LOCK` alone (`is_unfinished_creation`): the next
+creation goes on there as in an empty folder.
 
 Reads. `windows()` and `session_keys()` are the partitions' answers in agent order (each
 partition in its own first-insertion order); `window`, `events` and `event_count` find
@@ -125,7 +127,7 @@ from engine.codec.meta_file import (
     decode_meta_file,
     encode_meta_file,
 )
-from engine.directory import FileDirectory, LockHandle, sync_folder
+from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
 from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
 from engine.model import (
     DEFAULT_AGENT_ID,
@@ -399,6 +401,15 @@ def is_openclaw_state(root: Path, kind: PartitionKind) -> bool:
     """Whether folder `root` is a state OpenClaw wrote: no root `store.meta`, and at least
     one agent database of `kind` (the SQLite partition) under `agents/`."""
     return not (root / META_NAME).exists() and bool(OpenClawStatePartitions(root, kind).agents())
+
+
+def is_unfinished_creation(root: Path) -> bool:
+    """Whether folder `root` holds only what a store's creation killed before it wrote
+    `store.meta` leaves: its `LOCK` and perhaps the metadata's temporary file. A new
+    store may be made there as in an empty folder (the lock is taken again first)."""
+    names = [entry.name for entry in root.iterdir()]
+    return LOCK_NAME in names and all(
+        name == LOCK_NAME or name.startswith(TEMPORARY_PREFIX + META_NAME) for name in names)
 
 
 def is_partitioned_store(root: Path) -> bool:

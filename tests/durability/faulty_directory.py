@@ -88,8 +88,10 @@ class FaultyDirectory:
     def __init__(self, inner: Directory, *faults: Fault) -> None:
         self.inner = inner
         self.faults = faults
-        #: How many of each operation were asked for so far (failed ones included).
+        #: How many of each operation were asked for so far (failed ones included), and
+        #: each one with the location it touched, in order.
         self.counts: Counter[str] = Counter()
+        self.operations: list[tuple[str, str]] = []
         #: The faults that fired, in order, with the location they hit.
         self.fired: list[tuple[Fault, str]] = []
         self._full_disk: Fault | None = None
@@ -112,6 +114,7 @@ class FaultyDirectory:
     def check(self, operation: str, location: str) -> Fault | None:
         """Count one `operation` on `location`; return the fault it meets, if any."""
         self.counts[operation] += 1
+        self.operations.append((operation, location))
         number = self.counts[operation]
         met = next((fault for fault in self.faults
                     if fault.operation == operation and fault.at == number), None)

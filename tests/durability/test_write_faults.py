@@ -167,14 +167,19 @@ EVERY_FAULT = faults_to_inject(every_kind=True)
 
 def test_the_faults_hit_every_file_kind_the_store_writes() -> None:
     """Log appends, commits and seals, checkpoints, segments, the manifest, the store's
-    metadata: each file kind is hit by some fault of the default run."""
-    hit: set[str] = set()
-    for faults in FAULTS:
-        directory = FaultyDirectory(MemoryDirectory(), *faults)
-        run_workload(directory)
-        hit.update(location.rsplit("/", 1)[-1].rsplit(".", 1)[-1]
-                   for _, location in directory.fired)
-    assert {"meta", "log", "ckpt", "postings", "terms", "manifest"} <= hit, hit
+    metadata: the workload writes, syncs and renames each file kind, and the sweep fails
+    every one of those operations."""
+    counted = FaultyDirectory(MemoryDirectory())
+    run_workload(counted)
+    kinds = {operation: {location.rsplit("/", 1)[-1].rsplit(".", 1)[-1]
+                         for done, location in counted.operations if done == operation}
+             for operation in ("write", "sync", "rename")}
+    assert kinds["write"] >= {"meta", "log", "ckpt", "postings", "terms", "manifest"}, kinds
+    assert kinds["sync"] >= {"meta", "log", "ckpt", "postings", "terms", "manifest"}, kinds
+    assert kinds["rename"] >= {"meta", "ckpt", "postings", "terms", "manifest"}, kinds
+    failed = {(fault.operation, fault.at) for faults in FAULTS for fault in faults}
+    assert failed >= {(operation, number) for operation in ("write", "sync", "rename")
+                      for number in range(1, counted.counts[operation] + 1)}
     assert len(FAULTS) >= 100 and len(EVERY_FAULT) >= 400
 
 

@@ -71,8 +71,11 @@ upstream does) and a writer refuses.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -422,6 +425,7 @@ WRITER_PRAGMAS = (
 )
 READER_PRAGMAS = (
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MILLISECONDS}",
+    "PRAGMA cell_size_check = ON",
     "PRAGMA query_only = ON",
     "PRAGMA trusted_schema = OFF",
 )
@@ -568,6 +572,37 @@ def _read_uri(path: Path, *, immutable: bool) -> str:
     return path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
 
 
+#: SQLite's result codes for a file whose pages are damaged or that is no database.
+DAMAGE_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+@contextmanager
+def damage_reported(path: Path) -> Iterator[None]:
+    """Report a damaged database as `CorruptFile` naming `path`: what SQLite says of its
+    pages (malformed, not a database), a text value that is not UTF-8 (SQLite keeps no
+    checksums, so a damaged byte in a row is found only when it no longer decodes), a
+    JSON value that no longer parses. Any other SQLite error is a `StoreError` naming
+    `path` (a busy database is not called damaged)."""
+    try:
+        yield
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptFile(str(path), 0, f"a row of the database is damaged ({error})") from None
+    except sqlite3.Error as error:
+        if is_damage(error):
+            raise CorruptFile(str(path), 0, f"the database is damaged ({error})") from None
+        raise StoreError(f"{path}: {error}") from None
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether `error`, met reading a database, says that the file is damaged (its pages,
+    or a text value that is not UTF-8), not that it is busy or refused otherwise."""
+    if isinstance(error, UnicodeDecodeError):
+        return True
+    return isinstance(error, sqlite3.Error) and (
+        getattr(error, "sqlite_errorname", None) in DAMAGE_CODES
+        or str(error).startswith("Could not decode to UTF-8"))
+
+
 def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
     """Which layout the database at `path` has (CorruptFile when none we read)."""
     try:
@@ -580,8 +615,8 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
             if rows.get("backend") != BACKEND_NAME or rows.get("format_version") != FORMAT_VERSION:
                 raise CorruptFile(str(path), 0, f"unexpected store metadata {rows!r}")
             return OWN
-    except sqlite3.DatabaseError as error:
-        raise CorruptFile(str(path), 0, f"not a session-search sqlite store ({error})") from error
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        raise CorruptFile(str(path), 0, f"not a session-search sqlite store ({error})") from None
     if "store_meta" in tables:
         raise CorruptFile(str(path), 0, "a sqlite store of format 1 (an earlier session-search); "
                           "import its sources into a new store")
