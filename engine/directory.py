@@ -7,15 +7,19 @@ Owns: naming, reading, appending, atomically replacing and removing files, durab
 Two implementations share one protocol so that every storage test runs twice, once per
 implementation (the tantivy `RamDirectory` pattern):
 
-* `FileDirectory(path)`: real files under `path`. Appends go through a buffered file;
-  `sync()` flushes and `os.fsync`s it (and, the first time, the parent folder, so a new
-  file's name is durable too). `open_read` holds a file descriptor and reads with
-  `os.pread`, so an index segment a reader opened stays readable after a writer's merge
-  removed its name. `write_atomic` writes a temporary file, fsyncs it, renames
-  it over the target and fsyncs the folder. The lock is `fcntl.flock` on a lock file that
+* `FileDirectory(path)`: real files under `path`. Appends go through a buffer of the
+  handle's own, which `truncate` can drop (so a transaction the system refused space
+  for rolls back without writing); `sync()` flushes and `os.fsync`s it (and, the first
+  time, the parent folder, so a new file's name is durable too). `open_read` holds a
+  file descriptor and reads with `os.pread`, so an index segment a reader opened stays
+  readable after a writer's merge removed its name. `write_atomic` writes a temporary
+  file, fsyncs it, renames it over the target and fsyncs the folder (a failure before
+  the rename removes the temporary and leaves the old file). The lock is `fcntl.flock` on a lock file that
   also records the holder's pid for the error message. `flock` locks belong to an open
   file description, so a second `FileDirectory` in the same process is refused exactly
-  like a second process.
+  like a second process. Every `OSError` of a file operation (a full disk, an I/O error,
+  a file size limit) is raised as a `FileSystemError` naming the file and the operation
+  (`os_errors`), a missing file as a `StoreError`; so no caller meets a raw `OSError`.
 * `MemoryDirectory()`: the same semantics in memory. It also remembers how many bytes of
   each file were synced, and `crash_copy()` returns the directory a power cut would leave:
   every file cut back to its synced length (atomic writes and removals are durable at
@@ -32,10 +36,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Protocol
 
-from engine.errors import StoreError, StoreLocked
+from engine.errors import FileSystemError, StoreError, StoreLocked
 
 
 class AppendHandle(Protocol):
@@ -163,23 +169,39 @@ def check_name(name: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def sync_folder(path: Path) -> None:
-    """fsync a folder so that names created or renamed in it are durable."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+@contextmanager
+def os_errors(location: str, action: str) -> Iterator[None]:
+    """Turn an `OSError` of the block into a `FileSystemError` naming `location` and
+    `action` ("write", "sync", ...): every file operation of `FileDirectory` runs in one,
+    so a full disk or an I/O error reaches the caller as one line naming the file."""
     try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+        yield
+    except OSError as error:
+        raise FileSystemError(location, action, error.errno,
+                              error.strerror or str(error)) from None
 
 
-def _make_folders(folder: Path) -> list[Path]:
-    """Create `folder` and its missing ancestors; return the ones created, outermost first."""
+def sync_folder(path: Path) -> None:
+    """fsync a folder so that names created or renamed in it are durable
+    (`FileSystemError` naming the folder when the system refuses)."""
+    with os_errors(str(path), "sync the folder"):
+        descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def make_folders(folder: Path) -> list[Path]:
+    """Create `folder` and its missing ancestors; return the ones created, outermost first
+    (`FileSystemError` naming the folder when one cannot be made)."""
     missing = []
     while not folder.is_dir():
         missing.append(folder)
         folder = folder.parent
     for created in reversed(missing):
-        created.mkdir(exist_ok=True)
+        with os_errors(str(created), "create the folder"):
+            created.mkdir(exist_ok=True)
     return list(reversed(missing))
 
 
@@ -189,27 +211,56 @@ def _sync_new_folders(created: list[Path]) -> None:
         sync_folder(folder.parent)
 
 
-class _FileAppendHandle:
-    """A buffered append-only file; remembers whether its name still needs a folder fsync."""
+#: How many appended bytes `_FileAppendHandle` keeps before it hands them to the system.
+APPEND_BUFFER_BYTES = 1 << 16
 
-    def __init__(self, path: Path) -> None:
-        self._new_folders = _make_folders(path.parent)
+
+class _FileAppendHandle:
+    """An append-only file with its own buffer; remembers whether its name still needs a
+    folder fsync.
+
+    The buffer is ours (not a buffered file object's) so that `truncate` can drop bytes
+    the system refused: after a failed write (a full disk) the file is cut back to what
+    the caller asks and nothing refused past that size is retried, so a transaction
+    rolls back without needing space for what it wrote. Bytes go to the system by `os.write`, looping over short
+    writes."""
+
+    def __init__(self, path: Path, location: str) -> None:
+        self._location = location
+        self._descriptor: int | None = None
+        self._new_folders = make_folders(path.parent)
         created = not path.exists()
+        with os_errors(location, "open for appending"):
+            self._descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            self._written = os.fstat(self._descriptor).st_size  # bytes the system holds
         self._path = path
-        self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
-        self._size = self._file.seek(0, os.SEEK_END)
+        self._pending = bytearray()
         self._name_needs_sync = created
 
+    def _open_descriptor(self) -> int:
+        if self._descriptor is None:
+            raise StoreError(f"{self._location}: write to a closed store file")
+        return self._descriptor
+
     def write(self, data: bytes) -> None:
-        self._file.write(data)
-        self._size += len(data)
+        self._open_descriptor()
+        self._pending += data
+        if len(self._pending) >= APPEND_BUFFER_BYTES:
+            self.flush()
 
     def flush(self) -> None:
-        self._file.flush()
+        descriptor = self._open_descriptor()
+        pending = self._pending
+        with os_errors(self._location, "write"):
+            while pending:
+                written = os.write(descriptor, pending)
+                del pending[:written]
+                self._written += written
 
     def sync(self) -> None:
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self.flush()
+        with os_errors(self._location, "sync"):
+            os.fsync(self._open_descriptor())
         if self._name_needs_sync:
             sync_folder(self._path.parent)
             _sync_new_folders(self._new_folders)
@@ -217,16 +268,27 @@ class _FileAppendHandle:
             self._new_folders = []
 
     def truncate(self, size: int) -> None:
-        self._file.flush()
-        os.ftruncate(self._file.fileno(), size)
-        self._size = size
+        descriptor = self._open_descriptor()
+        if size >= self._written:
+            del self._pending[size - self._written:]
+            self.flush()  # the file now ends at `size`, as after an ftruncate
+            return
+        self._pending.clear()
+        with os_errors(self._location, "truncate"):
+            os.ftruncate(descriptor, size)
+        self._written = size
 
     def size(self) -> int:
-        return self._size
+        return self._written + len(self._pending)
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        if self._descriptor is None:
+            return
+        try:
+            self.flush()
+        finally:
+            descriptor, self._descriptor = self._descriptor, None
+            os.close(descriptor)
 
 
 class _FileReadHandle:
@@ -234,16 +296,22 @@ class _FileReadHandle:
 
     def __init__(self, path: Path, location: str) -> None:
         self._location = location
+        self._descriptor: int | None = None  # set first: __del__ runs even if open fails
         try:
-            self._descriptor: int | None = os.open(path, os.O_RDONLY)
+            self._descriptor = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             raise StoreError(f"{location}: no such store file") from None
-        self._size = os.fstat(self._descriptor).st_size
+        except OSError as error:
+            raise FileSystemError(location, "open", error.errno,
+                                  error.strerror or str(error)) from None
+        with os_errors(location, "read"):
+            self._size = os.fstat(self._descriptor).st_size
 
     def read(self, offset: int, length: int) -> bytes:
         if self._descriptor is None:
             raise StoreError(f"{self._location}: read after close")
-        data = os.pread(self._descriptor, length, offset)
+        with os_errors(self._location, "read"):
+            data = os.pread(self._descriptor, length, offset)
         if len(data) != length:
             raise StoreError(f"{self._location}: {length} bytes at offset {offset} run past "
                              f"the end of the file ({self._size} bytes)")
@@ -293,8 +361,10 @@ class _FileLock:
         file = self._file
         if file is not None:
             self._file = None
-            fcntl.flock(file.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
-            file.close()  # type: ignore[attr-defined]
+            try:
+                fcntl.flock(file.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
+            finally:
+                file.close()  # type: ignore[attr-defined]
 
 
 class FileDirectory:
@@ -316,7 +386,7 @@ class FileDirectory:
         if not self.path.is_dir():
             return []
         names = []
-        for folder, _subfolders, files in os.walk(self.path):
+        for folder, _subfolders, files in os.walk(self.path, onerror=_raise_listing_error):
             relative = Path(folder).relative_to(self.path)
             for file in files:
                 name = (relative / file).as_posix()
@@ -332,6 +402,9 @@ class FileDirectory:
             return self._full(name).stat().st_size
         except FileNotFoundError:
             raise StoreError(f"{self.location(name)}: no such store file") from None
+        except OSError as error:
+            raise FileSystemError(self.location(name), "read", error.errno,
+                                  error.strerror or str(error)) from None
 
     def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
         try:
@@ -340,22 +413,34 @@ class FileDirectory:
                 return file.read() if length is None else file.read(length)
         except FileNotFoundError:
             raise StoreError(f"{self.location(name)}: no such store file") from None
+        except OSError as error:
+            raise FileSystemError(self.location(name), "read", error.errno,
+                                  error.strerror or str(error)) from None
 
     def open_read(self, name: str) -> ReadHandle:
         return _FileReadHandle(self._full(name), self.location(name))
 
     def open_append(self, name: str) -> AppendHandle:
-        return _FileAppendHandle(self._full(name))
+        return _FileAppendHandle(self._full(name), self.location(name))
 
     def write_atomic(self, name: str, data: bytes) -> None:
+        """Write a temporary file, fsync it, rename it over `name`, fsync the folder; when
+        the system refuses a step before the rename, the temporary is removed and the old
+        file (if any) is left as it was."""
         target = self._full(name)
-        new_folders = _make_folders(target.parent)
+        new_folders = make_folders(target.parent)
         temporary = target.with_name(f"{TEMPORARY_PREFIX}{target.name}-{os.getpid()}")
-        with open(temporary, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
+        try:
+            with os_errors(self.location(name), "write"):
+                with open(temporary, "wb") as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, target)
+        except BaseException:
+            with suppress(OSError):
+                temporary.unlink()
+            raise
         sync_folder(target.parent)
         _sync_new_folders(new_folders)
 
@@ -364,12 +449,16 @@ class FileDirectory:
             self._full(name).unlink()
         except FileNotFoundError:
             raise StoreError(f"{self.location(name)}: no such store file") from None
+        except OSError as error:
+            raise FileSystemError(self.location(name), "remove", error.errno,
+                                  error.strerror or str(error)) from None
         sync_folder(self._full(name).parent)
 
     def acquire_lock(self, name: str) -> LockHandle:
         path = self._full(name)
-        _sync_new_folders(_make_folders(path.parent))
-        file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
+        _sync_new_folders(make_folders(path.parent))
+        with os_errors(str(path), "open the lock file"):
+            file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
         try:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -379,11 +468,24 @@ class FileDirectory:
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise StoreError(f"{path}: cannot lock: {error.strerror}") from None
             raise StoreLocked(_locked_message(str(path), holder)) from None
-        file.seek(0)
-        file.truncate()
-        file.write(f"{os.getpid()}\n")
-        file.flush()
-        return _FileLock(file)
+        lock = _FileLock(file)
+        try:
+            with os_errors(str(path), "write the lock file"):
+                file.seek(0)
+                file.truncate()
+                file.write(f"{os.getpid()}\n")
+                file.flush()
+        except BaseException:
+            lock.release()
+            raise
+        return lock
+
+
+def _raise_listing_error(error: OSError) -> None:
+    """`os.walk`'s error hook: a folder that cannot be listed is an error naming it, not
+    a folder without files."""
+    raise FileSystemError(str(error.filename), "list the folder", error.errno,
+                          error.strerror or str(error))
 
 
 def _locked_message(location: str, holder: str) -> str:

@@ -88,6 +88,23 @@ class StoreError(EngineError):
     """A store could not be created, opened or written."""
 
 
+class FileSystemError(StoreError):
+    """The operating system refused an operation on a store file (a full disk, an I/O
+    error, a file size limit): names the file, what was being done and the system's
+    reason; `errno` is the system's error number (`errno.ENOSPC`, ...).
+
+    >>> str(FileSystemError("store/LOCK", "write", 28, "No space left on device"))
+    'store/LOCK: cannot write: No space left on device'
+    """
+
+    def __init__(self, path: str, action: str, errno: int | None, reason: str) -> None:
+        self.path = path
+        self.action = action
+        self.errno = errno
+        self.reason = reason
+        super().__init__(f"{path}: cannot {action}: {reason}")
+
+
 class StoreLocked(StoreError):
     """Another writer holds the store's lock file."""
 

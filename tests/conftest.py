@@ -1,17 +1,27 @@
-"""Shared test fixtures: the PostgreSQL server the `postgres`-marked tests talk to.
+"""Shared test fixtures: the PostgreSQL server the `postgres`-marked tests talk to, and a
+small real file system that can be filled (`small_disk`).
 
-Owns: finding the server named by `SESSION_SEARCH_PG_DSN` and handing out a connection.
-Must not touch: any schema or data (each test module creates and drops what it uses).
+Owns: finding the server named by `SESSION_SEARCH_PG_DSN` and handing out a connection;
+mounting an 8 MiB tmpfs for a test and unmounting it. Must not touch: any schema or data
+(each test module creates and drops what it uses).
 
 Rule: when the variable is unset, or the server does not answer, a PostgreSQL test is
 skipped with a reason saying how to run it; with `CI=true` the same situation fails the
-test instead, so continuous integration can never pass by skipping the server.
+test instead, so continuous integration can never pass by skipping the server. The
+same holds for `small_disk` when a tmpfs cannot be mounted (mounting needs root, or
+CAP_SYS_ADMIN). The disk-full tests that need no mount use the directory fault layer
+(`tests/durability/faulty_directory.py`) and SQLite's own page limit instead, and run
+everywhere.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +68,60 @@ def pg_connection(pg_dsn: str) -> Iterator[object]:
         yield connection
     finally:
         connection.close()
+
+
+# ----- a small file system ----------------------------------------------------------
+
+#: The size of the tmpfs a `small_disk` test gets.
+SMALL_DISK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class SmallDisk:
+    """A tmpfs of `SMALL_DISK_BYTES` mounted at `path`: `fill()` takes its space (all of
+    it, or all but `leave` bytes) with one filler file, `free()` gives it back."""
+
+    path: Path
+
+    @property
+    def filler(self) -> Path:
+        return self.path / "filler"
+
+    def fill(self, leave: int = 0) -> None:
+        """Write the filler until the system says the disk is full, then give `leave`
+        bytes back (tmpfs counts whole pages)."""
+        block = b"\0" * 65536
+        with open(self.filler, "ab") as file:
+            try:
+                while True:
+                    file.write(block)
+                    file.flush()
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+            file.truncate(max(0, os.fstat(file.fileno()).st_size - leave))
+
+    def free(self) -> None:
+        """Remove the filler: the space returns."""
+        self.filler.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """An 8 MiB tmpfs for this test (skipped, or failed under CI, when none can be mounted)."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK_BYTES}", "tmpfs", str(mount_point)],
+        capture_output=True, text=True, check=False)
+    if mounted.returncode != 0:
+        _skip_or_fail_mount(f"cannot mount a tmpfs (needs root): {mounted.stderr.strip()}")
+    try:
+        yield SmallDisk(mount_point)
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True, check=False)
+
+
+def _skip_or_fail_mount(reason: str) -> None:
+    if _running_in_ci():
+        pytest.fail(f"CI=true but the full-disk tests cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)

@@ -43,8 +43,18 @@ each partition on its own stays all-or-nothing.
 Creating a partition. The first write for an agent without a partition makes one: it is
 created empty in `new-partition/`, closed, renamed to `agents/<agentId>` (so a reader
 listing `agents/` sees a whole partition or none) and opened as the writer. If the
-transaction that made it does not commit, the partition is removed again; a crash before
-that leaves it empty, which is what a reader sees of it anyway.
+transaction that made it does not commit, the partition is removed again: renamed to
+`removed-partition/` and deleted there (so it leaves `agents/` whole too); a crash before
+that leaves it empty, which is what a reader sees of it anyway. A writer opening the
+store clears both folders. So every folder in `agents/` is a whole partition, and one
+that holds no partition of the store's backend (its `store.meta` or database damaged
+or deleted) is an error naming it, never an agent left out in silence.
+
+Creating a store (`FolderPartitions.create`) either makes the whole root (`store.meta`,
+`LOCK`, `agents/`) or, when the system refuses a step (a full disk), removes what it
+made, so a failed creation leaves the folder as it was. A creation killed before
+`store.meta` was written leaves the `LOCK` alone (`is_unfinished_creation`): the next
+creation goes on there as in an empty folder.
 
 Reads. `windows()` and `session_keys()` are the partitions' answers in agent order (each
 partition in its own first-insertion order); `window`, `events` and `event_count` find
@@ -98,7 +108,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -122,8 +132,8 @@ from engine.codec.meta_file import (
     decode_meta_file,
     encode_meta_file,
 )
-from engine.directory import FileDirectory, LockHandle, sync_folder
-from engine.errors import CorruptFile, InputError, StoreError, UsageError
+from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
+from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
 from engine.model import (
     DEFAULT_AGENT_ID,
     SearchHit,
@@ -148,6 +158,7 @@ META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
 AGENTS_FOLDER = "agents"
 NEW_PARTITION_FOLDER = "new-partition"
+REMOVED_PARTITION_FOLDER = "removed-partition"
 
 #: What each partition is asked for when several are merged (the Gateway's limit for
 #: the stores of unconfigured agents).
@@ -211,20 +222,38 @@ class FolderPartitions:
 
     @classmethod
     def create(cls, root: Path, kind: PartitionKind) -> FolderPartitions:
-        """Make an empty store in folder `root` (created if missing) and hold its lock."""
+        """Make an empty store in folder `root` (created if missing) and hold its lock;
+        when a step fails, what was made is removed again (see the module docstring)."""
         directory = FileDirectory(root)
-        lock = directory.acquire_lock(LOCK_NAME)
+        existed = root.exists()
+        try:
+            lock = directory.acquire_lock(LOCK_NAME)
+        except StoreLocked:
+            raise
+        except BaseException:
+            _undo_creation(root, existed, lock_made=False)
+            raise
         try:
             if directory.exists(META_NAME):
                 raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+        except BaseException:
+            lock.release()
+            raise
+        try:
             from engine.transcript.log import now_milliseconds
 
             meta = StoreMeta(kind.backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta, PARTITIONED_MAGIC))
-            (root / AGENTS_FOLDER).mkdir(exist_ok=True)
+            agents = root / AGENTS_FOLDER
+            try:
+                agents.mkdir(exist_ok=True)
+            except OSError as error:
+                raise StoreError(f"{agents}: cannot create the folder: "
+                                 f"{error.strerror or error}") from None
             sync_folder(root)
         except BaseException:
             lock.release()
+            _undo_creation(root, existed, lock_made=True)
             raise
         return cls(root, kind, lock)
 
@@ -239,6 +268,7 @@ class FolderPartitions:
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
         if writer:
             remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+            remove_tree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
         return cls(root, kind, lock)
 
     def location(self, agent_id: str) -> str:
@@ -250,13 +280,13 @@ class FolderPartitions:
         return agent_folder / self.kind.subfolder if self.kind.subfolder else agent_folder
 
     def agents(self) -> list[str]:
-        """The agents that have a partition, sorted."""
+        """The agents that have a partition, sorted: every folder in `agents/` (each is a
+        whole partition, see the module docstring; opening one that is damaged names
+        the file)."""
         folder = self.root / AGENTS_FOLDER
         if not folder.is_dir():
             return []
-        return sorted(child.name for child in folder.iterdir()
-                      if child.is_dir() and self.kind.backend_class.claims(
-                          self.partition_folder(child)))
+        return sorted(child.name for child in folder.iterdir() if child.is_dir())
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s partition."""
@@ -276,16 +306,31 @@ class FolderPartitions:
             staging.rename(target)
             sync_folder(target.parent)
             sync_folder(self.root)
-        except OSError as error:
+        except (OSError, StoreError) as error:
             remove_tree(staging, ignore_errors=True)
+            reason = error.strerror or error if isinstance(error, OSError) else error
             raise StoreError(f"{target}: cannot create the partition of agent "
-                             f"{agent_id!r}: {error}") from error
+                             f"{agent_id!r}: {reason}") from None
         return self.open_partition(agent_id, writer=True)
 
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
-        """Close and delete a partition made by a transaction that did not commit."""
-        partition.close()
-        remove_tree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
+        """Close and delete a partition made by a transaction that did not commit: moved
+        out of `agents/` in one rename, then deleted (see the module docstring). Its
+        close may fail (a full disk refusing its index files): nothing it would save
+        matters, the files go. If the rename fails the empty partition stays, as a
+        crash would leave it."""
+        try:
+            partition.close()
+        except StoreError:
+            pass  # the partition's files are deleted next
+        removed = self.root / REMOVED_PARTITION_FOLDER
+        remove_tree(removed, ignore_errors=True)
+        try:
+            (self.root / AGENTS_FOLDER / agent_id).rename(removed)
+            sync_folder(self.root / AGENTS_FOLDER)
+        except (OSError, StoreError):
+            return
+        remove_tree(removed, ignore_errors=True)
 
     def close(self) -> None:
         """Release the writer's lock."""
@@ -311,6 +356,16 @@ class OpenClawStatePartitions(FolderPartitions):
         return (f"{self.root}: an OpenClaw state, opened read-only; session-search never "
                 "writes to it")
 
+    def agents(self) -> list[str]:
+        """The agents whose folder holds a database, sorted (an agent of an OpenClaw
+        state may have none yet)."""
+        folder = self.root / AGENTS_FOLDER
+        if not folder.is_dir():
+            return []
+        return sorted(child.name for child in folder.iterdir()
+                      if child.is_dir() and self.kind.backend_class.claims(
+                          self.partition_folder(child)))
+
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s database read-only (`writer=True` is refused)."""
         if writer:
@@ -334,6 +389,20 @@ def remove_tree(path: Path, *, ignore_errors: bool) -> None:
     shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
+def _undo_creation(root: Path, existed: bool, *, lock_made: bool) -> None:
+    """Remove what a failed `FolderPartitions.create` made in `root`: its metadata, its
+    `agents/` folder and its lock file (when this call made it: `lock_made`, or an
+    empty one), and the folder itself when it did not exist before and is now empty."""
+    for name in (META_NAME, LOCK_NAME):
+        path = root / name
+        with suppress(OSError):
+            if name == META_NAME or lock_made or path.stat().st_size == 0:
+                path.unlink()
+    for folder in ((root / AGENTS_FOLDER, root) if not existed else (root / AGENTS_FOLDER,)):
+        with suppress(OSError):
+            folder.rmdir()
+
+
 def read_root_meta(root: Path) -> StoreMeta:
     """The root `store.meta` of a partitioned store (StoreError when there is none)."""
     path = root / META_NAME
@@ -348,6 +417,15 @@ def is_openclaw_state(root: Path, kind: PartitionKind) -> bool:
     """Whether folder `root` is a state OpenClaw wrote: no root `store.meta`, and at least
     one agent database of `kind` (the SQLite partition) under `agents/`."""
     return not (root / META_NAME).exists() and bool(OpenClawStatePartitions(root, kind).agents())
+
+
+def is_unfinished_creation(root: Path) -> bool:
+    """Whether folder `root` holds only what a store's creation killed before it wrote
+    `store.meta` leaves: its `LOCK` and perhaps the metadata's temporary file. A new
+    store may be made there as in an empty folder (the lock is taken again first)."""
+    names = [entry.name for entry in root.iterdir()]
+    return LOCK_NAME in names and all(
+        name == LOCK_NAME or name.startswith(TEMPORARY_PREFIX + META_NAME) for name in names)
 
 
 def is_partitioned_store(root: Path) -> bool:
@@ -754,16 +832,27 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
             raise StoreError(f"{self.space.root}: the store is closed")
 
     def close(self) -> None:
-        """Close every partition (a writer's flush their indexes), then release the lock."""
+        """Close every partition (a writer's flush their indexes), then release the lock.
+        Every partition is closed even when one fails (a full disk refusing its index
+        files); the first failure is raised, with the others as notes."""
         if self._closed:
             return
         self._closed = True
-        partitions, self._partitions = list(self._partitions.values()), {}
+        partitions, self._partitions = list(self._partitions.items()), {}
+        failure: StoreError | None = None
         try:
-            for partition in partitions:
-                partition.close()
+            for agent_id, partition in partitions:
+                try:
+                    partition.close()
+                except StoreError as error:
+                    if failure is None:
+                        failure = error
+                    else:
+                        failure.add_note(f"closing agent {agent_id!r} also failed: {error}")
         finally:
             self.space.close()
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> Self:
         return self

@@ -34,7 +34,8 @@ Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reaso
 * a reader needs read access to the folder and everything in it, a writer (and a new
   store) read and write access: `permission denied (reconcile needs write access)`, naming
   the first entry that lacks it (or `read-only file system (...)`);
-* a new store (`open_or_create_store`) is made in an absent or empty folder. Its parent
+* a new store (`open_or_create_store`) is made in an absent or empty folder (or one that
+  a creation killed early left holding its `LOCK` only). Its parent
   folder must exist unless `create_parents=True` (`MissingParentFolder`), and the nearest
   existing folder above it must be writable;
 * a state folder the real OpenClaw wrote (no root `store.meta`, at least one
@@ -43,11 +44,14 @@ Store paths, as commands see them (`StorePathError`, exit status 2, `PATH: reaso
   (`engine.backends.partitioned.open_openclaw_state`), writing nothing to it; any other
   open refuses it, with `add --read-only --backend sqlite to read it without writing to
   it` for the commands that take `--read-only` (`READ_ONLY_COMMANDS`);
+* a store whose root `store.meta` is gone (its `LOCK` and `agents/` are there) is a
+  `StoreError` naming the missing file, not a folder holding no store;
 * any other `OSError` while opening is a `StoreError` (exit status 1) naming the file.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 from collections.abc import Iterator
@@ -58,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.codec import FILE_KINDS
 from engine.errors import (
+    FileSystemError,
     MissingParentFolder,
     StoreError,
     StorePathError,
@@ -165,10 +170,13 @@ def open_backend(
     """
     from engine.backends.partitioned import create_partitioned, open_partitioned
 
+    from engine.backends.partitioned import is_unfinished_creation
+
     directory = Path(path)
     if create:
         name = backend or DEFAULT_BACKEND
-        if directory.exists() and any(directory.iterdir()):
+        if (directory.exists() and any(directory.iterdir())
+                and not is_unfinished_creation(directory)):
             existing = detect_backend(directory)
             if existing != name:
                 raise UsageError(
@@ -304,6 +312,10 @@ def _stored_backend(directory: Path, shown: str, command: str) -> str:
     name = _claiming_backend(directory)
     if name is not None:
         return name
+    if _lost_its_metadata(directory):
+        raise StoreError(f"{directory / 'store.meta'}: missing: the folder holds the partitions "
+                         "of a session-search store (agents/) and its LOCK, but not its "
+                         "metadata; restore the file, or import the sources into a new store")
     if _holds_openclaw_state(directory):
         advice = (f"add --read-only --backend {OPENCLAW_STATE_BACKEND} to read it without "
                   "writing to it" if command in READ_ONLY_COMMANDS else
@@ -311,6 +323,15 @@ def _stored_backend(directory: Path, shown: str, command: str) -> str:
                   f"--read-only --backend {OPENCLAW_STATE_BACKEND})")
         raise StorePathError(shown, f"an OpenClaw state, not a session-search store; {advice}")
     raise StorePathError(shown, "folder is not empty and holds no store")
+
+
+def _lost_its_metadata(directory: Path) -> bool:
+    """Whether `directory` is a store whose root `store.meta` is gone: it has the root
+    `LOCK` every store keeps (a state OpenClaw wrote has none) and an `agents/` folder."""
+    from engine.backends.partitioned import AGENTS_FOLDER, LOCK_NAME, META_NAME
+
+    return (not (directory / META_NAME).exists() and (directory / LOCK_NAME).is_file()
+            and (directory / AGENTS_FOLDER).is_dir())
 
 
 def _holds_openclaw_state(directory: Path) -> bool:
@@ -339,7 +360,9 @@ def _checked_folder(
     if not directory.is_dir():
         raise StorePathError(shown, "not a folder")
     _require_access(directory, shown, command, access)
-    if any(directory.iterdir()):
+    from engine.backends.partitioned import is_unfinished_creation
+
+    if any(directory.iterdir()) and not (creating and is_unfinished_creation(directory)):
         return True
     if creating:
         return False
@@ -431,6 +454,10 @@ def _opening(path: str | os.PathLike[str], command: str, access: str) -> Iterato
     problems are the user's path (`StorePathError`), anything else a `StoreError`."""
     try:
         yield
+    except FileSystemError as error:
+        if error.errno not in (errno.EACCES, errno.EPERM):
+            raise
+        raise StorePathError(error.path, _denied(Path(error.path), command, access)) from None
     except PermissionError as error:
         where = error.filename if error.filename is not None else path
         raise StorePathError(str(where), _denied(Path(where), command, access)) from None

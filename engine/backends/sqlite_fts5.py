@@ -28,7 +28,9 @@ events, then sweeps orphaned index rows.
 
 Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
 transcript tables (never the index), with the same names as `TranscriptStore`, so the
-importers (`engine.ingest.import_sources`) and history readers can use this store too. A
+importers (`engine.ingest.import_sources`) and history readers can use this store too.
+Every read (and reconcile) reports a damaged database as `CorruptFile` naming the file
+(`schema.damage_reported`), never as a raw `sqlite3` or decoding error. A
 window of a database OpenClaw wrote reads with upstream's columns and our defaults for
 the fields upstream has no column for (`kind` chat, `title` its display name, `current`
 from its session node, `archived` when it has a cold archive).
@@ -36,12 +38,14 @@ from its session node, `archived` when it has a cold archive).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 from engine.backends.protocol import Backend, Interruptible, Maintenance
 from engine.backends.sqlite import schema
@@ -97,6 +101,20 @@ WINDOW_SELECT: dict[Layout, str] = {
         "WHERE a.session_id = w.session_id), NULL, w.created_at, '{}' FROM session_windows AS w"
     ),
 }
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _damage_reported(method: _Method) -> _Method:
+    """A read of the database that reports damage as `CorruptFile` naming the file
+    (`schema.damage_reported`)."""
+    @functools.wraps(method)
+    def reading(self: SqliteBackend, *arguments: Any, **options: Any) -> Any:
+        with schema.damage_reported(self.path):
+            return method(self, *arguments, **options)
+
+    return reading  # type: ignore[return-value]
 
 
 class SqliteBackend(Backend, Maintenance, Interruptible):
@@ -160,8 +178,11 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
             if writer:
                 return cls(database, writer=schema.connect_writer(database), layout=OWN)
             reader = ReadConnection.open(database)
-        except sqlite3.DatabaseError as error:
-            raise CorruptFile(str(database), 0, f"not a session-search sqlite store ({error})") from error
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:  # a damaged schema, too
+            if not schema.is_damage(error):
+                raise StoreError(f"{database}: {error}") from None
+            raise CorruptFile(str(database), 0,
+                              f"not a session-search sqlite store ({error})") from None
         return cls(database, reader=reader, layout=reader.layout)
 
     # ---- writing ------------------------------------------------------------------
@@ -213,6 +234,7 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
 
     # ---- maintenance --------------------------------------------------------------
 
+    @_damage_reported
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it; sweep orphan rows. Returns the windows
         rebuilt; `progress(done, total)` is called first and after each batch's commit."""
@@ -233,6 +255,7 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
             sweep_orphans(connection)
         return len(pending)
 
+    @_damage_reported
     def index_status(self) -> bool:
         """True when any window needs reconcile (the `indexing` flag of §8.4)."""
         if self.layout == OWN:
@@ -257,6 +280,7 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
         if connection is not None:
             connection.interrupt()
 
+    @_damage_reported
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.sqlite.search`)."""
         connection = self._reading()
@@ -269,35 +293,48 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
 
     # ---- reading the transcripts (history and importers read these, never the index) --
 
+    @_damage_reported
     def windows(self) -> list[SessionWindow]:
         """Every window, in first-insertion order."""
         return [_window_from_row(row) for row in self._reading().execute(
             WINDOW_SELECT[self.layout] + " ORDER BY w.rowid")]
 
+    @_damage_reported
     def window(self, session_id: str) -> SessionWindow:
         """One window (UnknownSession if absent)."""
-        row = self._reading().execute(
+        connection = self._reading()
+        row = connection.execute(
             WINDOW_SELECT[self.layout] + " WHERE w.session_id = ?", (session_id,)).fetchone()
         if row is None:
+            # A miss is rare: look at the table itself, past its index (a full scan), so a
+            # damaged index that hides the window is named as damage, not as a wrong id.
+            if connection.execute("SELECT EXISTS (SELECT 1 FROM session_windows "
+                                  "WHERE +session_id = ?)", (session_id,)).fetchone()[0]:
+                raise CorruptFile(str(self.path), 0, f"window {session_id!r} is in the table "
+                                  "session_windows but its index does not find it")
             raise UnknownSession(f"unknown session id {session_id!r}")
         return _window_from_row(row)
 
+    @_damage_reported
     def windows_of(self, session_key: str) -> list[SessionWindow]:
         """The windows of one session key, in first-insertion order."""
         return [_window_from_row(row) for row in self._reading().execute(
             WINDOW_SELECT[self.layout] + " WHERE w.session_key = ? ORDER BY w.rowid",
             (session_key,))]
 
+    @_damage_reported
     def session_keys(self) -> list[str]:
         """Every session key holding a window, in order of first appearance."""
         return [row[0] for row in self._reading().execute(
             "SELECT session_key FROM session_windows GROUP BY session_key ORDER BY min(rowid)")]
 
+    @_damage_reported
     def events(self, session_id: str) -> list[StoredEvent]:
         """Every event of a window in seq order (UnknownSession if the window is absent)."""
         self.window(session_id)
         return read_events(self._reading(), session_id)
 
+    @_damage_reported
     def event_count(self, session_id: str) -> int:
         """How many events a window has (UnknownSession if absent)."""
         self.window(session_id)
@@ -307,6 +344,7 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
 
     # ---- inspection ---------------------------------------------------------------
 
+    @_damage_reported
     def stats(self) -> dict[str, int]:
         """Counts: agents, sessions (keys), windows, events, messages indexed, bytes (the
         database file and its write-ahead log)."""

@@ -53,6 +53,7 @@ from engine.ingest.jsonl import iter_objects
 from engine.model import SessionWindow
 from engine.transcript.events import is_blank
 from engine.transcript.projection import MAX_TIME_VALUE, parse_js_date
+from engine.transcript.validation import shown_number
 from engine.transcript.windows import session_key_problem, window_problem
 
 REQUIRED_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text", "timestamp")
@@ -187,8 +188,8 @@ def timestamp_value(stamp: Any) -> float:
         except OverflowError:
             value = math.inf
         if not math.isfinite(value) or abs(value) > MAX_TIME_VALUE:
-            raise ValueError(f'"timestamp" {stamp!r} is not a date: epoch milliseconds '
-                             f"must be finite and within ±{MAX_TIME_VALUE:.4g}")
+            raise ValueError(f'"timestamp" {shown_number(stamp)} is not a date: epoch '
+                             f"milliseconds must be finite and within ±{MAX_TIME_VALUE:.4g}")
         return value
     if isinstance(stamp, str):
         parsed = parse_js_date(stamp)

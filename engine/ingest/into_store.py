@@ -14,7 +14,10 @@ Rules:
   exist unless `create_parents=True` (`MissingParentFolder`);
 * the sources' forms are checked first, so a wrong SOURCE never leaves a new store;
 * on any error nothing is imported, and a store this call had just created is removed
-  again, with the parent folders it made (a folder that existed before stays);
+  again, with the parent folders it made (a folder that existed before stays); the
+  error reported is the import's own (a failed close after it is a note). A close that
+  fails after the import committed (a full disk refusing the index files) is an error
+  that says the import was committed;
 * then, unless `reconcile=False`, the windows the import left dirty are rebuilt
   (behaviour.md §8.1: imported history and rewinds are indexed by reconcile, as
   `openclaw doctor` imports are), through `maintenance.reconcile_when_needed`;
@@ -33,6 +36,7 @@ from typing import Any
 
 from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.registry import open_or_create_store
+from engine.errors import StoreError
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
 from engine.progress import PhasedProgress
@@ -77,12 +81,20 @@ def import_into_store(
         reconciling = partial(progress, "reconcile") if progress is not None else None
         reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
         counts = backend.stats()
-    except BaseException:
-        backend.close()
+    except BaseException as error:
+        try:
+            backend.close()
+        except StoreError as secondary:  # the import's own error is the one to report
+            error.add_note(f"closing the store also failed: {secondary}")
         if opened.created:
             _remove_new_store(store_path, outermost_new)
         raise
-    backend.close()
+    try:
+        backend.close()
+    except StoreError as error:
+        raise StoreError(f"{error} (the import was committed before this failure; what "
+                         "the store could not save at close is rebuilt from its "
+                         "transcripts when it is next opened)") from None
     return ImportOutcome(backend=opened.name, imported=report, reconciled=reconciled,
                          stats=counts, created=opened.created)
 

@@ -29,11 +29,11 @@ Any other field is kept in `SessionWindow.extra`, as it came.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from engine.model import SessionWindow
 from engine.transcript.projection import parse_js_date
+from engine.transcript.validation import created_at_problem
 from engine.transcript.windows import window_problem
 
 #: JSON field -> (SessionWindow field, expected type name).
@@ -123,9 +123,10 @@ def _time_value(name: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-        if math.isfinite(number):
-            return number
+        problem = created_at_problem(value, f'"{name}"')
+        if problem is not None:
+            raise ValueError(problem)
+        return float(value)
     if isinstance(value, str):
         parsed = parse_js_date(value)
         if parsed is not None:

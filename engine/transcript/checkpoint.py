@@ -151,11 +151,7 @@ def save_checkpoint(
     checkpoint = checkpoint_of(catalog, cursor, sealed_files)
     data = encode_catalog_file(
         checkpoint, windows_per_record=config.checkpoint_windows_per_record)
-    try:
-        directory.write_atomic(CHECKPOINT_NAME, data)
-    except OSError as error:
-        raise StoreError(f"{directory.location(CHECKPOINT_NAME)}: saving the catalog "
-                         f"checkpoint failed: {error}") from None
+    directory.write_atomic(CHECKPOINT_NAME, data)
     return checkpoint.transaction_id
 
 

@@ -95,7 +95,7 @@ from engine.codec.log_file import (
 )
 from engine.config import EngineConfig
 from engine.directory import AppendHandle, Directory
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, FileSystemError, StoreError
 from engine.model import StoredEvent
 
 LOG_FOLDER = "transcripts"
@@ -233,10 +233,13 @@ def check_covered_log(directory: Directory, cursor: LogCursor) -> str | None:
     for number in range(1, cursor.file_number + 1):
         name = log_file_name(number)
         location = directory.location(name)
+        if number == cursor.file_number and cursor == LogCursor(
+                number, transaction_id=cursor.transaction_id):
+            # Nothing was committed in it, and not even its header was read: absent (a
+            # store with no commit yet), or cut short by a crash or a full disk while
+            # its header was written (`problems` notes an unfinished write).
+            return None
         if not directory.exists(name):
-            if number == cursor.file_number and cursor == LogCursor(
-                    number, transaction_id=cursor.transaction_id):
-                return None  # nothing was committed in it (a store with no commit yet)
             return f"{location}: missing"
         data = directory.read_bytes(name)
         try:
@@ -643,7 +646,11 @@ class LogWriter:
         return position
 
     def commit(self, record: CommitRecord) -> RecordPosition:
-        """Append the commit record, fsync, and roll to a new log file if this one is full."""
+        """Append the commit record, fsync, and roll to a new log file if this one is full.
+
+        Raises only when the transaction is not durable (an error before the fsync
+        returned): a failure to seal the full file afterwards leaves the commit standing
+        and the writer failed."""
         position = self.write(record)
         handle = self._open_log_file()
         self._guarded(handle.sync)
@@ -651,7 +658,11 @@ class LogWriter:
         self.sealed = None
         self._transaction_id, self._commit_offset = record.transaction_id, position.offset
         if handle.size() >= self.config.log_roll_bytes:
-            self._seal()
+            try:
+                self._seal()
+            except FileSystemError:
+                pass  # the commit is durable; the writer is failed, and the next writer
+                #       cuts the torn footer off like any unfinished write
         return position
 
     def abort(self) -> None:
@@ -694,14 +705,13 @@ class LogWriter:
             raise StoreError(f"the store writer failed earlier ({self._failed}); reopen the store")
 
     def _guarded(self, action: Callable[..., object], *arguments: object) -> None:
-        """Run one file operation; an OSError marks the writer failed (see the class)."""
+        """Run one file operation; a `FileSystemError` (which names the file) marks the
+        writer failed (see the class)."""
         try:
             action(*arguments)
-        except OSError as error:
-            self._failed = f"{error.strerror or error}"
-            raise StoreError(
-                f"{self.directory.location(log_file_name(self.file_number))}: write failed: {error}"
-            ) from None
+        except FileSystemError as error:
+            self._failed = str(error)
+            raise
 
     def _open_log_file(self) -> AppendHandle:
         """The handle of the current log file, creating it with its header if needed."""
@@ -713,13 +723,15 @@ class LogWriter:
         return self._handle
 
     def _seal(self) -> None:
+        """Write and fsync the footer of the full log file; only then is it `sealed`."""
         handle = self._open_log_file()
-        self.sealed = LogCursor(self.file_number, handle.size(), self._record_count,
-                                    self._records_crc, sealed=True,
-                                    transaction_id=self._transaction_id,
-                                    commit_offset=self._commit_offset)
+        sealed = LogCursor(self.file_number, handle.size(), self._record_count,
+                           self._records_crc, sealed=True,
+                           transaction_id=self._transaction_id,
+                           commit_offset=self._commit_offset)
         self._guarded(handle.write, encode_footer(self._record_count, self._records_crc))
         self._guarded(handle.sync)
+        self.sealed = sealed
         handle.close()
         self._handle = None
         self.file_number += 1

@@ -38,7 +38,10 @@ overlay that reads inside the transaction see. Leaving the block normally writes
 commit record and fsyncs; only then is the overlay applied to the catalog (through the
 same functions replay uses), the generation bumped, the checkpoint saved when due and
 the commit hooks called. Leaving it with an exception truncates the log file back and
-drops the overlay. A transaction that wrote nothing commits nothing.
+drops the overlay. A transaction that wrote nothing commits nothing. So an error out of
+the block means the transaction is absent: once the fsync returned, nothing raises (a
+checkpoint the disk refuses is retried later; a log file that cannot be sealed leaves
+the writer failed, to be reopened).
 
 Readers (`writer=False`) take no lock, never truncate, and see the transactions that
 were committed when they opened or last called `refresh()`.
@@ -442,16 +445,14 @@ class TranscriptStore:
         else:
             self._cursor = writer.committed_cursor() or self._cursor
         self._records_since_checkpoint += len(records) + 1
-        if writer.sealed is not None and self.config.catalog_checkpoints:
-            self._save_checkpoint(writer.sealed)
-        elif (self.config.catalog_checkpoints
-              and checkpoint_is_due(self._records_since_checkpoint, self.config)):
-            cursor = writer.committed_cursor()
-            if cursor is not None:
-                try:
-                    self._save_checkpoint(cursor)
-                except StoreError:
-                    pass  # derived data: the transaction is durable; the next commit retries
+        cursor = writer.sealed or writer.committed_cursor()
+        due = writer.sealed is not None or checkpoint_is_due(
+            self._records_since_checkpoint, self.config)
+        if cursor is not None and due and self.config.catalog_checkpoints:
+            try:
+                self._save_checkpoint(cursor)
+            except StoreError:
+                pass  # derived data: the transaction is durable; the next commit retries
         changes = transaction.changes
         if changes is None and self._change_feed.is_followed:  # a hook was added meanwhile
             changes = [change for _, change in self.changes_since(generation - 1)]

@@ -18,7 +18,8 @@ same value:
 * window strings (`session_id`, `title`, ...) hold no lone surrogate (SQLite `TEXT` is
   UTF-8), and every field has its declared type (SQLite would turn an `int` title into
   the string `'5'`, and a `1` flag into `True`);
-* `created_at` is a finite number or null (SQLite stores NaN as NULL);
+* `created_at` is a finite number within ECMAScript's time range, or null (SQLite stores
+  NaN as NULL, and its upstream column rounds the value to a 64-bit integer);
 * an event and a window's `extra` are JSON values: objects (`dict`) with string keys,
   arrays (`list`; a tuple would come back as a list), strings, floats (NaN and the
   infinities included: both encodings keep them), booleans, null, and integers in the signed or unsigned 64-bit range (msgpack
@@ -40,6 +41,7 @@ from typing import Any
 from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SessionWindow
 from engine.transcript.events import validation_problem
+from engine.transcript.projection import MAX_TIME_VALUE
 from engine.transcript.windows import window_problem
 
 #: How deep an event or a window's `extra` may nest (objects and arrays).
@@ -75,8 +77,14 @@ def lone_surrogate_problem(name: str, text: str) -> str | None:
             "which cannot be stored as UTF-8 text")
 
 
-def created_at_problem(created_at: object) -> str | None:
-    """Why `created_at` is not a finite number of epoch milliseconds or None, or None.
+def created_at_problem(created_at: object, name: str = "created_at") -> str | None:
+    """Why `created_at` (the value of `name`) is not epoch milliseconds of a date or None,
+    or None.
+
+    A date is a finite number within ECMAScript's time range (±8.64e15 ms, as a
+    timestamp is read: `projection.MAX_TIME_VALUE`): every backend keeps such a number
+    exactly (SQLite's upstream column holds it as an integer), and an integer of any
+    size is judged without converting it to a float first.
 
     >>> created_at_problem(1.5e12) is None, created_at_problem(None) is None
     (True, True)
@@ -84,15 +92,39 @@ def created_at_problem(created_at: object) -> str | None:
     'created_at must be a finite number of epoch milliseconds or null (got nan)'
     >>> created_at_problem("5")
     'created_at must be a finite number of epoch milliseconds or null (got str)'
+    >>> created_at_problem(10**400)
+    'created_at must be epoch milliseconds within ±8.64e+15 (got an integer of 401 digits)'
+    >>> created_at_problem(-1e300)
+    'created_at must be epoch milliseconds within ±8.64e+15 (got -1e+300)'
     """
     if created_at is None:
         return None
     if isinstance(created_at, bool) or not isinstance(created_at, (int, float)):
-        return ("created_at must be a finite number of epoch milliseconds or null "
+        return (f"{name} must be a finite number of epoch milliseconds or null "
                 f"(got {type(created_at).__name__})")
-    if not math.isfinite(created_at):
-        return f"created_at must be a finite number of epoch milliseconds or null (got {created_at})"
+    if isinstance(created_at, float) and not math.isfinite(created_at):
+        return f"{name} must be a finite number of epoch milliseconds or null (got {created_at})"
+    if abs(created_at) > MAX_TIME_VALUE:
+        return (f"{name} must be epoch milliseconds within ±{MAX_TIME_VALUE:.4g} "
+                f"(got {shown_number(created_at)})")
     return None
+
+
+def shown_number(value: float) -> str:
+    """A number for a message: as written, or, for an integer of more than 20 digits,
+    how many digits it has (a 400-digit value would fill the line).
+
+    >>> shown_number(12), shown_number(-2.5), shown_number(-10**30)
+    ('12', '-2.5', 'an integer of 31 digits')
+    >>> shown_number(10**5000)
+    'an integer of more than 4300 digits'
+    """
+    if isinstance(value, int) and abs(value) >= 10**20:
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # past the interpreter's limit on integer-to-text conversion
+            return "an integer of more than 4300 digits"
+    return repr(value)
 
 
 def json_value_problem(value: object, where: str) -> str | None:

@@ -21,10 +21,11 @@ from engine.backends.registry import detect_backend, open_backend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
-from engine.errors import QueryError, StoreError
+from engine.errors import FileSystemError, QueryError, StoreError
 from engine.index.check import check_index
 from engine.model import SearchRequest, SessionWindow
 from tests.conformance.suite import load_cases, run_case
+from tests.durability.faulty_directory import ENOSPC, Fault, FaultyDirectory
 
 TINY = EngineConfig(index_flush_documents=3, index_merge_segments=3)
 
@@ -349,18 +350,22 @@ def test_transcript_reads_are_answered_like_the_sqlite_backend(backend):
     assert backend.event_count("w") == 2
 
 
-def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction(backend, monkeypatch):
-    def failing_write(name, data):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(backend.store.directory, "write_atomic", failing_write)
+def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction():
+    directory = FaultyDirectory(MemoryDirectory())
+    backend = ReferenceBackend.create_in(directory, config=TINY)
+    # The transaction's six log writes (header, window, three events, commit) succeed;
+    # then the disk is full, from the first write of the flush that is now due.
+    directory.faults = (Fault("write", directory.counts["write"] + 7, ENOSPC,
+                              until_space_returns=True),)
     add_chain(backend, "w", "agent:main:main", ["one", "two", "three"])  # flush is due
-    assert isinstance(backend.flush_error, OSError)
+    assert isinstance(backend.flush_error, FileSystemError)
+    assert str(backend.flush_error).startswith("memory:index/")
     assert ids(backend.search(SearchRequest("two", agent_id="main"))) == ["m2"]
-    monkeypatch.undo()
+    directory.space_returns()
     add_chain(backend, "v", "agent:main:v", ["four", "five", "six"], prefix="v")
     assert backend.flush_error is None
     assert len(backend.index.buffer) == 0
+    backend.close()
 
 
 def test_terms_over_32_kib_are_cut_like_fts5(tmp_path):

@@ -92,10 +92,12 @@ def test_killed_writer_leaves_every_stored_message_searchable(tmp_path: Path):
             [sys.executable, "-c", CHILD, str(store), str(start)],
             stdout=subprocess.PIPE, text=True,
         )
-        time.sleep(generator.uniform(0.6, 1.6))
+        assert child.stdout is not None
+        first = child.stdout.readline()  # kill a writer that is writing, however slow
+        time.sleep(generator.uniform(0.0, 1.0))  # then at a random moment of its run
         child.send_signal(signal.SIGKILL)
         output, _ = child.communicate()
-        acknowledged.extend(int(line) for line in output.split())
+        acknowledged.extend(int(line) for line in (first + output).split())
         backend = ReferenceBackend.open_in(FileDirectory(store), writer=True)
         try:
             messages = stored_messages(backend)

@@ -20,6 +20,7 @@ from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
 from engine.transcript.log import LOG_MAGIC, log_file_name
 from engine.transcript.store import TranscriptStore
+from tests.durability.faulty_directory import EIO, Fault, FaultyDirectory
 
 LOG_FILE = log_file_name(1)
 LOG_FILE_PREFIX = "transcripts/segment-"
@@ -357,38 +358,19 @@ def test_another_format_version_is_a_clear_store_error(
         TranscriptStore.open(directory, writer=True)
 
 
-class FailingSyncDirectory(MemoryDirectory):
-    """A memory directory whose appends fail to sync while `failing` is set."""
-
-    failing = False
-
-    def open_append(self, name: str):  # type: ignore[no-untyped-def]
-        handle = super().open_append(name)
-        directory = self
-        original_sync = handle.sync
-
-        def sync() -> None:
-            if directory.failing:
-                raise OSError(5, "Input/output error")
-            original_sync()
-
-        handle.sync = sync  # type: ignore[method-assign]
-        return handle
-
-
 def test_a_failed_fsync_fails_the_commit_and_the_writer() -> None:
-    directory = FailingSyncDirectory()
+    directory = FaultyDirectory(MemoryDirectory())
     store = build_store(directory)
     expected = observe(store)
-    directory.failing = True
-    with pytest.raises(StoreError, match="write failed: .*Input/output error"), \
+    directory.faults = (Fault("sync", directory.counts["sync"] + 1, EIO),)
+    with pytest.raises(StoreError, match="segment-000001.log: cannot sync: Input/output error"), \
             store.transaction() as transaction:
         transaction.append_event("w1", {"id": "not durable"})
     assert observe(store) == expected
-    directory.failing = False
     with pytest.raises(StoreError, match="failed earlier .*reopen the store"), \
             store.transaction():
         pass
     store.close()
-    with TranscriptStore.open(directory.crash_copy(), writer=True) as reopened:
+    assert isinstance(directory.inner, MemoryDirectory)
+    with TranscriptStore.open(directory.inner.crash_copy(), writer=True) as reopened:
         assert observe(reopened) == expected

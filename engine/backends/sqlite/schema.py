@@ -71,12 +71,16 @@ upstream does) and a writer refuses.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from engine.directory import sync_folder
 from engine.errors import CorruptFile, StoreError, UsageError
 
 BACKEND_NAME = "sqlite"
@@ -421,6 +425,7 @@ WRITER_PRAGMAS = (
 )
 READER_PRAGMAS = (
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MILLISECONDS}",
+    "PRAGMA cell_size_check = ON",
     "PRAGMA query_only = ON",
     "PRAGMA trusted_schema = OFF",
 )
@@ -433,19 +438,57 @@ def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
 
 def create_database(path: Path) -> sqlite3.Connection:
     """Make a new database file at `path` with the whole layout; return its writer
-    connection. StoreError when the file exists or cannot be made."""
+    connection. StoreError when the file exists or cannot be made.
+
+    Atomic: the layout is written to a temporary file beside `path` (`.new-NAME-PID`),
+    checkpointed into it and closed, and only then renamed to `path`; when any step
+    fails (a full disk) the temporary files are removed. So `path` is either a whole
+    database or absent, never an empty or half-made file that later opens call corrupt.
+    """
     if path.exists():
         raise StoreError(f"{path}: a sqlite store already exists here")
+    temporary = path.with_name(f".new-{path.name}-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        connection = _connect(str(path), uri=False)
+        _write_new_database(temporary)
+        os.replace(temporary, path)
+        sync_folder(path.parent)
+        connection = _writer_connection(path)
+    except (OSError, sqlite3.Error) as error:
+        _remove_database_files(temporary)
+        reason = error.strerror or error if isinstance(error, OSError) else error
+        raise StoreError(f"{path}: cannot create the store: {reason}") from None
+    except BaseException:
+        _remove_database_files(temporary)
+        raise
+    return connection
+
+
+def _write_new_database(path: Path) -> None:
+    """Write the whole layout to a new database file at `path` and close it with every
+    page in the file itself (no `-wal` left: raise when one is)."""
+    connection = _connect(str(path), uri=False)
+    try:
         connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
         for pragma in WRITER_PRAGMAS:
             connection.execute(pragma)
         connection.executescript("BEGIN;" + UPSTREAM_TABLES + OWN_TABLES + _store_rows() + "COMMIT;")
-    except (OSError, sqlite3.Error) as error:
-        raise StoreError(f"{path}: cannot create the store: {error}") from error
-    return connection
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError("the new database could not be checkpointed")
+    finally:
+        connection.close()
+    if write_ahead_log(path).exists():
+        raise sqlite3.OperationalError("the new database kept its write-ahead log at close")
+
+
+def _remove_database_files(path: Path) -> None:
+    """Remove a database file and the journal files beside it, those that exist."""
+    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
+        try:
+            (path.parent / name).unlink()
+        except OSError:
+            pass
 
 
 def connect_writer(path: Path) -> sqlite3.Connection:
@@ -456,6 +499,11 @@ def connect_writer(path: Path) -> sqlite3.Connection:
     if probe.layout != OWN:
         raise UsageError(f"{path}: this database was written by OpenClaw; "
                          "session-search opens it read-only")
+    return _writer_connection(path)
+
+
+def _writer_connection(path: Path) -> sqlite3.Connection:
+    """A connection to the database at `path` with the writer's pragmas set."""
     connection = _connect(str(path), uri=False)
     try:
         for pragma in WRITER_PRAGMAS:
@@ -524,6 +572,37 @@ def _read_uri(path: Path, *, immutable: bool) -> str:
     return path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
 
 
+#: SQLite's result codes for a file whose pages are damaged or that is no database.
+DAMAGE_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+@contextmanager
+def damage_reported(path: Path) -> Iterator[None]:
+    """Report a damaged database as `CorruptFile` naming `path`: what SQLite says of its
+    pages (malformed, not a database), a text value that is not UTF-8 (SQLite keeps no
+    checksums, so a damaged byte in a row is found only when it no longer decodes), a
+    JSON value that no longer parses. Any other SQLite error is a `StoreError` naming
+    `path` (a busy database is not called damaged)."""
+    try:
+        yield
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptFile(str(path), 0, f"a row of the database is damaged ({error})") from None
+    except sqlite3.Error as error:
+        if is_damage(error):
+            raise CorruptFile(str(path), 0, f"the database is damaged ({error})") from None
+        raise StoreError(f"{path}: {error}") from None
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether `error`, met reading a database, says that the file is damaged (its pages,
+    or a text value that is not UTF-8), not that it is busy or refused otherwise."""
+    if isinstance(error, UnicodeDecodeError):
+        return True
+    return isinstance(error, sqlite3.Error) and (
+        getattr(error, "sqlite_errorname", None) in DAMAGE_CODES
+        or str(error).startswith("Could not decode to UTF-8"))
+
+
 def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
     """Which layout the database at `path` has (CorruptFile when none we read)."""
     try:
@@ -536,8 +615,8 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
             if rows.get("backend") != BACKEND_NAME or rows.get("format_version") != FORMAT_VERSION:
                 raise CorruptFile(str(path), 0, f"unexpected store metadata {rows!r}")
             return OWN
-    except sqlite3.DatabaseError as error:
-        raise CorruptFile(str(path), 0, f"not a session-search sqlite store ({error})") from error
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        raise CorruptFile(str(path), 0, f"not a session-search sqlite store ({error})") from None
     if "store_meta" in tables:
         raise CorruptFile(str(path), 0, "a sqlite store of format 1 (an earlier session-search); "
                           "import its sources into a new store")
