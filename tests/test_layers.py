@@ -8,7 +8,8 @@ layering is written (README.md's Layout section lists the same layers, checked b
     cli
     bench
     rpc
-    ingest | diagnostics
+    tools
+    ingest | diagnostics | access
     backends
     search
     results | history

@@ -107,6 +107,7 @@ from engine.backends.protocol import (
     BackendTransaction,
     Diagnosable,
     Explainable,
+    Interruptible,
     Maintenance,
     Refreshable,
     require_capability,
@@ -453,8 +454,9 @@ class PartitionedTransaction(BackendTransaction):
 # --------------------------------------------------------------------------------------
 
 
-class PartitionedStore(Backend, Maintenance):
-    """A store of one partition per agent (capabilities `Backend`, `Maintenance`; over
+class PartitionedStore(Backend, Maintenance, Interruptible):
+    """A store of one partition per agent (capabilities `Backend`, `Maintenance`,
+    `Interruptible` (forwarded to the partitions that have it); over
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
     `Explainable`). The rules are in the module docstring."""
 
@@ -649,6 +651,13 @@ class PartitionedStore(Backend, Maintenance):
         return False, [(agent_id, replace(request, session_keys=tuple(keys_by_agent[agent_id]),
                                           limit=PARTITION_LIMIT))
                        for agent_id in partitions if agent_id in keys_by_agent]
+
+    def interrupt(self) -> None:
+        """Interrupt the partitions that can be (SQLite's); the others stop at their
+        caller's next check."""
+        for partition in list(self._partitions.values()):
+            if isinstance(partition, Interruptible):
+                partition.interrupt()
 
     # ----- counts and maintenance -----------------------------------------------------
 

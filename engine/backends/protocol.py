@@ -15,6 +15,7 @@ of looking a method up by name):
 | `Maintenance`      | `reconcile`, `index_status`                 | backends whose index can lag the transcripts (reference, SQLite) |
 | `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
+| `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
 
 `Backend` is the first three together: what `engine.backends.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
@@ -162,6 +163,17 @@ class Explainable(Protocol):
 
 
 @runtime_checkable
+class Interruptible(Protocol):
+    """A search running in one thread can be stopped from another (the tools' time
+    budgets use it: `engine.tools.budgets`)."""
+
+    def interrupt(self) -> None:
+        """Make the search running now fail soon (a `StoreError`); safe to call from any
+        thread, and a no-op when nothing runs."""
+        ...
+
+
+@runtime_checkable
 class Diagnosable(Protocol):
     """Says what is wrong with its files (`session-search stats` and `verify` report it)."""
 
@@ -175,6 +187,7 @@ class Diagnosable(Protocol):
 #: Every capability, in the order of the table above.
 CAPABILITIES: tuple[type, ...] = (
     SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
+    Interruptible,
     Diagnosable,
 )
 

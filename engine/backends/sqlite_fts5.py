@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.backends.protocol import Backend, Maintenance
+from engine.backends.protocol import Backend, Interruptible, Maintenance
 from engine.backends.sqlite import schema
 from engine.backends.sqlite.schema import (
     BACKEND_NAME,
@@ -99,9 +99,10 @@ WINDOW_SELECT: dict[Layout, str] = {
 }
 
 
-class SqliteBackend(Backend, Maintenance):
+class SqliteBackend(Backend, Maintenance, Interruptible):
     """One SQLite database with the upstream agent layout (capabilities: `Backend`,
-    `Maintenance`; every read sees the latest commit, so it needs no `Refreshable`)."""
+    `Maintenance`, `Interruptible`; every read sees the latest commit, so it needs no
+    `Refreshable`)."""
 
     name = BACKEND_NAME
 
@@ -246,6 +247,15 @@ class SqliteBackend(Backend, Maintenance):
             "SELECT session_id FROM session_search_reconcile_queue ORDER BY session_id")]
 
     # ---- searching ----------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop the statement running on this database now (`sqlite3.Connection.interrupt`,
+        which SQLite allows from any thread); the search running it fails."""
+        connection = self._writer
+        if connection is None and self._reader is not None:
+            connection = self._reader.connection
+        if connection is not None:
+            connection.interrupt()
 
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.sqlite.search`)."""

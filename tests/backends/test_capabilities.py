@@ -26,6 +26,7 @@ from engine.backends.protocol import (
     BackendTransaction,
     Diagnosable,
     Explainable,
+    Interruptible,
     Maintenance,
     Refreshable,
     SearchBackend,
@@ -74,13 +75,15 @@ def declared(backend_class: type) -> set[type]:
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
                         Maintenance, Refreshable, Explainable, Diagnosable}),
-    (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance}),
+    (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
+                     Interruptible}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
     # a partitioned store offers what its partitions offer
-    (PartitionedStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance}),
+    (PartitionedStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
+                        Interruptible}),
     (PartitionedSnapshotStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                                Maintenance, Refreshable, Explainable}),
+                                Maintenance, Refreshable, Explainable, Interruptible}),
     (PartitionedTransaction, {BackendTransaction}),
 ])
 def test_backends_declare_their_capabilities(backend_class: type, expected: set[type]) -> None:
@@ -102,8 +105,11 @@ def test_open_backends_pass_the_runtime_checks(tmp_path: Path) -> None:
     reference = ReferenceBackend.create_in(MemoryDirectory())
     sqlite = SqliteBackend.create(tmp_path / "lite")
     try:
-        assert all(isinstance(reference, capability) for capability in CAPABILITIES)
+        assert all(isinstance(reference, capability) for capability in CAPABILITIES
+                   if capability is not Interruptible)
+        assert not isinstance(reference, Interruptible)
         assert isinstance(sqlite, Backend) and isinstance(sqlite, Maintenance)
+        assert isinstance(sqlite, Interruptible)
         assert not isinstance(sqlite, Refreshable) and not isinstance(sqlite, Explainable)
     finally:
         reference.close()

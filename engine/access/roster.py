@@ -1,0 +1,109 @@
+"""The roster: the sessions a store holds, as the Gateway lists them, and the visible ones.
+
+Owns: `RosterEntry` (one logical session: its key, the agent whose partition holds it, and
+the metadata of its current window) and `visible_candidates`, the sessions a requester's
+search may cover (behaviour.md §3.4 step 3). Must not touch: searching, or any backend's
+internals: the roster reads the typed `TranscriptReader` capability only, so it is the
+same for every backend.
+
+A session's metadata is its current window's (the window marked current, else the last
+one listed): OpenClaw keeps ownership (`spawnedBy`, `ownerSessionKey`,
+`parentSessionKey`) on the session entry, which names the current window. A session is
+archived when every window of it is (a cold session); incognito when its key has the
+incognito shape or its current window carries the incognito flag.
+
+The candidates, in OpenClaw 2026.9.6's order (`listVisibleSearchSessions`):
+1. the requester's own session, when the row checker allows it;
+2. every agent-scoped session of every agent (archived ones too: the Gateway lists both),
+   or, for a requester restricted to what it spawned, only the sessions whose
+   `spawned_by` is the requester;
+3. unless so restricted, the sessions of the requester's own agent whose key names no
+   agent (`global`; `unknown` is never listed): unscoped keys come only from the
+   requester's own agent, because another agent's `global` cannot be reopened by key;
+each passing the row checker, and none incognito; sorted by ICU collation of the key
+(JavaScript's `localeCompare`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.access.session_keys import is_agent_scoped, is_incognito
+from engine.access.visibility import RequesterContext, SessionRow, check_row
+from engine.analysis.collation import locale_compare_key
+from engine.backends.protocol import TranscriptReader
+from engine.model import SessionWindow, owner_agent_id
+
+
+@dataclass(frozen=True, slots=True)
+class RosterEntry:
+    """One logical session of a store and the metadata the access rules read."""
+
+    key: str
+    agent_id: str | None
+    session_id: str
+    owner_session_key: str | None = None
+    parent_session_key: str | None = None
+    spawned_by: str | None = None
+    archived: bool = False
+    incognito: bool = False
+    kind: str = "chat"
+    group: str | None = None
+    title: str | None = None
+
+    def row(self) -> SessionRow:
+        """The row the visibility checker reads."""
+        return SessionRow(self.key, self.agent_id, self.owner_session_key,
+                          self.parent_session_key, self.spawned_by)
+
+
+def entry_of(session_key: str, windows: list[SessionWindow]) -> RosterEntry:
+    """The roster entry of a key from its windows (the module docstring's rules)."""
+    current = next((window for window in windows if window.current), windows[-1])
+    return RosterEntry(
+        key=session_key, agent_id=owner_agent_id(session_key), session_id=current.session_id,
+        owner_session_key=current.owner_session_key,
+        parent_session_key=current.parent_session_key, spawned_by=current.spawned_by,
+        archived=all(window.archived for window in windows),
+        incognito=is_incognito(session_key) or current.incognito,
+        kind=current.kind, group=current.group, title=current.title,
+    )
+
+
+def roster(reader: TranscriptReader) -> dict[str, RosterEntry]:
+    """Every session of a store by key, in the store's key order."""
+    windows_by_key: dict[str, list[SessionWindow]] = {}
+    for window in reader.windows():
+        windows_by_key.setdefault(window.session_key, []).append(window)
+    return {key: entry_of(key, windows) for key, windows in windows_by_key.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A session a search may cover: its key and the agent whose partition to ask."""
+
+    key: str
+    agent_id: str | None
+
+
+def visible_candidates(context: RequesterContext,
+                       sessions: dict[str, RosterEntry]) -> list[Candidate]:
+    """The sessions the requester may search, in key collation order (module docstring)."""
+    chosen: dict[str, Candidate] = {}
+    own = sessions.get(context.key)
+    own_row = own.row() if own is not None else SessionRow(context.key)
+    if check_row(context, own_row).allowed:
+        chosen[context.key] = Candidate(context.key, own.agent_id if own else context.agent_id)
+    for entry in sessions.values():
+        row = entry.row()
+        if context.restricted_to_spawned:
+            if entry.spawned_by != context.key or not is_agent_scoped(entry.key):
+                continue
+        elif not is_agent_scoped(entry.key):
+            if entry.key != "global" or entry.agent_id != context.agent_id:
+                continue
+        if check_row(context, row).allowed:
+            chosen[entry.key] = Candidate(entry.key, entry.agent_id)
+    visible = [candidate for key, candidate in chosen.items()
+               if not is_incognito(key) and not (key in sessions and sessions[key].incognito)]
+    return sorted(visible, key=lambda candidate: locale_compare_key(candidate.key))

@@ -1,0 +1,419 @@
+"""The `sessions_search` agent tool: visible sessions only, bounded and safe answers.
+
+Owns: the tool's arguments and their exact messages, the explicit `sessionKey` target and
+its access check, the kernel calls (grouped by owning agent, chunks of at most 200 keys,
+limit 25 each), mapping hits back to the sessions they may come from, the hit's shape and
+300-unit excerpt, the merge order, the count limit then the 32 KiB byte budget, and the
+flags and warnings of the answer (behaviour.md §3, the seed's "Visibility and output").
+Must not touch: who may see what (`engine.access`), how a partition searches (the store's
+`search`), or the clock (`engine.tools.budgets`).
+
+Steps of one call (`sessions_search`):
+1. Read the arguments: `query` trimmed, non-empty, at most 4,096 UTF-16 units; `limit` a
+   positive integer up to 25 (default 10); `sessionKey` optional. A bad argument raises
+   `ToolInputError` with the product's message (the tool throws these upstream).
+2. With `sessionKey`: resolve it (`current` is the requester; `main` its agent's main
+   session; a UUID or a string that is no key is looked up as a sessionId), refuse an
+   incognito target, and check access (the row checker without ownership, then with the
+   requester's ownership when the store says the requester spawned it). A refusal is an
+   answer, `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched.
+   Without it: the roster's visible candidates (`engine.access.roster`).
+3. Group the candidates by the agent whose partition holds them, agents in ICU collation
+   order, and ask the store once per chunk of at most 200 keys with limit 25 (whatever
+   the caller's limit: visibility is applied before any limit). An unscoped key other
+   than `global`/`unknown` (the `main` alias) is sent as `agent:<agent>:<key>`, the key
+   the Gateway would canonicalise it to.
+4. Keep each hit that maps back to a candidate (its exact key, or for an unscoped alias
+   candidate the agent's `agent:<agent>:<alias>` key) and that the row checker still
+   allows; drop hits without the required fields; show the key under its display alias
+   (`main`); cut the excerpt to 300 UTF-16 units plus "…", never splitting a surrogate
+   pair. Excerpts are not redacted: the seed says they preserve transcript text,
+   credentials included (OpenClaw 2026.9.6 redacts them: a listed divergence).
+5. Sort by score descending, timestamp descending, sessionKey and messageId in ICU order;
+   keep `limit`; then add hits while the JSON text of the `results` array stays within
+   32,768 UTF-8 bytes, stopping at the first that would overflow.
+6. Answer `results`, `indexing` with its warning, `archivedTranscriptsExcluded` with its
+   warning, `truncated` when a kernel call truncated, the visible hits exceeded the limit
+   or the byte budget cut.
+
+The reader stage (step 3) runs under the time budgets of `engine.tools.budgets`.
+`plan_search` returns steps 1 to 3 without running them, for tests and explanations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.access.roster import Candidate, RosterEntry, roster, visible_candidates
+from engine.access.session_keys import is_agent_scoped, is_incognito, key_agent, key_rest
+from engine.access.session_keys import names_a_session_id
+from engine.access.tool_config import ToolConfig
+from engine.access.visibility import (
+    Decision, Requester, RequesterContext, SessionRow, check_row, denial_message,
+    resolve_requester,
+)
+from engine.analysis.collation import locale_compare_key
+from engine.backends.protocol import Backend, Interruptible, Refreshable
+from engine.errors import InputError
+from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_agent_id
+from engine.query.user_query import js_trim, utf16_units
+from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
+from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
+from engine.tools.json_size import js_json_bytes
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 25
+MAX_SESSION_KEYS = 200
+MAX_QUERY_UNITS = 4096
+MAX_RESULT_BYTES = 32 * 1024
+SNIPPET_MAX_UNITS = 300
+KERNEL_LIMIT = 25
+INDEXING_WARNING = ("Transcript indexing is in progress; results may be incomplete. "
+                    "Retry sessions_search shortly.")
+EMPTY_QUERY_MESSAGE = ("query must not be empty; retry with non-empty keywords to match in "
+                       "past session text")
+ARGUMENT_NAMES = ("query", "sessionKey", "limit")
+
+
+class ToolInputError(InputError):
+    """An argument the tool refuses; the message is the product's wording."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchArguments:
+    """The tool's arguments, checked."""
+
+    query: str
+    limit: int = DEFAULT_LIMIT
+    session_key: str | None = None
+
+
+def read_arguments(arguments: Any) -> SearchArguments:
+    """Check the tool's arguments (step 1 of the module docstring).
+
+    >>> read_arguments({"query": "  loan  "})
+    SearchArguments(query='loan', limit=10, session_key=None)
+    >>> read_arguments({"query": "x", "limit": 26})
+    Traceback (most recent call last):
+    ...
+    engine.tools.sessions_search.ToolInputError: limit must be a positive integer
+    """
+    if not isinstance(arguments, Mapping):
+        raise ToolInputError("arguments must be an object")
+    for name in arguments:
+        if name not in ARGUMENT_NAMES:
+            raise ToolInputError(f"unknown argument {name!r} (expected: query, sessionKey, limit)")
+    raw_query = arguments.get("query")
+    if raw_query is not None and not isinstance(raw_query, str):
+        raise ToolInputError("query must be a string")
+    query = js_trim(raw_query or "")
+    if not query:
+        raise ToolInputError(EMPTY_QUERY_MESSAGE)
+    if utf16_units(query) > MAX_QUERY_UNITS:
+        raise ToolInputError(f"query must not exceed {MAX_QUERY_UNITS} characters")
+    limit = arguments.get("limit")
+    if limit is None:
+        limit = DEFAULT_LIMIT
+    elif (isinstance(limit, bool) or not isinstance(limit, (int, float))
+          or (isinstance(limit, float) and not limit.is_integer())
+          or not 1 <= limit <= MAX_LIMIT):
+        raise ToolInputError("limit must be a positive integer")
+    session_key = arguments.get("sessionKey")
+    if session_key is not None and not isinstance(session_key, str):
+        raise ToolInputError("sessionKey must be a string")
+    return SearchArguments(query, int(limit), session_key or None)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCandidate:
+    """A session the search covers: the key hits are shown under, the key the store is
+    asked for, the partition that holds it, and whether access was checked already."""
+
+    key: str
+    kernel_key: str
+    agent_id: str
+    authorized: bool = False
+    row: SessionRow | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCall:
+    """One store search the tool makes, and the candidates its hits may map to."""
+
+    agent_id: str
+    request: SearchRequest
+    candidates: tuple[SearchCandidate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """Steps 1 to 3: either a refusal to answer with, or the kernel calls to make."""
+
+    arguments: SearchArguments
+    context: RequesterContext
+    refusal: dict[str, str] | None = None
+    calls: tuple[KernelCall, ...] = field(default=())
+
+
+def refusal(status: str, error: str) -> dict[str, str]:
+    """The tool's failure answer.
+
+    >>> refusal("forbidden", "no")
+    {'status': 'forbidden', 'error': 'no'}
+    """
+    return {"status": status, "error": error}
+
+
+def kernel_key(key: str, agent_id: str) -> str:
+    """The key the store is asked for: an unscoped alias becomes the agent's key.
+
+    >>> kernel_key("main", "work"), kernel_key("global", "main"), kernel_key("agent:a:b", "a")
+    ('agent:work:main', 'global', 'agent:a:b')
+    """
+    if is_agent_scoped(key) or key in RESERVED_SESSION_KEYS:
+        return key
+    return f"agent:{agent_id}:{key}"
+
+
+def partition_of(key: str, fallback_agent: str) -> str:
+    """The agent whose partition holds `key` (the store's rule), else `fallback_agent`."""
+    return owner_agent_id(key) or fallback_agent
+
+
+def _explicit_target(arguments: SearchArguments, context: RequesterContext,
+                     sessions: dict[str, RosterEntry],
+                     window_keys: dict[str, str]) -> SearchCandidate | dict[str, str]:
+    """Step 2 for an explicit `sessionKey`: the one candidate, or a refusal."""
+    raw = js_trim(arguments.session_key or "")
+    given = context.key if raw == "current" else raw
+    restricted = context.restricted_to_spawned
+    if names_a_session_id(given):
+        found = window_keys.get(given)
+        if found is None:
+            if restricted:
+                return refusal("forbidden",
+                               f"Session not visible from this sandboxed agent session: {given}")
+            return refusal("error",
+                           f"Session not found: {given} (use the full sessionKey from sessions_list)")
+        given = found
+    if given == "main":
+        given = context.config.main_alias
+    if is_incognito(given) or (given in sessions and sessions[given].incognito):
+        return refusal("forbidden", f"Session not visible from session tools: {raw}")
+    target_agent = key_agent(given) or (
+        context.agent_id if given not in RESERVED_SESSION_KEYS
+        else partition_of(given, context.agent_id))
+    searched = kernel_key(given, target_agent)
+    entry = sessions.get(searched)
+    decision = _target_access(context, given, target_agent, entry)
+    if not decision.allowed:
+        return refusal("forbidden", denial_message(decision, "search", given))
+    return SearchCandidate(given, searched, partition_of(searched, target_agent), authorized=True)
+
+
+def _target_access(context: RequesterContext, key: str, target_agent: str,
+                   entry: RosterEntry | None) -> Decision:
+    """OpenClaw's access check of an explicit target: the row checker on the bare key,
+    then, if only ownership would allow it, whether the store records the requester as
+    its spawner (or the target is the requester's own session)."""
+    authorization_key = (f"agent:{target_agent}:{key}"
+                         if target_agent != context.agent_id and not is_agent_scoped(key)
+                         else key)
+    row = SessionRow(authorization_key, target_agent)
+    initial = check_row(context, row, default_agent=target_agent)
+    if initial.allowed:
+        return initial
+    as_owned = check_row(context, SessionRow(authorization_key, target_agent,
+                                             spawned_by=context.key),
+                         default_agent=target_agent)
+    if not as_owned.allowed:
+        return initial
+    own = key == context.key and target_agent == context.agent_id
+    spawned = entry is not None and entry.spawned_by == context.key
+    return as_owned if own or spawned else initial
+
+
+def plan_search(store: Backend, requester: Requester, arguments: Any,
+                config: ToolConfig = ToolConfig()) -> SearchPlan:
+    """Steps 1 to 3 of the module docstring, without searching."""
+    checked = read_arguments(arguments)
+    context = resolve_requester(requester, config)
+    sessions = roster(store)
+    if checked.session_key is not None:
+        window_keys = {window.session_id: window.session_key for window in store.windows()}
+        target = _explicit_target(checked, context, sessions, window_keys)
+        if isinstance(target, dict):
+            return SearchPlan(checked, context, refusal=target)
+        candidates = [target]
+    else:
+        candidates = [_candidate(candidate, context, sessions) for candidate in
+                      visible_candidates(context, sessions)]
+    by_agent: dict[str, list[SearchCandidate]] = {}
+    for candidate in candidates:
+        by_agent.setdefault(candidate.agent_id, []).append(candidate)
+    calls = []
+    for agent_id in sorted(by_agent, key=locale_compare_key):
+        group = by_agent[agent_id]
+        for start in range(0, len(group), MAX_SESSION_KEYS):
+            chunk = tuple(group[start:start + MAX_SESSION_KEYS])
+            request = SearchRequest(
+                checked.query, agent_id=agent_id, limit=KERNEL_LIMIT,
+                session_keys=tuple(dict.fromkeys(c.kernel_key for c in chunk)))
+            calls.append(KernelCall(agent_id, request, chunk))
+    return SearchPlan(checked, context, calls=tuple(calls))
+
+
+def _candidate(candidate: Candidate, context: RequesterContext,
+               sessions: dict[str, RosterEntry]) -> SearchCandidate:
+    agent_id = candidate.agent_id or context.agent_id
+    searched = kernel_key(candidate.key, agent_id)
+    entry = sessions.get(candidate.key)
+    row = entry.row() if entry is not None else SessionRow(candidate.key, candidate.agent_id)
+    return SearchCandidate(candidate.key, searched, partition_of(searched, agent_id), row=row)
+
+
+def display_key(key: str, config: ToolConfig) -> str:
+    """The key a hit is shown under: the main alias and the main key show as `main`.
+
+    >>> display_key("main", ToolConfig()), display_key("agent:main:main", ToolConfig())
+    ('main', 'agent:main:main')
+    """
+    return "main" if key in (config.main_alias, config.main_key) else key
+
+
+def bound_excerpt(snippet: str) -> str:
+    """The tool's excerpt bound: 300 UTF-16 units plus "…", never half a surrogate pair.
+
+    >>> bound_excerpt("x" * 301) == "x" * 300 + "…", bound_excerpt("short")
+    (True, 'short')
+    """
+    if utf16_length(snippet) <= SNIPPET_MAX_UNITS:
+        return snippet
+    return truncate_utf16_safe(snippet, SNIPPET_MAX_UNITS) + ELLIPSIS
+
+
+def _matcher(call: KernelCall) -> dict[str, SearchCandidate]:
+    """Hit key -> candidate: exact keys first in candidate order, then alias keys."""
+    mapping: dict[str, SearchCandidate] = {}
+    ordinals: dict[str, int] = {}
+    for ordinal, candidate in enumerate(call.candidates):
+        for hit_key in (candidate.key, candidate.kernel_key):
+            if hit_key not in ordinals or ordinal < ordinals[hit_key]:
+                ordinals[hit_key] = ordinal
+                mapping[hit_key] = candidate
+    return mapping
+
+
+def _shaped_hit(hit: SearchHit, candidate: SearchCandidate, config: ToolConfig) -> dict[str, Any] | None:
+    """The tool's hit object, keys in the wire order, or None for a malformed hit."""
+    if hit.role not in ("user", "assistant") or not isinstance(hit.snippet, str):
+        return None
+    shaped: dict[str, Any] = {
+        "sessionKey": display_key(candidate.key, config),
+        "timestamp": _number(hit.timestamp),
+        "role": hit.role,
+        "snippet": bound_excerpt(hit.snippet),
+        "score": _number(hit.score),
+    }
+    if isinstance(hit.session_id, str):
+        shaped["sessionId"] = hit.session_id
+    if isinstance(hit.message_id, str):
+        shaped["messageId"] = hit.message_id
+    return shaped
+
+
+def _number(value: float) -> int | float:
+    """An integral float as an int, so the JSON text is JavaScript's."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def hit_order_key(hit: dict[str, Any]) -> tuple[float, float, bytes, bytes]:
+    """Step 5's order: score desc, timestamp desc, sessionKey, messageId (ICU)."""
+    return (-hit["score"], -hit["timestamp"], locale_compare_key(hit["sessionKey"]),
+            locale_compare_key(hit.get("messageId") or ""))
+
+
+def cap_results(hits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """The longest head of `hits` whose JSON array fits 32,768 bytes, and whether it cut.
+
+    >>> cap_results([{"a": "x" * 40000}])
+    ([], True)
+    """
+    kept: list[dict[str, Any]] = []
+    size = 2
+    for hit in hits:
+        weight = js_json_bytes(hit) + (1 if kept else 0)
+        if size + weight > MAX_RESULT_BYTES:
+            return kept, True
+        kept.append(hit)
+        size += weight
+    return kept, False
+
+
+@dataclass
+class _Gathered:
+    hits: list[dict[str, Any]] = field(default_factory=list)
+    indexing: bool = False
+    truncated: bool = False
+    archived: int = 0
+
+
+def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _Gathered:
+    """The reader stage: every kernel call of the plan, hits mapped and re-checked."""
+    gathered = _Gathered()
+    for call in plan.calls:
+        check(cancellation)
+        result = store.search(call.request)
+        gathered.indexing = gathered.indexing or result.indexing
+        gathered.truncated = gathered.truncated or result.truncated
+        gathered.archived += result.archived_transcripts_excluded
+        matcher = _matcher(call)
+        for hit in result.hits:
+            candidate = matcher.get(hit.session_key)
+            if candidate is None:
+                continue
+            if not candidate.authorized and not check_row(
+                    plan.context, candidate.row or SessionRow(candidate.key)).allowed:
+                continue
+            shaped = _shaped_hit(hit, candidate, plan.context.config)
+            if shaped is not None:
+                gathered.hits.append(shaped)
+    return gathered
+
+
+def sessions_search(store: Backend, requester: Requester, arguments: Any, *,
+                    config: ToolConfig = ToolConfig(), budgets: TimeBudgets = TimeBudgets(),
+                    gate: ReaderGate | None = None) -> dict[str, Any]:
+    """Run the tool (the module docstring's steps); the tool's JSON answer."""
+    started = time.monotonic()
+    if isinstance(store, Refreshable):
+        store.refresh()
+    plan = plan_search(store, requester, arguments, config)
+    if plan.refusal is not None:
+        return plan.refusal
+    gathered = run_reader(lambda cancellation: run_calls(store, plan, cancellation),
+                          budgets=budgets, request_started=started,
+                          gate=gate if gate is not None else ReaderGate(),
+                          interrupt=store.interrupt if isinstance(store, Interruptible) else None)
+    ordered = sorted(gathered.hits, key=hit_order_key)
+    limited = ordered[:plan.arguments.limit]
+    kept, cut = cap_results(limited)
+    answer: dict[str, Any] = {"results": kept}
+    warnings = []
+    if gathered.indexing:
+        answer["indexing"] = True
+        warnings.append(INDEXING_WARNING)
+    if gathered.archived > 0:
+        answer["archivedTranscriptsExcluded"] = gathered.archived
+        warnings.append(f"Search excludes {gathered.archived} archived transcripts. "
+                        "Restore a transcript to include it in search.")
+    if warnings:
+        answer["warning"] = " ".join(warnings)
+    if gathered.truncated or len(ordered) > plan.arguments.limit or cut:
+        answer["truncated"] = True
+    return answer
