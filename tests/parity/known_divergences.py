@@ -20,7 +20,11 @@ The `OPENCLAW` entries are differences from the real OpenClaw 2026.9.6 npm packa
 (`tests/oracles/test_openclaw_search.py`, which runs their reproducers on OpenClaw and on
 both backends and checks that each still differs, and that each fired on its generated
 corpus). Where the npm version predates the seed document, the seed wins and the entry
-says so.
+says so. The `OPENCLAW_TOOL` entries are differences of the `sessions_search` agent tool
+(`tests/oracles/test_openclaw_sessions_search_tool.py`, same rules; a tool entry's
+`reproducer` is one call on that test's generated corpus, and its predicate reads the call
+and the corpus's sessions and links). The kernel's `OPENCLAW` entries apply to the tool's
+calls too (its searches go through that kernel).
 
 Entries removed once the engine was fixed (their reproducers stay as regression tests in
 `test_backend_differential.py`): `sqlite-query-lone-surrogate` (d9ea26e),
@@ -33,17 +37,20 @@ the multi-agent store now agrees with OpenClaw exactly; its reproducer stays as 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine.model import SearchRequest
 from engine.query.cjk import contains_cjk
+from tests.oracles.session_tree_corpus import UNSCOPED_AGENT, TreeSession
 from tests.parity.strategies import Corpus
 
 #: The tests that read this table.
 BACKEND_DIFFERENTIAL = "backend_differential"
 UPSTREAM_SQL = "upstream_sql"
 OPENCLAW = "openclaw"
+OPENCLAW_TOOL = "openclaw_tool"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,3 +239,163 @@ KNOWN_DIVERGENCES: tuple[Divergence, ...] = OPENCLAW_DIVERGENCES
 def recognised(test: str, case: DivergenceCase) -> list[Divergence]:
     """The entries applying to `test` whose predicate recognises `case`."""
     return [entry for entry in KNOWN_DIVERGENCES if test in entry.applies_to and entry.recognises(case)]
+
+
+# ---- OpenClaw 2026.9.6's `sessions_search` tool --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCase:
+    """One `sessions_search` call: who asks, sandboxed or not, under which `openclaw.json`,
+    with which arguments."""
+
+    requester: str
+    arguments: Mapping[str, Any]
+    sandboxed: bool = False
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def restricted_to_spawned(self) -> bool:
+        """OpenClaw's `restrictToSpawned`: sandboxed, the sandbox's session visibility
+        `spawned` (its default), and the requester not a subagent."""
+        sandbox = self.config.get("agents", {}).get("defaults", {}).get("sandbox", {})
+        return (self.sandboxed and sandbox.get("sessionToolsVisibility", "spawned") == "spawned"
+                and ":subagent:" not in self.requester)
+
+    def target(self) -> str | None:
+        """The `sessionKey` argument when it is a string, trimmed."""
+        value = self.arguments.get("sessionKey")
+        return value.strip() if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDivergence:
+    """A known difference of the tool: as `Divergence`, over a call and the corpus's sessions."""
+
+    id: str
+    description: str
+    reason: str
+    recognises: Callable[[ToolCase, Sequence[TreeSession]], bool]
+    #: A call on the tool test's generated corpus that shows the difference.
+    reproducer: ToolCase
+
+
+ENGINE_ISSUE = ("an engine difference, reported to the tool's owner with issue 12 "
+                "(FINDINGS-tool.md section 9): remove the entry once the engine agrees")
+
+
+def _blank_query(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    query = case.arguments.get("query")
+    return not isinstance(query, str) or not query.strip()
+
+
+def _retained_window_target(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    return any(case.target() in session.window_ids[:-1] for session in sessions)
+
+
+def _target_with_capitals(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    target = case.target()
+    return target is not None and target != target.lower()
+
+
+def _unscoped_target_of_another_agent(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    return case.target() in ("global", "unknown") and not case.requester.startswith(
+        f"agent:{UNSCOPED_AGENT}:")
+
+
+def _blank_target(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    return case.target() == ""
+
+
+def _parent_only_child_under_sandbox(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    """Restricted to what it spawned, and a session names the requester as its parent only:
+    listed (or the target)."""
+    if not case.restricted_to_spawned():
+        return False
+    children = {session.key for session in sessions
+                if session.parent_session_key == case.requester and session.spawned_by != case.requester}
+    target = case.target()
+    return bool(children) and (not target or target in children)
+
+
+def _session_id_of_a_stranger_under_sandbox(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    """Restricted to what it spawned, and the target is a window's sessionId of a session
+    that is not the requester's child."""
+    return case.restricted_to_spawned() and any(
+        case.target() in session.window_ids and case.requester not in (
+            session.spawned_by, session.parent_session_key) for session in sessions)
+
+
+OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
+    ToolDivergence(
+        id="openclaw-tool-empty-query-message",
+        description="a blank or missing query: OpenClaw throws `query must not be empty`, we "
+                    "throw `query must not be empty; retry with non-empty keywords to match in "
+                    "past session text`",
+        reason="the npm version predates the spec's message (behaviour.md section 3.2, kept for "
+               "providers that strip the schema pattern): the spec wins",
+        recognises=_blank_query,
+        reproducer=ToolCase("agent:main:main", {"query": "   "}),
+    ),
+    ToolDivergence(
+        id="ours-resolves-retained-window-ids",
+        description="a `sessionKey` naming a retained (not current) window's sessionId: "
+                    "OpenClaw's `sessions.resolve` matches only a key's current sessionId "
+                    "(`Session not found: ...`), we resolve it to its key",
+        reason=ENGINE_ISSUE,
+        recognises=_retained_window_target,
+        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "main-main-w0"}),
+    ),
+    ToolDivergence(
+        id="ours-does-not-resolve-keys-with-capitals",
+        description="`AGENT:MAIN:MAIN`: not key-like upstream (a case-sensitive `agent:` test), "
+                    "so the Gateway resolves it and canonicalises it to `agent:main:main`; we "
+                    "answer `Session not found`",
+        reason=ENGINE_ISSUE,
+        recognises=_target_with_capitals,
+        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "AGENT:MAIN:MAIN"}),
+    ),
+    ToolDivergence(
+        id="ours-gives-unscoped-targets-to-main",
+        description="`global`/`unknown` named by another agent's requester: upstream the key "
+                    "belongs to the requester's own agent (same-agent rules, its own store); we "
+                    "treat it as agent main's (cross-agent rules, main's hits)",
+        reason=ENGINE_ISSUE,
+        recognises=_unscoped_target_of_another_agent,
+        reproducer=ToolCase("agent:ops:main", {"query": "saffron", "sessionKey": "global"},
+                            config={"tools": {"sessions": {"visibility": "self"}}}),
+    ),
+    ToolDivergence(
+        id="ours-blank-session-key-is-not-absent",
+        description="`sessionKey: \"   \"`: upstream a blank string is no argument (the call "
+                    "lists and searches); we answer `Session not found:  (...)`",
+        reason=ENGINE_ISSUE,
+        recognises=_blank_target,
+        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "   "}),
+    ),
+    ToolDivergence(
+        id="ours-resolves-any-session-id-under-sandbox",
+        description="a requester restricted to what it spawned names another session's "
+                    "sessionId: upstream the lookup itself is restricted (`sessions.resolve "
+                    "{sessionId, spawnedBy}`), so `Session not visible from this sandboxed agent "
+                    "session: <id>`; we resolve it and refuse it with a visibility message",
+        reason=ENGINE_ISSUE,
+        recognises=_session_id_of_a_stranger_under_sandbox,
+        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "ops-main-w1"},
+                            sandboxed=True),
+    ),
+    ToolDivergence(
+        id="ours-ignores-parent-only-children-under-sandbox",
+        description="a requester restricted to what it spawned: upstream `sessions.list "
+                    "{spawnedBy}` and the ownership lookup also count a child whose "
+                    "`parentSessionKey` is the requester; we count `spawnedBy` only",
+        reason=ENGINE_ISSUE,
+        recognises=_parent_only_child_under_sandbox,
+        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "agent:main:cron:nightly"},
+                            sandboxed=True),
+    ),
+)
+
+
+def recognised_tool_call(case: ToolCase, sessions: Sequence[TreeSession]) -> list[ToolDivergence]:
+    """The tool entries whose predicate recognises one call on a corpus of `sessions`."""
+    return [entry for entry in OPENCLAW_TOOL_DIVERGENCES if entry.recognises(case, sessions)]

@@ -28,8 +28,10 @@
 //   `sessions.search` calls go through OpenClaw's embedded Gateway stub).
 //
 // Configuration (`config.write`) is OpenClaw's `openclaw.json` in the state folder, which
-// OpenClaw reads once per process and caches: it must be written before the first
-// `sessions_search` call, and a different configuration needs a fresh adapter process.
+// OpenClaw reads once and pins: `config.write` drops the pinned copy with OpenClaw's own
+// `clearRuntimeConfigSnapshot` (bundle module of src/config/runtime-snapshot.ts), so one
+// process can answer under several configurations, as long as the `agents` section (the
+// roster the session-row projection was built with) stays the same.
 //
 // Scope mapping (OpenClaw keeps one SQLite database per agent, this engine one store):
 // * `agentId` without `sessionKeys`: that agent's database, the kernel answer as it is;
@@ -388,17 +390,53 @@ async function upsertEntries(params) {
 
 // ---- config.write ----------------------------------------------------------------------------
 
+// OpenClaw pins the configuration it first reads (`getRuntimeConfig`). `config.write`
+// writes `openclaw.json`, drops the pinned copy with OpenClaw's own
+// `clearRuntimeConfigSnapshot` and reads the file again at once, so OpenClaw's validator
+// refuses a bad file here (INVALID_PARAMS, its message; the previous file is put back) and
+// the next tool call reads the new settings. The session-row projection the tools list
+// from is built once, at the first tool call: a later file must keep the same `agents`
+// section (the roster the projection filters by), else a fresh adapter is needed.
 const CONFIG_FILE = path.join(STATE_FOLDER, "openclaw.json");
-let toolsLoaded = false;
+let projectedAgents;
+let configModules;
 
-function writeConfig(params) {
-  if (params.config === null || typeof params.config !== "object" || Array.isArray(params.config)) {
+// Loaded on first use: the kernel-only methods never need them.
+async function loadConfigModules() {
+  configModules ??= {
+    snapshot: await bundledFunctions("src/config/runtime-snapshot.ts", ["clearRuntimeConfigSnapshot"]),
+    gatewayStub: await import(pathToFileURL(path.join(BUNDLE, "embedded-gateway-stub.runtime.js")).href),
+  };
+  return configModules;
+}
+
+function agentsSection(config) {
+  return JSON.stringify(config.agents ?? null);
+}
+
+async function writeConfig(params) {
+  const { config } = params;
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
     throw new RpcError(INVALID_PARAMS, "config must be an object");
   }
-  if (toolsLoaded) {
-    throw new RpcError(INVALID_PARAMS, "config.write after the first sessions_search: OpenClaw caches its configuration, start a fresh adapter");
+  if (projectedAgents !== undefined && agentsSection(config) !== projectedAgents) {
+    throw new RpcError(INVALID_PARAMS, "config.write changes the agents section after the first sessions_search: "
+      + "the session-row projection keeps the first roster, start a fresh adapter");
   }
-  fs.writeFileSync(CONFIG_FILE, `${JSON.stringify(params.config, null, 2)}\n`);
+  const { snapshot, gatewayStub } = await loadConfigModules();
+  const previous = fs.existsSync(CONFIG_FILE) ? fs.readFileSync(CONFIG_FILE) : undefined;
+  fs.writeFileSync(CONFIG_FILE, `${JSON.stringify(config, null, 2)}\n`);
+  snapshot.clearRuntimeConfigSnapshot();
+  try {
+    gatewayStub.getRuntimeConfig();
+  } catch (error) {
+    // A refused file leaves the previous configuration in force.
+    if (previous === undefined) fs.rmSync(CONFIG_FILE);
+    else fs.writeFileSync(CONFIG_FILE, previous);
+    snapshot.clearRuntimeConfigSnapshot();
+    if (error?.name === "InvalidConfigError") throw new RpcError(INVALID_PARAMS, error.message);
+    throw error;
+  }
   return { file: CONFIG_FILE };
 }
 
@@ -408,12 +446,11 @@ let toolRuntime;
 
 async function loadToolRuntime() {
   if (toolRuntime) return toolRuntime;
-  toolsLoaded = true;
   const embeddedMode = await bundledFunctions("src/infra/embedded-mode.ts", ["setEmbeddedMode"]);
   const tools = await bundledFunctions("src/agents/openclaw-tools.ts",
     ["createOpenClawTools", "bindEmbeddedSessionRowProjection"]);
   const rows = await bundledFunctions("src/gateway/session-row-projection.ts", ["createSessionRowProjection"]);
-  const stub = await import(pathToFileURL(path.join(BUNDLE, "embedded-gateway-stub.runtime.js")).href);
+  const stub = (await loadConfigModules()).gatewayStub;
   embeddedMode.setEmbeddedMode(true);
   // The wiring of OpenClaw's local embedded backend: one projection over the session rows,
   // read by the embedded Gateway stub's `sessions.list` and `sessions.resolve`.
@@ -422,12 +459,27 @@ async function loadToolRuntime() {
   }));
   await projection;
   tools.bindEmbeddedSessionRowProjection(projection);
+  projectedAgents = agentsSection(fs.existsSync(CONFIG_FILE) ? JSON.parse(fs.readFileSync(CONFIG_FILE, "utf8")) : {});
   toolRuntime = { createOpenClawTools: tools.createOpenClawTools,
     chunks: [embeddedMode.chunk, tools.chunk, rows.chunk] };
   return toolRuntime;
 }
 
 let toolCalls = 0;
+// The tool of each (requester, sandboxed): `createOpenClawTools` builds every tool, and the
+// search tool reads the configuration when it executes, not when it is made.
+const searchTools = new Map();
+
+function searchTool(runtime, requesterSessionKey, sandboxed) {
+  const key = JSON.stringify([requesterSessionKey, sandboxed]);
+  if (!searchTools.has(key)) {
+    const tool = runtime.createOpenClawTools({ agentSessionKey: requesterSessionKey, sandboxed })
+      .find((each) => each.name === "sessions_search");
+    if (!tool) throw new Error("createOpenClawTools made no sessions_search tool");
+    searchTools.set(key, tool);
+  }
+  return searchTools.get(key);
+}
 
 async function callSearchTool(params) {
   const { requesterSessionKey, sandboxed = false, arguments: toolArguments } = params;
@@ -438,10 +490,7 @@ async function callSearchTool(params) {
   if (toolArguments === null || typeof toolArguments !== "object" || Array.isArray(toolArguments)) {
     throw new RpcError(INVALID_PARAMS, "arguments must be an object");
   }
-  const runtime = await loadToolRuntime();
-  const tool = runtime.createOpenClawTools({ agentSessionKey: requesterSessionKey, sandboxed })
-    .find((each) => each.name === "sessions_search");
-  if (!tool) throw new Error("createOpenClawTools made no sessions_search tool");
+  const tool = searchTool(await loadToolRuntime(), requesterSessionKey, sandboxed);
   toolCalls += 1;
   try {
     const answer = await tool.execute(`session-search-oracle-${toolCalls}`, toolArguments);
