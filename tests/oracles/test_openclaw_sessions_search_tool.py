@@ -49,13 +49,13 @@ from engine.backends.protocol import Backend
 from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
-from engine.rpc.client import RpcClient, RpcConnectionError
+from engine.rpc.client import RpcClient
 from engine.rpc.errors import INVALID_PARAMS, RpcError
 from engine.tools.sessions_search import ToolInputError, sessions_search
 from tests.oracles.answers import SCORE_RELATIVE_TOLERANCE
 from tests.oracles.chat_corpus import flat_corpus, flat_messages, generate_queries, write_flat_file
-from tests.oracles.openclaw.installation import OPENCLAW_VERSION, Installation, spawn_adapter
-from tests.oracles.oracle_run import oracle_summary, skip_or_fail
+from tests.oracles.openclaw.installation import Installation
+from tests.oracles.oracle_run import oracle_summary, running_adapter
 from tests.oracles.session_tree_corpus import (
     AGENTS,
     MARKER_WORD,
@@ -289,17 +289,9 @@ def imported_stores(folder: Path, corpus: TreeCorpus, *, incognito_transcripts: 
 @contextmanager
 def loaded_adapter(installation: Installation, state: Path, corpus: TreeCorpus, folder: Path,
                    *, load: bool) -> Iterator[RpcClient]:
-    """An adapter on `state`; with `load`, the corpus written through OpenClaw first."""
-    client: RpcClient | None = None
-    try:
-        client = spawn_adapter(installation, state)
-        info = client.call("adapter.info")
-    except (RpcConnectionError, RpcError) as error:
-        if client is not None:
-            client.close()
-        skip_or_fail(f"the OpenClaw adapter did not start: {error}")
-    assert client is not None and info["openclawVersion"] == OPENCLAW_VERSION, info
-    try:
+    """An adapter on `state`; with `load`, the corpus written through OpenClaw first, and
+    every field of every session entry checked to be kept."""
+    with running_adapter(installation, state) as client:
         if load:
             flat_file = write_flat_file(corpus.messages, folder / "messages.jsonl")
             loaded = client.call("corpus.load", {"path": str(flat_file), "unscopedAgentId": UNSCOPED_AGENT})
@@ -310,9 +302,6 @@ def loaded_adapter(installation: Installation, state: Path, corpus: TreeCorpus, 
                 {name: value for name, value in entry.items() if name not in ("sessionKey", "agentId")}
                 for entry in entries], "OpenClaw dropped a field of a session entry"
         yield client
-    finally:
-        status = client.close()
-    assert status == 0, f"the adapter exited with status {status}"
 
 
 # ---- comparing ---------------------------------------------------------------------------------
