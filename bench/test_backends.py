@@ -65,14 +65,16 @@ def test_reopen_first_query(benchmark: Any, backend_name: str, manifest: dict[st
     assert report["hits"] == hits
 
 
+@pytest.mark.parametrize("visibility", ["all", "agent"])
 def test_agent_tool_sessions_search(benchmark: Any, manifest: dict[str, Any],
-                                    prepared: tuple[Path, Backend]) -> None:
+                                    prepared: tuple[Path, Backend], visibility: str) -> None:
     _, backend = prepared
     query = manifest["probes"]["common_word"]["query"]
     try:
-        agent_sessions_search(backend, query, 10)
+        agent_sessions_search(backend, query, 10, visibility)
     except CapabilityMissing as missing:
         pytest.skip(str(missing))
-    benchmark.extra_info.update(session_keys=manifest["counts"]["sessionKeys"])
-    output = benchmark(agent_sessions_search, backend, query, 10)
+    benchmark.extra_info.update(session_keys=manifest["counts"]["sessionKeys"],
+                                visibility=visibility)
+    output = benchmark(agent_sessions_search, backend, query, 10, visibility)
     assert 1 <= len(output["results"]) <= 10

@@ -13,7 +13,10 @@ archived when every window of it is (a cold session); incognito when its key has
 incognito shape or its current window carries the incognito flag.
 
 The candidates, in OpenClaw 2026.9.6's order (`listVisibleSearchSessions`):
-1. the requester's own session, when the row checker allows it;
+1. the requester's own session, when the row checker allows it, checked as the
+   requester's agent's session (not with the roster's metadata: an unscoped own key such
+   as `global` is the requester's, although the store keeps every `global` window in
+   main's partition);
 2. every agent-scoped session of every agent (archived ones too: the Gateway lists both),
    or, for a requester restricted to what it spawned, only the sessions whose
    `spawned_by` is the requester;
@@ -80,20 +83,21 @@ def roster(reader: TranscriptReader) -> dict[str, RosterEntry]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A session a search may cover: its key and the agent whose partition to ask."""
+    """A session a search may cover: its key, the agent to ask for it, and the row the
+    checker allowed (which its hits are checked against again)."""
 
     key: str
     agent_id: str | None
+    row: SessionRow
 
 
 def visible_candidates(context: RequesterContext,
                        sessions: dict[str, RosterEntry]) -> list[Candidate]:
     """The sessions the requester may search, in key collation order (module docstring)."""
     chosen: dict[str, Candidate] = {}
-    own = sessions.get(context.key)
-    own_row = own.row() if own is not None else SessionRow(context.key)
+    own_row = SessionRow(context.key, context.agent_id)
     if check_row(context, own_row).allowed:
-        chosen[context.key] = Candidate(context.key, own.agent_id if own else context.agent_id)
+        chosen[context.key] = Candidate(context.key, context.agent_id, own_row)
     for entry in sessions.values():
         row = entry.row()
         if context.restricted_to_spawned:
@@ -103,7 +107,7 @@ def visible_candidates(context: RequesterContext,
             if entry.key != "global" or entry.agent_id != context.agent_id:
                 continue
         if check_row(context, row).allowed:
-            chosen[entry.key] = Candidate(entry.key, entry.agent_id)
+            chosen[entry.key] = Candidate(entry.key, entry.agent_id, row)
     visible = [candidate for key, candidate in chosen.items()
                if not is_incognito(key) and not (key in sessions and sessions[key].incognito)]
     return sorted(visible, key=lambda candidate: locale_compare_key(candidate.key))

@@ -81,6 +81,10 @@ class ToolConfig:
 
     `agents` are the configured agent ids in file order (empty: none configured);
     `default_agent` the one marked `default`, else the first, else `main`.
+    `session_link_base` is the Control UI's address (origin and base path, at most 200
+    characters), which OpenClaw derives from its gateway settings; given, the tool's
+    answers carry a `sessionLinkRule` built from it. It is set by the caller (`call` and
+    `serve` take `--session-link-base URL`), not read from the file.
     """
 
     visibility: str = "all"
@@ -91,6 +95,7 @@ class ToolConfig:
     default_agent: str = "main"
     main_key: str = "main"
     session_scope: str = "per-sender"
+    session_link_base: str | None = None
 
     @property
     def main_alias(self) -> str:

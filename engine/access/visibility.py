@@ -37,16 +37,36 @@ from engine.access.tool_config import ToolConfig
 
 
 @dataclass(frozen=True, slots=True)
+class ScopedGrant:
+    """A host's narrow grant: the requester may read `session_key` while that session's
+    current window is still `expected_session_id` (OpenClaw's scoped session access)."""
+
+    session_key: str
+    expected_session_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Requester:
     """Who calls a session tool: its session key, and whether it runs sandboxed.
 
     `agent_id` overrides the agent of a key that names none (OpenClaw's `agentId`
-    option for a requester whose key is an alias such as `main`).
+    option for a requester whose key is an alias such as `main`); `grants` are scoped
+    grants a host gave this requester, which allow an explicit target that visibility
+    alone would refuse, for as long as the target is the window the grant names.
     """
 
     session_key: str
     sandboxed: bool = False
     agent_id: str | None = None
+    grants: tuple[ScopedGrant, ...] = ()
+
+    def grant_for(self, session_key: str) -> ScopedGrant | None:
+        """The grant naming `session_key`, if any.
+
+        >>> Requester("r", grants=(ScopedGrant("k", "w1"),)).grant_for("k")
+        ScopedGrant(session_key='k', expected_session_id='w1')
+        """
+        return next((grant for grant in self.grants if grant.session_key == session_key), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +150,7 @@ class RequesterContext:
     main_session_key: str | None
     restricted_to_spawned: bool
     config: ToolConfig
+    grants: tuple[ScopedGrant, ...] = ()
 
 
 def resolve_requester(requester: Requester, config: ToolConfig) -> RequesterContext:
@@ -160,6 +181,7 @@ def resolve_requester(requester: Requester, config: ToolConfig) -> RequesterCont
         key=key, agent_id=agent_id, visibility=visibility,
         policy=AgentToAgentPolicy(config.agent_to_agent_enabled, config.agent_to_agent_allow),
         main_session_key=main_session_key, restricted_to_spawned=restricted, config=config,
+        grants=requester.grants,
     )
 
 

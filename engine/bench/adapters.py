@@ -6,7 +6,7 @@ Must not touch: timing, statistics, or any backend's internals.
 
 Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
 workload skips with that reason instead of failing. A capability the engine does not have
-at all yet (history reads, the agent tool) raises `FeatureNotBuilt`: the report leaves
+at all yet (history reads) raises `FeatureNotBuilt`: the report leaves
 such rows out until the feature lands, since a row per unbuilt feature tells a reader
 nothing about speed. When a helper module's API changes, this module is the one to edit.
 """
@@ -108,16 +108,21 @@ def default_services() -> BenchServices:
                          (SqliteKernel(),))
 
 
-def agent_sessions_search(backend: Backend, query: str, limit: int) -> dict[str, Any]:
-    """Run the `sessions_search` agent tool over every session visible to `agent:main:main`.
+def agent_sessions_search(backend: Backend, query: str, limit: int,
+                          visibility: str = "all") -> dict[str, Any]:
+    """Run the `sessions_search` agent tool as `agent:main:main` under `visibility`
+    (`all`: every agent's sessions; `agent`: the main agent's only)."""
+    from engine.access.tool_config import ToolConfig
+    from engine.access.visibility import Requester
+    from engine.backends.protocol import TranscriptReader
+    from engine.tools.sessions_search import sessions_search
 
-    The tool's module does not exist yet; when it lands, this call is the one to align
-    with its real signature.
-    """
-    sessions_search = _import_attribute(
-        "engine.agent_tools.sessions_search", "sessions_search", "the agent tool"
-    )
-    return sessions_search(backend, {"query": query, "limit": limit})
+    if not isinstance(backend, TranscriptReader):
+        raise CapabilityMissing(f"the agent tool: backend {backend.name!r} cannot list "
+                                "its sessions (no TranscriptReader)")
+    return sessions_search(backend, Requester("agent:main:main"),
+                           {"query": query, "limit": limit},
+                           config=ToolConfig(visibility=visibility))
 
 
 def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:

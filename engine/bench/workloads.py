@@ -20,7 +20,7 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 |           | (metric `command_seconds`) | new process: the whole `python -m engine search` |
 | query     | `query/<probe>`           | `Backend.search` for one probe               |
 | history   | `history/tail`, `/anchored` | a history page of the long session         |
-| agent     | `agent/sessions_search`   | the agent tool over every visible session    |
+| agent     | `agent/sessions_search_all`, `_agent` | the agent tool as `agent:main:main` under visibility `all` (every agent) and `agent` |
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
 
 A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
@@ -28,9 +28,9 @@ marked `comparable`: a query workload times its prepared statements (`PreparedSe
 and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
 bare write path into a fresh database and checks the same counts.
 
-The history and agent workloads measure features the engine has not built yet
-(`sessions_history`, the agent tool): they raise `FeatureNotBuilt`, and the report leaves
-their rows out until the feature exists, when they start measuring with no change here.
+The history workloads measure a feature the engine has not built yet
+(`sessions_history`): they raise `FeatureNotBuilt`, and the report leaves their rows out
+until the feature exists, when they start measuring with no change here.
 """
 
 from __future__ import annotations
@@ -469,12 +469,22 @@ class HistoryWorkload:
 
 @dataclass(frozen=True, slots=True)
 class AgentToolWorkload:
-    """`sessions_search` over every visible session (the manifest has 200+ keys)."""
+    """`sessions_search` as `agent:main:main` under `visibility`: `all` covers every
+    agent's sessions (the manifest has 200+ keys, so several kernel calls), `agent` the
+    main agent's. Timed: the whole tool call (roster, row checks, kernel calls, merge,
+    budgets). Checked: at least one result, never more than the limit."""
 
+    visibility: str = "all"
     repeats: int = 3
-    name: str = "agent/sessions_search"
     group: str = "agent"
-    query_class: str = "agent tool over 200+ sessions"
+
+    @property
+    def name(self) -> str:
+        return f"agent/sessions_search_{self.visibility}"
+
+    @property
+    def query_class(self) -> str:
+        return f"agent tool, visibility {self.visibility}"
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         backend = _prepared(target)
@@ -482,10 +492,12 @@ class AgentToolWorkload:
         samples = []
         for _ in range(self.repeats):
             started = time.perf_counter()
-            output = agent_sessions_search(backend, common["query"], 10)
+            output = agent_sessions_search(backend, common["query"], 10, self.visibility)
             elapsed = time.perf_counter() - started
-            if len(output.get("results", [])) < 1:
-                raise WorkloadFailed(f"{self.name}: no results for {common['query']!r}")
+            results = output.get("results", [])
+            if not 1 <= len(results) <= 10:
+                raise WorkloadFailed(f"{self.name}: {len(results)} results for "
+                                     f"{common['query']!r}, expected 1 to 10")
             samples.append(Sample(elapsed))
         return samples
 
@@ -558,6 +570,7 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
     workloads.extend(query_workloads(manifest, query_repeats))
     workloads.extend([
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
-        AgentToolWorkload(), AppendWorkload(), ReconcileWorkload(),
+        AgentToolWorkload("all"), AgentToolWorkload("agent"), AppendWorkload(),
+        ReconcileWorkload(),
     ])
     return workloads

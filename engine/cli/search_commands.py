@@ -284,14 +284,18 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     """`session-search serve`."""
-    from engine.rpc.methods import METHODS
+    from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.cli.tool_commands import with_link_base
+    from engine.rpc.methods import METHODS, RpcContext
     from engine.rpc.server import serve_stdio
 
+    config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
+                            args.session_link_base)
     backend = open_store(args.store, "serve")
     try:
         if not args.quiet:
             print(ready_line(args.store, backend.name, METHODS), file=sys.stderr, flush=True)
-        serve_stdio(backend)
+        serve_stdio(RpcContext(backend, tool_config=config))
     finally:
         backend.close()
     return 0
@@ -402,10 +406,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve_parser = add_command(
         subparsers, "serve",
-        description="Answer JSON-RPC 2.0 requests (method sessions.search) read from "
-        "standard input, one request per line, with one response line each on standard "
-        "output, until the input ends. A line on standard error says when the server is "
-        "ready. The protocol is docs/protocol.md.",
+        description="Answer JSON-RPC 2.0 requests (methods sessions.search and "
+        "sessions_search) read from standard input, one request per line, with one "
+        "response line each on standard output, until the input ends. sessions_search "
+        "obeys the tool configuration of --config (OpenClaw's openclaw.json shape). A line "
+        "on standard error says when the server is ready. The protocol is docs/protocol.md.",
         examples=["session-search serve --store demo",
                   ("echo '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"sessions.search\", "
                   "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "
@@ -414,6 +419,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_store(serve_parser)
     serve_parser.add_argument("--quiet", "-q", action="store_true",
                               help="no ready line on standard error")
+    serve_parser.add_argument("--session-link-base", metavar="URL",
+                              help="the Control UI's address: sessions_search answers then "
+                              "carry a sessionLinkRule")
+    serve_parser.add_argument("--config", metavar="FILE",
+                              help="session-tool configuration for sessions_search "
+                              "(OpenClaw's openclaw.json shape, JSON or TOML)")
     serve_parser.set_defaults(run=run_serve)
 
     reconcile = add_command(

@@ -19,18 +19,26 @@ describe its params, result and errors in `docs/protocol.md`. Nothing else chang
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import SearchBackend
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
+from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
+from engine.tools.budgets import ReaderGate, TimeBudgets
 
 
 @dataclass(frozen=True, slots=True)
 class RpcContext:
-    """What every handler may use: the open backend the server serves."""
+    """What every handler may use: the open backend the server serves, the session
+    tools' configuration (`serve --config`), their time budgets, and the one reader gate
+    every tool call of this server is admitted through."""
 
     backend: SearchBackend
+    tool_config: ToolConfig = ToolConfig()
+    budgets: TimeBudgets = TimeBudgets()
+    reader_gate: ReaderGate = field(default_factory=ReaderGate)
 
 
 Handler = Callable[[RpcContext, Any], Any]
@@ -63,4 +71,6 @@ def method_table(*methods: Method) -> dict[str, Method]:
 METHODS: Mapping[str, Method] = method_table(
     Method(SEARCH_METHOD, sessions_search,
            "the store-level search of behaviour.md §5; the result is the kernel result"),
+    Method(TOOL_METHOD, sessions_search_tool,
+           "the sessions_search agent tool for one requester (visibility, bounds, budgets)"),
 )

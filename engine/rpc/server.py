@@ -100,18 +100,21 @@ def handle_message(
 
 
 def handle_line(
-    backend: SearchBackend, line: bytes | str, methods: Mapping[str, Method] = METHODS
+    backend: SearchBackend | RpcContext, line: bytes | str,
+    methods: Mapping[str, Method] = METHODS,
 ) -> dict[str, Any] | None:
-    """The response to one input line (None for a notification)."""
+    """The response to one input line (None for a notification); `backend` may be a
+    whole `RpcContext` (a backend alone gets the default tool configuration)."""
     try:
         message = decode_message(line)
     except FramingError as error:
         return error_response(None, PARSE_ERROR, str(error))
-    return handle_message(RpcContext(backend), message, methods)
+    context = backend if isinstance(backend, RpcContext) else RpcContext(backend)
+    return handle_message(context, message, methods)
 
 
 def serve(
-    backend: SearchBackend,
+    backend: SearchBackend | RpcContext,
     lines: Iterable[bytes | str],
     output: IO[str] | IO[bytes],
     methods: Mapping[str, Method] = METHODS,
@@ -123,11 +126,12 @@ def serve(
     client can wait for it before it writes the next request.
     """
     binary = not isinstance(output, io.TextIOBase)
+    context = backend if isinstance(backend, RpcContext) else RpcContext(backend)
     answered = 0
     for line in lines:
         if is_blank_line(line):
             continue
-        response = handle_line(backend, line, methods)
+        response = handle_line(context, line, methods)
         if response is not None:
             text = message_line(response)
             output.write(text.encode("utf-8") if binary else text)  # type: ignore[arg-type]
@@ -136,6 +140,7 @@ def serve(
     return answered
 
 
-def serve_stdio(backend: SearchBackend, methods: Mapping[str, Method] = METHODS) -> int:
+def serve_stdio(backend: SearchBackend | RpcContext,
+                methods: Mapping[str, Method] = METHODS) -> int:
     """Serve standard input to standard output, as bytes (UTF-8 whatever the locale)."""
     return serve(backend, sys.stdin.buffer, sys.stdout.buffer, methods)

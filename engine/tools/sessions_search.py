@@ -12,17 +12,19 @@ Steps of one call (`sessions_search`):
 1. Read the arguments: `query` trimmed, non-empty, at most 4,096 UTF-16 units; `limit` a
    positive integer up to 25 (default 10); `sessionKey` optional. A bad argument raises
    `ToolInputError` with the product's message (the tool throws these upstream).
-2. With `sessionKey`: resolve it (`current` is the requester; `main` its agent's main
-   session; a UUID or a string that is no key is looked up as a sessionId), refuse an
-   incognito target, and check access (the row checker without ownership, then with the
-   requester's ownership when the store says the requester spawned it). A refusal is an
-   answer, `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched.
-   Without it: the roster's visible candidates (`engine.access.roster`).
-3. Group the candidates by the agent whose partition holds them, agents in ICU collation
-   order, and ask the store once per chunk of at most 200 keys with limit 25 (whatever
-   the caller's limit: visibility is applied before any limit). An unscoped key other
-   than `global`/`unknown` (the `main` alias) is sent as `agent:<agent>:<key>`, the key
-   the Gateway would canonicalise it to.
+2. With `sessionKey`: resolve it (`current` is the requester, of the requester's agent
+   even when its key names none; `main` its agent's main session; a UUID or a string
+   that is no key is looked up as a sessionId), refuse an incognito target, and check
+   access (the row checker without ownership, then with the requester's ownership when
+   the store says the requester spawned it). A refusal is an answer,
+   `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched. Without
+   it: the roster's visible candidates (`engine.access.roster`).
+3. Group the candidates by agent (an agent-scoped key's own agent, an unscoped key's
+   candidate agent: the store finds `global` in main's partition whichever agent asks),
+   agents in ICU collation order, and ask the store once per chunk of at most 200 keys
+   with limit 25 (whatever the caller's limit: visibility is applied before any limit).
+   An unscoped key other than `global`/`unknown` (the `main` alias) is sent as
+   `agent:<agent>:<key>`, the key the Gateway would canonicalise it to.
 4. Keep each hit that maps back to a candidate (its exact key, or for an unscoped alias
    candidate the agent's `agent:<agent>:<alias>` key) and that the row checker still
    allows; drop hits without the required fields; show the key under its display alias
@@ -32,7 +34,8 @@ Steps of one call (`sessions_search`):
 5. Sort by score descending, timestamp descending, sessionKey and messageId in ICU order;
    keep `limit`; then add hits while the JSON text of the `results` array stays within
    32,768 UTF-8 bytes, stopping at the first that would overflow.
-6. Answer `results`, `indexing` with its warning, `archivedTranscriptsExcluded` with its
+6. Answer `results`, `sessionLinkRule` when the configuration knows the Control UI's
+   address, `indexing` with its warning, `archivedTranscriptsExcluded` with its
    warning, `truncated` when a kernel call truncated, the visible hits exceeded the limit
    or the byte budget cut.
 
@@ -57,7 +60,7 @@ from engine.access.visibility import (
 )
 from engine.analysis.collation import locale_compare_key
 from engine.backends.protocol import Backend, Interruptible, Refreshable
-from engine.errors import InputError
+from engine.errors import EngineError, InputError
 from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_agent_id
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
@@ -75,7 +78,6 @@ INDEXING_WARNING = ("Transcript indexing is in progress; results may be incomple
                     "Retry sessions_search shortly.")
 EMPTY_QUERY_MESSAGE = ("query must not be empty; retry with non-empty keywords to match in "
                        "past session text")
-ARGUMENT_NAMES = ("query", "sessionKey", "limit")
 
 
 class ToolInputError(InputError):
@@ -92,10 +94,16 @@ class SearchArguments:
 
 
 def read_arguments(arguments: Any) -> SearchArguments:
-    """Check the tool's arguments (step 1 of the module docstring).
+    """Check the tool's arguments (step 1 of the module docstring), as OpenClaw 2026.9.6
+    reads them: a `query` that is not a string counts as absent (so: empty); `limit` may
+    be a whole number or a string of digits, absent, null or blank meaning 10; each name
+    may also be spelled in snake case (`session_key`). A name the tool does not know is
+    refused (OpenClaw ignores it; a typo should not go unseen).
 
     >>> read_arguments({"query": "  loan  "})
     SearchArguments(query='loan', limit=10, session_key=None)
+    >>> read_arguments({"query": "x", "limit": "5", "session_key": " main "})
+    SearchArguments(query='x', limit=5, session_key='main')
     >>> read_arguments({"query": "x", "limit": 26})
     Traceback (most recent call last):
     ...
@@ -103,28 +111,48 @@ def read_arguments(arguments: Any) -> SearchArguments:
     """
     if not isinstance(arguments, Mapping):
         raise ToolInputError("arguments must be an object")
-    for name in arguments:
-        if name not in ARGUMENT_NAMES:
+    values: dict[str, Any] = {}
+    for name, value in arguments.items():
+        canonical = ARGUMENT_SPELLINGS.get(name)
+        if canonical is None:
             raise ToolInputError(f"unknown argument {name!r} (expected: query, sessionKey, limit)")
-    raw_query = arguments.get("query")
-    if raw_query is not None and not isinstance(raw_query, str):
-        raise ToolInputError("query must be a string")
-    query = js_trim(raw_query or "")
+        values.setdefault(canonical, value)
+    raw_query = values.get("query")
+    query = js_trim(raw_query) if isinstance(raw_query, str) else ""
     if not query:
         raise ToolInputError(EMPTY_QUERY_MESSAGE)
     if utf16_units(query) > MAX_QUERY_UNITS:
         raise ToolInputError(f"query must not exceed {MAX_QUERY_UNITS} characters")
-    limit = arguments.get("limit")
-    if limit is None:
-        limit = DEFAULT_LIMIT
-    elif (isinstance(limit, bool) or not isinstance(limit, (int, float))
-          or (isinstance(limit, float) and not limit.is_integer())
-          or not 1 <= limit <= MAX_LIMIT):
+    limit = read_limit(values.get("limit"))
+    session_key = values.get("sessionKey")
+    session_key = js_trim(session_key) if isinstance(session_key, str) else ""
+    return SearchArguments(query, limit, session_key or None)
+
+
+#: Each accepted argument spelling -> its name.
+ARGUMENT_SPELLINGS = {"query": "query", "sessionKey": "sessionKey", "session_key": "sessionKey",
+                      "limit": "limit"}
+
+
+def read_limit(value: Any) -> int:
+    """`limit`: a whole number 1..25 or a string of its digits; absent, null or blank: 10.
+
+    >>> read_limit(None), read_limit(" "), read_limit(3.0), read_limit("25")
+    (10, 10, 3, 25)
+    >>> read_limit(True)
+    Traceback (most recent call last):
+    ...
+    engine.tools.sessions_search.ToolInputError: limit must be a positive integer
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return DEFAULT_LIMIT
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not value.is_integer())
+            or not 1 <= value <= MAX_LIMIT):
         raise ToolInputError("limit must be a positive integer")
-    session_key = arguments.get("sessionKey")
-    if session_key is not None and not isinstance(session_key, str):
-        raise ToolInputError("sessionKey must be a string")
-    return SearchArguments(query, int(limit), session_key or None)
+    return int(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +165,7 @@ class SearchCandidate:
     agent_id: str
     authorized: bool = False
     row: SessionRow | None = None
+    expected_session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +212,17 @@ def partition_of(key: str, fallback_agent: str) -> str:
     return owner_agent_id(key) or fallback_agent
 
 
+def call_agent(key: str, agent_id: str) -> str:
+    """The agent a kernel call for `key` is addressed to: an agent-scoped key's own agent,
+    else the candidate's (OpenClaw groups an unscoped key under the agent it was listed
+    or resolved for; the store then finds `global` wherever it keeps it).
+
+    >>> call_agent("agent:work:x", "main"), call_agent("global", "work")
+    ('work', 'work')
+    """
+    return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
+
+
 def _explicit_target(arguments: SearchArguments, context: RequesterContext,
                      sessions: dict[str, RosterEntry],
                      window_keys: dict[str, str]) -> SearchCandidate | dict[str, str]:
@@ -204,14 +244,19 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
     if is_incognito(given) or (given in sessions and sessions[given].incognito):
         return refusal("forbidden", f"Session not visible from session tools: {raw}")
     target_agent = key_agent(given) or (
-        context.agent_id if given not in RESERVED_SESSION_KEYS
+        context.agent_id if raw == "current" or given not in RESERVED_SESSION_KEYS
         else partition_of(given, context.agent_id))
     searched = kernel_key(given, target_agent)
+    grant = next((grant for grant in context.grants if grant.session_key in (given, searched)),
+                 None)
+    if grant is not None:
+        return SearchCandidate(given, searched, call_agent(searched, target_agent),
+                               authorized=True, expected_session_id=grant.expected_session_id)
     entry = sessions.get(searched)
     decision = _target_access(context, given, target_agent, entry)
     if not decision.allowed:
         return refusal("forbidden", denial_message(decision, "search", given))
-    return SearchCandidate(given, searched, partition_of(searched, target_agent), authorized=True)
+    return SearchCandidate(given, searched, call_agent(searched, target_agent), authorized=True)
 
 
 def _target_access(context: RequesterContext, key: str, target_agent: str,
@@ -249,7 +294,7 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
             return SearchPlan(checked, context, refusal=target)
         candidates = [target]
     else:
-        candidates = [_candidate(candidate, context, sessions) for candidate in
+        candidates = [_candidate(candidate, context) for candidate in
                       visible_candidates(context, sessions)]
     by_agent: dict[str, list[SearchCandidate]] = {}
     for candidate in candidates:
@@ -266,13 +311,11 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
     return SearchPlan(checked, context, calls=tuple(calls))
 
 
-def _candidate(candidate: Candidate, context: RequesterContext,
-               sessions: dict[str, RosterEntry]) -> SearchCandidate:
+def _candidate(candidate: Candidate, context: RequesterContext) -> SearchCandidate:
     agent_id = candidate.agent_id or context.agent_id
     searched = kernel_key(candidate.key, agent_id)
-    entry = sessions.get(candidate.key)
-    row = entry.row() if entry is not None else SessionRow(candidate.key, candidate.agent_id)
-    return SearchCandidate(candidate.key, searched, partition_of(searched, agent_id), row=row)
+    return SearchCandidate(candidate.key, searched, call_agent(searched, agent_id),
+                           row=candidate.row)
 
 
 def display_key(key: str, config: ToolConfig) -> str:
@@ -368,6 +411,9 @@ def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _
     gathered = _Gathered()
     for call in plan.calls:
         check(cancellation)
+        for candidate in call.candidates:
+            if candidate.expected_session_id is not None:
+                check_grant(store, candidate)
         result = store.search(call.request)
         gathered.indexing = gathered.indexing or result.indexing
         gathered.truncated = gathered.truncated or result.truncated
@@ -384,6 +430,32 @@ def run_calls(store: Backend, plan: SearchPlan, cancellation: Cancellation) -> _
             if shaped is not None:
                 gathered.hits.append(shaped)
     return gathered
+
+
+class SessionChanged(EngineError):
+    """A scoped grant's session moved on to another window before the search ran."""
+
+
+def check_grant(store: Backend, candidate: SearchCandidate) -> None:
+    """Refuse to search a granted session whose current window is no longer the granted
+    one (OpenClaw: `Session "<key>" changed after access was granted.`)."""
+    windows = store.windows_of(candidate.kernel_key)
+    current = next((window.session_id for window in windows if window.current),
+                   windows[-1].session_id if windows else None)
+    if current != candidate.expected_session_id:
+        raise SessionChanged(f'Session "{candidate.kernel_key}" changed after access was granted.')
+
+
+def session_link_rule(base: str) -> str:
+    """How to build Control UI links for the answer's keys (OpenClaw's wording).
+
+    >>> session_link_rule("http://h:1").split(":", 1)[0]
+    'When pointing the user at a session, cite its Control UI URL'
+    """
+    return ("When pointing the user at a session, cite its Control UI URL: main session -> "
+            f"`{base}/chat/<agentId>`; any other display session key -> "
+            f"`{base}/chat/<agentId>/~key/` + key minus `agent:<agentId>:`, with `:` replaced "
+            "by `/`.")
 
 
 def sessions_search(store: Backend, requester: Requester, arguments: Any, *,
@@ -404,6 +476,9 @@ def sessions_search(store: Backend, requester: Requester, arguments: Any, *,
     limited = ordered[:plan.arguments.limit]
     kept, cut = cap_results(limited)
     answer: dict[str, Any] = {"results": kept}
+    base = plan.context.config.session_link_base
+    if base:
+        answer["sessionLinkRule"] = session_link_rule(base)
     warnings = []
     if gathered.indexing:
         answer["indexing"] = True

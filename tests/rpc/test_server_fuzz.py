@@ -24,12 +24,13 @@ from hypothesis import strategies as st
 
 from engine.backends.registry import open_backend
 from engine.ingest import import_sources
+from engine.rpc.errors import INTERNAL_ERROR
 from engine.rpc.framing import encode_message
 from engine.rpc.server import handle_line
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"
-CODES = {-32700, -32600, -32601, -32602, -32603, -32000}
+CODES = {-32700, -32600, -32601, -32602, -32603, -32000, -32001}
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 json_values = st.recursive(json_scalars, lambda children: st.lists(children, max_size=4)
@@ -66,8 +67,34 @@ def envelopes(draw: st.DrawFn) -> str:
     return json.dumps(message)
 
 
+@st.composite
+def tool_envelopes(draw: st.DrawFn) -> str:
+    """`sessions_search` (the agent tool) requests with hostile requesters and arguments."""
+    requester = draw(st.fixed_dictionaries({}, optional={
+        "sessionKey": st.sampled_from(["agent:main:main", "main", "current", "", "global"])
+        | lone_surrogate_text | json_values,
+        "sandboxed": st.booleans() | json_values,
+        "agentId": st.sampled_from(["main", ".."]) | json_values,
+        "colour": json_values,
+    }) | json_values)
+    arguments = draw(st.fixed_dictionaries({}, optional={
+        "query": st.text() | lone_surrogate_text | st.just("x" * 5000) | json_values,
+        "sessionKey": st.sampled_from(["current", "main", "agent:work:main",
+                                       "agent:main:dashboard:incognito-x",
+                                       "0b6f1c9e-3a52-4c1e-9d7a-2f5b8e4c1a90"])
+        | lone_surrogate_text | json_values,
+        "limit": st.integers() | st.floats() | json_values,
+        "extra": json_values,
+    }) | json_values)
+    params = draw(st.just({"requester": requester, "arguments": arguments}) | json_values)
+    message = {"jsonrpc": "2.0", "id": draw(st.integers(0, 99)), "method": "sessions_search",
+               "params": params}
+    return json.dumps(message)
+
+
 hostile_lines = (st.binary(max_size=64) | lone_surrogate_text.map(lambda text: text.encode(
     "utf-8", "surrogatepass")) | deep_nesting().map(str.encode) | envelopes().map(str.encode)
+    | tool_envelopes().map(str.encode)
     | json_values.map(lambda value: json.dumps(value).encode()))
 
 
@@ -156,3 +183,19 @@ def test_a_serve_process_answers_a_batch_of_hostile_lines_and_exits_cleanly(stor
     expected = [line for line in batch if not is_notification(line)]
     assert len(answers) == len(expected)
     assert answers[-1]["id"] == 9 and answers[-1]["result"]["hits"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=tool_envelopes().map(str.encode))
+def test_hostile_tool_requests_get_a_result_or_a_deliberate_error(store: Path,
+                                                                  line: bytes) -> None:
+    """The agent tool never meets a bug on hostile input: every answer is a result or an
+    error the engine chose (invalid params, a store error), never INTERNAL_ERROR."""
+    backend = open_backend(store)
+    try:
+        answer = handle_line(backend, line)
+    finally:
+        backend.close()
+    check_answer(line, answer)
+    assert answer is not None
+    assert answer.get("error", {}).get("code") != INTERNAL_ERROR, answer

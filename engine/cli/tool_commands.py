@@ -1,0 +1,120 @@
+"""`session-search call`: run an agent tool once, as a given requester, and print its answer.
+
+Owns: the command's arguments (`call TOOL --store DIR [--config FILE] --requester KEY
+[--sandboxed] [--agent-id ID] ARGS_JSON`) and how the answer and the failures are printed.
+Must not touch: what the tool does (`engine.tools`) or who may see what (`engine.access`).
+
+The answer is printed as the tool's JSON, whatever it says: a refusal
+(`{"status": "forbidden", ...}`) is an answer of the tool, so the exit status is 0. An
+argument the tool refuses (an empty query, a limit of 26), ARGS_JSON that is not a JSON
+object, or a configuration file that cannot be used exits 2 with one line; a spent time
+budget exits 1 with the timeout's message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+
+from engine.access.tool_config import ToolConfig
+from engine.access.visibility import ScopedGrant
+from engine.backends.registry import open_store
+from engine.cli.commands import add_command
+from engine.cli.output import print_json
+from engine.errors import UsageError
+
+TOOLS = ("sessions_search",)
+
+
+def with_link_base(config: ToolConfig, base: str | None) -> ToolConfig:
+    """`config` with the Control UI address `base` (at most 200 characters, as OpenClaw
+    allows), or unchanged when `base` is None.
+
+    >>> with_link_base(ToolConfig(), "http://h:1/ui").session_link_base
+    'http://h:1/ui'
+    """
+    if base is None:
+        return config
+    base = base.strip().rstrip("/")
+    if not base or len(base) > 200:
+        raise UsageError("--session-link-base must be a URL of 1 to 200 characters")
+    return replace(config, session_link_base=base)
+
+
+def parse_grants(values: list[str]) -> tuple[ScopedGrant, ...]:
+    """`--grant KEY=SESSION_ID` values as grants (the last `=` separates: keys hold `:`).
+
+    >>> parse_grants(["agent:main:main=w1"])
+    (ScopedGrant(session_key='agent:main:main', expected_session_id='w1'),)
+    """
+    grants = []
+    for value in values:
+        key, separator, session_id = value.rpartition("=")
+        if not separator or not key.strip() or not session_id.strip():
+            raise UsageError(f"--grant {value!r}: expected KEY=SESSION_ID")
+        grants.append(ScopedGrant(key.strip(), session_id.strip()))
+    return tuple(grants)
+
+
+def run_call(args: argparse.Namespace) -> int:
+    """`session-search call`."""
+    from engine.access.tool_config import load_tool_config
+    from engine.access.visibility import Requester
+    from engine.tools.sessions_search import sessions_search
+
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"ARGS_JSON is not JSON ({error.msg} at column {error.colno}); "
+                         'expected an object such as \'{"query": "cafe"}\'') from None
+    if not isinstance(arguments, dict):
+        raise UsageError('ARGS_JSON must be a JSON object such as \'{"query": "cafe"}\'')
+    if not args.requester.strip():
+        raise UsageError("--requester must name a session key")
+    config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
+                            args.session_link_base)
+    backend = open_store(args.store, "call")
+    try:
+        answer = sessions_search(backend, Requester(args.requester, args.sandboxed,
+                                                    args.agent_id, parse_grants(args.grant)),
+                                 arguments, config=config)
+    finally:
+        backend.close()
+    print_json(answer)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    call = add_command(
+        subparsers, "call",
+        description="Run an agent tool once as the requester session --requester and print "
+        "the tool's JSON answer. sessions_search searches the sessions that requester may "
+        "see under the configuration (--config, an OpenClaw openclaw.json or a TOML file "
+        "of the same shape; default: visibility all, agent-to-agent on). A refusal "
+        "(forbidden, error) is printed as the tool's answer with exit status 0.",
+        examples=[
+            "session-search call sessions_search --store demo --requester agent:main:main "
+            "'{\"query\": \"cafe\"}'",
+            "session-search call sessions_search --store demo --config openclaw.json "
+            "--requester agent:main:main '{\"query\": \"cafe\", \"limit\": 3}'",
+        ],
+    )
+    call.add_argument("tool", choices=TOOLS, help="the tool to run")
+    call.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    call.add_argument("--config", metavar="FILE",
+                      help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
+    call.add_argument("--requester", required=True, metavar="KEY",
+                      help="the session key the tool is called from")
+    call.add_argument("--grant", action="append", default=[], metavar="KEY=SESSION_ID",
+                      help="a scoped grant: the requester may read KEY while its current "
+                      "window is SESSION_ID (repeatable)")
+    call.add_argument("--session-link-base", metavar="URL",
+                      help="the Control UI's address: answers then carry a sessionLinkRule")
+    call.add_argument("--sandboxed", action="store_true",
+                      help="the requester runs sandboxed (spawned-session visibility applies)")
+    call.add_argument("--agent-id", metavar="ID",
+                      help="the requester's agent when its key names none (e.g. main)")
+    call.add_argument("arguments", metavar="ARGS_JSON",
+                      help='the tool\'s arguments as a JSON object, e.g. \'{"query": "cafe"}\'')
+    call.set_defaults(run=run_call)
