@@ -16,7 +16,7 @@ The calls of a mode: every requester lists-and-searches with each query (a limit
 from 1, 3, 10 and 25; absent means 10), and a few requesters name each session key as
 `sessionKey` (every key of the corpus, the `current`, `main`, `global` and `unknown`
 aliases, a window's sessionId, capitals, a key and a name that do not exist); the first
-mode also sends bad arguments. Sandboxed modes call with `sandboxed: true`.
+mode also sends the edge arguments (`EDGE_ARGUMENTS`). Sandboxed modes call with `sandboxed: true`.
 
 What must agree: the whole answer — `results` (each hit's keys in their order, every field,
 the excerpt, the score to 1e-9 relative), the order, `truncated`, `indexing`, `warning`,
@@ -82,13 +82,17 @@ BACKENDS = ("reference", "sqlite")
 SEED = 1212
 ROSTER = {"ownership": "explicit", "list": [{"id": agent} for agent in AGENTS]}
 LIMITS = (None, 1, 3, 10, 25)
-#: An argument OpenClaw answers with a thrown input error, and why it is here.
-BAD_ARGUMENTS: tuple[dict[str, Any], ...] = (
-    {"query": "   "}, {}, {"query": "x" * 4097}, {"query": " " + "x" * 4096 + " "},
+#: Arguments at the edges of what the tool reads: blank, missing and oversized queries,
+#: limits out of range or of another type (a digit string is a limit upstream), a blank
+#: or snake-case `sessionKey`.
+EDGE_ARGUMENTS: tuple[dict[str, Any], ...] = (
+    {"query": "   "}, {}, {"query": 5}, {"query": "x" * 4097}, {"query": " " + "x" * 4096 + " "},
     {"query": "ledger", "limit": 0}, {"query": "ledger", "limit": 26},
     {"query": "ledger", "limit": 2.5}, {"query": "ledger", "limit": -3},
     {"query": "ledger", "limit": 25.0}, {"query": "ledger", "limit": None},
-    {"query": "ledger", "sessionKey": "   "},
+    {"query": "ledger", "limit": "5"}, {"query": "ledger", "limit": " "},
+    {"query": "ledger", "limit": True}, {"query": "ledger", "limit": "five"},
+    {"query": "ledger", "sessionKey": "   "}, {"query": "ledger", "session_key": "current"},
 )
 
 
@@ -181,7 +185,7 @@ def calls_of(corpus: TreeCorpus, mode: Mode, queries: Sequence[str], *, first: b
     """Every call of one mode (the module docstring): each requester lists with the marker
     word and with `QUERIES_PER_REQUESTER - 1` drawn queries, each with a drawn limit, and
     `agent:main:main` with the budget word (the byte budget cuts it where the session is
-    visible); a drawn requester names every target; the first mode also sends the bad
+    visible); a drawn requester names every target; the first mode also sends the edge
     arguments."""
     generator = random.Random(f"{SEED}:{mode.name}")
     calls = []
@@ -197,7 +201,7 @@ def calls_of(corpus: TreeCorpus, mode: Mode, queries: Sequence[str], *, first: b
         calls += [Call(requester, {"query": MARKER_WORD, "sessionKey": target, "limit": 25}, "target")
                   for target in targets_of(corpus)]
     if first:
-        calls += [Call("agent:main:main", arguments, "bad arguments") for arguments in BAD_ARGUMENTS]
+        calls += [Call("agent:main:main", arguments, "edge arguments") for arguments in EDGE_ARGUMENTS]
     return calls
 
 

@@ -28,10 +28,12 @@ calls too (its searches go through that kernel).
 
 Entries removed once the engine was fixed (their reproducers stay as regression tests in
 `test_backend_differential.py`): `sqlite-query-lone-surrogate` (d9ea26e),
-`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f), and
+`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f),
 `openclaw-per-agent-statistics` once stores kept one partition per agent (issue 11 item 1:
 the multi-agent store now agrees with OpenClaw exactly; its reproducer stays as the test
-`test_per_agent_statistics_reproducer_agrees_with_openclaw`).
+`test_per_agent_statistics_reproducer_agrees_with_openclaw`), and the tool entry
+`ours-blank-session-key-is-not-absent` once the tool read a blank `sessionKey` as absent
+(ae3d816; the oracle's edge arguments keep the case).
 """
 
 from __future__ import annotations
@@ -302,10 +304,6 @@ def _unscoped_target_of_another_agent(case: ToolCase, sessions: Sequence[TreeSes
         f"agent:{UNSCOPED_AGENT}:")
 
 
-def _blank_target(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    return case.target() == ""
-
-
 def _parent_only_child_under_sandbox(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
     """Restricted to what it spawned, and a session names the requester as its parent only:
     listed (or the target)."""
@@ -363,14 +361,6 @@ OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
         recognises=_unscoped_target_of_another_agent,
         reproducer=ToolCase("agent:ops:main", {"query": "saffron", "sessionKey": "global"},
                             config={"tools": {"sessions": {"visibility": "self"}}}),
-    ),
-    ToolDivergence(
-        id="ours-blank-session-key-is-not-absent",
-        description="`sessionKey: \"   \"`: upstream a blank string is no argument (the call "
-                    "lists and searches); we answer `Session not found:  (...)`",
-        reason=ENGINE_ISSUE,
-        recognises=_blank_target,
-        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "   "}),
     ),
     ToolDivergence(
         id="ours-resolves-any-session-id-under-sandbox",
