@@ -1,15 +1,18 @@
-"""Backend lifecycle benchmarks: reopen (time to first query, resident memory) and the
-agent tool over every visible session.
+"""Backend lifecycle benchmarks: reopen (time to first query, resident memory), the agent
+tool over every visible session and the command palette's search per keystroke.
 
-Owns: the reopen and agent-tool benchmarks. Must not touch: the prepared stores (read
-only here).
+Owns: the reopen, agent-tool and palette benchmarks. Must not touch: the prepared stores
+(read only here).
 
 * `test_reopen_first_query`: open the prepared store read-only and run the first query;
   `benchmark.pedantic` closes the previous instance in each round's setup, so every round
   pays the full open. The resident memory of a fresh process after opening is measured
   once through `engine.bench.reopen_probe` and recorded in `extra_info`.
 * `test_agent_tool_sessions_search`: `sessions_search` over the 200+ visible sessions of
-  the 10k corpus; skipped until `engine.agent_tools` exists.
+  the 10k corpus.
+* `test_ui_search_per_keystroke`: `ui.search` (the command palette) for each prefix of a
+  3-word query from its second character, one timed round typing the whole query; the
+  time per keystroke is the round's time over `extra_info["keystrokes"]`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from typing import Any
 import pytest
 
 from engine.backends.protocol import Backend
-from engine.bench.adapters import CapabilityMissing, agent_sessions_search, registry_open_store
+from engine.bench.adapters import (
+    CapabilityMissing,
+    agent_sessions_search,
+    palette_ui_search,
+    registry_open_store,
+)
+from engine.bench.workloads import UiSearchWorkload, keystrokes
 from engine.model import SearchRequest
 
 
@@ -78,3 +87,22 @@ def test_agent_tool_sessions_search(benchmark: Any, manifest: dict[str, Any],
                                 visibility=visibility)
     output = benchmark(agent_sessions_search, backend, query, 10, visibility)
     assert 1 <= len(output["results"]) <= 10
+
+
+def test_ui_search_per_keystroke(benchmark: Any, manifest: dict[str, Any],
+                                 prepared: tuple[Path, Backend]) -> None:
+    _, backend = prepared
+    typed = keystrokes(UiSearchWorkload().query(manifest))
+    try:
+        palette_ui_search(backend, typed[0])
+    except CapabilityMissing as missing:
+        pytest.skip(str(missing))
+    benchmark.extra_info.update(session_keys=manifest["counts"]["sessionKeys"],
+                                keystrokes=len(typed), query=typed[-1])
+
+    def type_the_query() -> list[dict[str, Any]]:
+        return [palette_ui_search(backend, text) for text in typed]
+
+    answers = benchmark(type_the_query)
+    assert all(answer["searched"] for answer in answers)
+    assert all(len(answer["messages"]) <= 25 for answer in answers)

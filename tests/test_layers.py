@@ -26,9 +26,9 @@ above say):
     config: errors
 
 A name is a sub-package (`engine/<name>/`) or a top-level module (`engine/<name>.py`);
-`__init__` is `engine/__init__.py` itself (`from engine import __version__`). Planned
-names (`history`) are placed before they exist, so that their first module already
-meets its rule. `errors` imports nothing, so `model` and `config` (which raise its errors)
+`__init__` is `engine/__init__.py` itself (`from engine import __version__`). A planned
+name is placed before it exists (listed in `PLANNED`), so that its first module already
+meets its rule; `history` was placed that way. `errors` imports nothing, so `model` and `config` (which raise its errors)
 may use it although it shares their layer.
 
 Imports are read with `ast` from every module's source: `import engine.x`, `from engine.x
@@ -54,7 +54,7 @@ README = ROOT / "README.md"
 ALLOWED: dict[tuple[str, str], str] = {}
 
 #: Names the table places before they exist.
-PLANNED = frozenset({"history"})
+PLANNED: frozenset[str] = frozenset()
 
 
 # ----- the table ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Who may see which session: the requester, the configuration, the roster, the row checker.
 
-The agent tools (`engine.tools`) and, later, the history reader and the Control UI search
+The agent tools (`engine.tools`), the Control UI search and, later, the history reader
 ask this package one question: which sessions may this requester read? It answers from
 three things only, each a module:
 
@@ -12,7 +12,10 @@ three things only, each a module:
 * `visibility`: the requester context and the row checker, with OpenClaw's denial
   messages;
 * `roster`: the sessions a store holds, as the Gateway's `sessions.list` rows (key, owning
-  agent, ownership metadata), read through the typed transcript reader.
+  agent, ownership metadata), read through the typed transcript reader;
+* `palette_scope`: the sessions the Control UI's command palette searches (configured
+  agents' chats and grouped agent-created conversations; no child runs, cron, system,
+  dock, unscoped, incognito or archived sessions).
 
 Must not touch: searching, excerpts or byte budgets (the tools own them) and any backend's
 internals (the roster reads `TranscriptReader` only).

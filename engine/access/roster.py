@@ -19,7 +19,7 @@ The candidates, in OpenClaw 2026.9.6's order (`listVisibleSearchSessions`):
    main's partition);
 2. every agent-scoped session of every agent (archived ones too: the Gateway lists both),
    or, for a requester restricted to what it spawned, only the sessions whose
-   `spawned_by` is the requester;
+   `spawned_by` or `parent_session_key` is the requester;
 3. unless so restricted, the sessions of the requester's own agent whose key names no
    agent (`global`; `unknown` is never listed): unscoped keys come only from the
    requester's own agent, because another agent's `global` cannot be reopened by key;
@@ -54,6 +54,11 @@ class RosterEntry:
     group: str | None = None
     title: str | None = None
 
+    def child_of(self, requester_key: str) -> bool:
+        """Whether `requester_key` spawned this session or is its parent (the Gateway's
+        `spawnedBy` filter matches either: `resolveSessionChildOwners`)."""
+        return requester_key in (self.spawned_by, self.parent_session_key)
+
     def row(self) -> SessionRow:
         """The row the visibility checker reads."""
         return SessionRow(self.key, self.agent_id, self.owner_session_key,
@@ -73,12 +78,17 @@ def entry_of(session_key: str, windows: list[SessionWindow]) -> RosterEntry:
     )
 
 
+def windows_by_key(reader: TranscriptReader) -> dict[str, list[SessionWindow]]:
+    """Every window of a store, grouped by key, keys and windows in the store's order."""
+    grouped: dict[str, list[SessionWindow]] = {}
+    for window in reader.windows():
+        grouped.setdefault(window.session_key, []).append(window)
+    return grouped
+
+
 def roster(reader: TranscriptReader) -> dict[str, RosterEntry]:
     """Every session of a store by key, in the store's key order."""
-    windows_by_key: dict[str, list[SessionWindow]] = {}
-    for window in reader.windows():
-        windows_by_key.setdefault(window.session_key, []).append(window)
-    return {key: entry_of(key, windows) for key, windows in windows_by_key.items()}
+    return {key: entry_of(key, windows) for key, windows in windows_by_key(reader).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +111,7 @@ def visible_candidates(context: RequesterContext,
     for entry in sessions.values():
         row = entry.row()
         if context.restricted_to_spawned:
-            if entry.spawned_by != context.key or not is_agent_scoped(entry.key):
+            if not entry.child_of(context.key) or not is_agent_scoped(entry.key):
                 continue
         elif not is_agent_scoped(entry.key):
             if entry.key != "global" or entry.agent_id != context.agent_id:

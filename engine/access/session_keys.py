@@ -14,6 +14,9 @@ The shapes are OpenClaw 2026.9.6's (`session-key-*.mjs`, `sessions-helpers-*.mjs
   `internal-session-effects:` in place of `dashboard:`), compared lower-cased;
 * a subagent child's rest starts with `subagent:`, an ACP child's with `acp:` (or the key
   itself does);
+* a session kind the Control UI's palette leaves out shows in the key too (`kind_by_shape`):
+  a subagent or ACP child is a `subagent` run, a rest (or key) starting with `cron:` a
+  `cron` job, a rest starting with `system:` or `dock:` a `system` or `dock` session;
 * a tool's `sessionKey` argument is read as a sessionId when it looks like a UUID or does
   not look like a key at all (`main`, `global`, `unknown`, `current`, `agent:…`, `cron:…`,
   `hook:…`, `node-…`, `node:…`, or a key holding `:group:` or `:channel:`).
@@ -105,6 +108,30 @@ def is_acp(session_key: str) -> bool:
     (True, True)
     """
     return _child_prefix(session_key, "acp:")
+
+
+#: The first segment of a key's rest that names a session kind, and that kind.
+SHAPED_KINDS = (("cron:", "cron"), ("system:", "system"), ("dock:", "dock"))
+
+
+def kind_by_shape(session_key: str) -> str | None:
+    """The session kind a key's shape says, or None for a key that says none (a chat).
+
+    >>> [kind_by_shape(key) for key in ("agent:main:subagent:7", "agent:main:acp:x:1",
+    ...  "agent:main:cron:daily", "cron:daily", "agent:main:system:heartbeat",
+    ...  "agent:main:dock:notes", "agent:main:main", "global")]
+    ['subagent', 'subagent', 'cron', 'cron', 'system', 'dock', None, None]
+    """
+    if is_subagent(session_key) or is_acp(session_key):
+        return "subagent"
+    raw = session_key.strip().lower()
+    rest = key_rest(raw)
+    if raw.startswith("cron:"):
+        return "cron"
+    for prefix, kind in SHAPED_KINDS:
+        if rest is not None and rest.startswith(prefix):
+            return kind
+    return None
 
 
 def looks_like_session_key(value: str) -> bool:

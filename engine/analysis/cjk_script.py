@@ -1,6 +1,7 @@
 """Which characters count as CJK: the script ranges the CJK retry and the CJK grams share.
 
-Owns: `CJK_RANGES`, `is_cjk_character` and `contains_cjk`. Must not touch: what a query
+Owns: `CJK_RANGES`, the same set as a regular-expression class (`CJK_CLASS`),
+`is_cjk_character` and `contains_cjk` (and its clear version). Must not touch: what a query
 does with a CJK term (`engine.query.cjk` decides the retry), indexes (`engine.index.cjk_grams`
 narrows the retry with these ranges), tokenization rules. It lives in `analysis` because
 both the query stage and the index read it, and neither may import the other.
@@ -22,6 +23,9 @@ words). The boundaries are pinned by `tests/analysis/test_cjk_script.py`.
 """
 
 from __future__ import annotations
+
+import re
+from functools import cache
 
 #: Inclusive code point ranges counted as CJK (see the module docstring for the reasons).
 CJK_RANGES: tuple[tuple[int, int], ...] = (
@@ -53,10 +57,34 @@ def is_cjk_character(character: str) -> bool:
     return any(low <= code <= high for low, high in CJK_RANGES)
 
 
+#: `CJK_RANGES` as one regular-expression character class (`[...]`).
+CJK_CLASS = "[" + "".join(
+    f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]"
+
+
+
+@cache
+def cjk_character() -> re.Pattern[str]:
+    """One character of `CJK_RANGES` (compiled on first use: compiling the class costs
+    a command's start-up a few milliseconds)."""
+    return re.compile(CJK_CLASS)
+
+
 def contains_cjk(text: str) -> bool:
-    """Whether `text` has at least one CJK character.
+    """Whether `text` has at least one CJK character (one regex search: every query
+    term asks, so this is `contains_cjk_clear` without a Python call per character; an
+    ASCII text has none).
 
     >>> contains_cjk("cat"), contains_cjk("会议"), contains_cjk("x𠀀")
     (False, True, True)
+    """
+    return not text.isascii() and cjk_character().search(text) is not None
+
+
+def contains_cjk_clear(text: str) -> bool:
+    """The same answer, one character at a time (the oracle of `contains_cjk`).
+
+    >>> contains_cjk_clear("cat"), contains_cjk_clear("x𠀀")
+    (False, True)
     """
     return any(is_cjk_character(character) for character in text)

@@ -9,9 +9,11 @@ Two implementations of the same rules live here:
 * `Unicode61Tokenizer.tokens` walks the text one code point at a time, the way
   `fts5UnicodeTokenize` in `fts5_tokenize.c` walks UTF-8. It is the clear version and the
   test oracle.
-* `Unicode61Tokenizer.terms` and `token_spans` find token runs with a compiled regular
+* `Unicode61Tokenizer.terms`, `token_spans` and `spans` find token runs with a compiled regular
   expression (its character classes are computed from the same per-code-point rule) and fold
-  each distinct raw token once with `str.translate`, through a cache.
+  each distinct raw token once with `str.translate`, through a cache. The first 20,000
+  characters of non-ASCII text a process meets are walked by the clear version instead,
+  since compiling the non-ASCII patterns costs as much (`CompiledTokenizer.walks_instead`).
 
 Decisions this module documents (the real SQLite agrees with each; see the parity tests):
 * A Python `str` may hold lone surrogates. Each one is read as U+FFFD (as SQLite reads the
@@ -42,7 +44,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from engine.analysis.tables import unicode61_data as data
@@ -276,7 +278,7 @@ class CompiledTokenizer:
     __slots__ = (
         "_bmp_pattern", "_fold_table", "_make_bmp_pattern", "_make_fold_table",
         "_make_supplementary_pattern", "_supplementary_pattern", "ascii_pattern",
-        "fold_cache", "options",
+        "clear_budget", "fold_cache", "options",
     )  # fmt: skip
 
     def __init__(
@@ -298,6 +300,35 @@ class CompiledTokenizer:
         self._supplementary_pattern: re.Pattern[str] | None = None
         self._fold_table: dict[int, str] | None = None
         self.fold_cache: dict[str, str] = {}
+        #: Non-ASCII characters still to walk by the clear version before a pattern is
+        #: compiled (`walks_instead`).
+        self.clear_budget = CLEAR_WALK_BUDGET
+
+    def walks_instead(self, text: str) -> bool:
+        """Whether to split `text` by the clear walk (`Unicode61Tokenizer.tokens`)
+        rather than compile the pattern it needs now.
+
+        Compiling the BMP pattern costs about as much as walking 20,000 characters one
+        at a time, so a process that meets little non-ASCII text (a fresh `search`
+        cutting a few excerpts, a query with a diacritic) walks it, and one that meets
+        more compiles the pattern once its budget is spent: the rule of renting until
+        the rent would have paid for buying. A text longer than what is left of the
+        budget compiles at once. The answers are the same either way (the clear walk is
+        the oracle of the patterns).
+        """
+        if self.clear_budget <= 0 or text.isascii():
+            return False
+        if SUPPLEMENTARY_CODE_POINT.search(text) is None:
+            compiled = self._bmp_pattern
+        else:
+            compiled = self._supplementary_pattern
+        if compiled is not None:
+            return False
+        if len(text) > self.clear_budget:
+            self.clear_budget = 0
+            return False
+        self.clear_budget -= len(text)
+        return True
 
     @property
     def bmp_pattern(self) -> re.Pattern[str]:
@@ -356,6 +387,9 @@ class CompiledTokenizer:
 
 
 FOLD_CACHE_ENTRIES = 200_000
+#: How many characters of non-ASCII text are walked before a pattern is compiled
+#: (`CompiledTokenizer.walks_instead`).
+CLEAR_WALK_BUDGET = 20_000
 FOLD_CACHE_MAX_TERM_LENGTH = 64
 SUPPLEMENTARY_CODE_POINT = re.compile("[\U00010000-\U0010ffff]")
 NEVER_MATCHES = re.compile("(?!)")
@@ -384,15 +418,24 @@ def class_intervals(options: Unicode61Options) -> list[tuple[int, int]]:
 
 
 def character_class(intervals: Iterable[tuple[int, int]]) -> str:
-    r"""A regular-expression character class body for the intervals.
+    r"""A regular-expression character class body for the intervals, the characters
+    written as themselves (a backslash before `\`, `]`, `[`, `^` and `-`): `re` parses
+    that several times faster than `\U` escapes, and the BMP class has about a thousand
+    ranges, compiled at the first non-ASCII text.
 
-    >>> character_class([(0x30, 0x39), (0x41, 0x41)])
-    '\\U00000030-\\U00000039\\U00000041'
+    >>> character_class([(0x30, 0x39), (0x41, 0x41), (0x5D, 0x5E)])
+    '0-9A\\]-\\^'
     """
     parts = []
     for low, high in intervals:
-        parts.append(f"\\U{low:08X}" if low == high else f"\\U{low:08X}-\\U{high:08X}")
+        parts.append(_class_character(low) if low == high
+                     else f"{_class_character(low)}-{_class_character(high)}")
     return "".join(parts)
+
+
+def _class_character(code_point: int) -> str:
+    character = chr(code_point)
+    return "\\" + character if character in "\\]^-[" else character
 
 
 def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -429,21 +472,47 @@ def fold_translation(remove_diacritics: int) -> dict[int, str]:
 
 @lru_cache(maxsize=32)
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
-    """Build (once per distinct configuration) the patterns and the fold table."""
-    starts = class_intervals(options)
-    continues = merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+    """Build (once per distinct configuration) the ASCII pattern now, the others and the
+    fold table when first needed (the classes of every code point take a fresh process
+    about 10 ms to compute, and ASCII text never needs them)."""
+
+    @cache
+    def intervals() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        starts = class_intervals(options)
+        return starts, merge_intervals([*starts, *((mark, mark) for mark in CONTINUATION_MARKS)])
+
+    def supplementary() -> re.Pattern[str]:
+        starts, continues = intervals()
+        return token_pattern([*clip(starts, below=0x10000), *every_supplementary],
+                             [*clip(continues, below=0x10000), *every_supplementary],
+                             below=0x110000)
+
     every_supplementary = [(0x10000, 0x10FFFF)]
+    ascii_starts = ascii_intervals(options)  # no continuation mark is ASCII
     return CompiledTokenizer(
         options=options,
-        ascii_pattern=token_pattern(starts, continues, below=0x80),
-        bmp_pattern=lambda: token_pattern(starts, continues, below=0x10000),
-        supplementary_pattern=lambda: token_pattern(
-            [*clip(starts, below=0x10000), *every_supplementary],
-            [*clip(continues, below=0x10000), *every_supplementary],
-            below=0x110000,
-        ),
+        ascii_pattern=token_pattern(ascii_starts, ascii_starts, below=0x80),
+        bmp_pattern=lambda: token_pattern(*intervals(), below=0x10000),
+        supplementary_pattern=supplementary,
         fold_table=lambda: fold_translation(options.remove_diacritics),
     )
+
+
+def ascii_intervals(options: Unicode61Options) -> list[tuple[int, int]]:
+    """`clip(class_intervals(options), below=0x80)`, testing the 128 ASCII code points only.
+
+    >>> ascii_intervals(resolve_options(1, "", "", None))
+    [(48, 57), (65, 90), (97, 122)]
+    """
+    intervals: list[tuple[int, int]] = []
+    for code_point in range(0x80):
+        if not options.starts_token(code_point):
+            continue
+        if intervals and intervals[-1][1] == code_point - 1:
+            intervals[-1] = (intervals[-1][0], code_point)
+        else:
+            intervals.append((code_point, code_point))
+    return intervals
 
 
 def clip(intervals: list[tuple[int, int]], below: int) -> list[tuple[int, int]]:
@@ -550,11 +619,23 @@ class Unicode61Tokenizer:
         if self._ascii_lower_first and text.isascii() and len(text) <= MAX_TERM_BYTES:
             # ASCII terms fold by lowering and are never long enough to be cut.
             return self._compiled.ascii_pattern.findall(text.lower())
+        if self._compiled.walks_instead(text):
+            return [token.text for token in self.tokens(text)]
         pattern, prepared = self._compiled.prepare(text)
         return self._compiled.fold_all(pattern.findall(prepared))
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) per token, indexing `text`: `token_spans` without folding the
+        terms (an excerpt needs only where its tokens are)."""
+        if self._compiled.walks_instead(text):
+            return [(token.start, token.end) for token in self.tokens(text)]
+        pattern, prepared = self._compiled.prepare(text)
+        return [match.span() for match in pattern.finditer(prepared)]
+
     def token_spans(self, text: str) -> list[tuple[str, int, int]]:
         """(term, start, end) per token, `start`/`end` indexing `text`."""
+        if self._compiled.walks_instead(text):
+            return [(token.text, token.start, token.end) for token in self.tokens(text)]
         pattern, prepared = self._compiled.prepare(text)
         matches = list(pattern.finditer(prepared))
         folded = self._compiled.fold_all([match.group() for match in matches])

@@ -51,8 +51,10 @@ partition in its own first-insertion order); `window`, `events` and `event_count
 the window's partition (a map from session id to agent, built on first use);
 `windows_of(key)` asks the key's partition. Partitions over SQLite read the latest commit
 (no `Refreshable`), so the store looks for new partitions before each read; a reference
-store reads the snapshot taken when it was opened, and `refresh()` (of
-`PartitionedSnapshotStore`) sees new commits and new partitions.
+partition reads the snapshot taken when it was opened, and `refresh()` (of
+`PartitionedSnapshotStore`) sees new commits and new partitions. A writer opens every
+partition at once; a reader lists them and opens each when a read first needs it, so a
+search scoped to one agent (a fresh `search --agent`) opens that agent's partition only.
 
 Search (`search`), after the query is validated as every backend validates it:
 * with an agent (`session_keys=None`): that agent's partition answers alone, exactly as
@@ -63,11 +65,13 @@ Search (`search`), after the query is validated as every backend validates it:
 * with explicit session keys: each partition owning one of the keys is asked for its keys
   with limit 25 (what the Gateway asks of each unconfigured agent's store); with
   `session_keys=()` every partition is asked, with limit 25; the answers are merged by
-  `engine.search.merge.merge_partition_results` (score descending, timestamp descending,
+  `engine.search.merge.merge_partition_answers` (score descending, timestamp descending,
   messageId in `localeCompare` order, de-duplicated, cut to the request's limit,
   `truncated` when any partition truncated or the merge exceeded the limit, `indexing`
   when any partition is indexing, archived counts summed). Keys no partition owns match
-  nothing.
+  nothing. A partition that can (`AnswersLate`, the reference backend) answers without
+  snippets and cuts only those of the hits the merge keeps: the same answer, without
+  the excerpts of the hits the merge drops.
 
 `explain` (of `PartitionedSnapshotStore`) follows the same routing and labels every hit
 with the partition that scored it: its N, n and avgdl are that partition's.
@@ -93,16 +97,16 @@ Old stores that kept every agent in one index are refused by
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.backends.protocol import (
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -133,11 +137,12 @@ from engine.model import (
 from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
-from engine.score.bm25 import Bm25Explanation
-from engine.search.explain import HitExplanation, SearchExplanation
-from engine.search.merge import merge_partition_results
-from engine.transcript.log import now_milliseconds
+from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
 from engine.transcript.validation import check_event, check_window, unknown_session
+
+if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
+    from engine.score.bm25 import Bm25Explanation
+    from engine.search.explain import HitExplanation
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
@@ -212,6 +217,8 @@ class FolderPartitions:
         try:
             if directory.exists(META_NAME):
                 raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+            from engine.transcript.log import now_milliseconds
+
             meta = StoreMeta(kind.backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta, PARTITIONED_MAGIC))
             (root / AGENTS_FOLDER).mkdir(exist_ok=True)
@@ -231,7 +238,7 @@ class FolderPartitions:
                              f"not {kind.backend!r}")
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
         if writer:
-            shutil.rmtree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+            remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
         return cls(root, kind, lock)
 
     def location(self, agent_id: str) -> str:
@@ -264,13 +271,13 @@ class FolderPartitions:
         staging = self.root / NEW_PARTITION_FOLDER
         target = self.root / AGENTS_FOLDER / agent_id
         try:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
             self.kind.backend_class.create(self.partition_folder(staging)).close()
             staging.rename(target)
             sync_folder(target.parent)
             sync_folder(self.root)
         except OSError as error:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
             raise StoreError(f"{target}: cannot create the partition of agent "
                              f"{agent_id!r}: {error}") from error
         return self.open_partition(agent_id, writer=True)
@@ -278,7 +285,7 @@ class FolderPartitions:
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Close and delete a partition made by a transaction that did not commit."""
         partition.close()
-        shutil.rmtree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
+        remove_tree(self.root / AGENTS_FOLDER / agent_id, ignore_errors=True)
 
     def close(self) -> None:
         """Release the writer's lock."""
@@ -317,6 +324,14 @@ class OpenClawStatePartitions(FolderPartitions):
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Refused: nothing is removed from an OpenClaw state."""
         raise StoreError(self.read_only_reason())
+
+
+def remove_tree(path: Path, *, ignore_errors: bool) -> None:
+    """`shutil.rmtree` (imported here: it pulls in the compression modules, and only a
+    writer removes folders, never a search)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
 def read_root_meta(root: Path) -> StoreMeta:
@@ -464,7 +479,10 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
         """Use `engine.backends.registry.open_backend` (or `open_partitioned`)."""
         self.space = space
         self.is_writer = writer
+        #: The opened partitions; `_agents`: every partition's agent id, in agent order
+        #: (a reader opens a partition when a read first needs it).
         self._partitions: dict[str, Backend] = {}
+        self._agents: list[str] = []
         #: session id -> agent, built on first use (`agent_of_session`).
         self._owners: dict[str, str] | None = None
         self._in_transaction = False
@@ -486,23 +504,44 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
     # ----- partitions -----------------------------------------------------------------
 
     def _discover(self) -> None:
-        """Open the partitions that appeared, drop those that vanished; agent order."""
-        present = self.space.agents()
+        """Learn the partitions that appeared, drop those that vanished; agent order.
+        A writer opens every partition now, a reader when a read first needs it."""
+        present = sorted(self.space.agents())
         for agent_id in set(self._partitions) - set(present):
             self._partitions.pop(agent_id).close()
             self._owners = None
-        for agent_id in present:
-            if agent_id not in self._partitions:
-                self._partitions[agent_id] = self.space.open_partition(
-                    agent_id, writer=self.is_writer)
-                self._owners = None
-        self._partitions = dict(sorted(self._partitions.items()))
+        if present != self._agents:
+            self._owners = None
+        self._agents = present
+        if self.is_writer:
+            self._open_all()
 
-    def _current(self) -> dict[str, Backend]:
-        """The open partitions, after looking for new ones when reads see the latest."""
+    def _open(self, agent_id: str) -> Backend:
+        """The partition of `agent_id` (one of `_agents`), opened now if it is not yet."""
+        partition = self._partitions.get(agent_id)
+        if partition is None:
+            partition = self.space.open_partition(agent_id, writer=self.is_writer)
+            self._partitions = dict(sorted({**self._partitions, agent_id: partition}.items()))
+            self._owners = None
+        return partition
+
+    def _open_all(self) -> None:
+        for agent_id in self._agents:
+            if agent_id not in self._partitions:
+                self._open(agent_id)
+
+    def _known_agents(self) -> list[str]:
+        """Every partition's agent id, after looking for new ones when reads see the
+        latest (nothing is opened)."""
         self._check_open()
         if self._reads_latest:
             self._discover()
+        return self._agents
+
+    def _current(self) -> dict[str, Backend]:
+        """Every partition, opened, after looking for new ones when reads see the latest."""
+        self._known_agents()
+        self._open_all()
         return self._partitions
 
     def partitions(self) -> dict[str, Backend]:
@@ -527,12 +566,14 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
         if partition is None:
             partition = self.space.create_partition(agent_id)
             self._partitions = dict(sorted({**self._partitions, agent_id: partition}.items()))
+            self._agents = sorted({*self._agents, agent_id})
             created.add(agent_id)
         return partition
 
     def remove_partition(self, agent_id: str) -> None:
         """Delete a partition whose making transaction did not commit."""
         partition = self._partitions.pop(agent_id)
+        self._agents = [known for known in self._agents if known != agent_id]
         self.space.remove_partition(agent_id, partition)
 
     def agent_of_session(self, session_id: str) -> str | None:
@@ -624,16 +665,16 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search: one partition for an agent, else the merge."""
         scoped, targets = self.search_targets(request)
-        results = [self._partitions[agent_id].search(part) for agent_id, part in targets]
         if scoped:
-            return results[0] if results else NO_HITS
-        return merge_partition_results(results, clamp_limit(request.limit), order=request.order)
+            return self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
+        answers = [partition_answer(self._open(agent_id), part) for agent_id, part in targets]
+        return merge_partition_answers(answers, clamp_limit(request.limit), order=request.order)
 
     def search_targets(self, request: SearchRequest) -> tuple[bool, list[tuple[str, SearchRequest]]]:
         """Whether `request` is scoped to one agent, and the partitions to ask with the
         request each gets (the rules are in the module docstring)."""
         validate_request(request)
-        partitions = self._current()
+        partitions = self._known_agents()
         if request.session_keys is None:
             agent_id = DEFAULT_AGENT_ID if request.agent_id is None else request.agent_id
             problem = agent_id_problem(agent_id)
@@ -787,6 +828,8 @@ class PartitionedExplanation:
 
     def to_json(self) -> dict[str, Any]:
         """`SearchExplanation.to_json` of the same values, each hit with its `partition`."""
+        from engine.search.explain import SearchExplanation
+
         value = SearchExplanation(self.plan, self.retried, self.truncated,
                                   tuple(item.explanation for item in self.hits)).to_json()
         value["hits"] = [item.to_json() for item in self.hits]
@@ -808,7 +851,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     def explain(self, request: SearchRequest) -> PartitionedExplanation:
         """The search explained hit by hit, each hit labelled with its partition."""
         scoped, targets = self.search_targets(request)
-        explained = [(agent_id, require_capability(self._partitions[agent_id], Explainable,
+        explained = [(agent_id, require_capability(self._open(agent_id), Explainable,
                                                    "explain").explain(part))
                      for agent_id, part in targets]
         labelled = [[PartitionHitExplanation(agent_id, item) for item in explanation.hits]
@@ -834,6 +877,14 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         return PartitionedExplanation(
             plan, retried, merged.truncated,
             tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
+
+
+def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:
+    """A partition's answer to its part of a merged search: its hits' snippets cut late
+    when it can (`AnswersLate`), else its whole result."""
+    if isinstance(partition, AnswersLate):
+        return partition.search_answer(request)
+    return PartitionAnswer(partition.search(request))
 
 
 def hit_identity(hit: SearchHit) -> tuple[str, str, str]:

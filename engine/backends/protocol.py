@@ -16,6 +16,7 @@ of looking a method up by name):
 | `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
 | `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
+| `AnswersLate`      | `search_answer`                             | backends whose hits can get their snippets after a merge chose them (reference) |
 
 `Backend` is the first three together: what `engine.backends.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
@@ -43,6 +44,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
+from engine.search.merge import PartitionAnswer
 
 Capability = TypeVar("Capability")
 
@@ -174,6 +176,16 @@ class Interruptible(Protocol):
 
 
 @runtime_checkable
+class AnswersLate(Protocol):
+    """Answers as a partition of a merged search: snippets only for the hits kept."""
+
+    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+        """`search(request)` with every snippet left empty, and the `finish` that gives
+        the hits at some positions whole (`engine.search.merge.PartitionAnswer`)."""
+        ...
+
+
+@runtime_checkable
 class Diagnosable(Protocol):
     """Says what is wrong with its files (`session-search stats` and `verify` report it)."""
 
@@ -188,7 +200,7 @@ class Diagnosable(Protocol):
 CAPABILITIES: tuple[type, ...] = (
     SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
     Interruptible,
-    Diagnosable,
+    Diagnosable, AnswersLate,
 )
 
 

@@ -64,12 +64,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
 from engine.backends.protocol import (
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -94,8 +95,10 @@ from engine.index.writer import (
 )
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
-from engine.search.explain import SearchExplanation, explain_search
-from engine.search.kernel import search_index
+from engine.query.user_query import validate_request
+from engine.search.kernel import search_answer, search_index
+from engine.search.merge import PartitionAnswer
+from engine.search.scope import Scope, ScopeCache
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
@@ -103,6 +106,9 @@ from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
 from engine.transcript.validation import check_event, check_window
+
+if TYPE_CHECKING:
+    from engine.search.explain import SearchExplanation
 
 BACKEND_NAME = "reference"
 
@@ -181,9 +187,9 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable):
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate):
     """A store directory searched by the reference index (capabilities: `Backend`,
-    `Maintenance`, `Refreshable`, `Explainable`)."""
+    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`)."""
 
     name = BACKEND_NAME
 
@@ -207,6 +213,9 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
         self._index_changes = 0
         self._status_key: tuple[int, int] | None = None
         self._status = False
+        #: The scopes searches selected, kept while the store's generation and the
+        #: index's window states stay the same (`engine.search.scope.ScopeCache`).
+        self._scopes = ScopeCache(lambda: self.store.generation)
         #: Committed transactions not yet applied to the index, in commit order.
         self._deferred: list[tuple[int, list[Change]]] = []
         self.index = self._load_and_replay()
@@ -588,12 +597,31 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index.view(), self._windows(), request, self.analyzer,
-            indexing=self.index_status(), config=self.config,
+            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            indexing=self.index_status(), config=self.config, scopes=self._scopes,
         )
+
+    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+        """`search` as a partition of a merged search answers: snippets cut only for the
+        hits the merge keeps (`engine.search.merge.PartitionAnswer`)."""
+        return search_answer(
+            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            indexing=self.index_status(), config=self.config, scopes=self._scopes,
+        )
+
+    def search_scope(self, request: SearchRequest) -> Scope:
+        """The scope a search of `request` would use now (from the scope cache)."""
+        validate_request(request)
+        return self._scopes.select(self.index.view(), self._lazy_windows(), request)
+
+    def _lazy_windows(self) -> Iterator[SessionWindow]:
+        """The windows, read only if the scope cache has to select a scope."""
+        yield from self.store.windows()
 
     def explain(self, request: SearchRequest) -> SearchExplanation:
         """The search explained: per hit, its bm25 terms and excerpt choice."""
+        from engine.search.explain import explain_search  # only `explain` needs it
+
         return explain_search(self.index.view(), self._windows(), request, self.analyzer,
                               config=self.config)
 

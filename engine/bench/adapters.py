@@ -1,12 +1,13 @@
 """The only place where the benchmark harness calls engine APIs beyond `Backend`.
 
 Owns: opening a store for a backend, importing a corpus into it, and looking up the
-optional capabilities some workloads need (history reads, the agent tool, reconcile).
+optional capabilities some workloads need (history reads, the agent tool, the palette
+search, reconcile).
 Must not touch: timing, statistics, or any backend's internals.
 
 Each lookup is lazy and returns a clear reason when the capability is not there yet, so a
 workload skips with that reason instead of failing. A capability the engine does not have
-at all yet (history reads) raises `FeatureNotBuilt`: the report leaves
+at all (history reads of a backend without a transcript reader) raises `FeatureNotBuilt`: the report leaves
 such rows out until the feature lands, since a row per unbuilt feature tells a reader
 nothing about speed. When a helper module's API changes, this module is the one to edit.
 """
@@ -123,6 +124,33 @@ def agent_sessions_search(backend: Backend, query: str, limit: int,
     return sessions_search(backend, Requester("agent:main:main"),
                            {"query": query, "limit": limit},
                            config=ToolConfig(visibility=visibility))
+
+
+def history_page(backend: Backend, session_key: str, limit: int,
+                 message_id: str | None = None, session_id: str | None = None) -> Any:
+    """One `chat.history` page (`engine.history.pages.read_history`) read from the
+    backend's transcripts; FeatureNotBuilt for a backend that cannot read them."""
+    from engine.backends.protocol import TranscriptReader
+    from engine.history.pages import read_history
+    from engine.history.request import HistoryRequest
+
+    if not isinstance(backend, TranscriptReader):
+        raise FeatureNotBuilt(f"history reads: backend {backend.name!r} has no transcript "
+                              "reader")
+    return read_history(backend, HistoryRequest(session_key, message_id=message_id,
+                                                session_id=session_id, limit=limit))
+
+
+def palette_ui_search(backend: Backend, query: str) -> dict[str, Any]:
+    """Run the Control UI's command palette search (`ui_search`) for `query`, with the
+    default configuration (no agents listed: every agent's sessions are in scope)."""
+    from engine.backends.protocol import TranscriptReader
+    from engine.tools.ui_search import ui_search
+
+    if not isinstance(backend, TranscriptReader):
+        raise CapabilityMissing(f"the palette search: backend {backend.name!r} cannot list "
+                                "its sessions (no TranscriptReader)")
+    return ui_search(backend, query)
 
 
 def backend_method(backend: Backend, name: str, what: str) -> Callable[..., Any]:

@@ -21,6 +21,7 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | query     | `query/<probe>`           | `Backend.search` for one probe               |
 | history   | `history/tail`, `/anchored` | a history page of the long session         |
 | agent     | `agent/sessions_search_all`, `_agent` | the agent tool as `agent:main:main` under visibility `all` (every agent) and `agent` |
+| ui        | `ui/search_per_keystroke` | `ui.search` for one keystroke: each prefix of a 3-word query from its 2nd character |
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
 
 A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
@@ -28,9 +29,8 @@ marked `comparable`: a query workload times its prepared statements (`PreparedSe
 and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
 bare write path into a fresh database and checks the same counts.
 
-The history workloads measure a feature the engine has not built yet
-(`sessions_history`): they raise `FeatureNotBuilt`, and the report leaves their rows out
-until the feature exists, when they start measuring with no change here.
+A workload a backend cannot run at all (history reads of a backend without a transcript
+reader) raises `FeatureNotBuilt`, and the report leaves its rows out.
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ from engine.bench.adapters import (
     CapabilityMissing,
     agent_sessions_search,
     backend_method,
+    history_page,
     finish_indexing,
+    palette_ui_search,
 )
 from engine.bench.comparators import Comparator, ComparatorStore
 from engine.bench.corpus_generator import iter_window_leaves
@@ -448,7 +450,6 @@ class HistoryWorkload:
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         backend = _prepared(target)
-        history = backend_method(backend, "history", "history reads")
         long_session = target.manifest["longSession"]
         arguments: dict[str, Any] = {"session_key": long_session["sessionKey"], "limit": self.limit}
         if self.anchored:
@@ -457,9 +458,9 @@ class HistoryWorkload:
         samples = []
         for _ in range(self.repeats):
             started = time.perf_counter()
-            page = history(**arguments)
+            page = history_page(backend, **arguments)
             elapsed = time.perf_counter() - started
-            messages = page["messages"] if isinstance(page, dict) else page.messages
+            messages = page.messages
             if not 1 <= len(messages) <= self.limit:
                 raise WorkloadFailed(f"{self.name}: expected 1..{self.limit} messages, got "
                                      f"{len(messages)}")
@@ -499,6 +500,59 @@ class AgentToolWorkload:
                 raise WorkloadFailed(f"{self.name}: {len(results)} results for "
                                      f"{common['query']!r}, expected 1 to 10")
             samples.append(Sample(elapsed))
+        return samples
+
+
+def keystrokes(query: str) -> list[str]:
+    """What the palette's search box holds after each keystroke, from the second character
+    (the palette searches from 2 characters on).
+
+    >>> keystrokes("ab c")
+    ['ab', 'ab ', 'ab c']
+    """
+    return [query[:length] for length in range(2, len(query) + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class UiSearchWorkload:
+    """`ui.search` as the command palette sends it while a person types a 3-word query
+    (the first three words of the corpus's `multi_words` probe), one call per keystroke
+    from the second character, every agent's sessions in scope. Timed: each call (the
+    palette scope over the roster, the title matches, the transcript calls in prefix mode
+    over 200-key chunks, the merge). Checked: every answer was searched; at most 25
+    sessions in each group; every Messages session is a chat (no subagent run, cron job
+    or incognito session); no transcript failure."""
+
+    repeats: int = 1
+    group: str = "ui"
+    name: str = "ui/search_per_keystroke"
+    query_class: str = "Control UI search, per keystroke"
+
+    def query(self, manifest: dict[str, Any]) -> str:
+        return " ".join(manifest["probes"]["multi_words"]["query"].split()[:3])
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        from engine.access.session_keys import is_incognito, kind_by_shape
+
+        backend = _prepared(target)
+        samples = []
+        for _ in range(self.repeats):
+            for typed in keystrokes(self.query(target.manifest)):
+                started = time.perf_counter()
+                answer = palette_ui_search(backend, typed)
+                elapsed = time.perf_counter() - started
+                problems = []
+                if not answer["searched"] or answer.get("transcriptSearchUnavailable"):
+                    problems.append("not searched, or transcript search unavailable")
+                if len(answer["sessions"]) > 25 or len(answer["messages"]) > 25:
+                    problems.append("more than 25 sessions in a group")
+                for entry in answer["messages"]:
+                    key = entry["sessionKey"]
+                    if entry["kind"] != "chat" or kind_by_shape(key) or is_incognito(key):
+                        problems.append(f"{key} is outside the palette's scope")
+                if problems:
+                    raise WorkloadFailed(f"{self.name} {typed!r}: " + "; ".join(problems))
+                samples.append(Sample(elapsed, {"characters": float(len(typed))}))
         return samples
 
 
@@ -570,7 +624,8 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
     workloads.extend(query_workloads(manifest, query_repeats))
     workloads.extend([
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
-        AgentToolWorkload("all"), AgentToolWorkload("agent"), AppendWorkload(),
+        AgentToolWorkload("all"), AgentToolWorkload("agent"), UiSearchWorkload(),
+        AppendWorkload(),
         ReconcileWorkload(),
     ])
     return workloads

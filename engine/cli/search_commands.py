@@ -406,11 +406,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve_parser = add_command(
         subparsers, "serve",
-        description="Answer JSON-RPC 2.0 requests (methods sessions.search and "
-        "sessions_search) read from standard input, one request per line, with one "
-        "response line each on standard output, until the input ends. sessions_search "
-        "obeys the tool configuration of --config (OpenClaw's openclaw.json shape). A line "
-        "on standard error says when the server is ready. The protocol is docs/protocol.md.",
+        description="Answer JSON-RPC 2.0 requests (methods sessions.search, "
+        "sessions_search, chat.history, sessions_history) read from standard input, one "
+        "request per line, with one response line each on standard output, until the input "
+        "ends. sessions_search obeys the tool configuration of --config (OpenClaw's "
+        "openclaw.json shape). A line on standard error says when the server is ready. The "
+        "protocol is docs/protocol.md.",
         examples=["session-search serve --store demo",
                   ("echo '{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"sessions.search\", "
                   "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "

@@ -19,7 +19,9 @@ Reading order, bottom up:
 * `cjk_grams` — the CJK character/bigram index that narrows the CJK retry;
 * `writer` — flush, merge, manifest last (files under `index/` of a store);
 * `check` — structural invariants, callable from tests;
-* `lifecycle` — the shared per-window index state (§8), used by every backend.
+* `lifecycle` — the shared per-window index state (§8), used by every backend;
+* `window_states` — the index's mapping of those states, with a stamp that moves at every
+  write (what a search derives from the states is kept under it).
 
 The search over the index is `engine.search`; the backend that ties the index to a
 transcript store is `engine.backends.reference`; `engine.diagnostics.verify` rebuilds an

@@ -35,13 +35,16 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
+from functools import cache
 
-from engine.analysis.cjk_script import CJK_RANGES, is_cjk_character
+from engine.analysis.cjk_script import CJK_CLASS, is_cjk_character
 
-#: A run of characters in `analysis.cjk_script.CJK_RANGES` (the same set `is_cjk_character` tests).
-CJK_RUN = re.compile(
-    "[" + "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high in CJK_RANGES) + "]+"
-)
+
+@cache
+def cjk_run() -> re.Pattern[str]:
+    """A run of characters in `analysis.cjk_script.CJK_RANGES` (the same set
+    `is_cjk_character` tests), compiled on first use."""
+    return re.compile(CJK_CLASS + "+")
 
 
 def cjk_grams(text: str) -> Iterator[str]:
@@ -50,7 +53,7 @@ def cjk_grams(text: str) -> Iterator[str]:
     >>> sorted(set(cjk_grams("ab会议x评审会")))
     ['会', '会议', '审', '审会', '议', '评', '评审']
     """
-    for run in CJK_RUN.findall(text):
+    for run in cjk_run().findall(text):
         yield from run
         for index in range(len(run) - 1):
             yield run[index: index + 2]

@@ -45,6 +45,7 @@ from engine.index.segment import Segment, segment_posting_columns, segment_stati
 from engine.index.segment_rows import SegmentRows, segment_bounds
 from engine.index.termdict import MAX_TERM_BYTES, index_term
 from engine.index.view import IndexView, index_version, next_view
+from engine.index.window_states import WindowStates
 from engine.index.write_buffer import WriteBuffer
 from engine.model import IndexEntry
 
@@ -103,7 +104,7 @@ class InvertedIndex:
         self.buffer = WriteBuffer()
         self.deleted: set[int] = set(deleted)
         self.next_doc_id = next_doc_id
-        self.window_states: dict[str, WindowIndexState] = dict(window_states or {})
+        self.window_states = WindowStates(window_states or {})
         #: The transcript-store generation whose changes this index reflects.
         self.generation = generation
         #: The `indexing` flag at `generation`, for the manifest (see `__init__`).

@@ -101,6 +101,12 @@ class IndexView:
         """The index state of every window (read-only)."""
         return MappingProxyType(self._index.window_states)
 
+    @property
+    def window_states_stamp(self) -> int:
+        """The states' change stamp (`engine.index.window_states`): equal stamps, equal
+        states. A state can change while the version stays the same."""
+        return self._index.window_states.stamp
+
     # ----- rows ---------------------------------------------------------------------
 
     def document(self, doc_id: int) -> DocumentRecord:

@@ -11,7 +11,7 @@ with an error it raises `RpcError(code, message)`; an `InputError` from the engi
 becomes `INVALID_PARAMS` and any other `EngineError` becomes `ENGINE_ERROR` (the server
 maps them, so handlers need not).
 
-Adding a method (`sessions_search`, `sessions_history`, `ui.search`, ...): write its
+Adding a method (`sessions_search`, `ui.search`, ...): write its
 handler in its own module under `engine.rpc`, add one `Method` to `METHODS` below, and
 describe its params, result and errors in `docs/protocol.md`. Nothing else changes.
 """
@@ -24,9 +24,12 @@ from typing import Any
 
 from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import SearchBackend
+from engine.rpc.history_method import CHAT_HISTORY_METHOD, chat_history
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
 from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
+from engine.rpc.ui_method import UI_SEARCH_METHOD, ui_search_method
 from engine.tools.budgets import ReaderGate, TimeBudgets
+from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +76,10 @@ METHODS: Mapping[str, Method] = method_table(
            "the store-level search of behaviour.md §5; the result is the kernel result"),
     Method(TOOL_METHOD, sessions_search_tool,
            "the sessions_search agent tool for one requester (visibility, bounds, budgets)"),
+    Method(CHAT_HISTORY_METHOD, chat_history,
+           "the Gateway's history read of behaviour.md §9: tail, offset, anchor, cursor"),
+    Method(SESSIONS_HISTORY_METHOD, sessions_history_call,
+           "the sessions_history agent tool: a history page sanitised and capped at 80 KiB"),
+    Method(UI_SEARCH_METHOD, ui_search_method,
+           "the Control UI's command palette search: titles, then messages, in its scope"),
 )

@@ -20,12 +20,16 @@ from engine.search.order import RankedRow
 
 
 def token_spans(analyzer: Analyzer, text: str) -> list[tuple[int, int]]:
-    """`(start, end)` str offsets of every token of `text` (the fast path when offered).
+    """`(start, end)` str offsets of every token of `text` (the fastest version the
+    analyzer offers: its `spans`, else its `token_spans`, else its tokens).
 
     >>> from engine.analysis.profiles import SEARCH_PROFILE
     >>> token_spans(SEARCH_PROFILE.analyzer(), "Café, crème")
     [(0, 4), (6, 11)]
     """
+    spans = getattr(analyzer, "spans", None)
+    if spans is not None:
+        return spans(text)
     fast = getattr(analyzer, "token_spans", None)
     if fast is not None:
         return [(start, end) for _term, start, end in fast(text)]

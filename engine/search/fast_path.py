@@ -12,7 +12,8 @@ How it is faster:
 
 * a phrase is `{doc_id: instances}` plus a way to get its instance starts; a one-token
   phrase reads them straight from the view's cached posting columns;
-* the scope and role filter is one mask lookup per row (`scope_mask`);
+* the scope and role filter is one mask lookup per row (`scope_mask`), the mask kept with
+  the scope while it is kept (`kept_scope_mask`);
 * bm25 depends on a row only through `(D, f_1, ..., f_k)`, so each distinct tuple is
   scored once with `score.bm25` itself (same function, same arguments: same bits);
 * relevance: any of the first `count` rows has a rank no larger than the `count`-th
@@ -34,7 +35,7 @@ import heapq
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 
 from engine.index.row_columns import RowColumns
 from engine.index.view import IndexView
@@ -117,12 +118,49 @@ def scope_mask(
     >>> list(scope_mask(rows, {"w1": "", "w2": ""}, "user"))
     [1, 0]
     """
-    in_scope = map(session_keys.__contains__, rows.group_sessions)
-    if role is None:
-        mask = bytearray(in_scope)
-    else:
-        mask = bytearray(map(operator.and_, in_scope, map(role.__eq__, rows.group_roles)))
+    mask = _group_mask(rows, session_keys, role, 0)
     return None if all(mask) else mask
+
+
+def _group_mask(rows: RowColumns, session_keys: Mapping[str, str], role: str | None,
+                first: int) -> bytearray:
+    """The mask of the groups from number `first` on (all 1s and 0s, never None)."""
+    in_scope = map(session_keys.__contains__, islice(rows.group_sessions, first, None))
+    if role is None:
+        return bytearray(in_scope)
+    roles = map(role.__eq__, islice(rows.group_roles, first, None))
+    return bytearray(map(operator.and_, in_scope, roles))
+
+
+def kept_scope_mask(rows: RowColumns, scope: Scope, role: str | None) -> bytearray | None:
+    """`scope_mask(rows, scope.session_keys, role)`, kept in `scope.derived`.
+
+    Groups are only ever appended to `rows` (their numbers never change), so a kept mask
+    stays right for the groups it covers and is extended by the new ones. It is kept
+    for one `RowColumns` object at a time (another index's numbering differs).
+
+    >>> from engine.index.inverted_index import InvertedIndex
+    >>> from engine.model import IndexEntry
+    >>> index = InvertedIndex()
+    >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a", 0), ["a"])
+    >>> scope = Scope({"w1": "global"}, 0)
+    >>> kept_scope_mask(index.view().rows, scope, None) is None
+    True
+    >>> _ = index.add_entry(IndexEntry("w2", "m2", "user", 5.0, "a", 0), ["a"])
+    >>> list(kept_scope_mask(index.view().rows, scope, None))
+    [1, 0]
+    """
+    key = ("scope mask", role)
+    kept = scope.derived.get(key)
+    groups = len(rows.group_sessions)
+    if kept is None or kept[0] is not rows:
+        mask = _group_mask(rows, scope.session_keys, role, 0)
+    elif kept[1] == groups:
+        return kept[2]
+    else:
+        mask = kept[3] + _group_mask(rows, scope.session_keys, role, kept[1])
+    scope.derived[key] = kept = (rows, groups, None if all(mask) else mask, mask)
+    return kept[2]
 
 
 def literal_candidates(view: IndexView, needle: str) -> tuple[list[int], bool] | None:
@@ -250,7 +288,9 @@ def top_rows(
         candidates = narrowed
     else:
         candidates = list(view.live_doc_ids())
-    mask = scope_mask(rows, scope.session_keys, role)
+    if not candidates:  # a word the index does not hold: no mask to build
+        return []
+    mask = kept_scope_mask(rows, scope, role)
     if mask is None:
         eligible = list(candidates)
     else:

@@ -14,14 +14,17 @@ The kernel, for a request:
 1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)`;
 2. the scope (`engine.search.scope`, §5.3): windows whose key is selected, with the
    `sessionId` filter, not archived (counted in `archivedTranscriptsExcluded` instead),
-   and not needing a rebuild; rows of windows the store no longer has are never selected;
+   and not needing a rebuild; rows of windows the store no longer has are never selected
+   (kept in the backend's `ScopeCache` while the windows and their states stay the same);
 3. the matching rows in scope, ranked by bm25 over the whole index, in the request's
    total order (`engine.search.order`), the first `limit + 1` only: by default the fast
    path (`engine.search.fast_path.top_rows`), with `fast_kernel` False the clear path
    (`engine.search.clear_path.rank_rows` then `order_rows`), its oracle;
 4. `truncated` = more than `limit` rows; excerpts for the first `limit` only
    (`engine.search.excerpts`, the clear window search with `fast_snippets` False), each
-   row made a hit by `engine.search.hits`;
+   row made a hit by `engine.search.hits`; a partition of a merged search leaves them
+   out (`result_of_run(excerpts=False)`) and cuts only those of the hits the merge
+   keeps (`finished_hits`, `engine.search.merge.PartitionAnswer`);
 5. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
    (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same scope
    and filters (§7.1).
@@ -29,13 +32,14 @@ The kernel, for a request:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
 from engine.index.view import IndexView
-from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
 from engine.query.cjk import retry_plan
 from engine.query.user_query import clamp_limit, plan_query, validate_request
@@ -43,8 +47,9 @@ from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
+from engine.search.merge import PartitionAnswer
 from engine.search.order import RankedRow, order_rows
-from engine.search.scope import Scope, select_scope
+from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
 
 #: The production choices: every fast version.
 DEFAULT_CONFIG = EngineConfig()
@@ -68,8 +73,12 @@ def run_kernel(
     analyzer: Analyzer,
     *,
     config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
 ) -> KernelRun:
     """Steps 1–3 and 5 of the module docstring: the ordered `limit + 1` rows.
+
+    With `scopes`, the scope is looked up there (`windows` is then iterated only when
+    it is not kept, so it may be lazy); without, it is selected from `windows`.
 
     `config.fast_kernel` False runs the clear version (`rank_rows` then `order_rows`),
     the oracle of the default `top_rows`. `config.cjk_gram_index` False makes the retry
@@ -79,11 +88,10 @@ def run_kernel(
     validate_request(request)
     plan = plan_query(request.query, analyzer, match=request.match)
     limit = clamp_limit(request.limit)
-    states = view.window_states
-    scope = select_scope(
-        windows, request,
-        lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild,
-    )
+    if scopes is None:
+        scope = select_scope(windows, request, rebuild_pending(view))
+    else:
+        scope = scopes.select(view, windows, request)
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
         if config.fast_kernel:
@@ -102,31 +110,48 @@ def run_kernel(
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
+def row_hit(run: KernelRun, row: RankedRow, excerpt: str) -> SearchHit:
+    """The hit of one row of `run`, with `excerpt` (before the bound)."""
+    record = row.record
+    return search_hit(
+        session_key=run.scope.session_keys[record.session_id],
+        session_id=record.session_id,
+        message_id=record.message_id,
+        role=record.role,
+        timestamp=record.timestamp,
+        excerpt=excerpt,
+        rank=row.rank,
+    )
+
+
 def result_of_run(
     run: KernelRun, analyzer: Analyzer, *, indexing: bool, config: EngineConfig = DEFAULT_CONFIG,
+    excerpts: bool = True,
 ) -> SearchResult:
     """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
-    `config.fast_snippets` chooses how their windows are found)."""
-    hits = []
-    for row in run.rows[: run.limit]:
-        record = row.record
-        hits.append(
-            search_hit(
-                session_key=run.scope.session_keys[record.session_id],
-                session_id=record.session_id,
-                message_id=record.message_id,
-                role=record.role,
-                timestamp=record.timestamp,
-                excerpt=row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets),
-                rank=row.rank,
-            )
-        )
+    `config.fast_snippets` chooses how their windows are found). With `excerpts` False
+    every snippet is left empty, for `finished_hits` to fill in."""
+    hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
+                    if excerpts else "")
+            for row in run.rows[: run.limit]]
     return SearchResult(
         hits=tuple(hits),
         truncated=len(run.rows) > run.limit,
         indexing=indexing,
         archived_transcripts_excluded=run.scope.archived_excluded,
     )
+
+
+def finished_hits(
+    run: KernelRun, analyzer: Analyzer, positions: Sequence[int], *,
+    config: EngineConfig = DEFAULT_CONFIG,
+) -> list[SearchHit]:
+    """The hits at `positions` of `result_of_run(run, ..., excerpts=False)`, with their
+    excerpts: what `result_of_run` with excerpts has at those positions."""
+    rows = run.rows[: run.limit]
+    return [row_hit(run, rows[position],
+                    row_excerpt(rows[position], analyzer, run.plan, fast=config.fast_snippets))
+            for position in positions]
 
 
 def search_index(
@@ -137,7 +162,26 @@ def search_index(
     *,
     indexing: bool = False,
     config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
 ) -> SearchResult:
-    """The kernel result of §5.2 for `request`."""
-    run = run_kernel(view, windows, request, analyzer, config=config)
+    """The kernel result of §5.2 for `request` (`scopes`: as for `run_kernel`)."""
+    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
     return result_of_run(run, analyzer, indexing=indexing, config=config)
+
+
+def search_answer(
+    view: IndexView,
+    windows: Iterable[SessionWindow],
+    request: SearchRequest,
+    analyzer: Analyzer,
+    *,
+    indexing: bool = False,
+    config: EngineConfig = DEFAULT_CONFIG,
+    scopes: ScopeCache | None = None,
+) -> PartitionAnswer:
+    """`search_index` as one partition of a merge answers: the hits without their
+    excerpts, and how to finish those the merge keeps."""
+    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
+    return PartitionAnswer(
+        result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False),
+        partial(finished_hits, run, analyzer, config=config))

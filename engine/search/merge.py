@@ -1,7 +1,10 @@
 """The Gateway's merge of per-partition results (behaviour.md §6 step 5).
 
 Owns: `merge_partition_results`, the one rule by which a search over several agents'
-partitions becomes one answer, for every backend. Must not touch: how a partition is
+partitions becomes one answer, for every backend, and `merge_partition_answers`, the
+same rule over answers whose hits get their snippets only when the merge keeps them
+(`PartitionAnswer`: cutting 25 excerpts per partition to keep 25 in all costs a
+five-partition search four fifths of its excerpts). Must not touch: how a partition is
 searched (each partition's own kernel answer, with its own bm25 statistics, comes in
 whole) or scoring: scores of different partitions are compared as they are, exactly as
 the Gateway compares the scores of different agent databases.
@@ -32,7 +35,8 @@ order, newest row first); de-duplication, the cut and the flags are as above.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from engine.analysis.collation import locale_compare_key
 from engine.model import SearchHit, SearchResult
@@ -48,6 +52,20 @@ def recent_order_key(hit: SearchHit) -> float:
     return -hit.timestamp
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionAnswer:
+    """A partition's answer whose hits may still lack their snippets.
+
+    The merge reads a hit's score, timestamp and identity only, so a partition may
+    answer with hits whose `snippet` is not cut yet and `finish`, which returns the
+    whole hits at the given positions of `result.hits` (the same hits with their
+    snippets): the merge then asks only for the hits it keeps. None: the hits are whole.
+    """
+
+    result: SearchResult
+    finish: Callable[[Sequence[int]], Sequence[SearchHit]] | None = None
+
+
 def merge_partition_results(
     results: Sequence[SearchResult], limit: int, *, order: str = "relevance"
 ) -> SearchResult:
@@ -57,19 +75,61 @@ def merge_partition_results(
     (a request scoped to one agent, by contrast, is that partition's answer as it is and
     does not come here). `order` is the request's (`recent`: see the module docstring).
     """
+    return merge_partition_answers([PartitionAnswer(result) for result in results], limit,
+                                   order=order)
+
+
+def merge_partition_answers(
+    answers: Sequence[PartitionAnswer], limit: int, *, order: str = "relevance"
+) -> SearchResult:
+    """`merge_partition_results` over answers that may finish their hits late: the same
+    hits in the same order, each finished by its partition only if the merge keeps it.
+
+    >>> from engine.model import SearchHit
+    >>> bare = SearchHit("global", "w", "m1", "user", 0, "", 2.0)
+    >>> asked = []
+    >>> def finish(positions):
+    ...     asked.extend(positions)
+    ...     return [SearchHit("global", "w", "m1", "user", 0, "[whole]", 2.0)]
+    >>> later = PartitionAnswer(SearchResult((bare, bare)), finish)
+    >>> [hit.snippet for hit in merge_partition_answers([later], limit=1).hits], asked
+    (['[whole]'], [0])
+    """
     key = recent_order_key if order == "recent" else merge_order_key
-    ordered = sorted((hit for result in results for hit in result.hits), key=key)
+    ordered = sorted(
+        ((hit, number, position) for number, answer in enumerate(answers)
+         for position, hit in enumerate(answer.result.hits)),
+        key=lambda item: key(item[0]))
     seen: set[tuple[str, str, str]] = set()
-    unique: list[SearchHit] = []
-    for hit in ordered:
+    unique: list[tuple[SearchHit, int, int]] = []
+    for item in ordered:
+        hit = item[0]
         identity = (hit.session_key, hit.session_id, hit.message_id)
         if identity not in seen:
             seen.add(identity)
-            unique.append(hit)
+            unique.append(item)
+    results = [answer.result for answer in answers]
     return SearchResult(
-        hits=tuple(unique[:limit]),
+        hits=finished_hits(answers, unique[:limit]),
         truncated=any(result.truncated for result in results) or len(unique) > limit,
         indexing=any(result.indexing for result in results),
         archived_transcripts_excluded=sum(
             result.archived_transcripts_excluded for result in results),
     )
+
+
+def finished_hits(answers: Sequence[PartitionAnswer],
+                  kept: Sequence[tuple[SearchHit, int, int]]) -> tuple[SearchHit, ...]:
+    """The kept hits (each with its answer's number and its position there), whole: one
+    `finish` call per answer that has one, for the positions kept of it."""
+    wanted: dict[int, list[int]] = {}
+    for _hit, number, position in kept:
+        if answers[number].finish is not None:
+            wanted.setdefault(number, []).append(position)
+    whole: dict[tuple[int, int], SearchHit] = {}
+    for number, positions in wanted.items():
+        finish = answers[number].finish
+        assert finish is not None
+        whole.update(zip(((number, position) for position in positions), finish(positions),
+                         strict=True))
+    return tuple(whole.get((number, position), hit) for hit, number, position in kept)

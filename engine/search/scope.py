@@ -1,17 +1,32 @@
 """Session scope (behaviour.md §5.3): which windows a request may see.
 
 Owns: the key rule of `agentId` / `sessionKeys`, the `sessionId` filter, leaving out
-archived windows (counted) and windows that need a rebuild. Must not touch: rows, the
+archived windows (counted) and windows that need a rebuild, and `ScopeCache`, which keeps
+the scopes already selected while nothing they read has changed. Must not touch: rows, the
 index, ranking (a scope is a set of windows; the matching rows are found elsewhere).
 The SQLite backend states the same rule in SQL (`scope_predicate`); the differential tests
 compare the two.
+
+`select_scope` walks every window: the clear version, and the test oracle of the cache
+(`tests/search/test_scope_cache.py` compares them after random write sequences). A
+scope reads three things: the windows (their ids, keys and `archived` flags: the
+transcript store's, which change only with its generation), the windows' index states
+(`needs_rebuild`: these change without any row changing, so the index version does not
+see them; their stamp, `IndexView.window_states_stamp`, does), and the request's
+`agentId`, `sessionKeys` and `sessionId` (`scope_key`). `ScopeCache` keeps scopes under
+the first two and looks them up by the third; a search then costs no pass over the
+windows while the store and the states stay as they were (100k generated messages in
+five partitions, every session, medians on a loaded machine: a word with no hit 1.36 ms
+-> 0.46 ms, a rare word 2.96 ms -> 1.78 ms).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
+from engine.index.view import IndexView
 from engine.model import DEFAULT_AGENT_ID, SearchRequest, SessionWindow
 
 
@@ -42,10 +57,15 @@ def key_in_scope(
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The windows a request selects and the archived windows it had to leave out."""
+    """The windows a request selects and the archived windows it had to leave out.
+
+    `derived` holds what the search stage computes from the scope alone and may reuse
+    while the scope is kept (the fast path's masks); it never takes part in equality.
+    """
 
     session_keys: Mapping[str, str]  # session_id -> session_key, searchable windows only
     archived_excluded: int
+    derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def select_scope(
@@ -80,3 +100,85 @@ def select_scope(
             continue
         selected[window.session_id] = window.session_key
     return Scope(selected, archived)
+
+
+def rebuild_pending(view: IndexView) -> Callable[[str], bool]:
+    """`needs_rebuild` for `select_scope`: whether the view's state of a window is dirty.
+
+    >>> from engine.index.inverted_index import InvertedIndex
+    >>> from engine.index.lifecycle import WindowIndexState
+    >>> index = InvertedIndex(window_states={"w1": WindowIndexState(needs_rebuild=True)})
+    >>> pending = rebuild_pending(index.view())
+    >>> pending("w1"), pending("w2")
+    (True, False)
+    """
+    states = view.window_states
+    return lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild
+
+
+def scope_key(request: SearchRequest) -> Hashable:
+    """What of a request decides its scope, given the windows: equal keys, equal scopes.
+
+    >>> scope_key(SearchRequest("q")) == scope_key(SearchRequest("other", agent_id="main"))
+    True
+    >>> scope_key(SearchRequest("q", session_keys=("a", "b"), agent_id="x")) == scope_key(
+    ...     SearchRequest("q", session_keys=("b", "a", "a")))
+    True
+    >>> scope_key(SearchRequest("q", session_keys=())) == scope_key(SearchRequest("q"))
+    False
+    """
+    keys = request.session_keys
+    if keys is None:
+        selection: Hashable = ("agent", DEFAULT_AGENT_ID if request.agent_id is None
+                               else request.agent_id)
+    else:
+        selection = ("keys", frozenset(keys))
+    return selection, request.session_id
+
+
+#: The cache is emptied when it holds this many scopes (many `sessionId` filters).
+CACHED_SCOPES = 256
+
+
+class ScopeCache:
+    """`select_scope`'s answers, kept while the windows and their states stay the same.
+
+    `windows_version()` must change whenever the windows a search is handed change (the
+    reference backend gives its store's generation); the states are watched through the
+    view's stamp. A cached `Scope` is shared by every search that finds it: it is never
+    modified.
+
+    >>> from engine.index.inverted_index import InvertedIndex
+    >>> from engine.index.lifecycle import WindowIndexState
+    >>> index, windows = InvertedIndex(), [SessionWindow("w1", "agent:main:a")]
+    >>> cache = ScopeCache(lambda: len(windows))
+    >>> first = cache.select(index.view(), windows, SearchRequest("q"))
+    >>> first is cache.select(index.view(), iter(()), SearchRequest("other"))
+    True
+    >>> index.window_states["w1"] = WindowIndexState(needs_rebuild=True)
+    >>> dict(cache.select(index.view(), windows, SearchRequest("q")).session_keys)
+    {}
+    """
+
+    def __init__(self, windows_version: Callable[[], Hashable]) -> None:
+        self._windows_version = windows_version
+        self._stamp: Hashable = None
+        self._scopes: dict[Hashable, Scope] = {}
+
+    def select(
+        self, view: IndexView, windows: Iterable[SessionWindow], request: SearchRequest
+    ) -> Scope:
+        """The scope of `request` (`select_scope` over `windows` and the view's states,
+        unless it is kept; `windows` is iterated only then, so it may be lazy)."""
+        stamp = (self._windows_version(), view.window_states_stamp)
+        if stamp != self._stamp:
+            self._scopes.clear()
+            self._stamp = stamp
+        key = scope_key(request)
+        scope = self._scopes.get(key)
+        if scope is None:
+            if len(self._scopes) >= CACHED_SCOPES:
+                self._scopes.clear()
+            scope = select_scope(windows, request, rebuild_pending(view))
+            self._scopes[key] = scope
+        return scope

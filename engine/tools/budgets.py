@@ -12,14 +12,16 @@ the reader's when it asks for admission (so waiting to be admitted counts). The 
 runs in the caller's thread, because a store's connections belong to the thread that
 opened them; a watchdog thread fires at the earlier deadline, sets the reader's
 `Cancellation` and interrupts the kernel call running then (SQLite stops its statement;
-the reference backend's call runs to its end). The reader checks the cancellation before
-each kernel call, so it stops there: a slow reader is cancelled, not left running on, and
+the reference backend's call runs to its end). The reader checks the cancellation (which
+also reads the clock, so the deadline holds however late the watchdog's thread runs)
+before each kernel call, so it stops there: a slow reader is cancelled, not left running on, and
 whatever it found is thrown away. A timeout is an error, not an empty answer, because a
 timeout does not mean that no matching conversation exists.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -59,17 +61,26 @@ class SearchTimedOut(EngineError):
 
 
 class Cancellation:
-    """Set when the reader's answer is no longer wanted; the reader checks it."""
+    """Set when the reader's answer is no longer wanted; the reader checks it.
 
-    def __init__(self) -> None:
+    It is cancelled by the watchdog, and also as soon as the clock reaches `deadline`:
+    whether the watchdog's thread has run yet must not decide whether a reader past its
+    budget goes on.
+
+    >>> Cancellation(deadline=time.monotonic()).cancelled, Cancellation().cancelled
+    (True, False)
+    """
+
+    def __init__(self, deadline: float = math.inf) -> None:
         self._event = threading.Event()
+        self._deadline = deadline
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or time.monotonic() >= self._deadline
 
 
 class ReaderCancelled(Exception):
@@ -112,7 +123,7 @@ def run_reader(reader: Callable[[Cancellation], Value], *, budgets: TimeBudgets,
         deadline, stage, seconds = reader_deadline, "reader", budgets.reader_seconds
     if not gate.admit(deadline - time.monotonic()):
         raise SearchTimedOut(stage, seconds)
-    cancellation = Cancellation()
+    cancellation = Cancellation(deadline)
 
     def expire() -> None:
         cancellation.cancel()
@@ -132,6 +143,7 @@ def run_reader(reader: Callable[[Cancellation], Value], *, budgets: TimeBudgets,
         raise
     finally:
         watchdog.cancel()
+        watchdog.join()  # a watchdog already firing must not interrupt the next search
         gate.release()
     if cancellation.cancelled:
         raise SearchTimedOut(stage, seconds)

@@ -14,11 +14,12 @@ Steps of one call (`sessions_search`):
    `ToolInputError` with the product's message (the tool throws these upstream).
 2. With `sessionKey`: resolve it (`current` is the requester, of the requester's agent
    even when its key names none; `main` its agent's main session; a UUID or a string
-   that is no key is looked up as a sessionId), refuse an incognito target, and check
-   access (the row checker without ownership, then with the requester's ownership when
-   the store says the requester spawned it). A refusal is an answer,
-   `{"status": "forbidden" | "error", "error": ...}`, and nothing is searched. Without
-   it: the roster's visible candidates (`engine.access.roster`).
+   that is no key is looked up as a sessionId), refuse an incognito target (by the key
+   given or the key searched: `main` is `agent:<agent>:main`), and check access (the
+   row checker without ownership, then with the requester's ownership when the store
+   says the requester spawned it). A refusal is an answer, `{"status": "forbidden" |
+   "error", "error": ...}`, and nothing is searched. Without it: the roster's visible
+   candidates (`engine.access.roster`), less any whose searched key is incognito.
 3. Group the candidates by agent (an agent-scoped key's own agent, an unscoped key's
    candidate agent: the store finds `global` in main's partition whichever agent asks),
    agents in ICU collation order, and ask the store once per chunk of at most 200 keys
@@ -51,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.access.roster import Candidate, RosterEntry, roster, visible_candidates
+from engine.access.targets import target_access
 from engine.access.session_keys import is_agent_scoped, is_incognito, key_agent, key_rest
 from engine.access.session_keys import names_a_session_id
 from engine.access.tool_config import ToolConfig
@@ -65,7 +67,7 @@ from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
-from engine.tools.json_size import js_json_bytes
+from engine.analysis.js_json import js_json_bytes
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25
@@ -207,11 +209,6 @@ def kernel_key(key: str, agent_id: str) -> str:
     return f"agent:{agent_id}:{key}"
 
 
-def partition_of(key: str, fallback_agent: str) -> str:
-    """The agent whose partition holds `key` (the store's rule), else `fallback_agent`."""
-    return owner_agent_id(key) or fallback_agent
-
-
 def call_agent(key: str, agent_id: str) -> str:
     """The agent a kernel call for `key` is addressed to: an agent-scoped key's own agent,
     else the candidate's (OpenClaw groups an unscoped key under the agent it was listed
@@ -223,15 +220,52 @@ def call_agent(key: str, agent_id: str) -> str:
     return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
 
 
+def held_by(key: str, agent_id: str) -> bool:
+    """Whether the partition of `agent_id` can hold `key`: an unscoped key (`global`,
+    `unknown`) lives in one partition only (`engine.model.owner_agent_id`), so a call of
+    another agent would find it elsewhere, where OpenClaw's agent database has none.
+
+    >>> held_by("global", "main"), held_by("global", "work"), held_by("agent:a:b", "a")
+    (True, False, True)
+    """
+    return is_agent_scoped(key) or owner_agent_id(key) == agent_id
+
+
+def incognito(key: str, sessions: dict[str, RosterEntry]) -> bool:
+    """Whether `key` names an incognito session, by its shape or by the store's flag."""
+    return is_incognito(key) or (key in sessions and sessions[key].incognito)
+
+
+def resolve_reference(given: str, sessions: dict[str, RosterEntry],
+                      restricted_to: str | None = None) -> str | None:
+    """The key a `sessionKey` argument that does not read as a key names (OpenClaw's
+    `sessions.resolve`): a stored key equal to it case-insensitively (`AGENT:MAIN:MAIN`),
+    else the session whose current window has that id (a retained window's id names
+    nothing: the Gateway resolves a sessionId through the session entry, which names the
+    current window only), else None. A requester restricted to what it spawned
+    (`restricted_to`, its key) resolves only its own children (the Gateway's lookup then
+    carries `spawnedBy`)."""
+    folded = given.lower()
+    reachable = [entry for entry in sessions.values()
+                 if restricted_to is None or entry.child_of(restricted_to)]
+    for entry in reachable:
+        if entry.key.lower() == folded:
+            return entry.key
+    for entry in reachable:
+        if entry.session_id == given:
+            return entry.key
+    return None
+
+
 def _explicit_target(arguments: SearchArguments, context: RequesterContext,
-                     sessions: dict[str, RosterEntry],
-                     window_keys: dict[str, str]) -> SearchCandidate | dict[str, str]:
+                     sessions: dict[str, RosterEntry]) -> SearchCandidate | dict[str, str]:
     """Step 2 for an explicit `sessionKey`: the one candidate, or a refusal."""
     raw = js_trim(arguments.session_key or "")
     given = context.key if raw == "current" else raw
     restricted = context.restricted_to_spawned
     if names_a_session_id(given):
-        found = window_keys.get(given)
+        found = resolve_reference(given, sessions,
+                                  context.key if restricted else None)
         if found is None:
             if restricted:
                 return refusal("forbidden",
@@ -241,44 +275,20 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
         given = found
     if given == "main":
         given = context.config.main_alias
-    if is_incognito(given) or (given in sessions and sessions[given].incognito):
-        return refusal("forbidden", f"Session not visible from session tools: {raw}")
-    target_agent = key_agent(given) or (
-        context.agent_id if raw == "current" or given not in RESERVED_SESSION_KEYS
-        else partition_of(given, context.agent_id))
+    target_agent = key_agent(given) or context.agent_id
     searched = kernel_key(given, target_agent)
+    if incognito(given, sessions) or incognito(searched, sessions):
+        return refusal("forbidden", f"Session not visible from session tools: {raw}")
     grant = next((grant for grant in context.grants if grant.session_key in (given, searched)),
                  None)
     if grant is not None:
         return SearchCandidate(given, searched, call_agent(searched, target_agent),
                                authorized=True, expected_session_id=grant.expected_session_id)
     entry = sessions.get(searched)
-    decision = _target_access(context, given, target_agent, entry)
+    decision = target_access(context, given, target_agent, entry)
     if not decision.allowed:
         return refusal("forbidden", denial_message(decision, "search", given))
     return SearchCandidate(given, searched, call_agent(searched, target_agent), authorized=True)
-
-
-def _target_access(context: RequesterContext, key: str, target_agent: str,
-                   entry: RosterEntry | None) -> Decision:
-    """OpenClaw's access check of an explicit target: the row checker on the bare key,
-    then, if only ownership would allow it, whether the store records the requester as
-    its spawner (or the target is the requester's own session)."""
-    authorization_key = (f"agent:{target_agent}:{key}"
-                         if target_agent != context.agent_id and not is_agent_scoped(key)
-                         else key)
-    row = SessionRow(authorization_key, target_agent)
-    initial = check_row(context, row, default_agent=target_agent)
-    if initial.allowed:
-        return initial
-    as_owned = check_row(context, SessionRow(authorization_key, target_agent,
-                                             spawned_by=context.key),
-                         default_agent=target_agent)
-    if not as_owned.allowed:
-        return initial
-    own = key == context.key and target_agent == context.agent_id
-    spawned = entry is not None and entry.spawned_by == context.key
-    return as_owned if own or spawned else initial
 
 
 def plan_search(store: Backend, requester: Requester, arguments: Any,
@@ -288,14 +298,16 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
     context = resolve_requester(requester, config)
     sessions = roster(store)
     if checked.session_key is not None:
-        window_keys = {window.session_id: window.session_key for window in store.windows()}
-        target = _explicit_target(checked, context, sessions, window_keys)
+        target = _explicit_target(checked, context, sessions)
         if isinstance(target, dict):
             return SearchPlan(checked, context, refusal=target)
         candidates = [target]
     else:
-        candidates = [_candidate(candidate, context) for candidate in
-                      visible_candidates(context, sessions)]
+        listed = [_candidate(candidate, context) for candidate in
+                  visible_candidates(context, sessions)]
+        # an alias candidate (`main`) is the session of its kernel key: never incognito
+        candidates = [candidate for candidate in listed
+                      if not incognito(candidate.kernel_key, sessions)]
     by_agent: dict[str, list[SearchCandidate]] = {}
     for candidate in candidates:
         by_agent.setdefault(candidate.agent_id, []).append(candidate)
@@ -304,9 +316,12 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
         group = by_agent[agent_id]
         for start in range(0, len(group), MAX_SESSION_KEYS):
             chunk = tuple(group[start:start + MAX_SESSION_KEYS])
-            request = SearchRequest(
-                checked.query, agent_id=agent_id, limit=KERNEL_LIMIT,
-                session_keys=tuple(dict.fromkeys(c.kernel_key for c in chunk)))
+            keys = tuple(dict.fromkeys(candidate.kernel_key for candidate in chunk
+                                       if held_by(candidate.kernel_key, agent_id)))
+            if not keys:
+                continue  # the agent holds none of them: OpenClaw's answer is empty
+            request = SearchRequest(checked.query, agent_id=agent_id, limit=KERNEL_LIMIT,
+                                    session_keys=keys)
             calls.append(KernelCall(agent_id, request, chunk))
     return SearchPlan(checked, context, calls=tuple(calls))
 

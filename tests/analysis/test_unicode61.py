@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 
 from engine.analysis.tables import unicode61_checksum
 from engine.analysis.tables import unicode61_data as data
-from engine.analysis.unicode61 import MAX_TERM_BYTES, Unicode61Tokenizer, term_bytes
+from engine.analysis.unicode61 import (
+    MAX_TERM_BYTES,
+    Unicode61Tokenizer,
+    ascii_intervals,
+    class_intervals,
+    clip,
+    compile_options,
+    term_bytes,
+)
 from engine.errors import UsageError
 
 DEFAULT = Unicode61Tokenizer()
@@ -294,6 +302,7 @@ def test_fast_terms_and_spans_equal_the_clear_tokens(
     tokens = tokenizer.tokens(text)
     assert tokenizer.terms(text) == [token.text for token in tokens]
     assert tokenizer.token_spans(text) == [(t.text, t.start, t.end) for t in tokens]
+    assert tokenizer.spans(text) == [(t.start, t.end) for t in tokens]
     assert [t.position for t in tokens] == list(range(len(tokens)))
     for token in tokens:
         span = text[token.start : token.end]
@@ -369,3 +378,41 @@ def test_module_examples_hold(module_name: str) -> None:
     module = importlib.import_module(module_name)
     outcome = doctest.testmod(module)
     assert (outcome.failed, outcome.attempted > 0) == (0, True)
+
+
+def fresh_tokenizer(budget: int) -> Unicode61Tokenizer:
+    """A tokenizer with its own compiled patterns (none compiled yet) and walk budget."""
+    tokenizer = Unicode61Tokenizer(remove_diacritics=2)
+    tokenizer._compiled = compile_options.__wrapped__(tokenizer.options)
+    tokenizer._compiled.clear_budget = budget
+    return tokenizer
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=6), st.integers(0, 40))
+def test_the_walk_before_compiling_gives_the_same_tokens(texts: list[str], budget: int) -> None:
+    """Texts walked while the budget lasts and split by the compiled pattern after it
+    both equal the clear tokens."""
+    tokenizer = fresh_tokenizer(budget)
+    for text in texts:
+        tokens = tokenizer.tokens(text)
+        assert tokenizer.spans(text) == [(t.start, t.end) for t in tokens]
+        assert tokenizer.token_spans(text) == [(t.text, t.start, t.end) for t in tokens]
+        assert tokenizer.terms(text) == [t.text for t in tokens]
+
+
+def test_a_pattern_is_compiled_only_once_the_walk_budget_is_spent() -> None:
+    tokenizer = fresh_tokenizer(budget=12)
+    compiled = tokenizer._compiled
+    assert tokenizer.spans("Déjà vu") == [(0, 4), (5, 7)]  # 7 characters walked
+    assert compiled._bmp_pattern is None and compiled.clear_budget == 5
+    assert tokenizer.terms("plain ascii text") == ["plain", "ascii", "text"]  # never walked
+    assert compiled.clear_budget == 5
+    assert tokenizer.terms("você sabe") == ["voce", "sabe"]  # longer than what is left
+    assert compiled._bmp_pattern is not None and compiled.clear_budget == 0
+
+
+@pytest.mark.parametrize("tokenizer", CONFIGURATIONS, ids=repr)
+def test_the_ascii_classes_are_the_full_classes_cut_at_ascii(tokenizer: Unicode61Tokenizer) -> None:
+    full = class_intervals(tokenizer.options)
+    assert ascii_intervals(tokenizer.options) == clip(full, below=0x80)

@@ -22,6 +22,7 @@ from engine.backends.partitioned import (
 )
 from engine.backends.protocol import (
     CAPABILITIES,
+    AnswersLate,
     Backend,
     BackendTransaction,
     Diagnosable,
@@ -74,7 +75,7 @@ def declared(backend_class: type) -> set[type]:
 
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                        Maintenance, Refreshable, Explainable, Diagnosable}),
+                        Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
                      Interruptible}),
     (ReferenceTransaction, {BackendTransaction}),

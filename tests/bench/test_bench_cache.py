@@ -66,13 +66,14 @@ def test_the_cache_option_wins_over_the_variable(cached_run: dict[str, Any]) -> 
     assert cached_run["report"]["corpus"]["directory"] == str(manifest.parent)
 
 
-def test_workloads_of_features_not_built_are_not_reported(cached_run: dict[str, Any]) -> None:
+def test_the_history_and_agent_workloads_are_measured(cached_run: dict[str, Any]) -> None:
     cells = cached_run["report"]["cells"]
     assert [(cell["workload"], cell["status"]) for cell in cells] == [
+        ("history/tail", "ok"), ("history/anchored", "ok"),
         ("agent/sessions_search_all", "ok"), ("agent/sessions_search_agent", "ok"),
         ("append/one_message", "ok")]
     printed = cached_run["printed"]
     assert "| append/one_message | sqlite | 20 |" in printed
     assert "| agent/sessions_search_all | sqlite |" in printed
-    assert "history" not in printed
+    assert "| history/anchored | sqlite |" in printed
     assert "Not measured" not in printed

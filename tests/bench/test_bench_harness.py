@@ -39,7 +39,7 @@ from engine.bench.workloads import (
 )
 from engine.cli import main
 from engine.cli.bench_command import format_report_table
-from engine.model import SearchHit, SearchRequest, SearchResult
+from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow, StoredEvent
 
 # ---- statistics ------------------------------------------------------------------------
 
@@ -245,11 +245,29 @@ def test_report_ratios_use_the_sqlite_median_of_the_same_run(tmp_path: Path) -> 
 
 
 class HistoryBackend(RecordingBackend):
-    """A RecordingBackend that also answers history reads (one message a page)."""
+    """A RecordingBackend that also reads its transcripts: one window of one message."""
 
-    def history(self, **arguments: Any) -> dict[str, Any]:
-        self.log.append((self.name, f"history {sorted(arguments)}"))
-        return {"messages": [{"id": "m"}]}
+    WINDOW = SessionWindow("long", "agent:main:long")
+
+    def windows(self) -> list[SessionWindow]:
+        return [self.WINDOW]
+
+    def window(self, session_id: str) -> SessionWindow:
+        return self.WINDOW
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        self.log.append((self.name, f"history {session_key}"))
+        return [self.WINDOW] if session_key == self.WINDOW.session_key else []
+
+    def session_keys(self) -> list[str]:
+        return [self.WINDOW.session_key]
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        return [StoredEvent("long", 0, {"type": "message", "id": "m", "parentId": None,
+                                        "message": {"role": "user", "content": "hello"}})]
+
+    def event_count(self, session_id: str) -> int:
+        return 1
 
 
 HISTORY_MANIFEST = {
@@ -268,7 +286,7 @@ def test_rows_of_features_not_built_are_left_out_of_every_output(tmp_path: Path)
     )
     statuses = {(cell.workload, cell.backend): (cell.status, cell.reason) for cell in run.cells}
     assert statuses[("history/tail", "sqlite")] == (
-        NOT_BUILT, "history reads: backend 'sqlite' has no history() yet")
+        NOT_BUILT, "history reads: backend 'sqlite' has no transcript reader")
     rows = report_rows(run)
     assert [(row.workload, row.backend) for row in rows] == [
         ("query/alpha", "sqlite"), ("query/alpha", "reference")]

@@ -1,4 +1,5 @@
-"""Snapshots of the readable output of `search`, `explain` and `stats` on the demo corpus.
+"""Snapshots of the readable output of `search`, `explain`, `stats`, `history` and
+`ui-search` on the demo corpus.
 
 Each case runs `python -m engine` in a fresh process on a store imported from
 `engine/demo_corpus`, twice: with standard output in a pipe (plain text) and on a
@@ -38,6 +39,18 @@ CASES: dict[str, tuple[str, ...]] = {
     "explain-cafe": ("explain", "--store", "<store>", "--limit", "2", "cafe"),
     "explain-cjk-retry": ("explain", "--store", "<store>", "会议"),
     "stats": ("stats", "--store", "<store>"),
+    "history-logical-reset": ("history", "--store", "<store>", "agent:main:logical-reset"),
+    "history-retained-interval": ("history", "--store", "<store>", "agent:main:logical-reset",
+                                  "--message-id", "reset-m1", "--limit", "4"),
+    "history-retained-window": ("history", "--store", "<store>", "agent:work:recall",
+                                "--session-id", "archived-session", "--message-id",
+                                "archived-answer"),
+    "history-tail-page": ("history", "--store", "<store>", "agent:work:recall", "--limit", "1"),
+    "history-missing-anchor": ("history", "--store", "<store>", "agent:work:recall",
+                               "--message-id", "nope"),
+    "ui-search-notes": ("ui-search", "--store", "<store>", "notes"),
+    "ui-search-prefix": ("ui-search", "--store", "<store>", "per", "session", "communi"),
+    "ui-search-cafe": ("ui-search", "--store", "<store>", "cafe"),
 }
 MODES = ("plain", "terminal")
 

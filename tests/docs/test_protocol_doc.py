@@ -75,3 +75,25 @@ def test_the_example_session_replays_exactly(demo_store: Path) -> None:
         text=True, timeout=120, check=True)
     assert completed.stdout.splitlines() == received
     assert len(sent) > len(received)  # the notification got no answer
+
+
+def test_every_history_parameter_and_result_member_is_documented() -> None:
+    from engine.history.pages import HistoryPage
+    from engine.history.request import HISTORY_JSON_FIELDS, TOOL_JSON_FIELDS
+    from engine.rpc.sessions_history_method import REQUESTER_PARAM
+
+    for title, fields in (("`chat.history`", list(HISTORY_JSON_FIELDS)),
+                          ("`sessions_history`", [*TOOL_JSON_FIELDS, REQUESTER_PARAM])):
+        text = section(title)
+        params = [cell.strip("`") for cell in table_first_cells(text.split("**Result**")[0])]
+        assert sorted(params[2:]) == sorted(fields), title
+    page = HistoryPage("k", "s", (), "current", 1, offset=0, next_offset=1, has_more=True,
+                       older_cursor="c", newer_cursor="c", window_reset=True)
+    rows = " ".join(table_first_cells(section("`chat.history`").split("**Result**")[1]))
+    for member in page.to_json():
+        assert f"`{member}`" in rows, member
+    tool_rows = " ".join(table_first_cells(section("`sessions_history`").split("**Result**")[1]))
+    for member in ("sessionKey", "messages", "truncated", "droppedMessages", "contentTruncated",
+                   "contentRedacted", "bytes", "offset", "nextOffset", "hasMore",
+                   "totalMessages", "status", "error"):
+        assert f"`{member}`" in tool_rows, member

@@ -13,8 +13,7 @@ they are not on the active path; `test_side_append_marks_the_window_dirty` pins 
 from __future__ import annotations
 
 from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import invariant, rule
 
 from engine.backends.reference import ReferenceBackend
 from engine.config import EngineConfig
@@ -24,83 +23,16 @@ from engine.errors import UnknownSession
 from engine.index.check import check_index
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.projection import extract_index_entry, index_entries
+from tests.index.window_write_rules import WindowWriteRules
 
-WORDS = ("amber", "basil", "cedar", "dill")
-KEYS = ("agent:main:a", "agent:main:b", "global")
 TINY = EngineConfig(index_flush_documents=4, index_merge_segments=2)
 
 
-class ReferenceBackendMachine(RuleBasedStateMachine):
+class ReferenceBackendMachine(WindowWriteRules):
     def __init__(self) -> None:
         super().__init__()
         self.directory = MemoryDirectory()
         self.backend = ReferenceBackend.create_in(self.directory, config=TINY)
-        self.windows: dict[str, str] = {}  # session id -> key
-        self.entry_ids: dict[str, list[str]] = {}
-        self.counter = 0
-
-    def next_id(self, prefix: str) -> str:
-        self.counter += 1
-        return f"{prefix}{self.counter}"
-
-    @initialize()
-    def first_windows(self):
-        for key in KEYS:
-            self.new_window(key)
-
-    @rule(key=st.sampled_from(KEYS))
-    def new_window(self, key):
-        session_id = self.next_id("s")
-        with self.backend.transaction() as transaction:
-            transaction.put_window(SessionWindow(session_id, key))
-        self.windows[session_id] = key
-        self.entry_ids[session_id] = []
-
-    @precondition(lambda self: self.windows)
-    @rule(data=st.data(), role=st.sampled_from(["user", "assistant", "toolResult"]),
-          words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
-          parent_kind=st.sampled_from(["leaf", "leaf", "leaf", "other", "side"]))
-    def append_message(self, data, role, words, parent_kind):
-        session_id = data.draw(st.sampled_from(sorted(self.windows)))
-        known = self.entry_ids[session_id]
-        parent = known[-1] if known else None
-        if parent_kind == "other" and known:
-            parent = data.draw(st.sampled_from(known))
-        message_id = self.next_id("m")
-        event = {"type": "message", "id": message_id, "parentId": parent, "timestamp": self.counter,
-                 "message": {"role": role, "content": " ".join(words)}}
-        if parent_kind == "side":
-            event["appendMode"] = "side"
-        with self.backend.transaction() as transaction:
-            transaction.append_event(session_id, event)
-        known.append(message_id)
-
-    @precondition(lambda self: any(self.entry_ids.values()))
-    @rule(data=st.data())
-    def rewind(self, data):
-        session_id = data.draw(st.sampled_from(sorted(s for s, ids in self.entry_ids.items() if ids)))
-        target = data.draw(st.sampled_from(self.entry_ids[session_id]))
-        with self.backend.transaction() as transaction:
-            transaction.append_event(session_id, {"type": "leaf", "id": self.next_id("l"),
-                                                  "parentId": self.entry_ids[session_id][-1], "targetId": target})
-
-    @precondition(lambda self: self.windows)
-    @rule(key=st.sampled_from(KEYS))
-    def delete(self, key):
-        with self.backend.transaction() as transaction:
-            transaction.delete_session(key)
-        for session_id in [s for s, k in self.windows.items() if k == key]:
-            del self.windows[session_id]
-            del self.entry_ids[session_id]
-
-    @rule()
-    def reconcile(self):
-        self.backend.reconcile()
-        assert self.backend.index_status() is False
-
-    @rule(merge=st.booleans())
-    def flush_or_merge(self, merge):
-        self.backend.merge() if merge else self.backend.flush()
 
     @rule()
     def crash_and_reopen(self):
@@ -124,7 +56,7 @@ class ReferenceBackendMachine(RuleBasedStateMachine):
     @invariant()
     def search_finds_exactly_the_active_path(self):
         states = self.backend.index.window_states
-        for word in WORDS:
+        for word in self.WORDS:
             expected = set()
             dirty = False
             for session_id in self.windows:

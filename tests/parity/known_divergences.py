@@ -16,6 +16,11 @@ Rules for an entry:
   engine is fixed (the entry's reproducer also runs as an explicit hypothesis example, so
   "fired" never depends on luck).
 
+`HISTORY_DIVERGENCES` are the differences of OpenClaw's `sessions_history` answers
+(`tests/oracles/test_openclaw_history.py`): each names the part of an answer it takes
+out, and the test requires that the raw answers really differ there whenever it fires,
+and that each entry fired.
+
 The `OPENCLAW` entries are differences from the real OpenClaw 2026.9.6 npm package
 (`tests/oracles/test_openclaw_search.py`, which runs their reproducers on OpenClaw and on
 both backends and checks that each still differs, and that each fired on its generated
@@ -241,6 +246,129 @@ KNOWN_DIVERGENCES: tuple[Divergence, ...] = OPENCLAW_DIVERGENCES
 def recognised(test: str, case: DivergenceCase) -> list[Divergence]:
     """The entries applying to `test` whose predicate recognises `case`."""
     return [entry for entry in KNOWN_DIVERGENCES if test in entry.applies_to and entry.recognises(case)]
+
+
+# ---- OpenClaw 2026.9.6: sessions_history (tests/oracles/test_openclaw_history.py) --------
+
+#: The `__openclaw` members of a shown message that both sides send.
+SHARED_MESSAGE_METADATA = ("id", "seq")
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryDivergence:
+    """One known difference of a `sessions_history` answer from OpenClaw's.
+
+    `recognises(params)` is a predicate over the request's params only; `normalise(ours,
+    theirs)` returns both answers with the difference taken out (and nothing else), and
+    `present(ours, theirs)` says whether the raw answers really show it, so an entry that
+    stops describing OpenClaw goes stale loudly. Entries apply in table order.
+    """
+
+    id: str
+    description: str
+    reason: str
+    recognises: Callable[[dict[str, Any]], bool]
+    normalise: Callable[[dict[str, Any], dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]
+    present: Callable[[dict[str, Any], dict[str, Any]], bool]
+
+
+def _anchored(params: dict[str, Any]) -> bool:
+    return params.get("messageId") is not None
+
+
+def _without_anchored_total(ours: dict[str, Any], theirs: dict[str, Any]):
+    return {name: value for name, value in ours.items() if name != "totalMessages"}, theirs
+
+
+def _anchored_total_present(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    return "totalMessages" in ours and "totalMessages" not in theirs
+
+
+def _has_messages(params: dict[str, Any]) -> bool:
+    del params
+    return True
+
+
+def _shared_metadata_only(message: Any) -> Any:
+    if not isinstance(message, dict) or not isinstance(message.get("__openclaw"), dict):
+        return message
+    metadata = {name: value for name, value in message["__openclaw"].items()
+                if name in SHARED_MESSAGE_METADATA}
+    return {**message, "__openclaw": metadata}
+
+
+def _without_extra_metadata(ours: dict[str, Any], theirs: dict[str, Any]):
+    """Their messages with only the shared metadata, and their `bytes` less what the
+    extra metadata weighed (so the byte counts still have to agree)."""
+    from engine.analysis.js_json import js_json_bytes as json_bytes
+
+    if "messages" not in theirs:
+        return ours, theirs
+    trimmed = [_shared_metadata_only(message) for message in theirs["messages"]]
+    extra = sum(json_bytes(message) for message in theirs["messages"]) - sum(
+        json_bytes(message) for message in trimmed)
+    adjusted = {**theirs, "messages": trimmed}
+    if isinstance(theirs.get("bytes"), int):
+        adjusted["bytes"] = theirs["bytes"] - extra
+    return ours, adjusted
+
+
+def _extra_metadata_present(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    return any(isinstance(message, dict) and set(message.get("__openclaw", {}))
+               - set(SHARED_MESSAGE_METADATA) for message in theirs.get("messages", []))
+
+
+def _offset_with_anchor(params: dict[str, Any]) -> bool:
+    return params.get("offset") is not None and params.get("messageId") is not None
+
+
+def _rejection_for_their_page(ours: dict[str, Any], theirs: dict[str, Any]):
+    return theirs, theirs
+
+
+def _offset_rejected_upstream_dropped(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    return (ours == {"error": "offset and messageId cannot be used together"}
+            and "messages" in theirs)
+
+
+HISTORY_DIVERGENCES: tuple[HistoryDivergence, ...] = (
+    HistoryDivergence(
+        id="openclaw-history-anchored-total",
+        description="an anchored read (`messageId`) answers without `totalMessages` upstream; "
+                    "the engine sends the rows of the view or interval it read",
+        reason="behaviour.md §9.4 says anchored responses expose totalMessages (and no "
+               "cursor); the 2026.9.6 Gateway returns no pagination for an anchor, so its "
+               "tool has none to pass on. The specification is followed",
+        recognises=_anchored,
+        normalise=_without_anchored_total,
+        present=_anchored_total_present,
+    ),
+    HistoryDivergence(
+        id="openclaw-history-message-metadata",
+        description="each shown message's `__openclaw` also carries `recordTimestampMs` and "
+                    "`transcriptPosition` (`{source, rawSeq}`) upstream, so `bytes` is larger "
+                    "by exactly their size",
+        reason="`transcriptPosition.source` is a digest of OpenClaw's database path, agent, "
+               "window and rewrite generation: nothing a reader of this store can reproduce; "
+               "the engine sends `id` and `seq`, the members pages, anchors and cursors use. "
+               "Where the 80 KiB cap binds, the larger upstream messages can fit one fewer "
+               "(the generated corpora stay below it)",
+        recognises=_has_messages,
+        normalise=_without_extra_metadata,
+        present=_extra_metadata_present,
+    ),
+    HistoryDivergence(
+        id="openclaw-history-offset-with-anchor",
+        description="`offset` with `messageId`: upstream's tool drops the offset and answers "
+                    "the anchored page; the engine refuses the request with `offset and "
+                    "messageId cannot be used together`",
+        reason="behaviour.md Precedence: the seed says to omit offset with an anchor, and the "
+               "Gateway already refuses the pair; the tool refuses it too (the seed wins)",
+        recognises=_offset_with_anchor,
+        normalise=_rejection_for_their_page,
+        present=_offset_rejected_upstream_dropped,
+    ),
+)
 
 
 # ---- OpenClaw 2026.9.6's `sessions_search` tool --------------------------------------------

@@ -1,4 +1,5 @@
-"""The bisecting snippet window chooser equals the clear `results.snippet` version."""
+"""The bisecting snippet window chooser and its sentence starts equal the clear
+`results.snippet` versions."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.results.fast_snippet import fast_fts5_snippet
-from engine.results.snippet import fts5_snippet
+from engine.results.fast_snippet import fast_fts5_snippet, fast_sentence_starts
+from engine.results.snippet import fts5_snippet, sentence_starts
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PIECES = ["alpha", "beta", "gamma", "x", "end.", "colon:", "\n", ". ", "  ", "épée"]
@@ -33,3 +34,29 @@ def test_a_row_with_thousands_of_hits_gets_the_same_window():
     hits = [(0, position, 1) for position in range(3000)] + [(1, 3000, 1)]
     assert fast_fts5_snippet(text, spans, hits) == fts5_snippet(text, spans, hits)
 
+
+
+SENTENCE_PIECES = ["a", "bb", ".", ":", " ", "\t", "\n", "\r", ". ", ":\n", "..", "é", "x.y", "  "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SENTENCE_PIECES), max_size=40).map("".join))
+def test_fast_sentence_starts_equal_the_clear_version(text):
+    spans = [(token.start, token.end) for token in ANALYZER.tokens(text)]
+    assert fast_sentence_starts(text, spans) == sentence_starts(text, spans)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab.: \t\n\r-"), max_size=30),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 3)), max_size=12))
+def test_fast_sentence_starts_for_any_token_boundaries(text, cuts):
+    """Spans of other tokenizers (any increasing, disjoint spans, even over spaces)."""
+    spans, position = [], 0
+    for gap, length in cuts:
+        start = min(position + gap % 4, len(text))
+        end = min(start + length, len(text))
+        if start >= end:
+            break
+        spans.append((start, end))
+        position = end
+    assert fast_sentence_starts(text, spans) == sentence_starts(text, spans)

@@ -3,9 +3,10 @@
 Hypothesis drives the server's own line handler (`engine.rpc.server.handle_line`, what
 `serve` runs for each line) with hostile input: arbitrary bytes, text holding lone
 surrogates, JSON nested far deeper than Python's recursion limit, envelopes with wrong
-types, and `sessions.search` params drawn from arbitrary JSON. Every line that is not a
-notification gets exactly one conforming answer, whose encoded form is valid UTF-8; then a
-real `serve` process is fed a batch of such lines and must answer each and exit 0.
+types, and `sessions.search`, `sessions_search` and `ui.search` params drawn from arbitrary
+JSON. Every line that is not a notification gets exactly one conforming answer, whose
+encoded form is valid UTF-8; then a real `serve` process is fed a batch of such lines and
+must answer each and exit 0.
 """
 
 from __future__ import annotations
@@ -92,9 +93,23 @@ def tool_envelopes(draw: st.DrawFn) -> str:
     return json.dumps(message)
 
 
+@st.composite
+def ui_envelopes(draw: st.DrawFn) -> str:
+    """`ui.search` (the command palette) requests with hostile queries and limits."""
+    params = draw(st.fixed_dictionaries({}, optional={
+        "query": st.text() | lone_surrogate_text | st.just("x" * 5000)
+        | st.sampled_from(["per session communi", "---", "a", "agent:main:ui"]) | json_values,
+        "limit": st.integers() | st.floats() | json_values,
+        "scope": json_values,
+    }) | json_values)
+    message = {"jsonrpc": "2.0", "id": draw(st.integers(0, 99)), "method": "ui.search",
+               "params": params}
+    return json.dumps(message)
+
+
 hostile_lines = (st.binary(max_size=64) | lone_surrogate_text.map(lambda text: text.encode(
     "utf-8", "surrogatepass")) | deep_nesting().map(str.encode) | envelopes().map(str.encode)
-    | tool_envelopes().map(str.encode)
+    | tool_envelopes().map(str.encode) | ui_envelopes().map(str.encode)
     | json_values.map(lambda value: json.dumps(value).encode()))
 
 

@@ -26,7 +26,8 @@ from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.ast import Phrase
 from engine.query.cjk import substring_matches
 from engine.search import kernel
-from engine.search.fast_path import literal_check, phrase_rows
+from engine.search.fast_path import kept_scope_mask, literal_check, phrase_rows, scope_mask
+from engine.search.scope import Scope
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-fast-kernel"
@@ -216,3 +217,26 @@ def test_phrase_rows_equal_phrase_occurrences(documents, deleted, terms, prefix)
 @given(st.text("ab会议AB\x00 %_", max_size=12), st.text("ab会议AB\x00%_", max_size=4))
 def test_literal_check_equals_substring_matches(text, needle):
     assert literal_check(needle)(text) == substring_matches(text, needle)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["w1", "w2", "w3", "w4"]),
+                          st.sampled_from(["user", "assistant", "toolResult"])), max_size=12),
+       st.sets(st.sampled_from(["w1", "w2", "w3", "w4"])),
+       st.sampled_from([None, "user", "assistant"]))
+def test_a_kept_scope_mask_follows_the_groups_the_index_adds(added, selected, role):
+    """`kept_scope_mask` equals `scope_mask` after each row, as new groups appear, and
+    starts over for the columns of another index."""
+    index = InvertedIndex()
+    scope = Scope({session_id: "global" for session_id in selected}, 0)
+    for number, (session_id, row_role) in enumerate(added):
+        index.add_entry(IndexEntry(session_id, f"m{number}", row_role, 0, "a", number), ["a"])
+        columns = index.view().rows
+        expected = scope_mask(columns, scope.session_keys, role)
+        assert kept_scope_mask(columns, scope, role) == expected
+        assert kept_scope_mask(columns, scope, role) == expected
+    other = InvertedIndex()
+    other.add_entry(IndexEntry("w9", "m", "user", 0, "a", 0), ["a"])
+    other_columns = other.view().rows
+    assert kept_scope_mask(other_columns, scope, role) == scope_mask(
+        other_columns, scope.session_keys, role)

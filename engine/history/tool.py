@@ -1,0 +1,161 @@
+"""The `sessions_history` agent tool: a Gateway page, sanitised and capped for a model.
+
+Owns: `sessions_history` (behaviour.md §9.1 and §9.5, upstream `sessions-history-tool`),
+its output object, the display form of the session key, and the visibility seam
+(`HistoryAccess`). Must not touch: the Gateway read itself (`pages.read_history`), the
+row checker (the visibility rules of behaviour.md §11 are `engine.access`'s; this module
+only asks a `HistoryAccess` when the caller passes one).
+
+The call, step by step:
+
+1. `main` is read as `agent:main:main` (its display alias).
+2. With a `HistoryAccess`, a denied key answers `{"status": "forbidden" | "error",
+   "error": ...}` before anything is read. Without one, every key is visible: the
+   caller decides (the engine's own command line and tests, which own their store).
+3. An unknown key answers `{"status": "error", "error": "unknown session key '...'"}`.
+   The Gateway's request errors (`sessionId does not belong to sessionKey`, ...) are
+   raised, as upstream's tool throws them.
+4. The Gateway page (`read_history` with `limit`, `offset` or `messageId` and
+   `sessionId`, its default 6 MiB budget); tool messages left out unless
+   `includeTools`; every message through `sanitize.sanitize_message`.
+5. The 80 KiB cap (`byte_caps`): around the anchor for an anchored read, else the
+   oldest dropped; then the hard cap (the last item, or its placeholder).
+6. The answer, members in this order: `sessionKey` (display form: `main` for
+   `agent:main:main`), `messages`, `truncated` (messages dropped, text cut, or the hard
+   cap), `droppedMessages`, `contentTruncated`, `contentRedacted` (always false: the seed
+   preserves transcript text), `bytes` (of the `messages` array), then the pagination:
+   anchored reads give `totalMessages` only; offset reads give `offset`, `nextOffset`
+   (when `hasMore`; recomputed from the oldest message kept, `max(offset + 1,
+   min(gatewayNext, T - oldestSeq + 1))`), `hasMore` and `totalMessages`; a tail read
+   (no `offset`) gives none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.errors import UnknownSession
+from engine.history.byte_caps import (
+    TOOL_MAX_BYTES,
+    cap_items_around,
+    cap_newest,
+    hard_cap,
+    message_seq,
+)
+from engine.history.pages import HistoryPage, read_history
+from engine.history.request import HistoryRequest, ToolHistoryRequest
+from engine.history.sanitize import sanitize_message, without_tool_messages
+from engine.history.source import HistorySource
+from engine.model import DEFAULT_AGENT_ID
+
+#: The display alias of the default agent's main session.
+MAIN_ALIAS = "main"
+MAIN_SESSION_KEY = f"agent:{DEFAULT_AGENT_ID}:main"
+
+FORBIDDEN = "forbidden"
+ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class AccessDenial:
+    """Why a caller may not read a session: `status` `forbidden` or `error`, and the
+    message the tool answers with."""
+
+    status: str
+    error: str
+
+
+class HistoryAccess(Protocol):
+    """The visibility seam: who may read which session's history.
+
+    The row checker of behaviour.md §11 (the requester's visibility, sandboxing and the
+    agent-to-agent policy, shared with `sessions_search`) implements this; history only
+    asks it.
+    """
+
+    def history_denial(self, session_key: str) -> AccessDenial | None:
+        """None when the caller may read `session_key`, else why not."""
+        ...
+
+
+def display_session_key(session_key: str) -> str:
+    """The key as the tool shows it: `main` for the default agent's main session.
+
+    >>> display_session_key("agent:main:main"), display_session_key("agent:work:main")
+    ('main', 'agent:work:main')
+    """
+    return MAIN_ALIAS if session_key == MAIN_SESSION_KEY else session_key
+
+
+def stored_session_key(session_key: str) -> str:
+    """The stored key a tool argument names (`main` is `agent:main:main`).
+
+    >>> stored_session_key("main"), stored_session_key("agent:work:recall")
+    ('agent:main:main', 'agent:work:recall')
+    """
+    return MAIN_SESSION_KEY if session_key == MAIN_ALIAS else session_key
+
+
+def sessions_history(source: HistorySource, request: ToolHistoryRequest,
+                     access: HistoryAccess | None = None) -> dict[str, Any]:
+    """The tool's answer (the steps of the module docstring)."""
+    session_key = stored_session_key(request.session_key)
+    if access is not None:
+        denial = access.history_denial(session_key)
+        if denial is not None:
+            return {"status": denial.status, "error": denial.error}
+    gateway_request = HistoryRequest(session_key, message_id=request.message_id,
+                                     session_id=request.session_id, limit=request.limit,
+                                     offset=request.offset)
+    try:
+        page = read_history(source, gateway_request)
+    except UnknownSession as error:
+        return {"status": ERROR, "error": str(error)}
+    selected = list(page.messages) if request.include_tools else without_tool_messages(
+        page.messages)
+    sanitized = [sanitize_message(message) for message in selected]
+    content_truncated = any(entry.truncated for entry in sanitized)
+    items = [entry.message for entry in sanitized]
+    if request.message_id is not None:
+        capped, total = cap_items_around(items, request.message_id, TOOL_MAX_BYTES)
+    else:
+        capped, total = cap_newest(items, TOOL_MAX_BYTES)
+    dropped = len(capped) < len(selected)
+    hardened = hard_cap(capped, total, TOOL_MAX_BYTES)
+    answer: dict[str, Any] = {
+        "sessionKey": display_session_key(session_key),
+        "messages": list(hardened.items),
+        "truncated": dropped or content_truncated or hardened.capped,
+        "droppedMessages": dropped or hardened.capped,
+        "contentTruncated": content_truncated,
+        "contentRedacted": False,
+        "bytes": hardened.bytes,
+    }
+    answer.update(pagination(page, request, list(hardened.items)))
+    return answer
+
+
+def pagination(page: HistoryPage, request: ToolHistoryRequest,
+               messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tool's pagination members (upstream `resolveSessionsHistoryPaginationMetadata`)."""
+    if request.message_id is not None:
+        return {} if page.total_messages is None else {"totalMessages": page.total_messages}
+    if page.offset is None:
+        return {}
+    total = page.total_messages
+    if total is None:
+        return {"offset": page.offset}
+    oldest = next((seq for seq in map(message_seq, messages) if seq is not None), None)
+    following = page.next_offset
+    if oldest is not None:
+        following = max(page.offset + 1, min(following if following is not None else total,
+                                              total - oldest + 1))
+    has_more = following < total if following is not None else page.has_more
+    value: dict[str, Any] = {"offset": page.offset}
+    if has_more and following is not None:
+        value["nextOffset"] = following
+    if has_more is not None:
+        value["hasMore"] = has_more
+    value["totalMessages"] = total
+    return value

@@ -1,0 +1,47 @@
+"""A merged search whose reference partitions cut snippets late equals the eager merge.
+
+`PartitionedStore.search` over several partitions asks each reference partition for its
+hits without snippets (`AnswersLate.search_answer`) and finishes only the hits the merge
+keeps. The oracle is the merge of every partition's whole `search` result
+(`merge_partition_results`), on generated multi-agent corpora and requests.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+
+from engine.backends.partitioned import create_partitioned
+from engine.backends.registry import partition_kind
+from engine.errors import EngineError
+from engine.query.user_query import clamp_limit
+from engine.search.merge import merge_partition_results
+from tests.parity.strategies import corpus_and_requests, load_corpus
+
+
+@settings(max_examples=40, deadline=None)
+@given(corpus_and_requests())
+def test_late_snippets_give_the_eager_merge(drawn):
+    corpus, requests = drawn
+    with tempfile.TemporaryDirectory() as folder:
+        store = create_partitioned(Path(folder) / "store", partition_kind("reference"))
+        try:
+            load_corpus(store, corpus)
+            store.reconcile()
+            for request in requests:
+                for merged_request in (request, replace(request, session_keys=())):
+                    try:
+                        scoped, targets = store.search_targets(merged_request)
+                    except EngineError:
+                        continue
+                    if scoped:
+                        continue
+                    eager = merge_partition_results(
+                        [store.partitions()[agent_id].search(part) for agent_id, part in targets],
+                        clamp_limit(merged_request.limit), order=merged_request.order)
+                    assert store.search(merged_request) == eager
+        finally:
+            store.close()

@@ -1,0 +1,71 @@
+"""`sessions_history` under the same visibility as `sessions_search` (behaviour.md §12.4:
+"`self`, sandbox and cross-agent restrictions → forbidden for both tools"), on both
+backends, through the JSON-RPC method a client calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from engine.access.tool_config import ToolConfig
+from engine.rpc.methods import RpcContext
+from engine.rpc.server import handle_line
+from tests.tools.stores import StoreMaker, session
+
+MAIN = "agent:main:main"
+
+
+def history(store: Any, config: ToolConfig, target: str, requester: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"sessionKey": target}
+    if requester is not None:
+        params["requesterSessionKey"] = requester
+    answer = handle_line(RpcContext(store, tool_config=config), json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "sessions_history", "params": params}))
+    assert answer is not None and "result" in answer, answer
+    return answer["result"]
+
+
+@pytest.mark.parametrize(("config", "target", "error"), [
+    (ToolConfig(visibility="self"), "agent:main:other",
+     "Session history visibility is restricted to the current session "
+     "(tools.sessions.visibility=self)."),
+    (ToolConfig(visibility="tree"), "agent:main:other", None),  # the main session's tree
+    (ToolConfig(visibility="agent"), "agent:work:main",
+     "Session history visibility is restricted. Set tools.sessions.visibility=all to allow "
+     "cross-agent access; use tools.agentToAgent to restrict permitted agent pairs."),
+    (ToolConfig(agent_to_agent_enabled=False), "agent:work:main",
+     "Agent-to-agent history is disabled. Set tools.agentToAgent.enabled=true to allow "
+     "cross-agent access."),
+    (ToolConfig(), "agent:work:main", None),
+    (ToolConfig(), "agent:main:dashboard:incognito-x",
+     "Session not visible from session tools: agent:main:dashboard:incognito-x"),
+])
+def test_history_obeys_the_search_tools_visibility(
+        make_store: StoreMaker, config: ToolConfig, target: str, error: str | None) -> None:
+    store = make_store([session(MAIN, "mine"), session("agent:main:other", "other text"),
+                        session("agent:work:main", "work text"),
+                        session("agent:main:dashboard:incognito-x", "secret")])
+    answer = history(store, config, target, MAIN)
+    if error is None:
+        assert [message["content"] for message in answer["messages"]] != []
+    else:
+        assert answer == {"status": "forbidden", "error": error}
+
+
+def test_tree_reads_the_requesters_own_and_spawned_sessions_only(make_store: StoreMaker) -> None:
+    store = make_store([session(MAIN, "mine"), session("agent:main:child", "child text",
+                                                       spawned_by="agent:main:task"),
+                        session("agent:main:task", "task"), session("agent:main:other", "x")])
+    config = ToolConfig(visibility="tree")
+    assert "messages" in history(store, config, "agent:main:task", "agent:main:task")
+    assert "messages" in history(store, config, "agent:main:child", "agent:main:task")
+    assert history(store, config, "agent:main:other", "agent:main:task")["status"] == "forbidden"
+
+
+def test_without_a_requester_every_session_is_read(make_store: StoreMaker) -> None:
+    store = make_store([session(MAIN, "mine"), session("agent:work:main", "work text")])
+    answer = history(store, ToolConfig(visibility="self"), "agent:work:main", None)
+    assert [message["content"] for message in answer["messages"]] == ["work text"]
