@@ -37,8 +37,11 @@ Entries removed once the engine was fixed (their reproducers stay as regression 
 `openclaw-per-agent-statistics` once stores kept one partition per agent (issue 11 item 1:
 the multi-agent store now agrees with OpenClaw exactly; its reproducer stays as the test
 `test_per_agent_statistics_reproducer_agrees_with_openclaw`), and the tool entry
-`ours-blank-session-key-is-not-absent` once the tool read a blank `sessionKey` as absent
-(ae3d816; the oracle's edge arguments keep the case).
+entries `ours-blank-session-key-is-not-absent`, `ours-resolves-retained-window-ids`,
+`ours-does-not-resolve-keys-with-capitals`, `ours-gives-unscoped-targets-to-main`,
+`ours-resolves-any-session-id-under-sandbox` and
+`ours-ignores-parent-only-children-under-sandbox` once the tool agreed with OpenClaw on
+them (FINDINGS-tool.md section 9; the oracle's calls keep every case).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from typing import Any
 
 from engine.model import SearchRequest
 from engine.query.cjk import contains_cjk
-from tests.oracles.session_tree_corpus import UNSCOPED_AGENT, TreeSession
+from tests.oracles.session_tree_corpus import TreeSession
 from tests.parity.strategies import Corpus
 
 #: The tests that read this table.
@@ -384,18 +387,6 @@ class ToolCase:
     sandboxed: bool = False
     config: Mapping[str, Any] = field(default_factory=dict)
 
-    def restricted_to_spawned(self) -> bool:
-        """OpenClaw's `restrictToSpawned`: sandboxed, the sandbox's session visibility
-        `spawned` (its default), and the requester not a subagent."""
-        sandbox = self.config.get("agents", {}).get("defaults", {}).get("sandbox", {})
-        return (self.sandboxed and sandbox.get("sessionToolsVisibility", "spawned") == "spawned"
-                and ":subagent:" not in self.requester)
-
-    def target(self) -> str | None:
-        """The `sessionKey` argument when it is a string, trimmed."""
-        value = self.arguments.get("sessionKey")
-        return value.strip() if isinstance(value, str) else None
-
 
 @dataclass(frozen=True, slots=True)
 class ToolDivergence:
@@ -409,46 +400,9 @@ class ToolDivergence:
     reproducer: ToolCase
 
 
-ENGINE_ISSUE = ("an engine difference, reported to the tool's owner with issue 12 "
-                "(FINDINGS-tool.md section 9): remove the entry once the engine agrees")
-
-
 def _blank_query(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
     query = case.arguments.get("query")
     return not isinstance(query, str) or not query.strip()
-
-
-def _retained_window_target(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    return any(case.target() in session.window_ids[:-1] for session in sessions)
-
-
-def _target_with_capitals(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    target = case.target()
-    return target is not None and target != target.lower()
-
-
-def _unscoped_target_of_another_agent(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    return case.target() in ("global", "unknown") and not case.requester.startswith(
-        f"agent:{UNSCOPED_AGENT}:")
-
-
-def _parent_only_child_under_sandbox(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    """Restricted to what it spawned, and a session names the requester as its parent only:
-    listed (or the target)."""
-    if not case.restricted_to_spawned():
-        return False
-    children = {session.key for session in sessions
-                if session.parent_session_key == case.requester and session.spawned_by != case.requester}
-    target = case.target()
-    return bool(children) and (not target or target in children)
-
-
-def _session_id_of_a_stranger_under_sandbox(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
-    """Restricted to what it spawned, and the target is a window's sessionId of a session
-    that is not the requester's child."""
-    return case.restricted_to_spawned() and any(
-        case.target() in session.window_ids and case.requester not in (
-            session.spawned_by, session.parent_session_key) for session in sessions)
 
 
 OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
@@ -461,55 +415,6 @@ OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
                "providers that strip the schema pattern): the spec wins",
         recognises=_blank_query,
         reproducer=ToolCase("agent:main:main", {"query": "   "}),
-    ),
-    ToolDivergence(
-        id="ours-resolves-retained-window-ids",
-        description="a `sessionKey` naming a retained (not current) window's sessionId: "
-                    "OpenClaw's `sessions.resolve` matches only a key's current sessionId "
-                    "(`Session not found: ...`), we resolve it to its key",
-        reason=ENGINE_ISSUE,
-        recognises=_retained_window_target,
-        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "main-main-w0"}),
-    ),
-    ToolDivergence(
-        id="ours-does-not-resolve-keys-with-capitals",
-        description="`AGENT:MAIN:MAIN`: not key-like upstream (a case-sensitive `agent:` test), "
-                    "so the Gateway resolves it and canonicalises it to `agent:main:main`; we "
-                    "answer `Session not found`",
-        reason=ENGINE_ISSUE,
-        recognises=_target_with_capitals,
-        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "AGENT:MAIN:MAIN"}),
-    ),
-    ToolDivergence(
-        id="ours-gives-unscoped-targets-to-main",
-        description="`global`/`unknown` named by another agent's requester: upstream the key "
-                    "belongs to the requester's own agent (same-agent rules, its own store); we "
-                    "treat it as agent main's (cross-agent rules, main's hits)",
-        reason=ENGINE_ISSUE,
-        recognises=_unscoped_target_of_another_agent,
-        reproducer=ToolCase("agent:ops:main", {"query": "saffron", "sessionKey": "global"},
-                            config={"tools": {"sessions": {"visibility": "self"}}}),
-    ),
-    ToolDivergence(
-        id="ours-resolves-any-session-id-under-sandbox",
-        description="a requester restricted to what it spawned names another session's "
-                    "sessionId: upstream the lookup itself is restricted (`sessions.resolve "
-                    "{sessionId, spawnedBy}`), so `Session not visible from this sandboxed agent "
-                    "session: <id>`; we resolve it and refuse it with a visibility message",
-        reason=ENGINE_ISSUE,
-        recognises=_session_id_of_a_stranger_under_sandbox,
-        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "ops-main-w1"},
-                            sandboxed=True),
-    ),
-    ToolDivergence(
-        id="ours-ignores-parent-only-children-under-sandbox",
-        description="a requester restricted to what it spawned: upstream `sessions.list "
-                    "{spawnedBy}` and the ownership lookup also count a child whose "
-                    "`parentSessionKey` is the requester; we count `spawnedBy` only",
-        reason=ENGINE_ISSUE,
-        recognises=_parent_only_child_under_sandbox,
-        reproducer=ToolCase("agent:main:main", {"query": "saffron", "sessionKey": "agent:main:cron:nightly"},
-                            sandboxed=True),
     ),
 )
 
