@@ -110,7 +110,7 @@ def agent_slice(messages: Sequence[FlatMessage], agent_id: str) -> list[FlatMess
 # ---- texts -------------------------------------------------------------------------------
 
 
-class _TextDrawer:
+class TextDrawer:
     """Message texts from one generator; English words weighted by rank (Zipf)."""
 
     def __init__(self, generator: random.Random) -> None:
@@ -184,7 +184,7 @@ def generate_messages(
     gets a drawn number of keys in the inclusive range `keys_per_agent`; the
     `upper_case_agent` also gets a key with capitals (`agent:<id>:webchat:Ana`)."""
     generator = random.Random(seed)
-    drawer = _TextDrawer(generator)
+    drawer = TextDrawer(generator)
     clock = BASE_TIME
     messages: list[FlatMessage] = []
     for agent in agents:

@@ -2,8 +2,9 @@
 
 Owns: the skip rule of the OpenClaw oracle (`SESSION_SEARCH_OPENCLAW=skip` skips it, but
 only outside CI; with `CI=true` a failure to install or start it fails the test, as the
-PostgreSQL fixture does) and the list of summary lines printed after the run. Must not
-touch: installing (`openclaw/installation.py`) or comparing (the test modules).
+PostgreSQL fixture does), starting the adapter under that rule (`running_adapter`), and the
+list of summary lines printed after the run. Must not touch: installing
+(`openclaw/installation.py`) or comparing (the test modules).
 
 A plain module rather than `conftest.py`, so that the fixtures and the tests share one
 copy of it (pytest imports a conftest under its own name).
@@ -12,8 +13,15 @@ copy of it (pytest imports a conftest under its own name).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+
+from engine.rpc.client import RpcClient, RpcConnectionError
+from engine.rpc.errors import RpcError
+from tests.oracles.openclaw.installation import OPENCLAW_VERSION, Installation, spawn_adapter
 
 SKIP_VARIABLE = "SESSION_SEARCH_OPENCLAW"
 SUMMARY_KEY = pytest.StashKey[list[str]]()
@@ -38,3 +46,24 @@ def skip_or_fail(reason: str) -> None:
 def oracle_summary(config: pytest.Config) -> list[str]:
     """The lines printed in the "OpenClaw oracle" section after the run (tests add to it)."""
     return config.stash.setdefault(SUMMARY_KEY, [])
+
+
+@contextmanager
+def running_adapter(installation: Installation, state: Path) -> Iterator[RpcClient]:
+    """The adapter on the OpenClaw state folder `state`, checked to run `OPENCLAW_VERSION`;
+    one that does not start is a skip locally and a failure in CI (`skip_or_fail`), one
+    that does not exit with status 0 afterwards fails the test."""
+    client: RpcClient | None = None
+    try:
+        client = spawn_adapter(installation, state)
+        info = client.call("adapter.info")
+    except (RpcConnectionError, RpcError) as error:
+        if client is not None:
+            client.close()
+        skip_or_fail(f"the OpenClaw adapter did not start: {error}")
+    assert client is not None and info["openclawVersion"] == OPENCLAW_VERSION, info
+    try:
+        yield client
+    finally:
+        status = client.close()
+    assert status == 0, f"the adapter exited with status {status}"

@@ -44,7 +44,7 @@ from engine.backends.protocol import Backend
 from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
-from engine.rpc.client import RpcClient, RpcConnectionError
+from engine.rpc.client import RpcClient
 from engine.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from engine.rpc.search_method import SEARCH_METHOD
 from engine.transcript.events import SEARCHABLE_ROLES, js_trim
@@ -64,8 +64,8 @@ from tests.oracles.chat_corpus import (
     scoped_requests,
     write_flat_file,
 )
-from tests.oracles.openclaw.installation import OPENCLAW_VERSION, Installation, spawn_adapter
-from tests.oracles.oracle_run import oracle_summary, skip_or_fail
+from tests.oracles.openclaw.installation import Installation
+from tests.oracles.oracle_run import oracle_summary, running_adapter
 from tests.parity.known_divergences import (
     OPENCLAW,
     OPENCLAW_DIVERGENCES,
@@ -111,22 +111,10 @@ def started_oracle(installation: Installation, state: Path, flat_file: Path) -> 
     """An adapter on a fresh OpenClaw state folder, with `flat_file` loaded through
     OpenClaw's writer; a failure to start is a skip locally and a failure in CI."""
     started = time.monotonic()
-    client: RpcClient | None = None
-    try:
-        client = spawn_adapter(installation, state)
-        info = client.call("adapter.info")
-    except (RpcConnectionError, RpcError) as error:
-        if client is not None:
-            client.close()
-        skip_or_fail(f"the OpenClaw adapter did not start: {error}")
-    assert client is not None and info["openclawVersion"] == OPENCLAW_VERSION, info
-    started_seconds = time.monotonic() - started
-    try:
+    with running_adapter(installation, state) as client:
+        started_seconds = time.monotonic() - started
         load = client.call("corpus.load", {"path": str(flat_file)})
         yield OpenClawOracle(client, load, started_seconds)
-    finally:
-        status = client.close()
-    assert status == 0, f"the adapter exited with status {status}"
 
 
 @dataclass

@@ -25,31 +25,42 @@ The `OPENCLAW` entries are differences from the real OpenClaw 2026.9.6 npm packa
 (`tests/oracles/test_openclaw_search.py`, which runs their reproducers on OpenClaw and on
 both backends and checks that each still differs, and that each fired on its generated
 corpus). Where the npm version predates the seed document, the seed wins and the entry
-says so.
+says so. The `OPENCLAW_TOOL` entries are differences of the `sessions_search` agent tool
+(`tests/oracles/test_openclaw_sessions_search_tool.py`, same rules; a tool entry's
+`reproducer` is one call on that test's generated corpus, and its predicate reads the call
+and the corpus's sessions and links). The kernel's `OPENCLAW` entries apply to the tool's
+calls too (its searches go through that kernel).
 
 Entries removed once the engine was fixed (their reproducers stay as regression tests in
 `test_backend_differential.py`): `sqlite-query-lone-surrogate` (d9ea26e),
-`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f), and
+`snippet-text-with-nul` and `recent-ties-after-reconcile` (324c07f),
 `openclaw-per-agent-statistics` once stores kept one partition per agent (issue 11 item 1:
 the multi-agent store now agrees with OpenClaw exactly; its reproducer stays as the test
-`test_per_agent_statistics_reproducer_agrees_with_openclaw`).
+`test_per_agent_statistics_reproducer_agrees_with_openclaw`), and the tool entry
+entries `ours-blank-session-key-is-not-absent`, `ours-resolves-retained-window-ids`,
+`ours-does-not-resolve-keys-with-capitals`, `ours-gives-unscoped-targets-to-main`,
+`ours-resolves-any-session-id-under-sandbox` and
+`ours-ignores-parent-only-children-under-sandbox` once the tool agreed with OpenClaw on
+them (FINDINGS-tool.md section 9; the oracle's calls keep every case).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.model import SearchRequest
 from engine.query.cjk import contains_cjk
+from tests.oracles.session_tree_corpus import TreeSession
 from tests.parity.strategies import Corpus
 
 #: The tests that read this table.
 BACKEND_DIFFERENTIAL = "backend_differential"
 UPSTREAM_SQL = "upstream_sql"
 OPENCLAW = "openclaw"
+OPENCLAW_TOOL = "openclaw_tool"
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,3 +372,53 @@ HISTORY_DIVERGENCES: tuple[HistoryDivergence, ...] = (
         present=_offset_rejected_upstream_dropped,
     ),
 )
+
+
+# ---- OpenClaw 2026.9.6's `sessions_search` tool --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCase:
+    """One `sessions_search` call: who asks, sandboxed or not, under which `openclaw.json`,
+    with which arguments."""
+
+    requester: str
+    arguments: Mapping[str, Any]
+    sandboxed: bool = False
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDivergence:
+    """A known difference of the tool: as `Divergence`, over a call and the corpus's sessions."""
+
+    id: str
+    description: str
+    reason: str
+    recognises: Callable[[ToolCase, Sequence[TreeSession]], bool]
+    #: A call on the tool test's generated corpus that shows the difference.
+    reproducer: ToolCase
+
+
+def _blank_query(case: ToolCase, sessions: Sequence[TreeSession]) -> bool:
+    query = case.arguments.get("query")
+    return not isinstance(query, str) or not query.strip()
+
+
+OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
+    ToolDivergence(
+        id="openclaw-tool-empty-query-message",
+        description="a blank or missing query: OpenClaw throws `query must not be empty`, we "
+                    "throw `query must not be empty; retry with non-empty keywords to match in "
+                    "past session text`",
+        reason="the npm version predates the spec's message (behaviour.md section 3.2, kept for "
+               "providers that strip the schema pattern): the spec wins",
+        recognises=_blank_query,
+        reproducer=ToolCase("agent:main:main", {"query": "   "}),
+    ),
+)
+
+
+def recognised_tool_call(case: ToolCase, sessions: Sequence[TreeSession]) -> list[ToolDivergence]:
+    """The tool entries whose predicate recognises one call on a corpus of `sessions`."""
+    return [entry for entry in OPENCLAW_TOOL_DIVERGENCES if entry.recognises(case, sessions)]

@@ -18,7 +18,20 @@
 // * listing the agent databases: `listOpenClawRegisteredAgentDatabases` (bundle module
 //   of src/state/openclaw-agent-db-registry-listing.ts), OpenClaw's own registry;
 // * counting the indexed rows after a load: `withOpenClawAgentDatabaseReadOnly` (a
-//   read-only `count(*)`, the only SQL written here).
+//   read-only `count(*)`, the only SQL written here);
+// * session entries with ownership metadata (`sessions.upsert`): `upsertSessionEntry`
+//   again, with the entry's `spawnedBy`, `parentSessionKey`, `archivedAt`, ... fields;
+// * the agent tool (`sessions_search`): `setEmbeddedMode(true)`, a session-row projection
+//   (`createSessionRowProjection`) bound with `bindEmbeddedSessionRowProjection` as
+//   OpenClaw's local embedded backend binds it, then `createOpenClawTools` and the
+//   `sessions_search` tool's own `execute` (its visibility checks, `sessions.list` and
+//   `sessions.search` calls go through OpenClaw's embedded Gateway stub).
+//
+// Configuration (`config.write`) is OpenClaw's `openclaw.json` in the state folder, which
+// OpenClaw reads once and pins: `config.write` drops the pinned copy with OpenClaw's own
+// `clearRuntimeConfigSnapshot` (bundle module of src/config/runtime-snapshot.ts), so one
+// process can answer under several configurations, as long as the `agents` section (the
+// roster the session-row projection was built with) stays the same.
 //
 // Scope mapping (OpenClaw keeps one SQLite database per agent, this engine one store):
 // * `agentId` without `sessionKeys`: that agent's database, the kernel answer as it is;
@@ -137,7 +150,9 @@ function indexedRowCount(agentId) {
 
 const FLAT_FIELDS = ["sessionKey", "sessionId", "messageId", "role", "text", "timestamp"];
 
-function flatRows(file) {
+// `unscopedAgentId`: the agent whose database holds keys without an agent part
+// (`global`, `unknown`); without it such a key is refused.
+function flatRows(file, unscopedAgentId) {
   let text;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -164,8 +179,8 @@ function flatRows(file) {
     if (typeof timestamp !== "number" || !Number.isFinite(timestamp)) {
       throw new RpcError(INVALID_PARAMS, `${where}: "timestamp" must be epoch milliseconds or an ISO-8601 string`);
     }
-    const agentId = agentOfKey(row.sessionKey);
-    if (!agentId) throw new RpcError(INVALID_PARAMS, `${where}: sessionKey "${row.sessionKey}" is not agent:<id>:<rest>`);
+    const agentId = agentOfKey(row.sessionKey) ?? unscopedAgentId;
+    if (!agentId) throw new RpcError(INVALID_PARAMS, `${where}: sessionKey "${row.sessionKey}" is not agent:<id>:<rest> (pass unscopedAgentId)`);
     rows.push({ ...row, timestamp, agentId });
   });
   return rows;
@@ -173,8 +188,10 @@ function flatRows(file) {
 
 async function loadCorpus(params) {
   if (typeof params.path !== "string") throw new RpcError(INVALID_PARAMS, "path must be a string");
+  const unscoped = params.unscopedAgentId ?? null;
+  if (unscoped !== null && typeof unscoped !== "string") throw new RpcError(INVALID_PARAMS, "unscopedAgentId must be a string");
   const started = Date.now();
-  const rows = flatRows(params.path);
+  const rows = flatRows(params.path, unscoped === null ? undefined : routing.normalizeAgentId(unscoped));
   let appended = 0;
   // Flat-file semantics: each window is one chain in file order; of a key's windows, the
   // one whose first line comes last is current (a Map keeps first-insertion order).
@@ -324,6 +341,167 @@ async function search(params) {
   };
 }
 
+
+// ---- sessions.upsert: session entries with ownership metadata ------------------------------
+
+// The entry fields a test may set, with their JSON types. `upsertSessionEntry` replaces the
+// whole entry, so `sessionId` and `updatedAt` are required.
+const ENTRY_FIELDS = {
+  sessionId: "string", updatedAt: "number", spawnedBy: "string", parentSessionKey: "string",
+  archivedAt: "number", startedAt: "number", endedAt: "number", status: "string",
+  label: "string", incognito: "boolean",
+};
+
+function checkedEntry(value, where) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new RpcError(INVALID_PARAMS, `${where} must be an object`);
+  }
+  const { sessionKey, agentId, ...entry } = value;
+  if (typeof sessionKey !== "string") throw new RpcError(INVALID_PARAMS, `${where}.sessionKey must be a string`);
+  if (agentId !== undefined && typeof agentId !== "string") throw new RpcError(INVALID_PARAMS, `${where}.agentId must be a string`);
+  for (const [name, fieldValue] of Object.entries(entry)) {
+    if (!(name in ENTRY_FIELDS)) throw new RpcError(INVALID_PARAMS, `${where}: unknown entry field ${name}`);
+    if (typeof fieldValue !== ENTRY_FIELDS[name]) throw new RpcError(INVALID_PARAMS, `${where}.${name} must be a ${ENTRY_FIELDS[name]}`);
+  }
+  for (const name of ["sessionId", "updatedAt"]) {
+    if (!(name in entry)) throw new RpcError(INVALID_PARAMS, `${where}.${name} is required`);
+  }
+  const owner = agentOfKey(sessionKey) ?? (agentId === undefined ? undefined : routing.normalizeAgentId(agentId));
+  if (!owner) throw new RpcError(INVALID_PARAMS, `${where}: sessionKey "${sessionKey}" has no agent part: give agentId`);
+  return { agentId: owner, sessionKey, entry };
+}
+
+async function upsertEntries(params) {
+  if (!Array.isArray(params.entries)) throw new RpcError(INVALID_PARAMS, "entries must be an array");
+  const checked = params.entries.map((value, index) => checkedEntry(value, `entries[${index}]`));
+  const stored = [];
+  for (const { agentId, sessionKey, entry } of checked) {
+    await sessionStore.upsertSessionEntry({ agentId, sessionKey, entry });
+    const readBack = sessionStore.getSessionEntry({ agentId, sessionKey });
+    // What OpenClaw kept of the fields given, so a caller sees a field it dropped.
+    stored.push({
+      agentId, sessionKey,
+      entry: Object.fromEntries(Object.keys(entry).filter((name) => readBack?.[name] !== undefined)
+        .map((name) => [name, readBack[name]])),
+    });
+  }
+  return { entries: stored };
+}
+
+// ---- config.write ----------------------------------------------------------------------------
+
+// OpenClaw pins the configuration it first reads (`getRuntimeConfig`). `config.write`
+// writes `openclaw.json`, drops the pinned copy with OpenClaw's own
+// `clearRuntimeConfigSnapshot` and reads the file again at once, so OpenClaw's validator
+// refuses a bad file here (INVALID_PARAMS, its message; the previous file is put back) and
+// the next tool call reads the new settings. The session-row projection the tools list
+// from is built once, at the first tool call: a later file must keep the same `agents`
+// section (the roster the projection filters by), else a fresh adapter is needed.
+const CONFIG_FILE = path.join(STATE_FOLDER, "openclaw.json");
+let projectedAgents;
+let configModules;
+
+// Loaded on first use: the kernel-only methods never need them.
+async function loadConfigModules() {
+  configModules ??= {
+    snapshot: await bundledFunctions("src/config/runtime-snapshot.ts", ["clearRuntimeConfigSnapshot"]),
+    gatewayStub: await import(pathToFileURL(path.join(BUNDLE, "embedded-gateway-stub.runtime.js")).href),
+  };
+  return configModules;
+}
+
+function agentsSection(config) {
+  return JSON.stringify(config.agents ?? null);
+}
+
+async function writeConfig(params) {
+  const { config } = params;
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw new RpcError(INVALID_PARAMS, "config must be an object");
+  }
+  if (projectedAgents !== undefined && agentsSection(config) !== projectedAgents) {
+    throw new RpcError(INVALID_PARAMS, "config.write changes the agents section after the first sessions_search: "
+      + "the session-row projection keeps the first roster, start a fresh adapter");
+  }
+  const { snapshot, gatewayStub } = await loadConfigModules();
+  const previous = fs.existsSync(CONFIG_FILE) ? fs.readFileSync(CONFIG_FILE) : undefined;
+  fs.writeFileSync(CONFIG_FILE, `${JSON.stringify(config, null, 2)}\n`);
+  snapshot.clearRuntimeConfigSnapshot();
+  try {
+    gatewayStub.getRuntimeConfig();
+  } catch (error) {
+    // A refused file leaves the previous configuration in force.
+    if (previous === undefined) fs.rmSync(CONFIG_FILE);
+    else fs.writeFileSync(CONFIG_FILE, previous);
+    snapshot.clearRuntimeConfigSnapshot();
+    if (error?.name === "InvalidConfigError") throw new RpcError(INVALID_PARAMS, error.message);
+    throw error;
+  }
+  return { file: CONFIG_FILE };
+}
+
+// ---- sessions_search: the agent tool in embedded mode ----------------------------------------
+
+let toolRuntime;
+
+async function loadToolRuntime() {
+  if (toolRuntime) return toolRuntime;
+  const embeddedMode = await bundledFunctions("src/infra/embedded-mode.ts", ["setEmbeddedMode"]);
+  const tools = await bundledFunctions("src/agents/openclaw-tools.ts",
+    ["createOpenClawTools", "bindEmbeddedSessionRowProjection"]);
+  const rows = await bundledFunctions("src/gateway/session-row-projection.ts", ["createSessionRowProjection"]);
+  const stub = (await loadConfigModules()).gatewayStub;
+  embeddedMode.setEmbeddedMode(true);
+  // The wiring of OpenClaw's local embedded backend: one projection over the session rows,
+  // read by the embedded Gateway stub's `sessions.list` and `sessions.resolve`.
+  const projection = Promise.resolve(rows.createSessionRowProjection({
+    cfg: stub.getRuntimeConfig(), getConfig: stub.getRuntimeConfig,
+  }));
+  await projection;
+  tools.bindEmbeddedSessionRowProjection(projection);
+  projectedAgents = agentsSection(fs.existsSync(CONFIG_FILE) ? JSON.parse(fs.readFileSync(CONFIG_FILE, "utf8")) : {});
+  toolRuntime = { createOpenClawTools: tools.createOpenClawTools,
+    chunks: [embeddedMode.chunk, tools.chunk, rows.chunk] };
+  return toolRuntime;
+}
+
+let toolCalls = 0;
+// The tool of each (requester, sandboxed): `createOpenClawTools` builds every tool, and the
+// search tool reads the configuration when it executes, not when it is made.
+const searchTools = new Map();
+
+function searchTool(runtime, requesterSessionKey, sandboxed) {
+  const key = JSON.stringify([requesterSessionKey, sandboxed]);
+  if (!searchTools.has(key)) {
+    const tool = runtime.createOpenClawTools({ agentSessionKey: requesterSessionKey, sandboxed })
+      .find((each) => each.name === "sessions_search");
+    if (!tool) throw new Error("createOpenClawTools made no sessions_search tool");
+    searchTools.set(key, tool);
+  }
+  return searchTools.get(key);
+}
+
+async function callSearchTool(params) {
+  const { requesterSessionKey, sandboxed = false, arguments: toolArguments } = params;
+  const unknown = Object.keys(params).filter((name) => !["requesterSessionKey", "sandboxed", "arguments"].includes(name));
+  if (unknown.length) throw new RpcError(INVALID_PARAMS, `unknown params: ${unknown.sort().join(", ")}`);
+  if (typeof requesterSessionKey !== "string") throw new RpcError(INVALID_PARAMS, "requesterSessionKey must be a string");
+  if (typeof sandboxed !== "boolean") throw new RpcError(INVALID_PARAMS, "sandboxed must be a boolean");
+  if (toolArguments === null || typeof toolArguments !== "object" || Array.isArray(toolArguments)) {
+    throw new RpcError(INVALID_PARAMS, "arguments must be an object");
+  }
+  const tool = searchTool(await loadToolRuntime(), requesterSessionKey, sandboxed);
+  toolCalls += 1;
+  try {
+    const answer = await tool.execute(`session-search-oracle-${toolCalls}`, toolArguments);
+    return answer.details;
+  } catch (error) {
+    // The tool's input errors (`ToolInputError`, status 400) are the caller's fault.
+    if (error?.name === "ToolInputError") throw new RpcError(INVALID_PARAMS, error.message);
+    throw error;
+  }
+}
+
 // ---- adapter.info --------------------------------------------------------------------------
 
 async function info() {
@@ -342,7 +520,10 @@ async function info() {
   };
 }
 
-const METHODS = { "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search };
+const METHODS = {
+  "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search,
+  "sessions.upsert": upsertEntries, "config.write": writeConfig, sessions_search: callSearchTool,
+};
 
 // ---- the line protocol -----------------------------------------------------------------------
 
