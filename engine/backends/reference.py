@@ -60,7 +60,7 @@ query term never needs the cut, since a query holds at most 4,096 UTF-16 units (
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,6 +148,12 @@ def windows_left_dirty(
             if state is not None and state.needs_rebuild}
 
 
+def generation_reader(store: TranscriptStore) -> Callable[[], int]:
+    """A function that reads `store.generation` now: it holds the store, not the backend,
+    so a backend keeping it makes no reference cycle (a closed backend is freed at once)."""
+    return lambda: store.generation
+
+
 def manifest_claim(directory: Directory) -> tuple[CommittedClaim, ...]:
     """What the index manifest says was committed (the store generation it covers: it is
     written after those commits were fsynced); empty when there is no manifest, or it
@@ -215,7 +221,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
         self._status = False
         #: The scopes searches selected, kept while the store's generation and the
         #: index's window states stay the same (`engine.search.scope.ScopeCache`).
-        self._scopes = ScopeCache(lambda: self.store.generation)
+        self._scopes = ScopeCache(generation_reader(store))
         #: Committed transactions not yet applied to the index, in commit order.
         self._deferred: list[tuple[int, list[Change]]] = []
         self.index = self._load_and_replay()
