@@ -1,11 +1,10 @@
 """The real OpenClaw 2026.9.6 `sessions_history` tool as a differential oracle (issue 13).
 
-How it runs: the shared driver (`../shared/oracles/openclaw/driver.mjs`, beside the
-checkout; `SESSION_SEARCH_OPENCLAW_DRIVER` names another) runs the installed `openclaw`
-package (`openclaw_installation`, as for the search oracle) in local embedded mode: its
-`corpus.load` writes a flat messages file through OpenClaw's own transcript writer, and
-its `sessions_history` method calls the real agent tool, whose embedded Gateway answers
-`chat.history` with the real handler. Both of our backends import the same file with
+How it runs: the project's adapter (`openclaw/adapter.mjs`, as for the search oracles)
+runs the installed `openclaw` package (`openclaw_installation`) in local embedded mode:
+its `corpus.load` writes a flat messages file through OpenClaw's own transcript writer,
+and its `sessions_history` method calls the real agent tool, whose embedded Gateway
+answers `chat.history` with the real handler. Both of our backends import the same file with
 `engine.ingest` and answer through `engine.history.tool.sessions_history`.
 
 The corpus: `chat_corpus.generate_messages` (multilingual keys with one to three windows
@@ -24,8 +23,6 @@ taken out; each entry must have fired, and only where the raw answers really dif
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,69 +35,15 @@ from engine.errors import InputError
 from engine.history.request import ToolHistoryRequest
 from engine.history.tool import sessions_history
 from engine.ingest.into_store import import_into_store
+from engine.rpc.client import RpcClient
+from engine.rpc.errors import RpcError
 from tests.oracles.chat_corpus import FlatMessage, generate_messages, write_flat_file
-from tests.oracles.oracle_run import oracle_summary, skip_or_fail
+from tests.oracles.oracle_run import oracle_summary, running_adapter
 from tests.parity.known_divergences import HISTORY_DIVERGENCES
 
-CHECKOUT = Path(__file__).resolve().parents[2]
-DRIVER_VARIABLE = "SESSION_SEARCH_OPENCLAW_DRIVER"
-DRIVER_CANDIDATES = (CHECKOUT.parent / "shared", CHECKOUT.parent.parent / "shared")
 AGENT = "work"
 REQUESTER = f"agent:{AGENT}:main"
 SEED = 13
-
-
-def driver_path() -> Path:
-    """The shared driver: `$SESSION_SEARCH_OPENCLAW_DRIVER`, else beside the checkout."""
-    named = os.environ.get(DRIVER_VARIABLE, "").strip()
-    candidates = [Path(named)] if named else [
-        folder / "oracles" / "openclaw" / "driver.mjs" for folder in DRIVER_CANDIDATES]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    skip_or_fail(f"no OpenClaw driver at {', '.join(map(str, candidates))} "
-                 f"({DRIVER_VARIABLE} names one)")
-    raise AssertionError("unreachable")
-
-
-class Driver:
-    """The driver's line protocol: `{"id", "method", "params"}` in, `{"id", "result"}` or
-    `{"id", "error": {"code", "message"}}` out, one request at a time."""
-
-    def __init__(self, node: Path, script: Path, package: Path, folder: Path) -> None:
-        home = folder / "home"
-        home.mkdir(parents=True, exist_ok=True)
-        environment = {"PATH": f"{node.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-                       "HOME": str(home), "TMPDIR": str(folder), "NO_COLOR": "1",
-                       "OPENCLAW_DISABLE_UPDATE_CHECK": "1", "OPENCLAW_PKG": str(package),
-                       "OPENCLAW_STATE_DIR": str(folder / "state")}
-        self.log = (folder / "driver.log").open("w", encoding="utf-8")
-        self.process = subprocess.Popen([str(node), str(script)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.log, text=True,
-                                        encoding="utf-8", env=environment)
-        self.next_id = 0
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"id": self.next_id, "method": method,
-                                             "params": params}) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the OpenClaw driver stopped; see {self.log.name}")
-        answer = json.loads(line)
-        assert answer["id"] == self.next_id
-        return answer
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
 
 
 def corpus() -> list[FlatMessage]:
@@ -137,9 +80,12 @@ def requests_for(messages: list[FlatMessage]) -> list[dict[str, Any]]:
     return requests
 
 
-def their_answer(driver: Driver, params: dict[str, Any]) -> dict[str, Any]:
-    answer = driver.call("sessions_history", {**params, "requesterSessionKey": REQUESTER})
-    return {"error": answer["error"]["message"]} if "error" in answer else answer["result"]
+def their_answer(adapter: RpcClient, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return adapter.call("sessions_history", {"requesterSessionKey": REQUESTER,
+                                                 "arguments": params})
+    except RpcError as error:
+        return {"error": error.message}
 
 
 def our_answer(store: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -167,35 +113,32 @@ def difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def loaded(openclaw_installation, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
-    script = driver_path()
     folder = tmp_path_factory.mktemp("openclaw-history")
     messages = corpus()
     flat = write_flat_file(messages, folder / "messages.jsonl")
-    driver = Driver(openclaw_installation.node, script, openclaw_installation.package, folder)
-    try:
-        configured = driver.call("config.configureAgents", {"agentIds": [AGENT]})
-        loaded = driver.call("corpus.load", {"path": str(flat), "messageShape": "string"})
-        if "error" in configured or "error" in loaded:
-            skip_or_fail(f"the OpenClaw driver could not load the corpus: {configured} {loaded}")
-        assert loaded["result"]["failed"] == 0, loaded
+    with running_adapter(openclaw_installation, folder / "state") as adapter:
+        adapter.call("config.write", {"config": {"agents": {
+            "ownership": "explicit", "entries": {AGENT: {}}}}})
+        loaded = adapter.call("corpus.load", {"path": str(flat)})
+        assert loaded["appended"] == loaded["messages"] == len(messages), loaded
         stores = {}
         for backend in ("reference", "sqlite"):
             import_into_store(folder / backend, backend, [flat])
             stores[backend] = open_backend(folder / backend)
-        yield driver, stores, messages
-        for store in stores.values():
-            store.close()
-    finally:
-        driver.close()
+        try:
+            yield adapter, stores, messages
+        finally:
+            for store in stores.values():
+                store.close()
 
 
 def test_sessions_history_agrees_with_openclaw(loaded, pytestconfig: pytest.Config) -> None:
-    driver, stores, messages = loaded
+    adapter, stores, messages = loaded
     tally: Counter[str] = Counter()
     differences: list[str] = []
     requests = requests_for(messages)
     for params in requests:
-        theirs = their_answer(driver, params)
+        theirs = their_answer(adapter, params)
         for backend, store in stores.items():
             ours, expected = our_answer(store, params), theirs
             for entry in HISTORY_DIVERGENCES:

@@ -520,7 +520,7 @@ def test_every_tool_divergence_still_reproduces(entry: ToolDivergence, run: Run,
 
 
 @pytest.mark.xfail(strict=True, reason="our partitions index incognito transcripts, so they count in "
-                                       "bm25 statistics; OpenClaw never stores them (FINDINGS-tool.md 9.1)")
+                                       "bm25 statistics; OpenClaw never stores them (docs/openclaw-sessions-search-findings.md 9.1)")
 def test_incognito_transcripts_do_not_change_scores(
     run: Run, world: World, tmp_path: Path
 ) -> None:

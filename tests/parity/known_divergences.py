@@ -41,7 +41,7 @@ entries `ours-blank-session-key-is-not-absent`, `ours-resolves-retained-window-i
 `ours-does-not-resolve-keys-with-capitals`, `ours-gives-unscoped-targets-to-main`,
 `ours-resolves-any-session-id-under-sandbox` and
 `ours-ignores-parent-only-children-under-sandbox` once the tool agreed with OpenClaw on
-them (FINDINGS-tool.md section 9; the oracle's calls keep every case).
+them (docs/openclaw-sessions-search-findings.md section 9; the oracle's calls keep every case).
 """
 
 from __future__ import annotations

@@ -470,18 +470,29 @@ let toolCalls = 0;
 // search tool reads the configuration when it executes, not when it is made.
 const searchTools = new Map();
 
-function searchTool(runtime, requesterSessionKey, sandboxed) {
-  const key = JSON.stringify([requesterSessionKey, sandboxed]);
+function agentTool(runtime, name, requesterSessionKey, sandboxed) {
+  const key = JSON.stringify([name, requesterSessionKey, sandboxed]);
   if (!searchTools.has(key)) {
     const tool = runtime.createOpenClawTools({ agentSessionKey: requesterSessionKey, sandboxed })
-      .find((each) => each.name === "sessions_search");
-    if (!tool) throw new Error("createOpenClawTools made no sessions_search tool");
+      .find((each) => each.name === name);
+    if (!tool) throw new Error(`createOpenClawTools made no ${name} tool`);
     searchTools.set(key, tool);
   }
   return searchTools.get(key);
 }
 
 async function callSearchTool(params) {
+  return callAgentTool("sessions_search", params);
+}
+
+// sessions_history: the agent tool, whose embedded Gateway answers its `chat.history`
+// call with the real handler (`handleChatHistory` -> `readChatHistoryPage`); a thrown
+// error (e.g. "sessionId does not belong to sessionKey") becomes INVALID_PARAMS.
+async function callHistoryTool(params) {
+  return callAgentTool("sessions_history", params, { thrownAreInputErrors: true });
+}
+
+async function callAgentTool(name, params, { thrownAreInputErrors = false } = {}) {
   const { requesterSessionKey, sandboxed = false, arguments: toolArguments } = params;
   const unknown = Object.keys(params).filter((name) => !["requesterSessionKey", "sandboxed", "arguments"].includes(name));
   if (unknown.length) throw new RpcError(INVALID_PARAMS, `unknown params: ${unknown.sort().join(", ")}`);
@@ -490,14 +501,16 @@ async function callSearchTool(params) {
   if (toolArguments === null || typeof toolArguments !== "object" || Array.isArray(toolArguments)) {
     throw new RpcError(INVALID_PARAMS, "arguments must be an object");
   }
-  const tool = searchTool(await loadToolRuntime(), requesterSessionKey, sandboxed);
+  const tool = agentTool(await loadToolRuntime(), name, requesterSessionKey, sandboxed);
   toolCalls += 1;
   try {
     const answer = await tool.execute(`session-search-oracle-${toolCalls}`, toolArguments);
     return answer.details;
   } catch (error) {
     // The tool's input errors (`ToolInputError`, status 400) are the caller's fault.
-    if (error?.name === "ToolInputError") throw new RpcError(INVALID_PARAMS, error.message);
+    if (error?.name === "ToolInputError" || (thrownAreInputErrors && error instanceof Error)) {
+      throw new RpcError(INVALID_PARAMS, error.message);
+    }
     throw error;
   }
 }
@@ -523,6 +536,7 @@ async function info() {
 const METHODS = {
   "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search,
   "sessions.upsert": upsertEntries, "config.write": writeConfig, sessions_search: callSearchTool,
+  sessions_history: callHistoryTool,
 };
 
 // ---- the line protocol -----------------------------------------------------------------------
