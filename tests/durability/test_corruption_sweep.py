@@ -211,6 +211,7 @@ def scratch() -> Iterator[Path]:
 
 
 def sweep(scratch: Path, backend: str, *, every_page: bool) -> Counter[str]:
+    scratch = Path(tempfile.mkdtemp(prefix=f"{backend}-", dir=scratch))  # one folder a sweep
     store = scratch / backend
     import_into_store(store, backend, [DEMO])
     import_into_store(store, None, [more_messages(scratch / f"more-{backend}.jsonl", 60)])
