@@ -86,6 +86,23 @@ def windows_by_key(reader: TranscriptReader) -> dict[str, list[SessionWindow]]:
     return grouped
 
 
+def entry_in(reader: TranscriptReader, session_key: str) -> RosterEntry | None:
+    """The roster entry of one key, read from its own windows only (None when the store
+    holds none): what a check of one named session needs, without listing the store."""
+    windows = reader.windows_of(session_key)
+    return entry_of(session_key, windows) if windows else None
+
+
+def incognito_session(session_key: str, entry: RosterEntry | None) -> bool:
+    """Whether session tools must never read `session_key`: an incognito key shape, or
+    the store's incognito flag on its current window (`entry`, when the store holds it).
+
+    >>> incognito_session("agent:main:dashboard:incognito-x", None)
+    True
+    """
+    return is_incognito(session_key) or (entry is not None and entry.incognito)
+
+
 def roster(reader: TranscriptReader) -> dict[str, RosterEntry]:
     """Every session of a store by key, in the store's key order."""
     return {key: entry_of(key, windows) for key, windows in windows_by_key(reader).items()}
@@ -119,5 +136,5 @@ def visible_candidates(context: RequesterContext,
         if check_row(context, row).allowed:
             chosen[entry.key] = Candidate(entry.key, entry.agent_id, row)
     visible = [candidate for key, candidate in chosen.items()
-               if not is_incognito(key) and not (key in sessions and sessions[key].incognito)]
+               if not incognito_session(key, sessions.get(key))]
     return sorted(visible, key=lambda candidate: locale_compare_key(candidate.key))

@@ -15,33 +15,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.access.roster import RosterEntry, roster
-from engine.access.session_keys import is_incognito, key_agent
+from engine.access.roster import entry_in, incognito_session
+from engine.access.session_keys import key_agent
 from engine.access.targets import target_access
 from engine.access.tool_config import ToolConfig
-from engine.access.visibility import Requester, RequesterContext, denial_message
-from engine.access.visibility import resolve_requester
+from engine.access.visibility import Requester, RequesterContext, denial_message, resolve_requester
 from engine.backends.protocol import TranscriptReader
 from engine.history.tool import AccessDenial
 
 
 @dataclass(frozen=True, slots=True)
 class RequesterHistoryAccess:
-    """A requester's history access over one store's roster."""
+    """A requester's history access to the sessions of one store (each check reads the
+    named session's windows only, not the store's whole roster)."""
 
     context: RequesterContext
-    sessions: dict[str, RosterEntry]
+    reader: TranscriptReader
 
     @classmethod
     def of(cls, reader: TranscriptReader, requester: Requester,
            config: ToolConfig = ToolConfig()) -> RequesterHistoryAccess:
-        """The access of `requester` over the sessions `reader` holds."""
-        return cls(resolve_requester(requester, config), roster(reader))
+        """The access of `requester` to the sessions `reader` holds."""
+        return cls(resolve_requester(requester, config), reader)
 
     def history_denial(self, session_key: str) -> AccessDenial | None:
         """None when the requester may read `session_key`'s history, else why not."""
-        entry = self.sessions.get(session_key)
-        if is_incognito(session_key) or (entry is not None and entry.incognito):
+        entry = entry_in(self.reader, session_key)
+        if incognito_session(session_key, entry):
             return AccessDenial("forbidden", f"Session not visible from session tools: {session_key}")
         target_agent = key_agent(session_key) or self.context.agent_id
         decision = target_access(self.context, session_key, target_agent, entry)

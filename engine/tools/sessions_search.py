@@ -51,23 +51,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.access.roster import Candidate, RosterEntry, roster, visible_candidates
+from engine.access.roster import (
+    Candidate,
+    RosterEntry,
+    incognito_session,
+    roster,
+    visible_candidates,
+)
+from engine.access.session_keys import is_agent_scoped, key_agent, names_a_session_id
 from engine.access.targets import target_access
-from engine.access.session_keys import is_agent_scoped, is_incognito, key_agent, key_rest
-from engine.access.session_keys import names_a_session_id
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import (
-    Decision, Requester, RequesterContext, SessionRow, check_row, denial_message,
+    Requester,
+    RequesterContext,
+    SessionRow,
+    check_row,
+    denial_message,
     resolve_requester,
 )
 from engine.analysis.collation import locale_compare_key
+from engine.analysis.js_json import js_json_bytes
 from engine.backends.protocol import Backend, Interruptible, Refreshable
 from engine.errors import EngineError, InputError
 from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_agent_id
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
-from engine.analysis.js_json import js_json_bytes
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 25
@@ -212,7 +221,7 @@ def kernel_key(key: str, agent_id: str) -> str:
 def call_agent(key: str, agent_id: str) -> str:
     """The agent a kernel call for `key` is addressed to: an agent-scoped key's own agent,
     else the candidate's (OpenClaw groups an unscoped key under the agent it was listed
-    or resolved for; the store then finds `global` wherever it keeps it).
+    or resolved for; `held_by` then drops it from a call of an agent that holds none).
 
     >>> call_agent("agent:work:x", "main"), call_agent("global", "work")
     ('work', 'work')
@@ -229,11 +238,6 @@ def held_by(key: str, agent_id: str) -> bool:
     (True, False, True)
     """
     return is_agent_scoped(key) or owner_agent_id(key) == agent_id
-
-
-def incognito(key: str, sessions: dict[str, RosterEntry]) -> bool:
-    """Whether `key` names an incognito session, by its shape or by the store's flag."""
-    return is_incognito(key) or (key in sessions and sessions[key].incognito)
 
 
 def resolve_reference(given: str, sessions: dict[str, RosterEntry],
@@ -277,7 +281,8 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
         given = context.config.main_alias
     target_agent = key_agent(given) or context.agent_id
     searched = kernel_key(given, target_agent)
-    if incognito(given, sessions) or incognito(searched, sessions):
+    if incognito_session(given, sessions.get(given)) or incognito_session(
+            searched, sessions.get(searched)):
         return refusal("forbidden", f"Session not visible from session tools: {raw}")
     grant = next((grant for grant in context.grants if grant.session_key in (given, searched)),
                  None)
@@ -307,7 +312,8 @@ def plan_search(store: Backend, requester: Requester, arguments: Any,
                   visible_candidates(context, sessions)]
         # an alias candidate (`main`) is the session of its kernel key: never incognito
         candidates = [candidate for candidate in listed
-                      if not incognito(candidate.kernel_key, sessions)]
+                      if not incognito_session(candidate.kernel_key,
+                                               sessions.get(candidate.kernel_key))]
     by_agent: dict[str, list[SearchCandidate]] = {}
     for candidate in candidates:
         by_agent.setdefault(candidate.agent_id, []).append(candidate)

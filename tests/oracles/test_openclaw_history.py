@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

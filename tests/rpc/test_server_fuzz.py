@@ -148,12 +148,18 @@ def check_answer(line: bytes, answer: dict[str, Any] | None) -> None:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=hostile_lines)
 def test_every_hostile_line_gets_one_conforming_answer(store: Path, line: bytes) -> None:
+    answer_line(store, line)
+
+
+def answer_line(store: Path, line: bytes) -> dict[str, Any] | None:
+    """The server's answer to `line` on a freshly opened store, checked to conform."""
     backend = open_backend(store)
     try:
         answer = handle_line(backend, line)
     finally:
         backend.close()
     check_answer(line, answer)
+    return answer
 
 
 def seeded_batch(generator: random.Random, count: int) -> list[bytes]:
@@ -206,11 +212,6 @@ def test_hostile_tool_requests_get_a_result_or_a_deliberate_error(store: Path,
                                                                   line: bytes) -> None:
     """The agent tool never meets a bug on hostile input: every answer is a result or an
     error the engine chose (invalid params, a store error), never INTERNAL_ERROR."""
-    backend = open_backend(store)
-    try:
-        answer = handle_line(backend, line)
-    finally:
-        backend.close()
-    check_answer(line, answer)
+    answer = answer_line(store, line)
     assert answer is not None
     assert answer.get("error", {}).get("code") != INTERNAL_ERROR, answer
