@@ -98,7 +98,7 @@ with the partition that scored it: its N, n and avgdl are that partition's.
 
 Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windows`,
 `events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
-`reconcile` and `index_status` run on every partition.
+`reconcile`, `index_status` and `compact` run on every partition.
 
 An OpenClaw state (`open_openclaw_state`). A state folder the real OpenClaw wrote has the
 same `agents/<agentId>/agent/openclaw-agent.sqlite` files but no root `store.meta` and
@@ -129,6 +129,7 @@ from engine.backends.protocol import (
     AnswersLate,
     Backend,
     BackendTransaction,
+    Compactable,
     Diagnosable,
     Explainable,
     Interruptible,
@@ -154,6 +155,7 @@ from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
+from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.validation import check_event, check_window, unknown_session
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
@@ -623,9 +625,9 @@ class PartitionedTransaction(BackendTransaction):
 # --------------------------------------------------------------------------------------
 
 
-class PartitionedStore(Backend, Maintenance, Interruptible):
+class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
     """A store of one partition per agent (capabilities `Backend`, `Maintenance`,
-    `Interruptible` (forwarded to the partitions that have it); over
+    `Interruptible` (forwarded to the partitions that have it), `Compactable`; over
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
     `Explainable`). The rules are in the module docstring."""
 
@@ -889,6 +891,21 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
             rebuilt += require_capability(partition, Maintenance, "reconcile").reconcile(counted)
             finished_work += partition_total[0]
         return rebuilt
+
+    def compact(self) -> CompactionOutcome:
+        """Compact every partition in agent order (writer only); what they reclaimed,
+        summed (one partition after another: a partition's compaction is crash-safe
+        on its own, and a failure stops before the next)."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("cannot compact: the store was opened read-only")
+        if self._in_transaction:
+            raise UsageError("cannot compact inside a transaction")
+        kind = "database" if self.name == "sqlite" else "log"
+        total = CompactionOutcome(kind=kind)
+        for partition in self._partitions.values():
+            total += require_capability(partition, Compactable, "compact").compact()
+        return total
 
     def problems(self) -> list[Any]:
         """The partitions the root lists whose folder is gone, then what every partition

@@ -76,6 +76,7 @@ from engine.backends.protocol import (
     AnswersLate,
     Backend,
     BackendTransaction,
+    Compactable,
     Diagnosable,
     Explainable,
     Maintenance,
@@ -103,6 +104,7 @@ from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
 from engine.transcript.changes import Change, EventAppended, SessionDeleted
+from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
@@ -201,9 +203,11 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate):
+class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate,
+                       Compactable):
     """A store directory searched by the reference index (capabilities: `Backend`,
-    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`)."""
+    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`,
+    `Compactable`)."""
 
     name = BACKEND_NAME
 
@@ -554,6 +558,14 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
             self.index.window_states.pop(session_id, None)
         self.flush()
         return len(work) + len(orphans)
+
+    def compact(self) -> CompactionOutcome:
+        """Reclaim the transcript log's deleted records (`TranscriptStore.compact`,
+        writer only). The index is left as it is: it names events by session id and
+        seq, never by log position, and the generation its manifest covers stays (every
+        commit record is kept); its deleted rows are dropped by `merge`."""
+        self._require_writer("compact the transcript log")
+        return self.store.compact()
 
     def rebuild_index(self) -> int:
         """Discard the index and rebuild every window from its transcript (`verify --repair`).

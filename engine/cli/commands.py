@@ -53,6 +53,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
+    CommandEntry("compact", "engine.cli.compact_command",
+                 "reclaim the space deleted sessions still take (log compaction, VACUUM)"),
     CommandEntry("verify", "engine.cli.search_commands",
                  "rebuild the index from transcripts in memory and report differences"),
     CommandEntry("dump", "engine.cli.dump_command",
