@@ -7,7 +7,9 @@ windows of which every third was deleted. Each round copies it, starts
 delay spread over the time one whole compaction takes (measured first, in the same
 way): while it plans, after it marked the compaction begun, between two file rewrites,
 during one, while it saves the checkpoint, before it clears the mark. Every kill then
-shows, in the test's process:
+shows, in the test's process (half the kills land at a time spread over the whole run,
+half at a time after a partition's compaction state first said one began, which the
+zygote watches for):
 
 * a reader opens the store without error, with exactly the committed windows, every
   one with all its events (read back and compared), and searches answer as before;
@@ -47,7 +49,7 @@ from engine.transcript.compaction import read_compaction_state
 from tests.durability.test_killed_writer import store_folder  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-KILLS = 10
+KILLS = 12
 WINDOWS = 60
 WORDS = ("deployment", "friday", "garden", "rollback", "window7", "window30")
 
@@ -60,11 +62,20 @@ import time
 import engine.backends.partitioned
 import engine.backends.reference
 import engine.cli.compact_command
-import engine.transcript.compaction
 from engine.cli import main
+from engine.directory import FileDirectory
+from engine.transcript.compaction import read_compaction_state
+
+def compaction_begun(store):
+    """Whether a partition's compaction state says one is running."""
+    for agent in os.listdir(os.path.join(store, "agents")):
+        if read_compaction_state(FileDirectory(os.path.join(store, "agents", agent))).in_progress:
+            return True
+    return False
+
 
 for line in sys.stdin:
-    store, delay = line.split()
+    store, mode, delay = line.split()
     pid = os.fork()
     if pid == 0:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -77,12 +88,19 @@ for line in sys.stdin:
             traceback.print_exc()
             status = 3
         os._exit(status)
-    if float(delay) >= 0:
-        time.sleep(float(delay))
-        finished, status = os.waitpid(pid, os.WNOHANG)
+    finished = 0
+    if mode != "never":
+        while mode == "begun" and not compaction_begun(store):
+            finished, status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                break
+            time.sleep(0.0005)
+        if not finished:
+            time.sleep(float(delay))
+            finished, status = os.waitpid(pid, os.WNOHANG)
         if not finished:  # still running, and not reaped: the pid is still this child's
             os.kill(pid, signal.SIGKILL)
-    if float(delay) < 0 or not finished:
+    if not finished:
         _, status = os.waitpid(pid, 0)
     os.write(1, f"done {status}\n".encode())
 '''
@@ -110,13 +128,14 @@ def line_of(process: subprocess.Popen[str]) -> str:
     return text.strip()
 
 
-def run_compaction(process: subprocess.Popen[str], store: Path,
-                   kill_after: float | None) -> bool:
-    """Compact `store` in a child the zygote forks and, after `kill_after` seconds (None:
-    never), kills with SIGKILL if it is still running (the zygote does it, before it
-    reaps the child, so the pid is the child's); whether it was killed."""
+def run_compaction(process: subprocess.Popen[str], store: Path, mode: str,
+                   delay: float = 0.0) -> bool:
+    """Compact `store` in a child the zygote forks and kills with SIGKILL, if it is still
+    running, `delay` seconds after it started (`mode` "time") or after a partition's
+    compaction state first said one began ("begun"); "never" lets it finish. The zygote
+    kills before it reaps the child, so the pid is the child's. Whether it was killed."""
     assert process.stdin is not None
-    process.stdin.write(f"{store} {-1 if kill_after is None else kill_after}\n")
+    process.stdin.write(f"{store} {mode} {delay}\n")
     process.stdin.flush()
     done, status = line_of(process).split()
     assert done == "done"
@@ -183,11 +202,11 @@ def test_a_compaction_killed_at_many_points_loses_nothing_committed(
     with zygote() as process:
         warm = store_folder / "warm"  # the first request also waits for the zygote's imports
         shutil.copytree(base, warm)
-        assert not run_compaction(process, warm, None)
+        assert not run_compaction(process, warm, "never")
         timed = store_folder / "timed"
         shutil.copytree(base, timed)
         started = time.perf_counter()
-        assert not run_compaction(process, timed, None)
+        assert not run_compaction(process, timed, "never")
         duration = time.perf_counter() - started
         assert log_bytes(timed) < log_bytes(base)
         assert committed_state(timed) == expected
@@ -195,8 +214,12 @@ def test_a_compaction_killed_at_many_points_loses_nothing_committed(
         for round_number in range(KILLS):
             store = store_folder / f"round-{round_number}"
             shutil.copytree(base, store)
-            delay = duration * (round_number + generator.random()) / KILLS
-            killed += run_compaction(process, store, delay)
+            if round_number % 2 == 0:  # anywhere, from the start
+                delay = duration * (round_number + generator.random()) / KILLS
+                killed += run_compaction(process, store, "time", delay)
+            else:  # once a partition's compaction began: rewrites, checkpoint, the mark
+                killed += run_compaction(process, store, "begun",
+                                         generator.uniform(0.0, duration / 4))
             interrupted += any(read_compaction_state(FileDirectory(partition)).in_progress
                                for partition in store.glob("agents/*"))
             assert committed_state(store) == expected
