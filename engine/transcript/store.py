@@ -291,6 +291,16 @@ class TranscriptStore:
                 serious=False)
             return
         problem = opened.disagreement(self.directory)
+        if problem is not None and read_compaction_state(self.directory) != \
+                self._compaction_seen:  # a compaction began since the state was read
+            self._compaction_seen = read_compaction_state(self.directory)
+            problem = "a compaction of the log was running"
+            opened.close()
+            self.checkpoint_ignored = problem
+            self._checkpoint_problem = StoreProblem(
+                location, f"{location}: not used: the transcript log was compacted while "
+                          "it was opened, so the log was replayed", serious=False)
+            return
         if problem is not None:
             opened.close()
             self.checkpoint_ignored = problem
