@@ -106,6 +106,10 @@ from engine.transcript.log import LOG_FOLDER, LogReader, RecordPosition, log_fil
 
 COMPACTION_STATE_NAME = f"{LOG_FOLDER}/compaction.state"
 
+#: The record kinds that change windows or keys (events only append): what the plan's
+#: check replays (`_check_same_state`).
+STATE_RECORDS = (WindowRecord, DeleteSessionRecord)
+
 #: The state read from a damaged compaction state file: a compaction may be running.
 UNKNOWN_STATE = CompactionState(compactions=-1, in_progress=True)
 
@@ -247,7 +251,11 @@ def superseded_records(record: LogRecord, lives: WindowLives) -> list[RecordPosi
     replace-transcript record (branch h-replace) makes the replaced window's earlier
     event records dead, not its window records, with one more case here, e.g.
     `case ReplaceTranscriptRecord(session_id=s): life = lives.lives.get(s); dead =
-    life.event_records; life.event_records = []; return dead`.
+    life.event_records; life.event_records = []; return dead`. What a new case must
+    keep: it only kills records that come before it, so that the records a compaction
+    cut short (files rewritten last first) leaves of them are a start followed by the
+    record that supersedes them, which the replay accepts; and if the kind changes
+    windows or keys, `STATE_RECORDS` and `_check_same_state` replay it too.
 
     >>> from engine.model import SessionWindow
     >>> lives = WindowLives()
@@ -297,12 +305,12 @@ def plan_compaction(directory: Directory, catalog: Catalog) -> CompactionPlan:
     lives = WindowLives()
     dead: dict[int, set[int]] = {}
     dead_bytes = 0
-    structure: list[tuple[RecordPosition, LogRecord]] = []  # window and delete records
+    structure: list[tuple[RecordPosition, LogRecord]] = []  # the STATE_RECORDS
     generation = 0
     for transaction in reader.iter_transactions():
         for position, record in transaction.records:
             lives.observe(position, record)
-            if isinstance(record, (WindowRecord, DeleteSessionRecord)):
+            if isinstance(record, STATE_RECORDS):
                 structure.append((position, record))
             for gone in superseded_records(record, lives):
                 dead.setdefault(gone.file_number, set()).add(gone.offset)

@@ -13,6 +13,7 @@ on `FileDirectory` and `MemoryDirectory`.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -300,3 +301,48 @@ def test_an_interrupted_compaction_is_a_note_and_the_next_writer_clears_it():
     assert crashed.exists(CHECKPOINT_NAME)
     with TranscriptStore.open(crashed, config=SMALL) as reopened:
         assert reopened.problems() == [] and reopened.checkpoint_generation == committed["generation"]
+
+
+def test_a_reader_keeps_answering_while_another_handle_compacts(tmp_path: Path):
+    """A writer compacts in a thread, through its own `FileDirectory`, while a reader
+    handle reads every window's events and refreshes in a loop: every read answers the
+    committed events, none reports damage."""
+    path = tmp_path / "store"
+    with TranscriptStore.create(FileDirectory(path), config=SMALL) as store:
+        for round_number in range(4):
+            fill_round(store, round_number)
+    reader = TranscriptStore.open(FileDirectory(path), config=SMALL)
+    expected = snapshot(reader)
+    writer = TranscriptStore.open(FileDirectory(path), writer=True, config=SMALL)
+    outcome: list[CompactionOutcome] = []
+    thread = threading.Thread(target=lambda: outcome.append(writer.compact()))
+    reads = 0
+    thread.start()
+    try:
+        while thread.is_alive() or reads < 3:
+            assert {w.session_id: reader.events(w.session_id) for w in reader.windows()} \
+                == expected["events"]
+            reads += 1
+            if reads % 3 == 0:
+                reader.refresh()
+    finally:
+        thread.join()
+        writer.close()
+    assert outcome and outcome[0].files_compacted > 1
+    assert snapshot(reader) == expected
+    reader.refresh()
+    assert snapshot(reader) == expected and reader.verify_log() is None
+    reader.close()
+
+
+def fill_round(store: TranscriptStore, round_number: int) -> None:
+    """Windows of round `round_number`, half of them deleted again."""
+    for number in range(6):
+        session_id = f"r{round_number}w{number}"
+        with store.transaction() as transaction:
+            transaction.put_window(SessionWindow(session_id, f"agent:main:{session_id}"))
+            for index in range(5):
+                transaction.append_event(session_id, message(f"{session_id} {index} " * 8, index))
+        if number % 2:
+            with store.transaction() as transaction:
+                transaction.delete_session(f"agent:main:r{round_number}w{number - 1}")
