@@ -661,9 +661,15 @@ class TranscriptStore:
                 "transaction is kept, the next open replays the log): free space and run "
                 "the compaction again") from None
         self._reload_writer_catalog()
-        self.rewrite_checkpoint()
         finished = finished_state(begun, reclaimed)
-        write_compaction_state(self.directory, finished)
+        try:
+            self.rewrite_checkpoint()
+            write_compaction_state(self.directory, finished)
+        except StoreError as error:
+            raise StoreError(
+                f"the compaction rewrote {len(plan.dead)} log files but could not finish: "
+                f"{error}; the store is whole (the next open replays the log, and the next "
+                "writer saves the checkpoint)") from None
         self._compaction_seen = finished
         return CompactionOutcome(len(plan.dead), reclaimed, plan.record_count)
 
