@@ -24,10 +24,8 @@ from typing import Any
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
-    HEADER_SIZE,
     DecodeError,
-    decode_payload,
-    decode_sealed_frames,
+    decode_single_record,
     encode_footer,
     encode_header,
     encode_record,
@@ -80,13 +78,11 @@ def decode_compaction_file(data: bytes, location: str) -> CompactionState:
     ...
     engine.errors.CorruptFile: transcripts/compaction.state: corrupt at byte offset 0: file too short for a header (0 bytes)
     """
-    frames = decode_sealed_frames(data, location, MAGIC)
-    if len(frames) != 1:
-        raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
+    offset, value = decode_single_record(data, location, MAGIC)
     try:
-        return _decode_fields(decode_payload(frames[0].payload))
+        return _decode_fields(value)
     except DecodeError as error:
-        raise CorruptFile(location, frames[0].offset, str(error)) from None
+        raise CorruptFile(location, offset, str(error)) from None
 
 
 def describe_payload(value: Any) -> dict[str, Any]:

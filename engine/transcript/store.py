@@ -69,6 +69,15 @@ from engine.directory import Directory, FileDirectory, LockHandle
 from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent, agent_id_of
 from engine.transcript.catalog import Catalog
+from engine.transcript.changes import Change, ChangeFeed, CommitHook, changes_of
+from engine.transcript.checkpoint import (
+    CHECKPOINT_NAME,
+    CheckpointPositionsReader,
+    checkpoint_is_due,
+    open_checkpoint,
+    save_checkpoint,
+    trust_checkpoint,
+)
 from engine.transcript.compaction import (
     CompactionOutcome,
     begun_state,
@@ -78,15 +87,6 @@ from engine.transcript.compaction import (
     read_compaction_state,
     rewrite_log_file,
     write_compaction_state,
-)
-from engine.transcript.changes import Change, ChangeFeed, CommitHook, changes_of
-from engine.transcript.checkpoint import (
-    CHECKPOINT_NAME,
-    CheckpointPositionsReader,
-    checkpoint_is_due,
-    open_checkpoint,
-    save_checkpoint,
-    trust_checkpoint,
 )
 from engine.transcript.evidence import CommittedClaim, LostCommits, StoreProblem, find_lost_commits
 from engine.transcript.log import (

@@ -119,9 +119,8 @@ def test_a_reader_opened_before_a_compaction_answers_right_after_it(filled: Path
 
 
 def test_a_reader_cannot_compact(filled: Path):
-    with open_backend(filled) as reader:
-        with pytest.raises(StoreError, match="read-only"):
-            reader.compact()
+    with open_backend(filled) as reader, pytest.raises(StoreError, match="read-only"):
+        reader.compact()
 
 
 def test_the_compact_command_prints_its_summary_and_json(

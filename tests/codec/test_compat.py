@@ -39,8 +39,8 @@ from engine.analysis.profiles import SEARCH_PROFILE
 from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
-from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
 from engine.codec.compaction_file import CompactionState
+from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
 from engine.codec.manifest_file import decode_manifest
 from engine.codec.postings_file import check_postings_ends
 from engine.codec.terms_file import open_terms_file

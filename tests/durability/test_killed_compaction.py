@@ -43,8 +43,8 @@ import pytest
 from engine.backends.registry import open_backend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
-from engine.model import SearchRequest, SessionWindow
 from engine.directory import FileDirectory
+from engine.model import SearchRequest, SessionWindow
 from engine.transcript.compaction import read_compaction_state
 from tests.durability.test_killed_writer import store_folder  # noqa: F401 - a fixture
 

@@ -31,7 +31,8 @@ from engine.transcript.compaction import (
 )
 from engine.transcript.log import LOG_FOLDER
 from engine.transcript.store import TranscriptStore
-from tests.durability.faulty_directory import ENOSPC, EIO, Fault, FaultyDirectory
+from tests.durability.faulty_directory import EIO, ENOSPC, Fault, FaultyDirectory
+from tests.transcript.store_files import directory_maker
 
 #: Small log files: a few transactions each, so several files are sealed.
 SMALL = EngineConfig(log_roll_bytes=600)
@@ -39,10 +40,7 @@ SMALL = EngineConfig(log_roll_bytes=600)
 
 @pytest.fixture(params=["file", "memory"])
 def make_directory(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Directory]:
-    counter = itertools.count()
-    if request.param == "file":
-        return lambda: FileDirectory(tmp_path / f"store-{next(counter)}")
-    return MemoryDirectory
+    return directory_maker(request.param, tmp_path)
 
 
 def message(text: str, index: int) -> dict:
@@ -285,9 +283,9 @@ def test_a_full_disk_during_compaction_is_a_clear_error_and_the_store_stays_whol
 def test_an_interrupted_compaction_is_a_note_and_the_next_writer_clears_it():
     base, committed = compacting_store()
     directory = FaultyDirectory(clone_memory(base), Fault("rename", 2, EIO))
-    with TranscriptStore.open(directory, writer=True, config=SMALL) as store:
-        with pytest.raises(StoreError, match="the compaction stopped: .*Input/output error"):
-            store.compact()
+    with (TranscriptStore.open(directory, writer=True, config=SMALL) as store,
+          pytest.raises(StoreError, match="the compaction stopped: .*Input/output error")):
+        store.compact()
     crashed = directory.crash_at_fault()
     assert read_compaction_state(crashed).in_progress
     with TranscriptStore.open(crashed, config=SMALL) as reader:
