@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.registry import open_or_create_store
-from engine.errors import StoreError
+from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
+from engine.ingest.live_marks import StateMarks, read_marks, state_name, write_marks
+from engine.ingest.live_state import NOT_A_STATE, LiveReport, import_live_state, is_live_state
 from engine.progress import PhasedProgress
 
 
@@ -130,3 +132,74 @@ def _remove_new_store(store_path: Path, outermost_new: Path | None) -> None:
             shutil.rmtree(child)
         else:
             child.unlink()
+
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOutcome:
+    """What one `live_import_into_store` did: the backend, whether the store is new, the
+    live report, the reconcile, the counts."""
+
+    backend: str
+    imported: LiveReport
+    reconciled: int
+    stats: dict[str, int]
+    created: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"backend", "created", "imported", "reconciled", "stats"}`."""
+        return {"backend": self.backend, "created": self.created,
+                "imported": self.imported.to_json(), "reconciled": self.reconciled,
+                "stats": self.stats}
+
+
+def live_import_into_store(
+    store_path: Path,
+    backend_name: str | None,
+    state: Path,
+    *,
+    reconcile: bool = True,
+    create_parents: bool = False,
+) -> LiveOutcome:
+    """Bring the store at `store_path` (made when absent) up to date with the OpenClaw
+    state folder `state` (`engine.ingest.live_state`), write the marks, maybe reconcile.
+
+    On an error nothing of this import is written, and a store made here is removed
+    again. The marks are written after the commit; a failure to write them is a note
+    (the next import compares the sources with the store instead)."""
+    if not is_live_state(state):
+        raise MalformedInput(str(state), None, NOT_A_STATE)
+    outermost_new = _outermost_missing(store_path)
+    opened = open_or_create_store(store_path, "import", backend=backend_name,
+                                  create_parents=create_parents)
+    backend = opened.backend
+    notes: list[str] = []
+    committed = False
+    try:
+        marks = read_marks(store_path, notes)
+        name = state_name(state)
+        report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()))
+        committed = True
+        try:
+            write_marks(store_path, {**marks, name: state_marks})
+        except StoreError as error:
+            notes.append(f"the import's marks could not be written ({error}); the next "
+                         "import compares every source with the store")
+        reconciled = reconcile_when_needed(backend) if reconcile else 0
+        counts = backend.stats()
+    except BaseException as error:
+        try:
+            backend.close()
+        except StoreError as secondary:  # the import's own error is the one to report
+            error.add_note(f"closing the store also failed: {secondary}")
+        if opened.created and not committed:
+            _remove_new_store(store_path, outermost_new)
+        raise
+    try:
+        backend.close()
+    except StoreError as error:
+        raise StoreError(f"{error} (the import was committed before this failure)") from None
+    if notes:
+        report = replace(report, notes=(*notes, *report.notes))
+    return LiveOutcome(backend=opened.name, imported=report, reconciled=reconciled,
+                       stats=counts, created=opened.created)
