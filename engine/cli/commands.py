@@ -34,6 +34,8 @@ class CommandEntry:
 COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("import", "engine.cli.store_commands",
                  "import transcripts (corpus, flat messages, OpenClaw state) into a store"),
+    CommandEntry("watch", "engine.cli.watch_command",
+                 "keep a store in step with an OpenClaw state folder until interrupted"),
     CommandEntry("stats", "engine.cli.store_commands",
                  "count a store's agents, sessions, windows, events and bytes"),
     CommandEntry("demo", "engine.cli.demo_command",
