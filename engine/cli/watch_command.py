@@ -120,7 +120,6 @@ def run_watch(args: argparse.Namespace) -> int:
     """`watch`: live imports every `--interval` seconds until interrupted (exit 0)."""
     from engine.cli.store_commands import describe_live_import
     from engine.ingest import live_import_into_store
-
     from engine.ingest.live_state import NOT_A_STATE, is_live_state
 
     store_path, state = Path(args.store), Path(args.openclaw_state)

@@ -42,6 +42,10 @@ MARKS_FILE = "live-import.json"
 MARKS_VERSION = 1
 
 
+class UnreadableMarks(ValueError):
+    """The marks file, or a part of it, is not what this module writes."""
+
+
 @dataclass(frozen=True, slots=True)
 class FileMark:
     """How far one transcript file was read: `size` bytes, `lines` lines; the last line
@@ -63,14 +67,14 @@ class FileMark:
 
     @classmethod
     def from_json(cls, value: Any) -> FileMark:
-        """A mark from its JSON object (`ValueError` when it is not one).
+        """A mark from its JSON object (`UnreadableMarks` when it is not one).
 
         >>> FileMark.from_json({"window": "w", "size": 9, "lines": 1, "lastLineStart": 0,
         ...                     "lastLineSha256": "ab", "events": 1}).size
         9
         """
         if not isinstance(value, dict):
-            raise ValueError("a file mark is not an object")
+            raise UnreadableMarks("a file mark is not an object")
         return cls(_text(value, "window"), _count(value, "size"), _count(value, "lines"),
                    _count(value, "lastLineStart"), _text(value, "lastLineSha256"),
                    _count(value, "events"))
@@ -90,9 +94,9 @@ class WindowMark:
 
     @classmethod
     def from_json(cls, value: Any) -> WindowMark:
-        """A mark from its JSON object (`ValueError` when it is not one)."""
+        """A mark from its JSON object (`UnreadableMarks` when it is not one)."""
         if not isinstance(value, dict):
-            raise ValueError("a window mark is not an object")
+            raise UnreadableMarks("a window mark is not an object")
         return cls(_count(value, "highestSeq", minimum=-1), _count(value, "events"))
 
 
@@ -112,13 +116,13 @@ class StateMarks:
 
     @classmethod
     def from_json(cls, value: Any) -> StateMarks:
-        """Marks from their JSON object (`ValueError` when it is not one)."""
+        """Marks from their JSON object (`UnreadableMarks` when it is not one)."""
         if not isinstance(value, dict):
-            raise ValueError("the marks of a state are not an object")
+            raise UnreadableMarks("the marks of a state are not an object")
         files = value.get("files", {})
         databases = value.get("databases", {})
         if not isinstance(files, dict) or not isinstance(databases, dict):
-            raise ValueError('"files" and "databases" must be objects')
+            raise UnreadableMarks('"files" and "databases" must be objects')
         return cls({str(name): FileMark.from_json(mark) for name, mark in files.items()},
                    {str(name): _window_marks(windows) for name, windows in databases.items()})
 
@@ -137,10 +141,10 @@ def read_marks(store_path: Path, notes: list[str]) -> dict[str, StateMarks]:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(document, dict) or document.get("version") != MARKS_VERSION:
-            raise ValueError(f"not version {MARKS_VERSION} of the live-import marks")
+            raise UnreadableMarks(f"not version {MARKS_VERSION} of the live-import marks")
         states = document.get("states")
         if not isinstance(states, dict):
-            raise ValueError('"states" must be an object')
+            raise UnreadableMarks('"states" must be an object')
         return {str(name): StateMarks.from_json(marks) for name, marks in states.items()}
     except (OSError, UnicodeDecodeError, ValueError) as error:
         notes.append(f"{path}: ignored ({error}); every source is compared with the store")
@@ -158,19 +162,19 @@ def write_marks(store_path: Path, marks: dict[str, StateMarks]) -> None:
 
 def _window_marks(value: Any) -> dict[str, WindowMark]:
     if not isinstance(value, dict):
-        raise ValueError("the marks of a database are not an object")
+        raise UnreadableMarks("the marks of a database are not an object")
     return {str(session_id): WindowMark.from_json(mark) for session_id, mark in value.items()}
 
 
 def _text(value: dict[str, Any], name: str) -> str:
     found = value.get(name)
     if not isinstance(found, str):
-        raise ValueError(f'"{name}" must be a string')
+        raise UnreadableMarks(f'"{name}" must be a string')
     return found
 
 
 def _count(value: dict[str, Any], name: str, minimum: int = 0) -> int:
     found = value.get(name)
     if not isinstance(found, int) or isinstance(found, bool) or found < minimum:
-        raise ValueError(f'"{name}" must be a whole number of at least {minimum}')
+        raise UnreadableMarks(f'"{name}" must be a whole number of at least {minimum}')
     return found

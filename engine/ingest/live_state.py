@@ -59,9 +59,17 @@ from engine.ingest.corpus import append_events
 from engine.ingest.importer import ImportTarget, stored_windows
 from engine.ingest.jsonl import iter_lines, parse_line
 from engine.ingest.live_marks import FileMark, StateMarks, WindowMark
-from engine.ingest.openclaw_state import AGENTS_FOLDER, SESSIONS_FOLDER, plan_agent_sessions
+from engine.ingest.openclaw_state import (
+    AGENTS_FOLDER,
+    ARCHIVE_ID_MARKER,
+    INDEX_FILE,
+    SESSIONS_FOLDER,
+    plan_agent_sessions,
+)
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript import events as kinds
+
+UNKNOWN_KEY = "unknown"
 
 #: Where an agent's SQLite state is, under its agent folder (upstream's path).
 DATABASE_PATH = ("agent", "openclaw-agent.sqlite")
@@ -263,7 +271,8 @@ def import_live_state(
     by_id = {window.session_id: window for window in existing}
     databases: list[SqliteBackend] = []
     try:
-        sources = _plan(state, marks, databases, notes)
+        sources = _plan(state, by_id, databases, notes)
+        _note_vanished(state, marks, sources, by_id, notes)
         for source in sources:
             source.stored = by_id.get(source.window.session_id)
             if source.from_database:
@@ -292,7 +301,7 @@ def import_live_state(
     return report, _new_marks(sources)
 
 
-def _plan(state: Path, marks: StateMarks, databases: list[SqliteBackend],
+def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteBackend],
           notes: list[str]) -> list[_Source]:
     """Every source of the state, agent by agent: database windows, then files."""
     sources: list[_Source] = []
@@ -313,13 +322,67 @@ def _plan(state: Path, marks: StateMarks, databases: list[SqliteBackend],
                                        database_events=database.events(window.session_id)))
         sessions = agent_folder / SESSIONS_FOLDER
         if sessions.is_dir():
+            files = []
             for path, window in plan_agent_sessions(agent_folder.name, sessions, notes):
                 if window.session_id in in_database:
                     notes.append(f'{path}: window "{window.session_id}" is read from '
                                  f"{database_path} (the file is its copy before the migration)")
                     continue
-                sources.append(_Source(window, path.relative_to(state).as_posix(), path))
+                files.append(_Source(window, path.relative_to(state).as_posix(), path))
+            sources.extend(_follow_reset_archives(files, stored, notes))
     return sources
+
+
+def _follow_reset_archives(files: list[_Source], stored: dict[str, SessionWindow],
+                           notes: list[str]) -> list[_Source]:
+    """Keep the store's windows where they are when the state moved on.
+
+    * A reset renames `<id>.jsonl` to `<id>.jsonl.reset.<stamp>`: when the store holds
+      window `<id>` read from `<id>.jsonl` (or from this archive, on a later import),
+      that file is gone, and the archive is new to the store, the archive goes on being
+      window `<id>` (not a second copy of it under `<id>.reset.<stamp>`); the links of
+      the other windows follow.
+    * A window the store holds under a key that the state no longer names (its file
+      falls under `unknown`, as archives do once `sessions.json` points at a new
+      session id) keeps its key, its link and its reason, and is retained.
+    """
+    planned = {source.window.session_id for source in files}
+    renamed: dict[str, str] = {}
+    for source in files:
+        session_id = source.window.session_id
+        base, marker, _ = session_id.partition(ARCHIVE_ID_MARKER)
+        held = stored.get(base)
+        if marker and session_id not in stored and base not in planned and held is not None \
+                and source.window.session_key in (held.session_key, UNKNOWN_KEY) \
+                and held.extra.get("sourceFile") in (f"{base}.jsonl", source.path.name):
+            renamed[session_id] = base
+            if held.extra.get("sourceFile") != source.path.name:
+                notes.append(f'{source.path}: the reset archive of window "{base}" (its '
+                             "file was renamed); imported as that window")
+    for source in files:
+        window = source.window
+        session_id = renamed.get(window.session_id, window.session_id)
+        previous = window.previous_session_id
+        window = replace(window, session_id=session_id, previous_session_id=renamed.get(
+            previous, previous) if previous is not None else None)
+        held = stored.get(session_id)
+        if held is not None and window.session_key == UNKNOWN_KEY != held.session_key:
+            window = replace(window, session_key=held.session_key, current=False,
+                             previous_session_id=held.previous_session_id, reason=held.reason)
+            unnamed = f"{source.path}: no {INDEX_FILE} entry names it"
+            notes[:] = [note for note in notes if not note.startswith(unnamed)]
+        source.window = window
+    return files
+
+
+def _note_vanished(state: Path, marks: StateMarks, sources: list[_Source],
+                   stored: dict[str, SessionWindow], notes: list[str]) -> None:
+    """A note for each window an earlier import read from a file that is gone now (the
+    window stays in the store: deleting it is not an import's job)."""
+    planned = {source.window.session_id for source in sources}
+    for name, mark in sorted(marks.files.items()):
+        if mark.window not in planned and mark.window in stored:
+            notes.append(f'{state / name}: gone; window "{mark.window}" stays in the store')
 
 
 def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],

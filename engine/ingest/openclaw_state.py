@@ -55,6 +55,8 @@ AGENTS_FOLDER = "agents"
 SESSIONS_FOLDER = "sessions"
 INDEX_FILE = "sessions.json"
 RESET_MARKER = ".jsonl.reset."
+#: What joins a reset archive's window id to its base id: `<id>.reset.<stamp>`.
+ARCHIVE_ID_MARKER = ".reset."
 DELETED_MARKER = ".jsonl.deleted."
 
 
@@ -165,7 +167,7 @@ def _classify(
     if RESET_MARKER in name:
         base, stamp = name.split(RESET_MARKER, 1)
         key, entry = _entry_by_session_id(entries, base)
-        source = _SourceWindow(path, f"{base}.reset.{stamp}", key, True, stamp, entry)
+        source = _SourceWindow(path, f"{base}{ARCHIVE_ID_MARKER}{stamp}", key, True, stamp, entry)
     elif name.endswith(".jsonl"):
         stem = name[: -len(".jsonl")]
         key, entry = _entry_by_file(entries, name)
