@@ -29,7 +29,9 @@ shortcut that is trusted only when its event count equals what the store holds):
   its known end) the transcript is **replaced**;
 * a database window whose source events begin with the store's events (the last one
   compared when the mark is trusted, all of them otherwise) gets the events past them;
-  otherwise it is replaced;
+  otherwise it is replaced. With a trusted mark and as many events as the store holds,
+  it is unchanged without reading its events (OpenClaw only appends transcript rows;
+  a rewrite to exactly as many events is seen once the marks file is deleted);
 * changed metadata (a new current window of a key, a changed `sessions.json` entry) is
   written again; a key's old current window is retired first.
 
@@ -151,7 +153,8 @@ class _Source:
     first_line: int = 1
     base: FileMark | None = None
     seen: dict[str, int] | None = None
-    # a database window: its events, and how many of them the store holds
+    # a database window: the database, and its events (read when they are needed)
+    database: SqliteBackend | None = None
     database_events: list[StoredEvent] = field(default_factory=list)
     appended: int = 0
     mark: FileMark | WindowMark | None = None
@@ -235,19 +238,28 @@ def _complete_lines(path: Path, offset: int, first_line: int, notes: list[str]
 
 def _decide_database_window(target: ImportTarget, source: _Source,
                             mark: WindowMark | None) -> None:
-    events = source.database_events
+    """Set `source.action` for a window of an OpenClaw database (the rules of the module
+    docstring); its events are read unless a trusted mark shows the count unchanged
+    (OpenClaw's transcript rows are only ever appended)."""
+    assert source.database is not None
+    session_id = source.window.session_id
+    held = source.held = target.event_count(session_id) if source.stored is not None else 0
+    trusted = mark is not None and mark.events == held
+    if trusted and source.stored is not None \
+            and source.database.event_count(session_id) == held:
+        source.action, source.mark = "unchanged", mark
+        return
+    events = source.database_events = source.database.events(session_id)
     if source.stored is None:
         source.action = "new"
         return
-    source.held = held = target.event_count(source.window.session_id)
     if len(events) < held:
         source.action = "replace"
         return
     if held:
-        stored = target.events(source.window.session_id)
-        trusted = mark is not None and mark.events == held and \
-            events[held - 1].seq == mark.highest_seq
-        positions = [held - 1] if trusted else range(held)
+        stored = target.events(session_id)
+        positions = [held - 1] if trusted and mark is not None and \
+            events[held - 1].seq == mark.highest_seq else range(held)
         if any(events[position].event != stored[position].event for position in positions):
             source.action = "replace"
             return
@@ -319,7 +331,7 @@ def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteB
             for window in database.windows():
                 in_database.add(window.session_id)
                 sources.append(_Source(window, name, database_path, from_database=True,
-                                       database_events=database.events(window.session_id)))
+                                       database=database))
         sessions = agent_folder / SESSIONS_FOLDER
         if sessions.is_dir():
             files = []
@@ -391,8 +403,8 @@ def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
     windows the state no longer calls current, then add, append and update."""
     current_in_state = {source.window.session_key: source.window.session_id
                         for source in sources if source.window.current}
-    replaced_keys = dict.fromkeys(source.window.session_key for source in sources
-                                  if source.action == "replace")
+    replaced_keys = dict.fromkeys(source.stored.session_key for source in sources
+                                  if source.action == "replace" and source.stored is not None)
     by_id = {source.window.session_id: source for source in sources}
     for key in replaced_keys:
         replace_transcripts(target, batch, key, by_id, current_in_state, notes)
@@ -400,9 +412,11 @@ def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
         wanted = current_in_state.get(window.session_key)
         if window.current and wanted is not None and wanted != window.session_id:
             planned = by_id.get(window.session_id)
-            retired = planned.window if planned is not None else replace(window, current=False)
+            retired = planned.window if planned is not None else window
             batch.update_window(replace(retired, current=False), str(planned.path)
                                 if planned is not None else window.session_id)
+            if planned is not None and planned.action == "unchanged":
+                planned.action = "updated"
     for source in sources:
         if source.action == "replace":
             continue
@@ -415,7 +429,7 @@ def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
         if source.action in ("new", "append"):
             batch.extend(source.window.session_id, str(source.path))
             source.appended = _append_source(target, batch, source, notes)
-        else:
+        elif source.mark is None:
             source.mark = source.base if source.base is not None else _window_mark(source)
 
 

@@ -245,3 +245,59 @@ def test_a_vanished_file_keeps_its_window_with_a_note(imported: tuple[Path, Path
     report = live_import_into_store(store, None, state).imported
     assert f'{gone}: gone; window "stray" stays in the store' in report.notes
     assert hits(store, "orphan") == [("stray", "deadbeef")]
+
+
+# ---- the database layout, without OpenClaw ------------------------------------------------
+# A SQLite store of this engine keeps `agents/<agentId>/agent/openclaw-agent.sqlite` as the
+# current OpenClaw does, so it can be the state a live import reads (the real OpenClaw's
+# state is imported in tests/ingest/test_live_openclaw_sqlite.py).
+
+
+def database_state(tmp_path: Path) -> Path:
+    """A SQLite store holding `build_state`'s windows, used as a state folder."""
+    source = tmp_path / "source"
+    import_into_store(source, "sqlite", [build_state(tmp_path / "files")])
+    return source
+
+
+def test_database_windows_are_followed_event_by_event(tmp_path: Path, backend: str) -> None:
+    source = database_state(tmp_path)
+    store = tmp_path / "store"
+    before = digests(source)
+    first = live_import_into_store(store, backend, source).imported
+    assert (first.added, first.events) == (5, 7)
+    assert digests(source) == before
+    assert not live_import_into_store(store, None, source).imported.changed
+    writer = open_store(source, "import", writer=True)
+    try:
+        with writer.transaction() as transaction:
+            transaction.append_event("uuid-2", message("c0ffee01", "c0ffee00", "user", "walrus"))
+    finally:
+        writer.close()
+    report = live_import_into_store(store, None, source).imported
+    assert (report.extended, report.events, report.unchanged) == (1, 1, 4)
+    assert hits(store, "walrus") == [("uuid-2", "c0ffee01")]
+    (store / MARKS_FILE).unlink()  # no marks: the events are compared, nothing is added twice
+    assert not live_import_into_store(store, None, source).imported.changed
+    assert counts(store) == (5, 8)
+
+
+def test_a_rewritten_database_window_is_replaced(tmp_path: Path, backend: str) -> None:
+    source = database_state(tmp_path)
+    store = tmp_path / "store"
+    live_import_into_store(store, backend, source)
+    writer = open_store(source, "import", writer=True)
+    try:
+        (window,) = [window for window in writer.windows() if window.session_id == "uuid-2"]
+        with writer.transaction() as transaction:
+            transaction.delete_session(window.session_key)
+            transaction.put_window(window)
+            transaction.append_event("uuid-2", message("c0ffee09", None, "user", "walrus one"))
+            transaction.append_event("uuid-2", message("c0ffee0a", "c0ffee09", "user", "walrus two"))
+    finally:
+        writer.close()
+    report = live_import_into_store(store, None, source).imported
+    assert (report.replaced, report.events) == (1, 2)
+    assert hits(store, "digest") == []
+    assert sorted(hits(store, "walrus")) == [("uuid-2", "c0ffee09"), ("uuid-2", "c0ffee0a")]
+    assert counts(store) == (5, 8)
