@@ -130,6 +130,18 @@ def add_read_only_arguments(parser: argparse.ArgumentParser, backends: Sequence[
                              "wrote (with --backend sqlite), read without changing a byte")
 
 
+def add_new_store_arguments(parser: argparse.ArgumentParser, backends: Sequence[str],
+                            default: str) -> None:
+    """`--backend NAME` (of a store made here; an existing one must match) and
+    `--create` (also make DIR's missing parents), for the commands that write a store."""
+    parser.add_argument("--backend", choices=tuple(backends), default=None,
+                        help=f"backend of a new store (default: {default}; an existing "
+                             "store must match)")
+    parser.add_argument("--create", action="store_true",
+                        help="also create DIR's missing parent folders (without it a "
+                             "missing parent is an error)")
+
+
 def requested_command(argv: list[str]) -> str | None:
     """The command a command line names: its first word that is not an option, when it
     is a known command (the top-level options take no value).

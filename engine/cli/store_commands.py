@@ -56,7 +56,7 @@ from engine.backends.registry import (
     DEFAULT_BACKEND,
     open_store,
 )
-from engine.cli.commands import add_command, add_read_only_arguments
+from engine.cli.commands import add_command, add_new_store_arguments, add_read_only_arguments
 from engine.cli.output import (
     Column,
     Output,
@@ -93,12 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search import --store mine --openclaw-state ~/.openclaw"],
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
-    importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
-                          help=f"backend of a new store (default: {DEFAULT_BACKEND}; an "
-                               "existing store must match)")
-    importer.add_argument("--create", action="store_true",
-                          help="also create DIR's missing parent folders (without it a "
-                               "missing parent is an error)")
+    add_new_store_arguments(importer, BACKEND_NAMES, DEFAULT_BACKEND)
     importer.add_argument("--no-reconcile", action="store_true",
                           help="leave windows the import made dirty for a later reconcile")
     importer.add_argument("--quiet", "-q", action="store_true",
@@ -128,21 +123,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    """`import`: load the sources, then print what was added and the store's counts."""
+    """`import`: load the sources (or follow the state of `--openclaw-state`), then
+    print what was added and the store's counts."""
     from engine.cli.progress_display import ProgressDisplay
-    from engine.ingest import import_into_store
+    from engine.ingest import import_into_store, live_import_into_store
 
-    if args.openclaw_state is not None:
-        return run_live_import(args)
-    if not args.sources:
+    if args.openclaw_state is not None and args.sources:
+        raise UsageError("give SOURCEs or --openclaw-state PATH, not both")
+    if args.openclaw_state is None and not args.sources:
         raise UsageError("nothing to import: give at least one SOURCE, or --openclaw-state PATH")
     store_path = Path(args.store)
     started = time.perf_counter()
     try:
-        with ProgressDisplay.for_command(args.quiet) as progress:
-            outcome = import_into_store(
-                store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
-                create_parents=args.create, progress=progress if progress.enabled else None)
+        if args.openclaw_state is not None:
+            outcome = live_import_into_store(
+                store_path, args.backend, Path(args.openclaw_state),
+                reconcile=not args.no_reconcile, create_parents=args.create)
+        else:
+            with ProgressDisplay.for_command(args.quiet) as progress:
+                outcome = import_into_store(
+                    store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
+                    create_parents=args.create,
+                    progress=progress if progress.enabled else None)
     except MissingParentFolder as missing:
         raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
                                            "or check the path") from None
@@ -152,57 +154,29 @@ def run_import(args: argparse.Namespace) -> int:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
     elif not args.quiet:
         output = open_output()
-        for line in describe_import(outcome.imported, store_path, outcome.reconciled,
-                                    seconds).splitlines():
+        describe = describe_live_import if args.openclaw_state is not None else describe_import
+        for line in describe(outcome.imported, store_path, outcome.reconciled,
+                             seconds).splitlines():
             output.line(line)
-        print_stats(output, counts)
-    return 0
-
-
-def run_live_import(args: argparse.Namespace) -> int:
-    """`import --openclaw-state PATH`: bring the store up to date with the state, print
-    what was new (or that nothing was) and the store's counts."""
-    from engine.ingest import live_import_into_store
-
-    if args.sources:
-        raise UsageError("give SOURCEs or --openclaw-state PATH, not both")
-    store_path = Path(args.store)
-    started = time.perf_counter()
-    try:
-        outcome = live_import_into_store(store_path, args.backend, Path(args.openclaw_state),
-                                         reconcile=not args.no_reconcile,
-                                         create_parents=args.create)
-    except MissingParentFolder as missing:
-        raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
-                                           "or check the path") from None
-    seconds = time.perf_counter() - started
-    counts = ordered_stats(outcome.stats)
-    if args.json:
-        print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
-    elif not args.quiet:
-        output = open_output()
-        output.line(describe_live_import(outcome.imported, store_path, outcome.reconciled,
-                                         seconds))
-        for note in outcome.imported.notes:
-            output.line(f"note: {note}")
         print_stats(output, counts)
     return 0
 
 
 def describe_live_import(report: LiveReport, store_path: Path, reconciled: int = 0,
                          seconds: float | None = None) -> str:
-    """The one line a live import prints.
+    """What a live import did, one line, then a line per note.
 
     >>> from engine.ingest import LiveReport
-    >>> describe_live_import(LiveReport("st", unchanged=2), Path("s"))
-    'imported into s from state st: nothing new (2 windows unchanged)'
+    >>> print(describe_live_import(LiveReport("st", unchanged=2, notes=("x",)), Path("s")))
+    imported into s from state st: nothing new (2 windows unchanged)
+    note: x
     """
     line = f"imported into {store_path} from {report.summary()}"
     if seconds is not None:
         line += f" in {seconds:.3g} s"
     if reconciled:
         line += f"; reconciled {reconciled} window{'' if reconciled == 1 else 's'}"
-    return line
+    return "\n".join([line, *(f"note: {note}" for note in report.notes)])
 
 
 def run_stats(args: argparse.Namespace) -> int:

@@ -26,11 +26,12 @@ import argparse
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
 from engine.backends.registry import BACKEND_NAMES, DEFAULT_BACKEND
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, add_new_store_arguments
 from engine.cli.output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
 
@@ -53,11 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     watch.add_argument("--openclaw-state", required=True, metavar="PATH",
                        help="the OpenClaw state folder to follow (never written)")
     watch.add_argument("--store", required=True, metavar="DIR", help="store folder")
-    watch.add_argument("--backend", choices=BACKEND_NAMES, default=None,
-                       help=f"backend of a new store (default: {DEFAULT_BACKEND}; an "
-                            "existing store must match)")
-    watch.add_argument("--create", action="store_true",
-                       help="also create DIR's missing parent folders")
+    add_new_store_arguments(watch, BACKEND_NAMES, DEFAULT_BACKEND)
     watch.add_argument("--interval", type=positive_seconds, default=DEFAULT_INTERVAL,
                        metavar="SECONDS",
                        help=f"seconds between two passes (default {DEFAULT_INTERVAL:g})")
@@ -154,10 +151,9 @@ def run_watch(args: argparse.Namespace) -> int:
                     if args.json:
                         print_json({"pass": totals.passes, **outcome.to_json()})
                     else:
-                        print(describe_live_import(report, store_path, outcome.reconciled,
-                                                   time.perf_counter() - started))
-                        for note in new_notes:
-                            print(f"note: {note}")
+                        print(describe_live_import(
+                            replace(report, notes=tuple(new_notes)), store_path,
+                            outcome.reconciled, time.perf_counter() - started))
                     sys.stdout.flush()
             time.sleep(args.interval)
     except KeyboardInterrupt:

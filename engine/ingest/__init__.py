@@ -34,12 +34,11 @@ from engine.ingest.importer import (
 )
 from engine.ingest.into_store import (
     ImportOutcome,
-    LiveOutcome,
     import_into_store,
     live_import_into_store,
 )
 from engine.ingest.live_state import LiveReport
 
-__all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "LiveOutcome",
-           "LiveReport", "detect_form", "import_into_store", "import_sources",
-           "live_import_into_store", "stored_windows"]
+__all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "LiveReport",
+           "detect_form", "import_into_store", "import_sources", "live_import_into_store",
+           "stored_windows"]

@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,27 @@ def found(session_search, store: Path, text: str) -> bool:
     return outcome.status == 0 and bool(json.loads(outcome.out)["hits"])
 
 
+@contextmanager
+def watching(*argv: str) -> Iterator[subprocess.Popen]:
+    """`session-search watch ARGV` as a subprocess (killed if the test leaves it running)."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "engine", "watch", *argv, "--interval", "0.2"], cwd=CHECKOUT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        yield watcher
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+
+
+def interrupted(watcher: subprocess.Popen) -> tuple[str, str]:
+    """Send SIGINT; what the watch printed until it exited."""
+    watcher.send_signal(signal.SIGINT)
+    return watcher.communicate(timeout=120)
+
+
 def wait_until_found(session_search, store: Path, text: str, watcher: subprocess.Popen) -> None:
     for _ in range(POLLS):
         if (store / "store.meta").exists() and found(session_search, store, text):
@@ -45,12 +68,8 @@ def test_watch_keeps_the_store_in_step_until_interrupted(
         session_search, tmp_path: Path, backend: str) -> None:
     state = build_state(tmp_path / "state")
     store = tmp_path / "store"
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "engine", "watch", "--openclaw-state", str(state), "--store",
-         str(store), "--backend", backend, "--interval", "0.2"],
-        cwd=CHECKOUT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
+    with watching("--openclaw-state", str(state), "--store", str(store), "--backend",
+                  backend) as watcher:
         wait_until_found(session_search, store, "digest", watcher)
         append_lines(sessions_of(state) / "uuid-2.jsonl",
                      [message("c0ffee01", "c0ffee00", "user", "zanzibar follow-up")])
@@ -58,12 +77,7 @@ def test_watch_keeps_the_store_in_step_until_interrupted(
         write_jsonl(sessions_of(state) / "uuid-3.jsonl", [message("f00d0001", None, "user", "quokka")])
         wait_until_found(session_search, store, "quokka", watcher)
         before = digests(state)
-        watcher.send_signal(signal.SIGINT)
-        out, err = watcher.communicate(timeout=120)
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
+        out, err = interrupted(watcher)
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
     summary = out.splitlines()[-1]
@@ -79,21 +93,12 @@ def test_watch_warns_about_a_bad_line_and_goes_on(session_search, tmp_path: Path
     store = tmp_path / "store"
     bad = sessions_of(state) / "uuid-2.jsonl"
     append_lines(bad, [{"type": "message", "id": "z"}])
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "engine", "watch", "--openclaw-state", str(state), "--store",
-         str(store), "--interval", "0.2"],
-        cwd=CHECKOUT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with watching("--openclaw-state", str(state), "--store", str(store)) as watcher:
         first_warning = watcher.stderr.readline()
         bad.write_text(bad.read_text(encoding="utf-8").splitlines(keepends=True)[0],
                        encoding="utf-8")
         wait_until_found(session_search, store, "digest", watcher)
-        watcher.send_signal(signal.SIGINT)
-        out, err = watcher.communicate(timeout=120)
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
+        out, err = interrupted(watcher)
     assert first_warning.startswith(
         f'session-search: warning: {bad}:2: a message event needs a "message" object')
     assert watcher.returncode == 0
