@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,17 @@ def _read_range(path: Path, start: int, end: int) -> bytes:
         return handle.read(end - start)
 
 
+@contextmanager
+def _source_errors(path: Path) -> Iterator[None]:
+    """A source file the system will not read (gone since it was listed: a reset renamed
+    it) is `MalformedInput` naming it, which `watch` retries on its next pass."""
+    try:
+        yield
+    except OSError as error:
+        raise MalformedInput(str(path), None,
+                             f"cannot read: {error.strerror or error}") from None
+
+
 def _decide_file(target: ImportTarget, source: _Source, mark: FileMark | None) -> None:
     """Set `source.action` and where to read from (the rules of the module docstring)."""
     session_id = source.window.session_id
@@ -249,10 +261,10 @@ def _decide_database_window(target: ImportTarget, source: _Source,
             and source.database.event_count(session_id) == held:
         source.action, source.mark = "unchanged", mark
         return
-    events = source.database_events = source.database.events(session_id)
     if source.stored is None:
-        source.action = "new"
+        source.action = "new"  # its events are read as they are written
         return
+    events = source.database_events = source.database.events(session_id)
     if len(events) < held:
         source.action = "replace"
         return
@@ -291,7 +303,8 @@ def import_live_state(
                 _decide_database_window(target, source, marks.databases.get(
                     source.name, {}).get(source.window.session_id))
             else:
-                _decide_file(target, source, marks.files.get(source.name))
+                with _source_errors(source.path):
+                    _decide_file(target, source, marks.files.get(source.name))
         with target.transaction() as transaction:
             batch = ImportBatch(transaction, existing, received_at)
             _write(target, batch, sources, notes)
@@ -466,6 +479,9 @@ def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,
     fresh = source.action in ("new", "replace")
     if source.from_database:
         start = 0 if fresh else source.held
+        if source.action == "new":
+            assert source.database is not None
+            source.database_events = source.database.events(source.window.session_id)
         for stored in source.database_events[start:]:
             where = f'{source.path}: window "{source.window.session_id}" seq {stored.seq}'
             problem = kinds.validation_problem(stored.event)
@@ -474,7 +490,9 @@ def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,
             batch.append(source.window.session_id, stored.event, where, None,
                          created_at=stored.created_at)
         source.mark = _window_mark(source)
-        return len(source.database_events) - start
+        appended = len(source.database_events) - start
+        source.database_events = []  # written: no need to hold them until the commit
+        return appended
     if source.seen is None:  # appending after a trusted mark: the ids the window holds
         source.seen = {}
         for stored in target.events(source.window.session_id):
@@ -483,8 +501,9 @@ def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,
                 source.seen[entry_id] = 0
     consumed: dict[str, Any] = {}
     before = batch.event_count
-    append_events(source.path, _consumed_events(source, notes, consumed),
-                  source.window.session_id, batch, source.seen)
+    with _source_errors(source.path):
+        append_events(source.path, _consumed_events(source, notes, consumed),
+                      source.window.session_id, batch, source.seen)
     appended = batch.event_count - before
     held = (0 if fresh else source.held) + appended
     if consumed:

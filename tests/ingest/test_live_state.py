@@ -301,3 +301,14 @@ def test_a_rewritten_database_window_is_replaced(tmp_path: Path, backend: str) -
     assert hits(store, "digest") == []
     assert sorted(hits(store, "walrus")) == [("uuid-2", "c0ffee09"), ("uuid-2", "c0ffee0a")]
     assert counts(store) == (5, 8)
+
+
+def test_a_file_that_vanishes_while_read_is_a_clear_error(imported: tuple[Path, Path]) -> None:
+    from engine.ingest.live_state import _source_errors
+
+    state, _ = imported
+    gone = sessions_of(state) / "stray.jsonl"
+    gone.unlink()
+    with pytest.raises(MalformedInput, match=f"^{gone}: cannot read: No such file or directory$"):
+        with _source_errors(gone):
+            gone.stat()
