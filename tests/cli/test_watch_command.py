@@ -139,3 +139,18 @@ def test_import_takes_sources_or_a_state_not_both(session_search, tmp_path: Path
                    str(state)).refused(2, "give SOURCEs or --openclaw-state PATH, not both")
     session_search("import", "--store", str(tmp_path / "store")).refused(
         2, "nothing to import: give at least one SOURCE, or --openclaw-state PATH")
+
+
+def test_import_openclaw_state_names_a_bad_line_and_keeps_the_store(
+        session_search, tmp_path: Path) -> None:
+    state = build_state(tmp_path / "state")
+    store = tmp_path / "store"
+    assert session_search("import", "--store", str(store), "--openclaw-state", str(state),
+                          "--quiet").status == 0
+    bad = sessions_of(state) / "uuid-2.jsonl"
+    with bad.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    session_search("import", "--store", str(store), "--openclaw-state", str(state)).refused(
+        2, f"{bad}:2: invalid JSON: Expecting property name enclosed in double quotes at column 2")
+    stats = json.loads(session_search("stats", "--store", str(store), "--json").out)
+    assert (stats["windows"], stats["events"]) == (5, 7)
