@@ -59,7 +59,7 @@ from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportBatch
 from engine.ingest.corpus import append_events
-from engine.ingest.importer import ImportTarget, stored_windows
+from engine.ingest.importer import DATABASE_IN_AGENT, ImportTarget, stored_windows
 from engine.ingest.jsonl import iter_lines, parse_line
 from engine.ingest.live_marks import FileMark, StateMarks, WindowMark
 from engine.ingest.openclaw_state import (
@@ -75,7 +75,7 @@ from engine.transcript import events as kinds
 UNKNOWN_KEY = "unknown"
 
 #: Where an agent's SQLite state is, under its agent folder (upstream's path).
-DATABASE_PATH = ("agent", "openclaw-agent.sqlite")
+DATABASE_PATH = tuple(DATABASE_IN_AGENT.split("/"))
 
 NOT_A_STATE = ("not an OpenClaw state directory (no agents/<agentId>/sessions/ nor "
                "agents/<agentId>/agent/openclaw-agent.sqlite)")
