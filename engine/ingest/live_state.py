@@ -198,6 +198,9 @@ def _decide_file(target: ImportTarget, source: _Source, mark: FileMark | None) -
             and size >= mark.size and _still_there(source.path, mark, size):
         source.action = "unchanged" if size == mark.size else "append"
         source.offset, source.first_line, source.base = mark.size, mark.lines + 1, mark
+        if size > mark.size > 0 and _read_range(source.path, mark.size - 1,
+                                                mark.size) != b"\n":
+            source.offset += 1  # the newline that ends the last line read (_still_there)
         return
     stored = target.events(session_id)
     numbered: list[tuple[int, int, bytes, dict[str, Any]]] = []

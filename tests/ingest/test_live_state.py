@@ -175,6 +175,24 @@ def test_an_unfinished_last_line_waits_for_its_newline(imported: tuple[Path, Pat
     assert hits(store, "numbat") == [("uuid-1", "a1b2c3d5")]
 
 
+def test_a_last_line_imported_without_its_newline_is_continued(
+        imported: tuple[Path, Path]) -> None:
+    state, store = imported
+    digest = sessions_of(state) / "uuid-2.jsonl"
+    digest.write_bytes(digest.read_bytes() + json.dumps(
+        message("c0ffee01", "c0ffee00", "user", "walrus")).encode())  # no newline
+    assert live_import_into_store(store, None, state).imported.events == 1
+    with digest.open("a", encoding="utf-8") as handle:
+        handle.write("\n" + '{"type": "message", "id": "z"}\n')
+    with pytest.raises(MalformedInput) as caught:
+        live_import_into_store(store, None, state)
+    assert (caught.value.path, caught.value.line) == (str(digest), 3)
+    digest.write_bytes(digest.read_bytes()[:-len('{"type": "message", "id": "z"}\n')])
+    append_lines(digest, [message("c0ffee02", "c0ffee01", "user", "walrus again")])
+    assert live_import_into_store(store, None, state).imported.events == 1
+    assert sorted(hits(store, "walrus")) == [("uuid-2", "c0ffee01"), ("uuid-2", "c0ffee02")]
+
+
 def test_a_crash_before_the_marks_were_written_imports_nothing_twice(
         imported: tuple[Path, Path]) -> None:
     """The marks are written after the commit: old marks (or none) after a crash there
