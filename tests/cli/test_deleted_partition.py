@@ -106,7 +106,7 @@ def test_an_unlisted_partition_folder_is_listed_by_the_next_writer(store: Path) 
     """What a creation cut short between its rename and the root's rewrite leaves."""
     meta = read_root_meta(store)
     (store / "store.meta").write_bytes(encode_root_meta_file(meta.with_agents(set(meta.agents) - {"work"})))
-    searched = engine("search", "--store", str(store), "--agent", "work", "--json", "deploy")
+    searched = engine("search", "--store", str(store), "--agent", "work", "--json", "quasar")
     assert searched.returncode == 0, searched.stderr
     assert json.loads(searched.stdout)["hits"]
     with open_backend(store, writer=True):
