@@ -30,7 +30,8 @@ timestamp as an integer. Readable, in a pipe: one line per hit with every field 
 column; on a terminal: time and role, then key, window and message stacked in two cells,
 so that the excerpt keeps the rest of the width, its matched words coloured
 (`engine.cli.highlight`). Then a line per notice of the result: truncated, indexing, and
-the archived windows the scope selected but did not search (only when there were some).
+the archived windows the scope selected but did not search (only when there were some;
+`session-search restore` brings a session back).
 `explain`'s view is `engine.cli.explain_view`.
 
 `serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
@@ -209,7 +210,7 @@ def result_notices(result: SearchResult, limit: int | None) -> list[str]:
     ...                                           archived_transcripts_excluded=2), None):
     ...     print(notice)
     indexing: search completeness could not be confirmed; run `session-search reconcile`
-    2 archived windows in scope were not searched (archived transcripts stay out of search)
+    2 archived windows in scope were not searched (archived transcripts stay out of search until `session-search restore`)
     """
     notices = []
     if result.truncated:
@@ -221,7 +222,7 @@ def result_notices(result: SearchResult, limit: int | None) -> list[str]:
     if archived:
         notices.append(f"{archived} archived window{'' if archived == 1 else 's'} in scope "
                        f"{'was' if archived == 1 else 'were'} not searched (archived "
-                       "transcripts stay out of search)")
+                       "transcripts stay out of search until `session-search restore`)")
     return notices
 
 
