@@ -3,7 +3,8 @@
 Owns: their arguments and how results are printed. Must not touch: search, storage,
 index or protocol logic (they call the backend through
 `engine.backends.registry.open_backend`, so `search`, `serve` and `reconcile` work for
-every backend; `explain` needs an `Explainable` backend and `verify` the reference one).
+every backend; `explain` needs an `Explainable` backend; `verify` checks every backend's
+partitions, `engine.diagnostics.verify`).
 
 Session scope on the command line (a decision for CLI users, who own the store they
 point at): with no `--agent` and no `--session-key`, `search` looks at every session in
@@ -334,17 +335,8 @@ def run_reconcile(args: argparse.Namespace) -> int:
 
 
 def open_verified_store(store: str, *, writer: bool) -> PartitionedStore:
-    """The store `verify` checks, opened even when a log lost committed transactions;
-    refused (closed again) unless it is a reference store."""
-    backend = open_store(store, "verify", writer=writer, accept_lost_commits=True)
-    if backend.name != "reference":
-        name = backend.name
-        backend.close()
-        raise UsageError(
-            f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
-            "and index in one SQLite database per agent, committed by SQLite's journal: "
-            "there are no transcript logs or index files here to check or repair)")
-    return backend
+    """The store `verify` checks, opened even when a log lost committed transactions."""
+    return open_store(store, "verify", writer=writer, accept_lost_commits=True)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -443,10 +435,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     verify = add_command(
         subparsers, "verify",
-        description="Check a reference store: report committed transactions missing from "
-        "its log, a checkpoint that disagrees with it and damaged files, then rebuild the "
-        "index from the transcripts in memory and compare it with the stored one. Exit "
-        "status 1 on any difference.",
+        description="Check a store, agent by agent: report damaged files (a reference "
+        "store: committed transactions missing from its log, a checkpoint that disagrees "
+        "with it; a SQLite one: what PRAGMA integrity_check and FTS5's integrity-check "
+        "say), then rebuild the index from the transcripts in memory and compare it with "
+        "the stored one (missing, unexpected, differing and orphan rows). Exit status 1 on "
+        "any difference.",
         examples=["session-search verify --store demo",
                   "session-search verify --store demo --repair"])
     _add_store(verify)

@@ -1,5 +1,5 @@
 """`session-search verify`: check the transcripts, rebuild the reference index from them
-and compare.
+and compare (a SQLite partition: `engine.diagnostics.sqlite_verify`).
 
 Owns: what "the committed index agrees with the transcripts" means, and the report.
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
@@ -46,7 +46,10 @@ token count. `engine.index.check` runs on the committed index too. Verify never 
 
 A store is verified partition by partition (`verify_store`): each agent's partition has
 its own transcripts and index, so each gets its own report, and the store's report is
-their sum with every problem prefixed by its agent (`StoreVerifyReport`).
+their sum with every problem prefixed by its agent (`StoreVerifyReport`). A SQLite
+partition is checked by `engine.diagnostics.sqlite_verify` (its FTS rows against a
+rebuild from its transcript rows, and SQLite's own integrity checks of the file), into
+the same `VerifyReport`.
 
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
@@ -335,27 +338,48 @@ class StoreVerifyReport:
 
 
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
-    """Repair every reference partition of `store`, opened as the writer with
-    `accept_lost_commits` (`repair_backend`); return what was done, by agent."""
-    return {agent_id: repair_backend(_reference_partition(partition))
+    """Repair every partition of `store`, opened as the writer with `accept_lost_commits`
+    (`repair_backend`, or `sqlite_verify.repair_sqlite_backend`); return what was done,
+    by agent."""
+    return {agent_id: repair_partition(partition)
             for agent_id, partition in store.partitions().items()}
 
 
 def verify_store(store: PartitionedStore, *,
                  repairs: dict[str, list[str]] | None = None) -> StoreVerifyReport:
-    """Verify every partition of `store` (reference partitions only); `repairs` (from
+    """Verify every partition of `store` (`verify_partition`); `repairs` (from
     `repair_store`, run before) are attached to each partition's report."""
-    if store.name != ReferenceBackend.name:
-        raise UsageError(f"verify needs a reference store; this one uses {store.name!r}")
     reports: dict[str, VerifyReport] = {}
     for agent_id, partition in store.partitions().items():
-        report = verify_backend(_reference_partition(partition))
+        report = verify_partition(partition)
         report.repairs = list((repairs or {}).get(agent_id, ()))
         reports[agent_id] = report
     return StoreVerifyReport(reports)
 
 
-def _reference_partition(partition: object) -> ReferenceBackend:
-    if not isinstance(partition, ReferenceBackend):
-        raise UsageError(f"verify needs a reference store, not {type(partition).__name__}")
-    return partition
+def verify_partition(partition: object) -> VerifyReport:
+    """The report of one partition: `verify_backend` for a reference one,
+    `sqlite_verify.verify_sqlite_backend` for a SQLite one; `UsageError` for another."""
+    if isinstance(partition, ReferenceBackend):
+        return verify_backend(partition)
+    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
+    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.diagnostics.sqlite_verify import verify_sqlite_backend
+
+    if isinstance(partition, SqliteBackend):
+        return verify_sqlite_backend(partition)
+    raise UsageError(f"verify cannot check a partition of backend "
+                     f"{getattr(partition, 'name', type(partition).__name__)!r}")
+
+
+def repair_partition(partition: object) -> list[str]:
+    """What `--repair` did to one partition (see `verify_partition`)."""
+    if isinstance(partition, ReferenceBackend):
+        return repair_backend(partition)
+    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.diagnostics.sqlite_verify import repair_sqlite_backend
+
+    if isinstance(partition, SqliteBackend):
+        return repair_sqlite_backend(partition)
+    raise UsageError(f"verify --repair cannot repair a partition of backend "
+                     f"{getattr(partition, 'name', type(partition).__name__)!r}")
