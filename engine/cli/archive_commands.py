@@ -35,33 +35,29 @@ def run_archive(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", required=True, metavar="DIR", help="store folder")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("session_key", metavar="SESSION_KEY",
-                        help="the session whose windows move (e.g. agent:work:recall)")
+#: (command, archived, description, examples) of the two commands.
+COMMAND_TEXTS = (
+    ("archive", True,
+     ("Archive a session: every window of SESSION_KEY leaves search (a cold archive) until "
+     "`restore`; searches whose scope selects it count it in archivedTranscriptsExcluded. "
+     "The transcripts and their index rows are kept. Takes the store's writer lock."),
+     ["session-search archive --store demo agent:work:recall",
+      "session-search archive --store demo --json agent:main:main"]),
+    ("restore", False,
+     ("Restore an archived session: every window of SESSION_KEY is searchable again at "
+     "once, without a rebuild (its index rows were kept). This is what opening a session "
+     "does in the product; search never restores by itself. Takes the store's writer lock."),
+     ["session-search restore --store demo agent:work:recall",
+      "session-search restore --store demo --json agent:work:recall"]),
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `archive` and `restore` commands."""
-    archive = add_command(
-        subparsers, "archive",
-        description="Archive a session: every window of SESSION_KEY leaves search (a cold "
-        "archive) until `restore`; searches whose scope selects it count it in "
-        "archivedTranscriptsExcluded. The transcripts and their index rows are kept. Takes "
-        "the store's writer lock.",
-        examples=["session-search archive --store demo agent:work:recall",
-                  "session-search archive --store demo --json agent:main:main"])
-    _add_arguments(archive)
-    archive.set_defaults(run=run_archive, archived=True)
-
-    restore = add_command(
-        subparsers, "restore",
-        description="Restore an archived session: every window of SESSION_KEY is "
-        "searchable again at once, without a rebuild (its index rows were kept). This is "
-        "what opening a session does in the product; search never restores by itself. "
-        "Takes the store's writer lock.",
-        examples=["session-search restore --store demo agent:work:recall",
-                  "session-search restore --store demo --json agent:work:recall"])
-    _add_arguments(restore)
-    restore.set_defaults(run=run_archive, archived=False)
+    for name, archived, description, examples in COMMAND_TEXTS:
+        parser = add_command(subparsers, name, description=description, examples=examples)
+        parser.add_argument("--store", required=True, metavar="DIR", help="store folder")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument("session_key", metavar="SESSION_KEY",
+                            help="the session whose windows move (e.g. agent:work:recall)")
+        parser.set_defaults(run=run_archive, archived=archived)

@@ -113,8 +113,8 @@ def fts_integrity_problems(path: Path, connection: sqlite3.Connection) -> list[s
             connection.backup(copy)
             copy.execute(FTS_INTEGRITY)
         except sqlite3.DatabaseError as error:
-            return [f"{path}: the full-text index session_transcript_fts is damaged "
-                    f"(FTS5 integrity-check: {error})"]
+            return [(f"{path}: the full-text index session_transcript_fts is damaged "
+                    f"(FTS5 integrity-check: {error})")]
         finally:
             copy.close()
     return []
@@ -327,7 +327,7 @@ def repair_sqlite_backend(backend: SqliteBackend) -> list[str]:
     finally:
         reader.connection.close()
     if damage:
-        return [f"{path}: not repaired: the database is damaged, and a rebuild would read "
-                "through the damage; only a backup of the file holds what it lost"]
+        return [(f"{path}: not repaired: the database is damaged, and a rebuild would read "
+                "through the damage; only a backup of the file holds what it lost")]
     windows = backend.rebuild_index()
     return [f"rebuilt the index from the transcripts ({counted(windows, 'window')})"]

@@ -58,7 +58,9 @@ every event of every window is read, every posting list of both indexes is walke
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
@@ -360,26 +362,26 @@ def verify_store(store: PartitionedStore, *,
 def verify_partition(partition: object) -> VerifyReport:
     """The report of one partition: `verify_backend` for a reference one,
     `sqlite_verify.verify_sqlite_backend` for a SQLite one; `UsageError` for another."""
-    if isinstance(partition, ReferenceBackend):
-        return verify_backend(partition)
-    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
-    from engine.backends.sqlite_fts5 import SqliteBackend
-    from engine.diagnostics.sqlite_verify import verify_sqlite_backend
-
-    if isinstance(partition, SqliteBackend):
-        return verify_sqlite_backend(partition)
-    raise UsageError(f"verify cannot check a partition of backend "
-                     f"{getattr(partition, 'name', type(partition).__name__)!r}")
+    return partition_checks(partition, "verify")[0](partition)
 
 
 def repair_partition(partition: object) -> list[str]:
-    """What `--repair` did to one partition (see `verify_partition`)."""
+    """What `--repair` did to one partition (`repair_backend`, or
+    `sqlite_verify.repair_sqlite_backend`)."""
+    return partition_checks(partition, "verify --repair")[1](partition)
+
+
+def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], VerifyReport],
+                                                             Callable[[Any], list[str]]]:
+    """The verify and repair functions of `partition`'s backend (`UsageError` naming
+    `action` and the backend when there are none)."""
     if isinstance(partition, ReferenceBackend):
-        return repair_backend(partition)
+        return verify_backend, repair_backend
+    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
     from engine.backends.sqlite_fts5 import SqliteBackend
-    from engine.diagnostics.sqlite_verify import repair_sqlite_backend
+    from engine.diagnostics.sqlite_verify import repair_sqlite_backend, verify_sqlite_backend
 
     if isinstance(partition, SqliteBackend):
-        return repair_sqlite_backend(partition)
-    raise UsageError(f"verify --repair cannot repair a partition of backend "
-                     f"{getattr(partition, 'name', type(partition).__name__)!r}")
+        return verify_sqlite_backend, repair_sqlite_backend
+    name = getattr(partition, "name", type(partition).__name__)
+    raise UsageError(f"{action} cannot check a partition of backend {name!r}")

@@ -106,8 +106,8 @@ def test_archive_and_restore_move_a_session_out_of_search_and_back_with_exact_no
                                         "changed": 2}
     plain = session_search("search", "--store", store, "--agent", "work", "quasar").out
     assert plain.splitlines() == [
-        "no hits", "2 archived windows in scope were not searched (archived transcripts "
-        "stay out of search until `session-search restore`)"]
+        "no hits", ("2 archived windows in scope were not searched (archived transcripts "
+        "stay out of search until `session-search restore`)")]
     again = session_search("archive", "--store", store, KEY)
     assert again.out == f"{KEY} was already archived (2 windows); nothing changed\n"
 

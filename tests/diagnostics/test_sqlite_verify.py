@@ -118,19 +118,19 @@ def test_an_fts_row_deleted_without_its_map_row_is_named(store: Path) -> None:
     row_id, session_id = fts_row(database, "main-u1")
     tamper(database, ("DELETE FROM session_transcript_fts WHERE rowid = ?", (row_id,)))
     assert problems_of(store) == [
-        f"agent main: map row {row_id} of session_transcript_fts_rows (session "
-        f"{session_id!r}, message 'main-u1') has no FTS row",
+        (f"agent main: map row {row_id} of session_transcript_fts_rows (session "
+        f"{session_id!r}, message 'main-u1') has no FTS row"),
         f"agent main: missing row (session {session_id!r}, message 'main-u1')"]
 
 
 def test_an_extra_row_is_unexpected(store: Path) -> None:
     database = database_of(store)
-    row_id, session_id = fts_row(database, "main-u1")
+    _, session_id = fts_row(database, "main-u1")
     tamper(database,
-           ("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
-            "VALUES (9000, ?, 'forged')", (session_id,)),
-           ("INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, "
-            "timestamp) VALUES (9000, 'forged words', ?, 'forged', 'user', 1)", (session_id,)))
+           (("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
+            "VALUES (9000, ?, 'forged')"), (session_id,)),
+           (("INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, "
+            "timestamp) VALUES (9000, 'forged words', ?, 'forged', 'user', 1)"), (session_id,)))
     assert problems_of(store) == [
         f"agent main: unexpected row (session {session_id!r}, message 'forged')"]
     completed = verify_command(store, "--json")
@@ -142,21 +142,21 @@ def test_an_extra_row_is_unexpected(store: Path) -> None:
 def test_a_changed_text_differs_from_the_transcript(store: Path) -> None:
     database = database_of(store)
     row_id, session_id = fts_row(database, "main-u1")
-    tamper(database, ("UPDATE session_transcript_fts SET text = 'tampered words' "
-                      "WHERE rowid = ?", (row_id,)))
+    tamper(database, (("UPDATE session_transcript_fts SET text = 'tampered words' "
+                      "WHERE rowid = ?"), (row_id,)))
     assert problems_of(store) == [
-        f"agent main: differing row (session {session_id!r}, message 'main-u1'): its text "
-        "differs from the transcript's"]
+        (f"agent main: differing row (session {session_id!r}, message 'main-u1'): its text "
+        "differs from the transcript's")]
     assert verify_command(store).returncode == 1
 
 
 def test_rows_of_a_window_without_transcript_are_orphans(store: Path) -> None:
     database = database_of(store, "work")
     tamper(database,
-           ("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
-            "VALUES (9000, 'ghost', 'g1')", ()),
-           ("INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, "
-            "timestamp) VALUES (9000, 'ghost words', 'ghost', 'g1', 'user', 1)", ()))
+           (("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
+            "VALUES (9000, 'ghost', 'g1')"), ()),
+           (("INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, "
+            "timestamp) VALUES (9000, 'ghost words', 'ghost', 'g1', 'user', 1)"), ()))
     assert problems_of(store) == [
         "agent work: orphan rows or state for window 'ghost' (run reconcile)"]
 
@@ -164,8 +164,8 @@ def test_rows_of_a_window_without_transcript_are_orphans(store: Path) -> None:
 def test_a_state_that_names_another_leaf_is_named(store: Path) -> None:
     database = database_of(store)
     _, session_id = fts_row(database, "main-u1")
-    tamper(database, ("UPDATE session_transcript_index_state SET leaf_event_id = 'elsewhere' "
-                      "WHERE session_id = ?", (session_id,)))
+    tamper(database, (("UPDATE session_transcript_index_state SET leaf_event_id = 'elsewhere' "
+                      "WHERE session_id = ?"), (session_id,)))
     [problem] = problems_of(store)
     assert problem.startswith(f"agent main: index state of window {session_id!r} names leaf "
                               "'elsewhere'; its transcript's leaf is ")
@@ -175,14 +175,14 @@ def test_a_damaged_full_text_index_is_named_with_its_file(store: Path) -> None:
     """The FTS content changed behind FTS5's back: its index no longer matches it."""
     database = database_of(store)
     row_id, session_id = fts_row(database, "main-u1")
-    tamper(database, ("UPDATE session_transcript_fts_content SET c0 = 'unindexed words' "
-                      "WHERE id = ?", (row_id,)))
+    tamper(database, (("UPDATE session_transcript_fts_content SET c0 = 'unindexed words' "
+                      "WHERE id = ?"), (row_id,)))
     problems = problems_of(store)
     assert problems[0].startswith(
         f"agent main: {database}: the full-text index session_transcript_fts is damaged "
         "(FTS5 integrity-check: ")
-    assert problems[1:] == [f"agent main: differing row (session {session_id!r}, message "
-                            "'main-u1'): its text differs from the transcript's"]
+    assert problems[1:] == [(f"agent main: differing row (session {session_id!r}, message "
+                            "'main-u1'): its text differs from the transcript's")]
     completed = verify_command(store)
     assert completed.returncode == 1 and str(database) in completed.stdout
 
@@ -212,8 +212,8 @@ def test_a_damaged_database_is_named_and_its_rows_are_not_compared(store: Path) 
         opened.close()
     assert report.problems[0].startswith(
         f"{database}: the database is damaged: PRAGMA integrity_check reports ")
-    assert report.problems[1:] == ["the index was not compared: the database is damaged "
-                                   "(only a backup holds what the damage lost)"]
+    assert report.problems[1:] == [("the index was not compared: the database is damaged "
+                                   "(only a backup holds what the damage lost)")]
     completed = verify_command(store)
     assert completed.returncode == 1 and f"{database}: the database is damaged" in completed.stdout
     repaired = verify_command(store, "--repair")
@@ -227,8 +227,8 @@ def test_repair_rebuilds_the_rows_from_the_transcripts(store: Path) -> None:
     tamper(database,
            ("UPDATE session_transcript_fts SET text = 'tampered words' WHERE rowid = ?",
             (row_id,)),
-           ("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
-            "VALUES (9000, 'ghost', 'g1')", ()))
+           (("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
+            "VALUES (9000, 'ghost', 'g1')"), ()))
     assert verify_command(store).returncode == 1
     repaired = verify_command(store, "--repair")
     assert (repaired.returncode, repaired.stderr) == (0, "")
