@@ -334,9 +334,12 @@ def run_reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_verified_store(store: str, *, writer: bool) -> PartitionedStore:
-    """The store `verify` checks, opened even when a log lost committed transactions."""
-    return open_store(store, "verify", writer=writer, accept_lost_commits=True)
+def open_verified_store(store: str, *, writer: bool, backend: str | None = None,
+                        read_only: bool = False) -> PartitionedStore:
+    """The store `verify` checks, opened even when a log lost committed transactions
+    (`read_only`: also a state folder OpenClaw wrote)."""
+    return open_store(store, "verify", writer=writer, accept_lost_commits=True,
+                      backend=backend, read_only=read_only)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -348,13 +351,16 @@ def run_verify(args: argparse.Namespace) -> int:
     from engine.diagnostics.verify import repair_store, verify_store
 
     repairs: dict[str, list[str]] = {}
+    if args.repair and args.read_only:
+        raise UsageError("--repair writes to the store; it cannot be combined with --read-only")
     if args.repair:
-        writer = open_verified_store(args.store, writer=True)
+        writer = open_verified_store(args.store, writer=True, backend=args.backend)
         try:
             repairs = repair_store(writer)
         finally:
             writer.close()
-    backend = open_verified_store(args.store, writer=False)
+    backend = open_verified_store(args.store, writer=False, backend=args.backend,
+                                  read_only=args.read_only)
     try:
         report = verify_store(backend, repairs=repairs)
     finally:
@@ -442,8 +448,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the stored one (missing, unexpected, differing and orphan rows). Exit status 1 on "
         "any difference.",
         examples=["session-search verify --store demo",
-                  "session-search verify --store demo --repair"])
+                  "session-search verify --store demo --repair",
+                  "session-search verify --store ~/.openclaw --backend sqlite --read-only"])
     _add_store(verify)
+    add_read_only_arguments(verify, BACKEND_NAMES)
     verify.add_argument(
         "--repair", action="store_true",
         help="first drop what cannot be recovered (saying what) and rebuild the index "

@@ -40,8 +40,11 @@ Then the rows, read in one read transaction (one snapshot), per window of
 A row the rebuild expects and the index lacks is `missing`; one the index holds and the
 rebuild does not is `unexpected`; a row of the right message whose text, role or time
 differ is `differing` (listed with the fields). At most `verify.MAX_LISTED` of each kind
-are listed. A database OpenClaw wrote (layout `openclaw`) is read the same way (its queue
-is the needs-reconcile predicate; a cold window has no transcript rows, so no row).
+are listed. A database OpenClaw wrote (layout `openclaw`, `verify --read-only`) is read
+the same way (its queue is the needs-reconcile predicate; a cold window has no transcript
+rows, so no row): OpenClaw 2026.9.6's own writer leaves exactly the rows, states and
+active paths of a rebuild (`tests/diagnostics/test_sqlite_verify.py` checks a state it
+wrote).
 
 Repair (`repair_sqlite_backend`, the partition opened as the writer): a database that
 SQLite reports damaged is not touched (only a backup holds what the damage lost: say

@@ -234,3 +234,26 @@ def test_repair_rebuilds_the_rows_from_the_transcripts(store: Path) -> None:
     assert (repaired.returncode, repaired.stderr) == (0, "")
     assert "repaired: rebuilt the index from the transcripts (16 windows)\n" in repaired.stdout
     assert problems_of(store) == []
+
+
+def test_a_state_the_real_openclaw_wrote_verifies_without_a_byte_changed(
+        tmp_path: Path) -> None:
+    """OpenClaw's own transcript writer (two agents) indexes as a rebuild does: its FTS
+    rows, states and active paths are what verify rebuilds, and `verify --read-only`
+    writes nothing to the state (the builder skips without an OpenClaw install)."""
+    from tests.backends.test_sqlite_openclaw_state import build_openclaw_state, digests
+
+    build_openclaw_state(tmp_path, [])
+    state = tmp_path / "state"
+    before = digests(state), sorted(str(path) for path in state.rglob("*"))
+    opened = open_store(state, "verify", read_only=True)
+    try:
+        report = verify_store(opened)
+    finally:
+        opened.close()
+    assert (report.ok, report.total("rows_committed")) == (True, report.total("rows_expected"))
+    assert report.total("rows_committed") > 0
+    completed = verify_command(state, "--backend", "sqlite", "--read-only")
+    assert (completed.returncode, completed.stderr) == (0, "")
+    assert completed.stdout.startswith("OK: the index matches its transcripts\n")
+    assert (digests(state), sorted(str(path) for path in state.rglob("*"))) == before
