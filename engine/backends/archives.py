@@ -43,7 +43,9 @@ would make OpenClaw's own restore fail on such a file, so a store made here neve
 that table. A database the real OpenClaw wrote is read as upstream reads it: a window is
 archived when it has a cold archive row (`sqlite_fts5.WINDOW_SELECT`, `search.
 excluded_windows_sql`), and such a database opens read-only, so it is never archived or
-restored here. The known divergence: upstream's own kernel, reading a store made here,
+restored here (`tests/backends/test_sqlite_openclaw_cold_archives.py` lets OpenClaw's own
+cold storage archive a state, then restore one window, and compares the answers with
+OpenClaw's kernel's). The known divergence: upstream's own kernel, reading a store made here,
 would not see our flag.
 
 Cost: one read of the key's windows and one metadata write per window; no row of the
