@@ -28,7 +28,9 @@ Then the rows, read in one read transaction (one snapshot), per window of
   `(session_id, message_id, text, role, timestamp)`, the text as a UTF-8 column holds it;
   its state must name the leaf of that path, its active path rows
   (`session_transcript_active_events`) and counts must be the rebuild's;
-* a window without state (its transcript predates the index) must hold no rows;
+* a window without state (its transcript predates the index) must hold no rows, and so
+  must an incognito one (`SessionWindow.is_incognito`: never indexed; its state and
+  active path are still checked);
 * a window that needs a rebuild keeps stale rows until reconcile: they are counted as
   `stale`, not compared;
 * FTS rows, map rows, states and active rows of a window with no transcript rows are
@@ -70,7 +72,7 @@ from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.diagnostics.verify import MAX_LISTED, VerifyReport
 from engine.errors import CorruptFile, StoreError
 from engine.index.lifecycle import WindowIndexState
-from engine.model import StoredEvent
+from engine.model import SessionWindow, StoredEvent
 from engine.transcript.evidence import counted
 from engine.transcript.projection import index_entries
 from engine.transcript.tree import scan_tree
@@ -192,7 +194,17 @@ def window_problems(connection: sqlite3.Connection, session_id: str, state: Wind
     return problems
 
 
-def expected_rows(connection: sqlite3.Connection, rows: StoredRows,
+#: Every window with its key and incognito flag, per layout (OpenClaw stores no incognito
+#: window in an agent database, and has no column for the flag).
+WINDOWS_SQL: dict[schema.Layout, str] = {
+    schema.OWN: ("SELECT w.session_id, w.session_key, coalesce(m.incognito, 0) "
+                 "FROM session_windows AS w LEFT JOIN session_search_windows AS m "
+                 "ON m.session_id = w.session_id ORDER BY w.rowid"),
+    schema.OPENCLAW: "SELECT session_id, session_key, 0 FROM session_windows ORDER BY rowid",
+}
+
+
+def expected_rows(connection: sqlite3.Connection, layout: schema.Layout, rows: StoredRows,
                   report: VerifyReport) -> tuple[list[Row], list[str]]:
     """The FTS rows the database should hold (stale rows of dirty windows taken as they
     are), and what is wrong with the clean windows' states and active paths."""
@@ -201,8 +213,7 @@ def expected_rows(connection: sqlite3.Connection, rows: StoredRows,
         by_window.setdefault(row[0], []).append(row)
     expected: list[Row] = []
     problems: list[str] = []
-    for (session_id,) in connection.execute("SELECT session_id FROM session_windows "
-                                            "ORDER BY rowid").fetchall():
+    for session_id, session_key, incognito in connection.execute(WINDOWS_SQL[layout]).fetchall():
         report.windows += 1
         state = rows.states.get(session_id)
         if state is None or session_id not in rows.transcripts:
@@ -214,8 +225,9 @@ def expected_rows(connection: sqlite3.Connection, rows: StoredRows,
             continue
         covered = [event for event in read_events(connection, session_id)
                    if event.seq <= state.indexed_seq]
-        expected.extend((entry.session_id, entry.message_id, storable_text(entry.text),
-                         entry.role, entry.timestamp) for entry in index_entries(covered))
+        if not SessionWindow(session_id, session_key, incognito=bool(incognito)).is_incognito:
+            expected.extend((entry.session_id, entry.message_id, storable_text(entry.text),
+                             entry.role, entry.timestamp) for entry in index_entries(covered))
         problems.extend(window_problems(connection, session_id, state, covered,
                                         rows.active_counts[session_id]))
     return expected, problems
@@ -312,7 +324,7 @@ def _compare(connection: sqlite3.Connection, layout: schema.Layout, report: Veri
         report.problems.append(f"orphan rows or state for window {session_id!r} (run reconcile)")
     committed = [row for row in rows.fts.values() if row[0] not in orphans]
     report.rows_committed = len(rows.fts)
-    expected, state_problems = expected_rows(connection, rows, report)
+    expected, state_problems = expected_rows(connection, layout, rows, report)
     report.rows_expected = len(expected)
     report.windows_needing_reconcile = windows_needing_reconcile(connection, layout)
     report.problems.extend(state_problems)

@@ -150,6 +150,18 @@ def test_a_changed_text_differs_from_the_transcript(store: Path) -> None:
     assert verify_command(store).returncode == 1
 
 
+def test_a_row_of_an_incognito_window_is_unexpected(store: Path) -> None:
+    """An incognito window keeps its transcript and never an index row."""
+    tamper(database_of(store),
+           (("INSERT INTO session_transcript_fts_rows (id, session_id, message_id) "
+            "VALUES (9000, 'incognito-private', 'leaked')"), ()),
+           (("INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, "
+            "timestamp) VALUES (9000, 'private words', 'incognito-private', 'leaked', "
+            "'user', 1)"), ()))
+    assert problems_of(store) == [
+        "agent main: unexpected row (session 'incognito-private', message 'leaked')"]
+
+
 def test_rows_of_a_window_without_transcript_are_orphans(store: Path) -> None:
     database = database_of(store, "work")
     tamper(database,
