@@ -70,7 +70,10 @@ were deleted after its generation) cannot be reloaded at that generation: it get
 `StoreError` saying to refresh or reopen.
 
 The index is unaffected: it names events by (session id, seq), never by log position,
-and the generation its manifest records is unchanged.
+and the generation its manifest records is unchanged. The change feed
+(`changes_since`) of the transactions before a delete no longer lists the dead windows'
+changes; a follower that lags (an index replaying from its manifest's generation) still
+sees the delete, which removes whatever it had of them, so it ends in the same state.
 
 Cost: one replay of the whole log to plan (O(bytes), every record decoded), then each
 file with dead records read and written once, in memory (a file is at most

@@ -188,6 +188,22 @@ def test_a_reader_opened_before_a_compaction_reads_right_after_it(make_directory
         reader.close()
 
 
+def test_a_reader_reads_the_change_feed_right_after_a_compaction(make_directory):
+    directory = make_directory()
+    with TranscriptStore.create(directory, config=SMALL) as store:
+        fill(store)
+        reader = TranscriptStore.open(directory, config=EngineConfig(catalog_checkpoints=False,
+                                                                     log_roll_bytes=600))
+        store.compact()
+        changes = list(reader.changes_since(3))  # stale transaction offsets: reloaded first
+        assert changes == list(store.changes_since(3))
+        # transactions 4 and 5 made windows deleted later: nothing of them is left
+        assert [generation for generation, _ in changes][0] == 6
+        assert [generation for generation, change in changes
+                if type(change).__name__ == "SessionDeleted"] == [8, 10]
+        reader.close()
+
+
 def test_a_reader_whose_view_was_compacted_away_is_told_to_refresh(make_directory):
     directory = make_directory()
     with TranscriptStore.create(directory, config=SMALL) as store:
