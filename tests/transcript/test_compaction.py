@@ -361,3 +361,30 @@ def fill_round(store: TranscriptStore, round_number: int) -> None:
         if number % 2:
             with store.transaction() as transaction:
                 transaction.delete_session(f"agent:main:r{round_number}w{number - 1}")
+
+
+def test_a_full_disk_while_the_open_log_file_is_sealed_leaves_it_to_the_next_writer():
+    """The roll's footer is refused: the writer is failed (as after any refused seal),
+    says so, and the next writer cuts the torn footer and compacts."""
+    base = MemoryDirectory()
+    with TranscriptStore.create(base) as store:  # one open log file
+        with store.transaction() as transaction:
+            transaction.put_window(SessionWindow("a", "agent:main:a"))
+            transaction.append_event("a", message("gone " * 50, 0))
+            transaction.put_window(SessionWindow("b", "agent:main:b"))
+            transaction.append_event("b", message("kept", 0))
+        with store.transaction() as transaction:
+            transaction.delete_session("agent:main:a")
+        committed = snapshot(store)
+    directory = FaultyDirectory(base.crash_copy(), Fault("write", 2, ENOSPC))  # 1: the state
+    with TranscriptStore.open(directory, writer=True) as store:
+        with pytest.raises(StoreError, match="the compaction stopped: .*No space left"):
+            store.compact()
+        assert snapshot(store) == committed
+        with pytest.raises(StoreError, match="reopen the store"), store.transaction() as transaction:
+            transaction.append_event("b", message("refused", 1))
+    for crashed in (directory.crash_at_fault(), directory.inner):
+        with TranscriptStore.open(crashed, writer=True) as store:
+            assert snapshot(store) == committed and store.verify_log() is None
+            assert store.compact().files_compacted == 1
+            assert snapshot(store) == committed
