@@ -68,8 +68,10 @@ def import_into_store(
     reconcile: bool = True,
     create_parents: bool = False,
     progress: PhasedProgress | None = None,
+    replace: bool = False,
 ) -> ImportOutcome:
-    """Open (or create) the store at `store_path`, import `sources`, maybe reconcile."""
+    """Open (or create) the store at `store_path`, import `sources` (with `replace`,
+    replacing the transcripts of the windows it holds), maybe reconcile."""
     for source in sources:
         detect_form(Path(source))
     outermost_new = _outermost_missing(store_path)
@@ -77,7 +79,7 @@ def import_into_store(
                                   create_parents=create_parents)
     backend = opened.backend
     try:
-        report = import_sources(backend, sources, progress=progress)
+        report = import_sources(backend, sources, progress=progress, replace=replace)
         reconciling = partial(progress, "reconcile") if progress is not None else None
         reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
         counts = backend.stats()
