@@ -4,6 +4,8 @@ sources give it, on both backends, instead of a `DuplicateImport` (issue 14, ite
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +45,20 @@ def flat_line(session_id: str, message_id: str, text: str) -> dict:
             "messageId": message_id, "role": "user", "text": text, "timestamp": 20}
 
 
-def hits(store: Path, query: str) -> list[tuple[str, str]]:
+@contextmanager
+def opened(store: Path) -> Iterator[Any]:
+    """The store at `store`, opened to read, closed after the block."""
     backend = open_store(store, "search")
     try:
-        result = backend.search(SearchRequest(query, agent_id="main"))
-        return sorted((hit.session_id, hit.message_id) for hit in result.hits)
+        yield backend
     finally:
         backend.close()
+
+
+def hits(store: Path, query: str) -> list[tuple[str, str]]:
+    with opened(store) as backend:
+        result = backend.search(SearchRequest(query, agent_id="main"))
+        return sorted((hit.session_id, hit.message_id) for hit in result.hits)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -71,12 +80,9 @@ def test_a_corpus_import_with_replace_replaces_the_stored_transcripts(
     assert hits(store, "stale") == []
     assert hits(store, "fresh") == [("s1", "n1"), ("s1", "n2")]
     assert hits(store, "kept") == [("s2", "k1")]
-    reader = open_store(store, "stats")
-    try:
+    with opened(store) as reader:
         assert reader.window("s1").title == "second"
         assert reader.stats()["windows"] == 2 and reader.stats()["events"] == 3
-    finally:
-        reader.close()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -92,13 +98,10 @@ def test_a_flat_import_with_replace_rewrites_a_window_and_adds_new_ones(
     assert (outcome.imported.windows, outcome.imported.replaced) == (1, 1)
     assert hits(store, "fresh") == [("s1", "n1"), ("s1", "n2"), ("s3", "x1")]
     assert hits(store, "stale") == []
-    reader = open_store(store, "history")
-    try:
+    with opened(store) as reader:
         events = reader.events("s1")
         assert [(event.event["id"], event.event["parentId"]) for event in events] == [
             ("n1", None), ("n2", "n1")]
-    finally:
-        reader.close()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
