@@ -12,7 +12,7 @@ from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.errors import UnknownSession
 from engine.model import SessionWindow
-from engine.transcript.changes import EventAppended, SessionDeleted, WindowPut
+from engine.transcript.changes import EventAppended, SessionDeleted, TranscriptReplaced, WindowPut
 from engine.transcript.store import TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 
@@ -24,6 +24,8 @@ operations = st.one_of(
     st.tuples(st.just("put"), st.sampled_from(SESSION_IDS), st.sampled_from(KEYS)),
     st.tuples(st.just("append"), st.sampled_from(SESSION_IDS), st.integers(0, 99)),
     st.tuples(st.just("delete"), st.sampled_from(KEYS), st.just(0)),
+    st.tuples(st.just("replace"), st.sampled_from(SESSION_IDS),
+              st.lists(st.integers(0, 99), max_size=4)),
 )
 transactions = st.tuples(
     st.lists(operations, min_size=1, max_size=5),
@@ -54,6 +56,12 @@ class Model:
         self.events[session_id].append(event)
         return len(self.events[session_id]) - 1
 
+    def replace(self, session_id: str, events: list[dict[str, Any]]) -> int | None:
+        if session_id not in self.windows:
+            return None
+        self.events[session_id] = list(events)
+        return len(events)
+
     def delete(self, key: str) -> int:
         doomed = [sid for sid, owner in self.windows.items() if owner == key]
         for session_id in doomed:
@@ -83,6 +91,10 @@ def replay_feed(store: TranscriptStore) -> tuple[object, ...]:
             model.put(change.window.session_id, change.window.session_key)
         elif isinstance(change, EventAppended):
             assert model.append(change.event.session_id, change.event.event) == change.event.seq
+        elif isinstance(change, TranscriptReplaced):
+            events = [stored.event for stored in change.events]
+            assert [stored.seq for stored in change.events] == list(range(len(events)))
+            assert model.replace(change.session_id, events) == len(events)
         elif isinstance(change, SessionDeleted):
             assert model.delete(change.session_key) == len(change.session_ids)
     return model.state()
@@ -103,6 +115,16 @@ def apply(transaction: Any, model: Model, operation: tuple[str, str, Any]) -> No
                 return
             raise AssertionError("append to an absent window was accepted")
         assert transaction.append_event(name, event) == expected
+    elif kind == "replace":
+        events = [{"id": f"r{number}", "n": number} for number in value]
+        expected = model.replace(name, events)
+        if expected is None:
+            try:
+                transaction.replace_transcript(name, events)
+            except UnknownSession:
+                return
+            raise AssertionError("a replacement of an absent window was accepted")
+        assert transaction.replace_transcript(name, events) == expected
     else:
         assert transaction.delete_session(name) == model.delete(name)
 
