@@ -40,6 +40,15 @@ a crash replays that commit from the log at the next open. Segments are merged w
 `index_merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
 background thread: the reference keeps one thread of control).
 
+Replacements (behaviour.md §8.2). `replace_transcript` decides in its transaction
+whether the window is rebuilt now (`engine.backends.replacement`) and writes the decision
+into the log's `replace` record, so a replay decides as the commit did whatever config
+opens the store later. The record and its events reach the hook as one
+`TranscriptReplaced` change: a small replacement rebuilds the window from the change's
+events (its old rows deleted, the new active path indexed, the state rebuilt), a large
+one only marks the window dirty, its old rows kept and hidden until reconcile. Like every
+change, it is applied with the commit or, after a crash, by the replay.
+
 Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are excluded from
 search when dirty and make `indexing` true. `reconcile()` rebuilds each such window from
 its active path (delete its rows, index `projection.index_entries(events)`, set
