@@ -133,7 +133,8 @@ def replace(backend: Any, session_id: str, events: list[dict[str, Any]],
 
 
 def sqlite_rows_match_a_rebuild(partition: SqliteBackend) -> None:
-    """The FTS rows of every window are exactly the entries of its active path."""
+    """The FTS rows of every window are exactly the entries of its active path (none for
+    an incognito window)."""
     connection = sqlite3.connect(partition.path)
     try:
         rows = sorted(connection.execute(
@@ -144,7 +145,7 @@ def sqlite_rows_match_a_rebuild(partition: SqliteBackend) -> None:
     finally:
         connection.close()
     expected = sorted((entry.session_id, entry.message_id, entry.text, entry.role)
-                      for window in partition.windows()
+                      for window in partition.windows() if not window.is_incognito
                       for entry in index_entries(partition.events(window.session_id)))
     assert rows == expected
     assert not any(states.values())
@@ -533,3 +534,18 @@ def test_reference_deletion_reopens_without_the_windows(tmp_path: Path) -> None:
     finally:
         reopened.close()
 
+
+
+def test_a_replaced_incognito_window_stays_out_of_the_index(store: PartitionedStore) -> None:
+    """An incognito window gets no row from a replacement either, small or large."""
+    seed(store)
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow("w-secret", "agent:main:hidden", incognito=True))
+        transaction.append_event("w-secret", message("s0", None, "secret stale"), 1.0)
+    replace(store, "w-secret", chain("p", ["secret fresh"]))
+    assert found(store, "secret") == ([], False)
+    replace(store, "w-secret", chain("q", ["secret fresh"] * 4))
+    store.reconcile()
+    assert found(store, "secret") == ([], False)
+    assert [event.event["id"] for event in store.events("w-secret")] == [f"q{i}" for i in range(4)]
+    check_consistent(store)
