@@ -17,6 +17,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -434,15 +435,24 @@ def test_both_backends_give_identical_answers_through_replacements(
         tmp_path: Path, config_name: str, probe_every_step: bool) -> None:
     """Without a probe after every step, a reconcile follows deferred commits that no
     read applied (the rows of the windows they leave dirty are never written)."""
-    reference = new_store(tmp_path, "reference", REFERENCE_CONFIGS[config_name])
-    sqlite = new_store(tmp_path, "sqlite")
-    try:
+    with both_stores(tmp_path, REFERENCE_CONFIGS[config_name]) as (reference, sqlite):
         for step, action in lifecycle_steps():
             for backend in (reference, sqlite):
                 action(backend)
             if probe_every_step or step in ("reconcile", "delete a key"):
                 assert reference.index_status() == sqlite.index_status(), step
                 assert_same_answers(reference, sqlite, step)
+
+
+@contextmanager
+def both_stores(folder: Path, reference_config: EngineConfig = SMALL_LIMITS
+                ) -> Iterator[tuple[PartitionedStore, PartitionedStore]]:
+    """A reference store and a SQLite store in `folder`; after the block (when it
+    succeeded) both are reconciled alike, compared, and checked against a rebuild."""
+    reference = new_store(folder, "reference", reference_config)
+    sqlite = new_store(folder, "sqlite")
+    try:
+        yield reference, sqlite
         assert reference.reconcile() == sqlite.reconcile()
         assert_same_answers(reference, sqlite, "final reconcile")
         check_consistent(reference)
@@ -617,21 +627,11 @@ def apply_operation(backend: Any, operation: tuple[str, str, Any], step: int) ->
 @given(st.lists(operations, min_size=1, max_size=8))
 def test_random_lifecycles_give_identical_answers_on_both_backends(
         plan: list[tuple[str, str, Any]]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        reference = new_store(Path(folder), "reference")
-        sqlite = new_store(Path(folder), "sqlite")
-        try:
-            seed(reference)
-            seed(sqlite)
-            for step, operation in enumerate(plan):
-                for backend in (reference, sqlite):
-                    apply_operation(backend, operation, step)
-                assert reference.index_status() == sqlite.index_status(), operation
-                assert_same_answers(reference, sqlite, f"step {step}: {operation[:2]}")
-            assert reference.reconcile() == sqlite.reconcile()
-            assert_same_answers(reference, sqlite, "final reconcile")
-            check_consistent(reference)
-            check_consistent(sqlite)
-        finally:
-            reference.close()
-            sqlite.close()
+    with tempfile.TemporaryDirectory() as folder, both_stores(Path(folder)) as (reference, sqlite):
+        seed(reference)
+        seed(sqlite)
+        for step, operation in enumerate(plan):
+            for backend in (reference, sqlite):
+                apply_operation(backend, operation, step)
+            assert reference.index_status() == sqlite.index_status(), operation
+            assert_same_answers(reference, sqlite, f"step {step}: {operation[:2]}")
