@@ -5,7 +5,9 @@ checking each write, writing its record through the log writer as it comes (so a
 import does not sit in memory), and the small overlay of the windows it touched
 (`PendingWindow`), which its reads see on top of the committed catalog. Must not touch:
 the commit (the store writes the commit record, applies `records` to the catalog through
-the replay rule, and publishes `changes`; see `TranscriptStore.transaction`), the
+the replay rule, and publishes `changes`; see `TranscriptStore.transaction`; a
+transaction whose replacement failed half-way says so in `failed`, and the store then
+aborts it instead), the
 catalog (read here, never changed), or the log other than through the writer and the
 read function it is given.
 

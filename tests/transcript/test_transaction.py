@@ -14,11 +14,12 @@ import pytest
 from engine.codec.log_file import CommitRecord, EventRecord, ReplaceRecord, WindowRecord
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
-from engine.errors import CorruptFile, UnknownSession
+from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import EventAppended, TranscriptReplaced, WindowPut, changes_of
 from engine.transcript.log import CommittedTransaction, LogReader, LogWriter, RecordPosition
+from engine.transcript.store import TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 
 MAIN = SessionWindow("w1", "agent:main:main", title="first")
@@ -165,3 +166,25 @@ def test_a_replace_record_without_all_its_events_is_refused_by_the_replay() -> N
     with pytest.raises(CorruptFile, match="expected event 0 of the replaced window 'w1'"):
         Catalog().apply(CommittedTransaction((window, short, other), CommitRecord(1, 0.0),
                                              window[0]), str)
+
+
+def test_a_replacement_that_fails_half_way_never_commits() -> None:
+    """A bare store writes each record as it comes: when an event of a replacement cannot
+    be stored after the `replace` record was written, the transaction refuses further
+    writes and its end commits nothing, even if the caller swallowed the error."""
+    store = TranscriptStore.create(MemoryDirectory())
+    with store.transaction() as transaction:
+        transaction.put_window(MAIN)
+        transaction.append_event("w1", message("a"), created_at=1.0)
+    with pytest.raises(StoreError, match="nothing was committed: replacing the transcript"):
+        with store.transaction() as transaction:
+            with pytest.raises(InputError, match="cannot be stored"):
+                transaction.replace_transcript("w1", [message("x"), {"type": "x", "v": 2**70}])
+            with pytest.raises(UsageError, match="this transaction cannot go on"):
+                transaction.append_event("w1", message("y"))
+    assert store.generation == 1
+    assert [stored.event["id"] for stored in store.events("w1")] == ["a"]
+    with store.transaction() as transaction:  # the next transaction works as usual
+        transaction.replace_transcript("w1", [message("z")], 2.0)
+    assert [stored.event["id"] for stored in store.events("w1")] == ["z"]
+    store.close()
