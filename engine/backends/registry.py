@@ -240,7 +240,8 @@ def open_store(
         _require_backend(path, name, backend)
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
-        return open_partitioned(Path(path), partition_kind(name, **options), writer=writer)
+        return open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
+                                accept_missing=accept_lost_commits)
 
 
 def open_or_create_store(

@@ -47,7 +47,10 @@ token count. `engine.index.check` runs on the committed index too. Verify never 
 
 A store is verified partition by partition (`verify_store`): each agent's partition has
 its own transcripts and index, so each gets its own report, and the store's report is
-their sum with every problem prefixed by its agent (`StoreVerifyReport`).
+their sum with every problem prefixed by its agent (`StoreVerifyReport`). Before them
+comes what the store's root says is missing: an agent it lists whose partition folder is
+gone (`FolderPartitions.missing_problems`); the repair drops such an agent from the list
+and says that its sessions cannot be recovered without a backup.
 
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
@@ -289,16 +292,21 @@ class StoreVerifyReport:
     """The reports of every partition of a store, by agent id in agent order."""
 
     partitions: dict[str, VerifyReport]
+    #: Problems of the store as a whole: partitions its root lists whose folder is gone.
+    store_problems: tuple[str, ...] = ()
+    #: What the repair did to the store as a whole (agents dropped from its list).
+    store_repairs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when every partition's index matches its transcripts."""
-        return all(report.ok for report in self.partitions.values())
+        """True when no partition is missing and every partition's index matches its
+        transcripts."""
+        return not self.store_problems and all(report.ok for report in self.partitions.values())
 
     @property
     def problems(self) -> list[str]:
-        """Every partition's problems, each prefixed with its agent."""
-        return self._prefixed("problems")
+        """The store's problems, then every partition's, each prefixed with its agent."""
+        return [*self.store_problems, *self._prefixed("problems")]
 
     def _prefixed(self, name: str) -> list[str]:
         return [f"agent {agent_id}: {line}" for agent_id, report in self.partitions.items()
@@ -315,7 +323,7 @@ class StoreVerifyReport:
             rows_expected=self.total("rows_expected"), stale_rows=self.total("stale_rows"),
             windows_needing_reconcile=self.total("windows_needing_reconcile"),
             problems=self.problems, notes=self._prefixed("notes"),
-            repairs=self._prefixed("repairs"))
+            repairs=[*self.store_repairs, *self._prefixed("repairs")])
         return {**summed.to_json(),
                 "partitions": {agent_id: report.to_json()
                                for agent_id, report in self.partitions.items()}}
@@ -324,9 +332,11 @@ class StoreVerifyReport:
         """A readable report: the store's status, then each partition's report."""
         status = "OK: the index matches its transcripts" if self.ok else (
             f"MISMATCH: {len(self.problems)} problem(s)")
-        lines = [f"repaired: {repair}" for report in self.partitions.values()
-                 for repair in report.repairs]
+        lines = [f"repaired: {repair}" for repair in self.store_repairs]
+        lines.extend(f"repaired: {repair}" for report in self.partitions.values()
+                     for repair in report.repairs)
         lines.append(status)
+        lines.extend(f"store: {problem}" for problem in self.store_problems)
         for agent_id, report in self.partitions.items():
             verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
             own = [line for line in report.lines() if not line.startswith("repaired: ")]
@@ -336,10 +346,17 @@ class StoreVerifyReport:
 
 
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
-    """Repair every reference partition of `store`, opened as the writer with
-    `accept_lost_commits` (`repair_backend`); return what was done, by agent."""
-    return {agent_id: repair_backend(_reference_partition(partition))
-            for agent_id, partition in store.partitions().items()}
+    """Repair `store`, opened as the writer with `accept_lost_commits`: drop the agents
+    whose partition folder is gone from the root's list (their data cannot be brought
+    back), then repair every reference partition (`repair_backend`); return what was
+    done, by agent."""
+    repairs = {agent_id: [f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
+                          "its partition folder was missing, and its sessions cannot be "
+                          "recovered without a backup"]
+               for agent_id in store.space.forget_missing()}
+    repairs.update((agent_id, repair_backend(_reference_partition(partition)))
+                   for agent_id, partition in store.partitions().items())
+    return repairs
 
 
 def verify_store(store: PartitionedStore, *,
@@ -353,7 +370,11 @@ def verify_store(store: PartitionedStore, *,
         report = verify_backend(_reference_partition(partition))
         report.repairs = list((repairs or {}).get(agent_id, ()))
         reports[agent_id] = report
-    return StoreVerifyReport(reports)
+    store_repairs = tuple(repair for agent_id, done in (repairs or {}).items()
+                          if agent_id not in reports for repair in done)
+    return StoreVerifyReport(
+        reports, tuple(problem.with_advice() for problem in store.space.missing_problems()),
+        store_repairs)
 
 
 def _reference_partition(partition: object) -> ReferenceBackend:

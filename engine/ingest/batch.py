@@ -3,7 +3,8 @@
 Owns: the rules every input form shares — a window is added once (never a duplicate of
 the store or of an earlier source), a key keeps at most one current window, events go
 to windows of this import only — the replacement of stored windows' transcripts (with
-`replace`), and the counts the import reports.
+`replace`), and the counts the import reports. Must not touch: file formats
+(`corpus.py`, `flat.py`) or how the transaction stores things.
 
 With `replace` (`session-search import --replace`), a window the store already holds is
 not a `DuplicateImport`: its metadata is written again and its transcript replaced by
@@ -12,8 +13,7 @@ same transaction, when `finish` runs after the sources are read; behaviour.md §
 decides whether its index is rebuilt then or by reconcile). Its events are checked as
 they are read, so a bad one is reported at its file and line, and kept in memory until
 `finish` (a replacement is written whole). A window read twice in one import is still
-refused. Must not touch:
-file formats (`corpus.py`, `flat.py`) or how the transaction stores things.
+refused.
 
 Besides the windows and events added, the report counts the messages whose role is
 never indexed (only `user` and `assistant` messages are searchable, behaviour.md §2.3), so
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import BackendTransaction
-from engine.errors import DuplicateImport, InputError, MalformedInput
+from engine.errors import DuplicateImport, InputError, MalformedInput, UsageError
 from engine.model import SessionWindow
 from engine.progress import StepProgress
 from engine.transcript.events import SEARCHABLE_ROLES
@@ -186,6 +186,43 @@ class ImportBatch:
             del self.current_by_key[window.session_key]
         return retained
 
+    def extend(self, session_id: str, path: str) -> None:
+        """Let this import append events to window `session_id`, which the store already
+        holds (a live import continuing a transcript that grew)."""
+        self.added_at.setdefault(session_id, path)
+
+    def update_window(self, window: SessionWindow, path: str) -> None:
+        """Write new metadata for a window the store holds or this import added; a key
+        still keeps at most one current window."""
+        if window.current:
+            holder = self.current_of(window.session_key)
+            if holder is not None and holder.session_id != window.session_id:
+                raise MalformedInput(
+                    path, None,
+                    f'key "{window.session_key}" already has a current window '
+                    f'"{holder.session_id}"')
+        try:
+            self.transaction.put_window(window)
+        except InputError as error:
+            raise MalformedInput(path, None, str(error)) from None
+        previous = self.windows.get(window.session_id)
+        if previous is not None and self.current_by_key.get(
+                previous.session_key) == window.session_id:
+            del self.current_by_key[previous.session_key]
+        self.windows[window.session_id] = window
+        if window.current:
+            self.current_by_key[window.session_key] = window.session_id
+
+    def forget_key(self, session_key: str) -> None:
+        """Forget every window of `session_key` after the transaction deleted them (so
+        they can be written again, as new windows)."""
+        for session_id in [session_id for session_id, window in self.windows.items()
+                           if window.session_key == session_key]:
+            del self.windows[session_id]
+            self.stored_ids.discard(session_id)
+            self.added_at.pop(session_id, None)
+        self.current_by_key.pop(session_key, None)
+
     def check_chains(self, path: str) -> None:
         """Raise `MalformedInput` when the windows' links now form a cycle."""
         for problem in chain_problems(self.windows.values()):
@@ -194,8 +231,10 @@ class ImportBatch:
 
     # ---- events ---------------------------------------------------------------------
 
-    def append(self, session_id: str, event: dict[str, Any], path: str, line: int) -> int:
+    def append(self, session_id: str, event: dict[str, Any], path: str, line: int | None,
+               *, created_at: float | None = None) -> int:
         """Append the event read at `path:line` to a window this import added; return seq.
+        Its receipt time is `created_at`, else the import's `received_at`.
 
         A value the store refuses (an `InputError`, e.g. a lone surrogate it cannot
         encode) is reported as `MalformedInput` at that line.
@@ -205,11 +244,14 @@ class ImportBatch:
                 f'events for window "{session_id}" can only be imported with the window')
         replacement = self.replacements.get(session_id)
         try:
+            stamp = self.received_at if created_at is None else created_at
             if replacement is None:
-                seq = self.transaction.append_event(session_id, event,
-                                                    created_at=self.received_at)
+                seq = self.transaction.append_event(session_id, event, created_at=stamp)
             else:
-                check_event(session_id, event, self.received_at)
+                if stamp != self.received_at:
+                    raise UsageError("the events of a replaced transcript are all stamped "
+                                     "with the import's received_at")
+                check_event(session_id, event, stamp)
                 seq = len(replacement)
                 replacement.append(event)
         except MalformedInput:

@@ -9,7 +9,8 @@ root `store.meta` and `LOCK`, and every file of agent `main`'s partition (refere
 each segment's terms and postings; SQLite: its database). The damage, on a fresh copy
 each time: one byte flipped at the start, at byte 8, at a quarter, half and three
 quarters of the file and at its last byte; the file cut to nothing, to half, and by one
-byte; the file deleted. SQLite's database also gets one flipped byte near the end of
+byte; the file deleted; and, once per store, agent `main`'s whole partition folder
+deleted (`agents/main`, which the root's `store.meta` lists). SQLite's database also gets one flipped byte near the end of
 pages spread over the whole file (`every_page=True`, the slow run: every page), where
 b-tree cells and index keys live.
 
@@ -65,7 +66,7 @@ SHAPE_COUNTS = ("index_segments",)
 @dataclass(frozen=True)
 class Damage:
     """One way of damaging one file: `flip` the byte at `offset`, `truncate` to `offset`
-    bytes, or `delete` it."""
+    bytes, or `delete` it (a folder with everything in it)."""
 
     relative: Path
     kind: str
@@ -80,6 +81,8 @@ class Damage:
         elif self.kind == "truncate":
             with open(path, "r+b") as file:
                 file.truncate(self.offset)
+        elif path.is_dir():
+            shutil.rmtree(path)
         else:
             path.unlink()
 
@@ -185,6 +188,7 @@ def damages(store: Path, relative_files: list[Path], *, every_page: bool) -> lis
         found.extend(Damage(relative, "truncate", length)
                      for length in sorted({0, size // 2, max(size - 1, 0)}))
         found.append(Damage(relative, "delete"))
+    found.append(Damage(Path("agents") / "main", "delete"))
     return found
 
 
