@@ -1,5 +1,5 @@
 """`session-search verify`: check the transcripts, rebuild the reference index from them
-and compare.
+and compare (a SQLite partition: `engine.diagnostics.sqlite_verify`).
 
 Owns: what "the committed index agrees with the transcripts" means, and the report.
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
@@ -50,7 +50,10 @@ its own transcripts and index, so each gets its own report, and the store's repo
 their sum with every problem prefixed by its agent (`StoreVerifyReport`). Before them
 comes what the store's root says is missing: an agent it lists whose partition folder is
 gone (`FolderPartitions.missing_problems`); the repair drops such an agent from the list
-and says that its sessions cannot be recovered without a backup.
+and says that its sessions cannot be recovered without a backup. A SQLite partition is
+checked by `engine.diagnostics.sqlite_verify` (its FTS rows against a rebuild from its
+transcript rows, and SQLite's own integrity checks of the file), into the same
+`VerifyReport`.
 
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
@@ -59,7 +62,9 @@ every event of every window is read, every posting list of both indexes is walke
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
@@ -348,26 +353,24 @@ class StoreVerifyReport:
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
     """Repair `store`, opened as the writer with `accept_lost_commits`: drop the agents
     whose partition folder is gone from the root's list (their data cannot be brought
-    back), then repair every reference partition (`repair_backend`); return what was
-    done, by agent."""
+    back), then repair every partition (`repair_backend`, or
+    `sqlite_verify.repair_sqlite_backend`); return what was done, by agent."""
     repairs = {agent_id: [f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
                           "its partition folder was missing, and its sessions cannot be "
                           "recovered without a backup"]
                for agent_id in store.space.forget_missing()}
-    repairs.update((agent_id, repair_backend(_reference_partition(partition)))
+    repairs.update((agent_id, repair_partition(partition))
                    for agent_id, partition in store.partitions().items())
     return repairs
 
 
 def verify_store(store: PartitionedStore, *,
                  repairs: dict[str, list[str]] | None = None) -> StoreVerifyReport:
-    """Verify every partition of `store` (reference partitions only); `repairs` (from
+    """Verify every partition of `store` (`verify_partition`); `repairs` (from
     `repair_store`, run before) are attached to each partition's report."""
-    if store.name != ReferenceBackend.name:
-        raise UsageError(f"verify needs a reference store; this one uses {store.name!r}")
     reports: dict[str, VerifyReport] = {}
     for agent_id, partition in store.partitions().items():
-        report = verify_backend(_reference_partition(partition))
+        report = verify_partition(partition)
         report.repairs = list((repairs or {}).get(agent_id, ()))
         reports[agent_id] = report
     store_repairs = tuple(repair for agent_id, done in (repairs or {}).items()
@@ -377,7 +380,29 @@ def verify_store(store: PartitionedStore, *,
         store_repairs)
 
 
-def _reference_partition(partition: object) -> ReferenceBackend:
-    if not isinstance(partition, ReferenceBackend):
-        raise UsageError(f"verify needs a reference store, not {type(partition).__name__}")
-    return partition
+def verify_partition(partition: object) -> VerifyReport:
+    """The report of one partition: `verify_backend` for a reference one,
+    `sqlite_verify.verify_sqlite_backend` for a SQLite one; `UsageError` for another."""
+    return partition_checks(partition, "verify")[0](partition)
+
+
+def repair_partition(partition: object) -> list[str]:
+    """What `--repair` did to one partition (`repair_backend`, or
+    `sqlite_verify.repair_sqlite_backend`)."""
+    return partition_checks(partition, "verify --repair")[1](partition)
+
+
+def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], VerifyReport],
+                                                             Callable[[Any], list[str]]]:
+    """The verify and repair functions of `partition`'s backend (`UsageError` naming
+    `action` and the backend when there are none)."""
+    if isinstance(partition, ReferenceBackend):
+        return verify_backend, repair_backend
+    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
+    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.diagnostics.sqlite_verify import repair_sqlite_backend, verify_sqlite_backend
+
+    if isinstance(partition, SqliteBackend):
+        return verify_sqlite_backend, repair_sqlite_backend
+    name = getattr(partition, "name", type(partition).__name__)
+    raise UsageError(f"{action} cannot check a partition of backend {name!r}")
