@@ -47,9 +47,8 @@ def test_delete_removes_every_window_of_the_key(
     assert json.loads(capsys.readouterr().out) == {
         "store": str(store), "sessionKey": "agent:main:other", "deleted": 1}
     assert search_ids(store, capsys) == []
-    if backend == "reference":
-        assert main(["verify", "--store", str(store)]) == 0
-        capsys.readouterr()
+    assert main(["verify", "--store", str(store)]) == 0
+    capsys.readouterr()
 
 
 def test_deleting_a_key_the_store_does_not_hold_is_an_error(
