@@ -118,6 +118,17 @@ class EngineConfig:
     #: Drop deleted rows from long posting lists by runs (`tombstone_runs_factor`).
     tombstone_runs: bool = _switch()
 
+    # ----- replaced transcripts (behaviour.md §8.2, both backends) -------------------
+
+    #: A replaced transcript is reindexed in its own transaction when it has at most
+    #: this many events (upstream `SYNC_REBUILD_MAX_ROWS`) and at most
+    #: `sync_rebuild_max_bytes` bytes; otherwise its window is marked dirty and
+    #: reconcile rebuilds it (`engine.backends.replacement`).
+    sync_rebuild_max_events: int = 4000
+    #: The byte limit of a synchronous rebuild (upstream `SYNC_REBUILD_MAX_BYTES`): the
+    #: UTF-8 bytes of the events' JSON texts (`replacement.transcript_bytes`).
+    sync_rebuild_max_bytes: int = 4 * MEBIBYTE
+
     # ----- the search stage ---------------------------------------------------------
 
     #: Rank and order the rows from columns (`engine.search.fast_path`).

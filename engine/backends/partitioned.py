@@ -30,8 +30,8 @@ An agent id names a folder, so it must be one safe path component
 (`engine.model.agent_id_problem`): a window whose key's agent id is `..`, holds `/`, `\\`
 or NUL is refused at `put_window` with that message, and nothing is written.
 
-Writes are routed by the agent of the window's key (`owner_agent_id`); an append goes to
-the partition holding its window. A session id names one window in the whole store, so
+Writes are routed by the agent of the window's key (`owner_agent_id`); an append or a
+transcript replacement goes to the partition holding its window. A session id names one window in the whole store, so
 putting a window of one agent under a key of another agent is refused (in OpenClaw the
 two would be rows of different databases). A transaction across agents opens one
 partition transaction per agent lazily, at the first write for that agent, and only
@@ -117,7 +117,7 @@ Old stores that kept every agent in one index are refused by
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -560,6 +560,16 @@ class PartitionedTransaction(BackendTransaction):
             check_event(session_id, event, created_at)
             raise unknown_session(session_id)
         return self._partition_transaction(agent_id).append_event(session_id, event, created_at)
+
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+    ) -> int:
+        """Replace the events of a window in its partition; return how many."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            raise unknown_session(session_id)
+        return self._partition_transaction(agent_id).replace_transcript(
+            session_id, events, created_at)
 
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key` (in its agent's partition); the count."""

@@ -38,6 +38,7 @@ each write with `engine.transcript.validation` first, so all refuse the same inp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -61,6 +62,17 @@ class BackendTransaction(Protocol):
         self, session_id: str, event: dict[str, Any], created_at: float | None = None
     ) -> int:
         """Append one event to a window that exists; return its `seq` (0-based)."""
+        ...
+
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+    ) -> int:
+        """Replace every event of a window that exists by `events` (seq 0, 1, ...), each
+        stamped `created_at` (None: the time of the write); return how many. Every event
+        is checked as `append_event` checks it before anything is written. The window's
+        index is rebuilt in this transaction, or, for a replacement above the limits of
+        behaviour.md §8.2 (`engine.backends.replacement`), the window is marked dirty:
+        its old rows stay hidden until reconcile rebuilds it."""
         ...
 
     def delete_session(self, session_key: str) -> int:

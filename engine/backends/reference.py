@@ -40,6 +40,15 @@ a crash replays that commit from the log at the next open. Segments are merged w
 `index_merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
 background thread: the reference keeps one thread of control).
 
+Replacements (behaviour.md §8.2). `replace_transcript` decides in its transaction
+whether the window is rebuilt now (`engine.backends.replacement`) and writes the decision
+into the log's `replace` record, so a replay decides as the commit did whatever config
+opens the store later. The record and its events reach the hook as one
+`TranscriptReplaced` change: a small replacement rebuilds the window from the change's
+events (its old rows deleted, the new active path indexed, the state rebuilt), a large
+one only marks the window dirty, its old rows kept and hidden until reconcile. Like every
+change, it is applied with the commit or, after a crash, by the replay.
+
 Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are excluded from
 search when dirty and make `indexing` true. `reconcile()` rebuilds each such window from
 its active path (delete its rows, index `projection.index_entries(events)`, set
@@ -72,6 +81,7 @@ from typing import TYPE_CHECKING, Any, Self
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
+from engine.backends.replacement import rebuild_is_deferred
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -102,7 +112,7 @@ from engine.query.user_query import validate_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
-from engine.transcript.changes import Change, EventAppended, SessionDeleted
+from engine.transcript.changes import Change, EventAppended, SessionDeleted, TranscriptReplaced
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
@@ -137,6 +147,9 @@ def windows_left_dirty(
     >>> windows_left_dirty({}, [EventAppended(first), EventAppended(rewind),
     ...                         SessionDeleted("k", ("w",))])
     set()
+    >>> sorted(windows_left_dirty({}, [TranscriptReplaced("w", (first, rewind), False),
+    ...                                TranscriptReplaced("v", (other,), True)]))
+    ['v']
     """
     moved: dict[str, WindowIndexState | None] = {}
     for change in changes:
@@ -144,11 +157,23 @@ def windows_left_dirty(
             session_id = change.event.session_id
             state = moved[session_id] if session_id in moved else states.get(session_id)
             moved[session_id] = classify_append(state, change.event, indexable=True)[1]
+        elif isinstance(change, TranscriptReplaced):
+            moved[change.session_id] = replaced_state(change)
         elif isinstance(change, SessionDeleted):
             for session_id in change.session_ids:
                 moved[session_id] = None
     return {session_id for session_id, state in moved.items()
             if state is not None and state.needs_rebuild}
+
+
+def replaced_state(change: TranscriptReplaced, before: WindowIndexState | None = None
+                   ) -> WindowIndexState:
+    """The window's index state after a replacement (behaviour.md §8.2): rebuilt from
+    its new events, or, when the rebuild is deferred, `before` marked dirty."""
+    if change.rebuild_deferred:
+        return WindowIndexState(-1 if before is None else before.indexed_seq,
+                                None if before is None else before.leaf_event_id, True)
+    return rebuilt_state(len(change.events) - 1, scan_tree(change.events).leaf_id)
 
 
 def generation_reader(store: TranscriptStore) -> Callable[[], int]:
@@ -176,8 +201,9 @@ class ReferenceTransaction(BackendTransaction):
     """The store's transaction with every write checked first, as on every backend
     (`engine.transcript.validation`); the store itself keeps events opaque."""
 
-    def __init__(self, transaction: StoreTransaction) -> None:
+    def __init__(self, transaction: StoreTransaction, config: EngineConfig | None = None) -> None:
         self._transaction = transaction
+        self._config = config or EngineConfig()
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
@@ -195,6 +221,22 @@ class ReferenceTransaction(BackendTransaction):
         """Append one event to an existing window; return its seq."""
         check_event(session_id, event, created_at)
         return self._transaction.append_event(session_id, event, created_at)
+
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+    ) -> int:
+        """Replace every event of an existing window by `events`; return how many. Every
+        event is checked before anything is written, so a refused replacement leaves
+        the window as it was; whether the index rebuild waits for reconcile
+        (`replacement.rebuild_is_deferred`) is written in the log with it, and the
+        index applies it at commit (`ReferenceBackend._apply`)."""
+        self._transaction.window(session_id)  # UnknownSession before anything else
+        events = list(events)
+        for event in events:
+            check_event(session_id, event, created_at)
+        return self._transaction.replace_transcript(
+            session_id, events, created_at,
+            rebuild_deferred=rebuild_is_deferred(events, self._config))
 
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key`; return how many."""
@@ -397,6 +439,9 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
                     events = appended.get(change.event.session_id)
                     if events is not None:
                         events.append(change.event)
+                elif isinstance(change, TranscriptReplaced):
+                    if change.session_id in appended:
+                        appended[change.session_id] = list(change.events)
                 elif isinstance(change, SessionDeleted):
                     for session_id in change.session_ids:
                         appended.pop(session_id, None)
@@ -447,6 +492,13 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
                 self._add(entry)
             if state is not None:
                 states[stored.session_id] = state
+        elif isinstance(change, TranscriptReplaced):
+            session_id = change.session_id
+            if change.rebuild_deferred:  # the old rows stay, hidden, until reconcile
+                states[session_id] = replaced_state(change, states.get(session_id))
+            else:
+                self._rebuild_from(session_id, change.events,
+                                   add_rows=session_id not in left_dirty)
         elif isinstance(change, SessionDeleted):
             for session_id in change.session_ids:
                 self.index.delete_window_rows(session_id)
@@ -459,7 +511,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
     def transaction(self) -> Iterator[ReferenceTransaction]:
         """The store's write transaction; its index rows are added when it commits."""
         with self.store.transaction() as transaction:
-            yield ReferenceTransaction(transaction)
+            yield ReferenceTransaction(transaction, self.config)
 
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""
@@ -520,14 +572,21 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
         they are all of them (seq 0, 1, ... up to the window's count), else the events
         are read from the store.
         """
-        self._index_changes += 1
         if known is not None and len(known) == self.store.event_count(session_id) and all(
                 event.seq == seq for seq, event in enumerate(known)):
             events = list(known)
         else:
             events = self.store.events(session_id)
+        self._rebuild_from(session_id, events)
+
+    def _rebuild_from(self, session_id: str, events: Sequence[StoredEvent], *,
+                      add_rows: bool = True) -> None:
+        """Replace a window's rows by those of the active path of `events` (all of its
+        events, seq 0 first) and set its rebuilt state; without `add_rows` only the
+        state (a window a later change leaves dirty again, see `_on_commit`)."""
+        self._index_changes += 1
         self.index.delete_window_rows(session_id)
-        if not self._incognito(session_id):
+        if add_rows and not self._incognito(session_id):
             for entry in index_entries(events):
                 self._add(entry)
         self.index.window_states[session_id] = rebuilt_state(

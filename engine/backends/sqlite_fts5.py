@@ -63,6 +63,7 @@ from engine.backends.sqlite.writes import (
     rebuild_window,
     sweep_orphans,
 )
+from engine.config import EngineConfig
 from engine.errors import (
     CorruptFile,
     QueryError,
@@ -125,8 +126,12 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
     name = BACKEND_NAME
 
     def __init__(self, path: Path, *, writer: sqlite3.Connection | None = None,
-                 reader: ReadConnection | None = None, layout: Layout = OWN) -> None:
+                 reader: ReadConnection | None = None, layout: Layout = OWN,
+                 config: EngineConfig | None = None) -> None:
         self.path = path
+        #: The tunables its writes read (the §8.2 limits of a replaced transcript); a
+        #: test may set another before writing.
+        self.config = config or EngineConfig()
         self.directory = path.parent
         self.layout = layout
         self._writer = writer
@@ -197,7 +202,7 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
             if "locked" in str(error) or "busy" in str(error):
                 raise StoreLocked(f"{self.path}: another writer holds the database") from error
             raise StoreError(f"{self.path}: {error}") from error
-        transaction = SqliteTransaction(connection)
+        transaction = SqliteTransaction(connection, self.config)
         self._open_transaction = transaction
         try:
             yield transaction
