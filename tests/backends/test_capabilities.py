@@ -29,6 +29,7 @@ from engine.backends.protocol import (
     Explainable,
     Interruptible,
     Maintenance,
+    ReconcilesInBatches,
     Refreshable,
     SearchBackend,
     TranscriptReader,
@@ -75,9 +76,10 @@ def declared(backend_class: type) -> set[type]:
 
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                        Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate}),
+                        Maintenance, ReconcilesInBatches, Refreshable, Explainable, Diagnosable,
+                        AnswersLate}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
-                     Interruptible}),
+                     ReconcilesInBatches, Interruptible}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
     # a partitioned store offers what its partitions offer
