@@ -57,13 +57,20 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from engine.backends.protocol import Maintenance, ReconcilesInBatches
 from engine.cancellation import Cancellation
 from engine.config import EngineConfig
+from engine.progress import StepProgress
+
+
+#: The batches of the `reconcile` command (`PartitionedStore.reconcile_in_batches`): it
+#: holds the lock for its whole run, so they only bound one transaction's size (SQLite's
+#: `RECONCILE_BATCH_EVENTS`).
+FOREGROUND_BATCH_EVENTS = 50_000
 
 
 class StoreLock:
@@ -210,10 +217,15 @@ class ReconcileWorker:
             with self._lock.background():
                 partitions = dict(self._partitions())
             for agent_id, partition in partitions.items():
-                if isinstance(partition, ReconcilesInBatches) and not self._reconcile_partition(
-                        partition, cancellation, totals):
-                    ending = "budget" if cancellation.expired else "stopped"
-                    break
+                if isinstance(partition, ReconcilesInBatches):
+                    done = reconcile_partition(
+                        partition, self._lock.background, lambda: cancellation.cancelled,
+                        self._config.reconcile_batch_events)
+                    for position, count in enumerate((done.windows, done.rows, done.orphans)):
+                        totals[position] += count
+                    if not done.finished:
+                        ending = "budget" if cancellation.expired else "stopped"
+                        break
                 with self._state:
                     if self._unfinished is not None:
                         self._unfinished.discard(agent_id)
@@ -226,38 +238,57 @@ class ReconcileWorker:
             self.last_run = BackgroundRun(totals[0], totals[1], totals[2],
                                           time.perf_counter() - started, ending, error)
 
-    def _reconcile_partition(self, partition: ReconcilesInBatches,
-                             cancellation: Cancellation, totals: list[int]) -> bool:
-        """Rebuild one partition's pending windows batch by batch, then sweep its orphans;
-        False when cancelled first."""
-        stop = lambda: cancellation.cancelled  # noqa: E731 - checked before every window
-        with self._lock.background():
-            if cancellation.cancelled:
-                return False
-            if isinstance(partition, Maintenance) and not partition.index_status():
-                return True
-            pending = partition.windows_needing_reconcile()
-        while True:
-            rebuilt = 0
-            while pending:
-                with self._lock.background():
-                    if cancellation.cancelled:
-                        return False
-                    batch = partition.reconcile_batch(
-                        pending, self._config.reconcile_batch_events, stop)
-                totals[0] += batch.windows
-                totals[1] += batch.rows
-                rebuilt += batch.windows
-                pending = pending[batch.consumed:]
-                if not batch.consumed:
-                    return False  # stopped before its first window
-            with self._lock.background():
-                if cancellation.cancelled:
-                    return False
-                again = partition.windows_needing_reconcile()
-                if not again or not rebuilt:
-                    # Done; or a pass that rebuilt nothing found work again (it would only
-                    # spin): sweep and leave the rest to the next run.
-                    totals[2] += partition.sweep_orphans()
-                    return True
-            pending = again
+
+@dataclass(frozen=True, slots=True)
+class PartitionReconciled:
+    """What `reconcile_partition` did, and whether it got to the end (`finished`)."""
+
+    finished: bool
+    windows: int = 0
+    rows: int = 0
+    orphans: int = 0
+
+
+def reconcile_partition(partition: ReconcilesInBatches,
+                        hold: Callable[[], AbstractContextManager[object]],
+                        stop: Callable[[], bool], max_events: int,
+                        progress: StepProgress | None = None) -> PartitionReconciled:
+    """Rebuild one partition's pending windows batch by batch, each batch inside
+    `hold()`; when none is left, sweep its orphans. `stop()` is checked before every
+    window; `progress(done, total)` after each batch (the total grows when windows needed
+    work meanwhile). The background run and the `reconcile` command both run this."""
+    windows = rows = 0
+    with hold():
+        if stop():
+            return PartitionReconciled(False)
+        if isinstance(partition, Maintenance) and not partition.index_status():
+            return PartitionReconciled(True)
+        pending = partition.windows_needing_reconcile()
+    total = len(pending)
+    if progress is not None:
+        progress(0, total)
+    while True:
+        rebuilt = 0
+        while pending:
+            with hold():
+                if stop():
+                    return PartitionReconciled(False, windows, rows)
+                batch = partition.reconcile_batch(pending, max_events, stop)
+            windows += batch.windows
+            rows += batch.rows
+            rebuilt += batch.windows
+            pending = pending[batch.consumed:]
+            if progress is not None:
+                progress(total - len(pending), total)
+            if not batch.consumed:
+                return PartitionReconciled(False, windows, rows)  # stopped at once
+        with hold():
+            if stop():
+                return PartitionReconciled(False, windows, rows)
+            again = partition.windows_needing_reconcile()
+            if not again or not rebuilt:
+                # Done; or a pass that rebuilt nothing found work again (it would only
+                # spin): sweep, and leave the rest to the next run.
+                return PartitionReconciled(True, windows, rows, partition.sweep_orphans())
+        total += len(again)
+        pending = again

@@ -108,14 +108,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.backends.background import BackgroundRun, ReconcileWorker, StoreLock, serialized
+from engine.backends.background import (
+    FOREGROUND_BATCH_EVENTS,
+    BackgroundRun,
+    PartitionReconciled,
+    ReconcileWorker,
+    StoreLock,
+    reconcile_partition,
+    serialized,
+)
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -124,6 +132,7 @@ from engine.backends.protocol import (
     Explainable,
     Interruptible,
     Maintenance,
+    ReconcilesInBatches,
     Refreshable,
     require_capability,
 )
@@ -866,6 +875,35 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
             rebuilt += require_capability(partition, Maintenance, "reconcile").reconcile(counted)
             finished_work += partition_total[0]
         return rebuilt
+
+    @serialized
+    def reconcile_in_batches(self, progress: StepProgress | None = None) -> PartitionReconciled:
+        """`reconcile` (writer only) as the background run does it, batch by batch
+        (`engine.backends.background.reconcile_partition`, batches of about
+        `FOREGROUND_BATCH_EVENTS` events, the lock held throughout), with its counts:
+        windows rebuilt, the rows they hold, orphaned windows swept. What the
+        `reconcile` command runs."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("cannot reconcile: the store was opened read-only")
+        windows = rows = orphans = 0
+        finished_work = 0  # the windows of the partitions already reconciled
+        partition_total = [0]
+
+        def counted(done: int, total: int) -> None:
+            partition_total[0] = total
+            if progress is not None:
+                progress(finished_work + done, finished_work + total)
+
+        for partition in self._partitions.values():
+            partition_total[0] = 0
+            done = reconcile_partition(
+                require_capability(partition, ReconcilesInBatches, "reconcile"), nullcontext,
+                lambda: False, FOREGROUND_BATCH_EVENTS, counted)
+            windows, rows, orphans = (windows + done.windows, rows + done.rows,
+                                      orphans + done.orphans)
+            finished_work += partition_total[0]
+        return PartitionReconciled(True, windows, rows, orphans)
 
     @serialized
     def problems(self) -> list[Any]:
