@@ -23,6 +23,7 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | agent     | `agent/sessions_search_all`, `_agent` | the agent tool as `agent:main:main` under visibility `all` (every agent) and `agent` |
 | ui        | `ui/search_per_keystroke` | `ui.search` for one keystroke: each prefix of a 3-word query from its 2nd character |
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
+|           | `reconcile/background`    | the first search on a writer with every window dirty, and the background run it starts, to its end (metric `first_search_seconds`: that search alone) |
 
 A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
 marked `comparable`: a query workload times its prepared statements (`PreparedSearch.run`)
@@ -579,15 +580,7 @@ class ReconcileWorkload:
         backend = target.services.open_store(target.backend_name, directory, True, True)
         try:
             reconcile = backend_method(backend, "reconcile", "reconciliation")
-            target.services.import_corpus(backend, target.corpus_directory)
-            finish_indexing(backend)
-            leaves = list(iter_window_leaves(target.corpus_directory))
-            with backend.transaction() as transaction:
-                for number, (session_id, leaf) in enumerate(leaves, 1):
-                    transaction.append_event(session_id, {
-                        "type": "leaf", "id": f"bench-leaf-{number}", "parentId": leaf,
-                        "targetId": leaf, "timestamp": 1_800_000_000_000 + number,
-                    })
+            windows = dirty_every_window(target, backend)
             started = time.perf_counter()
             rebuilt = int(reconcile())
             elapsed = time.perf_counter() - started
@@ -600,8 +593,8 @@ class ReconcileWorkload:
             shutil.rmtree(directory, ignore_errors=True)
         searchable = target.manifest["counts"]["searchableMessages"]
         problems = HitExpectation(common["matchingMessages"]).problems(result, "relevance")
-        if rebuilt < len(leaves):
-            problems.append(f"expected {len(leaves)} windows rebuilt, got {rebuilt}")
+        if rebuilt < windows:
+            problems.append(f"expected {windows} windows rebuilt, got {rebuilt}")
         if indexed is not None and indexed != searchable:
             problems.append(f"expected {searchable} messages indexed, got {indexed}")
         if result.indexing:
@@ -611,6 +604,94 @@ class ReconcileWorkload:
         return [Sample(elapsed, {
             "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
             "windows_rebuilt": float(rebuilt),
+        })]
+
+
+def dirty_every_window(target: BenchTarget, backend: Backend) -> int:
+    """Untimed setup of the reconcile workloads, on a fresh store: the corpus imported
+    and reconciled, then one transaction appending to every window a `leaf` event that
+    points at its own leaf (every window dirty, the active paths unchanged; see
+    `ReconcileWorkload`). The number of windows."""
+    target.services.import_corpus(backend, target.corpus_directory)
+    finish_indexing(backend)
+    leaves = list(iter_window_leaves(target.corpus_directory))
+    with backend.transaction() as transaction:
+        for number, (session_id, leaf) in enumerate(leaves, 1):
+            transaction.append_event(session_id, {
+                "type": "leaf", "id": f"bench-leaf-{number}", "parentId": leaf,
+                "targetId": leaf, "timestamp": 1_800_000_000_000 + number,
+            })
+    return len(leaves)
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundReconcileWorkload:
+    """Background reconciliation: the first search on a store whose every window is
+    dirty (it answers `indexing: true` and starts the store's reconcile worker), then the
+    worker's run to its end; the whole is timed, and that first search alone is the
+    metric `first_search_seconds`.
+
+    Untimed setup per round: `dirty_every_window` on a fresh store, closed, then opened
+    again as the writer with background reconcile on (`BenchServices.open_reconciling_store`). Checked: the
+    first search answered `indexing: true`; the run finished (not stopped by its budget)
+    having rebuilt every window; afterwards the index holds exactly the corpus's
+    searchable messages and the common-word probe answers right with `indexing: false`.
+    """
+
+    name: str = "reconcile/background"
+    group: str = "reconcile"
+    query_class: str = "background reconciliation"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        opener = target.services.open_reconciling_store
+        if opener is None:
+            raise CapabilityMissing(f"{self.name}: these services open no store that "
+                                    "reconciles in the background")
+        directory = target.scratch_directory / f"background-{target.backend_name}"
+        if directory.exists():
+            shutil.rmtree(directory)
+        try:
+            written = target.services.open_store(target.backend_name, directory, True, True)
+            try:
+                windows = dirty_every_window(target, written)
+            finally:
+                written.close()
+            backend = opener(target.backend_name, directory)
+            try:
+                wait = backend_method(backend, "wait_for_reconcile", "background reconcile")
+                common = target.manifest["probes"]["common_word"]
+                request = SearchRequest(query=common["query"], limit=QUERY_LIMIT,
+                                        session_keys=())
+                started = time.perf_counter()
+                first = backend.search(request)
+                searched = time.perf_counter()
+                ended = wait(None)
+                elapsed = time.perf_counter() - started
+                run = getattr(backend, "background_run", None)
+                indexed = backend.stats().get("messages_indexed")
+                result = backend.search(request)
+            finally:
+                backend.close()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        searchable = target.manifest["counts"]["searchableMessages"]
+        problems = HitExpectation(common["matchingMessages"]).problems(result, "relevance")
+        if not first.indexing:
+            problems.append("the first search did not report indexing")
+        if not ended or run is None or run.ending != "finished":
+            problems.append(f"the background run did not finish: {run}")
+        elif run.windows < windows:
+            problems.append(f"expected {windows} windows rebuilt, got {run.windows}")
+        if indexed is not None and indexed != searchable:
+            problems.append(f"expected {searchable} messages indexed, got {indexed}")
+        if result.indexing:
+            problems.append("the index still reports indexing after the background run")
+        if problems:
+            raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
+        return [Sample(elapsed, {
+            "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
+            "windows_rebuilt": float(run.windows),
+            "first_search_seconds": searched - started,
         })]
 
 
@@ -626,6 +707,6 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
         AgentToolWorkload("all"), AgentToolWorkload("agent"), UiSearchWorkload(),
         AppendWorkload(),
-        ReconcileWorkload(),
+        ReconcileWorkload(), BackgroundReconcileWorkload(),
     ])
     return workloads
