@@ -43,6 +43,10 @@ A run (`ReconcileWorker.start`, by the first search that finds work pending):
 * a failure (a full disk) ends the run (`ending` "failed", the message kept); nothing is
   raised into the application, whose next search starts another run.
 
+A search that another thread interrupts (the tools' reader watchdog, `Interruptible`)
+while it waits for a SQLite batch interrupts that batch's statement instead: the batch
+rolls back and the run ends "failed"; nothing is lost, and the next search starts again.
+
 The lock (`StoreLock`) is a re-entrant lock plus a count of application callers waiting
 for it. The stores were written for one thread, so the simplest correct rule is that
 every public call of the store holds the lock for its whole length (a transaction for its
@@ -65,7 +69,6 @@ from engine.backends.protocol import Maintenance, ReconcilesInBatches
 from engine.cancellation import Cancellation
 from engine.config import EngineConfig
 from engine.progress import StepProgress
-
 
 #: The batches of the `reconcile` command (`PartitionedStore.reconcile_in_batches`): it
 #: holds the lock for its whole run, so they only bound one transaction's size (SQLite's
@@ -157,9 +160,8 @@ class ReconcileWorker:
         #: The agents the running run has not finished yet (None: no run).
         self._unfinished: set[str] | None = None
         self._state = threading.Lock()
-        #: The last run that ended, and how many runs started.
+        #: The last run that ended.
         self.last_run: BackgroundRun | None = None
-        self.runs = 0
 
     @property
     def running(self) -> bool:
@@ -182,7 +184,6 @@ class ReconcileWorker:
         self._cancellation = Cancellation(time.monotonic() + budget)
         with self._state:
             self._unfinished = set(self._partitions())
-        self.runs += 1
         self._thread = threading.Thread(target=self._run, args=(self._cancellation,),
                                         name=self._name, daemon=True)
         self._thread.start()

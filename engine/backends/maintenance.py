@@ -30,7 +30,6 @@ from engine.backends.registry import open_store
 from engine.config import EngineConfig
 from engine.progress import StepProgress
 
-
 #: The `reconcile` command's store: it reconciles in the foreground, so no background run.
 QUIET = EngineConfig(background_reconcile=False)
 

@@ -88,7 +88,19 @@ with the partition that scored it: its N, n and avgdl are that partition's.
 
 Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windows`,
 `events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
-`reconcile` and `index_status` run on every partition.
+`reconcile`, `reconcile_in_batches` (the `reconcile` command's) and `index_status` run
+on every partition.
+
+Background reconcile and threads (`engine.backends.background`). The store owns one
+`ReconcileWorker`, which only a writer's store starts (`EngineConfig.background_reconcile`,
+on by default): a search whose answer says `indexing` starts a run unless one is going
+on, and while a run may still change one of the searched partitions the answer says
+`indexing: true`. `wait_for_reconcile(timeout)` waits for the run, `reconciling` and
+`background_run` say what it does and did, `close()` stops it before closing anything.
+Every public call holds the store's `StoreLock` (a transaction for its whole block), and
+so does each batch of the worker, so the partitions, which were written for one thread,
+are used by one thread at a time; `interrupt` alone does not take it (another thread
+calls it to stop the search holding it).
 
 An OpenClaw state (`open_openclaw_state`). A state folder the real OpenClaw wrote has the
 same `agents/<agentId>/agent/openclaw-agent.sqlite` files but no root `store.meta` and
