@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from engine.backends.protocol import Maintenance
+from engine.backends.protocol import Maintenance, require_capability
 from engine.backends.registry import open_store
 from engine.config import EngineConfig
 from engine.progress import StepProgress
@@ -63,8 +63,9 @@ def reconcile_store(
     """Open the store at `path` as its writer, reconcile it, report, close."""
     backend = open_store(path, "reconcile", writer=True, config=QUIET)
     try:
+        maintained = require_capability(backend, Maintenance, "reconcile")
         done = backend.reconcile_in_batches(progress)
-        return ReconcileOutcome(reconciled=done.windows, indexing=backend.index_status(),
+        return ReconcileOutcome(reconciled=done.windows, indexing=maintained.index_status(),
                                 rows=done.rows, orphans=done.orphans)
     finally:
         backend.close()
