@@ -591,20 +591,8 @@ class ReconcileWorkload:
         finally:
             backend.close()
             shutil.rmtree(directory, ignore_errors=True)
-        searchable = target.manifest["counts"]["searchableMessages"]
-        problems = HitExpectation(common["matchingMessages"]).problems(result, "relevance")
-        if rebuilt < windows:
-            problems.append(f"expected {windows} windows rebuilt, got {rebuilt}")
-        if indexed is not None and indexed != searchable:
-            problems.append(f"expected {searchable} messages indexed, got {indexed}")
-        if result.indexing:
-            problems.append("the index still reports indexing after reconcile")
-        if problems:
-            raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
-        return [Sample(elapsed, {
-            "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
-            "windows_rebuilt": float(rebuilt),
-        })]
+        return rebuilt_samples(self.name, target, result, rebuilt=rebuilt, windows=windows,
+                               indexed=indexed, elapsed=elapsed, after="reconcile")
 
 
 def dirty_every_window(target: BenchTarget, backend: Backend) -> int:
@@ -674,25 +662,39 @@ class BackgroundReconcileWorkload:
                 backend.close()
         finally:
             shutil.rmtree(directory, ignore_errors=True)
-        searchable = target.manifest["counts"]["searchableMessages"]
-        problems = HitExpectation(common["matchingMessages"]).problems(result, "relevance")
-        if not first.indexing:
-            problems.append("the first search did not report indexing")
+        problems = [] if first.indexing else ["the first search did not report indexing"]
         if not ended or run is None or run.ending != "finished":
-            problems.append(f"the background run did not finish: {run}")
-        elif run.windows < windows:
-            problems.append(f"expected {windows} windows rebuilt, got {run.windows}")
-        if indexed is not None and indexed != searchable:
-            problems.append(f"expected {searchable} messages indexed, got {indexed}")
-        if result.indexing:
-            problems.append("the index still reports indexing after the background run")
-        if problems:
-            raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
-        return [Sample(elapsed, {
-            "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
-            "windows_rebuilt": float(run.windows),
-            "first_search_seconds": searched - started,
-        })]
+            raise WorkloadFailed(f"{self.name}: the background run did not finish: {run}")
+        return rebuilt_samples(self.name, target, result, rebuilt=run.windows, windows=windows,
+                               indexed=indexed, elapsed=elapsed, after="the background run",
+                               problems=problems,
+                               metrics={"first_search_seconds": searched - started})
+
+
+def rebuilt_samples(name: str, target: BenchTarget, result: SearchResult, *, rebuilt: int,
+                    windows: int, indexed: int | None, elapsed: float, after: str,
+                    problems: list[str] | None = None,
+                    metrics: dict[str, float] | None = None) -> list[Sample]:
+    """The checks of the reconcile workloads after their rebuild (every one of the
+    `windows` rebuilt, the corpus's searchable messages indexed, the common-word probe's
+    `result` right and not `indexing`; `WorkloadFailed` naming `name` otherwise), and the
+    round's sample: `elapsed` with the throughput, windows rebuilt and `metrics`."""
+    searchable = target.manifest["counts"]["searchableMessages"]
+    common = target.manifest["probes"]["common_word"]
+    problems = [*(problems or []),
+                *HitExpectation(common["matchingMessages"]).problems(result, "relevance")]
+    if rebuilt < windows:
+        problems.append(f"expected {windows} windows rebuilt, got {rebuilt}")
+    if indexed is not None and indexed != searchable:
+        problems.append(f"expected {searchable} messages indexed, got {indexed}")
+    if result.indexing:
+        problems.append(f"the index still reports indexing after {after}")
+    if problems:
+        raise WorkloadFailed(f"{name}: " + "; ".join(problems))
+    return [Sample(elapsed, {
+        "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
+        "windows_rebuilt": float(rebuilt), **(metrics or {}),
+    })]
 
 
 def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list[Workload]:
