@@ -9,6 +9,11 @@ was handed, never from a module constant a test could patch).
 Sizes. Tests shrink them to reach boundary code (a log file that rolls after a few hundred
 bytes, a checkpoint with two windows a record, a flush every three rows).
 
+Flags. An on/off choice of what the engine does (not how fast) is a flag (`flags()`), never
+part of `clear_paths()`: `background_reconcile` lets a writer's store reconcile after a
+search found work pending (`engine.backends.background`); tests and the benchmark that
+look at a store as they wrote it turn it off.
+
 Clear paths. Where the engine runs a fast version of something beside a clear version
 (the plain code that says what the answer is, and the fast version's test oracle), one
 boolean field chooses: True, the default, runs the fast version; False the clear one.
