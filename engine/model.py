@@ -34,6 +34,7 @@ apart from its key, so that case is not modelled.)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,23 @@ def agent_id_of(session_key: str) -> str | None:
     return agent_id
 
 
+#: An incognito session's key (OpenClaw 2026.9.6, `session-key-*.mjs`), compared lower-cased.
+INCOGNITO_KEY_PATTERN = re.compile(
+    r"^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$"
+)
+
+
+def is_incognito_key(session_key: str) -> bool:
+    """Whether the key has an incognito session's shape (trimmed, lower-cased).
+
+    >>> is_incognito_key("agent:main:dashboard:incognito-private")
+    True
+    >>> is_incognito_key("agent:main:dashboard:private"), is_incognito_key(" Agent:X:Subagent:Incognito-1 ")
+    (False, True)
+    """
+    return bool(INCOGNITO_KEY_PATTERN.match(session_key.strip().lower()))
+
+
 def owner_agent_id(session_key: str) -> str | None:
     """The agent whose partition holds windows of `session_key`: the key's agent, or
     `DEFAULT_AGENT_ID` for `global` and `unknown` (see the module docstring); None for a
@@ -84,7 +102,8 @@ class SessionWindow:
     """One physical transcript window and the metadata of the session it belongs to.
 
     `current` marks the live window of its key; retained windows stay searchable.
-    `archived` marks a cold window, excluded from search until restored.
+    `archived` marks a cold window, excluded from search until restored. `incognito`
+    (or an incognito key, `is_incognito`) marks a transcript no index ever holds.
     """
 
     session_id: str
@@ -107,6 +126,25 @@ class SessionWindow:
     def agent_id(self) -> str | None:
         """The agent id of this window's key (None for `global`, `unknown`)."""
         return agent_id_of(self.session_key)
+
+    @property
+    def is_incognito(self) -> bool:
+        """Whether this is an incognito transcript: flagged, or under an incognito key.
+
+        OpenClaw keeps such a transcript in process memory only, never in the agent's
+        database, so no index here holds its rows: they neither match nor count in the
+        partition's bm25 statistics. Its events are still stored (history reads them
+        for their own session). Whether a window is private is fixed when it is first
+        written (`engine.transcript.validation.privacy_change_problem`).
+
+        >>> SessionWindow("w", "agent:main:dashboard:incognito-x").is_incognito
+        True
+        >>> SessionWindow("w", "agent:main:main", incognito=True).is_incognito
+        True
+        >>> SessionWindow("w", "agent:main:main").is_incognito
+        False
+        """
+        return self.incognito or is_incognito_key(self.session_key)
 
 
 @dataclass(frozen=True, slots=True)

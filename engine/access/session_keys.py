@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import re
 
-from engine.model import agent_id_of
+from engine.model import agent_id_of, is_incognito_key
 
-INCOGNITO_PATTERN = re.compile(
-    r"^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$"
-)
 SESSION_ID_PATTERN = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.IGNORECASE
 )
@@ -81,7 +78,7 @@ def is_incognito(session_key: str) -> bool:
     >>> is_incognito("agent:main:dashboard:private")
     False
     """
-    return bool(INCOGNITO_PATTERN.match(session_key.strip().lower()))
+    return is_incognito_key(session_key)
 
 
 def _child_prefix(session_key: str, prefix: str) -> bool:

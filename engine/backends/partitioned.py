@@ -19,6 +19,7 @@ windows, transcript events and index form one partition with its own statistics,
 Layout of a store folder (`FolderPartitions`)::
 
     store.meta                    kind `partitioned`: the backend of the partitions
+                                  and the agents that have one
     LOCK                          the writer's lock (one writer for the whole store)
     agents/<agentId>/             one partition per agent: a reference store (its own
                                   store.meta, transcripts/, index/, LOCK), or
@@ -49,6 +50,15 @@ that leaves it empty, which is what a reader sees of it anyway. A writer opening
 store clears both folders. So every folder in `agents/` is a whole partition, and one
 that holds no partition of the store's backend (its `store.meta` or database damaged
 or deleted) is an error naming it, never an agent left out in silence.
+
+A deleted partition. The root's `store.meta` lists every agent with a partition: a
+creation lists the agent after the folder's rename, a removal unlists it before the
+folder goes, so a listed agent always has its folder. An open that finds a listed
+agent's folder gone refuses the store, naming the folder (its sessions would otherwise
+vanish from every search without a word); `verify` and `stats` open it anyway
+(`accept_missing`) to report it, and `verify --repair` drops the agent from the list. A
+folder the list lacks (a creation cut short after its rename) is a whole partition, and
+the next writer lists it.
 
 Creating a store (`FolderPartitions.create`) either makes the whole root (`store.meta`,
 `LOCK`, `agents/`) or, when the system refuses a step (a full disk), removes what it
@@ -148,15 +158,11 @@ from engine.backends.protocol import (
     Refreshable,
     require_capability,
 )
-from engine.codec.meta_file import (
-    PARTITIONED_MAGIC,
-    StoreMeta,
-    decode_meta_file,
-    encode_meta_file,
-)
+from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
 from engine.config import EngineConfig
 from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
 from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
+from engine.transcript.evidence import StoreProblem
 from engine.model import (
     DEFAULT_AGENT_ID,
     SearchHit,
@@ -237,11 +243,16 @@ class FolderPartitions:
     """The partitions of a store folder: `agents/<agentId>/`, plus the root's metadata and
     the writer's lock (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path, kind: PartitionKind, lock: LockHandle | None) -> None:
-        """Use `create` or `open`."""
+    def __init__(self, root: Path, kind: PartitionKind, lock: LockHandle | None,
+                 meta: RootMeta | None = None, missing: tuple[str, ...] = ()) -> None:
+        """Use `create` or `open`. `meta` is the root's metadata (None for a folder
+        without one: an OpenClaw state); `missing`, the agents it lists whose folder is
+        gone (only when opened with `accept_missing`)."""
         self.root = root
         self.kind = kind
         self.lock = lock
+        self.meta = meta
+        self.missing = missing
 
     @classmethod
     def create(cls, root: Path, kind: PartitionKind) -> FolderPartitions:
@@ -265,8 +276,8 @@ class FolderPartitions:
         try:
             from engine.transcript.log import now_milliseconds
 
-            meta = StoreMeta(kind.backend, now_milliseconds())
-            directory.write_atomic(META_NAME, encode_meta_file(meta, PARTITIONED_MAGIC))
+            meta = RootMeta(kind.backend, now_milliseconds())
+            directory.write_atomic(META_NAME, encode_root_meta_file(meta))
             agents = root / AGENTS_FOLDER
             try:
                 agents.mkdir(exist_ok=True)
@@ -278,21 +289,62 @@ class FolderPartitions:
             lock.release()
             _undo_creation(root, existed, lock_made=True)
             raise
-        return cls(root, kind, lock)
+        return cls(root, kind, lock, meta)
 
     @classmethod
-    def open(cls, root: Path, kind: PartitionKind, *, writer: bool) -> FolderPartitions:
-        """Open the store in folder `root`; a writer takes the lock and clears what an
-        interrupted partition creation left."""
+    def open(cls, root: Path, kind: PartitionKind, *, writer: bool,
+             accept_missing: bool = False) -> FolderPartitions:
+        """Open the store in folder `root`; a writer takes the lock, clears what an
+        interrupted partition creation left and lists a partition folder the root does
+        not yet list (a creation cut short after its rename).
+
+        An agent the root lists whose folder is gone is a `StoreError` naming the folder,
+        unless `accept_missing` (`verify`, `stats`: they report it; `missing`)."""
         backend = read_root_meta(root).backend
         if backend != kind.backend:
             raise StoreError(f"{root / META_NAME}: store was created for backend {backend!r}, "
                              f"not {kind.backend!r}")
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
-        if writer:
-            remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
-            remove_tree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
-        return cls(root, kind, lock)
+        try:
+            if writer:
+                remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
+                remove_tree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
+            meta, missing = _listed_and_missing(root)
+            space = cls(root, kind, lock, meta, missing)
+            if missing and not accept_missing:
+                raise StoreError(space.missing_problems()[0].with_advice())
+            unlisted = set(space.agents()) - set(meta.agents)
+            if writer and unlisted:
+                space.write_meta(meta.with_agents(set(meta.agents) | unlisted))
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return space
+
+    def missing_problems(self) -> list[StoreProblem]:
+        """One problem for each agent the root lists whose partition folder is gone."""
+        return [StoreProblem(
+            str(self.root / AGENTS_FOLDER / agent_id),
+            f"{self.root / AGENTS_FOLDER / agent_id}: the partition of agent {agent_id!r} is "
+            f"missing (the store's {META_NAME} lists it): its sessions are lost",
+            advice="restore the folder from a backup, or run `session-search verify --repair` "
+                   "to drop the agent from the store")
+            for agent_id in self.missing]
+
+    def write_meta(self, meta: RootMeta) -> None:
+        """Replace the root's metadata, atomically (writer only)."""
+        FileDirectory(self.root).write_atomic(META_NAME, encode_root_meta_file(meta))
+        self.meta = meta
+
+    def forget_missing(self) -> tuple[str, ...]:
+        """Drop the missing agents from the root's list (writer only: `verify --repair`);
+        return them."""
+        forgotten = self.missing
+        if forgotten and self.meta is not None:
+            self.write_meta(self.meta.with_agents(set(self.meta.agents) - set(forgotten)))
+        self.missing = ()
+        return forgotten
 
     def location(self, agent_id: str) -> str:
         """The folder of `agent_id`'s partition, for messages."""
@@ -323,14 +375,18 @@ class FolderPartitions:
         whole."""
         staging = self.root / NEW_PARTITION_FOLDER
         target = self.root / AGENTS_FOLDER / agent_id
+        renamed = False
         try:
             remove_tree(staging, ignore_errors=True)
             self.kind.backend_class.create(self.partition_folder(staging)).close()
             staging.rename(target)
+            renamed = True
             sync_folder(target.parent)
             sync_folder(self.root)
+            if self.meta is not None:
+                self.write_meta(self.meta.with_agents(set(self.meta.agents) | {agent_id}))
         except (OSError, StoreError) as error:
-            remove_tree(staging, ignore_errors=True)
+            remove_tree(target if renamed else staging, ignore_errors=True)
             reason = error.strerror or error if isinstance(error, OSError) else error
             raise StoreError(f"{target}: cannot create the partition of agent "
                              f"{agent_id!r}: {reason}") from None
@@ -346,6 +402,11 @@ class FolderPartitions:
             partition.close()
         except StoreError:
             pass  # the partition's files are deleted next
+        try:
+            if self.meta is not None:  # unlisted first: a listed folder must exist
+                self.write_meta(self.meta.with_agents(set(self.meta.agents) - {agent_id}))
+        except (OSError, StoreError):
+            return
         removed = self.root / REMOVED_PARTITION_FOLDER
         remove_tree(removed, ignore_errors=True)
         try:
@@ -426,14 +487,29 @@ def _undo_creation(root: Path, existed: bool, *, lock_made: bool) -> None:
             folder.rmdir()
 
 
-def read_root_meta(root: Path) -> StoreMeta:
+def read_root_meta(root: Path) -> RootMeta:
     """The root `store.meta` of a partitioned store (StoreError when there is none)."""
     path = root / META_NAME
     try:
         data = path.read_bytes()
     except OSError:
         raise StoreError(f"{path}: no store here (missing metadata)") from None
-    return decode_meta_file(data, str(path), PARTITIONED_MAGIC)
+    return decode_root_meta_file(data, str(path))
+
+
+def _listed_and_missing(root: Path) -> tuple[RootMeta, tuple[str, ...]]:
+    """The root's metadata and the agents it lists without a folder in `agents/`. A
+    mismatch is read twice: a writer removing a partition unlists it before the folder
+    goes, so a reader that read the list just before sees the new list on the second
+    read."""
+    meta = read_root_meta(root)
+    for attempt in range(2):
+        missing = tuple(agent_id for agent_id in meta.agents
+                        if not (root / AGENTS_FOLDER / agent_id).is_dir())
+        if not missing or attempt:
+            break
+        meta = read_root_meta(root)
+    return meta, missing
 
 
 def is_openclaw_state(root: Path, kind: PartitionKind) -> bool:
@@ -919,10 +995,11 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
 
     @serialized
     def problems(self) -> list[Any]:
-        """What every partition that can tell (`Diagnosable`) found wrong with its files,
-        in agent order."""
-        return [problem for partition in self._current().values()
-                if isinstance(partition, Diagnosable) for problem in partition.problems()]
+        """The partitions the root lists whose folder is gone, then what every partition
+        that can tell (`Diagnosable`) found wrong with its files, in agent order."""
+        return [*self.space.missing_problems(),
+                *(problem for partition in self._current().values()
+                  if isinstance(partition, Diagnosable) for problem in partition.problems())]
 
     @serialized
     def index_status(self) -> bool:
@@ -1116,9 +1193,11 @@ def create_partitioned(root: Path, kind: PartitionKind,
 
 
 def open_partitioned(root: Path, kind: PartitionKind, *, writer: bool,
+                     accept_missing: bool = False,
                      config: EngineConfig | None = None) -> PartitionedStore:
-    """Open the partitioned store in folder `root`."""
-    space = FolderPartitions.open(root, kind, writer=writer)
+    """Open the partitioned store in folder `root` (`accept_missing`: see
+    `FolderPartitions.open`)."""
+    space = FolderPartitions.open(root, kind, writer=writer, accept_missing=accept_missing)
     try:
         return store_class(kind)(space, writer=writer, config=config)
     except BaseException:

@@ -44,10 +44,13 @@ Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are exclu
 search when dirty and make `indexing` true. `reconcile()` rebuilds each such window from
 its active path (delete its rows, index `projection.index_entries(events)`, set
 `lifecycle.rebuilt_state`) and sweeps rows and states of windows the store no longer has.
-The backend itself never starts a reconcile: `reconcile_batch` and `sweep_orphans` are
-the pieces the store's background worker runs when a search on the store's writer finds
-work pending (`engine.backends.background`); readers cannot write. Or run `session-search
-reconcile --store DIR`.
+An incognito window (`SessionWindow.is_incognito`) is stored but never indexed: its
+events move its index state like any other window's and add no row, and its rebuild
+yields none, so it neither matches nor counts in bm25 statistics, as OpenClaw never
+writes it to an agent database. The backend itself never starts a reconcile:
+`reconcile_batch` and `sweep_orphans` are the pieces the store's background worker runs
+when a search on the store's writer finds work pending (`engine.backends.background`);
+readers cannot write. Or run `session-search reconcile --store DIR`.
 
 The clear-path switches of `EngineConfig` are read from `store.config`:
 `defer_large_commits` here, `tombstone_runs` by the `InvertedIndex` it is handed, and
@@ -86,7 +89,7 @@ from engine.codec.manifest_file import decode_manifest_generation
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
 from engine.index.writer import (
@@ -109,7 +112,7 @@ from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
-from engine.transcript.validation import check_event, check_window
+from engine.transcript.validation import check_event, check_privacy_change, check_window
 
 if TYPE_CHECKING:
     from engine.search.explain import SearchExplanation
@@ -183,6 +186,11 @@ class ReferenceTransaction(BackendTransaction):
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
         check_window(window)
+        try:
+            stored: SessionWindow | None = self._transaction.window(window.session_id)
+        except UnknownSession:
+            stored = None
+        check_privacy_change(stored, window)
         self._transaction.put_window(window)
 
     def append_event(
@@ -420,6 +428,14 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
     def _add(self, entry: IndexEntry) -> None:
         self.index.add_entry(entry, self._terms(entry.text))
 
+    def _incognito(self, session_id: str) -> bool:
+        """Whether the window's rows stay out of the index (`SessionWindow.is_incognito`).
+        A window a later commit deleted answers False: that commit removes its rows."""
+        try:
+            return self.store.window(session_id).is_incognito
+        except UnknownSession:
+            return False
+
     def _apply(self, change: Change, left_dirty: AbstractSet[str] = frozenset()) -> None:
         """Apply one committed change to the index (§8.1; deletes remove rows). Events of
         windows in `left_dirty` move the window's state as usual but add no row."""
@@ -428,6 +444,8 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         if isinstance(change, EventAppended):
             stored = change.event
             entry = None if stored.session_id in left_dirty else extract_index_entry(stored)
+            if entry is not None and self._incognito(stored.session_id):
+                entry = None
             action, state = classify_append(
                 states.get(stored.session_id), stored, indexable=entry is not None
             )
@@ -515,8 +533,9 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         else:
             events = self.store.events(session_id)
         self.index.delete_window_rows(session_id)
-        for entry in index_entries(events):
-            self._add(entry)
+        if not self._incognito(session_id):
+            for entry in index_entries(events):
+                self._add(entry)
         self.index.window_states[session_id] = rebuilt_state(
             len(events) - 1, scan_tree(events).leaf_id
         )

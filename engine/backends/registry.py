@@ -103,7 +103,7 @@ DEFAULT_BACKEND = "reference"
 OPENCLAW_STATE_BACKEND = "sqlite"
 
 #: The commands that take `--read-only`, and so can open an OpenClaw state.
-READ_ONLY_COMMANDS = frozenset({"search", "explain", "stats"})
+READ_ONLY_COMMANDS = frozenset({"search", "explain", "stats", "verify"})
 
 
 def backend_class(name: str) -> type:
@@ -245,7 +245,7 @@ def open_store(
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
         return open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
-                                config=config)
+                                accept_missing=accept_lost_commits, config=config)
 
 
 def open_or_create_store(
@@ -326,7 +326,7 @@ def _stored_backend(directory: Path, shown: str, command: str) -> str:
     if _holds_openclaw_state(directory):
         advice = (f"add --read-only --backend {OPENCLAW_STATE_BACKEND} to read it without "
                   "writing to it" if command in READ_ONLY_COMMANDS else
-                  f"{command} does not open it (search, explain and stats read it with "
+                  f"{command} does not open it (search, explain, stats and verify read it with "
                   f"--read-only --backend {OPENCLAW_STATE_BACKEND})")
         raise StorePathError(shown, f"an OpenClaw state, not a session-search store; {advice}")
     raise StorePathError(shown, "folder is not empty and holds no store")

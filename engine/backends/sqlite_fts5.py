@@ -284,6 +284,20 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible):
                    + needs_reconcile_sql("pending.session_id") + ")")
         return bool(self._reading().execute(sql).fetchone()[0])
 
+    @_damage_reported
+    def rebuild_index(self) -> int:
+        """Rebuild every window's index rows, active path and state from its transcript
+        rows and sweep orphans, in one transaction (`verify --repair`, as
+        `ReferenceBackend.rebuild_index`); return the number of windows rebuilt."""
+        connection = self._writer_connection()
+        with self.transaction():
+            windows = [row[0] for row in connection.execute(
+                "SELECT DISTINCT session_id FROM transcript_events ORDER BY session_id")]
+            for session_id in windows:
+                rebuild_window(connection, session_id)
+            sweep_orphans(connection)
+        return len(windows)
+
     def _windows_needing_reconcile(self) -> list[str]:
         return [row[0] for row in self._reading().execute(
             "SELECT session_id FROM session_search_reconcile_queue ORDER BY session_id")]

@@ -34,6 +34,8 @@ class CommandEntry:
 COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry("import", "engine.cli.store_commands",
                  "import transcripts (corpus, flat messages, OpenClaw state) into a store"),
+    CommandEntry("watch", "engine.cli.watch_command",
+                 "keep a store in step with an OpenClaw state folder until interrupted"),
     CommandEntry("stats", "engine.cli.store_commands",
                  "count a store's agents, sessions, windows, events and bytes"),
     CommandEntry("demo", "engine.cli.demo_command",
@@ -53,6 +55,10 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
+    CommandEntry("archive", "engine.cli.archive_commands",
+                 "leave a session's windows out of search (a cold archive)"),
+    CommandEntry("restore", "engine.cli.archive_commands",
+                 "make an archived session's windows searchable again"),
     CommandEntry("verify", "engine.cli.search_commands",
                  "rebuild the index from transcripts in memory and report differences"),
     CommandEntry("dump", "engine.cli.dump_command",
@@ -126,6 +132,18 @@ def add_read_only_arguments(parser: argparse.ArgumentParser, backends: Sequence[
     parser.add_argument("--read-only", action="store_true",
                         help="never write; DIR may also be a state folder the real OpenClaw "
                              "wrote (with --backend sqlite), read without changing a byte")
+
+
+def add_new_store_arguments(parser: argparse.ArgumentParser, backends: Sequence[str],
+                            default: str) -> None:
+    """`--backend NAME` (of a store made here; an existing one must match) and
+    `--create` (also make DIR's missing parents), for the commands that write a store."""
+    parser.add_argument("--backend", choices=tuple(backends), default=None,
+                        help=f"backend of a new store (default: {default}; an existing "
+                             "store must match)")
+    parser.add_argument("--create", action="store_true",
+                        help="also create DIR's missing parent folders (without it a "
+                             "missing parent is an error)")
 
 
 def requested_command(argv: list[str]) -> str | None:

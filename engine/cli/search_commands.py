@@ -3,7 +3,8 @@
 Owns: their arguments and how results are printed. Must not touch: search, storage,
 index or protocol logic (they call the backend through
 `engine.backends.registry.open_backend`, so `search`, `serve` and `reconcile` work for
-every backend; `explain` needs an `Explainable` backend and `verify` the reference one).
+every backend; `explain` needs an `Explainable` backend; `verify` checks every backend's
+partitions, `engine.diagnostics.verify`).
 
 Session scope on the command line (a decision for CLI users, who own the store they
 point at): with no `--agent` and no `--session-key`, `search` looks at every session in
@@ -30,7 +31,8 @@ timestamp as an integer. Readable, in a pipe: one line per hit with every field 
 column; on a terminal: time and role, then key, window and message stacked in two cells,
 so that the excerpt keeps the rest of the width, its matched words coloured
 (`engine.cli.highlight`). Then a line per notice of the result: truncated, indexing, and
-the archived windows the scope selected but did not search (only when there were some).
+the archived windows the scope selected but did not search (only when there were some;
+`session-search restore` brings a session back).
 `explain`'s view is `engine.cli.explain_view`.
 
 `serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
@@ -210,7 +212,7 @@ def result_notices(result: SearchResult, limit: int | None) -> list[str]:
     ...                                           archived_transcripts_excluded=2), None):
     ...     print(notice)
     indexing: search completeness could not be confirmed; run `session-search reconcile`
-    2 archived windows in scope were not searched (archived transcripts stay out of search)
+    2 archived windows in scope were not searched (archived transcripts stay out of search until `session-search restore`)
     """
     notices = []
     if result.truncated:
@@ -222,7 +224,7 @@ def result_notices(result: SearchResult, limit: int | None) -> list[str]:
     if archived:
         notices.append(f"{archived} archived window{'' if archived == 1 else 's'} in scope "
                        f"{'was' if archived == 1 else 'were'} not searched (archived "
-                       "transcripts stay out of search)")
+                       "transcripts stay out of search until `session-search restore`)")
     return notices
 
 
@@ -344,18 +346,12 @@ def reconcile_summary(outcome: ReconcileOutcome, seconds: float) -> str:
             f"{'still needed' if outcome.indexing else 'complete'}")
 
 
-def open_verified_store(store: str, *, writer: bool) -> PartitionedStore:
-    """The store `verify` checks, opened even when a log lost committed transactions;
-    refused (closed again) unless it is a reference store."""
-    backend = open_store(store, "verify", writer=writer, accept_lost_commits=True)
-    if backend.name != "reference":
-        name = backend.name
-        backend.close()
-        raise UsageError(
-            f"verify needs a reference store; this one uses {name!r} (it keeps transcripts "
-            "and index in one SQLite database per agent, committed by SQLite's journal: "
-            "there are no transcript logs or index files here to check or repair)")
-    return backend
+def open_verified_store(store: str, *, writer: bool, backend: str | None = None,
+                        read_only: bool = False) -> PartitionedStore:
+    """The store `verify` checks, opened even when a log lost committed transactions
+    (`read_only`: also a state folder OpenClaw wrote)."""
+    return open_store(store, "verify", writer=writer, accept_lost_commits=True,
+                      backend=backend, read_only=read_only)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -367,13 +363,16 @@ def run_verify(args: argparse.Namespace) -> int:
     from engine.diagnostics.verify import repair_store, verify_store
 
     repairs: dict[str, list[str]] = {}
+    if args.repair and args.read_only:
+        raise UsageError("--repair writes to the store; it cannot be combined with --read-only")
     if args.repair:
-        writer = open_verified_store(args.store, writer=True)
+        writer = open_verified_store(args.store, writer=True, backend=args.backend)
         try:
             repairs = repair_store(writer)
         finally:
             writer.close()
-    backend = open_verified_store(args.store, writer=False)
+    backend = open_verified_store(args.store, writer=False, backend=args.backend,
+                                  read_only=args.read_only)
     try:
         report = verify_store(backend, repairs=repairs)
     finally:
@@ -454,13 +453,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     verify = add_command(
         subparsers, "verify",
-        description="Check a reference store: report committed transactions missing from "
-        "its log, a checkpoint that disagrees with it and damaged files, then rebuild the "
-        "index from the transcripts in memory and compare it with the stored one. Exit "
-        "status 1 on any difference.",
+        description="Check a store, agent by agent: report damaged files (a reference "
+        "store: committed transactions missing from its log, a checkpoint that disagrees "
+        "with it; a SQLite one: what PRAGMA integrity_check and FTS5's integrity-check "
+        "say), then rebuild the index from the transcripts in memory and compare it with "
+        "the stored one (missing, unexpected, differing and orphan rows). Exit status 1 on "
+        "any difference.",
         examples=["session-search verify --store demo",
-                  "session-search verify --store demo --repair"])
+                  "session-search verify --store demo --repair",
+                  "session-search verify --store ~/.openclaw --backend sqlite --read-only"])
     _add_store(verify)
+    add_read_only_arguments(verify, BACKEND_NAMES)
     verify.add_argument(
         "--repair", action="store_true",
         help="first drop what cannot be recovered (saying what) and rebuild the index "

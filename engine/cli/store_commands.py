@@ -20,6 +20,10 @@ Commands:
   and the time left (`engine.cli.progress_display`); the summary says what was added,
   how long it took, and how many messages have a role that is never searched;
   `--quiet` prints neither (with `--json` the document is still printed);
+* `import --store DIR --openclaw-state PATH [...]` — the live import
+  (`engine.ingest.live_state`): the store is brought up to date with the OpenClaw state
+  folder PATH (what is new since the last run only), one summary line says what was
+  added, extended, replaced or unchanged;
 * `stats --store DIR [--backend NAME] [--read-only]` — agents, sessions (keys), windows, events and bytes of a store,
   then whatever index counts the backend adds (`messages_indexed`, ...), summed over the
   agents' partitions, then the same counts per agent (`--json`: `partitions`); a warning
@@ -52,7 +56,7 @@ from engine.backends.registry import (
     DEFAULT_BACKEND,
     open_store,
 )
-from engine.cli.commands import add_command, add_read_only_arguments
+from engine.cli.commands import add_command, add_new_store_arguments, add_read_only_arguments
 from engine.cli.output import (
     Column,
     Output,
@@ -61,10 +65,10 @@ from engine.cli.output import (
     open_output,
     print_json,
 )
-from engine.errors import MissingParentFolder, StorePathError
+from engine.errors import MissingParentFolder, StorePathError, UsageError
 
 if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`
-    from engine.ingest import ImportReport
+    from engine.ingest import ImportReport, LiveReport
 
 STATS_FIELDS = ("agents", "sessions", "windows", "events", "bytes")
 
@@ -77,24 +81,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "error nothing is imported. A SOURCE is a corpus directory "
                     "(sessions.jsonl + transcripts/), a flat messages file (*.jsonl) or "
                     "an OpenClaw state directory (agents/<agentId>/sessions/). The input "
-                    "formats are corpora/README.md.",
+                    "formats are corpora/README.md. With --openclaw-state PATH the import is "
+                    "live: run again on the same state, it appends the new lines and adds "
+                    "the new files only, replaces a transcript that changed before its "
+                    "known end, and reads the agents' openclaw-agent.sqlite databases "
+                    "read-only (`session-search watch` repeats it).",
         examples=["session-search import --store demo engine/demo_corpus",
                   ("session-search import --store stores/sqlite --create --backend sqlite "
                   "messages.jsonl"),
-                  "session-search import --store demo --quiet --json ~/.openclaw"],
+                  "session-search import --store demo --quiet --json ~/.openclaw",
+                  "session-search import --store mine --openclaw-state ~/.openclaw"],
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
-    importer.add_argument("--backend", choices=BACKEND_NAMES, default=None,
-                          help=f"backend of a new store (default: {DEFAULT_BACKEND}; an "
-                               "existing store must match)")
-    importer.add_argument("--create", action="store_true",
-                          help="also create DIR's missing parent folders (without it a "
-                               "missing parent is an error)")
+    add_new_store_arguments(importer, BACKEND_NAMES, DEFAULT_BACKEND)
     importer.add_argument("--no-reconcile", action="store_true",
                           help="leave windows the import made dirty for a later reconcile")
     importer.add_argument("--quiet", "-q", action="store_true",
                           help="no progress bar and no summary (errors are still printed)")
-    importer.add_argument("sources", nargs="+", metavar="SOURCE", help="what to import")
+    importer.add_argument("--openclaw-state", metavar="PATH", default=None,
+                          help="instead of SOURCEs: bring the store up to date with the "
+                               "OpenClaw state folder PATH (its session files and its "
+                               "agents' openclaw-agent.sqlite, read-only); re-run, it adds "
+                               "only what is new")
+    importer.add_argument("sources", nargs="*", metavar="SOURCE", help="what to import")
     importer.add_argument("--json", action="store_true", help="print JSON")
     importer.set_defaults(run=run_import)
 
@@ -114,17 +123,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    """`import`: load the sources, then print what was added and the store's counts."""
+    """`import`: load the sources (or follow the state of `--openclaw-state`), then
+    print what was added and the store's counts."""
     from engine.cli.progress_display import ProgressDisplay
-    from engine.ingest import import_into_store
+    from engine.ingest import import_into_store, live_import_into_store
 
+    if args.openclaw_state is not None and args.sources:
+        raise UsageError("give SOURCEs or --openclaw-state PATH, not both")
+    if args.openclaw_state is None and not args.sources:
+        raise UsageError("nothing to import: give at least one SOURCE, or --openclaw-state PATH")
     store_path = Path(args.store)
     started = time.perf_counter()
     try:
-        with ProgressDisplay.for_command(args.quiet) as progress:
-            outcome = import_into_store(
-                store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
-                create_parents=args.create, progress=progress if progress.enabled else None)
+        if args.openclaw_state is not None:
+            outcome = live_import_into_store(
+                store_path, args.backend, Path(args.openclaw_state),
+                reconcile=not args.no_reconcile, create_parents=args.create)
+        else:
+            with ProgressDisplay.for_command(args.quiet) as progress:
+                outcome = import_into_store(
+                    store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
+                    create_parents=args.create,
+                    progress=progress if progress.enabled else None)
     except MissingParentFolder as missing:
         raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
                                            "or check the path") from None
@@ -134,11 +154,29 @@ def run_import(args: argparse.Namespace) -> int:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
     elif not args.quiet:
         output = open_output()
-        for line in describe_import(outcome.imported, store_path, outcome.reconciled,
-                                    seconds).splitlines():
+        describe = describe_live_import if args.openclaw_state is not None else describe_import
+        for line in describe(outcome.imported, store_path, outcome.reconciled,
+                             seconds).splitlines():
             output.line(line)
         print_stats(output, counts)
     return 0
+
+
+def describe_live_import(report: LiveReport, store_path: Path, reconciled: int = 0,
+                         seconds: float | None = None) -> str:
+    """What a live import did, one line, then a line per note.
+
+    >>> from engine.ingest import LiveReport
+    >>> print(describe_live_import(LiveReport("st", unchanged=2, notes=("x",)), Path("s")))
+    imported into s from state st: nothing new (2 windows unchanged)
+    note: x
+    """
+    line = f"imported into {store_path} from {report.summary()}"
+    if seconds is not None:
+        line += f" in {seconds:.3g} s"
+    if reconciled:
+        line += f"; reconciled {reconciled} window{'' if reconciled == 1 else 's'}"
+    return "\n".join([line, *(f"note: {note}" for note in report.notes)])
 
 
 def run_stats(args: argparse.Namespace) -> int:

@@ -1,18 +1,25 @@
-"""The store metadata file `store.meta`: which backend a store was created for.
+"""The store metadata file `store.meta`: which backend a store was created for, and, at
+a partitioned store's root, which agents have a partition.
 
 Owns: the bytes of `store.meta`, of both kinds that use the name. Must not touch: files
-(the store writes the bytes this module returns with `Directory.write_atomic`, once, at
-creation).
+(a reference partition writes its bytes with `Directory.write_atomic` once, at creation;
+a partitioned store's root writes them again, atomically, whenever its list of
+partitions changes).
 
 Byte grammar (a `framing` file of kind `store`, in a reference partition's folder, or of
 kind `partitioned`, at the root of a store whose partitions live under `agents/`)::
 
-    store.meta  := header(magic "SS.STORE" | "SS.PARTS", version 1) record footer(record_count 1)
-    record      := {"backend": str, "created_at": float}
-                   `created_at` in epoch milliseconds
+    store.meta  := header(magic "SS.STORE", version 1) store_record footer(record_count 1)
+                 | header(magic "SS.PARTS", version 2) root_record footer(record_count 1)
+    store_record := {"backend": str, "created_at": float}
+    root_record  := {"backend": str, "created_at": float, "agents": [str, ...]}
+                   `created_at` in epoch milliseconds; `agents` sorted, without duplicates:
+                   every agent whose partition the store made (`agents/<agentId>/`)
 
 The magic alone says which of the two a file is, so a reader given the root of a
-partitioned store never opens it as a partition (and the other way round).
+partitioned store never opens it as a partition (and the other way round). The root's
+`agents` list is what lets an open tell a partition folder that was deleted from one
+that never existed (`engine.backends.partitioned`).
 """
 
 from __future__ import annotations
@@ -46,17 +53,47 @@ class StoreMeta:
     created_at: float
 
 
-def encode_meta_file(meta: StoreMeta, magic: bytes = MAGIC) -> bytes:
-    """The whole `store.meta` file (of kind `store`, or `partitioned` for that magic).
+@dataclass(frozen=True, slots=True)
+class RootMeta:
+    """What the `store.meta` at a partitioned store's root says: the partitions' backend,
+    the creation time, and the agents that have a partition (sorted)."""
 
-    >>> data = encode_meta_file(StoreMeta("reference", 1.0))
-    >>> decode_meta_file(data, "store.meta")
+    backend: str
+    created_at: float
+    agents: tuple[str, ...] = ()
+
+    def with_agents(self, agents: set[str] | tuple[str, ...]) -> RootMeta:
+        """The same metadata listing `agents` (sorted).
+
+        >>> RootMeta("sqlite", 1.0).with_agents({"ops", "main"}).agents
+        ('main', 'ops')
+        """
+        return RootMeta(self.backend, self.created_at, tuple(sorted(set(agents))))
+
+
+def encode_meta_file(meta: StoreMeta) -> bytes:
+    """The whole `store.meta` file of a reference partition (kind `store`).
+
+    >>> decode_meta_file(encode_meta_file(StoreMeta("reference", 1.0)), "store.meta")
     StoreMeta(backend='reference', created_at=1.0)
-    >>> root = encode_meta_file(StoreMeta("sqlite", 1.0), PARTITIONED_MAGIC)
-    >>> decode_meta_file(root, "store.meta", PARTITIONED_MAGIC).backend
-    'sqlite'
     """
-    record = encode_record({"backend": meta.backend, "created_at": float(meta.created_at)})
+    return _sealed(MAGIC, {"backend": meta.backend, "created_at": float(meta.created_at)})
+
+
+def encode_root_meta_file(meta: RootMeta) -> bytes:
+    """The whole `store.meta` file at a partitioned store's root (kind `partitioned`).
+
+    >>> data = encode_root_meta_file(RootMeta("sqlite", 1.0, ("main", "ops")))
+    >>> decode_root_meta_file(data, "store.meta")
+    RootMeta(backend='sqlite', created_at=1.0, agents=('main', 'ops'))
+    """
+    return _sealed(PARTITIONED_MAGIC, {"backend": meta.backend,
+                                       "created_at": float(meta.created_at),
+                                       "agents": sorted(set(meta.agents))})
+
+
+def _sealed(magic: bytes, value: dict[str, Any]) -> bytes:
+    record = encode_record(value)
     return encode_header(magic) + record + encode_footer(1, update_crc(0, record))
 
 
@@ -69,20 +106,57 @@ def _decode_fields(value: Any) -> StoreMeta:
     return StoreMeta(value["backend"], float(created_at))
 
 
-def decode_meta_file(data: bytes, location: str, magic: bytes = MAGIC) -> StoreMeta:
-    """Decode `store.meta` of the kind `magic` names: CorruptFile on any damage (another
-    magic included), StoreError on another version."""
+def _decode_agents(value: dict[str, Any]) -> tuple[str, ...]:
+    agents = value.get("agents")
+    if not isinstance(agents, list) or not all(isinstance(agent, str) for agent in agents):
+        raise DecodeError("root metadata has no list of agents")
+    if agents != sorted(set(agents)):
+        raise DecodeError("root metadata lists its agents out of order or twice")
+    return tuple(agents)
+
+
+def _single_record(data: bytes, location: str, magic: bytes) -> tuple[int, Any]:
     frames = decode_sealed_frames(data, location, magic)
     if len(frames) != 1:
         raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
     frame = frames[0]
     try:
-        return _decode_fields(decode_payload(frame.payload))
+        return frame.offset, decode_payload(frame.payload)
     except DecodeError as error:
         raise CorruptFile(location, frame.offset, str(error)) from None
+
+
+def decode_meta_file(data: bytes, location: str) -> StoreMeta:
+    """Decode a reference partition's `store.meta`: CorruptFile on any damage (another
+    magic included), StoreError on another version."""
+    offset, value = _single_record(data, location, MAGIC)
+    try:
+        return _decode_fields(value)
+    except DecodeError as error:
+        raise CorruptFile(location, offset, str(error)) from None
+
+
+def decode_root_meta_file(data: bytes, location: str) -> RootMeta:
+    """Decode the `store.meta` at a partitioned store's root, as `decode_meta_file` does.
+
+    >>> decode_root_meta_file(_sealed(PARTITIONED_MAGIC, {"backend": "x", "created_at": 1.0}), "store.meta")
+    Traceback (most recent call last):
+    ...
+    engine.errors.CorruptFile: store.meta: corrupt at byte offset 16: root metadata has no list of agents
+    """
+    offset, value = _single_record(data, location, PARTITIONED_MAGIC)
+    try:
+        meta = _decode_fields(value)
+        return RootMeta(meta.backend, meta.created_at, _decode_agents(value))
+    except DecodeError as error:
+        raise CorruptFile(location, offset, str(error)) from None
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
     """A readable dict of the metadata record, for `session-search dump`."""
     meta = _decode_fields(value)
-    return {"kind": "store", "backend": meta.backend, "created_at": meta.created_at}
+    described: dict[str, Any] = {"kind": "store", "backend": meta.backend,
+                                 "created_at": meta.created_at}
+    if isinstance(value, dict) and "agents" in value:
+        described["agents"] = list(_decode_agents(value))
+    return described

@@ -47,9 +47,11 @@ from engine.errors import CorruptFile, StoreError
 META_NAME = "store.meta"
 #: Files a store holds that are not framed, by file name (in any folder), and what they
 #: are: the writer's locks (the store's and each reference partition's) and a SQLite
-#: partition's database and its rollback journal.
+#: partition's database and its rollback journal, and the live import's marks (JSON,
+#: `engine/ingest/live_marks.py`, a sibling layer, hence the name written here).
 UNFRAMED_FILES = {
     "LOCK": "lock",
+    "live-import.json": "live import marks",
     DATABASE_NAME: "sqlite database",
     DATABASE_NAME + "-journal": "sqlite journal",
 }

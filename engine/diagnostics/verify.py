@@ -1,5 +1,5 @@
 """`session-search verify`: check the transcripts, rebuild the reference index from them
-and compare.
+and compare (a SQLite partition: `engine.diagnostics.sqlite_verify`).
 
 Owns: what "the committed index agrees with the transcripts" means, and the report.
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
@@ -33,7 +33,8 @@ What is compared, per window of the store:
 
 * a window whose index state is clean must hold exactly the rows of its active path
   (`projection.index_entries`) up to its watermark `indexed_seq`;
-* a window without state (deferred: imported without forward indexing) must hold no rows;
+* a window without state (deferred: imported without forward indexing) must hold no rows,
+  and so must an incognito window (`SessionWindow.is_incognito`: never indexed);
 * a window that needs a rebuild keeps stale rows until reconcile: they are only required
   to point at existing events, and are counted as `stale`;
 * rows of windows the store no longer has are `orphans`.
@@ -46,7 +47,13 @@ token count. `engine.index.check` runs on the committed index too. Verify never 
 
 A store is verified partition by partition (`verify_store`): each agent's partition has
 its own transcripts and index, so each gets its own report, and the store's report is
-their sum with every problem prefixed by its agent (`StoreVerifyReport`).
+their sum with every problem prefixed by its agent (`StoreVerifyReport`). Before them
+comes what the store's root says is missing: an agent it lists whose partition folder is
+gone (`FolderPartitions.missing_problems`); the repair drops such an agent from the list
+and says that its sessions cannot be recovered without a backup. A SQLite partition is
+checked by `engine.diagnostics.sqlite_verify` (its FTS rows against a rebuild from its
+transcript rows, and SQLite's own integrity checks of the file), into the same
+`VerifyReport`.
 
 Cost: O(transcript bytes + events + postings): every committed byte is CRC-checked once,
 every event of every window is read, every posting list of both indexes is walked once.
@@ -55,7 +62,9 @@ every event of every window is read, every posting list of both indexes is walke
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
@@ -143,7 +152,7 @@ def expected_entries(backend: ReferenceBackend, report: VerifyReport) -> list[In
         report.windows += 1
         session_id = window.session_id
         state = index.window_states.get(session_id)
-        if state is None:
+        if state is None or window.is_incognito:
             continue
         if state.needs_rebuild:
             stale = committed.get(session_id, [])
@@ -288,16 +297,21 @@ class StoreVerifyReport:
     """The reports of every partition of a store, by agent id in agent order."""
 
     partitions: dict[str, VerifyReport]
+    #: Problems of the store as a whole: partitions its root lists whose folder is gone.
+    store_problems: tuple[str, ...] = ()
+    #: What the repair did to the store as a whole (agents dropped from its list).
+    store_repairs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """True when every partition's index matches its transcripts."""
-        return all(report.ok for report in self.partitions.values())
+        """True when no partition is missing and every partition's index matches its
+        transcripts."""
+        return not self.store_problems and all(report.ok for report in self.partitions.values())
 
     @property
     def problems(self) -> list[str]:
-        """Every partition's problems, each prefixed with its agent."""
-        return self._prefixed("problems")
+        """The store's problems, then every partition's, each prefixed with its agent."""
+        return [*self.store_problems, *self._prefixed("problems")]
 
     def _prefixed(self, name: str) -> list[str]:
         return [f"agent {agent_id}: {line}" for agent_id, report in self.partitions.items()
@@ -314,7 +328,7 @@ class StoreVerifyReport:
             rows_expected=self.total("rows_expected"), stale_rows=self.total("stale_rows"),
             windows_needing_reconcile=self.total("windows_needing_reconcile"),
             problems=self.problems, notes=self._prefixed("notes"),
-            repairs=self._prefixed("repairs"))
+            repairs=[*self.store_repairs, *self._prefixed("repairs")])
         return {**summed.to_json(),
                 "partitions": {agent_id: report.to_json()
                                for agent_id, report in self.partitions.items()}}
@@ -323,9 +337,11 @@ class StoreVerifyReport:
         """A readable report: the store's status, then each partition's report."""
         status = "OK: the index matches its transcripts" if self.ok else (
             f"MISMATCH: {len(self.problems)} problem(s)")
-        lines = [f"repaired: {repair}" for report in self.partitions.values()
-                 for repair in report.repairs]
+        lines = [f"repaired: {repair}" for repair in self.store_repairs]
+        lines.extend(f"repaired: {repair}" for report in self.partitions.values()
+                     for repair in report.repairs)
         lines.append(status)
+        lines.extend(f"store: {problem}" for problem in self.store_problems)
         for agent_id, report in self.partitions.items():
             verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
             own = [line for line in report.lines() if not line.startswith("repaired: ")]
@@ -335,27 +351,58 @@ class StoreVerifyReport:
 
 
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
-    """Repair every reference partition of `store`, opened as the writer with
-    `accept_lost_commits` (`repair_backend`); return what was done, by agent."""
-    return {agent_id: repair_backend(_reference_partition(partition))
-            for agent_id, partition in store.partitions().items()}
+    """Repair `store`, opened as the writer with `accept_lost_commits`: drop the agents
+    whose partition folder is gone from the root's list (their data cannot be brought
+    back), then repair every partition (`repair_backend`, or
+    `sqlite_verify.repair_sqlite_backend`); return what was done, by agent."""
+    repairs = {agent_id: [f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
+                          "its partition folder was missing, and its sessions cannot be "
+                          "recovered without a backup"]
+               for agent_id in store.space.forget_missing()}
+    repairs.update((agent_id, repair_partition(partition))
+                   for agent_id, partition in store.partitions().items())
+    return repairs
 
 
 def verify_store(store: PartitionedStore, *,
                  repairs: dict[str, list[str]] | None = None) -> StoreVerifyReport:
-    """Verify every partition of `store` (reference partitions only); `repairs` (from
+    """Verify every partition of `store` (`verify_partition`); `repairs` (from
     `repair_store`, run before) are attached to each partition's report."""
-    if store.name != ReferenceBackend.name:
-        raise UsageError(f"verify needs a reference store; this one uses {store.name!r}")
     reports: dict[str, VerifyReport] = {}
     for agent_id, partition in store.partitions().items():
-        report = verify_backend(_reference_partition(partition))
+        report = verify_partition(partition)
         report.repairs = list((repairs or {}).get(agent_id, ()))
         reports[agent_id] = report
-    return StoreVerifyReport(reports)
+    store_repairs = tuple(repair for agent_id, done in (repairs or {}).items()
+                          if agent_id not in reports for repair in done)
+    return StoreVerifyReport(
+        reports, tuple(problem.with_advice() for problem in store.space.missing_problems()),
+        store_repairs)
 
 
-def _reference_partition(partition: object) -> ReferenceBackend:
-    if not isinstance(partition, ReferenceBackend):
-        raise UsageError(f"verify needs a reference store, not {type(partition).__name__}")
-    return partition
+def verify_partition(partition: object) -> VerifyReport:
+    """The report of one partition: `verify_backend` for a reference one,
+    `sqlite_verify.verify_sqlite_backend` for a SQLite one; `UsageError` for another."""
+    return partition_checks(partition, "verify")[0](partition)
+
+
+def repair_partition(partition: object) -> list[str]:
+    """What `--repair` did to one partition (`repair_backend`, or
+    `sqlite_verify.repair_sqlite_backend`)."""
+    return partition_checks(partition, "verify --repair")[1](partition)
+
+
+def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], VerifyReport],
+                                                             Callable[[Any], list[str]]]:
+    """The verify and repair functions of `partition`'s backend (`UsageError` naming
+    `action` and the backend when there are none)."""
+    if isinstance(partition, ReferenceBackend):
+        return verify_backend, repair_backend
+    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
+    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.diagnostics.sqlite_verify import repair_sqlite_backend, verify_sqlite_backend
+
+    if isinstance(partition, SqliteBackend):
+        return verify_sqlite_backend, repair_sqlite_backend
+    name = getattr(partition, "name", type(partition).__name__)
+    raise UsageError(f"{action} cannot check a partition of backend {name!r}")

@@ -10,6 +10,10 @@ Map of the package:
 * `corpus.py`   — the corpus directory: `sessions.jsonl` + `transcripts/<sessionId>.jsonl`;
 * `flat.py`     — the flat messages file (one message per line), for any chat log;
 * `openclaw_state.py` — an OpenClaw state directory (`agents/<id>/sessions/` files);
+* `live_state.py` — the live import of an OpenClaw state (files and its agents'
+                  `openclaw-agent.sqlite`, read-only): what is new since the last run,
+                  `live_import_into_store` in `into_store.py` runs it on a store folder;
+* `live_marks.py` — how far each source was imported (`live-import.json` in the store);
 * `records.py`  — the `sessions.jsonl` window record <-> `SessionWindow`;
 * `batch.py`    — rules shared by every form (no duplicate windows, one current window per
                   key) and the import report;
@@ -28,7 +32,13 @@ from engine.ingest.importer import (
     import_sources,
     stored_windows,
 )
-from engine.ingest.into_store import ImportOutcome, import_into_store
+from engine.ingest.into_store import (
+    ImportOutcome,
+    import_into_store,
+    live_import_into_store,
+)
+from engine.ingest.live_state import LiveReport
 
-__all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "detect_form",
-           "import_into_store", "import_sources", "stored_windows"]
+__all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "LiveReport",
+           "detect_form", "import_into_store", "import_sources", "live_import_into_store",
+           "stored_windows"]

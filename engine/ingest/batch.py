@@ -145,6 +145,43 @@ class ImportBatch:
             del self.current_by_key[window.session_key]
         return retained
 
+    def extend(self, session_id: str, path: str) -> None:
+        """Let this import append events to window `session_id`, which the store already
+        holds (a live import continuing a transcript that grew)."""
+        self.added_at.setdefault(session_id, path)
+
+    def update_window(self, window: SessionWindow, path: str) -> None:
+        """Write new metadata for a window the store holds or this import added; a key
+        still keeps at most one current window."""
+        if window.current:
+            holder = self.current_of(window.session_key)
+            if holder is not None and holder.session_id != window.session_id:
+                raise MalformedInput(
+                    path, None,
+                    f'key "{window.session_key}" already has a current window '
+                    f'"{holder.session_id}"')
+        try:
+            self.transaction.put_window(window)
+        except InputError as error:
+            raise MalformedInput(path, None, str(error)) from None
+        previous = self.windows.get(window.session_id)
+        if previous is not None and self.current_by_key.get(
+                previous.session_key) == window.session_id:
+            del self.current_by_key[previous.session_key]
+        self.windows[window.session_id] = window
+        if window.current:
+            self.current_by_key[window.session_key] = window.session_id
+
+    def forget_key(self, session_key: str) -> None:
+        """Forget every window of `session_key` after the transaction deleted them (so
+        they can be written again, as new windows)."""
+        for session_id in [session_id for session_id, window in self.windows.items()
+                           if window.session_key == session_key]:
+            del self.windows[session_id]
+            self.stored_ids.discard(session_id)
+            self.added_at.pop(session_id, None)
+        self.current_by_key.pop(session_key, None)
+
     def check_chains(self, path: str) -> None:
         """Raise `MalformedInput` when the windows' links now form a cycle."""
         for problem in chain_problems(self.windows.values()):
@@ -153,8 +190,10 @@ class ImportBatch:
 
     # ---- events ---------------------------------------------------------------------
 
-    def append(self, session_id: str, event: dict[str, Any], path: str, line: int) -> int:
+    def append(self, session_id: str, event: dict[str, Any], path: str, line: int | None,
+               *, created_at: float | None = None) -> int:
         """Append the event read at `path:line` to a window this import added; return seq.
+        Its receipt time is `created_at`, else the import's `received_at`.
 
         A value the store refuses (an `InputError`, e.g. a lone surrogate it cannot
         encode) is reported as `MalformedInput` at that line.
@@ -163,8 +202,9 @@ class ImportBatch:
             raise DuplicateImport(
                 f'events for window "{session_id}" can only be imported with the window')
         try:
-            seq = self.transaction.append_event(session_id, event,
-                                                created_at=self.received_at)
+            seq = self.transaction.append_event(
+                session_id, event,
+                created_at=self.received_at if created_at is None else created_at)
         except MalformedInput:
             raise
         except InputError as error:

@@ -24,7 +24,9 @@ transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from engine.errors import MalformedInput
 from engine.ingest.batch import ImportBatch
@@ -74,17 +76,27 @@ def read_windows(sessions_path: Path) -> list[tuple[int, SessionWindow]]:
 
 def import_transcript(path: Path, session_id: str, batch: ImportBatch) -> None:
     """Validate and append every event of one transcript file to window `session_id`."""
-    seen: dict[str, int] = {}
-    for line, event in iter_objects(path):
+    append_events(path, iter_objects(path), session_id, batch, {})
+
+
+def append_events(
+    path: Path, events: Iterable[tuple[int, dict[str, Any]]], session_id: str,
+    batch: ImportBatch, seen: dict[str, int],
+) -> None:
+    """Validate and append `(line, event)` pairs read from `path` to window `session_id`;
+    `seen` maps the event ids the window already holds to their lines (0: a line not
+    read now; ids must be unique per window) and learns the new ones."""
+    for line, event in events:
         problem = kinds.validation_problem(event)
         if problem is not None:
             raise MalformedInput(str(path), line, problem)
         entry_id = kinds.non_blank_string(event.get("id"))
         if entry_id is not None and event.get("type") != kinds.SESSION_HEADER:
             if entry_id in seen:
+                earlier = (f"on line {seen[entry_id]}" if seen[entry_id] else
+                           "by an event the store holds")
                 raise MalformedInput(str(path), line,
-                                     f'event id "{entry_id}" is already used on line '
-                                     f"{seen[entry_id]}")
+                                     f'event id "{entry_id}" is already used {earlier}')
             seen[entry_id] = line
         batch.append(session_id, event, str(path), line)
 

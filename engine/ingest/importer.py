@@ -59,6 +59,10 @@ def stored_windows(target: object) -> list[SessionWindow]:
     return list(require_capability(target, ImportTarget, "import").windows())
 
 
+#: Where the current OpenClaw keeps an agent's state, under `agents/<agentId>/` (read by
+#: the live import, `live_state.py`, not by a SOURCE form).
+DATABASE_IN_AGENT = "agent/openclaw-agent.sqlite"
+
 #: form name -> (recogniser, reader), probed in this order.
 FORMS: dict[str, tuple[Callable[[Path], bool], Callable[[Path, ImportBatch], None]]] = {
     "corpus": (is_corpus_directory, import_corpus),
@@ -75,9 +79,12 @@ def detect_form(path: Path) -> str:
         if recognises(path):
             return name
     if path.is_dir():
+        hint = ("; its agents' openclaw-agent.sqlite databases are imported with "
+                "--openclaw-state PATH" if any(path.glob(f"agents/*/{DATABASE_IN_AGENT}"))
+                else "")
         raise MalformedInput(str(path), None,
                              f"not a corpus directory (no {SESSIONS_FILE} in it) nor an "
-                             "OpenClaw state directory (no agents/<agentId>/sessions/)")
+                             f"OpenClaw state directory (no agents/<agentId>/sessions/){hint}")
     raise MalformedInput(str(path), None,
                          "not an importable file (a flat messages file is named *.jsonl)")
 

@@ -21,6 +21,10 @@ Rules:
 * then, unless `reconcile=False`, the windows the import left dirty are rebuilt
   (behaviour.md §8.1: imported history and rewinds are indexed by reconcile, as
   `openclaw doctor` imports are), through `maintenance.reconcile_when_needed`;
+* `live_import_into_store(folder, backend, state)` is the same job for the live import
+  of an OpenClaw state (`live_state.py`): it also reads the store's marks before and
+  writes them after the commit (`live_marks.py`), and a store it made is kept once the
+  import committed;
 * `progress(phase, done, total)` sees the phases of `import_sources` ("read", "commit"),
   then "reconcile" (windows rebuilt of those needing it).
 """
@@ -28,27 +32,31 @@ Rules:
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from engine.backends.maintenance import reconcile_when_needed
+from engine.backends.partitioned import PartitionedStore
 from engine.backends.registry import open_or_create_store
-from engine.errors import StoreError
+from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
+from engine.ingest.live_marks import StateMarks, read_marks, state_name, write_marks
+from engine.ingest.live_state import NOT_A_STATE, LiveReport, import_live_state, is_live_state
 from engine.progress import PhasedProgress
 
 
 @dataclass(frozen=True, slots=True)
 class ImportOutcome:
-    """What one `import_into_store` did: the backend, whether the store is new, the
-    report, the reconcile, the counts."""
+    """What one `import_into_store` (an `ImportReport`) or `live_import_into_store` (a
+    `LiveReport`) did: the backend, whether the store is new, the report, the
+    reconcile, the counts."""
 
     backend: str
-    imported: ImportReport
+    imported: ImportReport | LiveReport
     reconciled: int
     stats: dict[str, int]
     created: bool = False
@@ -72,21 +80,73 @@ def import_into_store(
     """Open (or create) the store at `store_path`, import `sources`, maybe reconcile."""
     for source in sources:
         detect_form(Path(source))
+
+    def job(backend: PartitionedStore, committed: list[bool]) -> tuple[ImportReport, int]:
+        report = import_sources(backend, sources, progress=progress)
+        reconciling = partial(progress, "reconcile") if progress is not None else None
+        return report, reconcile_when_needed(backend, reconciling) if reconcile else 0
+
+    return _on_store(store_path, backend_name, create_parents, job)
+
+
+def live_import_into_store(
+    store_path: Path,
+    backend_name: str | None,
+    state: Path,
+    *,
+    reconcile: bool = True,
+    create_parents: bool = False,
+) -> ImportOutcome:
+    """Bring the store at `store_path` (made when absent) up to date with the OpenClaw
+    state folder `state` (`engine.ingest.live_state`), write the marks, maybe reconcile.
+
+    On an error nothing of this import is written, and a store made here is removed
+    again unless the import had committed. The marks are written after the commit; a
+    failure to write them is a note (the next import compares the sources with the
+    store instead)."""
+    if not is_live_state(state):
+        raise MalformedInput(str(state), None, NOT_A_STATE)
+
+    def job(backend: PartitionedStore, committed: list[bool]) -> tuple[LiveReport, int]:
+        notes: list[str] = []
+        marks = read_marks(store_path, notes)
+        name = state_name(state)
+        report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()))
+        committed.append(True)
+        try:
+            write_marks(store_path, {**marks, name: state_marks})
+        except StoreError as error:
+            notes.append(f"the import's marks could not be written ({error}); the next "
+                         "import compares every source with the store")
+        if notes:
+            report = replace(report, notes=(*notes, *report.notes))
+        return report, reconcile_when_needed(backend) if reconcile else 0
+
+    return _on_store(store_path, backend_name, create_parents, job)
+
+
+def _on_store(
+    store_path: Path, backend_name: str | None, create_parents: bool,
+    job: Callable[[PartitionedStore, list[bool]], tuple[ImportReport | LiveReport, int]],
+) -> ImportOutcome:
+    """Open (or create) the store, run `job(backend, committed)` (the report and the
+    windows reconciled), count, close. On an error the store is closed and, when this
+    call made it and `job` did not say it committed (by appending to `committed`),
+    removed again."""
     outermost_new = _outermost_missing(store_path)
     opened = open_or_create_store(store_path, "import", backend=backend_name,
                                   create_parents=create_parents)
     backend = opened.backend
+    committed: list[bool] = []
     try:
-        report = import_sources(backend, sources, progress=progress)
-        reconciling = partial(progress, "reconcile") if progress is not None else None
-        reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
+        report, reconciled = job(backend, committed)
         counts = backend.stats()
     except BaseException as error:
         try:
             backend.close()
         except StoreError as secondary:  # the import's own error is the one to report
             error.add_note(f"closing the store also failed: {secondary}")
-        if opened.created:
+        if opened.created and not committed:
             _remove_new_store(store_path, outermost_new)
         raise
     try:
@@ -130,3 +190,5 @@ def _remove_new_store(store_path: Path, outermost_new: Path | None) -> None:
             shutil.rmtree(child)
         else:
             child.unlink()
+
+

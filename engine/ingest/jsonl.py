@@ -66,24 +66,46 @@ def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
 
 def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield `(line_number, object)` for every non-blank line of the file at `path`."""
-    shown = str(path)
+    for line_number, _, raw in iter_lines(path):
+        parsed = parse_line(raw, str(path), line_number)
+        if parsed is not None:
+            yield line_number, parsed
+
+
+def iter_lines(path: Path, offset: int = 0, first_line: int = 1
+               ) -> Iterator[tuple[int, int, bytes]]:
+    """Yield `(line_number, start offset, raw bytes)` for every line of the file at `path`
+    from byte `offset` on (the line there is numbered `first_line`); the bytes keep their
+    newline, and a last line without one is yielded as it is."""
     try:
         handle = path.open("rb")
     except OSError as error:
-        raise MalformedInput(shown, None, f"cannot read: {error.strerror or error}") from None
+        raise MalformedInput(str(path), None, f"cannot read: {error.strerror or error}") from None
     with handle:
-        for line_number, raw in enumerate(handle, start=1):
-            if line_number == 1 and raw.startswith(BYTE_ORDER_MARK):
-                raw = raw[len(BYTE_ORDER_MARK):]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise MalformedInput(shown, line_number,
-                                     f"not valid UTF-8 at byte {error.start} of the line"
-                                     ) from None
-            if not text.strip():
-                continue
-            yield line_number, parse_object(text, shown, line_number)
+        handle.seek(offset)
+        start = offset
+        for line_number, raw in enumerate(handle, start=first_line):
+            yield line_number, start, raw
+            start += len(raw)
+
+
+def parse_line(raw: bytes, path: str, line_number: int) -> dict[str, Any] | None:
+    """One raw line as a JSON object (None for a blank line), or `MalformedInput`; a byte
+    order mark is skipped on line 1.
+
+    >>> parse_line(b'\\xef\\xbb\\xbf{"a": 1}\\n', "f.jsonl", 1), parse_line(b" \\n", "f.jsonl", 2)
+    ({'a': 1}, None)
+    """
+    if line_number == 1 and raw.startswith(BYTE_ORDER_MARK):
+        raw = raw[len(BYTE_ORDER_MARK):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise MalformedInput(path, line_number,
+                             f"not valid UTF-8 at byte {error.start} of the line") from None
+    if not text.strip():
+        return None
+    return parse_object(text, path, line_number)
 
 
 def _json_kind(value: Any) -> str:

@@ -55,6 +55,8 @@ AGENTS_FOLDER = "agents"
 SESSIONS_FOLDER = "sessions"
 INDEX_FILE = "sessions.json"
 RESET_MARKER = ".jsonl.reset."
+#: What joins a reset archive's window id to its base id: `<id>.reset.<stamp>`.
+ARCHIVE_ID_MARKER = ".reset."
 DELETED_MARKER = ".jsonl.deleted."
 
 
@@ -88,20 +90,30 @@ def import_openclaw_state(state: Path, batch: ImportBatch) -> None:
 
 def import_agent_sessions(agent_id: str, folder: Path, batch: ImportBatch) -> None:
     """Import one `agents/<agentId>/sessions/` folder."""
+    for path, window in plan_agent_sessions(agent_id, folder, batch.notes):
+        batch.add_window(window, str(path), None)
+        import_transcript(path, window.session_id, batch)
+
+
+def plan_agent_sessions(agent_id: str, folder: Path, notes: list[str]
+                        ) -> list[tuple[Path, SessionWindow]]:
+    """Every transcript file of one `agents/<agentId>/sessions/` folder with the window it
+    becomes, each key's windows in chain order; what is skipped is added to `notes`."""
     entries = read_session_index(agent_id, folder / INDEX_FILE)
     sources = [source for path in sorted(folder.iterdir())
-               if (source := _classify(path, entries, batch)) is not None]
+               if (source := _classify(path, entries, notes)) is not None]
     by_key: dict[str, list[_SourceWindow]] = {}
     for source in sources:
         by_key.setdefault(source.session_key, []).append(source)
+    planned: list[tuple[Path, SessionWindow]] = []
     for key, key_sources in by_key.items():
         previous: str | None = None
         for source in sorted(key_sources, key=_chain_position):
             window = _window_of(source, previous)
-            batch.add_window(window, str(source.path), None)
-            import_transcript(source.path, window.session_id, batch)
+            planned.append((source.path, window))
             # unrelated transcripts gathered under "unknown" are not a chain
             previous = window.session_id if key != "unknown" else None
+    return planned
 
 
 def read_session_index(agent_id: str, path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -143,19 +155,19 @@ def canonical_key(agent_id: str, key: str) -> str:
 
 
 def _classify(
-    path: Path, entries: dict[str, tuple[str, dict[str, Any]]], batch: ImportBatch
+    path: Path, entries: dict[str, tuple[str, dict[str, Any]]], notes: list[str]
 ) -> _SourceWindow | None:
     """What a file in a sessions folder is: a live transcript, an archive, or neither."""
     name = path.name
     if not path.is_file():
         return None
     if DELETED_MARKER in name:
-        batch.notes.append(f"{path}: deleted transcript archive skipped")
+        notes.append(f"{path}: deleted transcript archive skipped")
         return None
     if RESET_MARKER in name:
         base, stamp = name.split(RESET_MARKER, 1)
         key, entry = _entry_by_session_id(entries, base)
-        source = _SourceWindow(path, f"{base}.reset.{stamp}", key, True, stamp, entry)
+        source = _SourceWindow(path, f"{base}{ARCHIVE_ID_MARKER}{stamp}", key, True, stamp, entry)
     elif name.endswith(".jsonl"):
         stem = name[: -len(".jsonl")]
         key, entry = _entry_by_file(entries, name)
@@ -167,7 +179,7 @@ def _classify(
     else:
         return None
     if source.entry is None:
-        batch.notes.append(f'{path}: no {INDEX_FILE} entry names it; imported under "unknown"')
+        notes.append(f'{path}: no {INDEX_FILE} entry names it; imported under "unknown"')
     return source
 
 

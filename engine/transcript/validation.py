@@ -270,6 +270,37 @@ def check_window(window: object) -> None:
         raise InputError(problem)
 
 
+def privacy_change_problem(stored: SessionWindow, window: SessionWindow) -> str | None:
+    """Why a store must refuse to write `window` over the `stored` window of the same
+    session id, or None: an incognito transcript stays incognito and a kept one stays kept
+    (`SessionWindow.is_incognito`), since no index holds an incognito window's rows and a
+    window cannot change what its committed rows were built from.
+
+    >>> kept, secret = SessionWindow("s1", "agent:main:main"), SessionWindow("s1", "agent:main:main", incognito=True)
+    >>> privacy_change_problem(kept, kept) is None
+    True
+    >>> privacy_change_problem(kept, secret)
+    'window s1 was written as a kept transcript and cannot become incognito'
+    >>> privacy_change_problem(secret, SessionWindow("s1", "agent:main:dashboard:incognito-x")) is None
+    True
+    """
+    if stored.is_incognito == window.is_incognito:
+        return None
+    if stored.is_incognito:
+        return (f"window {window.session_id} was written as an incognito transcript "
+                "and cannot become a kept transcript")
+    return (f"window {window.session_id} was written as a kept transcript "
+            "and cannot become incognito")
+
+
+def check_privacy_change(stored: SessionWindow | None, window: SessionWindow) -> None:
+    """Raise `InputError` when `window` would change the privacy of `stored`
+    (`privacy_change_problem`); None for `stored` is a new window."""
+    problem = None if stored is None else privacy_change_problem(stored, window)
+    if problem is not None:
+        raise InputError(problem)
+
+
 def check_event(session_id: object, event: object, created_at: object = None) -> None:
     """Raise `InputError` unless a store may append `event` to `session_id` (`append_event`).
 

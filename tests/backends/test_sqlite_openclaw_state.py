@@ -93,13 +93,16 @@ def digests(folder: Path) -> dict[str, str]:
             for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-def build_openclaw_state(folder: Path, searches: list[SearchRequest]) -> list[dict]:
-    """Write `MESSAGES` with the real OpenClaw into `folder / "state"`; OpenClaw's own
-    kernel answers to `searches` (each `agent_id` names the agent database it reads)."""
+def build_openclaw_state(folder: Path, searches: list[SearchRequest], rows: list[tuple] = MESSAGES,
+                         first_number: int = 0) -> list[dict]:
+    """Write `rows` (default `MESSAGES`) with the real OpenClaw into `folder / "state"` (a
+    second call appends to the state; `first_number` goes on numbering the timestamps);
+    OpenClaw's own kernel answers to `searches` (each `agent_id` names the agent
+    database it reads)."""
     install = openclaw_install()
     latest: dict[str, tuple[str, str, int]] = {}
     messages = []
-    for number, (agent, key, session_id, message_id, role, text) in enumerate(MESSAGES):
+    for number, (agent, key, session_id, message_id, role, text) in enumerate(rows, first_number):
         timestamp = 1_700_000_000_000 + number * 60_000
         messages.append({"agentId": agent, "sessionKey": key, "sessionId": session_id,
                          "messageId": message_id, "timestamp": timestamp,
@@ -111,7 +114,7 @@ def build_openclaw_state(folder: Path, searches: list[SearchRequest]) -> list[di
                     for key, (agent, session_id, stamp) in latest.items()],
         "searches": [request.to_json() for request in searches],
     }), encoding="utf-8")
-    (folder / "home").mkdir()
+    (folder / "home").mkdir(exist_ok=True)
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder / "home"),
                    "TMPDIR": str(folder), "NO_COLOR": "1", "OPENCLAW_DISABLE_UPDATE_CHECK": "1",
                    "OPENCLAW_STATE_DIR": str(folder / "state")}

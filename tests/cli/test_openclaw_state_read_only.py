@@ -100,7 +100,7 @@ def test_an_openclaw_state_is_refused_without_read_only(
     session_search("stats", "--store", str(folder)).refused(2, advice)
     session_search("reconcile", "--store", str(folder)).refused(
         2, f"{folder}: an OpenClaw state, not a session-search store; reconcile does not open "
-           "it (search, explain and stats read it with --read-only --backend sqlite)")
+           "it (search, explain, stats and verify read it with --read-only --backend sqlite)")
     session_search("search", "--store", str(folder), "--backend", "reference", "--read-only",
                    "saffron").refused(2, f"{folder}: an OpenClaw state holds SQLite databases; "
                                          "read it with --backend sqlite, not 'reference'")

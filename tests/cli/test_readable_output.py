@@ -70,10 +70,10 @@ def test_a_pipe_gets_plain_rows_and_no_escapes(session_search, demo: str) -> Non
     assert header.split() == ["score", "timestamp", "sessionKey", "sessionId", "messageId",
                               "role", "snippet"]
     assert first.split(maxsplit=6) == [
-        "2.787", "2026-09-03T10:00:40Z", "agent:main:ui-search", "ui-search",
+        "2.738", "2026-09-03T10:00:40Z", "agent:main:ui-search", "ui-search",
         "cafe-communication", "user", ("Café meeting notes: a communication plan for the "
         "palette.")]
-    assert second.split()[:2] == ["2.439", "2026-09-04T08:00:00Z"]
+    assert second.split()[:2] == ["2.396", "2026-09-04T08:00:00Z"]
 
 
 @pytest.mark.parametrize("columns", [40, 60, 80])
@@ -106,7 +106,7 @@ def test_a_narrow_terminal_folds_cells_and_cuts_no_character(demo: str, columns:
     row = lines[rule + 1:lines.index("", rule)]  # the first of two rows, a blank between
     cells = ["".join("".join(line[start:end].split()) for line in row)
              for start, end in zip(starts, [*starts[1:], None])]
-    assert cells == ["2.787", "2026-09-03T10:00:40Zuser",
+    assert cells == ["2.738", "2026-09-03T10:00:40Zuser",
                      "agent:main:ui-searchui-searchcafe-communication",
                      "Cafémeetingnotes:acommunicationplanforthepalette."]
 

@@ -167,13 +167,17 @@ def test_console_entry_point_runs_demo() -> None:
 
 
 def searchable_in_demo() -> int:
-    """User/assistant messages with text on the demo's active paths (via the projection)."""
-    from engine.model import StoredEvent
+    """User/assistant messages with text on the active paths of the demo's windows that
+    are not incognito (via the projection)."""
+    from engine.model import StoredEvent, is_incognito_key
     from engine.transcript.projection import index_entries
 
     total = 0
     for line in (DEMO / "sessions.jsonl").read_text(encoding="utf-8").splitlines():
-        session_id = json.loads(line)["sessionId"]
+        window = json.loads(line)
+        if window.get("incognito") or is_incognito_key(window["sessionKey"]):
+            continue
+        session_id = window["sessionId"]
         rows = (DEMO / "transcripts" / f"{session_id}.jsonl").read_text(
             encoding="utf-8").splitlines()
         events = [StoredEvent(session_id, seq, json.loads(row)) for seq, row in enumerate(rows)]
@@ -192,7 +196,7 @@ def test_import_indexes_every_searchable_message(
     result = json.loads(out)
     assert result["backend"] == backend
     assert result["reconciled"] >= 1  # the rewound window is rebuilt after the import
-    assert result["stats"]["messages_indexed"] == searchable_in_demo() == 59
+    assert result["stats"]["messages_indexed"] == searchable_in_demo() == 57
     status, out, _ = run(capsys, "stats", "--store", store, "--json")
     stats = json.loads(out)
     assert (stats["backend"], stats["windows"]) == (backend, count_demo()["windows"])

@@ -24,7 +24,8 @@ READERS = {
     "dump": [],
 }
 #: Each writing command with its arguments (`import` gets a source below).
-WRITERS = {"reconcile": [], "import": None}
+WRITERS = {"reconcile": [], "import": None, "archive": ["agent:main:main"],
+           "restore": ["agent:main:main"]}
 
 
 def make_store(path: Path, backend: str = "reference") -> Path:

@@ -193,7 +193,9 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ):
     """Every file of a kind whose version changed carries version 1, as an earlier build
-    wrote them: the catalog checkpoint is ignored (derived data), the index refused."""
+    wrote them: the root's metadata is refused first (before any partition is read); with
+    only the partition's files of version 1, the catalog checkpoint is ignored (derived
+    data) and the index refused."""
     messages = tmp_path / "messages.jsonl"
     messages.write_text(json.dumps({"sessionKey": "agent:main:main", "sessionId": "s1",
                                     "messageId": "q1", "role": "user", "timestamp": 1,
@@ -208,6 +210,13 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
         data = path.read_bytes()
         if kind_of_magic(data[:8]).version != 1:
             path.write_bytes(with_version(data, 1))
+    assert main(["search", "--store", str(store), "deployment"]) == 1
+    root = store / "store.meta"
+    assert capsys.readouterr().err == (
+        f"session-search: error: {root}: unsupported version 1 of a partitioned file "
+        "(this build reads version 2); it was written by an earlier build of session-search: "
+        "re-import the store\n")
+    root.write_bytes(with_version(root.read_bytes(), 2))
     assert main(["search", "--store", str(store), "deployment"]) == 1
     manifest = store / "agents" / "main" / "index" / "manifest"
     assert capsys.readouterr().err == (

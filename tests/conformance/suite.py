@@ -30,6 +30,8 @@ order, each write step in its own transaction:
 * `{"event": {"session", "event"}}` — append a raw event (it becomes the parent of the next
   chained message when it has an `id`);
 * `{"delete_session": key, "expect": n}`; `{"reconcile": true, "expect": n?}`;
+* `{"archive": key, "expect": n?}`, `{"restore": key, "expect": n?}` —
+  `engine.backends.archives.set_session_archived`; `expect` is how many windows changed;
 * `{"search": {SearchRequest fields}, "expect": {...}}` — `session_keys` may instead be
   `{"generate": n, "format": "...{i}...", "include": [...]}`, and `query` may be
   `{"repeat": text, "count": n}`. Expectations (all optional): `ids` (message ids, exact
@@ -49,6 +51,7 @@ from typing import Any
 
 import pytest
 
+from engine.backends.archives import set_session_archived
 from engine.errors import QueryError
 from engine.model import SearchRequest, SearchResult, SessionWindow
 
@@ -108,6 +111,13 @@ class CaseRunner:
                     count = transaction.delete_session(step["delete_session"])
                 if "expect" in step:
                     assert count == step["expect"], where
+            elif "archive" in step or "restore" in step:
+                archived = "archive" in step
+                outcome = set_session_archived(self.backend, step["archive" if archived
+                                                                  else "restore"],
+                                               archived=archived)
+                if "expect" in step:
+                    assert outcome.changed == step["expect"], where
             elif "reconcile" in step:
                 rebuilt = self.backend.reconcile()
                 if "expect" in step:

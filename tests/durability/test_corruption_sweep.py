@@ -9,7 +9,8 @@ root `store.meta` and `LOCK`, and every file of agent `main`'s partition (refere
 each segment's terms and postings; SQLite: its database). The damage, on a fresh copy
 each time: one byte flipped at the start, at byte 8, at a quarter, half and three
 quarters of the file and at its last byte; the file cut to nothing, to half, and by one
-byte; the file deleted. SQLite's database also gets one flipped byte near the end of
+byte; the file deleted; and, once per store, agent `main`'s whole partition folder
+deleted (`agents/main`, which the root's `store.meta` lists). SQLite's database also gets one flipped byte near the end of
 pages spread over the whole file (`every_page=True`, the slow run: every page), where
 b-tree cells and index keys live.
 
@@ -30,8 +31,10 @@ it, reconciles and closes (`reconcile`), and a reader answers again. Each phase 
 One outcome is allowed besides, on SQLite only, and counted: SQLite keeps no checksums,
 so a damaged key in an index b-tree can hide a row from the reads that use that index
 (a window, some events) while the table still holds it. Such an outcome must be one
-that SQLite's own `PRAGMA integrity_check` reports (`hidden_rows`), so it is found by
-that check, never invisible; the reference store has no such outcome.
+that SQLite's own `PRAGMA integrity_check` reports and that `session-search verify`
+reports as a problem naming the database (it runs that check: `hidden_rows`), so it is
+found by the store's own check, never invisible; the reference store has no such
+outcome.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 import pytest
 
 from engine.backends.registry import open_store
+from engine.diagnostics.verify import verify_store
 from engine.errors import EngineError
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
@@ -65,7 +69,7 @@ SHAPE_COUNTS = ("index_segments",)
 @dataclass(frozen=True)
 class Damage:
     """One way of damaging one file: `flip` the byte at `offset`, `truncate` to `offset`
-    bytes, or `delete` it."""
+    bytes, or `delete` it (a folder with everything in it)."""
 
     relative: Path
     kind: str
@@ -80,6 +84,8 @@ class Damage:
         elif self.kind == "truncate":
             with open(path, "r+b") as file:
                 file.truncate(self.offset)
+        elif path.is_dir():
+            shutil.rmtree(path)
         else:
             path.unlink()
 
@@ -139,17 +145,29 @@ def names_the_file(error: EngineError, damage: Damage, store: Path) -> bool:
 
 
 def hidden_rows(store: Path, damage: Damage) -> bool:
-    """Whether SQLite's integrity check reports the damaged database (see the module)."""
+    """Whether SQLite's integrity check reports the damaged database (see the module),
+    and `verify` reports it too, as a problem naming the file (or refuses the store with
+    an error naming it)."""
     if damage.relative.suffix != ".sqlite" or not (store / damage.relative).exists():
         return False
     connection = sqlite3.connect(f"file:{store / damage.relative}?mode=ro", uri=True)
     try:
         rows = connection.execute("PRAGMA integrity_check").fetchall()
     except sqlite3.DatabaseError:
-        return True
+        rows = []
     finally:
         connection.close()
-    return rows != [("ok",)]
+    if rows == [("ok",)]:
+        return False
+    try:
+        opened = open_store(store, "verify", accept_lost_commits=True)
+        try:
+            problems = verify_store(opened).problems
+        finally:
+            opened.close()
+    except EngineError as error:
+        return names_the_file(error, damage, store)
+    return any(str(store / damage.relative) in problem for problem in problems)
 
 
 def outcome(store: Path, damage: Damage, intact: dict[str, Any], *, reader: bool) -> str:
@@ -167,7 +185,7 @@ def outcome(store: Path, damage: Damage, intact: dict[str, Any], *, reader: bool
     if reader and pending_reconcile(found, intact):
         return "pending reconcile"
     if hidden_rows(store, damage):
-        return "hidden rows (integrity_check reports them)"
+        return "hidden rows (integrity_check and verify report them)"
     different = [part for part in found if found[part] != intact[part]]
     return f"BAD: a different answer, silently ({', '.join(different)})"
 
@@ -185,6 +203,7 @@ def damages(store: Path, relative_files: list[Path], *, every_page: bool) -> lis
         found.extend(Damage(relative, "truncate", length)
                      for length in sorted({0, size // 2, max(size - 1, 0)}))
         found.append(Damage(relative, "delete"))
+    found.append(Damage(Path("agents") / "main", "delete"))
     return found
 
 

@@ -519,17 +519,20 @@ def test_every_tool_divergence_still_reproduces(entry: ToolDivergence, run: Run,
             f"known divergence {entry.id!r} no longer reproduces on {name}: remove it")
 
 
-@pytest.mark.xfail(strict=True, reason="our partitions index incognito transcripts, so they count in "
-                                       "bm25 statistics; OpenClaw never stores them (docs/openclaw-sessions-search-findings.md 9.1)")
 def test_incognito_transcripts_do_not_change_scores(
     run: Run, world: World, tmp_path: Path
 ) -> None:
     """Our stores of the corpus as written, incognito transcripts included, answer the
-    listing calls of mode `all` as OpenClaw did."""
+    listing calls of mode `all` as OpenClaw did: the incognito events are stored, and
+    no index holds them, so they change no score (docs/openclaw-sessions-search-findings.md,
+    finding 1)."""
     tally = run.tallies["all"]
     stores = imported_stores(tmp_path, world.corpus, incognito_transcripts=True)
     config = world.config_of(tally.mode)
     try:
+        for name, backend in stores.backends.items():
+            incognito = [window for window in backend.windows() if window.is_incognito]
+            assert incognito and any(backend.event_count(window.session_id) for window in incognito), name
         calls = [call for call in calls_of(world.corpus, tally.mode, tool_queries(world.corpus), first=True)
                  if call.kind == "list" and call_key(call) in tally.answers]
         assert calls

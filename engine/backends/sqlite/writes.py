@@ -36,6 +36,10 @@ key's `session_nodes` row, created on first use and pointed at the window when i
 Upstream's `created_at` is integral epoch milliseconds and never null: it holds the
 window's `created_at` rounded, or the time of the write; ours holds it exactly.
 
+**Incognito windows** (`SessionWindow.is_incognito`) keep their events, identities,
+active path and state, and get no FTS row, by append or by rebuild: OpenClaw never writes
+them to an agent database, so they neither match nor count in bm25 statistics.
+
 Every `put_window` and `append_event` is checked by `engine.transcript.validation` first,
 as on every backend, so all refuse the same inputs with the same message.
 """
@@ -53,11 +57,16 @@ from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
 from engine.errors import StoreError
 from engine.index.lifecycle import WindowIndexState, rebuilt_state
-from engine.model import IndexEntry, SessionWindow, StoredEvent
+from engine.model import IndexEntry, SessionWindow, StoredEvent, is_incognito_key
 from engine.transcript import events as kinds
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.tree import TreeNode, scan_tree
-from engine.transcript.validation import check_event, check_window, unknown_session
+from engine.transcript.validation import (
+    check_event,
+    check_privacy_change,
+    check_window,
+    unknown_session,
+)
 
 #: Gathered events written at once (bounds the memory of a large import).
 FLUSH_EVENTS = 4096
@@ -90,10 +99,15 @@ UPSERT_WINDOW_METADATA = (
 READ_CURSOR = (
     "SELECT (SELECT max(seq) FROM transcript_events WHERE session_id = ?1), "
     "state.indexed_seq, state.leaf_event_id, state.needs_rebuild, "
-    "state.active_event_count, state.active_message_count "
+    "state.active_event_count, state.active_message_count, window.session_key, "
+    "(SELECT incognito FROM session_search_windows WHERE session_id = ?1) "
     "FROM session_windows AS window "
     "LEFT JOIN session_transcript_index_state AS state ON state.session_id = window.session_id "
     "WHERE window.session_id = ?1"
+)
+READ_PRIVACY = (
+    "SELECT window.session_key, (SELECT incognito FROM session_search_windows "
+    "WHERE session_id = ?1) FROM session_windows AS window WHERE window.session_id = ?1"
 )
 UPSERT_STATE = (
     "INSERT INTO session_transcript_index_state (session_id, indexed_seq, leaf_event_id, "
@@ -167,6 +181,8 @@ class WindowCursor:
     state: WindowIndexState | None
     active_events: int = 0
     active_messages: int = 0
+    #: An incognito window's events add no FTS row (`SessionWindow.is_incognito`).
+    incognito: bool = False
 
     def state_row(self, session_id: str, updated_at: int) -> tuple:
         """The `session_transcript_index_state` row of this cursor (state not None)."""
@@ -224,6 +240,7 @@ class SqliteTransaction(BackendTransaction):
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
         check_window(window)
+        check_privacy_change(stored_window(self._connection, window.session_id), window)
         written = now_milliseconds()
         entry_json = json.dumps({"sessionId": window.session_id})
         self._connection.execute(INSERT_NODE, (window.session_key, window.session_id,
@@ -275,7 +292,7 @@ class SqliteTransaction(BackendTransaction):
             pending.identities.append((session_id, event_id, seq, kinds.event_type(event),
                                        parent if isinstance(parent, str) else None, received))
         stored = StoredEvent(session_id, seq, event, received)
-        entry = extract_index_entry(stored)
+        entry = None if cursor.incognito else extract_index_entry(stored)
         action, new_state = classify_append(cursor.state, stored, indexable=entry is not None)
         if action in ("index", "advance"):
             if entry is not None and action == "index":
@@ -300,12 +317,14 @@ class SqliteTransaction(BackendTransaction):
             row = self._connection.execute(READ_CURSOR, (session_id,)).fetchone()
             if row is None:
                 raise unknown_session(session_id)
-            last_seq, indexed_seq, leaf, needs_rebuild, active_events, active_messages = row
+            (last_seq, indexed_seq, leaf, needs_rebuild, active_events, active_messages,
+             session_key, incognito) = row
             state = None
             if indexed_seq is not None:
                 state = WindowIndexState(indexed_seq, leaf, bool(needs_rebuild))
             cursor = WindowCursor(-1 if last_seq is None else last_seq, state,
-                                  active_events or 0, active_messages or 0)
+                                  active_events or 0, active_messages or 0,
+                                  bool(incognito) or is_incognito_key(session_key))
             self._cursors[session_id] = cursor
         return cursor
 
@@ -346,14 +365,25 @@ def read_events(connection: sqlite3.Connection, session_id: str) -> list[StoredE
     return events
 
 
+def stored_window(connection: sqlite3.Connection, session_id: str) -> SessionWindow | None:
+    """What the database says of a window's privacy, as a `SessionWindow` holding only its
+    key and incognito flag, or None when it holds no such window."""
+    row = connection.execute(READ_PRIVACY, (session_id,)).fetchone()
+    if row is None:
+        return None
+    return SessionWindow(session_id, row[0], incognito=bool(row[1]))
+
+
 def rebuild_window(connection: sqlite3.Connection, session_id: str) -> int:
     """Replace one window's index rows, active path and state by a rebuild from its events;
-    return how many events it read."""
+    return how many events it read. An incognito window gets its active path and state
+    and no FTS row."""
     events = read_events(connection, session_id)
     connection.execute("DELETE FROM session_transcript_fts_rows WHERE session_id = ?", (session_id,))
     connection.execute("DELETE FROM session_transcript_active_events WHERE session_id = ?",
                        (session_id,))
-    entries = index_entries(events)
+    window = stored_window(connection, session_id)
+    entries = [] if window is not None and window.is_incognito else index_entries(events)
     tree = scan_tree(events)
     (last_row_id,) = connection.execute(LAST_FTS_ROW).fetchone()
     row_ids = range(last_row_id + 1, last_row_id + 1 + len(entries))
