@@ -4,8 +4,9 @@ A search on a writer's store that finds windows needing work answers with what i
 consistent and `indexing: true`, and starts the worker; once it ends, the same search
 finds the rebuilt windows' hits with `indexing: false`. Meanwhile no hit of a window
 needing a rebuild is returned, application writes go through and are kept, closing stops
-the run cleanly (the next open reconciles the rest), a reader never starts one, and the
-watchdog ends a run past its budget. The kill -9 during a background run is in
+the run cleanly (the next open reconciles the rest), a reader never starts one, the
+watchdog ends a run past its budget, and transcripts that predate the index (events, no
+index state) are backfilled. The kill -9 during a background run is in
 `tests/durability/test_killed_background_reconcile.py`.
 The stores and the checks are in `tests/backends/background_stores.py`.
 """
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends.partitioned import PartitionedStore
+from engine.backends.reference import ReferenceBackend
 from engine.backends.registry import open_backend
-from engine.backends.sqlite_fts5 import DATABASE_NAME
+from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend
 from engine.config import EngineConfig
 from tests.backends.background_stores import (
     BACKENDS,
@@ -177,3 +180,45 @@ def test_no_run_on_a_reader_or_when_turned_off(tmp_path: Path, backend: str) -> 
     assert (tmp_path / backend / "agents" / "main").is_dir()
     if backend == "sqlite":
         assert (tmp_path / backend / "agents" / "main" / "agent" / DATABASE_NAME).is_file()
+
+
+def strip_the_index(store: PartitionedStore, session_ids: list[str]) -> None:
+    """Make `session_ids` transcripts that predate the index: events stored, no index
+    state and no rows (what an import by `openclaw doctor` leaves, §8.3)."""
+    for partition in store.partitions().values():
+        if isinstance(partition, ReferenceBackend):
+            for session_id in session_ids:
+                partition.index.delete_window_rows(session_id)
+                partition.index.window_states.pop(session_id, None)
+            partition.flush()
+            continue
+        assert isinstance(partition, SqliteBackend)
+        connection = partition._writer  # the test reaches below the write path on purpose
+        assert connection is not None
+        with partition.transaction():
+            for table in ("session_transcript_fts_rows", "session_transcript_active_events",
+                          "session_transcript_index_state"):
+                connection.executemany(f"DELETE FROM {table} WHERE session_id = ?",
+                                       [(session_id,) for session_id in session_ids])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transcripts_that_predate_the_index_are_backfilled(tmp_path: Path, backend: str) -> None:
+    store = make_store(tmp_path, backend, QUIET)
+    old = [f"old{number}" for number in range(3)]
+    for session_id in old:
+        write_clean(store, session_id, [f"kappa {session_id}", "lambda"])
+    write_clean(store, "fresh", ["kappa fresh"])
+    strip_the_index(store, old)
+    assert search(store, "kappa") == ({"fresh"}, True)
+    store.close()
+    store = open_backend(tmp_path / backend, writer=True)
+    try:
+        assert search(store, "kappa") == ({"fresh"}, True)
+        assert store.wait_for_reconcile(timeout=60)
+        run = store.background_run
+        assert run is not None and (run.ending, run.windows, run.rows) == ("finished", 3, 6)
+        assert search(store, "kappa") == ({"fresh", *old}, False)
+        assert_index_equals_a_rebuild(store)
+    finally:
+        store.close()
