@@ -3,7 +3,7 @@
 The store's root `store.meta` lists every agent that has a partition
 (`engine.backends.partitioned`, "A deleted partition"). Deleting `agents/<agentId>/`
 therefore makes every command that opens the store refuse it with one line naming the
-folder, `stats` warn (exit 1), `verify` report it and `verify --repair` drop the agent
+folder, `stats` warn (exit 1), `verify` report it (on both backends) and `verify --repair` drop the agent
 from the list, saying its sessions cannot be recovered. Run as a user runs the commands
 (`python -m engine` in a subprocess from the checkout's root), on the demo corpus.
 """
@@ -84,10 +84,7 @@ def test_stats_warns_about_a_deleted_partition(store: Path) -> None:
     assert "session-search: warning: " in completed.stderr
 
 
-def test_verify_reports_and_repair_drops_a_deleted_partition(imported: dict[str, Path],
-                                                              tmp_path: Path) -> None:
-    store = tmp_path / "reference"
-    shutil.copytree(imported["reference"], store)
+def test_verify_reports_and_repair_drops_a_deleted_partition(store: Path) -> None:
     shutil.rmtree(store / "agents" / "work")
     verified = engine("verify", "--store", str(store), "--json")
     assert verified.returncode == 1
