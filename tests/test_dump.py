@@ -59,8 +59,8 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     files = json.loads(out)["files"]
     assert [(f["name"], f["kind"], f["version"], f["records"]) for f in files] == [
         ("LOCK", "lock", None, None), ("store.meta", "store", 1, 1),
-        (CHECKPOINT, "catalog", 2, 6), (SEGMENT_1, "segment", 1, 3),
-        (SEGMENT_2, "segment", 1, 2)]
+        (CHECKPOINT, "catalog", 2, 6), (SEGMENT_1, "segment", 2, 3),
+        (SEGMENT_2, "segment", 2, 2)]
     assert [f["size"] for f in files][1:] == [
         (store / name).stat().st_size
         for name in ("store.meta", CHECKPOINT, SEGMENT_1, SEGMENT_2)]
@@ -86,7 +86,7 @@ def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     size = (store / SEGMENT_1).stat().st_size
     heading, *blocks, footer = out.split("\n\n")
     assert heading.splitlines() == [
-        f"file     {SEGMENT_1}", "kind     segment", "version  1", "flags    0",
+        f"file     {SEGMENT_1}", "kind     segment", "version  2", "flags    0",
         f"size     {size} B ({size} bytes)", "records  3"]
     window, event, commit = (block.splitlines() for block in blocks)
     assert window[0].startswith(f"record 1 at byte offset {HEADER_SIZE}: window (")

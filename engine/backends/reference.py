@@ -40,6 +40,15 @@ a crash replays that commit from the log at the next open. Segments are merged w
 `index_merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
 background thread: the reference keeps one thread of control).
 
+Replacements (behaviour.md §8.2). `replace_transcript` decides in its transaction
+whether the window is rebuilt now (`engine.backends.replacement`) and writes the decision
+into the log's `replace` record, so a replay decides as the commit did whatever config
+opens the store later. The record and its events reach the hook as one
+`TranscriptReplaced` change: a small replacement rebuilds the window from the change's
+events (its old rows deleted, the new active path indexed, the state rebuilt), a large
+one only marks the window dirty, its old rows kept and hidden until reconcile. Like every
+change, it is applied with the commit or, after a crash, by the replay.
+
 Reconcile. Windows that need work (§8.3: no state, dirty, or lagging) are excluded from
 search when dirty and make `indexing` true. `reconcile()` rebuilds each such window from
 its active path (delete its rows, index `projection.index_entries(events)`, set
@@ -47,8 +56,10 @@ its active path (delete its rows, index `projection.index_entries(events)`, set
 An incognito window (`SessionWindow.is_incognito`) is stored but never indexed: its
 events move its index state like any other window's and add no row, and its rebuild
 yields none, so it neither matches nor counts in bm25 statistics, as OpenClaw never
-writes it to an agent database. A search never starts a reconcile by itself: readers cannot write, and a deterministic
-reference is easier to test. Run `session-search reconcile --store DIR`.
+writes it to an agent database. The backend itself never starts a reconcile:
+`reconcile_batch` and `sweep_orphans` are the pieces the store's background worker runs
+when a search on the store's writer finds work pending (`engine.backends.background`);
+readers cannot write. Or run `session-search reconcile --store DIR`.
 
 The clear-path switches of `EngineConfig` are read from `store.config`:
 `defer_large_commits` here, `tombstone_runs` by the `InvertedIndex` it is handed, and
@@ -72,6 +83,7 @@ from typing import TYPE_CHECKING, Any, Self
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
+from engine.backends.replacement import rebuild_is_deferred
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -80,6 +92,8 @@ from engine.backends.protocol import (
     Diagnosable,
     Explainable,
     Maintenance,
+    ReconcileBatch,
+    ReconcilesInBatches,
     Refreshable,
 )
 from engine.codec.manifest_file import decode_manifest_generation
@@ -103,7 +117,7 @@ from engine.query.user_query import validate_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
-from engine.transcript.changes import Change, EventAppended, SessionDeleted
+from engine.transcript.changes import Change, EventAppended, SessionDeleted, TranscriptReplaced
 from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
@@ -139,6 +153,9 @@ def windows_left_dirty(
     >>> windows_left_dirty({}, [EventAppended(first), EventAppended(rewind),
     ...                         SessionDeleted("k", ("w",))])
     set()
+    >>> sorted(windows_left_dirty({}, [TranscriptReplaced("w", (first, rewind), False),
+    ...                                TranscriptReplaced("v", (other,), True)]))
+    ['v']
     """
     moved: dict[str, WindowIndexState | None] = {}
     for change in changes:
@@ -146,11 +163,23 @@ def windows_left_dirty(
             session_id = change.event.session_id
             state = moved[session_id] if session_id in moved else states.get(session_id)
             moved[session_id] = classify_append(state, change.event, indexable=True)[1]
+        elif isinstance(change, TranscriptReplaced):
+            moved[change.session_id] = replaced_state(change)
         elif isinstance(change, SessionDeleted):
             for session_id in change.session_ids:
                 moved[session_id] = None
     return {session_id for session_id, state in moved.items()
             if state is not None and state.needs_rebuild}
+
+
+def replaced_state(change: TranscriptReplaced, before: WindowIndexState | None = None
+                   ) -> WindowIndexState:
+    """The window's index state after a replacement (behaviour.md §8.2): rebuilt from
+    its new events, or, when the rebuild is deferred, `before` marked dirty."""
+    if change.rebuild_deferred:
+        return WindowIndexState(-1 if before is None else before.indexed_seq,
+                                None if before is None else before.leaf_event_id, True)
+    return rebuilt_state(len(change.events) - 1, scan_tree(change.events).leaf_id)
 
 
 def generation_reader(store: TranscriptStore) -> Callable[[], int]:
@@ -178,8 +207,9 @@ class ReferenceTransaction(BackendTransaction):
     """The store's transaction with every write checked first, as on every backend
     (`engine.transcript.validation`); the store itself keeps events opaque."""
 
-    def __init__(self, transaction: StoreTransaction) -> None:
+    def __init__(self, transaction: StoreTransaction, config: EngineConfig | None = None) -> None:
         self._transaction = transaction
+        self._config = config or EngineConfig()
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert a window, or replace the metadata of an existing one."""
@@ -198,16 +228,32 @@ class ReferenceTransaction(BackendTransaction):
         check_event(session_id, event, created_at)
         return self._transaction.append_event(session_id, event, created_at)
 
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+    ) -> int:
+        """Replace every event of an existing window by `events`; return how many. Every
+        event is checked before anything is written, so a refused replacement leaves
+        the window as it was; whether the index rebuild waits for reconcile
+        (`replacement.rebuild_is_deferred`) is written in the log with it, and the
+        index applies it at commit (`ReferenceBackend._apply`)."""
+        self._transaction.window(session_id)  # UnknownSession before anything else
+        events = list(events)
+        for event in events:
+            check_event(session_id, event, created_at)
+        return self._transaction.replace_transcript(
+            session_id, events, created_at,
+            rebuild_deferred=rebuild_is_deferred(events, self._config))
+
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key`; return how many."""
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate,
-                       Compactable):
+class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, Explainable,
+                       Diagnosable, AnswersLate, Compactable):
     """A store directory searched by the reference index (capabilities: `Backend`,
-    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`,
-    `Compactable`)."""
+    `Maintenance`, `ReconcilesInBatches`, `Refreshable`, `Explainable`, `Diagnosable`,
+    `AnswersLate`, `Compactable`)."""
 
     name = BACKEND_NAME
 
@@ -401,6 +447,9 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
                     events = appended.get(change.event.session_id)
                     if events is not None:
                         events.append(change.event)
+                elif isinstance(change, TranscriptReplaced):
+                    if change.session_id in appended:
+                        appended[change.session_id] = list(change.events)
                 elif isinstance(change, SessionDeleted):
                     for session_id in change.session_ids:
                         appended.pop(session_id, None)
@@ -451,6 +500,13 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
                 self._add(entry)
             if state is not None:
                 states[stored.session_id] = state
+        elif isinstance(change, TranscriptReplaced):
+            session_id = change.session_id
+            if change.rebuild_deferred:  # the old rows stay, hidden, until reconcile
+                states[session_id] = replaced_state(change, states.get(session_id))
+            else:
+                self._rebuild_from(session_id, change.events,
+                                   add_rows=session_id not in left_dirty)
         elif isinstance(change, SessionDeleted):
             for session_id in change.session_ids:
                 self.index.delete_window_rows(session_id)
@@ -463,7 +519,7 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
     def transaction(self) -> Iterator[ReferenceTransaction]:
         """The store's write transaction; its index rows are added when it commits."""
         with self.store.transaction() as transaction:
-            yield ReferenceTransaction(transaction)
+            yield ReferenceTransaction(transaction, self.config)
 
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""
@@ -524,14 +580,21 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
         they are all of them (seq 0, 1, ... up to the window's count), else the events
         are read from the store.
         """
-        self._index_changes += 1
         if known is not None and len(known) == self.store.event_count(session_id) and all(
                 event.seq == seq for seq, event in enumerate(known)):
             events = list(known)
         else:
             events = self.store.events(session_id)
+        self._rebuild_from(session_id, events)
+
+    def _rebuild_from(self, session_id: str, events: Sequence[StoredEvent], *,
+                      add_rows: bool = True) -> None:
+        """Replace a window's rows by those of the active path of `events` (all of its
+        events, seq 0 first) and set its rebuilt state; without `add_rows` only the
+        state (a window a later change leaves dirty again, see `_on_commit`)."""
+        self._index_changes += 1
         self.index.delete_window_rows(session_id)
-        if not self._incognito(session_id):
+        if add_rows and not self._incognito(session_id):
             for entry in index_entries(events):
                 self._add(entry)
         self.index.window_states[session_id] = rebuilt_state(
@@ -551,13 +614,45 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
             self.rebuild_window(session_id, known.pop(session_id, None))
             if progress is not None:
                 progress(done, len(work))
+        return len(work) + self.sweep_orphans()
+
+    def reconcile_batch(self, pending: Sequence[str], max_events: int,
+                        stop: Callable[[], bool]) -> ReconcileBatch:
+        """Rebuild windows from the front of `pending` that still need it, until about
+        `max_events` events were read or `stop()` (`ReconcilesInBatches`); the index
+        files are written when the buffer is due (`_flush_when_due`), and at the end of
+        the worker's run (`sweep_orphans`) or at `close`."""
+        self._require_writer("reconcile")
+        if self._deferred:
+            self._apply_deferred(skip_left_dirty=True)
+        states = self.index.window_states
+        counts = self.store.event_counts()
+        consumed = windows = rows = events = 0
+        for session_id in pending:
+            if stop() or (windows and events >= max_events):
+                break
+            consumed += 1
+            count = counts.get(session_id, 0)
+            if not needs_reconcile(states.get(session_id), count - 1):
+                continue
+            self.rebuild_window(session_id)
+            windows += 1
+            rows += len(self.index.window_doc_ids(session_id))
+            events += count
+        self._flush_when_due()
+        return ReconcileBatch(consumed, windows, rows)
+
+    def sweep_orphans(self) -> int:
+        """Drop the rows and states of windows the store no longer has, then write the
+        index files (`ReconcilesInBatches`); the number of such windows."""
+        self._require_writer("reconcile")
         orphans = self.orphan_session_ids()
         for session_id in orphans:
             self._index_changes += 1
             self.index.delete_window_rows(session_id)
             self.index.window_states.pop(session_id, None)
         self.flush()
-        return len(work) + len(orphans)
+        return len(orphans)
 
     def compact(self) -> CompactionOutcome:
         """Reclaim the transcript log's deleted records (`TranscriptStore.compact`,

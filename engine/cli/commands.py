@@ -63,6 +63,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "make an archived session's windows searchable again"),
     CommandEntry("verify", "engine.cli.search_commands",
                  "rebuild the index from transcripts in memory and report differences"),
+    CommandEntry("delete", "engine.cli.delete_command",
+                 "delete a session: every window of its key, with events and index rows"),
     CommandEntry("dump", "engine.cli.dump_command",
                  "show a store's files, or every record of one file, in readable form"),
     CommandEntry("bench", "engine.cli.bench_command",

@@ -7,7 +7,8 @@ backend added there is a `--backend` choice here at once), search.
 
 Commands:
 
-* `import --store DIR [--backend NAME] [--create] [--no-reconcile] [--quiet] SOURCE...` —
+* `import --store DIR [--backend NAME] [--create] [--no-reconcile] [--replace] [--quiet]
+  SOURCE...` —
   creates a store for the backend when DIR is absent or empty (an existing store keeps
   its own backend), then imports every SOURCE (a corpus directory, a flat `*.jsonl`
   messages file, or an OpenClaw state directory) in one transaction through the backend,
@@ -16,7 +17,10 @@ Commands:
   which makes it. On any error nothing is imported (exit 2), and a store this command
   had just created is removed again, with the folders `--create` made. Then, unless
   `--no-reconcile`, the windows the import left dirty are reconciled (the rules are
-  `engine.ingest.into_store`'s). On a terminal a progress bar shows the rows, their rate
+  `engine.ingest.into_store`'s). With `--replace`, a window the store already holds is
+  not refused as a duplicate: its transcript is replaced by what the sources give it, in
+  the same transaction (behaviour.md §8.2: reindexed at once when small, else marked
+  dirty and reconciled). On a terminal a progress bar shows the rows, their rate
   and the time left (`engine.cli.progress_display`); the summary says what was added,
   how long it took, and how many messages have a role that is never searched;
   `--quiet` prints neither (with `--json` the document is still printed);
@@ -90,12 +94,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   ("session-search import --store stores/sqlite --create --backend sqlite "
                   "messages.jsonl"),
                   "session-search import --store demo --quiet --json ~/.openclaw",
+                  "session-search import --store demo --replace corrected-corpus",
                   "session-search import --store mine --openclaw-state ~/.openclaw"],
     )
     importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
     add_new_store_arguments(importer, BACKEND_NAMES, DEFAULT_BACKEND)
     importer.add_argument("--no-reconcile", action="store_true",
                           help="leave windows the import made dirty for a later reconcile")
+    importer.add_argument("--replace", action="store_true",
+                          help="a window the store already holds gets the transcript the "
+                               "sources give it (replaced in the same transaction) instead "
+                               "of failing as a duplicate")
     importer.add_argument("--quiet", "-q", action="store_true",
                           help="no progress bar and no summary (errors are still printed)")
     importer.add_argument("--openclaw-state", metavar="PATH", default=None,
@@ -144,7 +153,7 @@ def run_import(args: argparse.Namespace) -> int:
                 outcome = import_into_store(
                     store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
                     create_parents=args.create,
-                    progress=progress if progress.enabled else None)
+                    progress=progress if progress.enabled else None, replace=args.replace)
     except MissingParentFolder as missing:
         raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
                                            "or check the path") from None
@@ -288,11 +297,16 @@ def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0,
     ...     unindexed_roles=(("system", 1), ("toolResult", 2))), Path("s"), seconds=0.25))
     imported 1 source into s: 1 windows, 3 events (m.jsonl: flat) in 0.25 s
     note: 3 messages are stored but never searched (only user and assistant messages are): 1 system, 2 toolResult
+    >>> describe_import(ImportReport((("c", "corpus"),), 0, 4, replaced=1), Path("s"))
+    'imported 1 source into s: 0 windows, 4 events (c: corpus); replaced the transcript of 1 stored window'
     """
     sources = ", ".join(f"{path}: {form}" for path, form in report.sources)
     plural = "" if len(report.sources) == 1 else "s"
     summary = (f"imported {len(report.sources)} source{plural} into {store_path}: "
                f"{report.windows} windows, {report.events} events ({sources})")
+    if report.replaced:
+        summary += (f"; replaced the transcript of {report.replaced} stored "
+                    f"window{'' if report.replaced == 1 else 's'}")
     if seconds is not None:
         summary += f" in {seconds:.3g} s"
     if reconciled:

@@ -15,7 +15,7 @@ which module of `DECODERS` reads its records.
 | ----------- | ---------- | ------- | -------------------------------- | -------------------------- |
 | `store`     | `SS.STORE` | 1       | `store.meta`                     | one metadata map (`meta_file`) |
 | `partitioned` | `SS.PARTS` | 2     | `store.meta` at a store's root   | one metadata map with the list of agents (`meta_file`) |
-| `segment`   | `SS.SEGMT` | 1       | `transcripts/segment-NNNNNN.log` | window / event / delete_session / commit (`log_file`) |
+| `segment`   | `SS.SEGMT` | 2       | `transcripts/segment-NNNNNN.log` | window / event / replace / delete_session / commit (`log_file`) |
 | `catalog`   | `SS.CATLG` | 2       | `transcripts/catalog.ckpt`       | catalog checkpoint (`catalog_file`) |
 | `compaction` | `SS.COMPT` | 1      | `transcripts/compaction.state`   | compactions begun, one running (`compaction_file`) |
 | `postings`  | `SS.POSTS` | 2       | `index/segment-NNNNNN.postings`  | posting lists (`postings_file`) |
@@ -36,12 +36,13 @@ reader refuses a file of any other version (`UnsupportedVersion`, naming the fil
 never converts it. The package is unreleased: while it was being written, catalog,
 postings, terms and manifest files went through several layouts, all with version 1 in
 their header; the layouts of today are version 2 of those kinds, so a store written by
-an earlier build is refused with a message that says to re-import it (the transcript
-log and a partition's `store.meta` never changed, and are still version 1; the root's
-`store.meta` is version 2 since it lists the agents that have a partition). A catalog checkpoint is
-derived data: one of another version is ignored and the log replayed, as a damaged one
-is. To change a layout, give its kind the next version here, add the decoder of the new
-version to `DECODERS` (keep the old one only once a release has written it) and a
+an earlier build is refused with a message that says to re-import it (a partition's
+`store.meta` never changed, and is still version 1; the root's `store.meta` is version 2
+since it lists the agents that have a partition; the transcript log is version 2 since
+it gained the `replace` record, a replaced transcript, issue 14). A catalog checkpoint
+is derived data: one of another version is ignored and the log replayed, as a damaged
+one is. To change a layout, give its kind the next version here, add the decoder of the
+new version to `DECODERS` (keep the old one only once a release has written it) and a
 fixture of it under `tests/codec/compat/`. To add a file kind, add one line to each
 table (its record module needs a `describe_payload(value) -> dict` function).
 """
@@ -75,7 +76,7 @@ class FileKind:
 FILE_KINDS: dict[str, FileKind] = {
     "store": FileKind("store", b"SS.STORE", "store.meta", "store metadata (backend, creation time)", 1),
     "partitioned": FileKind("partitioned", b"SS.PARTS", "store.meta", "partitioned store metadata (backend of its per-agent partitions, creation time, the agents that have one)", 2),
-    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", 1),
+    "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", 2),
     "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", 2),
     "compaction": FileKind("compaction", b"SS.COMPT", "transcripts/compaction.state", "transcript log compaction state (how many began, one running)", 1),
     "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", 2),
@@ -89,7 +90,7 @@ FILE_KINDS: dict[str, FileKind] = {
 DECODERS: dict[str, dict[int, str]] = {
     "store": {1: "engine.codec.meta_file"},
     "partitioned": {2: "engine.codec.meta_file"},
-    "segment": {1: "engine.codec.log_file"},
+    "segment": {2: "engine.codec.log_file"},
     "catalog": {2: "engine.codec.catalog_file"},
     "compaction": {1: "engine.codec.compaction_file"},
     "postings": {2: "engine.codec.postings_file"},

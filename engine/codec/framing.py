@@ -193,11 +193,11 @@ def decode_header(data: bytes, location: str) -> FileHeader:
 
     >>> header = decode_header(encode_header(b"SS.SEGMT", flags=3), "x")
     >>> (header.magic, header.version, header.flags)
-    (b'SS.SEGMT', 1, 3)
-    >>> decode_header(encode_header(b"SS.SEGMT", version=2), "x")
+    (b'SS.SEGMT', 2, 3)
+    >>> decode_header(encode_header(b"SS.SEGMT", version=3), "x")
     Traceback (most recent call last):
     ...
-    engine.errors.UnsupportedVersion: x: unsupported version 2 of a segment file (this build reads version 1); it was written by a newer build of session-search
+    engine.errors.UnsupportedVersion: x: unsupported version 3 of a segment file (this build reads version 2); it was written by a newer build of session-search
     """
     if len(data) < HEADER_SIZE:
         raise CorruptFile(location, 0, f"file too short for a header ({len(data)} bytes)")

@@ -1,4 +1,4 @@
-"""Payloads of transcript log records: window, event, delete_session, commit.
+"""Payloads of transcript log records: window, event, replace, delete_session, commit.
 
 Owns: how each transcript record kind is laid out as a msgpack value. Must not touch:
 files or framing (a transcript log file is a `framing` file of kind `segment`, its name
@@ -7,13 +7,20 @@ and back, and opens nothing).
 
 Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64)::
 
-    payload         := window | event | delete_session | commit
+    payload         := window | event | replace | delete_session | commit
     window          := ["w", {field: value, ...}]
                        every field of `engine.model.SessionWindow` by its Python name
                        (`extra` is a map); on decode a missing field takes its default
                        and an unknown field is an error
     event           := ["e", session_id:str, seq:int, created_at:float, event:map]
                        `event` is the transcript JSON object verbatim, key order kept
+    replace         := ["r", session_id:str, event_count:int, rebuild_deferred:bool]
+                       (since version 2) drops every event of the window; the next
+                       `event_count` records of the transaction are `event` records of
+                       that window, seq 0, 1, ...: its new transcript. `rebuild_deferred`
+                       records the decision of behaviour.md §8.2 taken in the
+                       transaction (True: the index rebuild waits for reconcile), so a
+                       replay of the log decides as the commit did
     delete_session  := ["d", session_key:str, [session_id:str, ...]]
                        the windows the delete removed, so a change feed can be read
                        without replaying what came before
@@ -35,6 +42,7 @@ from engine.model import SessionWindow
 
 WINDOW_TAG = "w"
 EVENT_TAG = "e"
+REPLACE_TAG = "r"
 DELETE_SESSION_TAG = "d"
 COMMIT_TAG = "c"
 
@@ -62,6 +70,16 @@ class EventRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplaceRecord:
+    """The start of a window's new transcript: its old events are dropped, and the next
+    `event_count` event records are its events from seq 0."""
+
+    session_id: str
+    event_count: int
+    rebuild_deferred: bool
+
+
+@dataclass(frozen=True, slots=True)
 class DeleteSessionRecord:
     """The deletion of every window of a session key."""
 
@@ -77,7 +95,7 @@ class CommitRecord:
     committed_at: float
 
 
-LogRecord = WindowRecord | EventRecord | DeleteSessionRecord | CommitRecord
+LogRecord = WindowRecord | EventRecord | ReplaceRecord | DeleteSessionRecord | CommitRecord
 
 
 # --------------------------------------------------------------------------------------
@@ -97,6 +115,9 @@ def encode_log_value(record: LogRecord) -> list[Any]:
         case EventRecord():
             return [EVENT_TAG, record.session_id, record.seq, float(record.created_at),
                     record.event]
+        case ReplaceRecord():
+            return [REPLACE_TAG, record.session_id, record.event_count,
+                    bool(record.rebuild_deferred)]
         case DeleteSessionRecord():
             return [DELETE_SESSION_TAG, record.session_key, list(record.session_ids)]
         case CommitRecord():
@@ -149,6 +170,16 @@ def _decode_event(items: list[Any]) -> EventRecord:
     return EventRecord(session_id, seq, float(created_at), event)
 
 
+def _decode_replace(items: list[Any]) -> ReplaceRecord:
+    _require(len(items) == 3, "replace record: expected 3 fields")
+    session_id, event_count, rebuild_deferred = items
+    _require(isinstance(session_id, str), "replace record: session_id is not a string")
+    _require(isinstance(event_count, int) and not isinstance(event_count, bool)
+             and event_count >= 0, "replace record: event_count is not a natural number")
+    _require(isinstance(rebuild_deferred, bool), "replace record: rebuild_deferred is not a boolean")
+    return ReplaceRecord(session_id, event_count, rebuild_deferred)
+
+
 def _decode_delete(items: list[Any]) -> DeleteSessionRecord:
     _require(len(items) == 2, "delete_session record: expected 2 fields")
     session_key, session_ids = items
@@ -170,6 +201,7 @@ def _decode_commit(items: list[Any]) -> CommitRecord:
 _DECODERS = {
     WINDOW_TAG: lambda items: _decode_window(items[0] if len(items) == 1 else None),
     EVENT_TAG: _decode_event,
+    REPLACE_TAG: _decode_replace,
     DELETE_SESSION_TAG: _decode_delete,
     COMMIT_TAG: _decode_commit,
 }
@@ -218,6 +250,10 @@ def describe_payload(value: Any) -> dict[str, Any]:
         case EventRecord():
             return {"kind": "event", "session_id": record.session_id, "seq": record.seq,
                     "created_at": record.created_at, "event": record.event}
+        case ReplaceRecord():
+            return {"kind": "replace", "session_id": record.session_id,
+                    "event_count": record.event_count,
+                    "rebuild_deferred": record.rebuild_deferred}
         case DeleteSessionRecord():
             return {"kind": "delete_session", "session_key": record.session_key,
                     "session_ids": list(record.session_ids)}

@@ -2,8 +2,18 @@
 
 Owns: the rules every input form shares — a window is added once (never a duplicate of
 the store or of an earlier source), a key keeps at most one current window, events go
-to windows of this import only — and the counts the import reports. Must not touch:
-file formats (`corpus.py`, `flat.py`) or how the transaction stores things.
+to windows of this import only — the replacement of stored windows' transcripts (with
+`replace`), and the counts the import reports. Must not touch: file formats
+(`corpus.py`, `flat.py`) or how the transaction stores things.
+
+With `replace` (`session-search import --replace`), a window the store already holds is
+not a `DuplicateImport`: its metadata is written again and its transcript replaced by
+the events this import reads for it (`BackendTransaction.replace_transcript`, in the
+same transaction, when `finish` runs after the sources are read; behaviour.md §8.2
+decides whether its index is rebuilt then or by reconcile). Its events are checked as
+they are read, so a bad one is reported at its file and line, and kept in memory until
+`finish` (a replacement is written whole). A window read twice in one import is still
+refused.
 
 Besides the windows and events added, the report counts the messages whose role is
 never indexed (only `user` and `assistant` messages are searchable, behaviour.md §2.3), so
@@ -23,10 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import BackendTransaction
-from engine.errors import DuplicateImport, InputError, MalformedInput
+from engine.errors import DuplicateImport, InputError, MalformedInput, UsageError
 from engine.model import SessionWindow
 from engine.progress import StepProgress
 from engine.transcript.events import SEARCHABLE_ROLES
+from engine.transcript.validation import check_event
 from engine.transcript.windows import chain_problems
 
 #: How many records (windows + events) pass between two progress reports.
@@ -46,12 +57,15 @@ class ImportReport:
     events: int
     notes: tuple[str, ...] = ()
     unindexed_roles: tuple[tuple[str, int], ...] = ()
+    #: Windows of the store whose transcript this import replaced (`--replace`).
+    replaced: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The report as the `import --json` output."""
         return {
             "sources": [{"path": path, "form": form} for path, form in self.sources],
             "windows": self.windows,
+            "replaced": self.replaced,
             "events": self.events,
             "unindexedRoles": dict(self.unindexed_roles),
             "notes": list(self.notes),
@@ -68,8 +82,13 @@ class ImportBatch:
         received_at: float | None = None,
         progress: StepProgress | None = None,
         expected_lines: int = 0,
+        replace: bool = False,
     ) -> None:
         self.transaction = transaction
+        #: Replace the transcript of a window the store holds instead of refusing it.
+        self.replace = replace
+        #: session id -> the events read so far for a stored window being replaced.
+        self.replacements: dict[str, list[dict[str, Any]]] = {}
         self.received_at = received_at
         #: Called as `progress(lines read, expected lines)` every `PROGRESS_EVERY` records.
         self.progress = progress
@@ -88,6 +107,7 @@ class ImportBatch:
                 self.current_by_key.setdefault(window.session_key, window.session_id)
         self.added_at: dict[str, str] = {}
         self.window_count = 0
+        self.replaced_count = 0
         self.event_count = 0
         #: role -> messages of that role that are stored but never indexed.
         self.unindexed_roles: Counter[str] = Counter()
@@ -99,7 +119,7 @@ class ImportBatch:
     def check_new(self, session_id: str, path: str, line: int | None) -> None:
         """Raise `DuplicateImport` when `session_id` is in the store or already imported."""
         where = f"{path}:{line}" if line is not None else path
-        if session_id in self.stored_ids:
+        if session_id in self.stored_ids and not self.replace:
             raise DuplicateImport(
                 f'{where}: session window "{session_id}" is already in the store; '
                 "nothing was imported")
@@ -107,6 +127,18 @@ class ImportBatch:
             raise DuplicateImport(
                 f'{where}: session window "{session_id}" was already read from '
                 f"{self.added_at[session_id]}; nothing was imported")
+
+    def is_replacement(self, session_id: str) -> bool:
+        """Whether `session_id` names a stored window whose transcript this import replaces."""
+        return self.replace and session_id in self.stored_ids
+
+    def start_replacement(self, session_id: str, path: str, line: int | None) -> None:
+        """Replace the transcript of stored window `session_id` (its metadata unchanged)
+        by the events read for it from here on."""
+        self.check_new(session_id, path, line)
+        self.replacements[session_id] = []
+        self.added_at[session_id] = f"{path}:{line}" if line is not None else path
+        self.replaced_count += 1
 
     def current_of(self, session_key: str) -> SessionWindow | None:
         """The current window of `session_key` (in the store or added by this import)."""
@@ -116,6 +148,11 @@ class ImportBatch:
     def add_window(self, window: SessionWindow, path: str, line: int | None) -> None:
         """Add a new window; its key must not already have another current window."""
         self.check_new(window.session_id, path, line)
+        replacing = self.is_replacement(window.session_id)
+        if replacing:
+            stored = self.windows[window.session_id]
+            if self.current_by_key.get(stored.session_key) == window.session_id:
+                del self.current_by_key[stored.session_key]
         if window.current:
             holder = self.current_of(window.session_key)
             if holder is not None:
@@ -133,7 +170,11 @@ class ImportBatch:
         if window.current:
             self.current_by_key[window.session_key] = window.session_id
         self.added_at[window.session_id] = f"{path}:{line}" if line is not None else path
-        self.window_count += 1
+        if replacing:
+            self.replacements[window.session_id] = []
+            self.replaced_count += 1
+        else:
+            self.window_count += 1
         self._counted(path, line)
 
     def retire(self, window: SessionWindow) -> SessionWindow:
@@ -201,10 +242,18 @@ class ImportBatch:
         if session_id not in self.added_at:
             raise DuplicateImport(
                 f'events for window "{session_id}" can only be imported with the window')
+        replacement = self.replacements.get(session_id)
         try:
-            seq = self.transaction.append_event(
-                session_id, event,
-                created_at=self.received_at if created_at is None else created_at)
+            stamp = self.received_at if created_at is None else created_at
+            if replacement is None:
+                seq = self.transaction.append_event(session_id, event, created_at=stamp)
+            else:
+                if stamp != self.received_at:
+                    raise UsageError("the events of a replaced transcript are all stamped "
+                                     "with the import's received_at")
+                check_event(session_id, event, stamp)
+                seq = len(replacement)
+                replacement.append(event)
         except MalformedInput:
             raise
         except InputError as error:
@@ -215,6 +264,12 @@ class ImportBatch:
             self.unindexed_roles[role] += 1
         self._counted(path, line)
         return seq
+
+    def finish(self) -> None:
+        """Write the replacements read (after every source, inside the transaction)."""
+        for session_id, events in self.replacements.items():
+            self.transaction.replace_transcript(session_id, events, self.received_at)
+        self.replacements.clear()
 
     # ---- progress -------------------------------------------------------------------
 

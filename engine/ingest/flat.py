@@ -34,7 +34,10 @@ What the importer builds:
   import report counts the others by role (`ImportReport.unindexed_roles`).
 
 A `sessionId` already in the store is a `DuplicateImport` (a flat file never appends to
-an existing window); the same `sessionId` under two keys, a repeated `messageId` in a
+an existing window), unless the import replaces (`--replace`): then that window's
+transcript is replaced by this file's lines for it (one chain in file order, as above),
+its metadata and its place in its key's chain unchanged, and its key must be the one the
+line names; the same `sessionId` under two keys, a repeated `messageId` in a
 window, a missing or unknown field, a missing or unreadable timestamp are
 `MalformedInput` with the line.
 """
@@ -121,6 +124,13 @@ def _open_window(
 ) -> _WindowCursor:
     """Create the window of a `sessionId` seen for the first time."""
     session_id, session_key = fields["sessionId"], fields["sessionKey"]
+    if batch.is_replacement(session_id):
+        stored_key = batch.windows[session_id].session_key
+        if stored_key != session_key:
+            raise MalformedInput(path, line, f'sessionId "{session_id}" belongs to key '
+                                             f'"{stored_key}" in the store, not "{session_key}"')
+        batch.start_replacement(session_id, path, line)
+        return _WindowCursor(session_key, line, None, {})
     batch.check_new(session_id, path, line)
     previous = batch.current_of(session_key)
     window = SessionWindow(

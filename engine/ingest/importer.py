@@ -9,7 +9,8 @@ anything is opened), then every source is read inside one `target.transaction()`
 first problem raises (`MalformedInput` with file and line, `DuplicateImport`, ...) out of
 the `with` block, and the transaction discards everything written so far: nothing of the
 import becomes visible. A second import of the same corpus fails with `DuplicateImport`
-on its first window, so it can never create duplicates.
+on its first window, so it can never create duplicates; with `replace=True` it replaces
+the transcripts of the windows the store holds instead (`ImportBatch`).
 
 The target is an `ImportTarget`: a `TranscriptWriter` (whose transaction has `put_window`
 and `append_event`, see `engine.backends.protocol.BackendTransaction`) that can list its
@@ -95,11 +96,14 @@ def import_sources(
     *,
     received_at: float | None = None,
     progress: PhasedProgress | None = None,
+    replace: bool = False,
 ) -> ImportReport:
     """Import every source into `target` in one transaction; return what was added.
 
     `received_at` (epoch ms) is recorded as every event's `created_at`; None lets the
-    store use its clock. `progress` is described in the module docstring.
+    store use its clock. `progress` is described in the module docstring. With
+    `replace`, a window the store holds gets the transcript the sources give it
+    (`ImportBatch`) instead of being refused as a duplicate.
     """
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")
@@ -112,9 +116,11 @@ def import_sources(
         progress("read", 0, expected)
         reading = partial(progress, "read")
     with target.transaction() as transaction:
-        batch = ImportBatch(transaction, existing, received_at, reading, expected)
+        batch = ImportBatch(transaction, existing, received_at, reading, expected,
+                            replace=replace)
         for path, form in plan:
             FORMS[form][1](path, batch)
+        batch.finish()
         batch.report_progress()
         if progress is not None:
             progress("commit", 0, None)
@@ -126,6 +132,7 @@ def import_sources(
         events=batch.event_count,
         notes=tuple(batch.notes),
         unindexed_roles=tuple(sorted(batch.unindexed_roles.items())),
+        replaced=batch.replaced_count,
     )
 
 

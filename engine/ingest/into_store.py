@@ -76,13 +76,15 @@ def import_into_store(
     reconcile: bool = True,
     create_parents: bool = False,
     progress: PhasedProgress | None = None,
+    replace: bool = False,
 ) -> ImportOutcome:
-    """Open (or create) the store at `store_path`, import `sources`, maybe reconcile."""
+    """Open (or create) the store at `store_path`, import `sources` (with `replace`,
+    replacing the transcripts of the windows it holds), maybe reconcile."""
     for source in sources:
         detect_form(Path(source))
 
     def job(backend: PartitionedStore, committed: list[bool]) -> tuple[ImportReport, int]:
-        report = import_sources(backend, sources, progress=progress)
+        report = import_sources(backend, sources, progress=progress, replace=replace)
         reconciling = partial(progress, "reconcile") if progress is not None else None
         return report, reconcile_when_needed(backend, reconciling) if reconcile else 0
 

@@ -10,7 +10,9 @@ here; `engine.transcript.events` and friends interpret them).
 State model. The catalog is the replay of the committed transactions, in order: `window`
 upserts a window's metadata (first insertion fixes its place in the windows; a
 replacement keeps the place), `event` appends to a window (its `seq` must be the
-window's next), `delete_session` removes every window of a key and its events. Per window
+window's next), `replace` drops a window's events (the `event_count` event records
+that follow it in the transaction, of that window, are its events again from seq 0),
+`delete_session` removes every window of a key and its events. Per window
 the catalog holds the *positions* of its events (log file, offset, length in compact
 arrays), not the events: memory grows by about 16 bytes per event. Deleted events stay in
 the log files, never referenced again, until a compaction rewrites the files without
@@ -23,7 +25,13 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.codec.log_file import CommitRecord, DeleteSessionRecord, EventRecord, WindowRecord
+from engine.codec.log_file import (
+    CommitRecord,
+    DeleteSessionRecord,
+    EventRecord,
+    ReplaceRecord,
+    WindowRecord,
+)
 from engine.errors import CorruptFile, UnknownSession
 from engine.model import SessionWindow
 from engine.transcript.log import CommittedTransaction, RecordPosition
@@ -196,6 +204,15 @@ class Catalog:
         self.event_total += 1
         return None
 
+    def clear_events(self, session_id: str) -> str | None:
+        """Drop every event of a window (a `replace`); return a reason if it is unknown."""
+        entry = self.entries.get(session_id)
+        if entry is None:
+            return f"replace of unknown window {session_id!r}"
+        self.event_total -= len(entry.events)
+        entry.events = EventPositions()
+        return None
+
     def delete_session(self, session_key: str) -> tuple[str, ...]:
         """Remove every window of `session_key`; return their session ids."""
         session_ids = tuple(self.keys.pop(session_key, {}))
@@ -220,7 +237,18 @@ class Catalog:
     def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str]) -> None:
         """Replay one committed transaction (CorruptFile when it does not fit the state);
         `location_of(file_number)` names a log file in the error."""
+        replacing: ReplaceRecord | None = None  # whose new events are still to come
+        expected = 0
         for position, record in transaction.records:
+            if replacing is not None:
+                if not (isinstance(record, EventRecord)
+                        and record.session_id == replacing.session_id):
+                    raise CorruptFile(location_of(position.file_number), position.offset,
+                                      f"expected event {replacing.event_count - expected} "
+                                      f"of the replaced window {replacing.session_id!r}")
+                expected -= 1
+                if not expected:
+                    replacing = None
             match record:
                 case WindowRecord(window=window):
                     self.put_window(window)
@@ -229,9 +257,21 @@ class Catalog:
                     if problem is not None:
                         raise CorruptFile(location_of(position.file_number), position.offset,
                                           problem)
+                case ReplaceRecord():
+                    problem = self.clear_events(record.session_id)
+                    if problem is not None:
+                        raise CorruptFile(location_of(position.file_number), position.offset,
+                                          problem)
+                    if record.event_count:
+                        replacing, expected = record, record.event_count
                 case DeleteSessionRecord():
                     self.delete_session(record.session_key)
                 case CommitRecord():
                     raise CorruptFile(location_of(position.file_number), position.offset,
                                       "commit record inside a transaction")
+        if replacing is not None:
+            position = transaction.records[-1][0]
+            raise CorruptFile(location_of(position.file_number), position.offset,
+                              f"the transaction ends {expected} events short of the "
+                              f"replaced window {replacing.session_id!r}")
         self.note_transaction(transaction.start)

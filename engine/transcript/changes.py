@@ -1,7 +1,9 @@
 """The change feed: what committed transactions changed, told to whoever follows a store.
 
-Owns: the change values (`WindowPut`, `EventAppended`, `SessionDeleted`), the change a log
-record stands for (`change_of`), and the commit hooks a store calls after each commit
+Owns: the change values (`WindowPut`, `EventAppended`, `TranscriptReplaced`,
+`SessionDeleted`), the change a log record stands for (`change_of`; a `replace` record
+and the event records of its new transcript make one `TranscriptReplaced`,
+`changes_of`), and the commit hooks a store calls after each commit
 (`ChangeFeed`). Must not touch: files, the catalog or the store (a feed is handed what
 was committed and reads nothing), nor what a follower does with a change (an index
 backend decides that).
@@ -17,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from engine.codec.log_file import DeleteSessionRecord, EventRecord, LogRecord, WindowRecord
+from engine.codec.log_file import (
+    DeleteSessionRecord,
+    EventRecord,
+    LogRecord,
+    ReplaceRecord,
+    WindowRecord,
+)
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.log import CommittedTransaction
 
@@ -37,6 +45,16 @@ class EventAppended:
 
 
 @dataclass(frozen=True, slots=True)
+class TranscriptReplaced:
+    """A window's events were replaced by `events` (seq 0, 1, ...); `rebuild_deferred`
+    says whether its index rebuild waits for reconcile (behaviour.md §8.2)."""
+
+    session_id: str
+    events: tuple[StoredEvent, ...]
+    rebuild_deferred: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SessionDeleted:
     """Every window of `session_key` (listed) was deleted, with its events."""
 
@@ -44,12 +62,13 @@ class SessionDeleted:
     session_ids: tuple[str, ...]
 
 
-Change = WindowPut | EventAppended | SessionDeleted
+Change = WindowPut | EventAppended | TranscriptReplaced | SessionDeleted
 CommitHook = Callable[[int, list[Change]], None]
 
 
 def change_of(record: LogRecord) -> Change:
-    """The change a (non-commit) log record stands for.
+    """The change a (non-commit) log record stands for (a `replace` record alone: a
+    `TranscriptReplaced` without its events; `changes_of` gathers them).
 
     >>> change_of(DeleteSessionRecord("agent:main:main", ("w1",)))
     SessionDeleted(session_key='agent:main:main', session_ids=('w1',))
@@ -61,16 +80,34 @@ def change_of(record: LogRecord) -> Change:
             return EventAppended(
                 StoredEvent(record.session_id, record.seq, record.event, record.created_at)
             )
+        case ReplaceRecord():
+            return TranscriptReplaced(record.session_id, (), record.rebuild_deferred)
         case DeleteSessionRecord():
             return SessionDeleted(record.session_key, record.session_ids)
     raise TypeError(f"no change for {record!r}")
 
 
 def changes_of(transactions: Iterable[CommittedTransaction]) -> Iterator[tuple[int, Change]]:
-    """Every change of `transactions`, in order, with its transaction's generation."""
+    """Every change of `transactions`, in order, with its transaction's generation; a
+    `replace` record and the `event_count` event records after it are one change."""
     for transaction in transactions:
+        replaced: ReplaceRecord | None = None
+        gathered: list[StoredEvent] = []
         for _position, record in transaction.records:
-            yield transaction.transaction_id, change_of(record)
+            if replaced is not None:
+                assert isinstance(record, EventRecord)  # the catalog's replay checked it
+                gathered.append(
+                    StoredEvent(record.session_id, record.seq, record.event, record.created_at))
+                if len(gathered) < replaced.event_count:
+                    continue
+                record_change: Change = TranscriptReplaced(
+                    replaced.session_id, tuple(gathered), replaced.rebuild_deferred)
+                replaced, gathered = None, []
+                yield transaction.transaction_id, record_change
+            elif isinstance(record, ReplaceRecord) and record.event_count:
+                replaced = record
+            else:
+                yield transaction.transaction_id, change_of(record)
 
 
 class ChangeFeed:

@@ -472,6 +472,9 @@ class TranscriptStore:
         if not transaction.records:
             writer.abort()
             return
+        if transaction.failed is not None:
+            writer.abort()
+            raise StoreError(f"nothing was committed: {transaction.failed}")
         self._commit(writer, transaction)
 
     def _commit(self, writer: LogWriter, transaction: StoreTransaction) -> None:

@@ -5,7 +5,9 @@ checking each write, writing its record through the log writer as it comes (so a
 import does not sit in memory), and the small overlay of the windows it touched
 (`PendingWindow`), which its reads see on top of the committed catalog. Must not touch:
 the commit (the store writes the commit record, applies `records` to the catalog through
-the replay rule, and publishes `changes`; see `TranscriptStore.transaction`), the
+the replay rule, and publishes `changes`; see `TranscriptStore.transaction`; a
+transaction whose replacement failed half-way says so in `failed`, and the store then
+aborts it instead), the
 catalog (read here, never changed), or the log other than through the writer and the
 read function it is given.
 
@@ -22,11 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.codec.framing import DecodeError
-from engine.codec.log_file import DeleteSessionRecord, EventRecord, LogRecord, WindowRecord
+from engine.codec.log_file import (
+    DeleteSessionRecord,
+    EventRecord,
+    LogRecord,
+    ReplaceRecord,
+    WindowRecord,
+)
 from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog, EventPositions
-from engine.transcript.changes import Change, change_of
+from engine.transcript.changes import Change, TranscriptReplaced, change_of
 from engine.transcript.log import LogWriter, RecordPosition, now_milliseconds
 
 #: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions
@@ -64,6 +72,8 @@ class StoreTransaction:
         self._records: list[tuple[RecordPosition, LogRecord]] = []
         self._changes: list[Change] | None = [] if keep_changes else None
         self.closed = False
+        #: Why this transaction must not commit (a write failed half-way), or None.
+        self.failed: str | None = None
 
     @property
     def records(self) -> tuple[tuple[RecordPosition, LogRecord], ...]:
@@ -126,6 +136,50 @@ class StoreTransaction:
         pending.new_events.append(position)
         self._note_change(record)
         return seq
+
+    def replace_transcript(
+        self,
+        session_id: str,
+        events: Sequence[dict[str, Any]],
+        created_at: float | None = None,
+        *,
+        rebuild_deferred: bool = False,
+    ) -> int:
+        """Replace every event of an existing window by `events` (seq 0, 1, ...), each
+        stamped `created_at` (None: the time of its write); return how many.
+
+        One `replace` record, then an event record each (`engine.codec.log_file`): the
+        replacement is durable with the commit and gone with an abort, as any write.
+        `rebuild_deferred` is the index's decision (behaviour.md §8.2), recorded for the
+        backends that follow the log; the store itself does nothing with it. Appends
+        after it in the same transaction continue the new transcript.
+        """
+        self._check_open()
+        pending = self._pending_of(session_id)
+        if pending is None or pending.window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        for event in events:
+            if not isinstance(event, dict):
+                raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
+        record = ReplaceRecord(session_id, len(events), bool(rebuild_deferred))
+        self._write(record)
+        pending.kept_events, pending.new_events = 0, EventPositions()
+        self._pending[session_id] = pending
+        stored = []
+        try:
+            for seq, event in enumerate(events):
+                stamp = now_milliseconds() if created_at is None else float(created_at)
+                event_record = EventRecord(session_id, seq, stamp, event)
+                pending.new_events.append(self._write(event_record))
+                stored.append(StoredEvent(session_id, seq, event, stamp))
+        except BaseException as error:
+            # Half a replacement must never commit: the store aborts a failed transaction.
+            self.failed = f"replacing the transcript of {session_id!r} failed: {error}"
+            raise
+        if self._changes is not None:
+            self._changes.append(TranscriptReplaced(session_id, tuple(stored),
+                                                    bool(rebuild_deferred)))
+        return len(events)
 
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key` and their events; return how many."""
@@ -211,6 +265,8 @@ class StoreTransaction:
     def _check_open(self) -> None:
         if self.closed:
             raise UsageError("this transaction has already ended")
+        if self.failed is not None:
+            raise UsageError(f"this transaction cannot go on: {self.failed}")
 
     def _join(self, session_id: str, session_key: str) -> None:
         self._relinked.add(session_id)

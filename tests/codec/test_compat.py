@@ -5,7 +5,8 @@ once by the two recipes below and committed:
 
 * `store.meta`, `transcripts/segment-000001.log` (sealed), `transcripts/segment-
   000002.log` (open) and `transcripts/catalog.ckpt`: `write_transcripts` (two
-  transactions through a `TranscriptStore`, the clock fixed);
+  transactions through a `TranscriptStore`, the second with a `replace` record, the
+  clock fixed);
 * `index/manifest`, `index/segment-000001.terms` and `index/segment-000001.postings`:
   `write_index` (three rows, a tombstone for doc 0, window states with `w2` dirty, at
   store generation 2);
@@ -93,6 +94,10 @@ def write_transcripts(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         with store.transaction() as transaction:
             transaction.put_window(SessionWindow("w2", "agent:work:main"))
             transaction.append_event("w2", message(ROWS[2]), ROWS[2][3])
+            # A `replace` record (log version 2): w1's transcript written again, the
+            # same events stamped 13.0.
+            transaction.replace_transcript("w1", [message(row) for row in ROWS[:2]], 13.0,
+                                           rebuild_deferred=True)
 
 
 def write_partitioned_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,10 +150,13 @@ def test_the_committed_transcript_files_open_from_their_checkpoint(tmp_path: Pat
             ("w1", "agent:main:main", "Café"), ("w2", "agent:work:main", None)]
         events = {w.session_id: [(e.seq, e.event, e.created_at) for e in store.events(w.session_id)]
                   for w in store.windows()}
-        assert events == {"w1": [(0, message(ROWS[0]), 10.0), (1, message(ROWS[1]), 11.0)],
+        assert events == {"w1": [(0, message(ROWS[0]), 13.0), (1, message(ROWS[1]), 13.0)],
                           "w2": [(0, message(ROWS[2]), 12.0)]}
         assert store.verify_log() is None
-        assert [change[0] for change in store.changes_since(0)] == [1, 1, 1, 2, 2]
+        assert [change[0] for change in store.changes_since(0)] == [1, 1, 1, 2, 2, 2]
+        replaced = list(store.changes_since(0))[-1][1]
+        assert (replaced.session_id, len(replaced.events), replaced.rebuild_deferred) == (
+            "w1", 2, True)
 
 
 def test_the_committed_compaction_state_reads_back():
@@ -213,7 +221,8 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
     """Every file of a kind whose version changed carries version 1, as an earlier build
     wrote them: the root's metadata is refused first (before any partition is read); with
     only the partition's files of version 1, the catalog checkpoint is ignored (derived
-    data) and the index refused."""
+    data) and the transcript log (version 2 since its `replace` record) refused before
+    the index is read."""
     messages = tmp_path / "messages.jsonl"
     messages.write_text(json.dumps({"sessionKey": "agent:main:main", "sessionId": "s1",
                                     "messageId": "q1", "role": "user", "timestamp": 1,
@@ -236,9 +245,9 @@ def test_a_store_of_an_earlier_build_is_refused_saying_to_reimport(
         "re-import the store\n")
     root.write_bytes(with_version(root.read_bytes(), 2))
     assert main(["search", "--store", str(store), "deployment"]) == 1
-    manifest = store / "agents" / "main" / "index" / "manifest"
+    log = store / "agents" / "main" / "transcripts" / "segment-000001.log"
     assert capsys.readouterr().err == (
-        f"session-search: error: {manifest}: unsupported version 1 of a manifest file "
+        f"session-search: error: {log}: unsupported version 1 of a segment file "
         "(this build reads version 2); it was written by an earlier build of session-search: "
         "re-import the store\n")
 

@@ -9,6 +9,7 @@ from engine.codec.log_file import (
     CommitRecord,
     DeleteSessionRecord,
     EventRecord,
+    ReplaceRecord,
     WindowRecord,
     decode_log_payload,
     describe_payload,
@@ -30,6 +31,8 @@ WINDOW = SessionWindow(
     WindowRecord(WINDOW),
     EventRecord("s-2", 7, 1700000000000.5, {"type": "message", "id": "ab12", "z": 1, "a": [1]}),
     DeleteSessionRecord("agent:work:main", ("s-1", "s-2")),
+    ReplaceRecord("s-2", 3, True),
+    ReplaceRecord("s-2", 0, False),
     CommitRecord(42, 1700000000000.0),
 ])
 def test_every_record_kind_round_trips(record: object) -> None:
@@ -48,6 +51,10 @@ def test_every_record_kind_round_trips(record: object) -> None:
     (["e", "s", -1, 0.0, {}], "seq is not a natural number"),
     (["e", "s", 0, 0.0, []], "event is not a map"),
     (["d", "k", [1]], "session ids are not a list of strings"),
+    (["r", "s", -1, False], "event_count is not a natural number"),
+    (["r", "s", True, False], "event_count is not a natural number"),
+    (["r", "s", 1, 0], "rebuild_deferred is not a boolean"),
+    (["r", "s", 1], "replace record: expected 3 fields"),
     (["c", 0, 0.0], "transaction id is not a positive integer"),
     (["z"], "unknown segment record tag"),
     ({"not": "a list"}, "not a tagged list"),

@@ -29,6 +29,10 @@ order, each write step in its own transaction:
   `roles[i % len(roles)]` and timestamp `i // timestamp_divisor`;
 * `{"event": {"session", "event"}}` — append a raw event (it becomes the parent of the next
   chained message when it has an `id`);
+* `{"replace": {"session", "events": [...]}}` — `replace_transcript` with the events
+  listed: an item `{"event": {...}}` is a raw event, any other a message as in a
+  `message` step (without `session`), chained from the previous tree entry of the
+  replacement (null for the first);
 * `{"delete_session": key, "expect": n}`; `{"reconcile": true, "expect": n?}`;
   `{"compact": true}` — `Compactable.compact` (reclaims deleted data; nothing a search
   sees may change);
@@ -108,6 +112,8 @@ class CaseRunner:
                 self.append_messages(generate_messages(step["messages"]))
             elif "event" in step:
                 self.append_event(step["event"]["session"], step["event"]["event"])
+            elif "replace" in step:
+                self.replace(step["replace"]["session"], step["replace"]["events"])
             elif "delete_session" in step:
                 with self.backend.transaction() as transaction:
                     count = transaction.delete_session(step["delete_session"])
@@ -135,16 +141,21 @@ class CaseRunner:
         with self.backend.transaction() as transaction:
             for message in messages:
                 session = message["session"]
-                event: dict[str, Any] = {
-                    "type": "message",
-                    "id": message["id"],
-                    "parentId": message.get("parentId", self.last_entry.get(session)),
-                    "message": {"role": message["role"], "content": expand_text(message["text"])},
-                }
-                if "timestamp" in message:
-                    event["timestamp"] = message["timestamp"]
+                event = message_event(message, self.last_entry.get(session))
                 transaction.append_event(session, event, created_at=message.get("created_at", 0.0))
                 self.last_entry[session] = message["id"]
+
+    def replace(self, session: str, items: list[dict[str, Any]]) -> None:
+        events: list[dict[str, Any]] = []
+        last: str | None = None
+        for item in items:
+            event = item["event"] if "event" in item else message_event(item, last)
+            if isinstance(event.get("id"), str) and event.get("type") not in ("leaf", "session"):
+                last = event["id"]
+            events.append(event)
+        with self.backend.transaction() as transaction:
+            transaction.replace_transcript(session, events, created_at=0.0)
+        self.last_entry[session] = last
 
     def append_event(self, session: str, event: dict[str, Any]) -> None:
         with self.backend.transaction() as transaction:
@@ -163,6 +174,19 @@ class CaseRunner:
         result = self.backend.search(request)
         self.results[index] = result
         check_result(result, expect, where, self.results)
+
+
+def message_event(message: dict[str, Any], parent: str | None) -> dict[str, Any]:
+    """The `type: "message"` event of a message spec (its `parentId`, else `parent`)."""
+    event: dict[str, Any] = {
+        "type": "message",
+        "id": message["id"],
+        "parentId": message.get("parentId", parent),
+        "message": {"role": message["role"], "content": expand_text(message["text"])},
+    }
+    if "timestamp" in message:
+        event["timestamp"] = message["timestamp"]
+    return event
 
 
 def generate_messages(spec: dict[str, Any]) -> list[dict[str, Any]]:

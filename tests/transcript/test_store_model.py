@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +15,7 @@ from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.errors import UnknownSession
 from engine.model import SessionWindow
-from engine.transcript.changes import EventAppended, SessionDeleted, WindowPut
+from engine.transcript.changes import EventAppended, SessionDeleted, TranscriptReplaced, WindowPut
 from engine.transcript.store import TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 
@@ -24,6 +27,8 @@ operations = st.one_of(
     st.tuples(st.just("put"), st.sampled_from(SESSION_IDS), st.sampled_from(KEYS)),
     st.tuples(st.just("append"), st.sampled_from(SESSION_IDS), st.integers(0, 99)),
     st.tuples(st.just("delete"), st.sampled_from(KEYS), st.just(0)),
+    st.tuples(st.just("replace"), st.sampled_from(SESSION_IDS),
+              st.lists(st.integers(0, 99), max_size=4)),
 )
 transactions = st.tuples(
     st.lists(operations, min_size=1, max_size=5),
@@ -54,6 +59,12 @@ class Model:
         self.events[session_id].append(event)
         return len(self.events[session_id]) - 1
 
+    def replace(self, session_id: str, events: list[dict[str, Any]]) -> int | None:
+        if session_id not in self.windows:
+            return None
+        self.events[session_id] = list(events)
+        return len(events)
+
     def delete(self, key: str) -> int:
         doomed = [sid for sid, owner in self.windows.items() if owner == key]
         for session_id in doomed:
@@ -83,9 +94,23 @@ def replay_feed(store: TranscriptStore) -> tuple[object, ...]:
             model.put(change.window.session_id, change.window.session_key)
         elif isinstance(change, EventAppended):
             assert model.append(change.event.session_id, change.event.event) == change.event.seq
+        elif isinstance(change, TranscriptReplaced):
+            events = [stored.event for stored in change.events]
+            assert [stored.seq for stored in change.events] == list(range(len(events)))
+            assert model.replace(change.session_id, events) == len(events)
         elif isinstance(change, SessionDeleted):
             assert model.delete(change.session_key) == len(change.session_ids)
     return model.state()
+
+
+def written_as_modelled(write: Callable[[], int], expected: int | None) -> None:
+    """`write()` returns what the model expects, or is refused (`UnknownSession`) when
+    the model says the window is absent (None)."""
+    if expected is None:
+        with pytest.raises(UnknownSession):
+            write()
+    else:
+        assert write() == expected
 
 
 def apply(transaction: Any, model: Model, operation: tuple[str, str, Any]) -> None:
@@ -95,14 +120,12 @@ def apply(transaction: Any, model: Model, operation: tuple[str, str, Any]) -> No
         model.put(name, value)
     elif kind == "append":
         event = {"id": f"e{value}", "n": value}
-        expected = model.append(name, event)
-        if expected is None:
-            try:
-                transaction.append_event(name, event)
-            except UnknownSession:
-                return
-            raise AssertionError("append to an absent window was accepted")
-        assert transaction.append_event(name, event) == expected
+        written_as_modelled(lambda: transaction.append_event(name, event),
+                            model.append(name, event))
+    elif kind == "replace":
+        events = [{"id": f"r{number}", "n": number} for number in value]
+        written_as_modelled(lambda: transaction.replace_transcript(name, events),
+                            model.replace(name, events))
     else:
         assert transaction.delete_session(name) == model.delete(name)
 

@@ -344,9 +344,9 @@ def test_another_format_version_is_a_clear_store_error(
     source = make_directory()
     build_store(source).close()
     data = source.read_bytes(LOG_FILE)
-    newer = encode_header(LOG_MAGIC, version=2) + data[HEADER_SIZE:]
+    newer = encode_header(LOG_MAGIC, version=3) + data[HEADER_SIZE:]
     directory = clone(source, make_directory(), {LOG_FILE: newer})
-    with pytest.raises(StoreError, match="unsupported version 2 of a segment file") as refused:
+    with pytest.raises(StoreError, match="unsupported version 3 of a segment file") as refused:
         TranscriptStore.open(directory)
     assert not isinstance(refused.value, CorruptFile)
     meta = source.read_bytes("store.meta")

@@ -1,7 +1,7 @@
 """The SQLite write path: one transaction's rows, decided per event and written per table.
 
-Owns: how `put_window`, `append_event` and `delete_session` become rows of the upstream
-tables (`engine.backends.sqlite.schema`), the rebuild of one window from its events
+Owns: how `put_window`, `append_event`, `replace_transcript` and `delete_session` become
+rows of the upstream tables (`engine.backends.sqlite.schema`), the rebuild of one window from its events
 (reconcile), and the orphan sweep. Must not touch: what is searchable
 (`engine.transcript.projection`), the forward indexer's decision
 (`engine.backends.forward_indexing`), the tree rules (`engine.transcript.tree`), the
@@ -40,8 +40,16 @@ window's `created_at` rounded, or the time of the write; ours holds it exactly.
 active path and state, and get no FTS row, by append or by rebuild: OpenClaw never writes
 them to an agent database, so they neither match nor count in bm25 statistics.
 
-Every `put_window` and `append_event` is checked by `engine.transcript.validation` first,
-as on every backend, so all refuse the same inputs with the same message.
+**Replacing a transcript** (`replace_transcript`, behaviour.md §8.2) deletes the window's
+`transcript_events` (their identities and active-path rows go with them, by their
+foreign keys) and writes the new events' rows. Then, as `replacement.rebuild_is_deferred`
+decides for the new events: the window is rebuilt at once (`rebuild_window_from`: its
+FTS rows, active path and state, in this transaction), or its state gets
+`needs_rebuild = 1` and its FTS rows stay, hidden from search, until reconcile.
+
+Every `put_window`, `append_event` and `replace_transcript` is checked by
+`engine.transcript.validation` first, as on every backend, so all refuse the same inputs
+with the same message.
 """
 
 from __future__ import annotations
@@ -55,6 +63,8 @@ from typing import Any
 
 from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
+from engine.backends.replacement import rebuild_is_deferred
+from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.lifecycle import WindowIndexState, rebuilt_state
 from engine.model import IndexEntry, SessionWindow, StoredEvent, is_incognito_key
@@ -229,8 +239,9 @@ class SqliteTransaction(BackendTransaction):
     """The write operations of one SQLite transaction (see `SqliteBackend.transaction`);
     `flush()` writes what it has gathered, the backend calls it before committing."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, config: EngineConfig | None = None) -> None:
         self._connection = connection
+        self._config = config or EngineConfig()
         self._cursors: dict[str, WindowCursor] = {}
         self._pending = PendingRows()
         self._next_row_id: int | None = None
@@ -283,14 +294,8 @@ class SqliteTransaction(BackendTransaction):
         cursor = self._cursor(session_id)
         seq = cursor.last_seq + 1
         received = time.time() * 1000.0 if created_at is None else float(created_at)
-        event_json = json.dumps(event, ensure_ascii=True)
         pending = self._pending
-        pending.events.append((session_id, seq, event_json, received, len(event_json)))
-        event_id = event.get("id")
-        if isinstance(event_id, str):
-            parent = event.get("parentId")
-            pending.identities.append((session_id, event_id, seq, kinds.event_type(event),
-                                       parent if isinstance(parent, str) else None, received))
+        add_event_rows(pending, session_id, seq, event, received)
         stored = StoredEvent(session_id, seq, event, received)
         entry = None if cursor.incognito else extract_index_entry(stored)
         action, new_state = classify_append(cursor.state, stored, indexable=entry is not None)
@@ -306,6 +311,42 @@ class SqliteTransaction(BackendTransaction):
         if len(pending.events) >= FLUSH_EVENTS:
             self.flush()
         return seq
+
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+    ) -> int:
+        """Replace every event of an existing window by `events`; rebuild its index now
+        or mark it dirty (see the module docstring); return how many events."""
+        self._cursor(session_id)  # UnknownSession before anything else
+        events = list(events)
+        for event in events:
+            check_event(session_id, event, created_at)
+        deferred = rebuild_is_deferred(events, self._config)
+        self.flush()
+        self._connection.execute("DELETE FROM transcript_events WHERE session_id = ?",
+                                 (session_id,))
+        rows = PendingRows()
+        stored = []
+        for seq, event in enumerate(events):
+            received = time.time() * 1000.0 if created_at is None else float(created_at)
+            add_event_rows(rows, session_id, seq, event, received)
+            stored.append(StoredEvent(session_id, seq, event, received))
+            if len(rows.events) >= FLUSH_EVENTS:
+                rows.write(self._connection)
+        rows.write(self._connection)
+        self._cursors.pop(session_id, None)
+        self._next_row_id = None  # a rebuild takes FTS row ids after the largest one
+        if deferred:
+            cursor = self._cursor(session_id)
+            state = cursor.state or WindowIndexState()
+            cursor.state = WindowIndexState(state.indexed_seq, state.leaf_event_id, True)
+            cursor.active_events = cursor.active_messages = 0  # its active rows went with the events
+            self._connection.execute(UPSERT_STATE, cursor.state_row(session_id,
+                                                                    now_milliseconds()))
+        else:
+            rebuild_window_from(self._connection, session_id, stored)
+        self._cursors.pop(session_id, None)
+        return len(events)
 
     def flush(self) -> None:
         """Write the gathered rows (before a commit, a delete, or when enough are waiting)."""
@@ -365,6 +406,19 @@ def read_events(connection: sqlite3.Connection, session_id: str) -> list[StoredE
     return events
 
 
+def add_event_rows(rows: PendingRows, session_id: str, seq: int, event: dict[str, Any],
+                   received: float) -> None:
+    """Gather the `transcript_events` row of one event, and its identity row when it has
+    a string `id`."""
+    event_json = json.dumps(event, ensure_ascii=True)
+    rows.events.append((session_id, seq, event_json, received, len(event_json)))
+    event_id = event.get("id")
+    if isinstance(event_id, str):
+        parent = event.get("parentId")
+        rows.identities.append((session_id, event_id, seq, kinds.event_type(event),
+                                parent if isinstance(parent, str) else None, received))
+
+
 def stored_window(connection: sqlite3.Connection, session_id: str) -> SessionWindow | None:
     """What the database says of a window's privacy, as a `SessionWindow` holding only its
     key and incognito flag, or None when it holds no such window."""
@@ -379,6 +433,14 @@ def rebuild_window(connection: sqlite3.Connection, session_id: str) -> int:
     return how many events it read. An incognito window gets its active path and state
     and no FTS row."""
     events = read_events(connection, session_id)
+    rebuild_window_from(connection, session_id, events)
+    return len(events)
+
+
+def rebuild_window_from(connection: sqlite3.Connection, session_id: str,
+                        events: Sequence[StoredEvent]) -> None:
+    """Replace one window's index rows, active path and state by a rebuild from `events`
+    (all of its stored events, seq 0 first)."""
     connection.execute("DELETE FROM session_transcript_fts_rows WHERE session_id = ?", (session_id,))
     connection.execute("DELETE FROM session_transcript_active_events WHERE session_id = ?",
                        (session_id,))
@@ -398,7 +460,6 @@ def rebuild_window(connection: sqlite3.Connection, session_id: str) -> int:
     cursor = WindowCursor(last_seq, rebuilt_state(last_seq, tree.leaf_id), len(active),
                           sum(1 for row in active if row[3] is not None))
     connection.execute(UPSERT_STATE, cursor.state_row(session_id, now_milliseconds()))
-    return len(events)
 
 
 def active_rows(session_id: str, path: Sequence[TreeNode]) -> list[tuple]:
