@@ -9,22 +9,31 @@ a compaction reports (`CompactionOutcome`). Must not touch: the store's catalog,
 writer (`TranscriptStore.compact` runs the steps below with them and reloads its
 catalog), record bytes (frames are copied as they are) or any index.
 
-Dead records. A record is dead when a later committed record supersedes it: every
-window and event record of a window that a later `delete_session` record removed (the
-windows of the key at that point of the replay, `Catalog.delete_session`). A window
-re-created under a deleted window's session id starts a new life: its records come
-after the delete and stay. Kept always: every commit record (so transaction ids 1, 2,
-3, ... and the store generation are unchanged, and an index manifest's claim of the
-generation it covers still holds, `engine.transcript.evidence`) and every
-`delete_session` record (an index that lags replays it from `changes_since`, and the
-change feed names the windows deleted). One exception keeps a dead window's *window*
+Dead records. A record is dead when a later committed record supersedes it:
+
+* every window, event and `replace` record of a window that a later `delete_session`
+  record removed (the windows of the key at that point of the replay,
+  `Catalog.delete_session`); a window re-created under a deleted window's session id
+  starts a new life: its records come after the delete and stay;
+* every event record of a window before a later `replace` record of it (its events
+  from then on are the ones that follow the replace), and the window's earlier
+  `replace` records with them (a replace is followed by its new events in the same
+  transaction, so it goes with them: a replace kept without its events would not
+  replay).
+
+Kept always: every commit record (so transaction ids 1, 2, 3, ... and the store
+generation are unchanged, and an index manifest's claim of the generation it covers
+still holds, `engine.transcript.evidence`), every `delete_session` record (an index that
+lags replays it from `changes_since`, and the change feed names the windows deleted),
+and the last `replace` record of a live window (the same, for an index that lags: it
+drops the window's rows before the new events come). One exception keeps a dead window's *window*
 records (its events still go): when it moved to another session key during its life,
 its first record may be what placed that key among the session keys, and the keys'
 order is part of the state. After a compaction the replay of the log gives the same
 state (windows, their order, keys, events) as before; only the byte positions move.
 `plan_compaction` checks this on the planned log before writing anything. Extension
-point: a record kind that supersedes earlier records (the replace-transcript record:
-events of a window before its replacement) adds one `case` to `superseded_records`.
+point: a record kind that supersedes earlier records adds one `case` to
+`superseded_records` (the replace-transcript record is the second one there).
 
 Which files. Only sealed log files are rewritten. When the open (last) log file holds
 dead records, the writer seals it first (`LogWriter.roll`, as a full file is sealed),
@@ -99,7 +108,13 @@ from engine.codec.framing import (
     iter_frames,
     update_crc,
 )
-from engine.codec.log_file import DeleteSessionRecord, EventRecord, LogRecord, WindowRecord
+from engine.codec.log_file import (
+    DeleteSessionRecord,
+    EventRecord,
+    LogRecord,
+    ReplaceRecord,
+    WindowRecord,
+)
 from engine.directory import Directory
 from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
@@ -203,6 +218,8 @@ class WindowLife:
     session_key: str
     window_records: list[RecordPosition] = field(default_factory=list)
     event_records: list[RecordPosition] = field(default_factory=list)
+    #: Its `replace` records not yet superseded (at most the last one, once planned).
+    replace_records: list[RecordPosition] = field(default_factory=list)
     #: Whether a window record moved it to another session key during this life.
     moved: bool = False
 
@@ -233,6 +250,10 @@ class WindowLives:
                 life = self.lives.get(session_id)
                 if life is not None:
                     life.event_records.append(position)
+            case ReplaceRecord(session_id=session_id):
+                life = self.lives.get(session_id)
+                if life is not None:
+                    life.replace_records.append(position)
 
     def end_key(self, session_key: str) -> list[WindowLife]:
         """End the lives of every window of `session_key` (a delete); return them."""
@@ -250,15 +271,12 @@ def superseded_records(record: LogRecord, lives: WindowLives) -> list[RecordPosi
     """The earlier committed records that `record` makes dead (the compaction rule; see
     the module docstring), ending their lives in `lives`.
 
-    This is the one place that says what supersedes what. Extension point: the
-    replace-transcript record (branch h-replace) makes the replaced window's earlier
-    event records dead, not its window records, with one more case here, e.g.
-    `case ReplaceTranscriptRecord(session_id=s): life = lives.lives.get(s); dead =
-    life.event_records; life.event_records = []; return dead`. What a new case must
-    keep: it only kills records that come before it, so that the records a compaction
-    cut short (files rewritten last first) leaves of them are a start followed by the
-    record that supersedes them, which the replay accepts; and if the kind changes
-    windows or keys, `STATE_RECORDS` and `_check_same_state` replay it too.
+    This is the one place that says what supersedes what; a new kind of superseding
+    record is one more case. What a case must keep: it only kills records that come
+    before it, so that the records a compaction cut short (files rewritten last first)
+    leaves of them are a start followed by the record that supersedes them, which the
+    replay accepts; and if the kind changes windows or keys, `STATE_RECORDS` and
+    `_check_same_state` replay it too.
 
     >>> from engine.model import SessionWindow
     >>> lives = WindowLives()
@@ -274,8 +292,16 @@ def superseded_records(record: LogRecord, lives: WindowLives) -> list[RecordPosi
             dead: list[RecordPosition] = []
             for life in lives.end_key(session_key):
                 dead.extend(life.event_records)
+                dead.extend(life.replace_records)
                 if not life.moved:  # a moved window's records placed keys: keep them
                     dead.extend(life.window_records)
+            return dead
+        case ReplaceRecord(session_id=session_id):
+            life = lives.lives.get(session_id)
+            if life is None:
+                return []
+            dead = [*life.event_records, *life.replace_records[:-1]]
+            life.event_records, life.replace_records = [], life.replace_records[-1:]
             return dead
     return []
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.codec.framing import FOOTER_SIZE
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import StoreError
@@ -70,6 +71,18 @@ def fill(store: TranscriptStore) -> None:
         assert transaction.delete_session("agent:main:k3") == 2  # w3, w5 (moved)
     with store.transaction() as transaction:
         transaction.append_event("w1", message("still here", 4), 30.0)
+    with store.transaction() as transaction:  # w2's four events replaced by two
+        transaction.replace_transcript("w2", [message("replaced", 0), message("again", 1)], 31.0)
+    with store.transaction() as transaction:  # and by one, then an append
+        transaction.replace_transcript("w2", [message("third version", 0)], 32.0)
+        transaction.append_event("w2", message("appended after", 1), 33.0)
+    with store.transaction() as transaction:  # w0 (re-created) replaced, then deleted
+        transaction.replace_transcript("w0", [message("short-lived", 0)], 34.0)
+    with store.transaction() as transaction:
+        transaction.delete_session("agent:main:k9")
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow("w6", "agent:main:k6"))
+        transaction.append_event("w6", message("the last window", 0), 35.0)
 
 
 def snapshot(store: TranscriptStore) -> dict:
@@ -98,11 +111,13 @@ def test_compaction_reclaims_deleted_records_and_keeps_every_live_one(make_direc
         outcome = store.compact()
         assert outcome.files_compacted >= 2 and outcome.records_dropped > 0
         assert log_bytes(directory) < size
-        assert outcome.bytes_reclaimed == size - log_bytes(directory) + 0  # the roll's footer: none here
+        # what the files lost, plus the footer the roll gave the open file first
+        assert size - log_bytes(directory) + FOOTER_SIZE == outcome.bytes_reclaimed
         assert snapshot(store) == before
         assert store.verify_log() is None
-        assert [w.session_id for w in store.windows()] == ["w1", "w2", "w0"]
-        assert [e.event["message"]["content"] for e in store.events("w0")] == ["a new life"]
+        assert [w.session_id for w in store.windows()] == ["w1", "w2", "w6"]
+        assert [e.event["message"]["content"] for e in store.events("w2")] == [
+            "third version", "appended after"]
         with store.transaction() as transaction:  # the writer goes on after it
             transaction.append_event("w2", message("after compaction", 4), 40.0)
         after = snapshot(store)
@@ -162,14 +177,17 @@ def test_every_transaction_id_and_the_generation_stay(make_directory):
         fill(store)
         store.compact()
         transactions = [generation for generation, _ in store.changes_since(0)]
-        assert store.generation == 11
+        assert store.generation == 16
     with TranscriptStore.open(directory, config=EngineConfig(catalog_checkpoints=False)) as reopened:
-        assert reopened.generation == 11
+        assert reopened.generation == 16
         # the change feed still names every delete, in its transaction
         deletes = [(generation, change.session_ids) for generation, change in reopened.changes_since(0)
                    if type(change).__name__ == "SessionDeleted"]
-        assert deletes == [(8, ("w0", "w4")), (10, ("w3", "w5"))]
-        assert max(transactions) == 11
+        assert deletes == [(8, ("w0", "w4")), (10, ("w3", "w5")), (15, ("w0",))]
+        replaces = [generation for generation, change in reopened.changes_since(0)
+                    if type(change).__name__ == "TranscriptReplaced"]
+        assert replaces == [13]  # the last replace of a live window stays; w0's went
+        assert max(transactions) == 16
 
 
 def test_a_reader_opened_before_a_compaction_reads_right_after_it(make_directory):
@@ -200,7 +218,7 @@ def test_a_reader_reads_the_change_feed_right_after_a_compaction(make_directory)
         # transactions 4 and 5 made windows deleted later: nothing of them is left
         assert [generation for generation, _ in changes][0] == 6
         assert [generation for generation, change in changes
-                if type(change).__name__ == "SessionDeleted"] == [8, 10]
+                if type(change).__name__ == "SessionDeleted"] == [8, 10, 15]
         reader.close()
 
 
@@ -277,14 +295,16 @@ def test_a_full_disk_during_compaction_is_a_clear_error_and_the_store_stays_whol
             finished = False
             assert "No space left on device" in str(error)
             assert str(error).startswith("the compaction ") or "compaction.state" in str(error)
-            # the writer reloaded: it reads and commits all the same once space returns
+            # the writer reloaded: it reads all the same (a refused seal of the open log
+            # file fails it, as any refused seal does: the next writer goes on)
             assert snapshot(store) == committed
             directory.space_returns()
-            with store.transaction() as transaction:
-                transaction.append_event("w1", message("after the full disk", 5))
         store.close()
         if finished:
             break
+        with TranscriptStore.open(directory, writer=True, config=SMALL) as store, \
+                store.transaction() as transaction:
+            transaction.append_event("w1", message("after the full disk", 5))
         with TranscriptStore.open(directory, config=SMALL) as reopened:
             assert reopened.verify_log() is None and reopened.generation == committed["generation"] + 1
             assert [p for p in reopened.problems() if p.serious] == []
