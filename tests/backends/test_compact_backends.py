@@ -147,3 +147,28 @@ def test_the_compact_command_refuses_a_missing_store(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]):
     assert main(["compact", "--store", str(tmp_path / "nothing")]) == 2
     assert "compact" in capsys.readouterr().err
+
+
+def test_delete_then_compact_through_the_command_line(
+    tmp_path: Path, backend_name: str, capsys: pytest.CaptureFixture[str],
+):
+    """`import`, `delete`, `compact`: the deleted session's bytes go, the other
+    session's search answers the same."""
+    messages = tmp_path / "messages.jsonl"
+    lines = [{"sessionKey": f"agent:main:{key}", "sessionId": key, "messageId": f"{key}{n}",
+              "role": "user", "timestamp": n, "text": f"harbour report {n} " + "words " * 80}
+             for key in ("keep", "drop") for n in range(20)]
+    messages.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    store = tmp_path / "store"
+    assert main(["import", "--quiet", "--store", str(store), "--backend", backend_name,
+                 str(messages)]) == 0
+    assert main(["delete", "--store", str(store), "agent:main:drop"]) == 0
+    capsys.readouterr()
+    assert main(["search", "--store", str(store), "--all-sessions", "--json", "harbour"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert main(["compact", "--store", str(store), "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["bytesReclaimed"] > 0 and outcome["filesCompacted"] == 1
+    assert main(["search", "--store", str(store), "--all-sessions", "--json", "harbour"]) == 0
+    assert json.loads(capsys.readouterr().out) == before
+    assert {hit["sessionKey"] for hit in before["hits"]} == {"agent:main:keep"}
