@@ -378,6 +378,25 @@ def test_per_event_stamps_are_stored_each_with_its_event(
     check_consistent(store)
 
 
+def test_per_event_stamps_survive_reopening(tmp_path: Path, store: PartitionedStore) -> None:
+    """The log's event records carry each its own stamp: a reopened store (the reference
+    one with its index files gone, so the log is replayed) reads them back."""
+    seed(store)
+    replace(store, "w-old", chain("n", ["fresh one", "fresh two"]), [11.0, 12.0])
+    name = store.name
+    store.close()
+    if name == "reference":
+        shutil.rmtree(tmp_path / name / "agents" / "main" / "index")
+    reopened = open_partitioned(tmp_path / name, configured_kind(name, SMALL_LIMITS),
+                                writer=True)
+    try:
+        assert [event.created_at for event in reopened.events("w-old")] == [11.0, 12.0]
+        hits, indexing = found(reopened, "fresh")
+        assert (sorted(hits), indexing) == ([("w-old", "n0"), ("w-old", "n1")], False)
+    finally:
+        reopened.close()
+
+
 @pytest.mark.parametrize("stamps", [[5.0], [5.0, 6.0, 7.0], []])
 def test_per_event_stamps_must_be_one_per_event(store: PartitionedStore,
                                                 stamps: list[float]) -> None:
