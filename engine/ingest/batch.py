@@ -3,8 +3,9 @@
 Owns: the rules every input form shares — a window is added once (never a duplicate of
 the store or of an earlier source), a key keeps at most one current window, events go
 to windows of this import only — the replacement of stored windows' transcripts (with
-`replace`, or `replace_stored` for a live import), and the counts the import reports. Must not touch: file formats
-(`corpus.py`, `flat.py`) or how the transaction stores things.
+`replace`, or `replace_stored` for a live import), and the counts the import reports.
+Must not touch: file formats (`corpus.py`, `flat.py`) or how the transaction stores
+things.
 
 With `replace` (`session-search import --replace`), a window the store already holds is
 not a `DuplicateImport`: its metadata is written again and its transcript replaced by
