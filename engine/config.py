@@ -9,6 +9,11 @@ was handed, never from a module constant a test could patch).
 Sizes. Tests shrink them to reach boundary code (a log file that rolls after a few hundred
 bytes, a checkpoint with two windows a record, a flush every three rows).
 
+Flags. An on/off choice of what the engine does (not how fast) is a flag (`flags()`), never
+part of `clear_paths()`: `background_reconcile` lets a writer's store reconcile after a
+search found work pending (`engine.backends.background`); tests and the benchmark that
+look at a store as they wrote it turn it off.
+
 Clear paths. Where the engine runs a fast version of something beside a clear version
 (the plain code that says what the answer is, and the fast version's test oracle), one
 boolean field chooses: True, the default, runs the fast version; False the clear one.
@@ -54,11 +59,18 @@ MEBIBYTE = 1024 * 1024
 
 #: The metadata key that marks a field as a clear-path switch.
 _CLEAR_PATH = "clear path"
+#: The metadata key that marks a field as an on/off choice that is not a clear path.
+_FLAG = "flag"
 
 
 def _switch() -> Any:
     """A clear-path switch: True runs the fast version, False the clear one."""
     return field(default=True, metadata={_CLEAR_PATH: True})
+
+
+def _flag(default: bool) -> Any:
+    """An on/off choice that changes what the engine does, not how fast (not a clear path)."""
+    return field(default=default, metadata={_FLAG: True})
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +90,10 @@ class EngineConfig:
     >>> clear = EngineConfig.clear_paths(index_flush_documents=3)
     >>> clear.fast_kernel, clear.catalog_checkpoints, clear.index_flush_documents
     (False, False, 3)
+    >>> EngineConfig(background_reconcile=1)
+    Traceback (most recent call last):
+    ...
+    engine.errors.UsageError: background_reconcile must be True or False, not 1
     """
 
     # ----- the transcript store -----------------------------------------------------
@@ -129,6 +145,19 @@ class EngineConfig:
     #: UTF-8 bytes of the events' JSON texts (`replacement.transcript_bytes`).
     sync_rebuild_max_bytes: int = 4 * MEBIBYTE
 
+    # ----- background reconciliation (`engine.backends.background`) -------------------
+
+    #: A search on a store opened as the writer that finds windows needing work starts
+    #: the store's reconcile worker (behaviour.md §8.4). False: only `reconcile` rebuilds
+    #: (tests and the benchmark that need a store to stay as written turn it off).
+    background_reconcile: bool = _flag(True)
+    #: The budget of one background run, in milliseconds: the reader's 60 s (§7.3); its
+    #: watchdog stops the run at the next window after it (the next search starts another).
+    reconcile_budget_milliseconds: int = 60_000
+    #: A background batch (one short write transaction, the store's lock held) rebuilds
+    #: windows until it has read about this many events; writers wait at most one batch.
+    reconcile_batch_events: int = 2_000
+
     # ----- the search stage ---------------------------------------------------------
 
     #: Rank and order the rows from columns (`engine.search.fast_path`).
@@ -141,7 +170,7 @@ class EngineConfig:
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
-            if item.metadata.get(_CLEAR_PATH):
+            if item.metadata.get(_CLEAR_PATH) or item.metadata.get(_FLAG):
                 if not isinstance(value, bool):
                     raise UsageError(f"{item.name} must be True or False, not {value!r}")
             elif item.name == "tombstone_runs_factor":
@@ -154,6 +183,15 @@ class EngineConfig:
         """Every clear path selected (each switch of `clear_path_switches()` False), with
         the production sizes; `overrides` set any field, a switch included."""
         return cls(**({name: False for name in clear_path_switches()} | overrides))
+
+
+def flags() -> tuple[str, ...]:
+    """The names of the on/off fields that are not clear paths.
+
+    >>> flags()
+    ('background_reconcile',)
+    """
+    return tuple(item.name for item in fields(EngineConfig) if item.metadata.get(_FLAG))
 
 
 def clear_path_switches() -> tuple[str, ...]:

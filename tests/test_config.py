@@ -12,12 +12,14 @@ import pytest
 
 import engine.config
 from engine.codec import catalog_file
-from engine.config import EngineConfig, clear_path_switches
+from engine.config import EngineConfig, clear_path_switches, flags
 from engine.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 SWITCHES = clear_path_switches()
-SIZES = tuple(item.name for item in fields(EngineConfig) if item.name not in SWITCHES)
+FLAGS = flags()
+SIZES = tuple(item.name for item in fields(EngineConfig)
+              if item.name not in SWITCHES and item.name not in FLAGS)
 
 
 @pytest.mark.parametrize("name", SIZES)
@@ -33,6 +35,15 @@ def test_every_size_is_a_whole_number_from_its_minimum(name: str) -> None:
 def test_every_switch_is_true_or_false_and_the_fast_version_by_default(name: str) -> None:
     assert getattr(EngineConfig(), name) is True
     assert getattr(EngineConfig(**{name: False}), name) is False
+    for wrong in (0, 1, None, "False"):
+        with pytest.raises(UsageError, match=f"^{name} must be True or False"):
+            EngineConfig(**{name: wrong})
+
+
+@pytest.mark.parametrize("name", FLAGS)
+def test_every_flag_is_true_or_false_and_never_a_clear_path(name: str) -> None:
+    assert getattr(EngineConfig(**{name: False}), name) is False
+    assert getattr(EngineConfig.clear_paths(), name) == getattr(EngineConfig(), name)
     for wrong in (0, 1, None, "False"):
         with pytest.raises(UsageError, match=f"^{name} must be True or False"):
             EngineConfig(**{name: wrong})

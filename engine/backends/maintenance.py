@@ -10,8 +10,11 @@ Two entry points, because two situations:
   to date if this backend's index can lag (`Maintenance`); a backend without it indexed
   every commit already, so there is nothing to do and the answer is 0;
 * `reconcile_store(path)` — the user asked for a reconcile: open the store as writer
-  (`registry.open_store`, so a bad path is refused as every command refuses it) and run
-  it; a backend without `Maintenance` is an error naming it (`require_capability`).
+  (`registry.open_store`, so a bad path is refused as every command refuses it; no
+  background run) and run it batch by batch as the background worker does
+  (`PartitionedStore.reconcile_in_batches`), counting the windows rebuilt, the index rows
+  they hold and the orphaned windows swept; a store without it is an error naming it
+  (`require_capability`).
 
 Both pass an optional `progress(done, total)` through to the backend's `reconcile`.
 """
@@ -24,19 +27,27 @@ from typing import Any
 
 from engine.backends.protocol import Maintenance, require_capability
 from engine.backends.registry import open_store
+from engine.config import EngineConfig
 from engine.progress import StepProgress
+
+#: The `reconcile` command's store: it reconciles in the foreground, so no background run.
+QUIET = EngineConfig(background_reconcile=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ReconcileOutcome:
-    """How many windows a reconcile rebuilt, and whether indexing is still needed."""
+    """How many windows a reconcile rebuilt, the index rows they hold, the orphaned
+    windows it swept, and whether indexing is still needed."""
 
     reconciled: int
     indexing: bool
+    rows: int = 0
+    orphans: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """`{"reconciled", "indexing"}`."""
-        return {"reconciled": self.reconciled, "indexing": self.indexing}
+        """`{"reconciled", "rows", "orphans", "indexing"}`."""
+        return {"reconciled": self.reconciled, "rows": self.rows, "orphans": self.orphans,
+                "indexing": self.indexing}
 
 
 def reconcile_when_needed(backend: object, progress: StepProgress | None = None) -> int:
@@ -50,10 +61,11 @@ def reconcile_store(
     path: str | os.PathLike[str], progress: StepProgress | None = None
 ) -> ReconcileOutcome:
     """Open the store at `path` as its writer, reconcile it, report, close."""
-    backend = open_store(path, "reconcile", writer=True)
+    backend = open_store(path, "reconcile", writer=True, config=QUIET)
     try:
         maintained = require_capability(backend, Maintenance, "reconcile")
-        count = maintained.reconcile(progress)
-        return ReconcileOutcome(reconciled=count, indexing=maintained.index_status())
+        done = backend.reconcile_in_batches(progress)
+        return ReconcileOutcome(reconciled=done.windows, indexing=maintained.index_status(),
+                                rows=done.rows, orphans=done.orphans)
     finally:
         backend.close()

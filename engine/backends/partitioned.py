@@ -98,7 +98,19 @@ with the partition that scored it: its N, n and avgdl are that partition's.
 
 Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windows`,
 `events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
-`reconcile` and `index_status` run on every partition.
+`reconcile`, `reconcile_in_batches` (the `reconcile` command's) and `index_status` run
+on every partition.
+
+Background reconcile and threads (`engine.backends.background`). The store owns one
+`ReconcileWorker`, which only a writer's store starts (`EngineConfig.background_reconcile`,
+on by default): a search whose answer says `indexing` starts a run unless one is going
+on, and while a run may still change one of the searched partitions the answer says
+`indexing: true`. `wait_for_reconcile(timeout)` waits for the run, `reconciling` and
+`background_run` say what it does and did, `close()` stops it before closing anything.
+Every public call holds the store's `StoreLock` (a transaction for its whole block), and
+so does each batch of the worker, so the partitions, which were written for one thread,
+are used by one thread at a time; `interrupt` alone does not take it (another thread
+calls it to stop the search holding it).
 
 An OpenClaw state (`open_openclaw_state`). A state folder the real OpenClaw wrote has the
 same `agents/<agentId>/agent/openclaw-agent.sqlite` files but no root `store.meta` and
@@ -118,13 +130,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
+from engine.backends.background import (
+    FOREGROUND_BATCH_EVENTS,
+    BackgroundRun,
+    PartitionReconciled,
+    ReconcileWorker,
+    StoreLock,
+    reconcile_partition,
+    serialized,
+)
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -133,10 +154,12 @@ from engine.backends.protocol import (
     Explainable,
     Interruptible,
     Maintenance,
+    ReconcilesInBatches,
     Refreshable,
     require_capability,
 )
 from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
+from engine.config import EngineConfig
 from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
 from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
 from engine.transcript.evidence import StoreProblem
@@ -641,10 +664,16 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
     `Explainable`). The rules are in the module docstring."""
 
-    def __init__(self, space: FolderPartitions, *, writer: bool) -> None:
+    def __init__(self, space: FolderPartitions, *, writer: bool,
+                 config: EngineConfig | None = None) -> None:
         """Use `engine.backends.registry.open_backend` (or `open_partitioned`)."""
         self.space = space
         self.is_writer = writer
+        self.config = config if config is not None else EngineConfig()
+        #: Every public call holds it; so do the reconcile worker's batches.
+        self.lock = StoreLock()
+        self._worker = ReconcileWorker(lambda: self._partitions, self.lock, self.config,
+                                       f"session-search reconcile {space.root}")
         #: The opened partitions; `_agents`: every partition's agent id, in agent order
         #: (a reader opens a partition when a read first needs it).
         self._partitions: dict[str, Backend] = {}
@@ -710,10 +739,12 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
         self._open_all()
         return self._partitions
 
+    @serialized
     def partitions(self) -> dict[str, Backend]:
         """Every partition by agent id, in agent order."""
         return dict(self._current())
 
+    @serialized
     def partition(self, agent_id: str) -> Backend:
         """The partition of `agent_id` (`UsageError` when the agent has none)."""
         partition = self._current().get(agent_id)
@@ -722,6 +753,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
                              "partition in this store")
         return partition
 
+    @serialized
     def has_partition(self, agent_id: str) -> bool:
         """Whether `agent_id` has a partition."""
         return agent_id in self._current()
@@ -742,6 +774,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
         self._agents = [known for known in self._agents if known != agent_id]
         self.space.remove_partition(agent_id, partition)
 
+    @serialized
     def agent_of_session(self, session_id: str) -> str | None:
         """The agent whose partition holds window `session_id`, or None."""
         agent_id = self._session_owners().get(session_id)
@@ -762,22 +795,23 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
     @contextmanager
     def transaction(self) -> Iterator[PartitionedTransaction]:
         """One transaction over every partition it writes to (see the module docstring)."""
-        self._check_open()
-        if not self.is_writer:
-            raise StoreError(self.space.read_only_reason())
-        if self._in_transaction:
-            raise UsageError("a transaction is already open on this store")
-        self._in_transaction = True
-        transaction = PartitionedTransaction(self)
-        try:
+        with self.lock.application():
+            self._check_open()
+            if not self.is_writer:
+                raise StoreError(self.space.read_only_reason())
+            if self._in_transaction:
+                raise UsageError("a transaction is already open on this store")
+            self._in_transaction = True
+            transaction = PartitionedTransaction(self)
             try:
-                yield transaction
-            except BaseException as error:
-                transaction.roll_back(error)
-                raise
-            transaction.commit()
-        finally:
-            self._in_transaction = False
+                try:
+                    yield transaction
+                except BaseException as error:
+                    transaction.roll_back(error)
+                    raise
+                transaction.commit()
+            finally:
+                self._in_transaction = False
 
     def committed(self, placed: dict[str, str], agents: list[str], deleted_in: set[str]) -> None:
         """Bring the session map up to date after the partitions of `agents` committed."""
@@ -795,27 +829,33 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
 
     # ----- reading --------------------------------------------------------------------
 
+    @serialized
     def windows(self) -> list[SessionWindow]:
         """Every window: the partitions in agent order, each in first-insertion order."""
         return [window for partition in self._current().values() for window in partition.windows()]
 
+    @serialized
     def window(self, session_id: str) -> SessionWindow:
         """One window (`UnknownSession` if absent)."""
         return self._holder(session_id).window(session_id)
 
+    @serialized
     def windows_of(self, session_key: str) -> list[SessionWindow]:
         """The windows of one session key, in the order they joined it."""
         partition = self._current().get(owner_agent_id(session_key) or "")
         return [] if partition is None else partition.windows_of(session_key)
 
+    @serialized
     def session_keys(self) -> list[str]:
         """Every session key holding a window: the partitions in agent order."""
         return [key for partition in self._current().values() for key in partition.session_keys()]
 
+    @serialized
     def events(self, session_id: str) -> list[StoredEvent]:
         """Every event of a window, in seq order."""
         return self._holder(session_id).events(session_id)
 
+    @serialized
     def event_count(self, session_id: str) -> int:
         """How many events a window has."""
         return self._holder(session_id).event_count(session_id)
@@ -828,14 +868,45 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
 
     # ----- searching ------------------------------------------------------------------
 
+    @serialized
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search: one partition for an agent, else the merge."""
         scoped, targets = self.search_targets(request)
         if scoped:
-            return self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
-        answers = [partition_answer(self._open(agent_id), part) for agent_id, part in targets]
-        return merge_partition_answers(answers, clamp_limit(request.limit), order=request.order)
+            result = self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
+        else:
+            answers = [partition_answer(self._open(agent_id), part) for agent_id, part in targets]
+            result = merge_partition_answers(answers, clamp_limit(request.limit),
+                                             order=request.order)
+        return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
+    def _noting_reconcile(self, result: SearchResult, agents: list[str]) -> SearchResult:
+        """`result`, `indexing: true` while the background run may still change one of
+        the searched partitions; a result that found work pending starts the run on a
+        writer's store (`engine.backends.background`)."""
+        if self._worker.covers(agents):
+            return result if result.indexing else replace(result, indexing=True)
+        if result.indexing and self.is_writer and self.config.background_reconcile:
+            self._worker.start()
+        return result
+
+    def wait_for_reconcile(self, timeout: float | None = None) -> bool:
+        """Wait until the background reconcile run ends (at most `timeout` seconds);
+        whether none is running now. Not while holding the store's lock (in a
+        transaction)."""
+        return self._worker.wait(timeout)
+
+    @property
+    def reconciling(self) -> bool:
+        """Whether a background reconcile run is going on."""
+        return self._worker.running
+
+    @property
+    def background_run(self) -> BackgroundRun | None:
+        """What the last background reconcile run that ended did (None before any)."""
+        return self._worker.last_run
+
+    @serialized
     def search_targets(self, request: SearchRequest) -> tuple[bool, list[tuple[str, SearchRequest]]]:
         """Whether `request` is scoped to one agent, and the partitions to ask with the
         request each gets (the rules are in the module docstring)."""
@@ -868,10 +939,12 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
 
     # ----- counts and maintenance -----------------------------------------------------
 
+    @serialized
     def partition_stats(self) -> dict[str, dict[str, int]]:
         """Each partition's counts, by agent id in agent order."""
         return {agent_id: partition.stats() for agent_id, partition in self._current().items()}
 
+    @serialized
     def stats(self) -> dict[str, int]:
         """The partitions' counts summed (the five store counts first, then the rest)."""
         totals = dict.fromkeys(STORE_COUNTS, 0)
@@ -880,6 +953,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
                 totals[name] = totals.get(name, 0) + int(value)
         return totals
 
+    @serialized
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Reconcile every partition in agent order (writer only); the windows rebuilt in
         all. `progress(done, total)` counts over the partitions seen so far: each
@@ -902,6 +976,36 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
             finished_work += partition_total[0]
         return rebuilt
 
+    @serialized
+    def reconcile_in_batches(self, progress: StepProgress | None = None) -> PartitionReconciled:
+        """`reconcile` (writer only) as the background run does it, batch by batch
+        (`engine.backends.background.reconcile_partition`, batches of about
+        `FOREGROUND_BATCH_EVENTS` events, the lock held throughout), with its counts:
+        windows rebuilt, the rows they hold, orphaned windows swept. What the
+        `reconcile` command runs."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("cannot reconcile: the store was opened read-only")
+        windows = rows = orphans = 0
+        finished_work = 0  # the windows of the partitions already reconciled
+        partition_total = [0]
+
+        def counted(done: int, total: int) -> None:
+            partition_total[0] = total
+            if progress is not None:
+                progress(finished_work + done, finished_work + total)
+
+        for partition in self._partitions.values():
+            partition_total[0] = 0
+            done = reconcile_partition(
+                require_capability(partition, ReconcilesInBatches, "reconcile"), nullcontext,
+                lambda: False, FOREGROUND_BATCH_EVENTS, counted)
+            windows, rows, orphans = (windows + done.windows, rows + done.rows,
+                                      orphans + done.orphans)
+            finished_work += partition_total[0]
+        return PartitionReconciled(True, windows, rows, orphans)
+
+    @serialized
     def problems(self) -> list[Any]:
         """The partitions the root lists whose folder is gone, then what every partition
         that can tell (`Diagnosable`) found wrong with its files, in agent order."""
@@ -909,6 +1013,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
                 *(problem for partition in self._current().values()
                   if isinstance(partition, Diagnosable) for problem in partition.problems())]
 
+    @serialized
     def index_status(self) -> bool:
         """True while some window of some partition needs work (§8.4)."""
         return any(require_capability(partition, Maintenance, "index status").index_status()
@@ -924,6 +1029,13 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
         """Close every partition (a writer's flush their indexes), then release the lock.
         Every partition is closed even when one fails (a full disk refusing its index
         files); the first failure is raised, with the others as notes."""
+        if self._closed:
+            return
+        self._worker.stop()  # before the lock: its batch holding it ends at the next window
+        with self.lock.application():
+            self._close_partitions()
+
+    def _close_partitions(self) -> None:
         if self._closed:
             return
         self._closed = True
@@ -1018,6 +1130,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     """A partitioned store whose partitions read the snapshot of their open (`refresh`
     sees later commits and new partitions) and explain their ranking (the reference)."""
 
+    @serialized
     def refresh(self) -> None:
         """See what the writer committed, new partitions included, since the last look."""
         self._check_open()
@@ -1026,6 +1139,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         self._discover()
         self._owners = None
 
+    @serialized
     def explain(self, request: SearchRequest) -> PartitionedExplanation:
         """The search explained hit by hit, each hit labelled with its partition."""
         scoped, targets = self.search_targets(request)
@@ -1084,18 +1198,20 @@ def store_class(kind: PartitionKind) -> type[PartitionedStore]:
     return PartitionedStore
 
 
-def create_partitioned(root: Path, kind: PartitionKind) -> PartitionedStore:
+def create_partitioned(root: Path, kind: PartitionKind,
+                       config: EngineConfig | None = None) -> PartitionedStore:
     """Make an empty partitioned store in folder `root`, opened as the writer."""
-    return store_class(kind)(FolderPartitions.create(root, kind), writer=True)
+    return store_class(kind)(FolderPartitions.create(root, kind), writer=True, config=config)
 
 
 def open_partitioned(root: Path, kind: PartitionKind, *, writer: bool,
-                     accept_missing: bool = False) -> PartitionedStore:
+                     accept_missing: bool = False,
+                     config: EngineConfig | None = None) -> PartitionedStore:
     """Open the partitioned store in folder `root` (`accept_missing`: see
     `FolderPartitions.open`)."""
     space = FolderPartitions.open(root, kind, writer=writer, accept_missing=accept_missing)
     try:
-        return store_class(kind)(space, writer=writer)
+        return store_class(kind)(space, writer=writer, config=config)
     except BaseException:
         space.close()
         raise

@@ -13,6 +13,7 @@ of looking a method up by name):
 | `TranscriptWriter` | `transaction`                               | every backend, `TranscriptStore` |
 | `TranscriptReader` | `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` | every backend, `TranscriptStore` |
 | `Maintenance`      | `reconcile`, `index_status`                 | backends whose index can lag the transcripts (reference, SQLite) |
+| `ReconcilesInBatches` | `windows_needing_reconcile`, `reconcile_batch`, `sweep_orphans` | the same, for the background worker (`engine.backends.background`) |
 | `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
 | `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
@@ -38,8 +39,9 @@ each write with `engine.transcript.validation` first, so all refuse the same inp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from engine.errors import UsageError
@@ -160,6 +162,42 @@ class Maintenance(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReconcileBatch:
+    """What one `reconcile_batch` did: how many windows of the front of the pending list
+    it took (`consumed`: rebuilt, or found no longer needing it), how many it rebuilt,
+    and the index rows those now hold."""
+
+    consumed: int
+    windows: int
+    rows: int
+
+
+@runtime_checkable
+class ReconcilesInBatches(Protocol):
+    """`Maintenance.reconcile` in pieces, each its own short write transaction, so that
+    the background worker (`engine.backends.background`) can stop between them and let
+    application writes in. Writer only; the caller serializes the calls with every
+    other use of the backend."""
+
+    def windows_needing_reconcile(self) -> list[str]:
+        """Session ids of the windows that need work (§8.3), in the order a reconcile
+        rebuilds them (session id, as UTF-8 bytes)."""
+        ...
+
+    def reconcile_batch(self, pending: Sequence[str], max_events: int,
+                        stop: Callable[[], bool]) -> ReconcileBatch:
+        """In one transaction, rebuild the windows at the front of `pending` that still
+        need it, until about `max_events` events were read (at least one window) or
+        `stop()` is true (checked before each window, the first included)."""
+        ...
+
+    def sweep_orphans(self) -> int:
+        """Drop index rows and states of windows the transcripts no longer have, in one
+        transaction; the number of such windows."""
+        ...
+
+
 @runtime_checkable
 class Refreshable(Protocol):
     """A reader that sees the commits made when it opened, until it refreshes."""
@@ -213,8 +251,8 @@ class Diagnosable(Protocol):
 
 #: Every capability, in the order of the table above.
 CAPABILITIES: tuple[type, ...] = (
-    SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, Refreshable, Explainable,
-    Interruptible,
+    SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, ReconcilesInBatches,
+    Refreshable, Explainable, Interruptible,
     Diagnosable, AnswersLate,
 )
 

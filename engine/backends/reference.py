@@ -56,8 +56,10 @@ its active path (delete its rows, index `projection.index_entries(events)`, set
 An incognito window (`SessionWindow.is_incognito`) is stored but never indexed: its
 events move its index state like any other window's and add no row, and its rebuild
 yields none, so it neither matches nor counts in bm25 statistics, as OpenClaw never
-writes it to an agent database. A search never starts a reconcile by itself: readers cannot write, and a deterministic
-reference is easier to test. Run `session-search reconcile --store DIR`.
+writes it to an agent database. The backend itself never starts a reconcile:
+`reconcile_batch` and `sweep_orphans` are the pieces the store's background worker runs
+when a search on the store's writer finds work pending (`engine.backends.background`);
+readers cannot write. Or run `session-search reconcile --store DIR`.
 
 The clear-path switches of `EngineConfig` are read from `store.config`:
 `defer_large_commits` here, `tombstone_runs` by the `InvertedIndex` it is handed, and
@@ -89,6 +91,8 @@ from engine.backends.protocol import (
     Diagnosable,
     Explainable,
     Maintenance,
+    ReconcileBatch,
+    ReconcilesInBatches,
     Refreshable,
 )
 from engine.codec.manifest_file import decode_manifest_generation
@@ -249,9 +253,11 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.delete_session(session_key)
 
 
-class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate):
+class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, Explainable,
+                       Diagnosable, AnswersLate):
     """A store directory searched by the reference index (capabilities: `Backend`,
-    `Maintenance`, `Refreshable`, `Explainable`, `Diagnosable`, `AnswersLate`)."""
+    `Maintenance`, `ReconcilesInBatches`, `Refreshable`, `Explainable`, `Diagnosable`,
+    `AnswersLate`)."""
 
     name = BACKEND_NAME
 
@@ -612,13 +618,45 @@ class ReferenceBackend(Backend, Maintenance, Refreshable, Explainable, Diagnosab
             self.rebuild_window(session_id, known.pop(session_id, None))
             if progress is not None:
                 progress(done, len(work))
+        return len(work) + self.sweep_orphans()
+
+    def reconcile_batch(self, pending: Sequence[str], max_events: int,
+                        stop: Callable[[], bool]) -> ReconcileBatch:
+        """Rebuild windows from the front of `pending` that still need it, until about
+        `max_events` events were read or `stop()` (`ReconcilesInBatches`); the index
+        files are written when the buffer is due (`_flush_when_due`), and at the end of
+        the worker's run (`sweep_orphans`) or at `close`."""
+        self._require_writer("reconcile")
+        if self._deferred:
+            self._apply_deferred(skip_left_dirty=True)
+        states = self.index.window_states
+        counts = self.store.event_counts()
+        consumed = windows = rows = events = 0
+        for session_id in pending:
+            if stop() or (windows and events >= max_events):
+                break
+            consumed += 1
+            count = counts.get(session_id, 0)
+            if not needs_reconcile(states.get(session_id), count - 1):
+                continue
+            self.rebuild_window(session_id)
+            windows += 1
+            rows += len(self.index.window_doc_ids(session_id))
+            events += count
+        self._flush_when_due()
+        return ReconcileBatch(consumed, windows, rows)
+
+    def sweep_orphans(self) -> int:
+        """Drop the rows and states of windows the store no longer has, then write the
+        index files (`ReconcilesInBatches`); the number of such windows."""
+        self._require_writer("reconcile")
         orphans = self.orphan_session_ids()
         for session_id in orphans:
             self._index_changes += 1
             self.index.delete_window_rows(session_id)
             self.index.window_states.pop(session_id, None)
         self.flush()
-        return len(work) + len(orphans)
+        return len(orphans)
 
     def rebuild_index(self) -> int:
         """Discard the index and rebuild every window from its transcript (`verify --repair`).

@@ -72,6 +72,7 @@ from engine.errors import (
 
 if TYPE_CHECKING:  # loaded when a store is opened, not when the command line starts
     from engine.backends.partitioned import PartitionedStore, PartitionKind
+    from engine.config import EngineConfig
 
 #: name -> "module:Class", in the order they are shown and probed.
 BACKEND_CLASSES: dict[str, str] = {
@@ -162,11 +163,13 @@ def open_backend(
     backend: str | None = None,
     create: bool = False,
     writer: bool = False,
+    config: EngineConfig | None = None,
 ) -> PartitionedStore:
     """Open the store at `path`; with `create=True` make it first (for `backend`).
 
     Opening an existing store with a different `backend` than it was created for is an
     error that names both. (Commands use `open_store`, which checks the path first.)
+    `config` is the store's (`EngineConfig`; `background_reconcile` and its budget).
     """
     from engine.backends.partitioned import create_partitioned, open_partitioned
 
@@ -182,12 +185,12 @@ def open_backend(
                 raise UsageError(
                     f"{directory}: store was created for backend {existing!r}, not {name!r}"
                 )
-            return open_partitioned(directory, partition_kind(name), writer=True)
-        return create_partitioned(directory, partition_kind(name))
+            return open_partitioned(directory, partition_kind(name), writer=True, config=config)
+        return create_partitioned(directory, partition_kind(name), config)
     name = detect_backend(directory)
     if backend is not None and backend != name:
         raise UsageError(f"{directory}: store was created for backend {name!r}, not {backend!r}")
-    return open_partitioned(directory, partition_kind(name), writer=writer)
+    return open_partitioned(directory, partition_kind(name), writer=writer, config=config)
 
 
 # ----- opening a command's store ------------------------------------------------------
@@ -211,6 +214,7 @@ def open_store(
     backend: str | None = None,
     accept_lost_commits: bool = False,
     read_only: bool = False,
+    config: EngineConfig | None = None,
 ) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
@@ -219,8 +223,8 @@ def open_store(
     transactions (to report or repair them; `verify` and `stats` only) on the backends
     that have such a log (`LOST_COMMITS_REPORTED`; the others have nothing of this kind
     to accept, and open as usual); `read_only=True`
-    (never with `writer`) also opens a state OpenClaw wrote, read-only. Refusals are
-    `StorePathError` (see the module docstring).
+    (never with `writer`) also opens a state OpenClaw wrote, read-only; `config` is the
+    store's `EngineConfig`. Refusals are `StorePathError` (see the module docstring).
     """
     if read_only and writer:
         raise UsageError("a store cannot be opened both read-only and as the writer")
@@ -241,7 +245,7 @@ def open_store(
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
         return open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
-                                accept_missing=accept_lost_commits)
+                                accept_missing=accept_lost_commits, config=config)
 
 
 def open_or_create_store(
@@ -250,6 +254,7 @@ def open_or_create_store(
     *,
     backend: str | None = None,
     create_parents: bool = False,
+    config: EngineConfig | None = None,
 ) -> OpenedStore:
     """Open the store at `path` as writer, or make one there for `backend` (default
     `DEFAULT_BACKEND`) when the folder is absent or empty.
@@ -265,9 +270,10 @@ def open_or_create_store(
         if existing is not None:
             _require_backend(path, existing, backend)
             return OpenedStore(open_partitioned(Path(path), partition_kind(existing),
-                                                writer=True), existing, created=False)
+                                                writer=True, config=config),
+                               existing, created=False)
         name = backend or DEFAULT_BACKEND
-        return OpenedStore(create_partitioned(Path(path), partition_kind(name)), name,
+        return OpenedStore(create_partitioned(Path(path), partition_kind(name), config), name,
                            created=True)
 
 

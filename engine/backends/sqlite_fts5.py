@@ -24,7 +24,10 @@ Transactions: every `transaction()` is `BEGIN IMMEDIATE … COMMIT`; the rows it
 are written before the commit (`writes.SqliteTransaction.flush`), and a read through the
 backend inside an open transaction writes them first, so it sees them. Reconcile rebuilds
 the windows of the reconcile queue in transactions of about `RECONCILE_BATCH_EVENTS`
-events, then sweeps orphaned index rows.
+events, then sweeps orphaned index rows; the store's background worker runs the same
+work in smaller pieces (`reconcile_batch`, `sweep_orphans`; `engine.backends.background`),
+on the writer's connection, which is opened usable from any thread
+(`schema._writer_connection`) because the partitioned store serializes every use of it.
 
 Reading: `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` read the
 transcript tables (never the index), with the same names as `TranscriptStore`, so the
@@ -42,12 +45,18 @@ import functools
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.backends.protocol import Backend, Interruptible, Maintenance
+from engine.backends.protocol import (
+    Backend,
+    Interruptible,
+    Maintenance,
+    ReconcileBatch,
+    ReconcilesInBatches,
+)
 from engine.backends.sqlite import schema
 from engine.backends.sqlite.schema import (
     BACKEND_NAME,
@@ -80,6 +89,16 @@ from engine.query.user_query import validate_request
 DATABASE_NAME = "openclaw-agent.sqlite"
 #: Reconcile commits after rebuilding windows holding about this many events.
 RECONCILE_BATCH_EVENTS = 50_000
+#: Whether a window is still in the reconcile queue; the index rows one window holds;
+#: the windows with index rows or state but no transcript rows (what `sweep_orphans`
+#: deletes).
+QUEUED = "SELECT 1 FROM session_search_reconcile_queue WHERE session_id = ?"
+WINDOW_ROWS = "SELECT count(*) FROM session_transcript_fts_rows WHERE session_id = ?"
+ORPHANED_WINDOWS = (
+    "SELECT count(*) FROM (SELECT session_id FROM session_transcript_active_events "
+    "UNION SELECT session_id FROM session_transcript_fts_rows "
+    "UNION SELECT session_id FROM session_transcript_index_state) "
+    "WHERE session_id NOT IN (SELECT DISTINCT session_id FROM transcript_events)")
 
 WINDOW_COLUMNS = (
     "session_id", "session_key", "previous_session_id", "reason", "current", "title", "kind",
@@ -118,10 +137,10 @@ def _damage_reported(method: _Method) -> _Method:
     return reading  # type: ignore[return-value]
 
 
-class SqliteBackend(Backend, Maintenance, Interruptible):
+class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible):
     """One SQLite database with the upstream agent layout (capabilities: `Backend`,
-    `Maintenance`, `Interruptible`; every read sees the latest commit, so it needs no
-    `Refreshable`)."""
+    `Maintenance`, `ReconcilesInBatches`, `Interruptible`; every read sees the latest
+    commit, so it needs no `Refreshable`)."""
 
     name = BACKEND_NAME
 
@@ -287,6 +306,44 @@ class SqliteBackend(Backend, Maintenance, Interruptible):
     def _windows_needing_reconcile(self) -> list[str]:
         return [row[0] for row in self._reading().execute(
             "SELECT session_id FROM session_search_reconcile_queue ORDER BY session_id")]
+
+    @_damage_reported
+    def windows_needing_reconcile(self) -> list[str]:
+        """Session ids of the windows in the reconcile queue (§8.3), in session-id order
+        (`ReconcilesInBatches`)."""
+        self._writer_connection()
+        return self._windows_needing_reconcile()
+
+    @_damage_reported
+    def reconcile_batch(self, pending: Sequence[str], max_events: int,
+                        stop: Callable[[], bool]) -> ReconcileBatch:
+        """In one `BEGIN IMMEDIATE` transaction, rebuild windows from the front of
+        `pending` that are still queued, until about `max_events` events were read or
+        `stop()` (`ReconcilesInBatches`)."""
+        connection = self._writer_connection()
+        consumed = windows = rows = events = 0
+        with self.transaction():
+            for session_id in pending:
+                if stop() or (windows and events >= max_events):
+                    break
+                consumed += 1
+                if connection.execute(QUEUED, (session_id,)).fetchone() is None:
+                    continue
+                events += rebuild_window(connection, session_id)
+                windows += 1
+                (count,) = connection.execute(WINDOW_ROWS, (session_id,)).fetchone()
+                rows += count
+        return ReconcileBatch(consumed, windows, rows)
+
+    @_damage_reported
+    def sweep_orphans(self) -> int:
+        """Drop the index rows and states of windows without transcript rows, in one
+        transaction (`ReconcilesInBatches`); the number of such windows."""
+        connection = self._writer_connection()
+        with self.transaction():
+            (orphans,) = connection.execute(ORPHANED_WINDOWS).fetchone()
+            sweep_orphans(connection)
+        return orphans
 
     # ---- searching ----------------------------------------------------------------
 

@@ -54,6 +54,10 @@ class BenchServices:
     import_corpus: Callable[[Backend, Path], None]
     backend_names: Callable[[], tuple[str, ...]]
     comparators: tuple[Comparator, ...] = ()
+    #: `(backend_name, path)`: the existing store at `path` opened as the writer with
+    #: background reconcile on (the stores of `open_store` never reconcile by themselves,
+    #: so that every workload measures the state it set up); None: not offered.
+    open_reconciling_store: Callable[[str, Path], Backend] | None = None
 
 
 def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
@@ -74,9 +78,22 @@ def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
 
 
 def registry_open_store(name: str, path: Path, create: bool, writer: bool) -> Backend:
-    """Open (or create) a store of backend `name` through `engine.backends.registry`."""
+    """Open (or create) a store of backend `name` through `engine.backends.registry`,
+    without background reconcile (`EngineConfig.background_reconcile`)."""
     open_backend = _import_attribute("engine.backends.registry", "open_backend", "open a store")
-    return open_backend(path, backend=name, create=create, writer=writer or create)
+    return open_backend(path, backend=name, create=create, writer=writer or create,
+                        config=_engine_config(background_reconcile=False))
+
+
+def registry_open_reconciling_store(name: str, path: Path) -> Backend:
+    """Open the store of backend `name` at `path` as the writer, background reconcile on."""
+    open_backend = _import_attribute("engine.backends.registry", "open_backend", "open a store")
+    return open_backend(path, backend=name, writer=True,
+                        config=_engine_config(background_reconcile=True))
+
+
+def _engine_config(**fields: Any) -> Any:
+    return _import_attribute("engine.config", "EngineConfig", "configure a store")(**fields)
 
 
 def registry_backend_names() -> tuple[str, ...]:
@@ -106,7 +123,7 @@ def default_services() -> BenchServices:
     from engine.bench.sqlite_kernel import SqliteKernel  # it imports this module's signals
 
     return BenchServices(registry_open_store, ingest_import_corpus, registry_backend_names,
-                         (SqliteKernel(),))
+                         (SqliteKernel(),), registry_open_reconciling_store)
 
 
 def agent_sessions_search(backend: Backend, query: str, limit: int,

@@ -65,7 +65,7 @@ __all__ = [
     "generate_corpus", "import_source", "iter_window_leaves", "plan_corpus", "read_manifest",
 ]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 
 def default_cache_root() -> Path:
@@ -189,10 +189,12 @@ def ensure_corpus(
     """Return the cached corpus directory, generating it first when absent.
 
     Generation writes into a temporary sibling and renames it into place, so a cache
-    entry with a `manifest.json` is always complete.
+    entry with a `manifest.json` is always complete; one an earlier `GENERATOR_VERSION`
+    wrote is generated again (version 2: incognito windows count no searchable messages).
     """
     target = corpus_directory(size, seed, cache_root)
-    if (target / "manifest.json").is_file():
+    if (target / "manifest.json").is_file() and (
+            read_manifest(target).get("generatorVersion") == GENERATOR_VERSION):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.partial-{os.getpid()}")

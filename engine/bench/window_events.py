@@ -21,6 +21,7 @@ from typing import Any
 from engine.bench.corpus_plan import WindowPlan, short_hex
 from engine.bench.probes import NEVER_INDEXED_WORD, RARE_WORD, ProbeCounter
 from engine.bench.text_synthesis import Text, TextSynthesizer
+from engine.model import is_incognito_key
 
 
 def iso_time(moment_ms: int) -> str:
@@ -66,6 +67,10 @@ class WindowWriter:
         self.counter = counter
         self.rare_rate = rare_rate
         self.keep_active_ids = keep_active_ids
+        #: An incognito window is stored and never indexed (`SessionWindow.is_incognito`):
+        #: its messages are neither searchable nor counted for the probes.
+        self.private = bool(plan.metadata.get("incognito")) or is_incognito_key(
+            plan.metadata["sessionKey"])
         self.salt = self.generator.getrandbits(32)
         self.next_number = 0
         self.leaf: str | None = None
@@ -288,7 +293,7 @@ class WindowWriter:
         self.recent_active = (self.recent_active + [message_id])[-8:]
         if self.keep_active_ids:
             self.summary.active_message_ids.append(message_id)
-        if not text.text.strip():
+        if not text.text.strip() or self.private:
             return
         self.summary.searchable_messages += 1
         self.counter.observe(self.plan.agent, text.words, text.text)

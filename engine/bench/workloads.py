@@ -23,6 +23,7 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | agent     | `agent/sessions_search_all`, `_agent` | the agent tool as `agent:main:main` under visibility `all` (every agent) and `agent` |
 | ui        | `ui/search_per_keystroke` | `ui.search` for one keystroke: each prefix of a 3-word query from its 2nd character |
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
+|           | `reconcile/background`    | the first search on a writer with every window dirty, and the background run it starts, to its end (metric `first_search_seconds`: that search alone) |
 
 A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
 marked `comparable`: a query workload times its prepared statements (`PreparedSearch.run`)
@@ -579,15 +580,7 @@ class ReconcileWorkload:
         backend = target.services.open_store(target.backend_name, directory, True, True)
         try:
             reconcile = backend_method(backend, "reconcile", "reconciliation")
-            target.services.import_corpus(backend, target.corpus_directory)
-            finish_indexing(backend)
-            leaves = list(iter_window_leaves(target.corpus_directory))
-            with backend.transaction() as transaction:
-                for number, (session_id, leaf) in enumerate(leaves, 1):
-                    transaction.append_event(session_id, {
-                        "type": "leaf", "id": f"bench-leaf-{number}", "parentId": leaf,
-                        "targetId": leaf, "timestamp": 1_800_000_000_000 + number,
-                    })
+            windows = dirty_every_window(target, backend)
             started = time.perf_counter()
             rebuilt = int(reconcile())
             elapsed = time.perf_counter() - started
@@ -598,20 +591,110 @@ class ReconcileWorkload:
         finally:
             backend.close()
             shutil.rmtree(directory, ignore_errors=True)
-        searchable = target.manifest["counts"]["searchableMessages"]
-        problems = HitExpectation(common["matchingMessages"]).problems(result, "relevance")
-        if rebuilt < len(leaves):
-            problems.append(f"expected {len(leaves)} windows rebuilt, got {rebuilt}")
-        if indexed is not None and indexed != searchable:
-            problems.append(f"expected {searchable} messages indexed, got {indexed}")
-        if result.indexing:
-            problems.append("the index still reports indexing after reconcile")
-        if problems:
-            raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
-        return [Sample(elapsed, {
-            "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
-            "windows_rebuilt": float(rebuilt),
-        })]
+        return rebuilt_samples(self.name, target, result, rebuilt=rebuilt, windows=windows,
+                               indexed=indexed, elapsed=elapsed, after="reconcile")
+
+
+def dirty_every_window(target: BenchTarget, backend: Backend) -> int:
+    """Untimed setup of the reconcile workloads, on a fresh store: the corpus imported
+    and reconciled, then one transaction appending to every window a `leaf` event that
+    points at its own leaf (every window dirty, the active paths unchanged; see
+    `ReconcileWorkload`). The number of windows."""
+    target.services.import_corpus(backend, target.corpus_directory)
+    finish_indexing(backend)
+    leaves = list(iter_window_leaves(target.corpus_directory))
+    with backend.transaction() as transaction:
+        for number, (session_id, leaf) in enumerate(leaves, 1):
+            transaction.append_event(session_id, {
+                "type": "leaf", "id": f"bench-leaf-{number}", "parentId": leaf,
+                "targetId": leaf, "timestamp": 1_800_000_000_000 + number,
+            })
+    return len(leaves)
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundReconcileWorkload:
+    """Background reconciliation: the first search on a store whose every window is
+    dirty (it answers `indexing: true` and starts the store's reconcile worker), then the
+    worker's run to its end; the whole is timed, and that first search alone is the
+    metric `first_search_seconds`.
+
+    Untimed setup per round: `dirty_every_window` on a fresh store, closed, then opened
+    again as the writer with background reconcile on (`BenchServices.open_reconciling_store`). Checked: the
+    first search answered `indexing: true`; the run finished (not stopped by its budget)
+    having rebuilt every window; afterwards the index holds exactly the corpus's
+    searchable messages and the common-word probe answers right with `indexing: false`.
+    """
+
+    name: str = "reconcile/background"
+    group: str = "reconcile"
+    query_class: str = "background reconciliation"
+
+    def run_round(self, target: BenchTarget) -> list[Sample]:
+        opener = target.services.open_reconciling_store
+        if opener is None:
+            raise CapabilityMissing(f"{self.name}: these services open no store that "
+                                    "reconciles in the background")
+        directory = target.scratch_directory / f"background-{target.backend_name}"
+        if directory.exists():
+            shutil.rmtree(directory)
+        try:
+            written = target.services.open_store(target.backend_name, directory, True, True)
+            try:
+                windows = dirty_every_window(target, written)
+            finally:
+                written.close()
+            backend = opener(target.backend_name, directory)
+            try:
+                wait = backend_method(backend, "wait_for_reconcile", "background reconcile")
+                common = target.manifest["probes"]["common_word"]
+                request = SearchRequest(query=common["query"], limit=QUERY_LIMIT,
+                                        session_keys=())
+                started = time.perf_counter()
+                first = backend.search(request)
+                searched = time.perf_counter()
+                ended = wait(None)
+                elapsed = time.perf_counter() - started
+                run = getattr(backend, "background_run", None)
+                indexed = backend.stats().get("messages_indexed")
+                result = backend.search(request)
+            finally:
+                backend.close()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        problems = [] if first.indexing else ["the first search did not report indexing"]
+        if not ended or run is None or run.ending != "finished":
+            raise WorkloadFailed(f"{self.name}: the background run did not finish: {run}")
+        return rebuilt_samples(self.name, target, result, rebuilt=run.windows, windows=windows,
+                               indexed=indexed, elapsed=elapsed, after="the background run",
+                               problems=problems,
+                               metrics={"first_search_seconds": searched - started})
+
+
+def rebuilt_samples(name: str, target: BenchTarget, result: SearchResult, *, rebuilt: int,
+                    windows: int, indexed: int | None, elapsed: float, after: str,
+                    problems: list[str] | None = None,
+                    metrics: dict[str, float] | None = None) -> list[Sample]:
+    """The checks of the reconcile workloads after their rebuild (every one of the
+    `windows` rebuilt, the corpus's searchable messages indexed, the common-word probe's
+    `result` right and not `indexing`; `WorkloadFailed` naming `name` otherwise), and the
+    round's sample: `elapsed` with the throughput, windows rebuilt and `metrics`."""
+    searchable = target.manifest["counts"]["searchableMessages"]
+    common = target.manifest["probes"]["common_word"]
+    problems = [*(problems or []),
+                *HitExpectation(common["matchingMessages"]).problems(result, "relevance")]
+    if rebuilt < windows:
+        problems.append(f"expected {windows} windows rebuilt, got {rebuilt}")
+    if indexed is not None and indexed != searchable:
+        problems.append(f"expected {searchable} messages indexed, got {indexed}")
+    if result.indexing:
+        problems.append(f"the index still reports indexing after {after}")
+    if problems:
+        raise WorkloadFailed(f"{name}: " + "; ".join(problems))
+    return [Sample(elapsed, {
+        "messages_per_second": searchable / elapsed if elapsed > 0 else 0.0,
+        "windows_rebuilt": float(rebuilt), **(metrics or {}),
+    })]
 
 
 def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list[Workload]:
@@ -626,6 +709,6 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
         AgentToolWorkload("all"), AgentToolWorkload("agent"), UiSearchWorkload(),
         AppendWorkload(),
-        ReconcileWorkload(),
+        ReconcileWorkload(), BackgroundReconcileWorkload(),
     ])
     return workloads

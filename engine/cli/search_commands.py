@@ -75,6 +75,7 @@ from engine.model import (
 from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
 
 if TYPE_CHECKING:  # the partitioned store is loaded when a store is opened
+    from engine.backends.maintenance import ReconcileOutcome
     from engine.backends.partitioned import PartitionedStore
 
 #: The range of `--limit` (the query policy's `clamp_limit` range, checked here instead).
@@ -329,9 +330,20 @@ def run_reconcile(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome.to_json())
     elif not args.quiet:
-        print(f"reconciled {outcome.reconciled} window(s) in {seconds:.3g} s; indexing "
-              f"{'still needed' if outcome.indexing else 'complete'}")
+        print(reconcile_summary(outcome, seconds))
     return 0
+
+
+def reconcile_summary(outcome: ReconcileOutcome, seconds: float) -> str:
+    """The one line `reconcile` prints: windows rebuilt, their rows, orphans, seconds.
+
+    >>> from engine.backends.maintenance import ReconcileOutcome
+    >>> reconcile_summary(ReconcileOutcome(3, False, rows=41, orphans=1), 0.25)
+    'reconciled 3 window(s), 41 row(s), 1 orphaned window(s) swept in 0.25 s; indexing complete'
+    """
+    return (f"reconciled {outcome.reconciled} window(s), {outcome.rows} row(s), "
+            f"{outcome.orphans} orphaned window(s) swept in {seconds:.3g} s; indexing "
+            f"{'still needed' if outcome.indexing else 'complete'}")
 
 
 def open_verified_store(store: str, *, writer: bool, backend: str | None = None,

@@ -21,13 +21,13 @@ timeout does not mean that no matching conversation exists.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from engine.cancellation import Cancellation
 from engine.errors import EngineError
 
 Value = TypeVar("Value")
@@ -58,29 +58,6 @@ class SearchTimedOut(EngineError):
         what = "the transcript reader" if stage == "reader" else "the request"
         super().__init__(f"sessions_search timed out: {what} took more than "
                          f"{seconds:g} s. {TIMEOUT_ADVICE}")
-
-
-class Cancellation:
-    """Set when the reader's answer is no longer wanted; the reader checks it.
-
-    It is cancelled by the watchdog, and also as soon as the clock reaches `deadline`:
-    whether the watchdog's thread has run yet must not decide whether a reader past its
-    budget goes on.
-
-    >>> Cancellation(deadline=time.monotonic()).cancelled, Cancellation().cancelled
-    (True, False)
-    """
-
-    def __init__(self, deadline: float = math.inf) -> None:
-        self._event = threading.Event()
-        self._deadline = deadline
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set() or time.monotonic() >= self._deadline
 
 
 class ReaderCancelled(Exception):

@@ -29,6 +29,7 @@ from engine.backends.protocol import (
     Explainable,
     Interruptible,
     Maintenance,
+    ReconcilesInBatches,
     Refreshable,
     SearchBackend,
     TranscriptReader,
@@ -75,9 +76,10 @@ def declared(backend_class: type) -> set[type]:
 
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                        Maintenance, Refreshable, Explainable, Diagnosable, AnswersLate}),
+                        Maintenance, ReconcilesInBatches, Refreshable, Explainable, Diagnosable,
+                        AnswersLate}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
-                     Interruptible}),
+                     ReconcilesInBatches, Interruptible}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
     # a partitioned store offers what its partitions offer
@@ -141,7 +143,8 @@ def test_reconcile_when_needed_skips_a_backend_that_never_lags() -> None:
 def test_the_reconcile_command_names_the_missing_capability(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         tmp_path: Path) -> None:
-    monkeypatch.setattr(maintenance, "open_store", lambda path, command, writer: SearchOnly())
+    monkeypatch.setattr(maintenance, "open_store",
+                        lambda path, command, writer, **options: SearchOnly())
     assert main(["reconcile", "--store", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (
         "session-search: error: reconcile needs a backend with Maintenance (index_status, "

@@ -370,4 +370,5 @@ def test_stats_and_dump_walk_the_partitions(tmp_path: Path, capsys: pytest.Captu
     else:
         assert files["agents/work/agent/openclaw-agent.sqlite"] == "sqlite database"
     assert main(["reconcile", "--store", str(tmp_path / "store"), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"reconciled": 0, "indexing": False}
+    assert json.loads(capsys.readouterr().out) == {"reconciled": 0, "rows": 0, "orphans": 0,
+                                                   "indexing": False}

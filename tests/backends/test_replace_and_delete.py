@@ -43,7 +43,9 @@ from engine.transcript.projection import index_entries
 from tests.parity.test_backend_differential import outcome, result_differences
 
 #: The §8.2 limits shrunk: a replacement of 4 events, or of more than 4 KiB, is large.
-SMALL_LIMITS = EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096)
+#: No background reconcile: these tests see what a replacement leaves until `reconcile`.
+SMALL_LIMITS = EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,
+                            background_reconcile=False)
 KEY = "agent:main:main"
 OTHER_KEY = "agent:main:other"
 
@@ -81,7 +83,7 @@ def configured_kind(name: str, config: EngineConfig) -> PartitionKind:
 
 
 def new_store(folder: Path, name: str, config: EngineConfig = SMALL_LIMITS) -> PartitionedStore:
-    return create_partitioned(folder / name, configured_kind(name, config))
+    return create_partitioned(folder / name, configured_kind(name, config), config=config)
 
 
 @pytest.fixture(params=["reference", "sqlite"])
@@ -287,7 +289,8 @@ def test_a_deferred_replacement_survives_reopening(tmp_path: Path, store: Partit
     store.close()
     if name == "reference":
         shutil.rmtree(root / "agents" / "main" / "index")
-    reopened = open_partitioned(root, configured_kind(name, SMALL_LIMITS), writer=True)
+    reopened = open_partitioned(root, configured_kind(name, SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "fresh") == ([], True)
         assert found(reopened, "stale") == ([("w-other", "c0")], True)
@@ -305,7 +308,8 @@ def test_a_small_replacement_replays_from_the_log_alone(tmp_path: Path) -> None:
     backend.close()
     shutil.rmtree(tmp_path / "reference" / "agents" / "main" / "index")
     reopened = open_partitioned(tmp_path / "reference",
-                                configured_kind("reference", SMALL_LIMITS), writer=True)
+                                configured_kind("reference", SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "fresh") == ([("w-old", "n0")], False)
         assert found(reopened, "stale") == ([("w-other", "c0")], False)
@@ -492,9 +496,10 @@ def lifecycle_steps() -> list[tuple[str, Any]]:
 REFERENCE_CONFIGS = {
     "limits": SMALL_LIMITS,
     "deferred commits": EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,
-                                     index_flush_documents=2),
+                                     index_flush_documents=2, background_reconcile=False),
     "clear paths": EngineConfig.clear_paths(sync_rebuild_max_events=3,
-                                            sync_rebuild_max_bytes=4096),
+                                            sync_rebuild_max_bytes=4096,
+                                            background_reconcile=False),
 }
 
 
@@ -608,7 +613,8 @@ def test_reference_deletion_reopens_without_the_windows(tmp_path: Path) -> None:
     store.close()
     shutil.rmtree(tmp_path / "reference" / "agents" / "main" / "index")
     reopened = open_partitioned(tmp_path / "reference",
-                                configured_kind("reference", SMALL_LIMITS), writer=True)
+                                configured_kind("reference", SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "current") == ([], False)
         assert reopened.stats()["windows"] == 1

@@ -68,9 +68,9 @@ def test_reconcile_on_a_terminal_draws_windows(tmp_path: Path, session_search) -
                           str(DEMO)).status == 0
     status, out, shown = on_terminal("reconcile", "--store", store)
     assert status == 0
-    reconciled = re.fullmatch(r"reconciled (\d+) window\(s\) in [\d.e-]+ s; indexing "
-                              r"complete\n", out)
-    assert reconciled is not None and int(reconciled[1]) >= 1, out
+    reconciled = re.fullmatch(r"reconciled (\d+) window\(s\), (\d+) row\(s\), 0 orphaned "
+                              r"window\(s\) swept in [\d.e-]+ s; indexing complete\n", out)
+    assert reconciled is not None and int(reconciled[1]) >= 1 and int(reconciled[2]) >= 1, out
     count = reconciled[1]
     assert re.search(rf"reconciling windows +━+ {count}/{count} +[\d,]+ windows/s", shown), shown
 

@@ -124,7 +124,8 @@ def test_reconcile_and_verify(store, capsys):
     _, out, _ = run(capsys, "search", "--store", str(store), "--json", "fix")
     assert json.loads(out) == {"hits": [], "truncated": False, "indexing": True}
     status, out, _ = run(capsys, "reconcile", "--store", str(store), "--json")
-    assert (status, json.loads(out)) == (0, {"reconciled": 1, "indexing": False})
+    assert (status, json.loads(out)) == (0, {"reconciled": 1, "rows": 1, "orphans": 0,
+                                             "indexing": False})
     status, out, _ = run(capsys, "verify", "--store", str(store), "--json")
     report = json.loads(out)
     assert (status, report["ok"], report["rowsCommitted"]) == (0, True, 2)

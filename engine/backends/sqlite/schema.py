@@ -431,9 +431,10 @@ READER_PRAGMAS = (
 )
 
 
-def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
+def _connect(target: str, *, uri: bool, any_thread: bool = False) -> sqlite3.Connection:
     return sqlite3.connect(target, uri=uri, isolation_level=None,
-                           cached_statements=STATEMENT_CACHE_SIZE)
+                           cached_statements=STATEMENT_CACHE_SIZE,
+                           check_same_thread=not any_thread)
 
 
 def create_database(path: Path) -> sqlite3.Connection:
@@ -503,8 +504,10 @@ def connect_writer(path: Path) -> sqlite3.Connection:
 
 
 def _writer_connection(path: Path) -> sqlite3.Connection:
-    """A connection to the database at `path` with the writer's pragmas set."""
-    connection = _connect(str(path), uri=False)
+    """A connection to the database at `path` with the writer's pragmas set, usable from
+    any thread: the store's background reconcile worker uses it too, and the partitioned
+    store serializes every use of it with its lock (`engine.backends.background`)."""
+    connection = _connect(str(path), uri=False, any_thread=True)
     try:
         for pragma in WRITER_PRAGMAS:
             connection.execute(pragma)
