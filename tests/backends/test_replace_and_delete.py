@@ -392,7 +392,7 @@ def test_per_event_stamps_survive_reopening(tmp_path: Path, store: PartitionedSt
     if name == "reference":
         shutil.rmtree(tmp_path / name / "agents" / "main" / "index")
     reopened = open_partitioned(tmp_path / name, configured_kind(name, SMALL_LIMITS),
-                                writer=True)
+                                writer=True, config=SMALL_LIMITS)
     try:
         assert [event.created_at for event in reopened.events("w-old")] == [11.0, 12.0]
         hits, indexing = found(reopened, "fresh")
