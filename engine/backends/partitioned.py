@@ -587,9 +587,11 @@ class PartitionedTransaction(BackendTransaction):
         return self._partition_transaction(agent_id).append_event(session_id, event, created_at)
 
     def replace_transcript(
-        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+        self, session_id: str, events: Sequence[dict[str, Any]],
+        created_at: float | Sequence[float | None] | None = None,
     ) -> int:
-        """Replace the events of a window in its partition; return how many."""
+        """Replace the events of a window in its partition (`created_at`: one stamp for
+        all, or one per event); return how many."""
         agent_id = self._agent_of(session_id)
         if agent_id is None:
             raise unknown_session(session_id)

@@ -69,11 +69,14 @@ class BackendTransaction(Protocol):
         ...
 
     def replace_transcript(
-        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+        self, session_id: str, events: Sequence[dict[str, Any]],
+        created_at: float | Sequence[float | None] | None = None,
     ) -> int:
         """Replace every event of a window that exists by `events` (seq 0, 1, ...), each
-        stamped `created_at` (None: the time of the write); return how many. Every event
-        is checked as `append_event` checks it before anything is written. The window's
+        stamped `created_at` (None: the time of the write), or, when `created_at` is a
+        list or tuple, by its own item (one per event: `UsageError` otherwise); return how
+        many. Every event is checked with its stamp as `append_event` checks it before
+        anything is written. The window's
         index is rebuilt in this transaction, or, for a replacement above the limits of
         behaviour.md §8.2 (`engine.backends.replacement`), the window is marked dirty:
         its old rows stay hidden until reconcile rebuilds it."""

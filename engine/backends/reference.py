@@ -124,7 +124,12 @@ from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 from engine.transcript.tree import scan_tree
-from engine.transcript.validation import check_event, check_privacy_change, check_window
+from engine.transcript.validation import (
+    check_event,
+    check_privacy_change,
+    check_replacement,
+    check_window,
+)
 
 if TYPE_CHECKING:
     from engine.search.explain import SearchExplanation
@@ -229,19 +234,20 @@ class ReferenceTransaction(BackendTransaction):
         return self._transaction.append_event(session_id, event, created_at)
 
     def replace_transcript(
-        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+        self, session_id: str, events: Sequence[dict[str, Any]],
+        created_at: float | Sequence[float | None] | None = None,
     ) -> int:
-        """Replace every event of an existing window by `events`; return how many. Every
-        event is checked before anything is written, so a refused replacement leaves
+        """Replace every event of an existing window by `events`, stamped `created_at`
+        (one for all, or one per event); return how many. Every event is checked with
+        its stamp before anything is written, so a refused replacement leaves
         the window as it was; whether the index rebuild waits for reconcile
         (`replacement.rebuild_is_deferred`) is written in the log with it, and the
         index applies it at commit (`ReferenceBackend._apply`)."""
         self._transaction.window(session_id)  # UnknownSession before anything else
         events = list(events)
-        for event in events:
-            check_event(session_id, event, created_at)
+        stamps = check_replacement(session_id, events, created_at)
         return self._transaction.replace_transcript(
-            session_id, events, created_at,
+            session_id, events, stamps,
             rebuild_deferred=rebuild_is_deferred(events, self._config))
 
     def delete_session(self, session_key: str) -> int:

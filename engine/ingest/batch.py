@@ -3,17 +3,21 @@
 Owns: the rules every input form shares — a window is added once (never a duplicate of
 the store or of an earlier source), a key keeps at most one current window, events go
 to windows of this import only — the replacement of stored windows' transcripts (with
-`replace`), and the counts the import reports. Must not touch: file formats
-(`corpus.py`, `flat.py`) or how the transaction stores things.
+`replace`, or `replace_stored` for a live import), and the counts the import reports.
+Must not touch: file formats (`corpus.py`, `flat.py`) or how the transaction stores
+things.
 
 With `replace` (`session-search import --replace`), a window the store already holds is
 not a `DuplicateImport`: its metadata is written again and its transcript replaced by
 the events this import reads for it (`BackendTransaction.replace_transcript`, in the
 same transaction, when `finish` runs after the sources are read; behaviour.md §8.2
-decides whether its index is rebuilt then or by reconcile). Its events are checked as
-they are read, so a bad one is reported at its file and line, and kept in memory until
-`finish` (a replacement is written whole). A window read twice in one import is still
-refused.
+decides whether its index is rebuilt then or by reconcile). A live import
+(`live_state.py`) replaces a stored window's transcript the same way
+(`replace_stored`), whatever `replace` says. Its events are checked as they are read,
+each with its receipt stamp (its own `created_at`, e.g. an OpenClaw database's, or the
+import's `received_at`), so a bad one is reported at its file and line, and kept in
+memory with its stamp until `finish` (a replacement is written whole, every event with
+its stamp). A window read twice in one import is still refused.
 
 Besides the windows and events added, the report counts the messages whose role is
 never indexed (only `user` and `assistant` messages are searchable, behaviour.md §2.3), so
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import BackendTransaction
-from engine.errors import DuplicateImport, InputError, MalformedInput, UsageError
+from engine.errors import DuplicateImport, InputError, MalformedInput, UnknownSession
 from engine.model import SessionWindow
 from engine.progress import StepProgress
 from engine.transcript.events import SEARCHABLE_ROLES
@@ -87,8 +91,9 @@ class ImportBatch:
         self.transaction = transaction
         #: Replace the transcript of a window the store holds instead of refusing it.
         self.replace = replace
-        #: session id -> the events read so far for a stored window being replaced.
-        self.replacements: dict[str, list[dict[str, Any]]] = {}
+        #: session id -> the events read so far (each with its receipt stamp) for a
+        #: stored window being replaced.
+        self.replacements: dict[str, list[tuple[dict[str, Any], float | None]]] = {}
         self.received_at = received_at
         #: Called as `progress(lines read, expected lines)` every `PROGRESS_EVERY` records.
         self.progress = progress
@@ -138,6 +143,21 @@ class ImportBatch:
         self.check_new(session_id, path, line)
         self.replacements[session_id] = []
         self.added_at[session_id] = f"{path}:{line}" if line is not None else path
+        self.replaced_count += 1
+
+    def replace_stored(self, session_id: str, path: str) -> None:
+        """Replace the transcript of stored window `session_id` by the events appended
+        for it from here on (a live import whose source shrank or changed; its metadata
+        is `update_window`'s). Refused for a window this import already added or
+        replaces."""
+        if session_id not in self.stored_ids:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        if session_id in self.replacements:
+            raise DuplicateImport(
+                f'{path}: session window "{session_id}" was already read from '
+                f"{self.added_at.get(session_id, path)}; nothing was imported")
+        self.replacements[session_id] = []
+        self.added_at.setdefault(session_id, path)
         self.replaced_count += 1
 
     def current_of(self, session_key: str) -> SessionWindow | None:
@@ -213,16 +233,6 @@ class ImportBatch:
         if window.current:
             self.current_by_key[window.session_key] = window.session_id
 
-    def forget_key(self, session_key: str) -> None:
-        """Forget every window of `session_key` after the transaction deleted them (so
-        they can be written again, as new windows)."""
-        for session_id in [session_id for session_id, window in self.windows.items()
-                           if window.session_key == session_key]:
-            del self.windows[session_id]
-            self.stored_ids.discard(session_id)
-            self.added_at.pop(session_id, None)
-        self.current_by_key.pop(session_key, None)
-
     def check_chains(self, path: str) -> None:
         """Raise `MalformedInput` when the windows' links now form a cycle."""
         for problem in chain_problems(self.windows.values()):
@@ -248,12 +258,9 @@ class ImportBatch:
             if replacement is None:
                 seq = self.transaction.append_event(session_id, event, created_at=stamp)
             else:
-                if stamp != self.received_at:
-                    raise UsageError("the events of a replaced transcript are all stamped "
-                                     "with the import's received_at")
                 check_event(session_id, event, stamp)
                 seq = len(replacement)
-                replacement.append(event)
+                replacement.append((event, stamp))
         except MalformedInput:
             raise
         except InputError as error:
@@ -266,9 +273,11 @@ class ImportBatch:
         return seq
 
     def finish(self) -> None:
-        """Write the replacements read (after every source, inside the transaction)."""
-        for session_id, events in self.replacements.items():
-            self.transaction.replace_transcript(session_id, events, self.received_at)
+        """Write the replacements read (after every source, inside the transaction),
+        each event with its own receipt stamp."""
+        for session_id, stamped in self.replacements.items():
+            self.transaction.replace_transcript(session_id, [event for event, _ in stamped],
+                                                [stamp for _, stamp in stamped])
         self.replacements.clear()
 
     # ---- progress -------------------------------------------------------------------

@@ -35,10 +35,16 @@ shortcut that is trusted only when its event count equals what the store holds):
 * changed metadata (a new current window of a key, a changed `sessions.json` entry) is
   written again; a key's old current window is retired first.
 
-Replacing is `replace_transcripts` (one call per key): until the backends'
-`replace_transcript` exists it deletes the key's windows and writes them back — the
-replaced ones with their new events, the others with the events they held (their receipt
-times kept) — all in the same transaction.
+Replacing is `replace_transcript` (one call per replaced source): the window keeps its
+place and its key's other windows are untouched; its metadata is written again (as any
+window's, after the key's old current window is retired) when the source's changed, and
+its transcript is replaced through `BackendTransaction.replace_transcript` when the
+import's sources are all written (`ImportBatch.finish`), every event with its own
+receipt time (a database event's `created_at`, else the import's `received_at`). As
+for `import --replace`, behaviour.md §8.2 decides whether the window's index is rebuilt
+in the import's transaction (at most `EngineConfig.sync_rebuild_max_events` events and
+`sync_rebuild_max_bytes` bytes) or the window is marked dirty (its old rows hidden,
+`indexing` true) until reconcile rebuilds it.
 
 Lines: a last line without a newline is imported when it is a whole JSON object; when
 it is not (a writer is still writing it) it is left for the next import, with a note.
@@ -311,6 +317,7 @@ def import_live_state(
         with target.transaction() as transaction:
             batch = ImportBatch(transaction, existing, received_at)
             _write(target, batch, sources, notes)
+            batch.finish()  # the replacements gathered (`replace_transcript`)
     finally:
         for database in databases:
             database.close()
@@ -415,15 +422,12 @@ def _note_vanished(state: Path, marks: StateMarks, sources: list[_Source],
 
 def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
            notes: list[str]) -> None:
-    """Write every decision: replacements first (key by key), then retire the current
-    windows the state no longer calls current, then add, append and update."""
+    """Write every decision: retire the current windows the state no longer calls
+    current, then add, append, replace and update (a replacement's events are gathered
+    by the batch and written by `ImportBatch.finish`)."""
     current_in_state = {source.window.session_key: source.window.session_id
                         for source in sources if source.window.current}
-    replaced_keys = dict.fromkeys(source.stored.session_key for source in sources
-                                  if source.action == "replace" and source.stored is not None)
     by_id = {source.window.session_id: source for source in sources}
-    for key in replaced_keys:
-        replace_transcripts(target, batch, key, by_id, current_in_state, notes)
     for window in list(batch.windows.values()):
         wanted = current_in_state.get(window.session_key)
         if window.current and wanted is not None and wanted != window.session_id:
@@ -434,46 +438,29 @@ def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
             if planned is not None and planned.action == "unchanged":
                 planned.action = "updated"
     for source in sources:
-        if source.action == "replace":
-            continue
         if source.action == "new":
             batch.add_window(source.window, str(source.path), None)
         elif batch.windows.get(source.window.session_id) != source.window:
             batch.update_window(source.window, str(source.path))
             if source.action == "unchanged":
                 source.action = "updated"
-        if source.action in ("new", "append"):
+        if source.action == "replace":
+            replace_transcript(target, batch, source, notes)
+        elif source.action in ("new", "append"):
             batch.extend(source.window.session_id, str(source.path))
             source.appended = _append_source(target, batch, source, notes)
         elif source.mark is None:
             source.mark = source.base if source.base is not None else _window_mark(source)
 
 
-def replace_transcripts(target: ImportTarget, batch: ImportBatch, session_key: str,
-                        by_id: dict[str, _Source], current_in_state: dict[str, str],
-                        notes: list[str]) -> None:
-    """Replace the transcripts of the key's windows whose source says `replace`: the
-    one place to switch to the backends' `replace_transcript` when it exists. Meanwhile:
-    delete the key's windows and write them back in their order, each replaced one with
-    its source's events, every other one with the events it held."""
-    kept = [(window, target.events(window.session_id))
-            for window in target.windows_of(session_key)]
-    batch.transaction.delete_session(session_key)
-    batch.forget_key(session_key)
-    wanted = current_in_state.get(session_key)
-    for window, events in kept:
-        source = by_id.get(window.session_id)
-        if source is not None:
-            window = source.window
-        if window.current and wanted is not None and wanted != window.session_id:
-            window = replace(window, current=False)
-        where = str(source.path) if source is not None else window.session_id
-        batch.add_window(window, where, None)
-        if source is not None and source.action == "replace":
-            source.appended = _append_source(target, batch, source, notes)
-            continue
-        for stored in events:
-            batch.transaction.append_event(window.session_id, stored.event, stored.created_at)
+def replace_transcript(target: ImportTarget, batch: ImportBatch, source: _Source,
+                       notes: list[str]) -> None:
+    """Replace the transcript of the stored window of a source that says `replace` by
+    all the source's events (its metadata is already written, when it changed): they are
+    checked and gathered now, with their receipt stamps, and written by
+    `ImportBatch.finish` through `BackendTransaction.replace_transcript`."""
+    batch.replace_stored(source.window.session_id, str(source.path))
+    source.appended = _append_source(target, batch, source, notes)
 
 
 def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,

@@ -36,6 +36,7 @@ from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog, EventPositions
 from engine.transcript.changes import Change, TranscriptReplaced, change_of
 from engine.transcript.log import LogWriter, RecordPosition, now_milliseconds
+from engine.transcript.validation import replacement_stamps
 
 #: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions
 #: (the signature of `LogReader.read_events`).
@@ -141,12 +142,14 @@ class StoreTransaction:
         self,
         session_id: str,
         events: Sequence[dict[str, Any]],
-        created_at: float | None = None,
+        created_at: float | Sequence[float | None] | None = None,
         *,
         rebuild_deferred: bool = False,
     ) -> int:
         """Replace every event of an existing window by `events` (seq 0, 1, ...), each
-        stamped `created_at` (None: the time of its write); return how many.
+        stamped `created_at` (None: the time of its write), or its own item of it when
+        `created_at` is a list or tuple (`validation.replacement_stamps`: one per event);
+        return how many.
 
         One `replace` record, then an event record each (`engine.codec.log_file`): the
         replacement is durable with the commit and gone with an abort, as any write.
@@ -161,14 +164,15 @@ class StoreTransaction:
         for event in events:
             if not isinstance(event, dict):
                 raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
+        stamps = replacement_stamps(created_at, len(events))
         record = ReplaceRecord(session_id, len(events), bool(rebuild_deferred))
         self._write(record)
         pending.kept_events, pending.new_events = 0, EventPositions()
         self._pending[session_id] = pending
         stored = []
         try:
-            for seq, event in enumerate(events):
-                stamp = now_milliseconds() if created_at is None else float(created_at)
+            for seq, (event, given) in enumerate(zip(events, stamps, strict=True)):
+                stamp = now_milliseconds() if given is None else float(given)
                 event_record = EventRecord(session_id, seq, stamp, event)
                 pending.new_events.append(self._write(event_record))
                 stored.append(StoredEvent(session_id, seq, event, stamp))

@@ -4,7 +4,7 @@ Owns: the write-side rules, in one place, so that every backend refuses the same
 with the same message: the field types of a `SessionWindow` (and that a store can keep
 its strings), `windows.window_problem`, `events.validation_problem`, that an event (and a
 window's `extra`) is a JSON value every backend can keep exactly, the `created_at` of an
-append, and the wording of an append to a window that does not exist. Must not touch:
+append (and of each event of a replaced transcript: `replacement_stamps`), and the wording of an append to a window that does not exist. Must not touch:
 storage, or how a backend encodes a value; the rules of a valid window or event
 themselves (`windows.py`, `events.py` own them; this module adds only what a store
 needs on top).
@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from engine.errors import InputError, UnknownSession, UsageError
@@ -312,6 +313,37 @@ def check_event(session_id: object, event: object, created_at: object = None) ->
         problem = created_at_problem(created_at)
     if problem is not None:
         raise InputError(f"session {session_id}: {problem}")
+
+
+def replacement_stamps(created_at: object, count: int) -> list[Any]:
+    """The receipt stamp of each of the `count` events of a replaced transcript:
+    `created_at` for every one, or, when it is a sequence (a list or tuple), its items,
+    which must be one per event (`UsageError` otherwise). The stamps are returned as
+    given; `check_event` judges each one.
+
+    >>> replacement_stamps(5.0, 2), replacement_stamps(None, 1), replacement_stamps([1.0, 2.0], 2)
+    ([5.0, 5.0], [None], [1.0, 2.0])
+    >>> replacement_stamps((1.0,), 2)
+    Traceback (most recent call last):
+    ...
+    engine.errors.UsageError: created_at holds 1 stamp(s) for 2 events (one per event, or one for all)
+    """
+    if isinstance(created_at, (list, tuple)):
+        if len(created_at) != count:
+            raise UsageError(f"created_at holds {len(created_at)} stamp(s) for {count} events "
+                             "(one per event, or one for all)")
+        return list(created_at)
+    return [created_at] * count
+
+
+def check_replacement(session_id: object, events: Sequence[object], created_at: object
+                      ) -> list[Any]:
+    """Raise as `check_event` does unless every event of a replaced transcript, with its
+    stamp (`replacement_stamps`), may be appended; return the stamps."""
+    stamps = replacement_stamps(created_at, len(events))
+    for event, stamp in zip(events, stamps, strict=True):
+        check_event(session_id, event, stamp)
+    return stamps
 
 
 def unknown_session(session_id: object) -> UnknownSession:

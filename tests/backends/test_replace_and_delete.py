@@ -37,13 +37,15 @@ from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_store
 from engine.directory import FileDirectory
-from engine.errors import InputError, UnknownSession
+from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.projection import index_entries
 from tests.parity.test_backend_differential import outcome, result_differences
 
 #: The §8.2 limits shrunk: a replacement of 4 events, or of more than 4 KiB, is large.
-SMALL_LIMITS = EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096)
+#: No background reconcile: these tests see what a replacement leaves until `reconcile`.
+SMALL_LIMITS = EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,
+                            background_reconcile=False)
 KEY = "agent:main:main"
 OTHER_KEY = "agent:main:other"
 
@@ -81,7 +83,7 @@ def configured_kind(name: str, config: EngineConfig) -> PartitionKind:
 
 
 def new_store(folder: Path, name: str, config: EngineConfig = SMALL_LIMITS) -> PartitionedStore:
-    return create_partitioned(folder / name, configured_kind(name, config))
+    return create_partitioned(folder / name, configured_kind(name, config), config=config)
 
 
 @pytest.fixture(params=["reference", "sqlite"])
@@ -131,7 +133,7 @@ def found(backend: Any, query: str, **fields: Any) -> tuple[list[tuple[str, str]
 
 
 def replace(backend: Any, session_id: str, events: list[dict[str, Any]],
-            created_at: float | None = 5.0) -> int:
+            created_at: Any = 5.0) -> int:
     with backend.transaction() as transaction:
         return transaction.replace_transcript(session_id, events, created_at)
 
@@ -287,7 +289,8 @@ def test_a_deferred_replacement_survives_reopening(tmp_path: Path, store: Partit
     store.close()
     if name == "reference":
         shutil.rmtree(root / "agents" / "main" / "index")
-    reopened = open_partitioned(root, configured_kind(name, SMALL_LIMITS), writer=True)
+    reopened = open_partitioned(root, configured_kind(name, SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "fresh") == ([], True)
         assert found(reopened, "stale") == ([("w-other", "c0")], True)
@@ -305,7 +308,8 @@ def test_a_small_replacement_replays_from_the_log_alone(tmp_path: Path) -> None:
     backend.close()
     shutil.rmtree(tmp_path / "reference" / "agents" / "main" / "index")
     reopened = open_partitioned(tmp_path / "reference",
-                                configured_kind("reference", SMALL_LIMITS), writer=True)
+                                configured_kind("reference", SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "fresh") == ([("w-old", "n0")], False)
         assert found(reopened, "stale") == ([("w-other", "c0")], False)
@@ -351,6 +355,75 @@ def test_a_bad_event_is_refused_as_append_refuses_it_and_the_old_transcript_stay
     assert [event.event for event in store.events(session_id)] == before
     assert len(found(store, "stale")[0]) == 3
     assert found(store, "later") == ([("w-other", "c1")], False)
+
+
+# ---- one receipt stamp per event ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_per_event_stamps_are_stored_each_with_its_event(
+        store: PartitionedStore, large: bool) -> None:
+    """`created_at` as a list: each event keeps its own stamp (a live import keeps the
+    OpenClaw database's), small or deferred, and after reopening and reconcile."""
+    seed(store)
+    texts = ["fresh one", "fresh two", "fresh three", "fresh four"][: 4 if large else 2]
+    stamps = [10.0 + index for index in range(len(texts))]
+    assert replace(store, "w-old", chain("n", texts), stamps) == len(texts)
+    assert [event.created_at for event in store.events("w-old")] == stamps
+    assert found(store, "fresh")[1] is large
+    store.reconcile()
+    assert [event.created_at for event in store.events("w-old")] == stamps
+    assert len(found(store, "fresh")[0]) == len(texts)
+    with store.transaction() as transaction:  # a tuple, and None for the time of the write
+        transaction.replace_transcript("w-new", chain("m", ["later one", "later two"]),
+                                       (7.0, None))
+    stored = [event.created_at for event in store.events("w-new")]
+    assert stored[0] == 7.0 and stored[1] is not None and stored[1] > 1e12
+    check_consistent(store)
+
+
+def test_per_event_stamps_survive_reopening(tmp_path: Path, store: PartitionedStore) -> None:
+    """The log's event records carry each its own stamp: a reopened store (the reference
+    one with its index files gone, so the log is replayed) reads them back."""
+    seed(store)
+    replace(store, "w-old", chain("n", ["fresh one", "fresh two"]), [11.0, 12.0])
+    name = store.name
+    store.close()
+    if name == "reference":
+        shutil.rmtree(tmp_path / name / "agents" / "main" / "index")
+    reopened = open_partitioned(tmp_path / name, configured_kind(name, SMALL_LIMITS),
+                                writer=True, config=SMALL_LIMITS)
+    try:
+        assert [event.created_at for event in reopened.events("w-old")] == [11.0, 12.0]
+        hits, indexing = found(reopened, "fresh")
+        assert (sorted(hits), indexing) == ([("w-old", "n0"), ("w-old", "n1")], False)
+    finally:
+        reopened.close()
+
+
+@pytest.mark.parametrize("stamps", [[5.0], [5.0, 6.0, 7.0], []])
+def test_per_event_stamps_must_be_one_per_event(store: PartitionedStore,
+                                                stamps: list[float]) -> None:
+    seed(store)
+    with pytest.raises(UsageError, match=f"created_at holds {len(stamps)} stamp\\(s\\) "
+                                         "for 2 events"):
+        replace(store, "w-old", chain("n", ["fresh one", "fresh two"]), stamps)
+    assert [event.event["id"] for event in store.events("w-old")] == ["a0", "a1"]
+    assert sorted(found(store, "stale")[0]) == [("w-old", "a0"), ("w-old", "a1"),
+                                                ("w-other", "c0")]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), "5", 1e300, True])
+def test_a_bad_per_event_stamp_is_refused_as_append_refuses_it(
+        store: PartitionedStore, bad: Any) -> None:
+    seed(store)
+    with pytest.raises(InputError) as appended:
+        with store.transaction() as transaction:
+            transaction.append_event("w-old", message("x", None, "fresh"), created_at=bad)
+    with pytest.raises(InputError) as replaced:
+        replace(store, "w-old", chain("n", ["fresh one", "fresh two"]), [5.0, bad])
+    assert str(replaced.value) == str(appended.value)
+    assert [event.created_at for event in store.events("w-old")] == [1.0, 1.0]
 
 
 # ---- both backends give the same answers -----------------------------------------------
@@ -423,9 +496,10 @@ def lifecycle_steps() -> list[tuple[str, Any]]:
 REFERENCE_CONFIGS = {
     "limits": SMALL_LIMITS,
     "deferred commits": EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,
-                                     index_flush_documents=2),
+                                     index_flush_documents=2, background_reconcile=False),
     "clear paths": EngineConfig.clear_paths(sync_rebuild_max_events=3,
-                                            sync_rebuild_max_bytes=4096),
+                                            sync_rebuild_max_bytes=4096,
+                                            background_reconcile=False),
 }
 
 
@@ -539,7 +613,8 @@ def test_reference_deletion_reopens_without_the_windows(tmp_path: Path) -> None:
     store.close()
     shutil.rmtree(tmp_path / "reference" / "agents" / "main" / "index")
     reopened = open_partitioned(tmp_path / "reference",
-                                configured_kind("reference", SMALL_LIMITS), writer=True)
+                                configured_kind("reference", SMALL_LIMITS), writer=True,
+                                config=SMALL_LIMITS)
     try:
         assert found(reopened, "current") == ([], False)
         assert reopened.stats()["windows"] == 1

@@ -2,22 +2,28 @@
 
 Each test builds the state of `test_openclaw_state.build_state`, imports it with
 `live_import_into_store` into a store folder, changes the source as OpenClaw (or a user)
-would, and imports again: what is new is added, nothing else, and searches see it.
+would, and imports again: what is new is added, nothing else, and searches see it. The
+replacement tests at the end import with `import_live_state` into a store made with the
+§8.2 limits shrunk, to see a large replacement wait for reconcile.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from engine.backends.partitioned import PartitionedStore
 from engine.backends.registry import open_store
 from engine.errors import MalformedInput
 from engine.ingest import import_into_store, live_import_into_store
-from engine.ingest.live_marks import MARKS_FILE
+from engine.ingest.live_marks import MARKS_FILE, StateMarks
+from engine.ingest.live_state import LiveReport, import_live_state
 from engine.model import SearchRequest
+from tests.backends.test_replace_and_delete import SMALL_LIMITS, new_store
 from tests.ingest.test_openclaw_state import build_state, message, write_jsonl
 
 BACKENDS = ("reference", "sqlite")
@@ -330,3 +336,131 @@ def test_a_file_that_vanishes_while_read_is_a_clear_error(imported: tuple[Path, 
     with pytest.raises(MalformedInput, match=f"^{gone}: cannot read: No such file or directory$"):
         with _source_errors(gone):
             gone.stat()
+
+
+# ---- replacements go through replace_transcript (issue 14 item 6; behaviour.md §8.2) ----
+# The live import is given the store, so a store made with the §8.2 limits shrunk
+# (`SMALL_LIMITS`: at most 3 events) makes a replacement of 4 events a large one.
+
+
+@pytest.fixture
+def small_store(tmp_path: Path, backend: str) -> Iterator[PartitionedStore]:
+    store = new_store(tmp_path, backend, SMALL_LIMITS)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def live(store: PartitionedStore, state: Path, marks: StateMarks,
+         received_at: float | None = 50.0) -> tuple[LiveReport, StateMarks]:
+    return import_live_state(store, state, marks, received_at=received_at)
+
+
+def found(store: PartitionedStore, text: str) -> tuple[list[tuple[str, str]], bool]:
+    """The (window, message) of every hit, and the `indexing` flag."""
+    result = store.search(SearchRequest(text, session_keys=()))
+    return sorted((hit.session_id, hit.message_id) for hit in result.hits), result.indexing
+
+
+def walrus_lines(count: int, word: str = "walrus") -> list[dict]:
+    return [message(f"c0ffee{index:02d}", f"c0ffee{index - 1:02d}" if index else None,
+                    "user" if index % 2 == 0 else "assistant", f"{word} {index}")
+            for index in range(count)]
+
+
+def test_a_large_file_replacement_stays_hidden_until_reconcile(
+        tmp_path: Path, small_store: PartitionedStore) -> None:
+    state = build_state(tmp_path / "state")
+    _, marks = live(small_store, state, StateMarks())
+    before = [window.session_id for window in small_store.windows()]
+    write_jsonl(sessions_of(state) / "uuid-2.jsonl", walrus_lines(4))
+    report, marks = live(small_store, state, marks, received_at=60.0)
+    assert (report.replaced, report.added, report.events) == (1, 0, 4)
+    assert found(small_store, "walrus") == ([], True)  # the new text waits for reconcile
+    assert found(small_store, "digest") == ([], True)  # the old rows are hidden
+    assert found(small_store, "live") == ([("uuid-1", "a1b2c3d4")], True)
+    assert small_store.index_status()
+    assert [event.created_at for event in small_store.events("uuid-2")] == [60.0] * 4
+    assert small_store.reconcile() == 1
+    assert found(small_store, "walrus") == (
+        [("uuid-2", f"c0ffee{index:02d}") for index in range(4)], False)
+    assert found(small_store, "digest") == ([], False)
+    assert [window.session_id for window in small_store.windows()] == before
+    assert not live(small_store, state, marks)[0].changed
+
+
+def test_a_small_file_replacement_is_searchable_at_once_and_the_key_keeps_its_windows(
+        tmp_path: Path, small_store: PartitionedStore) -> None:
+    state = build_state(tmp_path / "state")
+    _, marks = live(small_store, state, StateMarks())
+    key = small_store.window("uuid-1").session_key
+    order = [window.session_id for window in small_store.windows_of(key)]
+    archives = {session_id: [(event.event, event.created_at)
+                             for event in small_store.events(session_id)]
+                for session_id in order if session_id != "uuid-1"}
+    current = sessions_of(state) / "uuid-1.jsonl"
+    write_jsonl(current, [message("a1b2c3d9", None, "user", "rewritten")])  # it shrank
+    report, _ = live(small_store, state, marks, received_at=70.0)
+    assert (report.replaced, report.events) == (1, 1)
+    assert found(small_store, "rewritten") == ([("uuid-1", "a1b2c3d9")], False)
+    assert found(small_store, "live") == ([], False)
+    assert [window.session_id for window in small_store.windows_of(key)] == order
+    assert small_store.window("uuid-1").current
+    for session_id, events in archives.items():  # untouched, receipt times kept
+        assert [(event.event, event.created_at)
+                for event in small_store.events(session_id)] == events
+    assert [event.created_at for event in small_store.events("uuid-1")] == [70.0]
+
+
+def test_a_replaced_window_the_state_no_longer_calls_current_is_retired(
+        tmp_path: Path, small_store: PartitionedStore) -> None:
+    """A replacement and a new current window of its key in one import: the replaced
+    window keeps its place and key, retained; the new one is the key's current."""
+    state = build_state(tmp_path / "state")
+    _, marks = live(small_store, state, StateMarks())
+    sessions = sessions_of(state)
+    index = json.loads((sessions / "sessions.json").read_text(encoding="utf-8"))
+    index["agent:main:main"]["sessionId"] = "uuid-4"
+    (sessions / "sessions.json").write_text(json.dumps(index), encoding="utf-8")
+    write_jsonl(sessions / "uuid-4.jsonl", [message("f00d0004", None, "user", "newer")])
+    write_jsonl(sessions / "uuid-1.jsonl", [message("a1b2c3d9", None, "user", "rewritten")])
+    report, marks = live(small_store, state, marks)
+    assert (report.replaced, report.added) == (1, 1)
+    windows = {window.session_id: window for window in small_store.windows_of("agent:main:main")}
+    assert not windows["uuid-1"].current and windows["uuid-4"].current
+    assert list(windows)[:3] == ["uuid-1.reset.1769800000000", "uuid-1.reset.1769900000000",
+                                 "uuid-1"]
+    assert found(small_store, "rewritten") == ([("uuid-1", "a1b2c3d9")], False)
+    assert found(small_store, "newer") == ([("uuid-4", "f00d0004")], False)
+    assert not live(small_store, state, marks)[0].changed
+
+
+def rewrite_database_window(source: Path, events: list[dict], stamps: list[float]) -> None:
+    """Replace window uuid-2 of the SQLite state at `source` by `events`, each stamped."""
+    writer = open_store(source, "import", writer=True)
+    try:
+        with writer.transaction() as transaction:
+            transaction.replace_transcript("uuid-2", events, stamps)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_a_database_replacement_keeps_each_events_own_stamp(
+        tmp_path: Path, small_store: PartitionedStore, count: int) -> None:
+    source = database_state(tmp_path)
+    _, marks = live(small_store, source, StateMarks())
+    stamps = [1769940000000.0 + 1000 * index for index in range(count)]
+    rewrite_database_window(source, walrus_lines(count), stamps)
+    report, marks = live(small_store, source, marks, received_at=99.0)
+    assert (report.replaced, report.events) == (1, count)
+    assert [event.created_at for event in small_store.events("uuid-2")] == stamps
+    large = count > SMALL_LIMITS.sync_rebuild_max_events
+    assert found(small_store, "walrus")[1] is large
+    assert found(small_store, "digest") == ([], large)
+    small_store.reconcile()
+    assert found(small_store, "walrus") == (
+        [("uuid-2", f"c0ffee{index:02d}") for index in range(count)], False)
+    assert [event.created_at for event in small_store.events("uuid-2")] == stamps
+    assert not live(small_store, source, marks)[0].changed

@@ -74,6 +74,7 @@ from engine.transcript.tree import TreeNode, scan_tree
 from engine.transcript.validation import (
     check_event,
     check_privacy_change,
+    check_replacement,
     check_window,
     unknown_session,
 )
@@ -313,22 +314,23 @@ class SqliteTransaction(BackendTransaction):
         return seq
 
     def replace_transcript(
-        self, session_id: str, events: Sequence[dict[str, Any]], created_at: float | None = None
+        self, session_id: str, events: Sequence[dict[str, Any]],
+        created_at: float | Sequence[float | None] | None = None,
     ) -> int:
-        """Replace every event of an existing window by `events`; rebuild its index now
-        or mark it dirty (see the module docstring); return how many events."""
+        """Replace every event of an existing window by `events`, stamped `created_at`
+        (one for all, or one per event); rebuild its index now or mark it dirty (see the
+        module docstring); return how many events."""
         self._cursor(session_id)  # UnknownSession before anything else
         events = list(events)
-        for event in events:
-            check_event(session_id, event, created_at)
+        stamps = check_replacement(session_id, events, created_at)
         deferred = rebuild_is_deferred(events, self._config)
         self.flush()
         self._connection.execute("DELETE FROM transcript_events WHERE session_id = ?",
                                  (session_id,))
         rows = PendingRows()
         stored = []
-        for seq, event in enumerate(events):
-            received = time.time() * 1000.0 if created_at is None else float(created_at)
+        for seq, (event, given) in enumerate(zip(events, stamps, strict=True)):
+            received = time.time() * 1000.0 if given is None else float(given)
             add_event_rows(rows, session_id, seq, event, received)
             stored.append(StoredEvent(session_id, seq, event, received))
             if len(rows.events) >= FLUSH_EVENTS:
