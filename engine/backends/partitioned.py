@@ -98,8 +98,8 @@ with the partition that scored it: its N, n and avgdl are that partition's.
 
 Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windows`,
 `events`, `bytes`, then the backend's own); `partition_stats()` gives them per agent.
-`reconcile`, `reconcile_in_batches` (the `reconcile` command's) and `index_status` run
-on every partition.
+`reconcile`, `reconcile_in_batches` (the `reconcile` command's), `index_status` and
+`compact` run on every partition.
 
 Background reconcile and threads (`engine.backends.background`). The store owns one
 `ReconcileWorker`, which only a writer's store starts (`EngineConfig.background_reconcile`,
@@ -150,6 +150,7 @@ from engine.backends.protocol import (
     AnswersLate,
     Backend,
     BackendTransaction,
+    Compactable,
     Diagnosable,
     Explainable,
     Interruptible,
@@ -177,6 +178,7 @@ from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
+from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.validation import check_event, check_window, unknown_session
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
@@ -658,9 +660,9 @@ class PartitionedTransaction(BackendTransaction):
 # --------------------------------------------------------------------------------------
 
 
-class PartitionedStore(Backend, Maintenance, Interruptible):
+class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
     """A store of one partition per agent (capabilities `Backend`, `Maintenance`,
-    `Interruptible` (forwarded to the partitions that have it); over
+    `Interruptible` (forwarded to the partitions that have it), `Compactable`; over
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
     `Explainable`). The rules are in the module docstring."""
 
@@ -975,6 +977,22 @@ class PartitionedStore(Backend, Maintenance, Interruptible):
             rebuilt += require_capability(partition, Maintenance, "reconcile").reconcile(counted)
             finished_work += partition_total[0]
         return rebuilt
+
+    @serialized
+    def compact(self) -> CompactionOutcome:
+        """Compact every partition in agent order (writer only); what they reclaimed,
+        summed (one partition after another: a partition's compaction is crash-safe
+        on its own, and a failure stops before the next)."""
+        self._check_open()
+        if not self.is_writer:
+            raise StoreError("cannot compact: the store was opened read-only")
+        if self._in_transaction:
+            raise UsageError("cannot compact inside a transaction")
+        kind = "database" if self.name == "sqlite" else "log"
+        total = CompactionOutcome(kind=kind)
+        for partition in self._partitions.values():
+            total += require_capability(partition, Compactable, "compact").compact()
+        return total
 
     @serialized
     def reconcile_in_batches(self, progress: StepProgress | None = None) -> PartitionReconciled:

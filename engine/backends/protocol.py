@@ -18,6 +18,7 @@ of looking a method up by name):
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
 | `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
 | `AnswersLate`      | `search_answer`                             | backends whose hits can get their snippets after a merge chose them (reference) |
+| `Compactable`      | `compact`                                   | backends that can reclaim the space of deleted data (reference: the transcript log; SQLite: `VACUUM`; a partitioned store: every partition) |
 
 `Backend` is the first three together: what `engine.backends.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
@@ -48,6 +49,7 @@ from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.search.merge import PartitionAnswer
+from engine.transcript.compaction import CompactionOutcome
 
 Capability = TypeVar("Capability")
 
@@ -249,11 +251,21 @@ class Diagnosable(Protocol):
         ...
 
 
+@runtime_checkable
+class Compactable(Protocol):
+    """Reclaims the space deleted data still takes (`session-search compact`)."""
+
+    def compact(self) -> CompactionOutcome:
+        """Rewrite what holds deleted data without it (writer only), changing nothing
+        a read sees; return what was reclaimed."""
+        ...
+
+
 #: Every capability, in the order of the table above.
 CAPABILITIES: tuple[type, ...] = (
     SearchBackend, TranscriptWriter, TranscriptReader, Maintenance, ReconcilesInBatches,
     Refreshable, Explainable, Interruptible,
-    Diagnosable, AnswersLate,
+    Diagnosable, AnswersLate, Compactable,
 )
 
 

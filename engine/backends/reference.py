@@ -88,6 +88,7 @@ from engine.backends.protocol import (
     AnswersLate,
     Backend,
     BackendTransaction,
+    Compactable,
     Diagnosable,
     Explainable,
     Maintenance,
@@ -117,6 +118,7 @@ from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
 from engine.transcript.changes import Change, EventAppended, SessionDeleted, TranscriptReplaced
+from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import META_NAME, TranscriptStore
@@ -254,10 +256,10 @@ class ReferenceTransaction(BackendTransaction):
 
 
 class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, Explainable,
-                       Diagnosable, AnswersLate):
+                       Diagnosable, AnswersLate, Compactable):
     """A store directory searched by the reference index (capabilities: `Backend`,
     `Maintenance`, `ReconcilesInBatches`, `Refreshable`, `Explainable`, `Diagnosable`,
-    `AnswersLate`)."""
+    `AnswersLate`, `Compactable`)."""
 
     name = BACKEND_NAME
 
@@ -657,6 +659,14 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
             self.index.window_states.pop(session_id, None)
         self.flush()
         return len(orphans)
+
+    def compact(self) -> CompactionOutcome:
+        """Reclaim the transcript log's deleted records (`TranscriptStore.compact`,
+        writer only). The index is left as it is: it names events by session id and
+        seq, never by log position, and the generation its manifest covers stays (every
+        commit record is kept); its deleted rows are dropped by `merge`."""
+        self._require_writer("compact the transcript log")
+        return self.store.compact()
 
     def rebuild_index(self) -> int:
         """Discard the index and rebuild every window from its transcript (`verify --repair`).

@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 
 from engine.backends.protocol import (
     Backend,
+    Compactable,
     Interruptible,
     Maintenance,
     ReconcileBatch,
@@ -84,6 +85,7 @@ from engine.errors import (
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, agent_id_of
 from engine.progress import StepProgress
 from engine.query.user_query import validate_request
+from engine.transcript.compaction import CompactionOutcome
 
 #: The database file of a registry store directory.
 DATABASE_NAME = "openclaw-agent.sqlite"
@@ -137,10 +139,10 @@ def _damage_reported(method: _Method) -> _Method:
     return reading  # type: ignore[return-value]
 
 
-class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible):
+class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Compactable):
     """One SQLite database with the upstream agent layout (capabilities: `Backend`,
-    `Maintenance`, `ReconcilesInBatches`, `Interruptible`; every read sees the latest
-    commit, so it needs no `Refreshable`)."""
+    `Maintenance`, `ReconcilesInBatches`, `Interruptible`, `Compactable`; every read
+    sees the latest commit, so it needs no `Refreshable`)."""
 
     name = BACKEND_NAME
 
@@ -417,6 +419,32 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible):
         (count,) = self._reading().execute(
             "SELECT count(*) FROM transcript_events WHERE session_id = ?", (session_id,)).fetchone()
         return count
+
+    def compact(self) -> CompactionOutcome:
+        """Reclaim the pages deleted rows left (writer only): `VACUUM`, then a
+        truncating checkpoint so the write-ahead log gives its space back too. SQLite
+        rewrites the file itself, crash-safely (through the write-ahead log); readers
+        see the same rows before and after. A full disk is a StoreError naming the
+        file, and the database stays as it was."""
+        connection = self._writer_connection()
+        if self._open_transaction is not None:
+            raise UsageError(f"{self.path}: cannot compact the database inside a transaction")
+        before = self._file_bytes()
+        try:
+            connection.execute("VACUUM")
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.DatabaseError as error:
+            if schema.is_damage(error):
+                raise CorruptFile(str(self.path), 0, str(error)) from None
+            raise StoreError(f"{self.path}: the compaction (VACUUM) failed: {error}; the "
+                             "database is as it was") from None
+        reclaimed = max(before - self._file_bytes(), 0)
+        return CompactionOutcome(1 if reclaimed else 0, reclaimed, kind="database")
+
+    def _file_bytes(self) -> int:
+        """The bytes of the database file and its write-ahead log."""
+        files = (self.path, schema.write_ahead_log(self.path))
+        return sum(file.stat().st_size for file in files if file.exists())
 
     # ---- inspection ---------------------------------------------------------------
 

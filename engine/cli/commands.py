@@ -55,6 +55,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
+    CommandEntry("compact", "engine.cli.compact_command",
+                 "reclaim the space deleted sessions still take (log compaction, VACUUM)"),
     CommandEntry("archive", "engine.cli.archive_commands",
                  "leave a session's windows out of search (a cold archive)"),
     CommandEntry("restore", "engine.cli.archive_commands",

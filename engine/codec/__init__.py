@@ -17,6 +17,7 @@ which module of `DECODERS` reads its records.
 | `partitioned` | `SS.PARTS` | 2     | `store.meta` at a store's root   | one metadata map with the list of agents (`meta_file`) |
 | `segment`   | `SS.SEGMT` | 2       | `transcripts/segment-NNNNNN.log` | window / event / replace / delete_session / commit (`log_file`) |
 | `catalog`   | `SS.CATLG` | 2       | `transcripts/catalog.ckpt`       | catalog checkpoint (`catalog_file`) |
+| `compaction` | `SS.COMPT` | 1      | `transcripts/compaction.state`   | compactions begun, one running (`compaction_file`) |
 | `postings`  | `SS.POSTS` | 2       | `index/segment-NNNNNN.postings`  | posting lists (`postings_file`) |
 | `terms`     | `SS.TERMS` | 2       | `index/segment-NNNNNN.terms`     | documents and term dictionary (`terms_file`) |
 | `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
@@ -77,6 +78,7 @@ FILE_KINDS: dict[str, FileKind] = {
     "partitioned": FileKind("partitioned", b"SS.PARTS", "store.meta", "partitioned store metadata (backend of its per-agent partitions, creation time, the agents that have one)", 2),
     "segment": FileKind("segment", b"SS.SEGMT", "transcripts/segment-NNNNNN.log", "transcript log file (append-only)", 2),
     "catalog": FileKind("catalog", b"SS.CATLG", "transcripts/catalog.ckpt", "transcript catalog checkpoint (derived; speeds up reopening)", 2),
+    "compaction": FileKind("compaction", b"SS.COMPT", "transcripts/compaction.state", "transcript log compaction state (how many began, one running)", 1),
     "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", 2),
     "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", 2),
     "manifest": FileKind("manifest", b"SS.MANIF", "index/manifest", "index manifest (commit point)", 2),
@@ -90,6 +92,7 @@ DECODERS: dict[str, dict[int, str]] = {
     "partitioned": {2: "engine.codec.meta_file"},
     "segment": {2: "engine.codec.log_file"},
     "catalog": {2: "engine.codec.catalog_file"},
+    "compaction": {1: "engine.codec.compaction_file"},
     "postings": {2: "engine.codec.postings_file"},
     "terms": {2: "engine.codec.terms_file"},
     "manifest": {2: "engine.codec.manifest_file"},

@@ -370,6 +370,26 @@ def decode_sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame
     raise CorruptFile(location, len(data), "file ends without a footer")
 
 
+def decode_single_record(data: bytes, location: str, magic: bytes) -> tuple[int, Any]:
+    """The offset and decoded payload of the one record of a whole sealed file of kind
+    `magic` (a file of one record, written at once): CorruptFile naming the offset on
+    any damage or another record count, as `decode_sealed_frames`.
+
+    >>> body = encode_record({"a": 1})
+    >>> data = encode_header(b"SS.STORE") + body + encode_footer(1, update_crc(0, body))
+    >>> decode_single_record(data, "f", b"SS.STORE")
+    (16, {'a': 1})
+    """
+    frames = decode_sealed_frames(data, location, magic)
+    if len(frames) != 1:
+        raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
+    frame = frames[0]
+    try:
+        return frame.offset, decode_payload(frame.payload)
+    except DecodeError as error:
+        raise CorruptFile(location, frame.offset, str(error)) from None
+
+
 def count_frames(data: bytes, start: int, end: int) -> int | None:
     """How many records lie exactly between `start` and `end`, by their length fields
     alone (no CRC check), or None when they do not end exactly at `end`.

@@ -29,10 +29,8 @@ from typing import Any
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
-    HEADER_SIZE,
     DecodeError,
-    decode_payload,
-    decode_sealed_frames,
+    decode_single_record,
     encode_footer,
     encode_header,
     encode_record,
@@ -115,21 +113,10 @@ def _decode_agents(value: dict[str, Any]) -> tuple[str, ...]:
     return tuple(agents)
 
 
-def _single_record(data: bytes, location: str, magic: bytes) -> tuple[int, Any]:
-    frames = decode_sealed_frames(data, location, magic)
-    if len(frames) != 1:
-        raise CorruptFile(location, HEADER_SIZE, f"expected one record, found {len(frames)}")
-    frame = frames[0]
-    try:
-        return frame.offset, decode_payload(frame.payload)
-    except DecodeError as error:
-        raise CorruptFile(location, frame.offset, str(error)) from None
-
-
 def decode_meta_file(data: bytes, location: str) -> StoreMeta:
     """Decode a reference partition's `store.meta`: CorruptFile on any damage (another
     magic included), StoreError on another version."""
-    offset, value = _single_record(data, location, MAGIC)
+    offset, value = decode_single_record(data, location, MAGIC)
     try:
         return _decode_fields(value)
     except DecodeError as error:
@@ -144,7 +131,7 @@ def decode_root_meta_file(data: bytes, location: str) -> RootMeta:
     ...
     engine.errors.CorruptFile: store.meta: corrupt at byte offset 16: root metadata has no list of agents
     """
-    offset, value = _single_record(data, location, PARTITIONED_MAGIC)
+    offset, value = decode_single_record(data, location, PARTITIONED_MAGIC)
     try:
         meta = _decode_fields(value)
         return RootMeta(meta.backend, meta.created_at, _decode_agents(value))

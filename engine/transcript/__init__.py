@@ -20,6 +20,8 @@ Map of the package (each module owns one concept; the index never lives here):
                      a log holding less lost committed transactions, and the problems
                      opening reports (`StoreProblem`);
 * `changes.py`     — the change feed: change values and the commit hooks;
+* `compaction.py`  — which committed records are dead, and rewriting the log files
+                     without them (the compaction state file, crash safety, readers);
 * `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads
                      see, built from a catalog, a log writer and a read function;
 * `store.py`       — the durable `TranscriptStore` that assembles them (open, lock,
@@ -27,7 +29,8 @@ Map of the package (each module owns one concept; the index never lives here):
 
 Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; `log` ←
 `evidence`, `log` ← `catalog` ← `checkpoint` (which uses `evidence`), `log` ← `changes`,
-and `transaction` and then `store` above them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
+`catalog` ← `compaction` (which uses `evidence`), and `transaction` and then `store`
+above them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
 re-exports nothing, so importing one module does not load the others.
 
 Two meanings of "segment". In the code, a segment is an *index segment* only

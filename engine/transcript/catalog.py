@@ -15,7 +15,8 @@ that follow it in the transaction, of that window, are its events again from seq
 `delete_session` removes every window of a key and its events. Per window
 the catalog holds the *positions* of its events (log file, offset, length in compact
 arrays), not the events: memory grows by about 16 bytes per event. Deleted events stay in
-the log files (there is no compaction yet); they are simply never referenced again.
+the log files, never referenced again, until a compaction rewrites the files without
+them (`engine.transcript.compaction`); the store then reloads its catalog.
 """
 
 from __future__ import annotations

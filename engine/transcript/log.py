@@ -676,6 +676,19 @@ class LogWriter:
                 raise StoreError("internal error: transaction spans two log files")
             self._guarded(self._handle.truncate, max(size, HEADER_SIZE))
 
+    def roll(self) -> LogCursor | None:
+        """Between transactions: seal the open log file now, as a full one is sealed
+        (`engine.transcript.compaction` seals it to rewrite it); the next transaction
+        starts the next file. Returns the sealed cursor (`sealed`), or None when the
+        open file holds no commit (nothing to seal)."""
+        self._check_usable()
+        if self._saved is not None:
+            raise StoreError("internal error: a log file is rolled inside a transaction")
+        if self._handle is None or self._record_count == 0:
+            return None
+        self._seal()
+        return self.sealed
+
     def committed_cursor(self) -> LogCursor | None:
         """Where the committed records end in the open log file, between transactions
         (None inside a transaction, after a failure, or when no log file is open)."""

@@ -16,6 +16,8 @@ Files of a store (a `Directory`):
     LOCK                             the single writer's lock; holds its pid
     transcripts/segment-NNNNNN.log   the transcript log: append-only transactions (`log`)
     transcripts/catalog.ckpt         catalog checkpoint (derived; optional; `checkpoint`)
+    transcripts/compaction.state     compactions begun, one running (`compaction`;
+                                     absent until the first compaction)
 
 State. The store is the replay of its committed transactions, in order (the rule is
 `Catalog.apply`); event objects are decoded from the log on demand, by the positions the
@@ -45,15 +47,21 @@ the writer failed, to be reopened).
 
 Readers (`writer=False`) take no lock, never truncate, and see the transactions that
 were committed when they opened or last called `refresh()`.
+
+Compaction (`compact()`, writer only) rewrites the sealed log files that hold records a
+later delete made dead; opening, `refresh()` and the reads of a reader follow it as
+`engine.transcript.compaction` says (a stale position is reloaded, never reported as
+damage).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Self
+from typing import Self, TypeVar
 
+from engine.codec.compaction_file import CompactionState
 from engine.codec.log_file import CommitRecord
 from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
@@ -69,6 +77,16 @@ from engine.transcript.checkpoint import (
     open_checkpoint,
     save_checkpoint,
     trust_checkpoint,
+)
+from engine.transcript.compaction import (
+    CompactionOutcome,
+    begun_state,
+    catalog_state,
+    finished_state,
+    plan_compaction,
+    read_compaction_state,
+    rewrite_log_file,
+    write_compaction_state,
 )
 from engine.transcript.evidence import CommittedClaim, LostCommits, StoreProblem, find_lost_commits
 from engine.transcript.log import (
@@ -86,6 +104,11 @@ from engine.transcript.log import (
     sealed_log_file_of,
 )
 from engine.transcript.transaction import StoreTransaction
+
+Value = TypeVar("Value")
+
+#: How many times a reader reloads its catalog for one read while a compaction runs.
+COMPACTION_RETRIES = 5
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
@@ -136,6 +159,8 @@ class TranscriptStore:
         self.lost_commits: LostCommits | None = None
         #: Why the checkpoint found on open was not used, as a problem to report.
         self._checkpoint_problem: StoreProblem | None = None
+        #: The compaction state read when the catalog was last loaded.
+        self._compaction_seen = CompactionState()
 
     # ----- opening -----------------------------------------------------------------------
 
@@ -190,6 +215,7 @@ class TranscriptStore:
             meta = decode_meta_file(directory.read_bytes(META_NAME), directory.location(META_NAME))
             store = cls(directory, meta, config or EngineConfig(), lock)
             store._accepts_lost_commits = accept_lost_commits
+            store._compaction_seen = read_compaction_state(directory)
             store._load_checkpoint()
             store._replay()
             for claim in [*store._claims, *committed]:
@@ -199,6 +225,8 @@ class TranscriptStore:
                 store.recovered_tail = store._writer.recover(store._reader)
                 if store.lost_commits is not None:
                     store.rewrite_checkpoint()
+                if store._compaction_seen.in_progress:
+                    store._finish_interrupted_compaction()
             return store
         except BaseException:
             if lock is not None:
@@ -253,7 +281,26 @@ class TranscriptStore:
         if not self.config.catalog_checkpoints:
             opened.close()
             return
+        if self._compaction_seen.in_progress:
+            opened.close()
+            self.checkpoint_ignored = "a compaction of the log was running or interrupted"
+            self._checkpoint_problem = StoreProblem(
+                location, f"{location}: not used: a compaction of the transcript log was "
+                          "running or was interrupted, so the log was replayed (nothing "
+                          "committed is lost; the next writer saves a new checkpoint)",
+                serious=False)
+            return
         problem = opened.disagreement(self.directory)
+        if problem is not None and read_compaction_state(self.directory) != \
+                self._compaction_seen:  # a compaction began since the state was read
+            self._compaction_seen = read_compaction_state(self.directory)
+            problem = "a compaction of the log was running"
+            opened.close()
+            self.checkpoint_ignored = problem
+            self._checkpoint_problem = StoreProblem(
+                location, f"{location}: not used: the transcript log was compacted while "
+                          "it was opened, so the log was replayed", serious=False)
+            return
         if problem is not None:
             opened.close()
             self.checkpoint_ignored = problem
@@ -492,15 +539,21 @@ class TranscriptStore:
 
     def events(self, session_id: str) -> list[StoredEvent]:
         """Every committed event of a window, in seq order (UnknownSession if absent)."""
-        positions = self._catalog.entry(session_id).events
-        return self._reader.read_events(session_id, 0, positions.to_list())
+        def read() -> list[StoredEvent]:
+            positions = self._catalog.entry(session_id).events
+            return self._reader.read_events(session_id, 0, positions.to_list())
+
+        return self._compaction_safe(read)
 
     def event(self, session_id: str, seq: int) -> StoredEvent:
         """One committed event by seq (UnknownSession if the window or seq is absent)."""
-        positions = self._catalog.entry(session_id).events
-        if not 0 <= seq < len(positions):
-            raise UnknownSession(f"window {session_id!r} has no event with seq {seq}")
-        return self._reader.read_events(session_id, seq, [positions[seq]])[0]
+        def read() -> StoredEvent:
+            positions = self._catalog.entry(session_id).events
+            if not 0 <= seq < len(positions):
+                raise UnknownSession(f"window {session_id!r} has no event with seq {seq}")
+            return self._reader.read_events(session_id, seq, [positions[seq]])[0]
+
+        return self._compaction_safe(read)
 
     def event_count(self, session_id: str) -> int:
         """How many committed events a window has (UnknownSession if absent)."""
@@ -540,20 +593,181 @@ class TranscriptStore:
         last = self._catalog.generation
         if generation >= last:
             return
+        if self._writer is None and self._log_moved():
+            self._reload_same_generation()
         cursor = LogCursor(self._catalog.transaction_files[generation],
                            self._catalog.transaction_offsets[generation],
                            transaction_id=generation)
-        for transaction in LogReader(self.directory).iter_transactions(
-                cursor, verify_footers=False):
-            yield transaction
-            if transaction.transaction_id >= last:
-                return
+        try:
+            for transaction in LogReader(self.directory).iter_transactions(
+                    cursor, verify_footers=False):
+                yield transaction
+                if transaction.transaction_id >= last:
+                    return
+        except CorruptFile:
+            if self._writer is None and self._log_moved():
+                raise StoreError(
+                    f"{self.directory.location(LOG_FOLDER)}: the transcript log was compacted "
+                    "while its changes were read; refresh the store and read them again"
+                ) from None
+            raise
 
     def refresh(self) -> None:
-        """Readers: apply transactions committed since opening or the last refresh."""
+        """Readers: apply transactions committed since opening or the last refresh (after
+        a compaction of the log, reload the catalog from the start)."""
         self._check_open()
-        if self._writer is None:
+        if self._writer is not None:
+            return
+        for _attempt in range(COMPACTION_RETRIES):
+            state = read_compaction_state(self.directory)
+            try:
+                if state != self._compaction_seen or self._compaction_seen.in_progress:
+                    self._reload_all(state)
+                else:
+                    self._replay()
+                return
+            except CorruptFile:
+                if not self._log_moved():
+                    raise
+        raise self._compaction_busy()
+
+    # ----- compaction --------------------------------------------------------------------
+
+    def compact(self) -> CompactionOutcome:
+        """Writers, between transactions: rewrite the log files that hold dead records
+        (the records of windows a later delete removed) without them, crash-safely, and
+        reload the catalog (`engine.transcript.compaction` says how and why). Nothing
+        committed changes: every transaction, window and event a read sees stays. A
+        file the disk refuses stops it with a StoreError that leaves the store whole."""
+        self._check_open()
+        writer = self._writer
+        if writer is None:
+            raise StoreError("this store was opened read-only; open it with writer=True")
+        if self._transaction is not None:
+            raise UsageError("cannot compact the log inside a transaction")
+        plan = plan_compaction(self.directory, self._catalog)
+        if not plan.dead:
+            return CompactionOutcome()
+        begun = begun_state(read_compaction_state(self.directory))
+        write_compaction_state(self.directory, begun)
+        self._compaction_seen = begun
+        reclaimed = 0
+        try:
+            if plan.last_file in plan.dead and not self._cursor.sealed:
+                writer.roll()
+            for number in sorted(plan.dead, reverse=True):  # the last first: see the module
+                reclaimed += rewrite_log_file(self.directory, number, plan.dead[number])
+        except StoreError as error:
+            self._reload_writer_catalog()
+            raise StoreError(
+                f"the compaction stopped: {error}; the store is whole (every committed "
+                "transaction is kept, the next open replays the log): free space and run "
+                "the compaction again") from None
+        self._reload_writer_catalog()
+        finished = finished_state(begun, reclaimed)
+        try:
+            self.rewrite_checkpoint()
+            write_compaction_state(self.directory, finished)
+        except StoreError as error:
+            raise StoreError(
+                f"the compaction rewrote {len(plan.dead)} log files but could not finish: "
+                f"{error}; the store is whole (the next open replays the log, and the next "
+                "writer saves the checkpoint)") from None
+        self._compaction_seen = finished
+        return CompactionOutcome(len(plan.dead), reclaimed, plan.record_count)
+
+    def _finish_interrupted_compaction(self) -> None:
+        """A writer that opened after an interrupted compaction: save a checkpoint of the
+        log as it is and clear the flag (derived data: a refusal waits for the next)."""
+        state = self._compaction_seen
+        done = CompactionState(max(state.compactions, 1), False, state.reclaimed_bytes)
+        try:
+            self.rewrite_checkpoint()
+            write_compaction_state(self.directory, done)
+        except StoreError:
+            return
+        self._compaction_seen = done
+
+    def _log_moved(self) -> bool:
+        """Whether a compaction may have moved records since the catalog was loaded."""
+        return (self._compaction_seen.in_progress
+                or read_compaction_state(self.directory) != self._compaction_seen)
+
+    def _compaction_busy(self) -> StoreError:
+        return StoreError(f"{self.directory.location(LOG_FOLDER)}: the transcript log is being "
+                          "compacted; try again when the compaction has finished")
+
+    def _compaction_safe(self, read: Callable[[], Value]) -> Value:
+        """Run a read of events; a reader whose positions a compaction moved reloads its
+        catalog at its generation and reads again (never `CorruptFile` for that)."""
+        for _attempt in range(COMPACTION_RETRIES):
+            try:
+                return read()
+            except CorruptFile:
+                if self._writer is not None or not self._log_moved():
+                    raise
+                self._reload_same_generation()
+        raise self._compaction_busy()
+
+    def _install(self, catalog: Catalog, reader: LogReader) -> None:
+        """Use `catalog`, replayed by `reader`, from now on."""
+        if self._positions_reader is not None:
+            self._positions_reader.close()
+            self._positions_reader = None
+        self._catalog = catalog
+        self._reader = reader
+        self._cursor = reader.cursor
+        self._sealed_files = list(reader.sealed_files)
+
+    def _reload_writer_catalog(self) -> None:
+        """Replay the whole (rewritten) log into a new catalog."""
+        reader = LogReader(self.directory)
+        catalog = Catalog()
+        for transaction in reader.iter_transactions():
+            catalog.apply(transaction, self._log_file_location)
+        self._install(catalog, reader)
+
+    def _reload_same_generation(self) -> None:
+        """Readers: replay the log up to this handle's generation and use it, when it
+        gives the same state (StoreError when windows of this view were compacted away)."""
+        state = read_compaction_state(self.directory)
+        target = self.generation
+        reader = LogReader(self.directory)
+        catalog = Catalog()
+        for transaction in reader.iter_transactions():
+            if transaction.transaction_id > target:
+                break  # the reader's cursor is at the end of transaction `target`
+            catalog.apply(transaction, self._log_file_location)
+        if catalog.generation != target or catalog_state(catalog) != catalog_state(
+                self._catalog):
+            raise StoreError(
+                f"{self.directory.location(LOG_FOLDER)}: the transcript log was compacted "
+                f"after this reader read it (generation {target}), and windows it shows "
+                "were deleted since: refresh or reopen the store")
+        self._install(catalog, reader)
+        self._compaction_seen = state
+
+    def _reload_all(self, state: CompactionState) -> None:
+        """Readers: load the catalog again as an open does (checkpoint, then replay)."""
+        saved = (self._catalog, self._reader, self._cursor, self._sealed_files,
+                 self._positions_reader, self._compaction_seen, self.checkpoint_generation,
+                 self.checkpoint_ignored, self._checkpoint_problem, self._claims)
+        self._catalog, self._reader, self._cursor, self._sealed_files = (
+            Catalog(), LogReader(self.directory), LogCursor(), [])
+        self._positions_reader, self._compaction_seen, self._claims = None, state, []
+        self.checkpoint_generation = self.checkpoint_ignored = self._checkpoint_problem = None
+        try:
+            self._load_checkpoint()
             self._replay()
+        except BaseException:
+            if self._positions_reader is not None:
+                self._positions_reader.close()
+            (self._catalog, self._reader, self._cursor, self._sealed_files,
+             self._positions_reader, self._compaction_seen, self.checkpoint_generation,
+             self.checkpoint_ignored, self._checkpoint_problem, self._claims) = saved
+            raise
+        if saved[4] is not None:
+            saved[4].close()
 
     def close(self) -> None:
         """Close files and release the writer lock (idempotent).

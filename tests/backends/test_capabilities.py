@@ -25,6 +25,7 @@ from engine.backends.protocol import (
     AnswersLate,
     Backend,
     BackendTransaction,
+    Compactable,
     Diagnosable,
     Explainable,
     Interruptible,
@@ -77,16 +78,17 @@ def declared(backend_class: type) -> set[type]:
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
                         Maintenance, ReconcilesInBatches, Refreshable, Explainable, Diagnosable,
-                        AnswersLate}),
+                        AnswersLate, Compactable}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
-                     ReconcilesInBatches, Interruptible}),
+                     ReconcilesInBatches, Interruptible, Compactable}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
     # a partitioned store offers what its partitions offer
     (PartitionedStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
-                        Interruptible}),
+                        Interruptible, Compactable}),
     (PartitionedSnapshotStore, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
-                                Maintenance, Refreshable, Explainable, Interruptible}),
+                                Maintenance, Refreshable, Explainable, Interruptible,
+                                Compactable}),
     (PartitionedTransaction, {BackendTransaction}),
 ])
 def test_backends_declare_their_capabilities(backend_class: type, expected: set[type]) -> None:

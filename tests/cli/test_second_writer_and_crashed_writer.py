@@ -1,7 +1,7 @@
 """Issue 17 items 2 and 3 on the per-agent layout, through the command line.
 
 * A second writer is refused the same way on both backends: while one process holds a
-  store as its writer, `import` and `reconcile` exit 1 with one line naming the store's
+  store as its writer, `import`, `reconcile` and `compact` exit 1 with one line naming the store's
   `LOCK` (the partitioned store takes one root lock for its single writer, whatever the
   partitions are), and readers go on answering.
 * A SQLite writer killed inside a large transaction leaves its agent database's `-wal`
@@ -91,7 +91,7 @@ def test_a_second_writer_is_refused_the_same_way_on_both_backends(
         expected = (f"session-search: error: {store / 'LOCK'}: the store is locked by another "
                     f"writer (pid {holder.pid})\n")
         for argv in (("import", "--store", str(store), str(flat_file(tmp_path))),
-                     ("reconcile", "--store", str(store))):
+                     ("reconcile", "--store", str(store)), ("compact", "--store", str(store))):
             refused = engine(*argv)
             assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", expected)
         searched = engine("search", "--store", str(store), "--json", "cafe")

@@ -24,7 +24,7 @@ READERS = {
     "dump": [],
 }
 #: Each writing command with its arguments (`import` gets a source below).
-WRITERS = {"reconcile": [], "import": None, "archive": ["agent:main:main"],
+WRITERS = {"reconcile": [], "compact": [], "import": None, "archive": ["agent:main:main"],
            "restore": ["agent:main:main"]}
 
 
@@ -59,7 +59,7 @@ def access_of(command: str) -> str:
     return "read" if command in READERS else "write"
 
 
-@pytest.mark.parametrize("command", [*READERS, "reconcile"])
+@pytest.mark.parametrize("command", [*READERS, "reconcile", "compact"])
 def test_a_missing_store_is_the_same_error_for_every_command(
         session_search, tmp_path: Path, source: Path, command: str) -> None:
     missing = tmp_path / "nothing"
@@ -76,7 +76,7 @@ def test_a_file_is_not_a_store(session_search, tmp_path: Path, source: Path,
     session_search(*arguments(command, file, source)).refused(2, f"{file}: not a folder")
 
 
-@pytest.mark.parametrize("command", [*READERS, "reconcile"])
+@pytest.mark.parametrize("command", [*READERS, "reconcile", "compact"])
 def test_an_empty_folder_holds_no_store(session_search, tmp_path: Path, source: Path,
                                         command: str) -> None:
     empty = tmp_path / "empty"
@@ -85,7 +85,7 @@ def test_an_empty_folder_holds_no_store(session_search, tmp_path: Path, source: 
         2, f"{empty}: no session-search store here (the folder is empty)")
 
 
-@pytest.mark.parametrize("command", ["search", "stats", "reconcile", "import"])
+@pytest.mark.parametrize("command", ["search", "stats", "reconcile", "compact", "import"])
 def test_a_folder_of_other_files_holds_no_store(session_search, tmp_path: Path,
                                                 source: Path, command: str) -> None:
     busy = tmp_path / "busy"

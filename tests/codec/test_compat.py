@@ -12,7 +12,10 @@ once by the two recipes below and committed:
   store generation 2);
 * `partitioned/store.meta`, the root metadata of a partitioned store (the files above
   are what one agent's reference partition holds): `write_partitioned_root` (a store
-  created through the registry, the clock fixed).
+  created through the registry, the clock fixed);
+* `transcripts/compaction.state`: `write_compaction` (the state after one finished
+  compaction that reclaimed 640 bytes; the store beside it was never compacted, which
+  the state does not contradict: it only counts).
 
 The tests prove that this build reads these files (what they hold comes back) and that
 it writes the same bytes from the same input. If a change to the codec makes one fail,
@@ -37,6 +40,7 @@ from engine.analysis.profiles import SEARCH_PROFILE
 from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
+from engine.codec.compaction_file import CompactionState
 from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
 from engine.codec.manifest_file import decode_manifest
 from engine.codec.postings_file import check_postings_ends
@@ -51,6 +55,7 @@ from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
 from engine.index.writer import flush_index, load_index
 from engine.model import IndexEntry, SessionWindow
+from engine.transcript.compaction import read_compaction_state, write_compaction_state
 from engine.transcript.store import TranscriptStore
 
 FIXTURE = Path(__file__).parent / "compat"
@@ -67,6 +72,9 @@ INDEX_FILES = ("index/manifest", "index/segment-000001.terms", "index/segment-00
 TRANSCRIPT_FILES = ("store.meta", "transcripts/segment-000001.log",
                     "transcripts/segment-000002.log", "transcripts/catalog.ckpt")
 ROOT_FILES = ("partitioned/store.meta",)
+COMPACTION_FILES = ("transcripts/compaction.state",)
+#: What the committed compaction state says.
+COMPACTION = CompactionState(compactions=1, in_progress=False, reclaimed_bytes=640)
 
 
 def message(row: tuple) -> dict:
@@ -96,6 +104,11 @@ def write_partitioned_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     """The recipe of the committed root metadata (a new, empty store; the clock fixed)."""
     monkeypatch.setattr(time, "time", lambda: CLOCK)
     open_backend(folder / "partitioned", backend="reference", create=True).close()
+
+
+def write_compaction(folder: Path) -> None:
+    """The recipe of the committed compaction state."""
+    write_compaction_state(FileDirectory(folder), COMPACTION)
 
 
 def write_index(folder: Path) -> None:
@@ -146,24 +159,29 @@ def test_the_committed_transcript_files_open_from_their_checkpoint(tmp_path: Pat
             "w1", 2, True)
 
 
+def test_the_committed_compaction_state_reads_back():
+    assert read_compaction_state(FileDirectory(FIXTURE)) == COMPACTION
+
+
 def test_the_recipes_still_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     write_transcripts(tmp_path, monkeypatch)
     write_index(tmp_path)
     write_partitioned_root(tmp_path, monkeypatch)
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES):
+    write_compaction(tmp_path)
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES):
         assert (tmp_path / name).read_bytes() == (FIXTURE / name).read_bytes(), name
 
 
 def test_the_fixtures_hold_every_kind_once_in_its_current_version():
     kinds = {}
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES):
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES):
         header = decode_header((FIXTURE / name).read_bytes(), name)
         kind = kind_of_magic(header.magic)
         assert (header.version, header.flags) == (kind.version, 0), name
         kinds.setdefault(kind.name, name)
     assert sorted(kinds) == sorted(FILE_KINDS)
     committed = sorted(str(path.relative_to(FIXTURE)) for path in FIXTURE.rglob("*") if path.is_file())
-    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES))
+    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES))
 
 
 def test_the_committed_root_metadata_opens_as_an_empty_partitioned_store(tmp_path: Path):
@@ -241,6 +259,7 @@ if __name__ == "__main__":  # write the fixtures again: python tests/codec/test_
     write_index(FIXTURE)
     with pytest.MonkeyPatch.context() as patch:
         write_partitioned_root(FIXTURE, patch)
+    write_compaction(FIXTURE)
     (FIXTURE / "LOCK").unlink()
     (FIXTURE / "partitioned" / "LOCK").unlink()
     print(f"wrote {FIXTURE}", file=sys.stderr)

@@ -34,6 +34,8 @@ order, each write step in its own transaction:
   `message` step (without `session`), chained from the previous tree entry of the
   replacement (null for the first);
 * `{"delete_session": key, "expect": n}`; `{"reconcile": true, "expect": n?}`;
+  `{"compact": true}` — `Compactable.compact` (reclaims deleted data; nothing a search
+  sees may change);
 * `{"archive": key, "expect": n?}`, `{"restore": key, "expect": n?}` —
   `engine.backends.archives.set_session_archived`; `expect` is how many windows changed;
 * `{"search": {SearchRequest fields}, "expect": {...}}` — `session_keys` may instead be
@@ -124,6 +126,8 @@ class CaseRunner:
                                                archived=archived)
                 if "expect" in step:
                     assert outcome.changed == step["expect"], where
+            elif "compact" in step:
+                self.backend.compact()
             elif "reconcile" in step:
                 rebuilt = self.backend.reconcile()
                 if "expect" in step:

@@ -1,0 +1,53 @@
+"""`session-search compact`: reclaim the space deleted sessions still take in a store.
+
+Owns: the `compact` command's arguments and output. Must not touch: how a backend
+compacts (its `Compactable.compact`: the reference store's transcript log compaction,
+`engine.transcript.compaction`; SQLite's `VACUUM`) or the store's files.
+
+    session-search compact --store DIR           compacted N log files, reclaimed X bytes
+    session-search compact --store DIR --json    {"filesCompacted", "bytesReclaimed",
+                                                  "recordsDropped", "kind"}
+
+The store is opened as its writer (`engine.backends.registry.open_store`, so a bad path
+is refused as every command refuses it) and every agent's partition is compacted in
+turn. Readers may go on searching meanwhile. A failure (a full disk) is an error (exit
+status 1) that leaves the store as whole as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.backends.protocol import Compactable, require_capability
+from engine.backends.registry import open_store
+from engine.cli.commands import add_command
+from engine.cli.output import print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `compact` command."""
+    parser = add_command(
+        subparsers, "compact",
+        description="Reclaim the space that deleted sessions still take: a reference "
+        "store rewrites the transcript log files holding their records (online and "
+        "crash-safe: readers go on, a kill loses nothing committed); a SQLite store runs "
+        "VACUUM. Nothing a search or a read sees changes. Takes the store's writer lock.",
+        examples=["session-search compact --store demo",
+                  "session-search compact --store demo --json"])
+    parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compact every partition; print the summary line (or the JSON document)."""
+    backend = open_store(args.store, "compact", writer=True)
+    try:
+        outcome = require_capability(backend, Compactable, "compact").compact()
+    finally:
+        backend.close()
+    if args.json:
+        print_json(outcome.to_json())
+    else:
+        print(outcome.summary())
+    return 0
