@@ -23,14 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.codec import FILE_KINDS
-from engine.codec.framing import (
-    DecodeError,
-    decode_single_record,
-    encode_footer,
-    encode_header,
-    encode_record,
-    update_crc,
-)
+from engine.codec.framing import DecodeError, decode_single_record, encode_single_record
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["compaction"].magic
@@ -51,9 +44,9 @@ def encode_compaction_file(state: CompactionState) -> bytes:
     >>> decode_compaction_file(encode_compaction_file(CompactionState(2, True, 10)), "f")
     CompactionState(compactions=2, in_progress=True, reclaimed_bytes=10)
     """
-    record = encode_record({"compactions": state.compactions, "in_progress": state.in_progress,
-                            "reclaimed_bytes": state.reclaimed_bytes})
-    return encode_header(MAGIC) + record + encode_footer(1, update_crc(0, record))
+    return encode_single_record(MAGIC, {"compactions": state.compactions,
+                                        "in_progress": state.in_progress,
+                                        "reclaimed_bytes": state.reclaimed_bytes})
 
 
 def _decode_fields(value: Any) -> CompactionState:

@@ -370,6 +370,17 @@ def decode_sealed_frames(data: bytes, location: str, magic: bytes) -> list[Frame
     raise CorruptFile(location, len(data), "file ends without a footer")
 
 
+def encode_single_record(magic: bytes, value: Any) -> bytes:
+    """A whole sealed file of kind `magic` holding one record, `value` (the inverse of
+    `decode_single_record`).
+
+    >>> decode_single_record(encode_single_record(b"SS.STORE", {"a": 1}), "f", b"SS.STORE")
+    (16, {'a': 1})
+    """
+    body = encode_record(value)
+    return encode_header(magic) + body + encode_footer(1, update_crc(0, body))
+
+
 def decode_single_record(data: bytes, location: str, magic: bytes) -> tuple[int, Any]:
     """The offset and decoded payload of the one record of a whole sealed file of kind
     `magic` (a file of one record, written at once): CorruptFile naming the offset on

@@ -28,14 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.codec import FILE_KINDS
-from engine.codec.framing import (
-    DecodeError,
-    decode_single_record,
-    encode_footer,
-    encode_header,
-    encode_record,
-    update_crc,
-)
+from engine.codec.framing import DecodeError, decode_single_record, encode_single_record
 from engine.errors import CorruptFile
 
 MAGIC = FILE_KINDS["store"].magic
@@ -75,7 +68,7 @@ def encode_meta_file(meta: StoreMeta) -> bytes:
     >>> decode_meta_file(encode_meta_file(StoreMeta("reference", 1.0)), "store.meta")
     StoreMeta(backend='reference', created_at=1.0)
     """
-    return _sealed(MAGIC, {"backend": meta.backend, "created_at": float(meta.created_at)})
+    return encode_single_record(MAGIC, {"backend": meta.backend, "created_at": float(meta.created_at)})
 
 
 def encode_root_meta_file(meta: RootMeta) -> bytes:
@@ -85,14 +78,9 @@ def encode_root_meta_file(meta: RootMeta) -> bytes:
     >>> decode_root_meta_file(data, "store.meta")
     RootMeta(backend='sqlite', created_at=1.0, agents=('main', 'ops'))
     """
-    return _sealed(PARTITIONED_MAGIC, {"backend": meta.backend,
+    return encode_single_record(PARTITIONED_MAGIC, {"backend": meta.backend,
                                        "created_at": float(meta.created_at),
                                        "agents": sorted(set(meta.agents))})
-
-
-def _sealed(magic: bytes, value: dict[str, Any]) -> bytes:
-    record = encode_record(value)
-    return encode_header(magic) + record + encode_footer(1, update_crc(0, record))
 
 
 def _decode_fields(value: Any) -> StoreMeta:
@@ -126,7 +114,7 @@ def decode_meta_file(data: bytes, location: str) -> StoreMeta:
 def decode_root_meta_file(data: bytes, location: str) -> RootMeta:
     """Decode the `store.meta` at a partitioned store's root, as `decode_meta_file` does.
 
-    >>> decode_root_meta_file(_sealed(PARTITIONED_MAGIC, {"backend": "x", "created_at": 1.0}), "store.meta")
+    >>> decode_root_meta_file(encode_single_record(PARTITIONED_MAGIC, {"backend": "x", "created_at": 1.0}), "store.meta")
     Traceback (most recent call last):
     ...
     engine.errors.CorruptFile: store.meta: corrupt at byte offset 16: root metadata has no list of agents
