@@ -632,13 +632,15 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         if self._deferred:
             self._apply_deferred(skip_left_dirty=True)
         states = self.index.window_states
-        counts = self.store.event_counts()
         consumed = windows = rows = events = 0
         for session_id in pending:
             if stop() or (windows and events >= max_events):
                 break
             consumed += 1
-            count = counts.get(session_id, 0)
+            try:  # the batch's own windows only: a batch costs O(its windows), not O(store)
+                count = self.store.event_count(session_id)
+            except UnknownSession:  # deleted since the run listed it
+                count = 0
             if not needs_reconcile(states.get(session_id), count - 1):
                 continue
             self.rebuild_window(session_id)
