@@ -302,22 +302,23 @@ class FolderPartitions:
 
         An agent the root lists whose folder is gone is a `StoreError` naming the folder,
         unless `accept_missing` (`verify`, `stats`: they report it; `missing`)."""
-        backend = read_root_meta(root).backend
-        if backend != kind.backend:
-            raise StoreError(f"{root / META_NAME}: store was created for backend {backend!r}, "
-                             f"not {kind.backend!r}")
+        meta = read_root_meta(root)
+        if meta.backend != kind.backend:
+            raise StoreError(f"{root / META_NAME}: store was created for backend "
+                             f"{meta.backend!r}, not {kind.backend!r}")
         lock = FileDirectory(root).acquire_lock(LOCK_NAME) if writer else None
         try:
             if writer:
                 remove_tree(root / NEW_PARTITION_FOLDER, ignore_errors=True)
                 remove_tree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
-            meta, missing = _listed_and_missing(root)
+            meta, missing = _listed_and_missing(root, meta)
             space = cls(root, kind, lock, meta, missing)
             if missing and not accept_missing:
                 raise StoreError(space.missing_problems()[0].with_advice())
-            unlisted = set(space.agents()) - set(meta.agents)
-            if writer and unlisted:
-                space.write_meta(meta.with_agents(set(meta.agents) | unlisted))
+            if writer:
+                unlisted = set(space.agents()) - set(meta.agents)
+                if unlisted:
+                    space.write_meta(meta.with_agents(set(meta.agents) | unlisted))
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -499,12 +500,11 @@ def read_root_meta(root: Path) -> RootMeta:
     return decode_root_meta_file(data, str(path))
 
 
-def _listed_and_missing(root: Path) -> tuple[RootMeta, tuple[str, ...]]:
-    """The root's metadata and the agents it lists without a folder in `agents/`. A
-    mismatch is read twice: a writer removing a partition unlists it before the folder
-    goes, so a reader that read the list just before sees the new list on the second
-    read."""
-    meta = read_root_meta(root)
+def _listed_and_missing(root: Path, meta: RootMeta) -> tuple[RootMeta, tuple[str, ...]]:
+    """The root's metadata (`meta`, as read) and the agents it lists without a folder in
+    `agents/`. A mismatch reads the metadata again: a writer removing a partition unlists
+    it before the folder goes, so a reader that read the list just before sees the new
+    list on the second read."""
     for attempt in range(2):
         missing = tuple(agent_id for agent_id in meta.agents
                         if not (root / AGENTS_FOLDER / agent_id).is_dir())
