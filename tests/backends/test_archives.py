@@ -25,6 +25,7 @@ from engine.backends.archives import (
 )
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.registry import open_backend, open_store
+from engine.config import EngineConfig
 from engine.errors import InputError, UnknownSession
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest, SessionWindow
@@ -175,10 +176,14 @@ def test_archiving_inside_a_failed_transaction_changes_nothing(store: Partitione
 def test_a_window_archived_while_dirty_still_needs_its_rebuild_after_restore(
         tmp_path: Path) -> None:
     """The rows and the index state are not touched: a dirty window stays dirty (left
-    out, `indexing`) through archive and restore, until reconcile rebuilds it."""
+    out, `indexing`) through archive and restore, until reconcile rebuilds it.
+
+    The background worker is off: the first search would start it, and its rebuild could
+    land between the steps and answer for the `reconcile` this test calls itself."""
     answers = []
     for backend in BACKENDS:
-        store = open_backend(tmp_path / backend, backend=backend, create=True)
+        store = open_backend(tmp_path / backend, backend=backend, create=True,
+                             config=EngineConfig(background_reconcile=False))
         try:
             with store.transaction() as transaction:
                 transaction.put_window(SessionWindow("w", "agent:main:k"))

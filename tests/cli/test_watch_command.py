@@ -33,13 +33,21 @@ def found(session_search, store: Path, text: str) -> bool:
     return outcome.status == 0 and bool(json.loads(outcome.out)["hits"])
 
 
+def _as_a_terminal_job() -> None:
+    """In the child before it runs: SIGINT's default action, as a terminal's foreground
+    job has it. A shell without job control starts background jobs with SIGINT ignored,
+    and Python keeps an inherited SIG_IGN (no KeyboardInterrupt at all), so a test run
+    started with `&` would otherwise send its Ctrl-C to a process that cannot hear it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def watching(*argv: str) -> Iterator[subprocess.Popen]:
     """`session-search watch ARGV` as a subprocess (killed if the test leaves it running)."""
     watcher = subprocess.Popen(
         [sys.executable, "-m", "engine", "watch", *argv, "--interval", "0.2"], cwd=CHECKOUT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=_as_a_terminal_job)
     try:
         yield watcher
     finally:
