@@ -36,6 +36,7 @@ claim; if the log is later cut back into them, the cut looks like a crash's torn
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.directory import Directory
 from engine.transcript.log import LogCursor, LogTail, log_file_name
@@ -135,13 +136,23 @@ class LostCommits:
 def store_folder(directory: Directory) -> str:
     """The store's folder as the user names it (for the `--store` of a hint).
 
+    A transcript store is usually one partition of a partitioned store, in
+    `<store>/agents/<agentId>/` beside the root's own `store.meta`; commands refuse a
+    partition's folder and take the root's, so the hint names the root then. (Only the
+    hint's text reads the layout; nothing here opens or depends on the root.)
+
     >>> from engine.directory import MemoryDirectory
     >>> store_folder(MemoryDirectory())
     'memory:'
     """
     location = directory.location("store.meta")
     folder = location[: -len("store.meta")].rstrip("/\\")
-    return folder or location
+    if not folder:
+        return location
+    path = Path(folder)
+    if path.parent.name == "agents" and (path.parent.parent / "store.meta").is_file():
+        return str(path.parent.parent)
+    return folder
 
 
 def find_lost_commits(

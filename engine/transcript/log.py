@@ -106,8 +106,15 @@ READ_GAP_BYTES = 4096
 
 
 def now_milliseconds() -> float:
-    """The current time in epoch milliseconds (what log records are stamped with)."""
-    return time.time() * 1000.0
+    """The current time in whole epoch milliseconds, as JavaScript's `Date.now()` gives
+    it (what log records and events without a given `created_at` are stamped with: an
+    event whose own timestamp is unusable is shown with this stamp, as upstream does).
+
+    >>> stamp = now_milliseconds()
+    >>> stamp == int(stamp) > 1.7e12
+    True
+    """
+    return float(time.time_ns() // 1_000_000)
 
 
 def log_file_name(number: int) -> str:

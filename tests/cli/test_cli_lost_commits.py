@@ -106,7 +106,10 @@ def assert_reported_everywhere(store: Path, names: Path, what: str) -> None:
     assert f"  {store / names}: " in verify.stdout and what in verify.stdout
     assert "OK: the index matches its transcripts" not in verify.stdout
     search = engine("search", "--store", str(store), "durability")
-    assert what in assert_one_clear_line(search, "error", str(store / names))
+    refusal = assert_one_clear_line(search, "error", str(store / names))
+    assert what in refusal
+    # the advice names the folder `verify` takes (the store's, not the partition's)
+    assert f"run `session-search verify --store {store}` to see what is lost" in refusal
 
 
 def test_the_newest_log_cut_by_400_bytes(store: Path) -> None:

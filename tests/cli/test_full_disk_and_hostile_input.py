@@ -28,6 +28,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,24 @@ def test_a_400_digit_timestamp_is_refused_in_flat_and_corpus_imports(
     assert refused == (f'{source / "transcripts" / "s1.jsonl"}:1: session s1: '
                        'event["timestamp"] is an integer outside the 64-bit range')
     assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unusable_event_timestamp_is_shown_as_its_whole_millisecond_stamp(
+        tmp_path: Path, backend: str) -> None:
+    """Issue 17 item 6: `"yesterday"` as an event's own timestamp is accepted by both
+    backends alike (behaviour.md §2.3 rule 5: `Date.parse` gives NaN, so the row takes
+    the event's stored `created_at`), and that stamp is whole milliseconds, as upstream's
+    `Date.now()` is: a JSON integer, not the import time with a fraction."""
+    source = corpus(tmp_path / "corpus", {"sessionId": "s1", "sessionKey": "agent:main:k"},
+                    [{**message(), "timestamp": "yesterday"}])
+    before = time.time_ns() // 1_000_000
+    assert engine("import", "--quiet", "--backend", backend, "--store",
+                  str(tmp_path / "store"), str(source)).returncode == 0
+    after = time.time_ns() // 1_000_000
+    found = engine("search", "--store", str(tmp_path / "store"), "--json", "hello")
+    (hit,) = json.loads(found.stdout)["hits"]
+    assert type(hit["timestamp"]) is int and before <= hit["timestamp"] <= after
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -155,7 +155,7 @@ READ_EVENTS = (
 
 def now_milliseconds() -> int:
     """The time of a write, as upstream records it (integral epoch milliseconds)."""
-    return int(time.time() * 1000)
+    return time.time_ns() // 1_000_000
 
 
 def storable_text(text: str) -> str:
@@ -294,7 +294,7 @@ class SqliteTransaction(BackendTransaction):
         check_event(session_id, event, created_at)
         cursor = self._cursor(session_id)
         seq = cursor.last_seq + 1
-        received = time.time() * 1000.0 if created_at is None else float(created_at)
+        received = float(now_milliseconds()) if created_at is None else float(created_at)
         pending = self._pending
         add_event_rows(pending, session_id, seq, event, received)
         stored = StoredEvent(session_id, seq, event, received)
@@ -330,7 +330,7 @@ class SqliteTransaction(BackendTransaction):
         rows = PendingRows()
         stored = []
         for seq, (event, given) in enumerate(zip(events, stamps, strict=True)):
-            received = time.time() * 1000.0 if given is None else float(given)
+            received = float(now_milliseconds()) if given is None else float(given)
             add_event_rows(rows, session_id, seq, event, received)
             stored.append(StoredEvent(session_id, seq, event, received))
             if len(rows.events) >= FLUSH_EVENTS:
