@@ -428,7 +428,8 @@ class ReopenWorkload:
 
 
 # ------------------------------------------------------------------------------------
-# Workloads on features not built yet (left out of the report until they exist)
+# Workloads of the history, agent-tool and palette features (on backends with a
+# transcript reader)
 # ------------------------------------------------------------------------------------
 
 

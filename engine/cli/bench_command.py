@@ -89,7 +89,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed calls per query workload per round (default 5)")
     parser.add_argument("--only", help="comma-separated workload groups to run "
-                        "(ingest, reopen, query, history, agent, append, reconcile)")
+                        "(ingest, reopen, query, history, agent, ui, append, reconcile)")
     parser.add_argument("--out", type=Path, default=Path("bench/out"),
                         help="output directory for bench.json and charts (default bench/out)")
     parser.add_argument("--from-report", type=Path, metavar="BENCH_JSON",

@@ -418,7 +418,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve_parser = add_command(
         subparsers, "serve",
         description="Answer JSON-RPC 2.0 requests (methods sessions.search, "
-        "sessions_search, chat.history, sessions_history) read from standard input, one "
+        "sessions_search, chat.history, sessions_history, ui.search) read from standard "
+        "input, one "
         "request per line, with one response line each on standard output, until the input "
         "ends. sessions_search obeys the tool configuration of --config (OpenClaw's "
         "openclaw.json shape). A line on standard error says when the server is ready. The "
@@ -428,7 +429,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "
                   "session-search serve --store demo")],
     )
-    _add_store(serve_parser)
+    # no --json: every answer is already a JSON-RPC line
+    serve_parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
     serve_parser.add_argument("--quiet", "-q", action="store_true",
                               help="no ready line on standard error")
     serve_parser.add_argument("--session-link-base", metavar="URL",

@@ -4,8 +4,9 @@ Upstream's tests (`sessions-search-tool.test.ts`) mock the Gateway; here each fi
 a real store holding the sessions the case needs, and "what the Gateway was asked" is
 `plan_search`'s kernel calls (or a `CountingStore`'s record of the calls the tool really
 made). Where the seed wins over upstream (excerpts keep credentials verbatim), the test
-asserts the seed. Upstream's scoped-grant case ("changed after access was granted") has
-no counterpart: the engine has no scoped session grants.
+asserts the seed. Upstream's scoped-grant case ("changed after access was granted") is
+not among these cases: scoped grants (`Requester.grants`, `session-search call --grant`)
+are tested through the command line in `tests/cli/test_call_command.py`.
 """
 
 from __future__ import annotations
