@@ -263,7 +263,9 @@ def reconcile_partition(partition: ReconcilesInBatches,
         if stop():
             return PartitionReconciled(False)
         if isinstance(partition, Maintenance) and not partition.index_status():
-            return PartitionReconciled(True)
+            # no window needs work, but orphaned rows may still be there (§12.2: they
+            # are swept "even when transcript watermarks are current")
+            return PartitionReconciled(True, orphans=partition.sweep_orphans())
         pending = partition.windows_needing_reconcile()
     total = len(pending)
     if progress is not None:

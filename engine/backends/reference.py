@@ -561,21 +561,24 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         return sorted(needing, key=lambda session_id: session_id.encode("utf-8", "surrogatepass"))
 
     def orphan_session_ids(self) -> list[str]:
-        """Windows that have index rows or state but no longer exist in the store."""
-        known = self.store.event_counts().keys()
+        """Windows that have index rows or state but no transcript events (§8.3: gone
+        from the store, or emptied), as the SQLite backend's sweep counts them."""
+        known = {session_id for session_id, count in self.store.event_counts().items() if count}
         # Usually every window a segment names is known: then no row needs to be read.
         unknown = self.index.session_ids_maybe_indexed() - known
         orphans = {session_id for session_id in unknown if self.index.window_doc_ids(session_id)}
         return sorted(orphans | (set(self.index.window_states) - known))
 
     def index_status(self) -> bool:
-        """The `indexing` flag (§8.4): True when some window needs work or rows are orphaned.
+        """The `indexing` flag (§8.4): True when some window needs work (§8.3). Orphaned
+        rows do not count: no hit comes from them (their window is in no scope), and a
+        reconcile sweeps them whatever the flag says.
 
         O(windows) to compute, so it is kept until the store or the index changes.
         """
         key = self._status_cache_key()
         if key != self._status_key:
-            self._status = bool(self.windows_needing_reconcile() or self.orphan_session_ids())
+            self._status = bool(self.windows_needing_reconcile())
             self._status_key = key
         return self._status
 
@@ -608,7 +611,8 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         )
 
     def reconcile(self, progress: StepProgress | None = None) -> int:
-        """Rebuild every window needing work, sweep orphans, flush; return the count.
+        """Rebuild every window needing work, sweep orphans, flush; return the windows
+        rebuilt (the orphans swept are not counted: `sweep_orphans` says how many).
 
         `progress(done, total)` is called first and after each rebuilt window."""
         self._require_writer("reconcile")
@@ -620,7 +624,8 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
             self.rebuild_window(session_id, known.pop(session_id, None))
             if progress is not None:
                 progress(done, len(work))
-        return len(work) + self.sweep_orphans()
+        self.sweep_orphans()
+        return len(work)
 
     def reconcile_batch(self, pending: Sequence[str], max_events: int,
                         stop: Callable[[], bool]) -> ReconcileBatch:

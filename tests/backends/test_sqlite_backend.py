@@ -417,11 +417,14 @@ def test_a_missing_database_returns_empty_results_without_creating_it(tmp_path: 
         search_database(tmp_path / "absent", SearchRequest("  ", agent_id="main"))
 
 
-def test_a_lagging_watermark_hides_the_window_until_reconcile(store: SqliteBackend) -> None:
+def test_a_lagging_watermark_says_indexing_and_keeps_its_rows_until_reconcile(
+        store: SqliteBackend) -> None:
+    """§5.3 hides only dirty windows: a lagging one's rows stay searchable (as upstream's
+    kernel keeps them), and `indexing` is true until reconcile catches it up."""
     add_session(store, "s1", "agent:main:main", ["watermark words", "more watermark words"])
     store._connection.execute("UPDATE session_transcript_index_state SET indexed_seq = 0")
     result = store.search(SearchRequest("watermark", agent_id="main"))
-    assert (result.hits, result.indexing) == ((), True)
+    assert ([hit.message_id for hit in result.hits], result.indexing) == (["s1-000", "s1-001"], True)
     assert store.reconcile() == 1
     result = store.search(SearchRequest("watermark", agent_id="main"))
     assert ([hit.message_id for hit in result.hits], result.indexing) == (["s1-000", "s1-001"], False)

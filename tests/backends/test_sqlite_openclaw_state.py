@@ -174,11 +174,13 @@ def test_an_openclaw_database_is_not_opened_for_writing(openclaw_state) -> None:
 
 
 def _shape(connection: sqlite3.Connection, table: str) -> dict:
-    """A table's columns (name, type, not null, default, key) and its indexes' SQL."""
+    """A table's columns (name, type, not null, default, key) and its indexes' SQL,
+    but for indexes of our own (named `session_search_*`, such as the partial index of
+    the dirty windows): they change no row and no answer, only how fast one is read."""
     columns = [tuple(row[1:6]) for row in connection.execute(f"PRAGMA table_xinfo({table})")]
     indexes = sorted(row[0] for row in connection.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
-        (table,)))
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"
+        " AND name NOT LIKE 'session\\_search\\_%' ESCAPE '\\'", (table,)))
     foreign_keys = sorted(tuple(row[2:]) for row in connection.execute(f"PRAGMA foreign_key_list({table})"))
     return {"columns": columns, "indexes": indexes, "foreign_keys": foreign_keys}
 

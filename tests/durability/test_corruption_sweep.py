@@ -262,13 +262,22 @@ def sweep(scratch: Path, backend: str, *, every_page: bool) -> Counter[str]:
 
 @pytest.mark.parametrize("backend", ["reference", "sqlite"])
 def test_every_damaged_file_gives_the_intact_answer_or_an_error_naming_it(
-        scratch: Path, backend: str) -> None:
+        scratch: Path, backend: str, report_figure) -> None:
     tally = sweep(scratch, backend, every_page=False)
+    report_figure(describe(f"corruption sweep ({backend})", tally))
     assert sum(tally.values()) >= (2 * 90 if backend == "reference" else 2 * 40)
     assert tally["read: refused"] and tally["read: intact"]
 
 
 @pytest.mark.slow
-def test_every_page_of_a_sqlite_database_damaged_gives_no_silent_answer(scratch: Path) -> None:
+def test_every_page_of_a_sqlite_database_damaged_gives_no_silent_answer(
+        scratch: Path, report_figure) -> None:
     tally = sweep(scratch, "sqlite", every_page=True)
+    report_figure(describe("corruption sweep, every page (sqlite)", tally))
     assert sum(tally.values()) >= 2 * 90
+
+
+def describe(run: str, tally: Counter[str]) -> str:
+    """One summary line of a sweep: its outcomes counted, reader and writer phases."""
+    counts = ", ".join(f"{outcome} {count}" for outcome, count in sorted(tally.items()))
+    return f"{run}: {sum(tally.values()) // 2} damages; {counts}"

@@ -148,13 +148,19 @@ def scope_sql(scope: Scope) -> str:
 
 
 def excluded_windows_sql(layout: Layout) -> str:
-    """The windows no hit may come from: those needing reconcile, and the archived ones."""
+    """The windows no hit may come from: the dirty ones (§5.3, `needs_rebuild != 0`, as
+    upstream's kernel), and the archived ones. A window that only lags, or has no state,
+    still needs reconcile (`indexing`), but its rows are not hidden.
+
+    >>> excluded_windows_sql("openclaw").startswith(
+    ...     "SELECT session_id FROM session_transcript_index_state WHERE needs_rebuild != 0")
+    True
+    """
+    dirty = "SELECT session_id FROM session_transcript_index_state WHERE needs_rebuild != 0"
     if layout == OWN:
-        return ("SELECT session_id FROM session_search_reconcile_queue UNION ALL "
+        return (f"{dirty} UNION ALL "
                 "SELECT session_id FROM session_search_windows WHERE archived != 0")
-    return ("SELECT pending.session_id FROM session_windows AS pending WHERE "
-            + needs_reconcile_sql("pending.session_id")
-            + " UNION ALL SELECT session_id FROM session_transcript_cold_archives")
+    return f"{dirty} UNION ALL SELECT session_id FROM session_transcript_cold_archives"
 
 
 @lru_cache(maxsize=256)
