@@ -43,13 +43,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.search.merge import PartitionAnswer
-from engine.transcript.compaction import CompactionOutcome
+
+if TYPE_CHECKING:  # only an annotation: a search never loads the log compaction's modules
+    from engine.transcript.compaction import CompactionOutcome
 
 Capability = TypeVar("Capability")
 
