@@ -129,6 +129,8 @@ Old stores that kept every agent in one index are refused by
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
@@ -157,6 +159,7 @@ from engine.backends.protocol import (
     Maintenance,
     ReconcilesInBatches,
     Refreshable,
+    has_capability,
     require_capability,
 )
 from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
@@ -241,6 +244,11 @@ class PartitionKind:
         return isinstance(self.backend_class, type) and issubclass(self.backend_class, Refreshable)
 
 
+#: How old (in nanoseconds) the `agents/` folder's modification time must be before a
+#: listing made at that time is reused (`FolderPartitions.agents`).
+SETTLED_NANOSECONDS = 2_000_000_000
+
+
 class FolderPartitions:
     """The partitions of a store folder: `agents/<agentId>/`, plus the root's metadata and
     the writer's lock (see the module docstring for the layout)."""
@@ -255,6 +263,8 @@ class FolderPartitions:
         self.lock = lock
         self.meta = meta
         self.missing = missing
+        #: The last listing of `agents/`: (the folder's inode and mtime, the agents).
+        self._listed: tuple[tuple[int, int], list[str]] | None = None
 
     @classmethod
     def create(cls, root: Path, kind: PartitionKind) -> FolderPartitions:
@@ -360,11 +370,29 @@ class FolderPartitions:
     def agents(self) -> list[str]:
         """The agents that have a partition, sorted: every folder in `agents/` (each is a
         whole partition, see the module docstring; opening one that is damaged names
-        the file)."""
+        the file).
+
+        A reader asks before every read, so the listing is kept while `agents/` keeps its
+        inode and modification time: a partition appears and goes only by a rename or a
+        removal in that folder, which sets its time. A time less than
+        `SETTLED_NANOSECONDS` old is not trusted (a change in the same clock tick as the
+        last listing would leave it equal): the folder is listed again then.
+        """
         folder = self.root / AGENTS_FOLDER
-        if not folder.is_dir():
+        try:
+            status = os.stat(folder)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(child.name for child in folder.iterdir() if child.is_dir())
+        if not stat.S_ISDIR(status.st_mode):
+            return []
+        stamp = (status.st_ino, status.st_mtime_ns)
+        listed = self._listed
+        if (listed is not None and listed[0] == stamp
+                and time.time_ns() - status.st_mtime_ns > SETTLED_NANOSECONDS):
+            return list(listed[1])
+        agents = sorted(child.name for child in folder.iterdir() if child.is_dir())
+        self._listed = (stamp, agents)
+        return list(agents)
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s partition."""
@@ -1192,7 +1220,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
 def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:
     """A partition's answer to its part of a merged search: its hits' snippets cut late
     when it can (`AnswersLate`), else its whole result."""
-    if isinstance(partition, AnswersLate):
+    if has_capability(partition, AnswersLate):
         return partition.search_answer(request)
     return PartitionAnswer(partition.search(request))
 

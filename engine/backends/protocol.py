@@ -299,6 +299,25 @@ def missing_capability(backend: object, capability: type, action: str) -> str:
             f"backend {name!r} does not offer it")
 
 
+_CAPABILITIES_OF_CLASSES: dict[tuple[type, type], bool] = {}
+
+
+def has_capability(value: object, capability: type) -> bool:
+    """`isinstance(value, capability)` for a runtime-checkable capability, remembered per
+    class: every capability here is a set of methods a backend class defines, never an
+    attribute one instance has, so the class decides. (A Protocol's own `isinstance`
+    lists its members on every call; a search asks once per partition.)
+
+    >>> has_capability(object(), Backend), has_capability(object(), Backend)
+    (False, False)
+    """
+    key = (type(value), capability)
+    known = _CAPABILITIES_OF_CLASSES.get(key)
+    if known is None:
+        known = _CAPABILITIES_OF_CLASSES[key] = isinstance(value, capability)
+    return known
+
+
 def require_capability(backend: object, capability: type[Capability], action: str) -> Capability:
     """`backend` as a `capability`, or `UsageError` naming the backend and what it lacks."""
     if not isinstance(backend, capability):

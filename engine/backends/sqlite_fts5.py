@@ -362,8 +362,11 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.sqlite.search`)."""
         connection = self._reading()
+        reader = self._reader
+        fixed_status = reader.fixed_status if self._writer is None and reader is not None \
+            and reader.immutable else None
         try:
-            return run_search(connection, self.layout, request)
+            return run_search(connection, self.layout, request, fixed_status=fixed_status)
         except sqlite3.Error as error:
             raise StoreError(f"{self.path}: search failed: {error}") from error
         except UnicodeEncodeError as error:

@@ -10,12 +10,14 @@ stores are refused with the way to re-import.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from engine.backends.archives import archive_session
 from engine.backends.partitioned import PartitionedSnapshotStore, PartitionedStore
 from engine.backends.reference import ReferenceBackend
 from engine.backends.registry import detect_backend, open_backend
@@ -249,6 +251,81 @@ def test_readers_see_partitions_made_after_they_opened(tmp_path: Path, backend_n
     finally:
         reader.close()
         writer.close()
+
+
+def age_the_agents_folder(store_path: Path) -> None:
+    """Set `agents/`'s modification time an hour back: a listing made now is kept."""
+    folder = store_path / "agents"
+    old = folder.stat().st_mtime_ns - 3_600 * 10**9
+    os.utime(folder, ns=(old, old))
+
+
+def test_a_reader_keeps_its_listing_of_partitions_only_while_the_folder_is_unchanged(
+        tmp_path: Path) -> None:
+    """The SQLite reader lists `agents/` before every read, but reuses the last listing
+    while the folder's time is unchanged and settled; a partition made later moves the
+    folder's time, so it is found at the next read."""
+    path = tmp_path / "store"
+    writer = open_backend(path, backend="sqlite", create=True)
+    put(writer, "m", "agent:main:main", "saffron main")
+    age_the_agents_folder(path)
+    reader = open_backend(path)
+    try:
+        assert list(reader.partitions()) == ["main"]
+        put(writer, "w", "agent:work:main", "saffron work")  # a rename into agents/
+        assert list(reader.partitions()) == ["main", "work"]
+        age_the_agents_folder(path)
+        assert list(reader.partitions()) == ["main", "work"]
+        # A folder that appears while the time is made to stay as it was is not listed:
+        # the listing was kept (the time moves with every real change, see the docstring).
+        before = (path / "agents").stat().st_mtime_ns
+        (path / "agents" / "other").mkdir()
+        os.utime(path / "agents", ns=(before, before))
+        assert list(reader.partitions()) == ["main", "work"]
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_an_immutable_reader_keeps_status_answers_until_a_writer_appears(
+        tmp_path: Path) -> None:
+    """A SQLite reader of a file no writer has open (immutable) keeps its searches'
+    status answers (`indexing`, archived windows in scope); when a writer opens the file
+    (a `-wal` appears), the reader reopens and reads the status again."""
+    path = tmp_path / "store"
+    writer = open_backend(path, backend="sqlite", create=True)
+    put(writer, "m", "agent:main:main", "saffron main")
+    put(writer, "n", "agent:main:other", "saffron other")
+    writer.close()
+    reader = open_backend(path)
+    try:
+        request = SearchRequest("saffron", session_keys=())
+        first = reader.search(request)
+        assert (len(first.hits), first.archived_transcripts_excluded) == (2, 0)
+        assert reader.search(request) == first
+        writer = open_backend(path, writer=True)
+        try:
+            archive_session(writer, "agent:main:other")
+            answer = reader.search(request)
+            assert ([hit.session_id for hit in answer.hits],
+                    answer.archived_transcripts_excluded) == (["m"], 1)
+        finally:
+            writer.close()
+    finally:
+        reader.close()
+    # a writer that comes and goes between two reads of a new immutable reader: its -wal,
+    # or, where a clean close removed it, the file's time and size tell the reader
+    reader = open_backend(path)
+    try:
+        assert len(reader.search(request).hits) == 1
+        writer = open_backend(path, writer=True)
+        put(writer, "p", "agent:main:third", "saffron third")
+        writer.close()
+        answer = reader.search(request)
+        assert ({hit.session_id for hit in answer.hits},
+                answer.archived_transcripts_excluded) == ({"m", "p"}, 1)
+    finally:
+        reader.close()
 
 
 def test_capabilities_follow_the_partitions(tmp_path: Path) -> None:

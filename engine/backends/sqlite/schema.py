@@ -80,7 +80,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -558,9 +558,17 @@ class ReadConnection:
     immutable: bool
     layout: Layout
     wal: str = ""
+    #: What searches may keep while the file is immutable (emptied when reopened):
+    #: `engine.backends.sqlite.search.run_search`'s status answers.
+    fixed_status: dict = field(default_factory=dict)
+
+    #: The database file's (inode, size, modification time) when opened immutable.
+    file_stamp: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         self.wal = str(write_ahead_log(self.path))
+        if self.immutable:
+            self.file_stamp = _file_stamp(self.path)
 
     @classmethod
     def open(cls, path: Path) -> ReadConnection:
@@ -578,14 +586,27 @@ class ReadConnection:
 
     def current(self) -> sqlite3.Connection:
         """The connection to read with now: reopened with `mode=ro` if a writer has made a
-        `-wal` file since this one was opened immutable."""
-        if self.immutable and os.path.exists(self.wal):
+        `-wal` file since this one was opened immutable, or has come and gone (its clean
+        close removes the `-wal` after writing every page into the file, which changes
+        the file's time or size)."""
+        if self.immutable and (os.path.exists(self.wal)
+                               or _file_stamp(self.path) != self.file_stamp):
             self.connection.close()
             self.connection = _connect(_read_uri(self.path, immutable=False), uri=True)
             for pragma in READER_PRAGMAS:
                 self.connection.execute(pragma)
             self.immutable = False
+            self.fixed_status.clear()
         return self.connection
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, modification time) of `path`; None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _read_uri(path: Path, *, immutable: bool) -> str:

@@ -238,8 +238,22 @@ def substring_statement(shape: Shape) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest) -> SearchResult:
+#: A fixed file's status answers kept at most (`run_search`'s `fixed_status`).
+KEPT_STATUSES = 256
+
+
+def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest, *,
+               fixed_status: dict[tuple[Any, ...], tuple[int, int]] | None = None,
+               ) -> SearchResult:
     """The store-level search of behaviour.md §5 on one database (see the module docstring).
+
+    Its statements read one snapshot: in a transaction of their own, unless the
+    connection is already in one (the writer's) or reads a fixed file. A fixed file is
+    one opened `immutable` (`schema.ReadConnection` says what immutable reads assume):
+    the caller passes `fixed_status`, a dict it empties when the connection is reopened,
+    and the search keeps its status answer (`indexing`, archived windows in scope) there
+    by scope, since a file that does not change cannot change them; a transaction would
+    add two statements and no consistency (an immutable read takes no lock).
 
     Raises `sqlite3.Error` and `UnicodeEncodeError` as SQLite does; the caller maps them.
     """
@@ -251,12 +265,20 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
     values = parameters(request, limit)
     shape = request_shape(layout, request)
     # One snapshot for every statement; inside the writer's open transaction, that one.
-    own_snapshot = not connection.in_transaction
+    own_snapshot = not connection.in_transaction and fixed_status is None
     if own_snapshot:
         connection.execute("BEGIN")
     try:
-        indexing, archived = connection.execute(
-            status_statement(layout, shape.scope, shape.session_id), values).fetchone()
+        statement = status_statement(layout, shape.scope, shape.session_id)
+        key = (statement, values.get("pattern"), values.get("keys"), values["session_id"])
+        status = None if fixed_status is None else fixed_status.get(key)
+        if status is None:
+            status = connection.execute(statement, values).fetchone()
+            if fixed_status is not None:
+                if len(fixed_status) >= KEPT_STATUSES:
+                    fixed_status.clear()
+                fixed_status[key] = status
+        indexing, archived = status
         values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
         rows = connection.execute(hits_statement(shape), values).fetchall()
         if not rows and not query.isascii():  # ASCII text has no CJK term to retry
