@@ -158,6 +158,10 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         self._writer = writer
         self._reader = reader
         self._open_transaction: SqliteTransaction | None = None
+        #: The writer's kept status answers, valid while its `total_changes` stays
+        #: `_status_changes` (`_fixed_status`).
+        self._writer_status: dict = {}
+        self._status_changes = -1
 
     @property
     def _connection(self) -> sqlite3.Connection:
@@ -251,6 +255,23 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         if self._writer is None:
             raise UsageError(f"{self.path}: the store was opened read-only")
         return self._writer
+
+    def _fixed_status(self, connection: sqlite3.Connection) -> dict | None:
+        """The status answers a search may keep on `connection` (see
+        `engine.backends.sqlite.search.run_search`), or None: the writer's, emptied when
+        its connection has changed a row since (`total_changes` counts every row a
+        statement or trigger of it inserted, updated or deleted, rolled back or not); an
+        immutable reader's; none for a reader that shares a live writer's file."""
+        if self._writer is not None:
+            changes = connection.total_changes
+            if changes != self._status_changes:
+                self._writer_status.clear()
+                self._status_changes = changes
+            return self._writer_status
+        reader = self._reader
+        if reader is not None and reader.immutable:
+            return reader.fixed_status
+        return None
 
     def _reading(self) -> sqlite3.Connection:
         """The connection to read with, after writing what an open transaction gathered."""
@@ -362,11 +383,9 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.sqlite.search`)."""
         connection = self._reading()
-        reader = self._reader
-        fixed_status = reader.fixed_status if self._writer is None and reader is not None \
-            and reader.immutable else None
         try:
-            return run_search(connection, self.layout, request, fixed_status=fixed_status)
+            return run_search(connection, self.layout, request,
+                              fixed_status=self._fixed_status(connection))
         except sqlite3.Error as error:
             raise StoreError(f"{self.path}: search failed: {error}") from error
         except UnicodeEncodeError as error:

@@ -247,13 +247,15 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
                ) -> SearchResult:
     """The store-level search of behaviour.md §5 on one database (see the module docstring).
 
-    Its statements read one snapshot: in a transaction of their own, unless the
-    connection is already in one (the writer's) or reads a fixed file. A fixed file is
-    one opened `immutable` (`schema.ReadConnection` says what immutable reads assume):
-    the caller passes `fixed_status`, a dict it empties when the connection is reopened,
-    and the search keeps its status answer (`indexing`, archived windows in scope) there
-    by scope, since a file that does not change cannot change them; a transaction would
-    add two statements and no consistency (an immutable read takes no lock).
+    Its statements must read one snapshot. Without `fixed_status` they run in a
+    transaction of their own (unless the connection is in one already). The caller
+    passes `fixed_status` when nothing can change the database between the statements
+    and while the dict is kept: the connection of a file opened `immutable` (no writer
+    has it; `schema.ReadConnection` empties the dict when it reopens), or the writer's
+    own connection, the only one that writes, used under the store's lock (the caller
+    empties the dict when that connection has changed a row). The search then needs no
+    transaction (it would add two statements and no consistency) and keeps its status
+    answer (`indexing`, archived windows in scope) in the dict, by scope.
 
     Raises `sqlite3.Error` and `UnicodeEncodeError` as SQLite does; the caller maps them.
     """
