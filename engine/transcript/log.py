@@ -114,7 +114,7 @@ def now_milliseconds() -> float:
     >>> stamp == int(stamp) > 1.7e12
     True
     """
-    return float(time.time_ns() // 1_000_000)
+    return float(int(time.time() * 1000))
 
 
 def log_file_name(number: int) -> str:

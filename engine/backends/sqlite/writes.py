@@ -155,7 +155,7 @@ READ_EVENTS = (
 
 def now_milliseconds() -> int:
     """The time of a write, as upstream records it (integral epoch milliseconds)."""
-    return time.time_ns() // 1_000_000
+    return int(time.time() * 1000)
 
 
 def storable_text(text: str) -> str:
