@@ -181,12 +181,12 @@ from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
-from engine.transcript.compaction import CompactionOutcome
 from engine.transcript.validation import check_event, check_window, unknown_session
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     from engine.score.bm25 import Bm25Explanation
     from engine.search.explain import HitExplanation
+    from engine.transcript.compaction import CompactionOutcome
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
@@ -1017,6 +1017,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         if self._in_transaction:
             raise UsageError("cannot compact inside a transaction")
         kind = "database" if self.name == "sqlite" else "log"
+        from engine.transcript.compaction import CompactionOutcome
+
         total = CompactionOutcome(kind=kind)
         for partition in self._partitions.values():
             total += require_capability(partition, Compactable, "compact").compact()

@@ -48,7 +48,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.backends.protocol import (
     Backend,
@@ -85,7 +85,9 @@ from engine.errors import (
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, agent_id_of
 from engine.progress import StepProgress
 from engine.query.user_query import validate_request
-from engine.transcript.compaction import CompactionOutcome
+
+if TYPE_CHECKING:  # imported by `compact`, which makes one: a search never needs it
+    from engine.transcript.compaction import CompactionOutcome
 
 #: The database file of a registry store directory.
 DATABASE_NAME = "openclaw-agent.sqlite"
@@ -461,6 +463,8 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
             raise StoreError(f"{self.path}: the compaction (VACUUM) failed: {error}; the "
                              "database is as it was") from None
         reclaimed = max(before - self._file_bytes(), 0)
+        from engine.transcript.compaction import CompactionOutcome
+
         return CompactionOutcome(1 if reclaimed else 0, reclaimed, kind="database")
 
     def _file_bytes(self) -> int:
