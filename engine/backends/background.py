@@ -253,9 +253,14 @@ class PartitionReconciled:
 def reconcile_partition(partition: ReconcilesInBatches,
                         hold: Callable[[], AbstractContextManager[object]],
                         stop: Callable[[], bool], max_events: int,
-                        progress: StepProgress | None = None) -> PartitionReconciled:
+                        progress: StepProgress | None = None, *,
+                        sweep_when_clean: bool = False) -> PartitionReconciled:
     """Rebuild one partition's pending windows batch by batch, each batch inside
-    `hold()`; when none is left, sweep its orphans. `stop()` is checked before every
+    `hold()`; when none is left, sweep its orphans. A partition where no window needs
+    work is left alone, unless `sweep_when_clean` (the `reconcile` command: §12.2 sweeps
+    orphans "even when transcript watermarks are current"; the background run, started
+    by any search that finds work in some partition, does not pay a sweep of every clean
+    one). `stop()` is checked before every
     window; `progress(done, total)` after each batch (the total grows when windows needed
     work meanwhile). The background run and the `reconcile` command both run this."""
     windows = rows = 0
@@ -263,9 +268,8 @@ def reconcile_partition(partition: ReconcilesInBatches,
         if stop():
             return PartitionReconciled(False)
         if isinstance(partition, Maintenance) and not partition.index_status():
-            # no window needs work, but orphaned rows may still be there (§12.2: they
-            # are swept "even when transcript watermarks are current")
-            return PartitionReconciled(True, orphans=partition.sweep_orphans())
+            return PartitionReconciled(
+                True, orphans=partition.sweep_orphans() if sweep_when_clean else 0)
         pending = partition.windows_needing_reconcile()
     total = len(pending)
     if progress is not None:

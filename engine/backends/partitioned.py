@@ -263,7 +263,8 @@ class FolderPartitions:
         self.lock = lock
         self.meta = meta
         self.missing = missing
-        #: The last listing of `agents/`: (the folder's inode and mtime, the agents).
+        #: The last listing of `agents/`: (the folder's inode and mtime, the agents), kept
+        #: only when the time was settled when it was made (`agents`).
         self._listed: tuple[tuple[int, int], list[str]] | None = None
 
     @classmethod
@@ -374,9 +375,11 @@ class FolderPartitions:
 
         A reader asks before every read, so the listing is kept while `agents/` keeps its
         inode and modification time: a partition appears and goes only by a rename or a
-        removal in that folder, which sets its time. A time less than
-        `SETTLED_NANOSECONDS` old is not trusted (a change in the same clock tick as the
-        last listing would leave it equal): the folder is listed again then.
+        removal in that folder, which sets its time. A listing is kept only when the
+        folder's time was at least `SETTLED_NANOSECONDS` old when it was made: a change
+        in the same clock tick as a listing would leave the time equal (file systems
+        with coarse times have ticks of up to 2 s), so a listing made so soon after a
+        change is made again at the next call.
         """
         folder = self.root / AGENTS_FOLDER
         try:
@@ -387,11 +390,11 @@ class FolderPartitions:
             return []
         stamp = (status.st_ino, status.st_mtime_ns)
         listed = self._listed
-        if (listed is not None and listed[0] == stamp
-                and time.time_ns() - status.st_mtime_ns > SETTLED_NANOSECONDS):
+        if listed is not None and listed[0] == stamp:
             return list(listed[1])
+        settled = time.time_ns() - status.st_mtime_ns > SETTLED_NANOSECONDS
         agents = sorted(child.name for child in folder.iterdir() if child.is_dir())
-        self._listed = (stamp, agents)
+        self._listed = (stamp, agents) if settled else None
         return list(agents)
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
@@ -1047,7 +1050,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
             partition_total[0] = 0
             done = reconcile_partition(
                 require_capability(partition, ReconcilesInBatches, "reconcile"), nullcontext,
-                lambda: False, FOREGROUND_BATCH_EVENTS, counted)
+                lambda: False, FOREGROUND_BATCH_EVENTS, counted, sweep_when_clean=True)
             windows, rows, orphans = (windows + done.windows, rows + done.rows,
                                       orphans + done.orphans)
             finished_work += partition_total[0]

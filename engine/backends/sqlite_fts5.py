@@ -262,9 +262,12 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         """The status answers a search may keep on `connection` (see
         `engine.backends.sqlite.search.run_search`), or None: the writer's, emptied when
         its connection has changed a row since (`total_changes` counts every row a
-        statement or trigger of it inserted, updated or deleted, rolled back or not); an
-        immutable reader's; none for a reader that shares a live writer's file."""
+        statement or trigger of it inserted, updated or deleted), and none inside an open
+        transaction (a rollback would undo rows without moving that count); an immutable
+        reader's; none for a reader that shares a live writer's file."""
         if self._writer is not None:
+            if connection.in_transaction:  # what it reads may still be rolled back,
+                return None                # which does not move total_changes
             changes = connection.total_changes
             if changes != self._status_changes:
                 self._writer_status.clear()

@@ -328,6 +328,26 @@ def test_an_immutable_reader_keeps_status_answers_until_a_writer_appears(
         reader.close()
 
 
+def test_a_writer_search_inside_a_rolled_back_transaction_leaves_no_status_behind(
+        store: PartitionedStore) -> None:
+    """The SQLite writer keeps status answers until its connection changes a row; a
+    search inside a transaction that is then rolled back must not leave the rolled-back
+    state's answer kept (a rollback does not move the change count)."""
+    put(store, "m", "agent:main:main", "saffron main")
+    request = SearchRequest("saffron", session_keys=())
+    assert store.search(request).archived_transcripts_excluded == 0
+    with pytest.raises(RuntimeError), store.transaction() as transaction:
+        transaction.put_window(SessionWindow("old", "agent:main:old", archived=True))
+        # SQLite reads its own open transaction; the reference backend reads the last
+        # commit (a snapshot), so it does not see the window yet
+        inside = store.search(request).archived_transcripts_excluded
+        assert inside == (1 if store.name == "sqlite" else 0)
+        raise RuntimeError("abandon")
+    answer = store.search(request)
+    assert ([hit.session_id for hit in answer.hits], answer.archived_transcripts_excluded,
+            answer.indexing) == (["m"], 0, False)
+
+
 def test_capabilities_follow_the_partitions(tmp_path: Path) -> None:
     reference = open_backend(tmp_path / "r", backend="reference", create=True)
     sqlite = open_backend(tmp_path / "s", backend="sqlite", create=True)

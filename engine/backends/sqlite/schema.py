@@ -567,12 +567,11 @@ class ReadConnection:
 
     def __post_init__(self) -> None:
         self.wal = str(write_ahead_log(self.path))
-        if self.immutable:
-            self.file_stamp = _file_stamp(self.path)
 
     @classmethod
     def open(cls, path: Path) -> ReadConnection:
         """Open `path` read-only (CorruptFile when it is no database of a known layout)."""
+        stamp = _file_stamp(path)  # before opening: a change after it is seen at once
         immutable = not write_ahead_log(path).exists()
         connection = _connect(_read_uri(path, immutable=immutable), uri=True)
         try:
@@ -582,7 +581,7 @@ class ReadConnection:
         except BaseException:
             connection.close()
             raise
-        return cls(path, connection, immutable, layout)
+        return cls(path, connection, immutable, layout, file_stamp=stamp if immutable else None)
 
     def current(self) -> sqlite3.Connection:
         """The connection to read with now: reopened with `mode=ro` if a writer has made a
