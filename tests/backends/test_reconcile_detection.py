@@ -9,7 +9,7 @@ a window needs work a search says `indexing: true`; §5.3: it returns no hit of 
 window until its rebuild, while a window that only lags or has no state keeps its rows
 searchable (they are a consistent prefix of its active path), as upstream's kernel
 filters only `needs_rebuild != 0`. Orphaned rows never give a hit and do not make
-`indexing` true; every reconcile sweeps them, even when no window needs work.
+`indexing` true; `reconcile` sweeps them, even when no window needs work.
 
 Each case writes two clean windows, then reaches below the write path on purpose to make
 one of them need work, or to add rows under a session id the store holds no window of: on
