@@ -952,8 +952,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
                 raise InputError(problem)
             return True, [(agent_id, request)] if agent_id in partitions else []
         if not request.session_keys:
-            return False, [(agent_id, replace(request, limit=PARTITION_LIMIT))
-                           for agent_id in partitions]
+            part = replace(request, limit=PARTITION_LIMIT)  # the same for every partition
+            return False, [(agent_id, part) for agent_id in partitions]
         keys_by_agent: dict[str, list[str]] = {}
         for key in dict.fromkeys(request.session_keys):
             agent_id = owner_agent_id(key) if isinstance(key, str) else None

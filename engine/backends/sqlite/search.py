@@ -242,6 +242,67 @@ def substring_statement(shape: Shape) -> str:
 KEPT_STATUSES = 256
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedSearch:
+    """What a search derives from its request alone, the same for every partition it
+    asks: the checked query, the limit, the FTS5 terms and MATCH expression, the bound
+    values (copied before use), the statements' shape and the status statement's key."""
+
+    query: str
+    limit: int
+    terms: tuple[str, ...]
+    match: str
+    values: tuple[tuple[str, Any], ...]
+    shape: Shape
+    status_key: tuple[Any, ...]
+
+
+def prepared_search(layout: Layout, request: SearchRequest) -> PreparedSearch:
+    """`PreparedSearch` of `request`, kept for the last requests seen (a merged search
+    asks every partition the same request; `_prepared` is the clear version).
+
+    >>> first = prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
+    >>> first is prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
+    True
+    >>> first.match, first.limit
+    ('"cafe"', 10)
+    """
+    if not _keepable(request):
+        return _prepared(layout, request)
+    return _kept_prepared(layout, request)
+
+
+def _keepable(request: SearchRequest) -> bool:
+    """Whether requests equal to `request` are prepared alike: Python calls `1`, `1.0`
+    and `True` equal, while validation refuses all but the integer, so a request is kept
+    only when its limit is an int (or absent) and its keys a tuple of strings.
+
+    >>> _keepable(SearchRequest("q", limit=3)), _keepable(SearchRequest("q", limit=True))
+    (True, False)
+    """
+    keys = request.session_keys
+    return (type(request.limit) is int or request.limit is None) and (
+        keys is None or (type(keys) is tuple and all(type(key) is str for key in keys)))
+
+
+def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
+    query = validate_request(request)
+    limit = clamp_limit(request.limit)
+    # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
+    # and so does the unicode61 profile, so the replacement keeps the query's meaning.
+    terms = tuple(storable_text(term) for term in split_terms(query))
+    values = parameters(request, limit)
+    shape = request_shape(layout, request)
+    status_key = (status_statement(layout, shape.scope, shape.session_id),
+                  values.get("pattern"), values.get("keys"), values["session_id"])
+    return PreparedSearch(query, limit, terms,
+                          fts5_match_expression(list(terms), prefix=request.match == "prefix"),
+                          tuple(values.items()), shape, status_key)
+
+
+_kept_prepared = lru_cache(maxsize=256)(_prepared)
+
+
 def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest, *,
                fixed_status: dict[tuple[Any, ...], tuple[int, int]] | None = None,
                ) -> SearchResult:
@@ -259,32 +320,27 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
 
     Raises `sqlite3.Error` and `UnicodeEncodeError` as SQLite does; the caller maps them.
     """
-    query = validate_request(request)
-    limit = clamp_limit(request.limit)
-    # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
-    # and so does the unicode61 profile, so the replacement keeps the query's meaning.
-    terms = [storable_text(term) for term in split_terms(query)]
-    values = parameters(request, limit)
-    shape = request_shape(layout, request)
+    prepared = prepared_search(layout, request)
+    query, limit, terms, shape, status_key = (
+        prepared.query, prepared.limit, prepared.terms, prepared.shape, prepared.status_key)
+    values = dict(prepared.values)
     # One snapshot for every statement; inside the writer's open transaction, that one.
     own_snapshot = not connection.in_transaction and fixed_status is None
     if own_snapshot:
         connection.execute("BEGIN")
     try:
-        statement = status_statement(layout, shape.scope, shape.session_id)
-        key = (statement, values.get("pattern"), values.get("keys"), values["session_id"])
-        status = None if fixed_status is None else fixed_status.get(key)
+        status = None if fixed_status is None else fixed_status.get(status_key)
         if status is None:
-            status = connection.execute(statement, values).fetchone()
+            status = connection.execute(status_key[0], values).fetchone()
             if fixed_status is not None:
                 if len(fixed_status) >= KEPT_STATUSES:
                     fixed_status.clear()
-                fixed_status[key] = status
+                fixed_status[status_key] = status
         indexing, archived = status
-        values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
+        values["match"] = prepared.match
         rows = connection.execute(hits_statement(shape), values).fetchall()
         if not rows and not query.isascii():  # ASCII text has no CJK term to retry
-            rows = _retry_rows(connection, layout, request, terms, values)
+            rows = _retry_rows(connection, layout, request, list(terms), values)
     finally:
         if own_snapshot and connection.in_transaction:
             connection.execute("COMMIT")
