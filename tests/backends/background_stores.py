@@ -84,6 +84,15 @@ def search(store: PartitionedStore, query: str) -> tuple[set[str], bool]:
     return {hit.session_id for hit in result.hits}, result.indexing
 
 
+def sqlite_writer(partition: object) -> sqlite3.Connection:
+    """The writer connection of a SQLite partition, for a test that reaches below the
+    write path on purpose (to make a state no write of the store makes)."""
+    assert isinstance(partition, SqliteBackend)
+    connection = partition._writer
+    assert connection is not None
+    return connection
+
+
 def make_store(tmp_path: Path, backend: str,
                config: EngineConfig = DEFAULTS) -> PartitionedStore:
     """A new store of `backend` in `tmp_path`, opened as the writer with `config`."""

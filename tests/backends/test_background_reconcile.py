@@ -22,7 +22,7 @@ import pytest
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
 from engine.backends.registry import open_backend
-from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend
+from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.config import EngineConfig
 from tests.backends.background_stores import (
     BACKENDS,
@@ -32,6 +32,7 @@ from tests.backends.background_stores import (
     assert_index_equals_a_rebuild,
     make_store,
     search,
+    sqlite_writer,
     write_clean,
     write_rewound,
 )
@@ -192,9 +193,7 @@ def strip_the_index(store: PartitionedStore, session_ids: list[str]) -> None:
                 partition.index.window_states.pop(session_id, None)
             partition.flush()
             continue
-        assert isinstance(partition, SqliteBackend)
-        connection = partition._writer  # the test reaches below the write path on purpose
-        assert connection is not None
+        connection = sqlite_writer(partition)
         with partition.transaction():
             for table in ("session_transcript_fts_rows", "session_transcript_active_events",
                           "session_transcript_index_state"):

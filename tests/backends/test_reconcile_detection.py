@@ -24,7 +24,6 @@ compared with each other and with the expected literal in one assertion.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +41,7 @@ from tests.backends.background_stores import (
     QUIET,
     assert_index_equals_a_rebuild,
     make_store,
+    sqlite_writer,
     write_clean,
 )
 
@@ -99,9 +99,7 @@ def ghost_rows(partition: Backend) -> int:
     with its row map)."""
     if isinstance(partition, ReferenceBackend):
         return len(partition.index.window_doc_ids(GHOST))
-    assert isinstance(partition, SqliteBackend)
-    connection = partition._writer  # the test reaches below the search on purpose
-    assert connection is not None
+    connection = sqlite_writer(partition)
     (mapped,) = connection.execute(
         "SELECT count(*) FROM session_transcript_fts_rows WHERE session_id = ?",
         (GHOST,)).fetchone()
@@ -174,9 +172,7 @@ def add_ghost_row(store: PartitionedStore) -> None:
                                   partition.analyzer.terms(text))
         partition.flush()
         return
-    assert isinstance(partition, SqliteBackend)
-    connection = partition._writer  # the test reaches below the write path on purpose
-    assert connection is not None
+    connection = sqlite_writer(partition)
     with partition.transaction():
         (row_id,) = connection.execute(
             "SELECT coalesce(max(id), 0) + 1 FROM session_transcript_fts_rows").fetchone()
@@ -189,9 +185,7 @@ def add_ghost_row(store: PartitionedStore) -> None:
 
 def with_writer(partition: Backend, sql: str, parameters: tuple[str, ...]) -> None:
     """Run `sql` on a SQLite partition's writer connection, in one of its transactions."""
-    assert isinstance(partition, SqliteBackend)
-    connection: sqlite3.Connection | None = partition._writer
-    assert connection is not None
+    connection = sqlite_writer(partition)
     with partition.transaction():
         assert connection.execute(sql, parameters).rowcount == 1
 

@@ -20,7 +20,7 @@ from tests.oracles.openclaw.installation import (
 )
 from tests.oracles.oracle_run import (
     SKIP_VARIABLE,
-    SUMMARY_KEY,
+    SUMMARY,
     oracle_summary,
     skip_or_fail,
     skip_requested,
@@ -43,8 +43,4 @@ def openclaw_installation(pytestconfig: pytest.Config) -> Installation:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    lines = config.stash.get(SUMMARY_KEY, [])
-    if lines:
-        terminalreporter.section("OpenClaw oracle")
-        for line in lines:
-            terminalreporter.write_line(line)
+    SUMMARY.write(terminalreporter, config)

@@ -22,9 +22,11 @@ import pytest
 from engine.rpc.client import RpcClient, RpcConnectionError
 from engine.rpc.errors import RpcError
 from tests.oracles.openclaw.installation import OPENCLAW_VERSION, Installation, spawn_adapter
+from tests.summary_section import SummarySection
 
 SKIP_VARIABLE = "SESSION_SEARCH_OPENCLAW"
-SUMMARY_KEY = pytest.StashKey[list[str]]()
+#: The "OpenClaw oracle" section of the terminal summary (tests/oracles/conftest.py).
+SUMMARY = SummarySection("OpenClaw oracle")
 
 
 def running_in_ci() -> bool:
@@ -45,7 +47,7 @@ def skip_or_fail(reason: str) -> None:
 
 def oracle_summary(config: pytest.Config) -> list[str]:
     """The lines printed in the "OpenClaw oracle" section after the run (tests add to it)."""
-    return config.stash.setdefault(SUMMARY_KEY, [])
+    return SUMMARY.lines(config)
 
 
 @contextmanager

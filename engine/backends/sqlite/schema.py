@@ -94,13 +94,15 @@ STATEMENT_CACHE_SIZE = 512
 BUSY_TIMEOUT_MILLISECONDS = 5000
 
 Layout = Literal["session-search", "openclaw"]
+OWN: Layout = "session-search"
+OPENCLAW: Layout = "openclaw"
 
 #: The dirty windows (`needs_rebuild != 0`), which every search leaves out (§5.3): a
 #: partial index, so that the exclusion reads only them and not every window's state.
-DIRTY_WINDOWS_INDEX = ("CREATE INDEX session_search_dirty_windows ON "
+#: `IF NOT EXISTS`: the same statement makes it in a new file and adds it to a file an
+#: earlier build made (`ensure_own_indexes`).
+DIRTY_WINDOWS_INDEX = ("CREATE INDEX IF NOT EXISTS session_search_dirty_windows ON "
                        "session_transcript_index_state(session_id) WHERE needs_rebuild != 0;")
-OWN: Layout = "session-search"
-OPENCLAW: Layout = "openclaw"
 
 UPSTREAM_TABLES = """
 CREATE TABLE session_nodes (
@@ -421,7 +423,7 @@ END;
 def ensure_own_indexes(connection: sqlite3.Connection) -> None:
     """Add the indexes of our own that a file made by an earlier build may lack (a
     writer, on open): each only speeds a statement up, none changes an answer."""
-    connection.execute(DIRTY_WINDOWS_INDEX.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS"))
+    connection.execute(DIRTY_WINDOWS_INDEX)
 
 
 def _store_rows() -> str:

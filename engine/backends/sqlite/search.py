@@ -296,7 +296,7 @@ def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
     status_key = (status_statement(layout, shape.scope, shape.session_id),
                   values.get("pattern"), values.get("keys"), values["session_id"])
     return PreparedSearch(query, limit, terms,
-                          fts5_match_expression(list(terms), prefix=request.match == "prefix"),
+                          fts5_match_expression(terms, prefix=request.match == "prefix"),
                           tuple(values.items()), shape, status_key)
 
 
@@ -321,40 +321,38 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
     Raises `sqlite3.Error` and `UnicodeEncodeError` as SQLite does; the caller maps them.
     """
     prepared = prepared_search(layout, request)
-    query, limit, terms, shape, status_key = (
-        prepared.query, prepared.limit, prepared.terms, prepared.shape, prepared.status_key)
     values = dict(prepared.values)
     # One snapshot for every statement; inside the writer's open transaction, that one.
     own_snapshot = not connection.in_transaction and fixed_status is None
     if own_snapshot:
         connection.execute("BEGIN")
     try:
-        status = None if fixed_status is None else fixed_status.get(status_key)
+        status = None if fixed_status is None else fixed_status.get(prepared.status_key)
         if status is None:
-            status = connection.execute(status_key[0], values).fetchone()
+            status = connection.execute(prepared.status_key[0], values).fetchone()
             if fixed_status is not None:
                 if len(fixed_status) >= KEPT_STATUSES:
                     fixed_status.clear()
-                fixed_status[status_key] = status
+                fixed_status[prepared.status_key] = status
         indexing, archived = status
         values["match"] = prepared.match
-        rows = connection.execute(hits_statement(shape), values).fetchall()
-        if not rows and not query.isascii():  # ASCII text has no CJK term to retry
-            rows = _retry_rows(connection, layout, request, list(terms), values)
+        rows = connection.execute(hits_statement(prepared.shape), values).fetchall()
+        if not rows and not prepared.query.isascii():  # ASCII text has no CJK term to retry
+            rows = _retry_rows(connection, layout, request, prepared.terms, values)
     finally:
         if own_snapshot and connection.in_transaction:
             connection.execute("COMMIT")
     hits = [hit for hit in (_hit_from_row(row) for row in rows) if hit is not None]
     return SearchResult(
-        hits=tuple(hits[:limit]),
-        truncated=len(rows) > limit,
+        hits=tuple(hits[:prepared.limit]),
+        truncated=len(rows) > prepared.limit,
         indexing=bool(indexing),
         archived_transcripts_excluded=archived,
     )
 
 
 def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: SearchRequest,
-                terms: list[str], values: dict[str, Any]) -> list[tuple]:
+                terms: Sequence[str], values: dict[str, Any]) -> list[tuple]:
     word_terms, cjk_terms = partition_terms(terms)
     if not cjk_terms:
         return []
