@@ -125,3 +125,12 @@ class CorruptFile(StoreError):
         self.offset = offset
         self.reason = reason
         super().__init__(f"{path}: corrupt at byte offset {offset}: {reason}")
+
+
+def unknown_session(session_id: object) -> UnknownSession:
+    """The error of a write to a window the store does not hold (the store's wording).
+
+    >>> str(unknown_session("nope"))
+    "unknown session id 'nope'"
+    """
+    return UnknownSession(f"unknown session id {session_id!r}")

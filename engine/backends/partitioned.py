@@ -165,8 +165,14 @@ from engine.backends.protocol import (
 from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
 from engine.config import EngineConfig
 from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
-from engine.errors import CorruptFile, InputError, StoreError, StoreLocked, UsageError
-from engine.transcript.evidence import StoreProblem
+from engine.errors import (
+    CorruptFile,
+    InputError,
+    StoreError,
+    StoreLocked,
+    UsageError,
+    unknown_session,
+)
 from engine.model import (
     DEFAULT_AGENT_ID,
     SearchHit,
@@ -181,12 +187,14 @@ from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
-from engine.transcript.validation import check_event, check_window, unknown_session
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
+    # (the transcript layer's modules define value classes a search never makes, and
+    # each class costs start-up time: see `engine.cli.commands`)
     from engine.score.bm25 import Bm25Explanation
     from engine.search.explain import HitExplanation
     from engine.transcript.compaction import CompactionOutcome
+    from engine.transcript.evidence import StoreProblem
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
@@ -338,6 +346,8 @@ class FolderPartitions:
 
     def missing_problems(self) -> list[StoreProblem]:
         """One problem for each agent the root lists whose partition folder is gone."""
+        from engine.transcript.evidence import StoreProblem
+
         return [StoreProblem(
             str(self.root / AGENTS_FOLDER / agent_id),
             f"{self.root / AGENTS_FOLDER / agent_id}: the partition of agent {agent_id!r} is "
@@ -592,6 +602,8 @@ class PartitionedTransaction(BackendTransaction):
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert or update a window in the partition of its key's agent."""
+        from engine.transcript.validation import check_window
+
         check_window(window)
         agent_id = owner_agent_id(window.session_key)
         assert agent_id is not None  # check_window accepted the key
@@ -613,6 +625,8 @@ class PartitionedTransaction(BackendTransaction):
         """Append an event to the window's partition; return its seq."""
         agent_id = self._agent_of(session_id)
         if agent_id is None:
+            from engine.transcript.validation import check_event
+
             check_event(session_id, event, created_at)
             raise unknown_session(session_id)
         return self._partition_transaction(agent_id).append_event(session_id, event, created_at)

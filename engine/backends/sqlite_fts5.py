@@ -67,12 +67,6 @@ from engine.backends.sqlite.schema import (
     needs_reconcile_sql,
 )
 from engine.backends.sqlite.search import run_search
-from engine.backends.sqlite.writes import (
-    SqliteTransaction,
-    read_events,
-    rebuild_window,
-    sweep_orphans,
-)
 from engine.config import EngineConfig
 from engine.errors import (
     CorruptFile,
@@ -87,6 +81,9 @@ from engine.progress import StepProgress
 from engine.query.user_query import validate_request
 
 if TYPE_CHECKING:  # imported by `compact`, which makes one: a search never needs it
+    from types import ModuleType
+
+    from engine.backends.sqlite.writes import SqliteTransaction
     from engine.transcript.compaction import CompactionOutcome
 
 #: The database file of a registry store directory.
@@ -128,6 +125,15 @@ WINDOW_SELECT: dict[Layout, str] = {
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _write_path() -> ModuleType:
+    """`engine.backends.sqlite.writes`, imported by the first write, maintenance call or
+    transcript read: a process that only searches (a fresh `search` command) never loads
+    the write path, nor the transcript layer under it (start-up: `engine.cli`)."""
+    from engine.backends.sqlite import writes
+
+    return writes
 
 
 def _damage_reported(method: _Method) -> _Method:
@@ -229,7 +235,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
             if "locked" in str(error) or "busy" in str(error):
                 raise StoreLocked(f"{self.path}: another writer holds the database") from error
             raise StoreError(f"{self.path}: {error}") from error
-        transaction = SqliteTransaction(connection, self.config)
+        transaction = _write_path().SqliteTransaction(connection, self.config)
         self._open_transaction = transaction
         try:
             yield transaction
@@ -299,12 +305,12 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
             with self.transaction():
                 events = 0
                 while position < len(pending) and events < RECONCILE_BATCH_EVENTS:
-                    events += rebuild_window(connection, pending[position])
+                    events += _write_path().rebuild_window(connection, pending[position])
                     position += 1
             if progress is not None:
                 progress(position, len(pending))
         with self.transaction():
-            sweep_orphans(connection)
+            _write_path().sweep_orphans(connection)
         return len(pending)
 
     @_damage_reported
@@ -327,8 +333,8 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
             windows = [row[0] for row in connection.execute(
                 "SELECT DISTINCT session_id FROM transcript_events ORDER BY session_id")]
             for session_id in windows:
-                rebuild_window(connection, session_id)
-            sweep_orphans(connection)
+                _write_path().rebuild_window(connection, session_id)
+            _write_path().sweep_orphans(connection)
         return len(windows)
 
     def _windows_needing_reconcile(self) -> list[str]:
@@ -357,7 +363,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
                 consumed += 1
                 if connection.execute(QUEUED, (session_id,)).fetchone() is None:
                     continue
-                events += rebuild_window(connection, session_id)
+                events += _write_path().rebuild_window(connection, session_id)
                 windows += 1
                 (count,) = connection.execute(WINDOW_ROWS, (session_id,)).fetchone()
                 rows += count
@@ -370,7 +376,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         connection = self._writer_connection()
         with self.transaction():
             (orphans,) = connection.execute(ORPHANED_WINDOWS).fetchone()
-            sweep_orphans(connection)
+            _write_path().sweep_orphans(connection)
         return orphans
 
     # ---- searching ----------------------------------------------------------------
@@ -437,7 +443,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
     def events(self, session_id: str) -> list[StoredEvent]:
         """Every event of a window in seq order (UnknownSession if the window is absent)."""
         self.window(session_id)
-        return read_events(self._reading(), session_id)
+        return _write_path().read_events(self._reading(), session_id)
 
     @_damage_reported
     def event_count(self, session_id: str) -> int:

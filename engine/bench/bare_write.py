@@ -108,7 +108,7 @@ class BareRows:
             row_id = self.next_row_id
             self.next_row_id += 1
             tables[writes.INSERT_FTS_ROW].append((row_id, session_id, entry.message_id))
-            tables[writes.INSERT_FTS].append((row_id, writes.storable_text(entry.text), session_id,
+            tables[writes.INSERT_FTS].append((row_id, schema.storable_text(entry.text), session_id,
                                               entry.message_id, entry.role, entry.timestamp))
         if events:
             tables[INSERT_STATE].append((session_id, len(events) - 1, tree.leaf_id, len(active),

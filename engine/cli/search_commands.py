@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING
 
 from engine.backends.registry import BACKEND_NAMES, open_store
 from engine.cli.commands import add_command, add_read_only_arguments
-from engine.cli.highlight import excerpt_cell
 from engine.cli.output import (
     Cell,
     Column,
@@ -186,6 +185,10 @@ TERMINAL_HIT_COLUMNS = (
 
 def hit_row(hit: SearchHit, request: SearchRequest, output: Output) -> list[Cell]:
     """One table row for a hit, in the layout of `output`."""
+    # Imported here: `--json` output never highlights, and a fresh search's start-up
+    # should not pay for the query analysis the highlighting needs.
+    from engine.cli.highlight import excerpt_cell
+
     excerpt = excerpt_cell(hit.snippet, request, output)
     if output.terminal:
         return [format_score(hit.score), f"{format_time(hit.timestamp)}\n{hit.role}",

@@ -67,7 +67,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.backends.sqlite import schema
-from engine.backends.sqlite.writes import active_rows, read_events, storable_text
+from engine.backends.sqlite.schema import storable_text
+from engine.backends.sqlite.writes import active_rows, read_events
 from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.diagnostics.verify import MAX_LISTED, VerifyReport
 from engine.errors import CorruptFile, StoreError

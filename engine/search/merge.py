@@ -47,6 +47,33 @@ def merge_order_key(hit: SearchHit) -> tuple[float, float, bytes]:
     return (-hit.score, -hit.timestamp, locale_compare_key(hit.message_id))
 
 
+def relevance_sorted(items: Sequence[tuple[SearchHit, int, int]]
+                     ) -> list[tuple[SearchHit, int, int]]:
+    """`items` (hit first) sorted by `merge_order_key`, stably, computing a messageId's
+    collation key only where two hits tie on score and timestamp: the same order, but a
+    merge without ties (nearly every one) neither loads ICU nor builds a key per hit.
+
+    >>> from engine.model import SearchHit
+    >>> hits = [SearchHit("k", "w", m, "user", t, "", s)
+    ...         for m, t, s in [("m2", 5, 1.0), ("M1", 5, 1.0), ("m1", 5, 1.0), ("z", 9, 1.0)]]
+    >>> [item[0].message_id for item in relevance_sorted([(hit, 0, 0) for hit in hits])]
+    ['z', 'm1', 'M1', 'm2']
+    """
+    ordered = sorted(items, key=lambda item: (-item[0].score, -item[0].timestamp))
+    start = 0
+    while start < len(ordered):
+        first = ordered[start][0]
+        end = start + 1
+        while (end < len(ordered) and ordered[end][0].score == first.score
+               and ordered[end][0].timestamp == first.timestamp):
+            end += 1
+        if end - start > 1:
+            ordered[start:end] = sorted(ordered[start:end],
+                                        key=lambda item: locale_compare_key(item[0].message_id))
+        start = end
+    return ordered
+
+
 def recent_order_key(hit: SearchHit) -> float:
     """Timestamp descending (the merge of a `recent` search; ties keep their order)."""
     return -hit.timestamp
@@ -95,11 +122,12 @@ def merge_partition_answers(
     >>> [hit.snippet for hit in merge_partition_answers([later], limit=1).hits], asked
     (['[whole]'], [0])
     """
-    key = recent_order_key if order == "recent" else merge_order_key
-    ordered = sorted(
-        ((hit, number, position) for number, answer in enumerate(answers)
-         for position, hit in enumerate(answer.result.hits)),
-        key=lambda item: key(item[0]))
+    items = [(hit, number, position) for number, answer in enumerate(answers)
+             for position, hit in enumerate(answer.result.hits)]
+    if order == "recent":
+        ordered = sorted(items, key=lambda item: recent_order_key(item[0]))
+    else:
+        ordered = relevance_sorted(items)
     seen: set[tuple[str, str, str]] = set()
     unique: list[tuple[SearchHit, int, int]] = []
     for item in ordered:

@@ -39,7 +39,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from engine.errors import InputError, UnknownSession, UsageError
+from engine.errors import InputError, UsageError
 from engine.model import SessionWindow
 from engine.transcript.events import validation_problem
 from engine.transcript.projection import MAX_TIME_VALUE
@@ -344,13 +344,3 @@ def check_replacement(session_id: object, events: Sequence[object], created_at: 
     for event, stamp in zip(events, stamps, strict=True):
         check_event(session_id, event, stamp)
     return stamps
-
-
-def unknown_session(session_id: object) -> UnknownSession:
-    """The error of a write to a window the store does not hold (the store's wording).
-
-    >>> str(unknown_session("nope"))
-    "unknown session id 'nope'"
-    """
-    return UnknownSession(f"unknown session id {session_id!r}")
-

@@ -39,7 +39,8 @@ from engine.backends.protocol import (
     require_capability,
 )
 from engine.backends.reference import ReferenceBackend, ReferenceTransaction
-from engine.backends.sqlite_fts5 import SqliteBackend, SqliteTransaction
+from engine.backends.sqlite.writes import SqliteTransaction
+from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.bench.adapters import finish_indexing
 from engine.cli import main, search_commands
 from engine.directory import MemoryDirectory

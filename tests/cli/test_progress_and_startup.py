@@ -106,9 +106,10 @@ def test_version(session_search, option: str) -> None:
 
 
 def engine_modules_after(*argv: str) -> set[str]:
-    """The `engine` modules a fresh process has loaded after running `main(ARGV)`."""
+    """The `engine` modules (and `icu`) a fresh process has loaded after `main(ARGV)`."""
     program = ("import sys; from engine.cli import main; status = main(sys.argv[1:]); "
-               "print(' '.join(sorted(m for m in sys.modules if m.startswith('engine'))), "
+               "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+               "('engine', 'icu'))), "
                "file=sys.stderr); sys.exit(status)")
     completed = subprocess.run([sys.executable, "-c", program, *argv], cwd=CHECKOUT,
                                capture_output=True, text=True, timeout=120, check=False)
@@ -138,6 +139,13 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
                 "engine.diagnostics", "engine.cli.store_commands", "engine.cli.bench_command",
                 "engine.cli.progress_display"}
     assert loaded & unwanted == set()
+    # Start-up: a search that only reads loads neither the write path and the transcript
+    # layer under it, nor the highlighting of readable output, nor ICU (a merge without
+    # ties needs no collation key).
+    for_writes = {"engine.backends.sqlite.writes", "engine.transcript.log",
+                  "engine.transcript.validation", "engine.transcript.evidence",
+                  "engine.cli.highlight", "icu"}
+    assert loaded & for_writes == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from engine.model import SearchHit, SearchResult
-from engine.search.merge import merge_partition_results
+from engine.search.merge import merge_order_key, merge_partition_results, relevance_sorted
 
 
 def hit(key: str, message_id: str, score: float, timestamp: float = 0.0,
@@ -57,3 +60,18 @@ def test_a_recent_merge_orders_by_timestamp_and_keeps_partition_order_on_ties() 
     assert merged.truncated is True
     relevance = merge_partition_results([main, work], limit=3)
     assert [h.message_id for h in relevance.hits] == ["m2", "w1", "w2"]
+
+
+_IDS = st.sampled_from(["m1", "M1", "m10", "m2", "a-b", "a_b", "é", "e", "Z", "z", "0"])
+
+
+@given(st.lists(st.tuples(_IDS, st.sampled_from([0.0, -0.0, 1.5, 2.0]),
+                          st.sampled_from([0.0, 3.0, 7.0])), max_size=30))
+def test_the_tie_aware_sort_orders_as_the_whole_key_does(rows: list[tuple[str, float, float]]
+                                                        ) -> None:
+    """`relevance_sorted` builds collation keys only for ties; the clear version sorts
+    by `merge_order_key` (score, timestamp and collation key) for every hit."""
+    items = [(hit("agent:a:k", message_id, score, timestamp), 0, position)
+             for position, (message_id, score, timestamp) in enumerate(rows)]
+    expected = sorted(items, key=lambda item: merge_order_key(item[0]))
+    assert relevance_sorted(items) == expected

@@ -2,7 +2,8 @@
 
 Owns: the DDL of a database this backend creates, the pragmas of its connections, how a
 connection is opened (writer, reader, reader that must not create a file), which layout
-an existing file has, and the SQL form of the needs-reconcile predicate. Must not touch:
+an existing file has, the SQL form of the needs-reconcile predicate, and which text SQLite
+can store (`storable_text`, for writes and query terms alike). Must not touch:
 what a write or a search does with the tables (`writes`, `search`), the lifecycle rules
 themselves (`engine.index.lifecycle`), the query policy.
 
@@ -671,3 +672,18 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
         return OPENCLAW
     raise CorruptFile(str(path), 0, "not a session-search sqlite store (no session tables)")
 
+
+def storable_text(text: str) -> str:
+    """Text SQLite can store as UTF-8: lone surrogates become U+FFFD (a known divergence).
+
+    >>> storable_text("a\\ud800b")
+    'a\\ufffdb'
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character
+                       for character in text)
+    return text

@@ -60,8 +60,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql
-from engine.backends.sqlite.writes import storable_text
+from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql, storable_text
 from engine.model import DEFAULT_AGENT_ID, SEARCHABLE_ROLES, SearchHit, SearchRequest, SearchResult
 from engine.query.cjk import (
     like_pattern,

@@ -64,8 +64,9 @@ from typing import Any
 from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
+from engine.backends.sqlite.schema import storable_text
 from engine.config import EngineConfig
-from engine.errors import StoreError
+from engine.errors import StoreError, unknown_session
 from engine.index.lifecycle import WindowIndexState, rebuilt_state
 from engine.model import IndexEntry, SessionWindow, StoredEvent, is_incognito_key
 from engine.transcript import events as kinds
@@ -76,7 +77,6 @@ from engine.transcript.validation import (
     check_privacy_change,
     check_replacement,
     check_window,
-    unknown_session,
 )
 
 #: Gathered events written at once (bounds the memory of a large import).
@@ -156,22 +156,6 @@ READ_EVENTS = (
 def now_milliseconds() -> int:
     """The time of a write, as upstream records it (integral epoch milliseconds)."""
     return int(time.time() * 1000)
-
-
-def storable_text(text: str) -> str:
-    """Text SQLite can store as UTF-8: lone surrogates become U+FFFD (a known divergence).
-
-    >>> storable_text("a\\ud800b")
-    'a\\ufffdb'
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character
-                       for character in text)
-    return text
 
 
 def context_eligibility(event: dict[str, Any]) -> int:
