@@ -14,8 +14,12 @@ fastest way to get the same answer from the same engine:
 * its ingest side writes the same corpus into a fresh database the bare way
   (`bare_import`), and reports the counts the ingest workload checks.
 
-A workload declares `comparable = True` when it knows how to run a comparator (the query
-and ingest workloads); every other cell of a comparator is `not applicable` and is left
+* its reopen side is a command line (`ComparatorStore.search_command`) that answers the
+  reopen query in a fresh process the bare way; the reopen workload times it as it times
+  the real `search` command.
+
+A workload declares `comparable = True` when it knows how to run a comparator (the query,
+ingest and reopen workloads); every other cell of a comparator is `not applicable` and is left
 out of the report, as is a query the comparator cannot express (it raises
 `engine.bench.adapters.NotApplicable`).
 """
@@ -45,6 +49,12 @@ class ComparatorStore(Protocol):
 
     def prepare_search(self, request: SearchRequest) -> PreparedSearch:
         """The prepared statements for `request` (NotApplicable when it has none)."""
+        ...
+
+    def search_command(self, request: SearchRequest) -> list[str]:
+        """A command line that answers `request` in a fresh process the bare way (the
+        reopen workload times it beside the real `search` command; NotApplicable when
+        the comparator has none)."""
         ...
 
     def close(self) -> None:

@@ -77,6 +77,7 @@ def report_rows(run: BenchRun, candidates: tuple[str, ...] = RATIO_BASES) -> lis
     """Summarise every cell but the `not built` and `not applicable` ones; a ratio uses
     the faster base's median for the same workload (`ratio_bases`)."""
     bases = ratio_bases(run, candidates)
+    scripts = _script_medians(run)
     rows = []
     for cell in run.cells:
         if cell.status in (NOT_BUILT, NOT_APPLICABLE):
@@ -89,13 +90,30 @@ def report_rows(run: BenchRun, candidates: tuple[str, ...] = RATIO_BASES) -> lis
             if cell.workload in bases:
                 base_name, base_median = bases[cell.workload]
                 cell_ratio = ratio(summary.median, base_median)
+        metrics = _metric_medians(cell)
+        command_ratio = ratio(metrics.get("command_seconds", 0.0), scripts.get(cell.workload))
+        if "command_seconds" in metrics and command_ratio is not None:
+            metrics["command_ratio"] = command_ratio
         rows.append(ReportRow(
             cell.workload, cell.group, cell.query_class, cell.backend,
             cell.status if cell.samples or cell.status != OK else "no samples",
-            cell.reason, summary, cell_ratio, _metric_medians(cell),
+            cell.reason, summary, cell_ratio, metrics,
             base_name if cell_ratio is not None else None,
         ))
     return rows
+
+
+def _script_medians(run: BenchRun) -> dict[str, float]:
+    """Per workload, the median wall time of a comparator's bare search script (metric
+    `script_seconds`): what a backend's `search` command (`command_seconds`) is stated
+    against, as `command_ratio`."""
+    scripts = {}
+    for cell in run.cells:
+        times = [sample.metrics["script_seconds"] for sample in cell.samples
+                 if "script_seconds" in sample.metrics]
+        if cell.status == OK and times:
+            scripts[cell.workload] = median(times)
+    return scripts
 
 
 def format_seconds(seconds: float) -> str:
@@ -121,6 +139,10 @@ def format_metrics(metrics: dict[str, float]) -> str:
     'RSS 28.6 MiB; search command 92.1 ms'
     >>> format_metrics({"messages_per_second": 9000.0, "first_search_seconds": 0.0042})
     '9,000 msg/s; first search 4.2 ms'
+    >>> format_metrics({"command_seconds": 0.0921, "command_ratio": 2.31})
+    'search command 92.1 ms (2.31× the bare script)'
+    >>> format_metrics({"script_seconds": 0.0399})
+    'bare script 39.9 ms'
     """
     parts = []
     if "messages_per_second" in metrics:
@@ -128,7 +150,11 @@ def format_metrics(metrics: dict[str, float]) -> str:
     if "resident_bytes" in metrics:
         parts.append(f"RSS {metrics['resident_bytes'] / 2**20:.1f} MiB")
     if "command_seconds" in metrics:
-        parts.append(f"search command {format_seconds(metrics['command_seconds'])}")
+        against = (f" ({metrics['command_ratio']:.2f}× the bare script)"
+                   if "command_ratio" in metrics else "")
+        parts.append(f"search command {format_seconds(metrics['command_seconds'])}{against}")
+    if "script_seconds" in metrics:
+        parts.append(f"bare script {format_seconds(metrics['script_seconds'])}")
     if "first_search_seconds" in metrics:
         parts.append(f"first search {format_seconds(metrics['first_search_seconds'])}")
     return "; ".join(parts)

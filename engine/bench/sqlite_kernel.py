@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -126,6 +127,7 @@ class KernelStore:
     """Read-only connections to the databases of one prepared SQLite store."""
 
     def __init__(self, databases: dict[str | None, Path]) -> None:
+        self.paths = dict(databases)
         self.connections: dict[str | None, sqlite3.Connection] = {}
         for agent_id, path in databases.items():
             connection = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True,
@@ -163,6 +165,27 @@ class KernelStore:
                    if database_agent is None or agents is None or database_agent in agents]
         return KernelSearch(tuple((connection, sql, values) for connection in reached), limit,
                             request.order)
+
+    def search_command(self, request: SearchRequest) -> list[str]:
+        """The bare search script's command line (`engine.bench.bare_search_script`) for
+        `request` across every database: a fresh process that answers it with upstream's
+        statement and nothing else, the yardstick of a fresh `search` command. Only a
+        search across all agents in relevance order, as the command the reopen workload
+        runs, is offered (NotApplicable otherwise)."""
+        if request.session_keys != () or request.order != "relevance" or request.role \
+                or request.session_id is not None:
+            raise NotApplicable(f"{KERNEL_NAME}: the bare script searches every agent by score")
+        query = validate_request(request)
+        terms = split_terms(query)
+        if partition_terms(terms)[1]:
+            raise NotApplicable(f"{KERNEL_NAME}: the upstream kernel has no CJK retry")
+        return [
+            sys.executable, str(Path(__file__).with_name("bare_search_script.py")),
+            kernel_statement("all", False, False, "relevance"),
+            fts5_match_expression(terms, prefix=request.match == "prefix"),
+            str(clamp_limit(request.limit)),
+            *(path.resolve().as_uri() + "?mode=ro" for path in self.paths.values()),
+        ]
 
     def close(self) -> None:
         """Close every connection."""

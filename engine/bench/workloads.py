@@ -25,10 +25,13 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
 |           | `reconcile/background`    | the first search on a writer with every window dirty, and the background run it starts, to its end (metric `first_search_seconds`: that search alone) |
 
-A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the two workloads
+A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the three workloads
 marked `comparable`: a query workload times its prepared statements (`PreparedSearch.run`)
 and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
-bare write path into a fresh database and checks the same counts.
+bare write path into a fresh database and checks the same counts; the reopen workload
+runs its bare search script in a fresh process (`engine.bench.bare_search_script`: the
+sample is the script's own open and first query, metric `script_seconds` its whole wall
+time, the yardstick of the `search` command's `command_seconds`).
 
 A workload a backend cannot run at all (history reads of a backend without a transcript
 reader) raises `FeatureNotBuilt`, and the report leaves its rows out.
@@ -359,6 +362,13 @@ class ReopenWorkload:
     (interpreter start, the command line, imports, open, search, printing) as the metric
     `command_seconds`: what start-up costs outside the engine's own timers. Its hits
     must be the probe's.
+
+    A comparator (`sqlite-kernel`) runs its bare search script instead
+    (`ComparatorStore.search_command`): the same query across every agent database with
+    upstream's statement and nothing of the engine, a fresh process per sample; the
+    sample is the script's own open and first query, the metric `script_seconds` its
+    whole wall time, and the report states each `search command` against it
+    (`command_ratio`).
     """
 
     #: Default: the corpus's rare-word probe. The sample is the cost of opening the store
@@ -370,9 +380,12 @@ class ReopenWorkload:
     group: str = "reopen"
     query_class: str = "reopen: time to first query"
     samples: int = 3
+    comparable: bool = True
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         query = self.query or target.manifest["probes"]["rare_word"]["query"]
+        if target.comparator is not None:
+            return self._comparator_round(target, query)
         command = [
             sys.executable, "-m", "engine.bench.reopen_probe",
             "--backend", target.backend_name, "--store", str(target.store_directory),
@@ -388,6 +401,31 @@ class ReopenWorkload:
                                env=probe_environment())
             target.state["reopen_warmed"] = True
         return [self._probe(command, search_command, query) for _ in range(self.samples)]
+
+    def _comparator_round(self, target: BenchTarget, query: str) -> list[Sample]:
+        """The comparator's bare search script, a fresh process per sample (the first
+        round runs it once more, untimed, as the backend's commands are)."""
+        if target.comparator_store is None:
+            raise CapabilityMissing("the comparator is not open")
+        command = target.comparator_store.search_command(
+            SearchRequest(query=query, limit=QUERY_LIMIT, session_keys=()))
+        if target.state.get("reopen_warmed") is None:
+            subprocess.run(command, capture_output=True, check=False, env=probe_environment())
+            target.state["reopen_warmed"] = True
+        samples = []
+        for _ in range(self.samples):
+            started = time.perf_counter()
+            completed = subprocess.run(command, capture_output=True, text=True, check=False,
+                                       env=probe_environment())
+            elapsed = time.perf_counter() - started
+            if completed.returncode != 0:
+                raise WorkloadFailed(f"{self.name}: the bare search script failed: "
+                                     f"{completed.stderr.strip()[-500:]}")
+            report = json.loads(completed.stdout)
+            if not report["hits"]:
+                raise WorkloadFailed(f"{self.name}: the bare script found no hit for {query!r}")
+            samples.append(Sample(report["seconds"], {"script_seconds": elapsed}))
+        return samples
 
     def _probe(self, command: list[str], search_command: list[str], query: str) -> Sample:
         completed = subprocess.run(

@@ -428,6 +428,12 @@ def test_bench_command_write_and_lifecycle_workloads_on_real_backends(
             "metrics"]["windows_rebuilt"]
         assert cells[("reopen/first_query", backend)]["metrics"]["resident_bytes"] > 2**20
         assert cells[("append/one_message", backend)]["count"] == 20
+    # The fresh `search` command is stated against the bare search script, which the
+    # kernel runs in a fresh process of its own.
+    script = cells[("reopen/first_query", "sqlite-kernel")]["metrics"]["script_seconds"]
+    for backend in ("sqlite", "reference"):
+        metrics = cells[("reopen/first_query", backend)]["metrics"]
+        assert metrics["command_ratio"] == pytest.approx(metrics["command_seconds"] / script)
     assert "ingest/import" in capsys.readouterr().out
     assert (out / "ingest_throughput.png").is_file() and (out / "memory.png").is_file()
 

@@ -10,7 +10,9 @@ faster SQLite figure of each workload.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -119,6 +121,16 @@ def test_the_kernel_merges_the_databases_of_several_agents(tmp_path: Path) -> No
         one_agent = kernel.prepare_search(SearchRequest("saffron", agent_id="work"))
         assert len(one_agent.statements) == 1
         assert {hit.session_id for hit in one_agent.result(one_agent.run()).hits} == {"work-w"}
+        # The bare search script (a fresh process, nothing of the engine) finds the same
+        # hits in the same order as the kernel's merge.
+        command = kernel.search_command(SearchRequest("saffron", limit=4, session_keys=()))
+        completed = subprocess.run(command, capture_output=True, text=True, check=True)
+        printed = json.loads(completed.stdout)
+        assert [(hit["sessionId"], hit["messageId"], hit["score"]) for hit in printed["hits"]] \
+            == [(hit.session_id, hit.message_id, hit.score) for hit in result.hits]
+        assert printed["seconds"] > 0
+        with pytest.raises(NotApplicable):
+            kernel.search_command(SearchRequest("saffron", agent_id="work"))
     finally:
         kernel.close()
 

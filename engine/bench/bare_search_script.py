@@ -1,0 +1,48 @@
+"""The bare search script: what a fresh `session-search search` is compared with.
+
+Owns: a standalone program that opens agent databases read-only, runs upstream's search
+statement on each, merges the rows by score, and prints the hits as JSON: the least a
+Python program can do to answer the same question from the same rows. Must not touch:
+anything of the engine. It imports only the standard library (`sqlite3`, `json`, `sys`,
+`time`), is run by its path (`python engine/bench/bare_search_script.py`), not as a module
+of the `engine` package, and takes the statement and the MATCH string as arguments
+(`engine.bench.sqlite_kernel` makes them), so that its start-up is the interpreter's and
+`sqlite3`'s and nothing else: the yardstick of the `reopen/first_query` workload's
+`search command` figure (issue 16: a fresh search within 1.5x of this script).
+
+Run: `python bare_search_script.py SQL MATCH LIMIT URI...`, each URI a read-only `file:` URI of
+an agent database. Prints one JSON object:
+`hits` (at most LIMIT, each `sessionKey`, `sessionId`, `messageId`, `role`, `timestamp`,
+`snippet`, `score`), and `seconds`, the time from before the first connection to after
+the merge (the open and first query, as the reopen probe reports them).
+
+The merge is the Gateway's order (score descending, timestamp descending, messageId);
+messageId ties compare by code point here, not by `localeCompare`: the script is timed,
+its hits are only counted.
+"""
+
+import json
+import sqlite3
+import sys
+import time
+
+
+def main(arguments: list[str]) -> int:
+    """Search every database given; print the merged hits and the time taken."""
+    sql, match, limit, uris = arguments[0], arguments[1], int(arguments[2]), arguments[3:]
+    started = time.perf_counter()
+    rows = []
+    for uri in uris:
+        connection = sqlite3.connect(uri, uri=True)
+        rows.extend(connection.execute(sql, {"match": match, "limit": limit + 1}).fetchall())
+        connection.close()
+    rows.sort(key=lambda row: (row[6], -row[4], row[2]))  # bm25 ascending = score descending
+    seconds = time.perf_counter() - started
+    fields = ("sessionKey", "sessionId", "messageId", "role", "timestamp", "snippet")
+    hits = [dict(zip(fields, row[:6]), score=-row[6]) for row in rows[:limit]]
+    print(json.dumps({"hits": hits, "seconds": seconds}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
