@@ -38,9 +38,13 @@ from engine.gc_policy import use_bulk_work_policy
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(entry.module for entry in COMMANDS))
 
 
-def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None, *,
+                 stubs: bool = True) -> argparse.ArgumentParser:
     """The parser; the commands named in `commands` (default: all) get their full parser,
-    the others a stub with their summary (enough for `--help`, never run)."""
+    the others a stub with their summary (enough for `--help`, never run). `stubs=False`
+    leaves the stubs out: a command line that names a known command never shows them,
+    and each stub is a parser made for nothing (`main` makes them only when no known
+    command was named: for `--help`, `-V` or a mistyped command's error)."""
     parser = argparse.ArgumentParser(
         prog="session-search",
         description="Search and page AI-agent session transcripts; compare backends.",
@@ -54,7 +58,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     wanted = [entry.module for entry in available if commands is None or entry.name in commands]
     for module_name in dict.fromkeys(wanted):  # a module registers all of its commands
         importlib.import_module(module_name).register(subparsers)
-    for entry in available:
+    for entry in available if stubs else ():
         if entry.name not in subparsers.choices:
             subparsers.add_parser(entry.name, help=entry.summary, add_help=False,
                                   formatter_class=HelpFormatter)
@@ -70,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_bulk_work_policy()
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = requested_command(arguments)
-    parser = build_parser(() if command is None else (command,))
+    parser = build_parser(() if command is None else (command,), stubs=command is None)
     args = parser.parse_args(arguments)
     try:
         return int(args.run(args) or 0)
