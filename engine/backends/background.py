@@ -102,6 +102,16 @@ class StoreLock:
         finally:
             self._lock.release()
 
+    def acquire_at_once(self) -> bool:
+        """Take the lock for an application call if that needs no wait (it is free, or
+        this thread holds it already); whether it was taken (then `release` it). A call
+        that did not wait kept no batch waiting, so it needs no turn of `application`."""
+        return self._lock.acquire(blocking=False)
+
+    def release(self) -> None:
+        """Release what `acquire_at_once` took."""
+        self._lock.release()
+
     @contextmanager
     def background(self) -> Iterator[None]:
         """Hold the lock for one batch of the worker, once no application call waits."""
@@ -122,7 +132,13 @@ def serialized(method: Method) -> Method:
     """A method of a store that holds `self.lock` (a `StoreLock`) while it runs."""
     @functools.wraps(method)
     def locked(self: Any, *arguments: Any, **options: Any) -> Any:
-        with self.lock.application():
+        lock = self.lock
+        if lock.acquire_at_once():  # the common case: free, or held by this thread already
+            try:
+                return method(self, *arguments, **options)
+            finally:
+                lock.release()
+        with lock.application():
             return method(self, *arguments, **options)
 
     return locked  # type: ignore[return-value]

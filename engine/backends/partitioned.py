@@ -966,7 +966,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
                 raise InputError(problem)
             return True, [(agent_id, request)] if agent_id in partitions else []
         if not request.session_keys:
-            part = replace(request, limit=PARTITION_LIMIT)  # the same for every partition
+            part = (request if request.limit == PARTITION_LIMIT  # checked: an int here
+                    else replace(request, limit=PARTITION_LIMIT))  # the same for every partition
             return False, [(agent_id, part) for agent_id in partitions]
         keys_by_agent: dict[str, list[str]] = {}
         for key in dict.fromkeys(request.session_keys):

@@ -141,8 +141,10 @@ def _damage_reported(method: _Method) -> _Method:
     (`schema.damage_reported`)."""
     @functools.wraps(method)
     def reading(self: SqliteBackend, *arguments: Any, **options: Any) -> Any:
-        with schema.damage_reported(self.path):
+        try:
             return method(self, *arguments, **options)
+        except schema.REPORTED_ERRORS as error:
+            raise schema.reported_error(self.path, error) from None
 
     return reading  # type: ignore[return-value]
 

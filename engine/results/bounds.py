@@ -27,6 +27,6 @@ def bound_snippet(text: str, units: int = SNIPPET_MAX_UNITS) -> str:
     >>> bound_snippet("abc", 3)
     'abc'
     """
-    if utf16_length(text) <= units:
+    if len(text) * 2 <= units or utf16_length(text) <= units:  # a character is 1 or 2 units
         return text
     return truncate_utf16_safe(text, units) + ELLIPSIS

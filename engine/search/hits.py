@@ -22,7 +22,11 @@ def finite_or_zero(value: Any) -> float:
 
     >>> finite_or_zero(3), finite_or_zero(float("nan")), finite_or_zero(None), finite_or_zero(True)
     (3.0, 0.0, 0.0, 0.0)
+    >>> finite_or_zero(-2.5), finite_or_zero(float("-inf"))
+    (-2.5, 0.0)
     """
+    if type(value) is float:  # the common case (a bm25 rank, a stored timestamp)
+        return value if value - value == 0.0 else 0.0  # x - x is 0 exactly when x is finite
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return 0.0

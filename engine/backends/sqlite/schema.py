@@ -633,12 +633,23 @@ def damage_reported(path: Path) -> Iterator[None]:
     `path` (a busy database is not called damaged)."""
     try:
         yield
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CorruptFile(str(path), 0, f"a row of the database is damaged ({error})") from None
-    except sqlite3.Error as error:
-        if is_damage(error):
-            raise CorruptFile(str(path), 0, f"the database is damaged ({error})") from None
-        raise StoreError(f"{path}: {error}") from None
+    except REPORTED_ERRORS as error:
+        raise reported_error(path, error) from None
+
+
+#: The errors `damage_reported` turns into `CorruptFile` or `StoreError`.
+REPORTED_ERRORS = (UnicodeDecodeError, json.JSONDecodeError, sqlite3.Error)
+
+
+def reported_error(path: Path, error: BaseException) -> CorruptFile | StoreError:
+    """The engine's error for `error` (one of `REPORTED_ERRORS`) met reading `path`: the
+    rule of `damage_reported`, for a caller that catches the error itself (a search
+    does, sparing a context manager per call)."""
+    if isinstance(error, (UnicodeDecodeError, json.JSONDecodeError)):
+        return CorruptFile(str(path), 0, f"a row of the database is damaged ({error})")
+    if is_damage(error):
+        return CorruptFile(str(path), 0, f"the database is damaged ({error})")
+    return StoreError(f"{path}: {error}")
 
 
 def is_damage(error: BaseException) -> bool:

@@ -245,7 +245,8 @@ KEPT_STATUSES = 256
 class PreparedSearch:
     """What a search derives from its request alone, the same for every partition it
     asks: the checked query, the limit, the FTS5 terms and MATCH expression, the bound
-    values (copied before use), the statements' shape and the status statement's key."""
+    values (the MATCH expression among them; copied before use), the statements' shape,
+    the word search's statement and the status statement's key."""
 
     query: str
     limit: int
@@ -253,6 +254,7 @@ class PreparedSearch:
     match: str
     values: tuple[tuple[str, Any], ...]
     shape: Shape
+    hits_sql: str
     status_key: tuple[Any, ...]
 
 
@@ -266,9 +268,21 @@ def prepared_search(layout: Layout, request: SearchRequest) -> PreparedSearch:
     >>> first.match, first.limit
     ('"cafe"', 10)
     """
+    global _last_prepared
+    last = _last_prepared
+    if last is not None and last[0] is request and last[1] == layout:
+        return last[2]  # the next partition of the same merged search
     if not _keepable(request):
         return _prepared(layout, request)
-    return _kept_prepared(layout, request)
+    prepared = _kept_prepared(layout, request)
+    # Holding the request object itself: while it is held, no other object has its id.
+    _last_prepared = (request, layout, prepared)
+    return prepared
+
+
+#: The last kept request (the object itself), its layout and its `PreparedSearch`: the
+#: partitions of one merged search are asked with the same request object.
+_last_prepared: tuple[SearchRequest, Layout, PreparedSearch] | None = None
 
 
 def _keepable(request: SearchRequest) -> bool:
@@ -294,12 +308,15 @@ def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
     shape = request_shape(layout, request)
     status_key = (status_statement(layout, shape.scope, shape.session_id),
                   values.get("pattern"), values.get("keys"), values["session_id"])
-    return PreparedSearch(query, limit, terms,
-                          fts5_match_expression(terms, prefix=request.match == "prefix"),
-                          tuple(values.items()), shape, status_key)
+    values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
+    return PreparedSearch(query, limit, terms, values["match"], tuple(values.items()), shape,
+                          hits_statement(shape), status_key)
 
 
 _kept_prepared = lru_cache(maxsize=256)(_prepared)
+
+#: The answer without hits, flags or archived windows (shared: a `SearchResult` is frozen).
+NO_HITS = SearchResult(hits=())
 
 
 def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest, *,
@@ -334,13 +351,14 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
                     fixed_status.clear()
                 fixed_status[prepared.status_key] = status
         indexing, archived = status
-        values["match"] = prepared.match
-        rows = connection.execute(hits_statement(prepared.shape), values).fetchall()
+        rows = connection.execute(prepared.hits_sql, values).fetchall()
         if not rows and not prepared.query.isascii():  # ASCII text has no CJK term to retry
             rows = _retry_rows(connection, layout, request, prepared.terms, values)
     finally:
         if own_snapshot and connection.in_transaction:
             connection.execute("COMMIT")
+    if not rows and not indexing and not archived:
+        return NO_HITS
     hits = [hit for hit in (_hit_from_row(row) for row in rows) if hit is not None]
     return SearchResult(
         hits=tuple(hits[:prepared.limit]),
@@ -368,7 +386,8 @@ def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: SearchR
 def _hit_from_row(row: Sequence[Any]) -> SearchHit | None:
     """A hit from (session_key, session_id, message_id, role, timestamp, snippet, rank)."""
     session_key, session_id, message_id, role, timestamp, snippet, rank = row
-    if not all(isinstance(value, str) for value in (session_key, session_id, message_id, snippet)):
+    if not (isinstance(session_key, str) and isinstance(session_id, str)
+            and isinstance(message_id, str) and isinstance(snippet, str)):
         return None
     if role not in SEARCHABLE_ROLES:
         return None
