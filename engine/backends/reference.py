@@ -603,12 +603,11 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         state (a window a later change leaves dirty again, see `_on_commit`)."""
         self._index_changes += 1
         self.index.delete_window_rows(session_id)
+        tree = scan_tree(events)
         if add_rows and not self._incognito(session_id):
-            for entry in index_entries(events):
+            for entry in index_entries(events, tree):
                 self._add(entry)
-        self.index.window_states[session_id] = rebuilt_state(
-            len(events) - 1, scan_tree(events).leaf_id
-        )
+        self.index.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
 
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window needing work, sweep orphans, flush; return the windows

@@ -104,7 +104,7 @@ class BareRows:
         active = writes.active_rows(session_id, tree.active_path())
         tables[writes.INSERT_ACTIVE].extend(active)
         # An incognito window is stored and never indexed, as by the backend.
-        for entry in () if window.is_incognito else index_entries(stored):
+        for entry in () if window.is_incognito else index_entries(stored, tree):
             row_id = self.next_row_id
             self.next_row_id += 1
             tables[writes.INSERT_FTS_ROW].append((row_id, session_id, entry.message_id))

@@ -45,7 +45,7 @@ from typing import Any
 
 from engine.model import IndexEntry, StoredEvent
 from engine.transcript import events as kinds
-from engine.transcript.tree import visible_events
+from engine.transcript.tree import TranscriptTree, visible_events
 
 #: ECMAScript's time value range: ±8.64e15 ms around the epoch.
 MAX_TIME_VALUE = 8.64e15
@@ -179,10 +179,12 @@ def extract_index_entry(
     )
 
 
-def index_entries(events: Sequence[StoredEvent]) -> list[IndexEntry]:
-    """The index entries of ONE window: its visible (active-path) events, in path order."""
+def index_entries(events: Sequence[StoredEvent],
+                  tree: TranscriptTree | None = None) -> list[IndexEntry]:
+    """The index entries of ONE window: its visible (active-path) events, in path order
+    (`tree`: its `scan_tree(events)`, when the caller has it)."""
     entries = []
-    for stored in visible_events(events):
+    for stored in visible_events(events, tree):
         entry = extract_index_entry(stored)
         if entry is not None:
             entries.append(entry)

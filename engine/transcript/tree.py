@@ -146,15 +146,19 @@ def active_path(events: Sequence[StoredEvent]) -> list[StoredEvent]:
     return [node.stored for node in scan_tree(events).active_path()]
 
 
-def visible_events(events: Sequence[StoredEvent]) -> list[StoredEvent]:
+def visible_events(events: Sequence[StoredEvent],
+                   tree: TranscriptTree | None = None) -> list[StoredEvent]:
     """The events whose messages are searchable: the active path, or the flat fallback.
+    `tree` is `scan_tree(events)` when the caller has scanned them already (a rebuild
+    needs the tree for the active rows too, and scans once).
 
     >>> from engine.model import StoredEvent
     >>> flat = [StoredEvent("s", 0, {"type": "message", "message": {"role": "user"}})]
     >>> visible_events(flat) == flat
     True
     """
-    tree = scan_tree(events)
+    if tree is None:
+        tree = scan_tree(events)
     path = tree.active_path()
     if path:
         return [node.stored for node in path]

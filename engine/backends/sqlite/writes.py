@@ -431,8 +431,8 @@ def rebuild_window_from(connection: sqlite3.Connection, session_id: str,
     connection.execute("DELETE FROM session_transcript_active_events WHERE session_id = ?",
                        (session_id,))
     window = stored_window(connection, session_id)
-    entries = [] if window is not None and window.is_incognito else index_entries(events)
     tree = scan_tree(events)
+    entries = [] if window is not None and window.is_incognito else index_entries(events, tree)
     (last_row_id,) = connection.execute(LAST_FTS_ROW).fetchone()
     row_ids = range(last_row_id + 1, last_row_id + 1 + len(entries))
     connection.executemany(INSERT_FTS_ROW, [
