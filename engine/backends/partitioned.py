@@ -159,6 +159,7 @@ from engine.backends.protocol import (
     Maintenance,
     ReconcilesInBatches,
     Refreshable,
+    SearchesPartitions,
     has_capability,
     require_capability,
 )
@@ -922,7 +923,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         if scoped:
             result = self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
         else:
-            answers = [partition_answer(self._open(agent_id), part) for agent_id, part in targets]
+            answers = partition_answers([(self._open(agent_id), part) for agent_id, part in targets])
             result = merge_partition_answers(answers, clamp_limit(request.limit),
                                              order=request.order)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
@@ -1235,6 +1236,22 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         return PartitionedExplanation(
             plan, retried, merged.truncated,
             tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
+
+
+def partition_answers(asked: Sequence[tuple[Backend, SearchRequest]]) -> list[PartitionAnswer]:
+    """The answers of the partitions of a merged search, in order: in one call when they
+    are all of one class that `SearchesPartitions` and are asked the same request (a
+    search across every agent), else one `partition_answer` each."""
+    if asked:
+        first_partition, first_request = asked[0]
+        kind = type(first_partition)
+        if has_capability(first_partition, SearchesPartitions) and all(
+                type(partition) is kind and request is first_request
+                for partition, request in asked):
+            results = kind.search_partitions([partition for partition, _ in asked],
+                                             first_request)
+            return [PartitionAnswer(result) for result in results]
+    return [partition_answer(partition, request) for partition, request in asked]
 
 
 def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:

@@ -233,6 +233,19 @@ class Interruptible(Protocol):
 
 
 @runtime_checkable
+class SearchesPartitions(Protocol):
+    """Answers several of its partitions for one request in one call (the partitions of
+    a search across agents), the same answers as `search` on each."""
+
+    @classmethod
+    def search_partitions(cls, partitions: Sequence[Any],
+                          request: SearchRequest) -> list[SearchResult]:
+        """`[partition.search(request) for partition in partitions]`, each partition an
+        instance of `cls`."""
+        ...
+
+
+@runtime_checkable
 class AnswersLate(Protocol):
     """Answers as a partition of a merged search: snippets only for the hits kept."""
 

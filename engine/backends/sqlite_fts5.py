@@ -57,6 +57,7 @@ from engine.backends.protocol import (
     Maintenance,
     ReconcileBatch,
     ReconcilesInBatches,
+    SearchesPartitions,
 )
 from engine.backends.sqlite import schema
 from engine.backends.sqlite.schema import (
@@ -149,10 +150,12 @@ def _damage_reported(method: _Method) -> _Method:
     return reading  # type: ignore[return-value]
 
 
-class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Compactable):
+class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Compactable,
+                    SearchesPartitions):
     """One SQLite database with the upstream agent layout (capabilities: `Backend`,
-    `Maintenance`, `ReconcilesInBatches`, `Interruptible`, `Compactable`; every read
-    sees the latest commit, so it needs no `Refreshable`)."""
+    `Maintenance`, `ReconcilesInBatches`, `Interruptible`, `Compactable`,
+    `SearchesPartitions`; every read sees the latest commit, so it needs no
+    `Refreshable`)."""
 
     name = BACKEND_NAME
 
@@ -392,17 +395,35 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         if connection is not None:
             connection.interrupt()
 
-    @_damage_reported
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.sqlite.search`)."""
-        connection = self._reading()
-        try:
-            return run_search(connection, self.layout, request,
-                              fixed_status=self._fixed_status(connection))
-        except sqlite3.Error as error:
-            raise StoreError(f"{self.path}: search failed: {error}") from error
-        except UnicodeEncodeError as error:
-            raise QueryError(f"a search parameter is not valid UTF-8 text: {error}") from None
+        return self.search_partitions((self,), request)[0]
+
+    @classmethod
+    def search_partitions(cls, partitions: Sequence[SqliteBackend],
+                          request: SearchRequest) -> list[SearchResult]:
+        """`search(request)` on each partition, in one call (`SearchesPartitions`): a
+        search across agents asks every database the same request, and a call per
+        partition through the store's layers costs as much Python as the statement's
+        own binding does."""
+        results = []
+        for partition in partitions:
+            try:  # what opening the read reports, as every read does (`_damage_reported`)
+                connection = partition._reading()
+                fixed_status = partition._fixed_status(connection)
+            except schema.REPORTED_ERRORS as error:
+                raise schema.reported_error(partition.path, error) from None
+            try:
+                results.append(run_search(connection, partition.layout, request,
+                                          fixed_status=fixed_status))
+            except sqlite3.Error as error:
+                raise StoreError(f"{partition.path}: search failed: {error}") from error
+            except UnicodeEncodeError as error:
+                raise QueryError(
+                    f"a search parameter is not valid UTF-8 text: {error}") from None
+            except schema.REPORTED_ERRORS as error:  # a row that no longer decodes
+                raise schema.reported_error(partition.path, error) from None
+        return results
 
     # ---- reading the transcripts (history and importers read these, never the index) --
 

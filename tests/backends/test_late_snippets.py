@@ -1,9 +1,11 @@
-"""A merged search whose reference partitions cut snippets late equals the eager merge.
+"""A merged search equals the eager merge of every partition's own answer.
 
 `PartitionedStore.search` over several partitions asks each reference partition for its
 hits without snippets (`AnswersLate.search_answer`) and finishes only the hits the merge
-keeps. The oracle is the merge of every partition's whole `search` result
-(`merge_partition_results`), on generated multi-agent corpora and requests.
+keeps; it asks SQLite partitions all at once (`SearchesPartitions.search_partitions`,
+one prepared request reused across databases). The oracle is the merge of every
+partition's whole `search` result, one partition at a time (`merge_partition_results`),
+on generated multi-agent corpora and requests.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 
 from engine.backends.partitioned import create_partitioned
@@ -22,12 +25,13 @@ from engine.search.merge import merge_partition_results
 from tests.parity.strategies import corpus_and_requests, load_corpus
 
 
+@pytest.mark.parametrize("backend", ["reference", "sqlite"])
 @settings(max_examples=40, deadline=None)
-@given(corpus_and_requests())
-def test_late_snippets_give_the_eager_merge(drawn):
+@given(drawn=corpus_and_requests())
+def test_a_merged_search_gives_the_eager_merge(backend, drawn):
     corpus, requests = drawn
     with tempfile.TemporaryDirectory() as folder:
-        store = create_partitioned(Path(folder) / "store", partition_kind("reference"))
+        store = create_partitioned(Path(folder) / "store", partition_kind(backend))
         try:
             load_corpus(store, corpus)
             store.reconcile()
