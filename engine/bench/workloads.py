@@ -17,7 +17,7 @@ which fixes the answer exactly: `min(n, limit)` hits and `truncated == (n > limi
 | ingest    | `ingest/import`           | create a store + import the whole corpus     |
 | append    | `append/one_message`      | one message in its own durable transaction   |
 | reopen    | `reopen/first_query`      | new process: open the store + first query    |
-|           | (metric `command_seconds`) | new process: the whole `python -m engine search` |
+|           | (metric `command_seconds`) | new process: the whole `session-search search` |
 | query     | `query/<probe>`           | `Backend.search` for one probe               |
 | history   | `history/tail`, `/anchored` | a history page of the long session         |
 | agent     | `agent/sessions_search_all`, `_agent` | the agent tool as `agent:main:main` under visibility `all` (every agent) and `agent` |
@@ -56,8 +56,8 @@ from engine.bench.adapters import (
     CapabilityMissing,
     agent_sessions_search,
     backend_method,
-    history_page,
     finish_indexing,
+    history_page,
     palette_ui_search,
 )
 from engine.bench.comparators import Comparator, ComparatorStore
@@ -334,6 +334,19 @@ class AppendWorkload:
         return samples
 
 
+def console_script() -> list[str]:
+    """The command a user types: the `session-search` console script installed beside
+    this interpreter, else (a checkout run without installing) `python -m engine`.
+
+    >>> Path(console_script()[-1]).name in ("session-search", "engine")
+    True
+    """
+    script = Path(sys.executable).with_name("session-search")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "engine"]
+
+
 def probe_environment() -> dict[str, str]:
     """The reopen probe's environment: this one, with bytecode caching on and kept under
     the system's temporary folder (`PYTHONPYCACHEPREFIX`), so that after one untimed
@@ -357,8 +370,9 @@ class ReopenWorkload:
     takes `samples` probes (a fresh process each), so that even a one-round run (the 1M
     corpus) has a median rather than one draw of a noisy machine.
 
-    Each probe also runs the real command a user types, `python -m engine search --store
-    DIR --json --limit 25 QUERY`, in a fresh process, and records its whole wall time
+    Each probe also runs the real command a user types, `session-search search --store
+    DIR --json --limit 25 QUERY` (the console script, `console_script`), in a fresh
+    process, and records its whole wall time
     (interpreter start, the command line, imports, open, search, printing) as the metric
     `command_seconds`: what start-up costs outside the engine's own timers. Its hits
     must be the probe's.
@@ -392,7 +406,7 @@ class ReopenWorkload:
             "--query", query,
         ]
         search_command = [
-            sys.executable, "-m", "engine", "search", "--store", str(target.store_directory),
+            *console_script(), "search", "--store", str(target.store_directory),
             "--json", "--limit", str(QUERY_LIMIT), query,
         ]
         if target.state.get("reopen_warmed") is None:  # compile the modules once, untimed
@@ -448,7 +462,7 @@ class ReopenWorkload:
         })
 
     def _time_search_command(self, search_command: list[str], expected_hits: int) -> float:
-        """The wall time of one fresh `python -m engine search`; its hits are checked."""
+        """The wall time of one fresh `session-search search`; its hits are checked."""
         started = time.perf_counter()
         completed = subprocess.run(
             search_command, capture_output=True, text=True, check=False,
