@@ -923,9 +923,15 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         if scoped:
             result = self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
         else:
-            answers = partition_answers([(self._open(agent_id), part) for agent_id, part in targets])
-            result = merge_partition_answers(answers, clamp_limit(request.limit),
-                                             order=request.order)
+            asked = [(self._open(agent_id), part) for agent_id, part in targets]
+            together = searched_together(asked)
+            if together is not None:
+                result = merge_partition_results(together, clamp_limit(request.limit),
+                                                 order=request.order)
+            else:
+                answers = [partition_answer(partition, part) for partition, part in asked]
+                result = merge_partition_answers(answers, clamp_limit(request.limit),
+                                                 order=request.order)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
     def _noting_reconcile(self, result: SearchResult, agents: list[str]) -> SearchResult:
@@ -1238,20 +1244,21 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
             tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
 
 
-def partition_answers(asked: Sequence[tuple[Backend, SearchRequest]]) -> list[PartitionAnswer]:
-    """The answers of the partitions of a merged search, in order: in one call when they
-    are all of one class that `SearchesPartitions` and are asked the same request (a
-    search across every agent), else one `partition_answer` each."""
-    if asked:
-        first_partition, first_request = asked[0]
-        kind = type(first_partition)
-        if has_capability(first_partition, SearchesPartitions) and all(
-                type(partition) is kind and request is first_request
-                for partition, request in asked):
-            results = kind.search_partitions([partition for partition, _ in asked],
-                                             first_request)
-            return [PartitionAnswer(result) for result in results]
-    return [partition_answer(partition, request) for partition, request in asked]
+def searched_together(asked: Sequence[tuple[Backend, SearchRequest]]
+                      ) -> list[SearchResult] | None:
+    """The partitions' whole results in one call, when they are all of one class that
+    `SearchesPartitions` and are asked the same request (a search across every agent);
+    None otherwise (then each gives its `partition_answer`)."""
+    if not asked:
+        return None
+    first_partition, first_request = asked[0]
+    kind = type(first_partition)
+    if not has_capability(first_partition, SearchesPartitions):
+        return None
+    if not all(type(partition) is kind and request is first_request
+               for partition, request in asked):
+        return None
+    return kind.search_partitions([partition for partition, _ in asked], first_request)
 
 
 def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:

@@ -53,6 +53,8 @@ def utf16_units(text: str) -> int:
     >>> utf16_units("a𐐀")
     3
     """
+    if text.isascii():  # every character is one unit (the common case, checked in C)
+        return len(text)
     return len(text) + sum(1 for character in text if ord(character) > 0xFFFF)
 
 

@@ -102,8 +102,9 @@ def merge_partition_results(
     (a request scoped to one agent, by contrast, is that partition's answer as it is and
     does not come here). `order` is the request's (`recent`: see the module docstring).
     """
-    return merge_partition_answers([PartitionAnswer(result) for result in results], limit,
-                                   order=order)
+    unique = merged_order([result.hits for result in results], order)
+    return merged_result(results, tuple(hit for hit, _number, _position in unique[:limit]),
+                         len(unique), limit)
 
 
 def merge_partition_answers(
@@ -122,8 +123,20 @@ def merge_partition_answers(
     >>> [hit.snippet for hit in merge_partition_answers([later], limit=1).hits], asked
     (['[whole]'], [0])
     """
-    items = [(hit, number, position) for number, answer in enumerate(answers)
-             for position, hit in enumerate(answer.result.hits)]
+    results = [answer.result for answer in answers]
+    unique = merged_order([result.hits for result in results], order)
+    return merged_result(results, finished_hits(answers, unique[:limit]), len(unique), limit)
+
+
+def merged_order(hit_lists: Sequence[Sequence[SearchHit]], order: str
+                 ) -> list[tuple[SearchHit, int, int]]:
+    """Every partition's hits (each with its partition's number and its position there)
+    in the merge's order, de-duplicated on (sessionKey, sessionId, messageId), the first
+    kept."""
+    items = [(hit, number, position) for number, hits in enumerate(hit_lists)
+             for position, hit in enumerate(hits)]
+    if not items:
+        return items
     if order == "recent":
         ordered = sorted(items, key=lambda item: recent_order_key(item[0]))
     else:
@@ -136,14 +149,23 @@ def merge_partition_answers(
         if identity not in seen:
             seen.add(identity)
             unique.append(item)
-    results = [answer.result for answer in answers]
-    return SearchResult(
-        hits=finished_hits(answers, unique[:limit]),
-        truncated=any(result.truncated for result in results) or len(unique) > limit,
-        indexing=any(result.indexing for result in results),
-        archived_transcripts_excluded=sum(
-            result.archived_transcripts_excluded for result in results),
-    )
+    return unique
+
+
+def merged_result(results: Sequence[SearchResult], hits: tuple[SearchHit, ...],
+                  unique: int, limit: int) -> SearchResult:
+    """The merged answer: `hits` (already cut), `truncated` when any partition truncated
+    or the `unique` hits exceed the limit, `indexing` when any partition is indexing,
+    the archived counts summed."""
+    truncated = unique > limit
+    indexing = False
+    archived = 0
+    for result in results:
+        truncated = truncated or result.truncated
+        indexing = indexing or result.indexing
+        archived += result.archived_transcripts_excluded
+    return SearchResult(hits=hits, truncated=truncated, indexing=indexing,
+                        archived_transcripts_excluded=archived)
 
 
 def finished_hits(answers: Sequence[PartitionAnswer],
