@@ -387,6 +387,10 @@ class SearchResult:
         return value
 
 
+#: The answer without hits, flags or archived windows (shared: a `SearchResult` is frozen).
+NO_HITS = SearchResult(hits=())
+
+
 def agent_id_problem(agent_id: str) -> str | None:
     """Why `agent_id` cannot name an agent's partition (a folder of the store), or None.
 

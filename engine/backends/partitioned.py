@@ -176,6 +176,7 @@ from engine.errors import (
 )
 from engine.model import (
     DEFAULT_AGENT_ID,
+    NO_HITS,
     SearchHit,
     SearchRequest,
     SearchResult,
@@ -210,7 +211,6 @@ PARTITION_LIMIT = MAX_LIMIT
 #: The counts every store reports, even one without partitions.
 STORE_COUNTS = ("agents", "sessions", "windows", "events", "bytes")
 
-NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)
 
 
 # --------------------------------------------------------------------------------------

@@ -92,6 +92,16 @@ def kernel_statement(scope: str, session_id: bool, role: bool, order: str) -> st
     )
 
 
+def kernel_match(request: SearchRequest) -> str:
+    """The MATCH string upstream binds for `request` (the query checked as every backend
+    checks it); NotApplicable when it has CJK terms, which only the seed's retry finds."""
+    terms = split_terms(validate_request(request))
+    if partition_terms(terms)[1]:
+        raise NotApplicable(f"{KERNEL_NAME}: the upstream kernel has no CJK retry "
+                            "(behaviour.md §7.1 is seed-only)")
+    return fts5_match_expression(terms, prefix=request.match == "prefix")
+
+
 @dataclass(frozen=True, slots=True)
 class KernelSearch:
     """One request's statement on each database it reaches, ready to run."""
@@ -138,14 +148,9 @@ class KernelStore:
 
     def prepare_search(self, request: SearchRequest) -> KernelSearch:
         """The statement and values for `request` on each database it reaches."""
-        query = validate_request(request)
-        terms = split_terms(query)
-        if partition_terms(terms)[1]:
-            raise NotApplicable(f"{KERNEL_NAME}: the upstream kernel has no CJK retry "
-                                "(behaviour.md §7.1 is seed-only)")
         limit = clamp_limit(request.limit)
         values: dict[str, Any] = {
-            "match": fts5_match_expression(terms, prefix=request.match == "prefix"),
+            "match": kernel_match(request),
             "limit": limit + 1, "session_id": request.session_id, "role": request.role,
         }
         agent_id = request.agent_id if request.agent_id is not None else DEFAULT_AGENT_ID
@@ -175,14 +180,9 @@ class KernelStore:
         if request.session_keys != () or request.order != "relevance" or request.role \
                 or request.session_id is not None:
             raise NotApplicable(f"{KERNEL_NAME}: the bare script searches every agent by score")
-        query = validate_request(request)
-        terms = split_terms(query)
-        if partition_terms(terms)[1]:
-            raise NotApplicable(f"{KERNEL_NAME}: the upstream kernel has no CJK retry")
         return [
             sys.executable, str(Path(__file__).with_name("bare_search_script.py")),
-            kernel_statement("all", False, False, "relevance"),
-            fts5_match_expression(terms, prefix=request.match == "prefix"),
+            kernel_statement("all", False, False, "relevance"), kernel_match(request),
             str(clamp_limit(request.limit)),
             *(path.resolve().as_uri() + "?mode=ro" for path in self.paths.values()),
         ]

@@ -172,8 +172,6 @@ def finished_hits(answers: Sequence[PartitionAnswer],
                   kept: Sequence[tuple[SearchHit, int, int]]) -> tuple[SearchHit, ...]:
     """The kept hits (each with its answer's number and its position there), whole: one
     `finish` call per answer that has one, for the positions kept of it."""
-    if all(answer.finish is None for answer in answers):
-        return tuple(hit for hit, _number, _position in kept)
     wanted: dict[int, list[int]] = {}
     for _hit, number, position in kept:
         if answers[number].finish is not None:

@@ -61,7 +61,14 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql, storable_text
-from engine.model import DEFAULT_AGENT_ID, SEARCHABLE_ROLES, SearchHit, SearchRequest, SearchResult
+from engine.model import (
+    DEFAULT_AGENT_ID,
+    NO_HITS,
+    SEARCHABLE_ROLES,
+    SearchHit,
+    SearchRequest,
+    SearchResult,
+)
 from engine.query.cjk import (
     like_pattern,
     partition_terms,
@@ -251,7 +258,6 @@ class PreparedSearch:
     query: str
     limit: int
     terms: tuple[str, ...]
-    match: str
     values: tuple[tuple[str, Any], ...]
     shape: Shape
     hits_sql: str
@@ -265,7 +271,7 @@ def prepared_search(layout: Layout, request: SearchRequest) -> PreparedSearch:
     >>> first = prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
     >>> first is prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
     True
-    >>> first.match, first.limit
+    >>> dict(first.values)["match"], first.limit
     ('"cafe"', 10)
     """
     global _last_prepared
@@ -309,14 +315,11 @@ def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
     status_key = (status_statement(layout, shape.scope, shape.session_id),
                   values.get("pattern"), values.get("keys"), values["session_id"])
     values["match"] = fts5_match_expression(terms, prefix=request.match == "prefix")
-    return PreparedSearch(query, limit, terms, values["match"], tuple(values.items()), shape,
-                          hits_statement(shape), status_key)
+    return PreparedSearch(query, limit, terms, tuple(values.items()), shape, hits_statement(shape),
+                          status_key)
 
 
 _kept_prepared = lru_cache(maxsize=256)(_prepared)
-
-#: The answer without hits, flags or archived windows (shared: a `SearchResult` is frozen).
-NO_HITS = SearchResult(hits=())
 
 
 def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest, *,
