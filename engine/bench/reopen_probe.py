@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.model import SearchRequest
 
     backend_class(args.backend)  # import the backend's modules
-    import engine.analysis.unicode61  # noqa: F401  (the analyzer's, imported lazily)
+    import engine.analysis.unicode61  # (the analyzer's, imported lazily)
     import engine.backends.partitioned  # noqa: F401  (the store's, imported by the open)
     modules_seconds = time.perf_counter() - modules_started
     before = resident_bytes()

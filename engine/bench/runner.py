@@ -16,6 +16,14 @@ interleaved schedule like a backend, open over the compared backend's store once
 prepared, and run only the workloads marked `comparable`; their other cells, and any
 request they cannot express (`NotApplicable`), are `not applicable`, left out of the
 report like `not built`.
+
+A workload that can be paired (`PairedWorkload`, the query workloads) runs a backend's
+cell and its comparator's cell of one round together, their calls alternating
+(`run_paired_round`): the ratio between the two is then measured over the same seconds
+instead of two neighbouring stretches of a drifting machine. The pair runs at the slot
+of whichever of the two comes first in the round; the other's slot is then done. When
+the pair cannot run (either side refuses or fails), each cell runs alone, so a failure
+or a refusal is charged to the cell that caused it.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from engine.bench.adapters import (
 from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
-from engine.bench.workloads import BenchTarget, Sample, Workload, WorkloadFailed
+from engine.bench.workloads import BenchTarget, PairedWorkload, Sample, Workload, WorkloadFailed
 from engine.errors import EngineError
 
 OK, SKIPPED, FAILED, NOT_BUILT, NOT_APPLICABLE = (
@@ -171,11 +179,21 @@ def run_benchmark(
                 prepared.add(name)
             if progress is not None:
                 progress.advance(f"prepared {name}")
+        partners = paired_backends(targets)
+        ran_paired: set[tuple[int, str, str]] = set()  # (round, workload, backend)
         for slot in schedule:
             cell = cells[(slot.workload, slot.backend)]
             workload = by_name[slot.workload]
-            max_rounds = getattr(workload, "max_rounds", None)
-            if cell.status == OK and (max_rounds is None or slot.round_number < max_rounds):
+            partner = partners.get(slot.backend)
+            if not _due(cell, workload, slot.round_number) or \
+                    (slot.round_number, slot.workload, slot.backend) in ran_paired:
+                pass
+            elif (partner is not None and cells[(slot.workload, partner)].status == OK
+                  and hasattr(workload, "run_paired_round")):
+                _run_pair(cell, cells[(slot.workload, partner)], workload,  # type: ignore[arg-type]
+                          targets[slot.backend], targets[partner])
+                ran_paired.add((slot.round_number, slot.workload, partner))
+            else:
                 _run_cell(cell, workload, targets[slot.backend])
             if progress is not None:
                 progress.advance(f"{slot.workload} {slot.backend}")
@@ -209,6 +227,48 @@ def with_comparators(backends: tuple[str, ...], services: BenchServices) -> tupl
         names.extend(comparator.name for comparator in services.comparators
                      if comparator.compared_backend == name)
     return tuple(names)
+
+
+def _due(cell: CellResult, workload: Workload, round_number: int) -> bool:
+    """Whether `cell` runs in round `round_number`: it has not failed or been skipped,
+    and its workload runs that many rounds (`max_rounds`, when it has one)."""
+    max_rounds = getattr(workload, "max_rounds", None)
+    return cell.status == OK and (max_rounds is None or round_number < max_rounds)
+
+
+def paired_backends(targets: dict[str, BenchTarget]) -> dict[str, str]:
+    """Each backend with its comparator, both ways (the first comparator of a backend,
+    when it has several).
+
+    >>> from types import SimpleNamespace as T
+    >>> kernel = T(compared_backend="sqlite")
+    >>> paired_backends({"sqlite": T(comparator=None), "sqlite-kernel": T(comparator=kernel),
+    ...                  "reference": T(comparator=None)})
+    {'sqlite-kernel': 'sqlite', 'sqlite': 'sqlite-kernel'}
+    """
+    partners: dict[str, str] = {}
+    for name, target in targets.items():
+        compared = target.comparator.compared_backend if target.comparator is not None else None
+        if compared in targets and compared not in partners:
+            partners[name] = compared
+            partners[compared] = name
+    return partners
+
+
+def _run_pair(cell: CellResult, partner_cell: CellResult, workload: PairedWorkload,
+              target: BenchTarget, partner: BenchTarget) -> None:
+    """Run one round of a backend's cell and its comparator's cell together (either may
+    be `cell`); when the pair cannot run, each alone (see the module docstring)."""
+    if target.comparator is not None:
+        cell, partner_cell, target, partner = partner_cell, cell, partner, target
+    try:
+        ours, theirs = workload.run_paired_round(target, partner)
+    except Exception:  # noqa: BLE001 - run alone, each cell records its own failure
+        _run_cell(cell, workload, target)
+        _run_cell(partner_cell, workload, partner)
+        return
+    cell.samples.extend(ours)
+    partner_cell.samples.extend(theirs)
 
 
 def _open_comparator(target: BenchTarget, compared: BenchTarget, ready: bool) -> tuple[str, float]:

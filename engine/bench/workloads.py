@@ -60,7 +60,7 @@ from engine.bench.adapters import (
     history_page,
     palette_ui_search,
 )
-from engine.bench.comparators import Comparator, ComparatorStore
+from engine.bench.comparators import Comparator, ComparatorStore, PreparedSearch
 from engine.bench.corpus_generator import iter_window_leaves
 from engine.model import SearchRequest, SearchResult, SessionWindow
 
@@ -152,9 +152,33 @@ class HitExpectation:
         return problems
 
 
+#: How long one round of a query workload lasts at least: a query that answers in
+#: microseconds is called until then (at most `QueryWorkload.max_repeats` times), so its
+#: median rests on hundreds of calls instead of five.
+QUERY_ROUND_SECONDS = 0.2
+
+
+class PairedWorkload(Workload, Protocol):
+    """A workload that can time a backend and its comparator call by call."""
+
+    def run_paired_round(self, target: BenchTarget,
+                         comparator_target: BenchTarget) -> tuple[list[Sample], list[Sample]]:
+        """One round of both, alternating calls; (the backend's, the comparator's)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class QueryWorkload:
-    """One search request against the prepared store, `repeats` timed calls per round."""
+    """One search request against the prepared store: per round, at least `repeats`
+    timed calls, and more until the round has lasted `min_round_seconds` (at most
+    `max_repeats` calls).
+
+    Beside a comparator it runs paired (`run_paired_round`): the backend's and the
+    comparator's calls alternate in ABBA order inside one round, so both medians come
+    from the same seconds of the machine's life. Run one after the other, two cells of a
+    microsecond query drift apart by 20–30 % between runs on a shared machine, which is
+    more than the difference the ratio is there to show.
+    """
 
     name: str
     query_class: str
@@ -163,31 +187,68 @@ class QueryWorkload:
     repeats: int = 5
     group: str = "query"
     comparable: bool = True
+    min_round_seconds: float = 0.0
+    max_repeats: int = 1000
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         if target.comparator is not None:
             return self._comparator_round(target)
         backend = _prepared(target)
-        samples = []
-        for _ in range(self.repeats):
-            started = time.perf_counter()
-            result = backend.search(self.request)
-            elapsed = time.perf_counter() - started
-            self._check(result)
-            samples.append(Sample(elapsed))
+        samples: list[Sample] = []
+        round_started = time.perf_counter()
+        while self._more(len(samples), round_started):
+            samples.append(self._backend_call(backend))
         return samples
 
-    def _comparator_round(self, target: BenchTarget) -> list[Sample]:
+    def run_paired_round(self, target: BenchTarget,
+                         comparator_target: BenchTarget) -> tuple[list[Sample], list[Sample]]:
+        backend = _prepared(target)
+        prepared = self._comparator_prepared(comparator_target)
+        ours: list[Sample] = []
+        theirs: list[Sample] = []
+        round_started = time.perf_counter()
+        while self._more(len(ours), round_started, paired=True):
+            if len(ours) % 2 == 0:
+                ours.append(self._backend_call(backend))
+                theirs.append(self._comparator_call(prepared))
+            else:
+                theirs.append(self._comparator_call(prepared))
+                ours.append(self._backend_call(backend))
+        return ours, theirs
+
+    def _more(self, calls: int, round_started: float, paired: bool = False) -> bool:
+        """Whether a round that has made `calls` calls (pairs, when `paired`: a pair
+        round lasts twice as long) goes on."""
+        if calls < self.repeats:
+            return True
+        lasted = time.perf_counter() - round_started
+        return calls < self.max_repeats and lasted < self.min_round_seconds * (2 if paired else 1)
+
+    def _backend_call(self, backend: Backend) -> Sample:
+        started = time.perf_counter()
+        result = backend.search(self.request)
+        elapsed = time.perf_counter() - started
+        self._check(result)
+        return Sample(elapsed)
+
+    def _comparator_prepared(self, target: BenchTarget) -> PreparedSearch:
         if target.comparator_store is None:
             raise CapabilityMissing("the comparator is not open")
-        prepared = target.comparator_store.prepare_search(self.request)
-        samples = []
-        for _ in range(self.repeats):
-            started = time.perf_counter()
-            rows = prepared.run()
-            elapsed = time.perf_counter() - started
-            self._check(prepared.result(rows))
-            samples.append(Sample(elapsed))
+        return target.comparator_store.prepare_search(self.request)
+
+    def _comparator_call(self, prepared: PreparedSearch) -> Sample:
+        started = time.perf_counter()
+        rows = prepared.run()
+        elapsed = time.perf_counter() - started
+        self._check(prepared.result(rows))
+        return Sample(elapsed)
+
+    def _comparator_round(self, target: BenchTarget) -> list[Sample]:
+        prepared = self._comparator_prepared(target)
+        samples: list[Sample] = []
+        round_started = time.perf_counter()
+        while self._more(len(samples), round_started):
+            samples.append(self._comparator_call(prepared))
         return samples
 
     def _check(self, result: SearchResult) -> None:
@@ -214,6 +275,7 @@ def query_workloads(manifest: dict[str, Any], repeats: int = 5) -> list[QueryWor
         workloads.append(QueryWorkload(
             f"query/{name}", probe["queryClass"], request,
             HitExpectation(probe["matchingMessages"]), repeats,
+            min_round_seconds=QUERY_ROUND_SECONDS,
         ))
     common = manifest["probes"]["common_word"]
     by_agent = common["matchingMessagesByAgent"]
@@ -224,7 +286,7 @@ def query_workloads(manifest: dict[str, Any], repeats: int = 5) -> list[QueryWor
     workloads.append(QueryWorkload(
         "query/agent_scope", "agent namespace scope",
         SearchRequest(query=common["query"], agent_id="work_team", limit=QUERY_LIMIT),
-        HitExpectation(scoped), repeats,
+        HitExpectation(scoped), repeats, min_round_seconds=QUERY_ROUND_SECONDS,
     ))
     return workloads
 

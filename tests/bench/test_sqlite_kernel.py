@@ -224,3 +224,79 @@ def test_the_runner_measures_a_comparator_beside_its_backend(tmp_path: Path) -> 
     assert (refused.ratio_to_baseline, refused.ratio_base) == (pytest.approx(1.0), "sqlite")
     assert "| query/alpha | sqlite | 1 | 4 ms | 4 ms | 2.00× | sqlite-kernel |  |" in \
         format_markdown_table(list(rows.values()))
+
+
+class LoggingBackend(FakeBackend):
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        self.log.append("backend")
+        return super().search(request)
+
+
+class LoggingComparator(FakeComparator):
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    def run(self) -> list[str]:
+        self.log.append("kernel")
+        return super().run()
+
+
+def _paired_run(tmp_path: Path, log: list[str], workload: QueryWorkload, rounds: int):
+    services = BenchServices(lambda name, path, create, writer: LoggingBackend(log),
+                             lambda store, corpus: None, lambda: ("sqlite",),
+                             (LoggingComparator(log),))
+    manifest = {"size": "fake", "seed": 0, "counts": {"messages": 1}}
+    return run_benchmark(tmp_path / "corpus", manifest, ("sqlite",), [workload],
+                         tmp_path / "work", services, rounds=rounds)
+
+
+def test_a_query_and_its_comparator_alternate_call_by_call(tmp_path: Path) -> None:
+    """Inside each round the backend's and the kernel's calls alternate in ABBA order,
+    whichever of the two the schedule put first."""
+    log: list[str] = []
+    request = SearchRequest(query="alpha", limit=5, session_keys=())
+    run = _paired_run(tmp_path, log, QueryWorkload("query/alpha", "alpha", request,
+                                                   HitExpectation(1, limit=5), 4), rounds=2)
+    assert log == ["backend", "kernel", "kernel", "backend"] * 4
+    assert [(cell.backend, cell.status, len(cell.samples)) for cell in run.cells] == [
+        ("sqlite", OK, 8), ("sqlite-kernel", OK, 8)]
+
+
+def test_a_wrong_comparator_answer_fails_only_its_own_cell(tmp_path: Path) -> None:
+    log: list[str] = []
+    request = SearchRequest(query="alpha", limit=5, session_keys=())
+    wrong = QueryWorkload("query/alpha", "alpha", request, HitExpectation(1, limit=5), 2)
+
+    class WrongComparator(LoggingComparator):
+        def result(self, rows: list[str]) -> SearchResult:
+            return SearchResult(())
+
+    services = BenchServices(lambda name, path, create, writer: LoggingBackend(log),
+                             lambda store, corpus: None, lambda: ("sqlite",),
+                             (WrongComparator(log),))
+    run = run_benchmark(tmp_path / "corpus", {"size": "fake", "seed": 0, "counts": {}},
+                        ("sqlite",), [wrong], tmp_path / "work", services, rounds=2)
+    cells = {cell.backend: cell for cell in run.cells}
+    assert cells["sqlite"].status == OK and len(cells["sqlite"].samples) == 4
+    assert cells["sqlite-kernel"].status == "failed"
+    assert "expected 1 hits, got 0" in cells["sqlite-kernel"].reason
+
+
+def test_a_fast_query_is_called_until_its_round_has_lasted_long_enough(tmp_path: Path) -> None:
+    """`min_round_seconds` adds calls beyond `repeats`, up to `max_repeats`; without it a
+    round makes exactly `repeats` calls."""
+    request = SearchRequest(query="alpha", limit=5, session_keys=())
+    long_round = QueryWorkload("query/alpha", "alpha", request, HitExpectation(1, limit=5), 3,
+                               min_round_seconds=3600.0, max_repeats=40)
+    log: list[str] = []
+    run = _paired_run(tmp_path / "long", log, long_round, rounds=1)
+    assert [len(cell.samples) for cell in run.cells] == [40, 40]
+    assert log.count("backend") == log.count("kernel") == 40
+    log.clear()
+    run = _paired_run(tmp_path / "short", log, replace(long_round, min_round_seconds=0.0), rounds=1)
+    assert [len(cell.samples) for cell in run.cells] == [3, 3]
