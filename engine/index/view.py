@@ -21,7 +21,8 @@ takes a view at the start of a query and drops it at the end, so this holds.
 Costs: making a view after a change is O(new rows) (`RowColumns.extend`); the term cache
 holds the columns of the terms queried at this version of the rows (at most
 `CACHED_TERMS`; a segment keeps its own decoded lists, so a refill is a concatenation, not
-a decode).
+a decode), and beside it the impact cache their rows grouped by `(f, D)`
+(`engine.index.impact_order`), made when a one-word query first asks.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from engine.index.documents import DocumentRecord
+from engine.index.impact_order import ImpactOrder
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
@@ -73,6 +75,7 @@ class IndexView:
     #: Per-row columns of the live rows (`engine.index.row_columns`).
     rows: RowColumns
     _terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
+    _impacts: dict[tuple[str, bool], ImpactOrder] = field(default_factory=dict)
 
     # ----- corpus statistics (FTS5's, over the whole index) ---------------------------
 
@@ -172,6 +175,30 @@ class IndexView:
             self._terms[key] = cached
         return cached
 
+    def term_impacts(self, term: str, *, prefix: bool) -> ImpactOrder:
+        """`term_columns(term, prefix=prefix)` grouped by `(f, D)`
+        (`engine.index.impact_order`), kept as long as those columns are.
+
+        >>> from engine.index.inverted_index import InvertedIndex
+        >>> from engine.model import IndexEntry
+        >>> index = InvertedIndex()
+        >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b a", 0), ["a", "b", "a"])
+        >>> _ = index.add_entry(IndexEntry("w1", "m2", "user", 6.0, "a", 1), ["a"])
+        >>> impacts = index.view().term_impacts("a", prefix=False)
+        >>> [(runs.frequency, runs.lengths, runs.doc_ids) for runs in impacts.by_frequency]
+        [(1, (1,), ((1,),)), (2, (3,), ((0,),))]
+        >>> impacts is index.view().term_impacts("a", prefix=False)
+        True
+        """
+        key = (index_term(term), prefix)
+        cached = self._impacts.get(key)
+        if cached is None:  # emptied, like the term cache, when the rows change
+            cached = ImpactOrder.of(self.term_columns(term, prefix=prefix), self.rows.lengths)
+            if len(self._impacts) >= CACHED_TERMS:
+                self._impacts.clear()
+            self._impacts[key] = cached
+        return cached
+
     def _prefix_columns(self, prefix: str) -> PostingColumns:
         parts = [self.term_columns(completion, prefix=False)
                  for completion in self._index.terms_with_prefix(prefix)]
@@ -202,5 +229,6 @@ def next_view(index: InvertedIndex, previous: IndexView | None) -> IndexView:
     rows.forget_deleted(index)
     same_rows = previous is not None and previous.version[1:] == version[1:]
     terms = previous._terms if same_rows and previous is not None else {}
-    return IndexView(index, version, rows, terms)
+    impacts = previous._impacts if same_rows and previous is not None else {}
+    return IndexView(index, version, rows, terms, impacts)
 

@@ -240,3 +240,42 @@ def test_a_kept_scope_mask_follows_the_groups_the_index_adds(added, selected, ro
     other_columns = other.view().rows
     assert kept_scope_mask(other_columns, scope, role) == scope_mask(
         other_columns, scope.session_keys, role)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 4), st.integers(1, 8)), min_size=1, max_size=60),
+    st.lists(st.booleans(), min_size=60, max_size=60),
+    st.integers(1, 30),
+    st.integers(1, 200),
+    st.floats(0.5, 50.0),
+    st.booleans(),
+    st.sampled_from(["bm25", "ratio"]),
+)
+def test_best_rows_by_impact_equals_ranking_every_row(rows, kept, count, matching, average, masked,
+                                                      ranking):
+    """The impact walk against its naive version: rank every kept row, keep those at or
+    below the `count`-th smallest rank. Equal sets, equal ranks (bits). Ranked with bm25
+    itself, or with `-f / D`, whose groups tie across frequencies (1/2 and 2/4) as bm25's
+    rarely do, so that the ties at the threshold are exercised."""
+    from engine.index.impact_order import ImpactOrder
+    from engine.index.postings import PostingColumns
+    from engine.score.bm25 import bm25, inverse_document_frequency
+    from engine.search.fast_path import best_rows_by_impact
+
+    frequencies = [frequency for frequency, _ in rows]
+    lengths = [length for _, length in rows]
+    columns = PostingColumns(list(range(len(rows))), frequencies, [(0,) * f for f in frequencies])
+    idf = inverse_document_frequency(len(rows) + matching, len(rows))
+    if ranking == "bm25":
+        rank_of = lambda frequency, length: bm25([(idf, frequency)], length, average)  # noqa: E731
+    else:
+        rank_of = lambda frequency, length: -frequency / length  # noqa: E731
+    keep = (lambda doc_id: kept[doc_id]) if masked else None
+    walked = best_rows_by_impact(ImpactOrder.of(columns, lengths), rank_of, keep, count)
+    everyone = [(doc_id, rank_of(frequencies[doc_id], lengths[doc_id]))
+                for doc_id in range(len(rows)) if keep is None or keep(doc_id)]
+    if len(everyone) > count:
+        threshold = sorted(rank for _, rank in everyone)[count - 1]
+        everyone = [(doc_id, rank) for doc_id, rank in everyone if rank <= threshold]
+    assert sorted(walked) == sorted(everyone)
