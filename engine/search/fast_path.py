@@ -359,7 +359,7 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
     keep: Callable[[int], bool] | None = None
     if mask is not None:
         groups = view.rows.groups
-        keep = lambda doc_id: bool(mask[groups[doc_id]])  # noqa: E731 - one use
+        keep = lambda doc_id: bool(mask[groups[doc_id]])
     memo = _ScoreMemo([inverse_document_frequency(view.document_count, len(columns))],
                       view.average_length)
     chosen = best_rows_by_impact(view.term_impacts(term, prefix=phrase.prefix),

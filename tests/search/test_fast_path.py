@@ -268,9 +268,9 @@ def test_best_rows_by_impact_equals_ranking_every_row(rows, kept, count, matchin
     columns = PostingColumns(list(range(len(rows))), frequencies, [(0,) * f for f in frequencies])
     idf = inverse_document_frequency(len(rows) + matching, len(rows))
     if ranking == "bm25":
-        rank_of = lambda frequency, length: bm25([(idf, frequency)], length, average)  # noqa: E731
+        rank_of = lambda frequency, length: bm25([(idf, frequency)], length, average)
     else:
-        rank_of = lambda frequency, length: -frequency / length  # noqa: E731
+        rank_of = lambda frequency, length: -frequency / length
     keep = (lambda doc_id: kept[doc_id]) if masked else None
     walked = best_rows_by_impact(ImpactOrder.of(columns, lengths), rank_of, keep, count)
     everyone = [(doc_id, rank_of(frequencies[doc_id], lengths[doc_id]))
