@@ -10,25 +10,41 @@ of the `engine` package, and takes the statement and the MATCH string as argumen
 `sqlite3`'s and nothing else: the yardstick of the `reopen/first_query` workload's
 `search command` figure (issue 16: a fresh search within 1.5x of this script).
 
-Run: `python bare_search_script.py SQL MATCH LIMIT URI...`, each URI a read-only `file:` URI of
-an agent database. Prints one JSON object:
+Run: `python bare_search_script.py [--with-libraries] SQL MATCH LIMIT URI...`, each URI a
+read-only `file:` URI of an agent database. Prints one JSON object:
 `hits` (at most LIMIT, each `sessionKey`, `sessionId`, `messageId`, `role`, `timestamp`,
-`snippet`, `score`), and `seconds`, the time from before the first connection to after
-the merge (the open and first query, as the reopen probe reports them).
+`snippet`, `score`), `seconds`, the time from before the first connection to after
+the merge (the open and first query, as the reopen probe reports them), and `libraries`.
+
+`--with-libraries` first imports `ENGINE_LIBRARIES`, the libraries the engine is written
+with and cannot start a search without (its values are frozen dataclasses, its
+interfaces `typing.Protocol`s, its command line argparse, its store metadata msgpack):
+the same script then shows how much of a fresh search's start-up those libraries cost
+before any line of the engine runs (the `with the engine's libraries` note of
+`reopen/first_query`).
 
 The merge is the Gateway's order (score descending, timestamp descending, messageId);
 messageId ties compare by code point here, not by `localeCompare`: the script is timed,
 its hits are only counted.
 """
 
+import importlib
 import json
 import sqlite3
 import sys
 import time
 
+#: What `--with-libraries` imports first (see the module docstring).
+ENGINE_LIBRARIES = ("dataclasses", "typing", "argparse", "msgpack")
+
 
 def main(arguments: list[str]) -> int:
     """Search every database given; print the merged hits and the time taken."""
+    libraries: tuple[str, ...] = ()
+    if arguments and arguments[0] == "--with-libraries":
+        libraries, arguments = ENGINE_LIBRARIES, arguments[1:]
+        for name in libraries:
+            importlib.import_module(name)
     sql, match, limit, uris = arguments[0], arguments[1], int(arguments[2]), arguments[3:]
     started = time.perf_counter()
     rows = []
@@ -40,7 +56,7 @@ def main(arguments: list[str]) -> int:
     seconds = time.perf_counter() - started
     fields = ("sessionKey", "sessionId", "messageId", "role", "timestamp", "snippet")
     hits = [dict(zip(fields, row[:6]), score=-row[6]) for row in rows[:limit]]
-    print(json.dumps({"hits": hits, "seconds": seconds}))
+    print(json.dumps({"hits": hits, "seconds": seconds, "libraries": list(libraries)}))
     return 0
 
 

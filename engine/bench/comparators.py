@@ -51,10 +51,12 @@ class ComparatorStore(Protocol):
         """The prepared statements for `request` (NotApplicable when it has none)."""
         ...
 
-    def search_command(self, request: SearchRequest) -> list[str]:
+    def search_command(self, request: SearchRequest, *,
+                       with_libraries: bool = False) -> list[str]:
         """A command line that answers `request` in a fresh process the bare way (the
         reopen workload times it beside the real `search` command; NotApplicable when
-        the comparator has none)."""
+        the comparator has none); `with_libraries`: the same after importing the
+        libraries the engine is written with."""
         ...
 
     def close(self) -> None:

@@ -143,6 +143,8 @@ def format_metrics(metrics: dict[str, float]) -> str:
     'search command 92.1 ms (2.31× the bare script)'
     >>> format_metrics({"script_seconds": 0.0399})
     'bare script 39.9 ms'
+    >>> format_metrics({"script_seconds": 0.08, "libraries_script_seconds": 0.12})
+    "bare script 80 ms; with the engine's libraries 120 ms (1.50×)"
     """
     parts = []
     if "messages_per_second" in metrics:
@@ -155,6 +157,10 @@ def format_metrics(metrics: dict[str, float]) -> str:
         parts.append(f"search command {format_seconds(metrics['command_seconds'])}{against}")
     if "script_seconds" in metrics:
         parts.append(f"bare script {format_seconds(metrics['script_seconds'])}")
+        if "libraries_script_seconds" in metrics and metrics["script_seconds"] > 0:
+            libraries = metrics["libraries_script_seconds"]
+            parts.append(f"with the engine's libraries {format_seconds(libraries)} "
+                         f"({libraries / metrics['script_seconds']:.2f}×)")
     if "first_search_seconds" in metrics:
         parts.append(f"first search {format_seconds(metrics['first_search_seconds'])}")
     return "; ".join(parts)

@@ -171,17 +171,20 @@ class KernelStore:
         return KernelSearch(tuple((connection, sql, values) for connection in reached), limit,
                             request.order)
 
-    def search_command(self, request: SearchRequest) -> list[str]:
+    def search_command(self, request: SearchRequest, *,
+                       with_libraries: bool = False) -> list[str]:
         """The bare search script's command line (`engine.bench.bare_search_script`) for
         `request` across every database: a fresh process that answers it with upstream's
-        statement and nothing else, the yardstick of a fresh `search` command. Only a
-        search across all agents in relevance order, as the command the reopen workload
-        runs, is offered (NotApplicable otherwise)."""
+        statement and nothing else, the yardstick of a fresh `search` command
+        (`with_libraries`: after importing the engine's libraries). Only a search across
+        all agents in relevance order, as the command the reopen workload runs, is
+        offered (NotApplicable otherwise)."""
         if request.session_keys != () or request.order != "relevance" or request.role \
                 or request.session_id is not None:
             raise NotApplicable(f"{KERNEL_NAME}: the bare script searches every agent by score")
         return [
             sys.executable, str(Path(__file__).with_name("bare_search_script.py")),
+            *(["--with-libraries"] if with_libraries else []),
             kernel_statement("all", False, False, "relevance"), kernel_match(request),
             str(clamp_limit(request.limit)),
             *(path.resolve().as_uri() + "?mode=ro" for path in self.paths.values()),

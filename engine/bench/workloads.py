@@ -31,7 +31,8 @@ and checks `PreparedSearch.result` like a backend's answer; the ingest workload 
 bare write path into a fresh database and checks the same counts; the reopen workload
 runs its bare search script in a fresh process (`engine.bench.bare_search_script`: the
 sample is the script's own open and first query, metric `script_seconds` its whole wall
-time, the yardstick of the `search` command's `command_seconds`).
+time, the yardstick of the `search` command's `command_seconds`; `libraries_script_seconds`
+the same script after importing the engine's libraries).
 
 A workload a backend cannot run at all (history reads of a backend without a transcript
 reader) raises `FeatureNotBuilt`, and the report leaves its rows out.
@@ -444,7 +445,10 @@ class ReopenWorkload:
     upstream's statement and nothing of the engine, a fresh process per sample; the
     sample is the script's own open and first query, the metric `script_seconds` its
     whole wall time, and the report states each `search command` against it
-    (`command_ratio`).
+    (`command_ratio`). Each sample also runs the script after importing the libraries
+    the engine is written with (`bare_search_script.ENGINE_LIBRARIES`), metric
+    `libraries_script_seconds`: the part of the command's start-up that no change to
+    the engine's own code can remove.
     """
 
     #: Default: the corpus's rare-word probe. The sample is the cost of opening the store
@@ -483,25 +487,34 @@ class ReopenWorkload:
         round runs it once more, untimed, as the backend's commands are)."""
         if target.comparator_store is None:
             raise CapabilityMissing("the comparator is not open")
-        command = target.comparator_store.search_command(
-            SearchRequest(query=query, limit=QUERY_LIMIT, session_keys=()))
+        request = SearchRequest(query=query, limit=QUERY_LIMIT, session_keys=())
+        command = target.comparator_store.search_command(request)
+        with_libraries = target.comparator_store.search_command(request, with_libraries=True)
         if target.state.get("reopen_warmed") is None:
-            subprocess.run(command, capture_output=True, check=False, env=probe_environment())
+            for warm_up in (command, with_libraries):
+                subprocess.run(warm_up, capture_output=True, check=False, env=probe_environment())
             target.state["reopen_warmed"] = True
         samples = []
         for _ in range(self.samples):
-            started = time.perf_counter()
-            completed = subprocess.run(command, capture_output=True, text=True, check=False,
-                                       env=probe_environment())
-            elapsed = time.perf_counter() - started
-            if completed.returncode != 0:
-                raise WorkloadFailed(f"{self.name}: the bare search script failed: "
-                                     f"{completed.stderr.strip()[-500:]}")
-            report = json.loads(completed.stdout)
-            if not report["hits"]:
-                raise WorkloadFailed(f"{self.name}: the bare script found no hit for {query!r}")
-            samples.append(Sample(report["seconds"], {"script_seconds": elapsed}))
+            seconds, elapsed = self._bare_script(command, query)
+            _, libraries_elapsed = self._bare_script(with_libraries, query)
+            samples.append(Sample(seconds, {"script_seconds": elapsed,
+                                            "libraries_script_seconds": libraries_elapsed}))
         return samples
+
+    def _bare_script(self, command: list[str], query: str) -> tuple[float, float]:
+        """One run of a bare search script: (its own open and first query, wall time)."""
+        started = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, text=True, check=False,
+                                   env=probe_environment())
+        elapsed = time.perf_counter() - started
+        if completed.returncode != 0:
+            raise WorkloadFailed(f"{self.name}: the bare search script failed: "
+                                 f"{completed.stderr.strip()[-500:]}")
+        report = json.loads(completed.stdout)
+        if not report["hits"]:
+            raise WorkloadFailed(f"{self.name}: the bare script found no hit for {query!r}")
+        return report["seconds"], elapsed
 
     def _probe(self, command: list[str], search_command: list[str], query: str) -> Sample:
         completed = subprocess.run(

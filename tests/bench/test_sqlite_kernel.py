@@ -128,7 +128,16 @@ def test_the_kernel_merges_the_databases_of_several_agents(tmp_path: Path) -> No
         printed = json.loads(completed.stdout)
         assert [(hit["sessionId"], hit["messageId"], hit["score"]) for hit in printed["hits"]] \
             == [(hit.session_id, hit.message_id, hit.score) for hit in result.hits]
-        assert printed["seconds"] > 0
+        assert printed["seconds"] > 0 and printed["libraries"] == []
+        # With the engine's libraries imported first: the same hits, and the libraries
+        # really loaded in that process.
+        libraries = kernel.search_command(SearchRequest("saffron", limit=4, session_keys=()),
+                                          with_libraries=True)
+        assert "--with-libraries" in libraries
+        loaded = json.loads(subprocess.run(libraries, capture_output=True, text=True,
+                                           check=True).stdout)
+        assert loaded["hits"] == printed["hits"]
+        assert loaded["libraries"] == ["dataclasses", "typing", "argparse", "msgpack"]
         with pytest.raises(NotApplicable):
             kernel.search_command(SearchRequest("saffron", agent_id="work"))
     finally:
