@@ -924,14 +924,13 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
             result = self._open(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
         else:
             asked = [(self._open(agent_id), part) for agent_id, part in targets]
+            limit = clamp_limit(request.limit)
             together = searched_together(asked)
             if together is not None:
-                result = merge_partition_results(together, clamp_limit(request.limit),
-                                                 order=request.order)
+                result = merge_partition_results(together, limit, order=request.order)
             else:
                 answers = [partition_answer(partition, part) for partition, part in asked]
-                result = merge_partition_answers(answers, clamp_limit(request.limit),
-                                                 order=request.order)
+                result = merge_partition_answers(answers, limit, order=request.order)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
     def _noting_reconcile(self, result: SearchResult, agents: list[str]) -> SearchResult:

@@ -185,16 +185,16 @@ def run_benchmark(
             cell = cells[(slot.workload, slot.backend)]
             workload = by_name[slot.workload]
             partner = partners.get(slot.backend)
-            if not _due(cell, workload, slot.round_number) or \
-                    (slot.round_number, slot.workload, slot.backend) in ran_paired:
-                pass
-            elif (partner is not None and cells[(slot.workload, partner)].status == OK
-                  and hasattr(workload, "run_paired_round")):
-                _run_pair(cell, cells[(slot.workload, partner)], workload,  # type: ignore[arg-type]
-                          targets[slot.backend], targets[partner])
-                ran_paired.add((slot.round_number, slot.workload, partner))
-            else:
-                _run_cell(cell, workload, targets[slot.backend])
+            if (_due(cell, workload, slot.round_number)
+                    and (slot.round_number, slot.workload, slot.backend) not in ran_paired):
+                if (partner is not None and cells[(slot.workload, partner)].status == OK
+                        and hasattr(workload, "run_paired_round")):
+                    _run_pair(cell, cells[(slot.workload, partner)],
+                              workload,  # type: ignore[arg-type]
+                              targets[slot.backend], targets[partner])
+                    ran_paired.add((slot.round_number, slot.workload, partner))
+                else:
+                    _run_cell(cell, workload, targets[slot.backend])
             if progress is not None:
                 progress.advance(f"{slot.workload} {slot.backend}")
     finally:

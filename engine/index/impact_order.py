@@ -50,12 +50,9 @@ class ImpactOrder:
     >>> order = ImpactOrder.of(columns, [0, 9, 4, 0, 0, 6, 0, 4])
     >>> [(runs.frequency, runs.lengths, runs.doc_ids) for runs in order.by_frequency]
     [(1, (4, 6, 9), ((7,), (5,), (1,))), (2, (4,), ((2,),))]
-    >>> order.rows
-    4
     """
 
     by_frequency: tuple[LengthRuns, ...]
-    rows: int
 
     @classmethod
     def of(cls, columns: PostingColumns, lengths: Sequence[int]) -> ImpactOrder:
@@ -74,8 +71,5 @@ class ImpactOrder:
             lengths_of, doc_ids_of = by_frequency.setdefault(frequency, ([], []))
             lengths_of.append(length)
             doc_ids_of.append(tuple(doc_ids))
-        return cls(
-            tuple(LengthRuns(frequency, tuple(lengths_of), tuple(doc_ids_of))
-                  for frequency, (lengths_of, doc_ids_of) in by_frequency.items()),
-            len(columns.doc_ids),
-        )
+        return cls(tuple(LengthRuns(frequency, tuple(lengths_of), tuple(doc_ids_of))
+                         for frequency, (lengths_of, doc_ids_of) in by_frequency.items()))
