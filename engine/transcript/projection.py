@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from engine.model import IndexEntry, StoredEvent
@@ -60,8 +61,12 @@ _ISO_DATE_TIME = re.compile(
        (?P<zone>[Zz]|[+-]\d{2}:?\d{2})?
     )?
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,  # `Date.parse` reads ASCII digits only: "２０２６" is NaN
 )
+
+#: `Date.prototype.toISOString`'s form (`2026-01-23T00:00:22.290Z`), which nearly every
+#: transcript timestamp has: `parse_js_date` reads it by position, without the groups.
+_CANONICAL_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", re.ASCII)
 
 
 def parse_js_date(text: str) -> float | None:
@@ -78,11 +83,49 @@ def parse_js_date(text: str) -> float | None:
     >>> parse_js_date("yesterday") is None, parse_js_date("2026-02-30") is None
     (True, True)
     """
+    if len(text) == 24 and _CANONICAL_ISO.match(text) is not None:
+        value = _canonical_time_value(text)
+        if value is not None:
+            return value
+    return general_js_date(text)
+
+
+def general_js_date(text: str) -> float | None:
+    """`parse_js_date` without its shortcut for the canonical form (the oracle of the
+    shortcut's tests: both give the same value for every string)."""
     candidate = text.strip()
     match = _ISO_DATE_TIME.fullmatch(candidate)
     if match is not None:
         return _iso_time_value(match)
     return _rfc2822_time_value(candidate)
+
+
+def _canonical_time_value(text: str) -> float | None:
+    """The time value of a string of `_CANONICAL_ISO`'s form, or None when this
+    shortcut does not decide it (hour 24, a date that does not exist, a value out of
+    range: the general reading says what those are).
+
+    >>> _canonical_time_value("1970-01-01T00:00:01.500Z"), _canonical_time_value("2026-02-30T00:00:00.000Z")
+    (1500.0, None)
+    """
+    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    days = _day_number(text[:10])
+    if days is None:
+        return None
+    value = (((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + int(text[20:23])
+    return float(value) if abs(value) <= MAX_TIME_VALUE else None
+
+
+@lru_cache(maxsize=4096)
+def _day_number(date: str) -> int | None:
+    """Days since 1970-01-01 of a `YYYY-MM-DD` date in ASCII digits, None when the date
+    does not exist (kept: the events of a window share a handful of dates)."""
+    year, month, day = int(date[:4]), int(date[5:7]), int(date[8:10])
+    if not 1 <= month <= 12 or not 1 <= day <= _days_in_month(year, month):
+        return None
+    return _days_from_civil(year, month, day)
 
 
 def event_timestamp(event: dict[str, Any], fallback_timestamp: float) -> float:

@@ -158,7 +158,8 @@ def json_value_problem(value: object, where: str) -> str | None:
                 return (f"{_spelled(where, trail)} has a key that is not a string "
                         f"({type(key).__name__} {key!r})")
             kind = type(member)
-            if kind is str or kind is float or kind is bool or member is None:
+            if kind is str or kind is float or kind is bool or member is None or (
+                    kind is int and SMALLEST_INTEGER <= member <= LARGEST_INTEGER):
                 continue
             if kind is dict or kind is list or isinstance(member, (dict, list)):
                 pending.append((member, (trail, key, depth)))

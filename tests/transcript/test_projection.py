@@ -6,10 +6,13 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.model import IndexEntry, StoredEvent
 from engine.transcript.projection import (
     extract_index_entry,
+    general_js_date,
     index_entries,
     parse_js_date,
 )
@@ -152,9 +155,42 @@ def test_parse_js_date_accepts(text: str, expected: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "tomorrow", "2023-02-29", "1970-13-01", "1970-01-01T25:00",
                                   "1970-01-01T24:00:01Z", "-000000-01-01T00:00:00Z",
-                                  "+275761-01-01T00:00:00Z", "1970-1-1"])
+                                  "+275761-01-01T00:00:00Z", "1970-1-1",
+                                  "\uff12\uff10\uff12\uff16-01-23T00:00:22.290Z"])
 def test_parse_js_date_rejects(text: str) -> None:
+    # Node 20: `Date.parse` of each is NaN (fullwidth digits included: ASCII digits only).
     assert parse_js_date(text) is None
+
+
+def _two_digits(*edges: int) -> st.SearchStrategy[str]:
+    """Two digits: often one of `edges` (a field's limits and just past them)."""
+    return st.one_of(st.sampled_from(edges), st.integers(0, 99)).map(
+        lambda number: f"{number:02d}")
+
+
+#: Strings of the canonical `toISOString` shape, with fields past their ranges too
+#: (month 13, February 30, hour 24, minute 60) and the years around the edges.
+_CANONICAL_SHAPED = st.builds(
+    "{}-{}-{}T{}:{}:{}.{}Z".format,
+    st.one_of(st.sampled_from([0, 1900, 2000, 2024, 2026, 9999]), st.integers(0, 9999)).map(
+        lambda year: f"{year:04d}"),
+    _two_digits(0, 1, 2, 12, 13), _two_digits(0, 1, 28, 29, 30, 31, 32),
+    _two_digits(0, 23, 24, 25), _two_digits(0, 59, 60), _two_digits(0, 59, 60),
+    st.integers(0, 999).map(lambda milliseconds: f"{milliseconds:03d}"),
+)
+
+
+@settings(max_examples=1000)  # a string takes microseconds; the edges need many draws
+@given(st.one_of(_CANONICAL_SHAPED, st.text(alphabet="0123456789-T:.Z ", max_size=26)))
+def test_the_canonical_shortcut_reads_as_the_general_parser(text: str) -> None:
+    assert parse_js_date(text) == general_js_date(text)
+
+
+@pytest.mark.parametrize("text", ["2026-02-30T00:00:00.000Z", "2026-01-01T24:00:00.000Z",
+                                  "2026-01-01T24:30:00.000Z", "2026-01-01T23:60:00.000Z",
+                                  "2024-02-29T23:59:59.999Z", "0000-01-01T00:00:00.000Z"])
+def test_the_canonical_shortcut_defers_or_agrees_at_the_edges(text: str) -> None:
+    assert parse_js_date(text) == general_js_date(text)
 
 
 def test_index_entries_follow_the_active_path_only() -> None:
