@@ -11,7 +11,8 @@ in the windows, the `indexing` flag and its `EngineConfig`, whose `fast_kernel`,
 
 The kernel, for a request:
 
-1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)`;
+1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)` (both, and
+   the retry plan of step 5, made once per distinct request: `engine.search.prepared`);
 2. the scope (`engine.search.scope`, §5.3): windows whose key is selected, with the
    `sessionId` filter, not archived (counted in `archivedTranscriptsExcluded` instead),
    and not needing a rebuild; rows of windows the store no longer has are never selected
@@ -41,14 +42,13 @@ from engine.config import EngineConfig
 from engine.index.view import IndexView
 from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
-from engine.query.cjk import retry_plan
-from engine.query.user_query import clamp_limit, plan_query, validate_request
 from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
 from engine.search.merge import PartitionAnswer
 from engine.search.order import RankedRow, order_rows
+from engine.search.prepared import prepared_request
 from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
 
 #: The production choices: every fast version.
@@ -85,9 +85,8 @@ def run_kernel(
     scan every candidate row's text instead of narrowing the rows first (the clear
     version of the retry).
     """
-    validate_request(request)
-    plan = plan_query(request.query, analyzer, match=request.match)
-    limit = clamp_limit(request.limit)
+    prepared = prepared_request(request, analyzer)
+    plan, limit = prepared.plan, prepared.limit
     if scopes is None:
         scope = select_scope(windows, request, rebuild_pending(view))
     else:
@@ -102,11 +101,9 @@ def run_kernel(
 
     ordered = ordered_rows(plan, True)
     retried = False
-    if not ordered:
-        retry = retry_plan(request.query, analyzer, match=request.match)
-        if retry is not None:
-            plan, retried = retry, True
-            ordered = ordered_rows(plan, config.cjk_gram_index)
+    if not ordered and prepared.retry is not None:
+        plan, retried = prepared.retry, True
+        ordered = ordered_rows(plan, config.cjk_gram_index)
     return KernelRun(plan, retried, tuple(ordered), limit, scope)
 
 
