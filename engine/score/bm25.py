@@ -23,7 +23,7 @@ the last bit where the C compiler does not fuse operations.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,24 +53,45 @@ def average_length(total_tokens: int, total_rows: int) -> float:
     return float(total_tokens) / float(total_rows)
 
 
+def length_norm(document_length: int, average: float) -> float:
+    """`k1 * (1 - b + b * D / avgdl)`, the part of every phrase's denominator that
+    depends on the row only (the same for all its phrases).
+
+    >>> length_norm(3, 3.0)
+    1.2
+    """
+    return K1 * (1 - B + B * document_length / average)
+
+
+def contribution(idf: float, frequency: float, norm: float) -> float:
+    """One phrase's contribution (positive) given the row's `length_norm`, in FTS5's
+    operation order: `idf * ((f * (k1 + 1)) / (f + norm))`."""
+    return idf * ((frequency * (K1 + 1.0)) / (frequency + norm))
+
+
 def phrase_term(idf: float, frequency: float, document_length: int, average: float) -> float:
     """One phrase's contribution (positive), in FTS5's operation order."""
-    return idf * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * document_length / average)))
+    return contribution(idf, frequency, length_norm(document_length, average))
 
 
-def bm25(phrase_stats: Sequence[tuple[float, int]], document_length: int, average_length: float) -> float:
+def bm25(phrase_stats: Iterable[tuple[float, int]], document_length: int,
+         average_length: float) -> float:
     """FTS5's `bm25()` for one row: NEGATIVE, lower is better.
 
-    `phrase_stats` is `[(idf_i, f_i)]` in phrase order.
+    `phrase_stats` is `[(idf_i, f_i)]` in phrase order (any iterable of pairs). The
+    length norm is computed once for the row; it is the value each `phrase_term` would
+    compute, so the sum has the same bits as summing `phrase_term`s (the clear version,
+    checked in `tests/score/test_bm25.py`).
 
     >>> # the 3-row corpus of behaviour.md §5.4, row "saffron" (D=1, avgdl=9/3, n=2)
     >>> score = -bm25([(inverse_document_frequency(3, 2), 1)], 1, 9 / 3)
     >>> round(score, 14)
     1.375e-06
     """
+    norm = length_norm(document_length, average_length)
     score = 0.0
     for idf, frequency in phrase_stats:
-        score += phrase_term(idf, float(frequency), document_length, average_length)
+        score += contribution(idf, float(frequency), norm)
     return -1.0 * score
 
 

@@ -63,7 +63,7 @@ class _ScoreMemo(dict):
         self.average = average
 
     def __missing__(self, key: tuple[int, ...]) -> float:
-        value = bm25(list(zip(self.idfs, key[1:])), key[0], self.average)
+        value = bm25(zip(self.idfs, key[1:]), key[0], self.average)
         self[key] = value
         return value
 

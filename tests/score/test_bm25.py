@@ -5,8 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from engine.score.bm25 import IDF_FLOOR, K1, B, bm25, explain_bm25, inverse_document_frequency
+from engine.score.bm25 import (
+    IDF_FLOOR,
+    K1,
+    B,
+    bm25,
+    explain_bm25,
+    inverse_document_frequency,
+    phrase_term,
+)
 
 
 def test_constants_are_fts5s() -> None:
@@ -59,3 +69,13 @@ def test_explanation_carries_every_input() -> None:
     assert explanation.bm25 == bm25([(1e-6, 1), (math.log(2.5 / 1.5), 0)], 1, 3.0)
     assert explanation.lines()[0] == "N=3 D=1 avgdl=3.0 k1=1.2 b=0.75"
     assert explanation.lines()[-1].startswith("bm25=-1.375e-06")
+
+
+@given(st.lists(st.tuples(st.floats(1e-6, 20.0), st.integers(1, 50)), min_size=1, max_size=6),
+       st.integers(1, 100_000), st.floats(1.0, 5_000.0))
+def test_bm25_has_the_bits_of_the_phrase_terms_summed_in_order(
+        stats: list[tuple[float, int]], document_length: int, average: float) -> None:
+    clear = 0.0
+    for idf, frequency in stats:
+        clear += phrase_term(idf, float(frequency), document_length, average)
+    assert bm25(iter(stats), document_length, average) == -1.0 * clear  # exact, not approx
