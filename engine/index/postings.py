@@ -250,6 +250,29 @@ class PostingColumns:
             return self.positions[index]
         return ()
 
+    def positions_in_order(self, doc_ids: Iterable[int]) -> Iterator[Sequence[int]]:
+        """`positions_of` of each row of `doc_ids`, which must increase and all hold the
+        term: each bisection starts where the last one ended, and a `FlatPositions`
+        row is sliced from its flat array without a tuple.
+
+        >>> columns = PostingColumns([1, 4, 9], [2, 1, 1], [(0, 3), (2,), (5,)])
+        >>> [tuple(positions) for positions in columns.positions_in_order([4, 9])]
+        [(2,), (5,)]
+        """
+        own = self.doc_ids
+        positions = self.positions
+        low = 0
+        if isinstance(positions, FlatPositions):
+            starts, ends = positions.bounds()
+            values = positions.values
+            for doc_id in doc_ids:
+                low = bisect_left(own, doc_id, low)
+                yield values[starts[low]:ends[low]]
+            return
+        for doc_id in doc_ids:
+            low = bisect_left(own, doc_id, low)
+            yield positions[low]
+
     def postings(self) -> list[Posting]:
         """Back to one `Posting` per row (for comparing with the clear version).
 

@@ -95,15 +95,23 @@ def phrase_rows(view: IndexView, phrase: Phrase) -> PhraseRows:
         *(token.doc_ids for token in tokens if token is not rarest)
     )
     found: dict[int, list[int]] = {}
-    for doc_id in sorted(candidates):
-        later = [set(token.positions_of(doc_id)) for token in tokens[1:]]
-        starts = [
-            start
-            for start in tokens[0].positions_of(doc_id)
-            if all(start + offset in positions for offset, positions in enumerate(later, 1))
-        ]
-        if starts:
-            found[doc_id] = starts
+    ordered = sorted(candidates)
+    rows = zip(ordered, *(token.positions_in_order(ordered) for token in tokens))
+    if len(tokens) == 2:  # the common phrase (`per-session`): one set per row
+        for doc_id, first, second in rows:
+            following = set(second)
+            starts = [start for start in first if start + 1 in following]
+            if starts:
+                found[doc_id] = starts
+    else:
+        for doc_id, first, *others in rows:
+            later = [set(positions) for positions in others]
+            starts = [
+                start for start in first
+                if all(start + offset in positions for offset, positions in enumerate(later, 1))
+            ]
+            if starts:
+                found[doc_id] = starts
     return PhraseRows(phrase, {doc_id: len(starts) for doc_id, starts in found.items()},
                       found.__getitem__)
 
