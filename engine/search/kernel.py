@@ -40,7 +40,7 @@ from functools import partial
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
 from engine.index.view import IndexView
-from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
+from engine.model import NO_HITS, SearchHit, SearchRequest, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
 from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
@@ -128,6 +128,8 @@ def result_of_run(
     """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
     `config.fast_snippets` chooses how their windows are found). With `excerpts` False
     every snippet is left empty, for `finished_hits` to fill in."""
+    if not run.rows and not indexing and not run.scope.archived_excluded:
+        return NO_HITS
     hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
                     if excerpts else "")
             for row in run.rows[: run.limit]]
@@ -179,6 +181,7 @@ def search_answer(
     """`search_index` as one partition of a merge answers: the hits without their
     excerpts, and how to finish those the merge keeps."""
     run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
-    return PartitionAnswer(
-        result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False),
-        partial(finished_hits, run, analyzer, config=config))
+    result = result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False)
+    if not run.rows:  # no hit to finish
+        return PartitionAnswer(result)
+    return PartitionAnswer(result, partial(finished_hits, run, analyzer, config=config))
