@@ -188,7 +188,12 @@ from engine.model import (
 from engine.progress import StepProgress
 from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
-from engine.search.merge import PartitionAnswer, merge_partition_answers, merge_partition_results
+from engine.search.merge import (
+    PartitionAnswer,
+    merge_partition_answers,
+    merge_partition_results,
+    rank_bound_of,
+)
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     # (the transcript layer's modules define value classes a search never makes, and
@@ -929,7 +934,11 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
             if together is not None:
                 result = merge_partition_results(together, limit, order=request.order)
             else:
-                answers = [partition_answer(partition, part) for partition, part in asked]
+                answers: list[PartitionAnswer] = []
+                for partition, part in asked:
+                    bound = (rank_bound_of((answer.result.hits for answer in answers), limit)
+                             if request.order == "relevance" and answers else None)
+                    answers.append(partition_answer(partition, part, bound))
                 result = merge_partition_answers(answers, limit, order=request.order)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
@@ -1260,11 +1269,14 @@ def searched_together(asked: Sequence[tuple[Backend, SearchRequest]]
     return kind.search_partitions([partition for partition, _ in asked], first_request)
 
 
-def partition_answer(partition: Backend, request: SearchRequest) -> PartitionAnswer:
+def partition_answer(partition: Backend, request: SearchRequest,
+                     rank_bound: float | None = None) -> PartitionAnswer:
     """A partition's answer to its part of a merged search: its hits' snippets cut late
-    when it can (`AnswersLate`), else its whole result."""
+    when it can (`AnswersLate`), and without the rows ranked worse than `rank_bound`, the
+    rank the partitions asked before have shown no merged hit can be worse than
+    (`engine.search.merge.rank_bound_of`); else its whole result."""
     if has_capability(partition, AnswersLate):
-        return partition.search_answer(request)
+        return partition.search_answer(request, rank_bound)
     return PartitionAnswer(partition.search(request))
 
 

@@ -249,9 +249,14 @@ class SearchesPartitions(Protocol):
 class AnswersLate(Protocol):
     """Answers as a partition of a merged search: snippets only for the hits kept."""
 
-    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+    def search_answer(self, request: SearchRequest,
+                      rank_bound: float | None = None) -> PartitionAnswer:
         """`search(request)` with every snippet left empty, and the `finish` that gives
-        the hits at some positions whole (`engine.search.merge.PartitionAnswer`)."""
+        the hits at some positions whole (`engine.search.merge.PartitionAnswer`).
+
+        `rank_bound` (relevance order): no hit ranked worse (a score below `-rank_bound`)
+        can be in the merged answer, so when more than the limit of rows match, such
+        rows may be left out of the hits; `truncated` is then True, as it would be."""
         ...
 
 

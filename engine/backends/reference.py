@@ -745,12 +745,15 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
         )
 
-    def search_answer(self, request: SearchRequest) -> PartitionAnswer:
+    def search_answer(self, request: SearchRequest,
+                      rank_bound: float | None = None) -> PartitionAnswer:
         """`search` as a partition of a merged search answers: snippets cut only for the
-        hits the merge keeps (`engine.search.merge.PartitionAnswer`)."""
+        hits the merge keeps (`engine.search.merge.PartitionAnswer`); with `rank_bound`,
+        without the rows the merge cannot keep (`engine.search.kernel.run_kernel`)."""
         return search_answer(
             self.index.view(), self._lazy_windows(), request, self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
+            rank_bound=rank_bound,
         )
 
     def search_scope(self, request: SearchRequest) -> Scope:

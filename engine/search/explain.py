@@ -134,5 +134,5 @@ def explain_search(
             excerpt = SubstringExcerpt(needles)
         explanations.append(HitExplanation(hit, record.doc_id, explanation, excerpt))
     return SearchExplanation(
-        run.plan, run.retried, len(run.rows) > run.limit, tuple(explanations)
+        run.plan, run.retried, run.truncated, tuple(explanations)
     )

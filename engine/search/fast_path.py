@@ -270,11 +270,36 @@ def top_rows(
     cjk_grams: bool = True,
 ) -> list[RankedRow]:
     """The first `count` rows of `order_rows(rank_rows(...), order, count)`, faster."""
+    return bounded_top_rows(view, plan, scope, role, order, count, cjk_grams=cjk_grams)[0]
+
+
+def bounded_top_rows(
+    view: IndexView,
+    plan: QueryPlan,
+    scope: Scope,
+    role: str | None,
+    order: str,
+    count: int,
+    *,
+    cjk_grams: bool = True,
+    rank_bound: float | None = None,
+) -> tuple[list[RankedRow], bool]:
+    """`top_rows`, and whether at least `count` rows match (all of them in scope).
+
+    With `rank_bound` (relevance order only), when at least `count` rows match, the
+    rows ranked worse than the bound are left out before any of them is read: a merged
+    search passes the rank no row of its answer can be worse than (`engine.search.merge`
+    , `rank_bound_of`), so those rows would be read and dropped. The rows returned are
+    then the first ones of `top_rows`, those ranked at most `rank_bound`, and the flag
+    says that the full answer had `count` rows.
+    """
     if plan.matches_nothing or count <= 0:
-        return []
+        return [], False
+    if order != "relevance":
+        rank_bound = None
     if (order == "relevance" and not plan.substrings and len(plan.phrases) == 1
             and len(plan.phrases[0].terms) == 1):
-        return _one_word_rows(view, plan.phrases[0], scope, role, count)
+        return _one_word_rows(view, plan.phrases[0], scope, role, count, rank_bound)
     rows = view.rows
     phrases = [phrase_rows(view, phrase) for phrase in plan.phrases]
     narrowed: list[int] | None = None  # rows that may hold every substring
@@ -306,7 +331,7 @@ def top_rows(
     else:
         candidates = list(view.live_doc_ids())
     if not candidates:  # a word the index does not hold: no mask to build
-        return []
+        return [], False
     mask = kept_scope_mask(rows, scope, role)
     if mask is None:
         eligible = list(candidates)
@@ -338,6 +363,9 @@ def top_rows(
         threshold = heapq.nsmallest(count, ranks)[-1]
         chosen = [doc_id for doc_id, rank in zip(eligible, ranks) if rank <= threshold]
     ranks = list(map(memo.__getitem__, score_keys(chosen))) if phrases else [0.0] * len(chosen)
+    full = len(eligible) >= count
+    if rank_bound is not None and full:
+        chosen, ranks = _within(chosen, ranks, rank_bound)
     by_substring = bool(plan.substrings)
     ranked = [
         RankedRow(
@@ -352,17 +380,29 @@ def top_rows(
         )
         for doc_id, rank in zip(chosen, ranks)
     ]
-    return order_rows(ranked, order, count)
+    return order_rows(ranked, order, count), full
+
+
+def _within(doc_ids: Sequence[int], ranks: Sequence[float], bound: float
+            ) -> tuple[list[int], list[float]]:
+    """The rows (and their ranks) not ranked worse than `bound`.
+
+    >>> _within([4, 7, 9], [-2.0, -0.5, -1.0], -1.0)
+    ([4, 9], [-2.0, -1.0])
+    """
+    kept = [(doc_id, rank) for doc_id, rank in zip(doc_ids, ranks) if not rank > bound]
+    return [doc_id for doc_id, _ in kept], [rank for _, rank in kept]
 
 
 def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | None,
-                   count: int) -> list[RankedRow]:
-    """`top_rows` of a one-token query in relevance order: its best `(f, D)` groups
-    (`best_rows_by_impact`), ranked and ordered like every other row."""
+                   count: int, rank_bound: float | None = None
+                   ) -> tuple[list[RankedRow], bool]:
+    """`bounded_top_rows` of a one-token query in relevance order: its best `(f, D)`
+    groups (`best_rows_by_impact`), ranked and ordered like every other row."""
     term = phrase.terms[0]
     columns = view.term_columns(term, prefix=phrase.prefix)
     if not columns.doc_ids:
-        return []
+        return [], False
     mask = kept_scope_mask(view.rows, scope, role)
     keep: Callable[[int], bool] | None = None
     if mask is not None:
@@ -372,6 +412,9 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
                       view.average_length)
     chosen = best_rows_by_impact(view.term_impacts(term, prefix=phrase.prefix),
                                  lambda frequency, length: memo[(length, frequency)], keep, count)
+    full = len(chosen) >= count  # the walk stops once `count` kept rows are out
+    if rank_bound is not None and full:
+        chosen = [(doc_id, rank) for doc_id, rank in chosen if not rank > rank_bound]
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
     ranked = [
         RankedRow(view.document(doc_id), rank,
@@ -379,7 +422,7 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
                   by_substring=False)
         for doc_id, rank in chosen
     ]
-    return order_rows(ranked, "relevance", count)
+    return order_rows(ranked, "relevance", count), full
 
 
 def best_rows_by_impact(

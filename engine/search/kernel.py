@@ -44,7 +44,7 @@ from engine.model import NO_HITS, SearchHit, SearchRequest, SearchResult, Sessio
 from engine.query.ast import QueryPlan
 from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
-from engine.search.fast_path import top_rows
+from engine.search.fast_path import bounded_top_rows
 from engine.search.hits import search_hit
 from engine.search.merge import PartitionAnswer
 from engine.search.order import RankedRow, order_rows
@@ -64,6 +64,14 @@ class KernelRun:
     rows: tuple[RankedRow, ...]
     limit: int
     scope: Scope
+    #: More than `limit` rows matched, though `rows` may hold fewer: a merged search's
+    #: rank bound left out the rows no merged answer can hold (`run_kernel`).
+    truncated_anyway: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        """More than `limit` rows matched (step 4's `truncated`)."""
+        return len(self.rows) > self.limit or self.truncated_anyway
 
 
 def run_kernel(
@@ -74,11 +82,17 @@ def run_kernel(
     *,
     config: EngineConfig = DEFAULT_CONFIG,
     scopes: ScopeCache | None = None,
+    rank_bound: float | None = None,
 ) -> KernelRun:
     """Steps 1–3 and 5 of the module docstring: the ordered `limit + 1` rows.
 
     With `scopes`, the scope is looked up there (`windows` is then iterated only when
     it is not kept, so it may be lazy); without, it is selected from `windows`.
+
+    `rank_bound` (a merged search in relevance order, `engine.search.merge.rank_bound_of`):
+    when more than `limit` rows match, rows ranked worse than it are left out of `rows`
+    (none of them can be in the merged answer) and `truncated_anyway` is set; the clear
+    version ignores it. No retry follows a word search that matched rows.
 
     `config.fast_kernel` False runs the clear version (`rank_rows` then `order_rows`),
     the oracle of the default `top_rows`. `config.cjk_gram_index` False makes the retry
@@ -92,19 +106,20 @@ def run_kernel(
     else:
         scope = scopes.select(view, windows, request)
 
-    def ordered_rows(plan: QueryPlan, use_grams: bool) -> list[RankedRow]:
+    def ordered_rows(plan: QueryPlan, use_grams: bool) -> tuple[list[RankedRow], bool]:
         if config.fast_kernel:
-            return top_rows(view, plan, scope, request.role, request.order, limit + 1,
-                            cjk_grams=use_grams)
+            return bounded_top_rows(view, plan, scope, request.role, request.order, limit + 1,
+                                    cjk_grams=use_grams, rank_bound=rank_bound)
         rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
-        return order_rows(rows, request.order, limit + 1)
+        return order_rows(rows, request.order, limit + 1), False
 
-    ordered = ordered_rows(plan, True)
+    ordered, full = ordered_rows(plan, True)
     retried = False
-    if not ordered and prepared.retry is not None:
+    if not ordered and not full and prepared.retry is not None:
         plan, retried = prepared.retry, True
-        ordered = ordered_rows(plan, config.cjk_gram_index)
-    return KernelRun(plan, retried, tuple(ordered), limit, scope)
+        ordered, full = ordered_rows(plan, config.cjk_gram_index)
+    bounded = full and len(ordered) <= limit
+    return KernelRun(plan, retried, tuple(ordered), limit, scope, truncated_anyway=bounded)
 
 
 def row_hit(run: KernelRun, row: RankedRow, excerpt: str) -> SearchHit:
@@ -128,14 +143,14 @@ def result_of_run(
     """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
     `config.fast_snippets` chooses how their windows are found). With `excerpts` False
     every snippet is left empty, for `finished_hits` to fill in."""
-    if not run.rows and not indexing and not run.scope.archived_excluded:
+    if not run.rows and not run.truncated and not indexing and not run.scope.archived_excluded:
         return NO_HITS
     hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
                     if excerpts else "")
             for row in run.rows[: run.limit]]
     return SearchResult(
         hits=tuple(hits),
-        truncated=len(run.rows) > run.limit,
+        truncated=run.truncated,
         indexing=indexing,
         archived_transcripts_excluded=run.scope.archived_excluded,
     )
@@ -177,10 +192,12 @@ def search_answer(
     indexing: bool = False,
     config: EngineConfig = DEFAULT_CONFIG,
     scopes: ScopeCache | None = None,
+    rank_bound: float | None = None,
 ) -> PartitionAnswer:
     """`search_index` as one partition of a merge answers: the hits without their
-    excerpts, and how to finish those the merge keeps."""
-    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes)
+    excerpts, and how to finish those the merge keeps (`rank_bound`: see `run_kernel`)."""
+    run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes,
+                     rank_bound=rank_bound)
     result = result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False)
     if not run.rows:  # no hit to finish
         return PartitionAnswer(result)

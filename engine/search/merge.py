@@ -35,7 +35,8 @@ order, newest row first); de-duplication, the cut and the flags are as above.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.analysis.collation import locale_compare_key
@@ -126,6 +127,36 @@ def merge_partition_answers(
     results = [answer.result for answer in answers]
     unique = merged_order([result.hits for result in results], order)
     return merged_result(results, finished_hits(answers, unique[:limit]), len(unique), limit)
+
+
+def rank_bound_of(hit_lists: Iterable[Sequence[SearchHit]], limit: int) -> float | None:
+    """A rank no hit of a relevance merge of these lists and any others can be worse
+    than, for the partitions still to answer (`AnswersLate.search_answer`): minus the
+    `limit`-th best score among the distinct hits (per (sessionKey, sessionId,
+    messageId), its best score), or None when there are fewer of them or that score is
+    not positive.
+
+    Why it is safe: those `limit` distinct hits take part in the merge, so a hit scored
+    below all of them is never among its first `limit`; a row ranked worse than the bound
+    (`rank > bound`, a finite rank being minus the score) is such a hit. Below a positive
+    score also lie the rows without a finite rank (score 0).
+
+    >>> from engine.model import SearchHit
+    >>> hits = [SearchHit("k", "w", m, "user", 0.0, "", s) for m, s in [("a", 3.0), ("b", 1.5),
+    ...                                                                   ("a", 2.0)]]
+    >>> rank_bound_of([hits], 2), rank_bound_of([hits], 3), rank_bound_of([hits[:1]], 1)
+    (-1.5, None, -3.0)
+    """
+    best: dict[tuple[str, str, str], float] = {}
+    for hits in hit_lists:
+        for hit in hits:
+            identity = (hit.session_key, hit.session_id, hit.message_id)
+            if hit.score > best.get(identity, float("-inf")):
+                best[identity] = hit.score
+    if len(best) < limit or limit <= 0:
+        return None
+    score = heapq.nlargest(limit, best.values())[-1]
+    return -score if score > 0.0 else None
 
 
 def merged_order(hit_lists: Sequence[Sequence[SearchHit]], order: str
