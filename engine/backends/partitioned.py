@@ -935,10 +935,12 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
                 result = merge_partition_results(together, limit, order=request.order)
             else:
                 answers: list[PartitionAnswer] = []
+                hits = 0  # so far: a bound needs `limit` distinct hits, so at least as many
                 for partition, part in asked:
                     bound = (rank_bound_of((answer.result.hits for answer in answers), limit)
-                             if request.order == "relevance" and answers else None)
+                             if request.order == "relevance" and hits >= limit else None)
                     answers.append(partition_answer(partition, part, bound))
+                    hits += len(answers[-1].result.hits)
                 result = merge_partition_answers(answers, limit, order=request.order)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
