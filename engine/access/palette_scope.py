@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.access.roster import RosterEntry, entry_of, windows_by_key
-from engine.access.session_keys import is_agent_scoped, kind_by_shape, key_agent
+from engine.access.session_keys import is_agent_scoped, key_agent, kind_by_shape
 from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import TranscriptReader
 

@@ -83,7 +83,6 @@ from typing import TYPE_CHECKING, Any, Self
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
-from engine.backends.replacement import rebuild_is_deferred
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -96,6 +95,7 @@ from engine.backends.protocol import (
     ReconcilesInBatches,
     Refreshable,
 )
+from engine.backends.replacement import rebuild_is_deferred
 from engine.codec.manifest_file import decode_manifest_generation
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig

@@ -171,9 +171,11 @@ def open_backend(
     error that names both. (Commands use `open_store`, which checks the path first.)
     `config` is the store's (`EngineConfig`; `background_reconcile` and its budget).
     """
-    from engine.backends.partitioned import create_partitioned, open_partitioned
-
-    from engine.backends.partitioned import is_unfinished_creation
+    from engine.backends.partitioned import (
+        create_partitioned,
+        is_unfinished_creation,
+        open_partitioned,
+    )
 
     directory = Path(path)
     if create:

@@ -34,10 +34,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from engine.history.rows import HistoryRow, history_rows, trimmed_id
 from engine.model import StoredEvent
 from engine.transcript import events as kinds
 from engine.transcript.tree import visible_events
-from engine.history.rows import HistoryRow, history_rows, trimmed_id
 
 #: The roles a reset keeps before it (selectResetKeptEntries, restricted to history).
 KEPT_ROLES = ("user", "assistant")

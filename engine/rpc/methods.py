@@ -26,10 +26,10 @@ from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import SearchBackend
 from engine.rpc.history_method import CHAT_HISTORY_METHOD, chat_history
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
+from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
 from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
 from engine.rpc.ui_method import UI_SEARCH_METHOD, ui_search_method
 from engine.tools.budgets import ReaderGate, TimeBudgets
-from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
 
 
 @dataclass(frozen=True, slots=True)

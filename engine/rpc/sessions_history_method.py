@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.access.visibility import Requester
 from engine.history.request import HistoryRequestError, ToolHistoryRequest
 from engine.history.tool import HistoryAccess, sessions_history
-from engine.access.visibility import Requester
 from engine.rpc.history_method import transcript_reader
 from engine.tools.history_access import RequesterHistoryAccess
 

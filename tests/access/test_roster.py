@@ -13,8 +13,14 @@ import pytest
 
 from engine.access.roster import RosterEntry, roster, visible_candidates
 from engine.access.session_keys import (
-    is_acp, is_agent_scoped, is_incognito, is_subagent, key_agent, key_rest,
-    looks_like_session_key, names_a_session_id,
+    is_acp,
+    is_agent_scoped,
+    is_incognito,
+    is_subagent,
+    key_agent,
+    key_rest,
+    looks_like_session_key,
+    names_a_session_id,
 )
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import Requester, SessionRow, resolve_requester

@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import ConfigError, ToolConfig, load_tool_config, tool_config_from_json
+from engine.access.tool_config import (
+    ConfigError,
+    ToolConfig,
+    load_tool_config,
+    tool_config_from_json,
+)
 from engine.errors import InputError
 
 FULL = {

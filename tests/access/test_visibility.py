@@ -16,8 +16,16 @@ from hypothesis import strategies as st
 
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import (
-    DENIAL_MESSAGES, AgentToAgentPolicy, Decision, Requester, RequesterContext, SessionRow,
-    check_row, denial_message, pattern_matches, resolve_requester,
+    DENIAL_MESSAGES,
+    AgentToAgentPolicy,
+    Decision,
+    Requester,
+    RequesterContext,
+    SessionRow,
+    check_row,
+    denial_message,
+    pattern_matches,
+    resolve_requester,
 )
 
 MAIN = "agent:main:main"

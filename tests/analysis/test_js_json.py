@@ -25,7 +25,11 @@ from hypothesis import strategies as st
 
 from engine.analysis.js_json import js_json, js_json_bytes, js_number, js_string
 from tests.oracles.openclaw.installation import (
-    InstallationError, cache_root, ensure_installed, install_folder, installation_in,
+    InstallationError,
+    cache_root,
+    ensure_installed,
+    install_folder,
+    installation_in,
 )
 from tests.oracles.oracle_run import running_in_ci, skip_or_fail
 

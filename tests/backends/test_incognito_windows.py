@@ -20,7 +20,6 @@ from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
 from engine.errors import InputError
-
 from engine.model import SearchRequest, SessionWindow
 
 BackendFactory = Callable[[Path], Any]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.errors import InputError
 from engine.history.byte_caps import array_bytes
-from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
 from engine.history.tool import sessions_history

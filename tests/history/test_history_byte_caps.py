@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.byte_caps import (
     GATEWAY_PLACEHOLDER_TEXT,
     SINGLE_MESSAGE_MAX_BYTES,
     TOOL_MAX_BYTES,
     TOOL_PLACEHOLDER_TEXT,
 )
-from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
 from engine.history.sanitize import TRUNCATION_MARKER

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.errors import InputError
 from engine.history.cursor import HistoryCursor
-from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.pages import HistoryPage, read_history
 from engine.history.request import HistoryRequest
 from engine.model import SessionWindow

@@ -31,8 +31,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.history.byte_caps import GATEWAY_MAX_BYTES
 from engine.analysis.js_json import js_json_bytes as json_bytes
+from engine.history.byte_caps import GATEWAY_MAX_BYTES
 from engine.history.pages import HistoryPage, read_history
 from engine.history.request import HistoryRequest
 from engine.history.rows import is_hidden

@@ -17,7 +17,12 @@ import pytest
 from engine.access.visibility import Requester
 from engine.errors import EngineError, StoreError
 from engine.tools.budgets import (
-    TIMEOUT_ADVICE, Cancellation, ReaderGate, SearchTimedOut, TimeBudgets, run_reader,
+    TIMEOUT_ADVICE,
+    Cancellation,
+    ReaderGate,
+    SearchTimedOut,
+    TimeBudgets,
+    run_reader,
 )
 from engine.tools.sessions_search import sessions_search
 from tests.tools.stores import CountingStore, StoreMaker, session

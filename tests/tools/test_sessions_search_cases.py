@@ -17,10 +17,14 @@ import pytest
 
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import Requester
-from engine.model import SearchRequest
 from engine.analysis.js_json import js_json_bytes
+from engine.model import SearchRequest
 from engine.tools.sessions_search import (
-    EMPTY_QUERY_MESSAGE, INDEXING_WARNING, MAX_RESULT_BYTES, ToolInputError, plan_search,
+    EMPTY_QUERY_MESSAGE,
+    INDEXING_WARNING,
+    MAX_RESULT_BYTES,
+    ToolInputError,
+    plan_search,
     sessions_search,
 )
 from tests.tools.stores import CountingStore, Message, Session, StoreMaker, dirty, session

@@ -34,10 +34,16 @@ from hypothesis import strategies as st
 from engine.access.roster import RosterEntry, roster
 from engine.access.session_keys import is_agent_scoped, is_incognito
 from engine.access.tool_config import ToolConfig
-from engine.access.visibility import Requester, RequesterContext, SessionRow, check_row, resolve_requester
+from engine.access.visibility import (
+    Requester,
+    RequesterContext,
+    SessionRow,
+    check_row,
+    resolve_requester,
+)
+from engine.analysis.js_json import js_json_bytes
 from engine.model import owner_agent_id
 from engine.results.bounds import utf16_length
-from engine.analysis.js_json import js_json_bytes
 from engine.tools.sessions_search import MAX_RESULT_BYTES, kernel_key, sessions_search
 from tests.tools.stores import BACKENDS, Message, Session, build_store, scratch_folder
 
