@@ -17,7 +17,7 @@ Meaning (behaviour.md §4, tokenizers.md §2.3):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,16 +52,18 @@ class QueryPlan:
 
     phrases: tuple[Phrase, ...]
     substrings: tuple[SubstringTerm, ...] = ()
+    #: True when the plan cannot match any message (no parts, or an empty phrase); set
+    #: once, when the plan is made (every search of every partition asks).
+    matches_nothing: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def matches_nothing(self) -> bool:
-        """True when the plan cannot match any message (no parts, or an empty phrase).
+    def __post_init__(self) -> None:
+        """Compute `matches_nothing`.
 
         >>> QueryPlan((Phrase(("deploy",)), Phrase(()), Phrase(("fix",)))).matches_nothing
         True
         >>> QueryPlan((), (SubstringTerm("会议"),)).matches_nothing
         False
         """
-        if not self.phrases and not self.substrings:
-            return True
-        return any(phrase.is_empty for phrase in self.phrases)
+        nothing = (not self.phrases and not self.substrings) or any(
+            phrase.is_empty for phrase in self.phrases)
+        object.__setattr__(self, "matches_nothing", nothing)

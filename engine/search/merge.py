@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.analysis.collation import locale_compare_key
-from engine.model import SearchHit, SearchResult
+from engine.model import NO_HITS, SearchHit, SearchResult
 
 
 def merge_order_key(hit: SearchHit) -> tuple[float, float, bytes]:
@@ -125,6 +125,8 @@ def merge_partition_answers(
     (['[whole]'], [0])
     """
     results = [answer.result for answer in answers]
+    if not any(result.hits for result in results):  # nothing to order or finish
+        return merged_result(results, (), 0, limit)
     unique = merged_order([result.hits for result in results], order)
     return merged_result(results, finished_hits(answers, unique[:limit]), len(unique), limit)
 
@@ -195,6 +197,8 @@ def merged_result(results: Sequence[SearchResult], hits: tuple[SearchHit, ...],
         truncated = truncated or result.truncated
         indexing = indexing or result.indexing
         archived += result.archived_transcripts_excluded
+    if not (hits or truncated or indexing or archived):
+        return NO_HITS  # the shared empty answer (a `SearchResult` is frozen)
     return SearchResult(hits=hits, truncated=truncated, indexing=indexing,
                         archived_transcripts_excluded=archived)
 
