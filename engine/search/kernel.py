@@ -46,7 +46,7 @@ from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import bounded_top_rows
 from engine.search.hits import search_hit
-from engine.search.merge import PartitionAnswer
+from engine.search.merge import NO_ANSWER, PartitionAnswer
 from engine.search.order import RankedRow, order_rows
 from engine.search.prepared import prepared_request
 from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
@@ -200,5 +200,5 @@ def search_answer(
                      rank_bound=rank_bound)
     result = result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False)
     if not run.rows:  # no hit to finish
-        return PartitionAnswer(result)
+        return NO_ANSWER if result is NO_HITS else PartitionAnswer(result)
     return PartitionAnswer(result, partial(finished_hits, run, analyzer, config=config))

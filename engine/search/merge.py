@@ -94,6 +94,10 @@ class PartitionAnswer:
     finish: Callable[[Sequence[int]], Sequence[SearchHit]] | None = None
 
 
+#: The answer of a partition with nothing to say (shared: a `PartitionAnswer` is frozen).
+NO_ANSWER = PartitionAnswer(NO_HITS)
+
+
 def merge_partition_results(
     results: Sequence[SearchResult], limit: int, *, order: str = "relevance"
 ) -> SearchResult:

@@ -131,9 +131,14 @@ def scope_key(request: SearchRequest) -> Hashable:
     if keys is None:
         selection: Hashable = ("agent", DEFAULT_AGENT_ID if request.agent_id is None
                                else request.agent_id)
+    elif not keys:  # every session: the search of every partition of an all-agents search
+        selection = _EVERY_SESSION
     else:
         selection = ("keys", frozenset(keys))
     return selection, request.session_id
+
+
+_EVERY_SESSION = ("keys", frozenset())
 
 
 #: The cache is emptied when it holds this many scopes (many `sessionId` filters).
