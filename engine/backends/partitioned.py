@@ -91,7 +91,10 @@ Search (`search`), after the query is validated as every backend validates it:
   when any partition is indexing, archived counts summed). Keys no partition owns match
   nothing. A partition that can (`AnswersLate`, the reference backend) answers without
   snippets and cuts only those of the hits the merge keeps: the same answer, without
-  the excerpts of the hits the merge drops.
+  the excerpts of the hits the merge drops. In relevance order, each such partition
+  asked after the answers hold `limit` hits gets the rank no merged hit can be worse
+  than (`engine.search.merge.rank_bound_of`) and leaves out the rows ranked worse: the
+  same answer again, without reading rows the merge would drop.
 
 `explain` (of `PartitionedSnapshotStore`) follows the same routing and labels every hit
 with the partition that scored it: its N, n and avgdl are that partition's.

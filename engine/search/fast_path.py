@@ -288,10 +288,10 @@ def bounded_top_rows(
 
     With `rank_bound` (relevance order only), when at least `count` rows match, the
     rows ranked worse than the bound are left out before any of them is read: a merged
-    search passes the rank no row of its answer can be worse than (`engine.search.merge`
-    , `rank_bound_of`), so those rows would be read and dropped. The rows returned are
-    then the first ones of `top_rows`, those ranked at most `rank_bound`, and the flag
-    says that the full answer had `count` rows.
+    search passes the rank no row of its answer can be worse than
+    (`engine.search.merge.rank_bound_of`), so those rows would be read only to be
+    dropped. The rows returned are then the first ones of `top_rows` that are not ranked
+    worse than `rank_bound`, and the flag says that the full answer had `count` rows.
     """
     if plan.matches_nothing or count <= 0:
         return [], False
