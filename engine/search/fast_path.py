@@ -268,29 +268,16 @@ def top_rows(
     count: int,
     *,
     cjk_grams: bool = True,
-) -> list[RankedRow]:
-    """The first `count` rows of `order_rows(rank_rows(...), order, count)`, faster."""
-    return bounded_top_rows(view, plan, scope, role, order, count, cjk_grams=cjk_grams)[0]
-
-
-def bounded_top_rows(
-    view: IndexView,
-    plan: QueryPlan,
-    scope: Scope,
-    role: str | None,
-    order: str,
-    count: int,
-    *,
-    cjk_grams: bool = True,
     rank_bound: float | None = None,
 ) -> tuple[list[RankedRow], bool]:
-    """`top_rows`, and whether at least `count` rows match (all of them in scope).
+    """The first `count` rows of `order_rows(rank_rows(...), order, count)`, faster, and
+    whether at least `count` rows match (all of them in scope).
 
     With `rank_bound` (relevance order only), when at least `count` rows match, the
     rows ranked worse than the bound are left out before any of them is read: a merged
     search passes the rank no row of its answer can be worse than
     (`engine.search.merge.rank_bound_of`), so those rows would be read only to be
-    dropped. The rows returned are then the first ones of `top_rows` that are not ranked
+    dropped. The rows returned are then the first ones of the order that are not ranked
     worse than `rank_bound`, and the flag says that the full answer had `count` rows.
     """
     if plan.matches_nothing or count <= 0:
@@ -363,9 +350,10 @@ def bounded_top_rows(
         threshold = heapq.nsmallest(count, ranks)[-1]
         chosen = [doc_id for doc_id, rank in zip(eligible, ranks) if rank <= threshold]
     ranks = list(map(memo.__getitem__, score_keys(chosen))) if phrases else [0.0] * len(chosen)
+    ranked_ids = list(zip(chosen, ranks))
     full = len(eligible) >= count
     if rank_bound is not None and full:
-        chosen, ranks = _within(chosen, ranks, rank_bound)
+        ranked_ids = _not_worse(ranked_ids, rank_bound)
     by_substring = bool(plan.substrings)
     ranked = [
         RankedRow(
@@ -378,26 +366,25 @@ def bounded_top_rows(
             ),
             by_substring=by_substring,
         )
-        for doc_id, rank in zip(chosen, ranks)
+        for doc_id, rank in ranked_ids
     ]
     return order_rows(ranked, order, count), full
 
 
-def _within(doc_ids: Sequence[int], ranks: Sequence[float], bound: float
-            ) -> tuple[list[int], list[float]]:
-    """The rows (and their ranks) not ranked worse than `bound`.
+def _not_worse(ranked_ids: list[tuple[int, float]], bound: float) -> list[tuple[int, float]]:
+    """The `(doc_id, rank)` pairs not ranked worse than `bound` (a rank that does not
+    compare, NaN, is kept: only a row known to be worse is left out).
 
-    >>> _within([4, 7, 9], [-2.0, -0.5, -1.0], -1.0)
-    ([4, 9], [-2.0, -1.0])
+    >>> _not_worse([(4, -2.0), (7, -0.5), (9, -1.0)], -1.0)
+    [(4, -2.0), (9, -1.0)]
     """
-    kept = [(doc_id, rank) for doc_id, rank in zip(doc_ids, ranks) if not rank > bound]
-    return [doc_id for doc_id, _ in kept], [rank for _, rank in kept]
+    return [(doc_id, rank) for doc_id, rank in ranked_ids if not rank > bound]
 
 
 def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | None,
                    count: int, rank_bound: float | None = None
                    ) -> tuple[list[RankedRow], bool]:
-    """`bounded_top_rows` of a one-token query in relevance order: its best `(f, D)`
+    """`top_rows` of a one-token query in relevance order: its best `(f, D)`
     groups (`best_rows_by_impact`), ranked and ordered like every other row."""
     term = phrase.terms[0]
     columns = view.term_columns(term, prefix=phrase.prefix)
@@ -414,7 +401,7 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
                                  lambda frequency, length: memo[(length, frequency)], keep, count)
     full = len(chosen) >= count  # the walk stops once `count` kept rows are out
     if rank_bound is not None and full:
-        chosen = [(doc_id, rank) for doc_id, rank in chosen if not rank > rank_bound]
+        chosen = _not_worse(chosen, rank_bound)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
     ranked = [
         RankedRow(view.document(doc_id), rank,

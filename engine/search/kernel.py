@@ -44,7 +44,7 @@ from engine.model import NO_HITS, SearchHit, SearchRequest, SearchResult, Sessio
 from engine.query.ast import QueryPlan
 from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
-from engine.search.fast_path import bounded_top_rows
+from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
 from engine.search.merge import NO_ANSWER, PartitionAnswer
 from engine.search.order import RankedRow, order_rows
@@ -64,14 +64,14 @@ class KernelRun:
     rows: tuple[RankedRow, ...]
     limit: int
     scope: Scope
-    #: More than `limit` rows matched, though `rows` may hold fewer: a merged search's
-    #: rank bound left out the rows no merged answer can hold (`run_kernel`).
-    truncated_anyway: bool = False
+    #: The fast path found more than `limit` rows, though `rows` may hold fewer: a
+    #: merged search's rank bound left out the rows no merged answer can hold.
+    matched_more: bool = False
 
     @property
     def truncated(self) -> bool:
         """More than `limit` rows matched (step 4's `truncated`)."""
-        return len(self.rows) > self.limit or self.truncated_anyway
+        return len(self.rows) > self.limit or self.matched_more
 
 
 def run_kernel(
@@ -91,7 +91,7 @@ def run_kernel(
 
     `rank_bound` (a merged search in relevance order, `engine.search.merge.rank_bound_of`):
     when more than `limit` rows match, rows ranked worse than it are left out of `rows`
-    (none of them can be in the merged answer) and `truncated_anyway` is set; the clear
+    (none of them can be in the merged answer) and `matched_more` is set; the clear
     version ignores it. No retry follows a word search that matched rows.
 
     `config.fast_kernel` False runs the clear version (`rank_rows` then `order_rows`),
@@ -108,8 +108,8 @@ def run_kernel(
 
     def ordered_rows(plan: QueryPlan, use_grams: bool) -> tuple[list[RankedRow], bool]:
         if config.fast_kernel:
-            return bounded_top_rows(view, plan, scope, request.role, request.order, limit + 1,
-                                    cjk_grams=use_grams, rank_bound=rank_bound)
+            return top_rows(view, plan, scope, request.role, request.order, limit + 1,
+                            cjk_grams=use_grams, rank_bound=rank_bound)
         rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
         return order_rows(rows, request.order, limit + 1), False
 
@@ -118,8 +118,7 @@ def run_kernel(
     if not ordered and not full and prepared.retry is not None:
         plan, retried = prepared.retry, True
         ordered, full = ordered_rows(plan, config.cjk_gram_index)
-    bounded = full and len(ordered) <= limit
-    return KernelRun(plan, retried, tuple(ordered), limit, scope, truncated_anyway=bounded)
+    return KernelRun(plan, retried, tuple(ordered), limit, scope, matched_more=full)
 
 
 def row_hit(run: KernelRun, row: RankedRow, excerpt: str) -> SearchHit:
