@@ -189,7 +189,6 @@ from engine.model import (
     owner_agent_id,
 )
 from engine.progress import StepProgress
-from engine.query.ast import QueryPlan
 from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
 from engine.search.merge import (
     PartitionAnswer,
@@ -201,8 +200,7 @@ from engine.search.merge import (
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     # (the transcript layer's modules define value classes a search never makes, and
     # each class costs start-up time: see `engine.cli.commands`)
-    from engine.score.bm25 import Bm25Explanation
-    from engine.search.explain import HitExplanation
+    from engine.backends.partitioned_explanation import PartitionedExplanation
     from engine.transcript.compaction import CompactionOutcome
     from engine.transcript.evidence import StoreProblem
 
@@ -1154,64 +1152,6 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionHitExplanation:
-    """One explained hit and the partition whose statistics scored it (its `doc_id` is
-    that partition's)."""
-
-    partition: str
-    explanation: HitExplanation
-
-    @property
-    def hit(self) -> SearchHit:
-        """The hit."""
-        return self.explanation.hit
-
-    @property
-    def doc_id(self) -> int:
-        """The hit's row in its partition's index."""
-        return self.explanation.doc_id
-
-    @property
-    def bm25(self) -> Bm25Explanation | None:
-        """Its bm25 inputs (N, n, avgdl of its partition), None for a substring hit."""
-        return self.explanation.bm25
-
-    @property
-    def snippet_lines(self) -> tuple[str, ...]:
-        """How its excerpt window was chosen."""
-        return self.explanation.snippet_lines
-
-    @property
-    def excerpt(self) -> Any:
-        """The excerpt choice itself (`HitExplanation.excerpt`)."""
-        return self.explanation.excerpt
-
-    def to_json(self) -> dict[str, Any]:
-        """The hit's explanation as JSON plus `partition` (the agent id)."""
-        return {**self.explanation.to_json(), "partition": self.partition}
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionedExplanation:
-    """A store-level search explained: the plan, whether any partition retried CJK terms
-    as substrings, `truncated` as the search reports it, and every hit with its partition."""
-
-    plan: QueryPlan
-    retried: bool
-    truncated: bool
-    hits: tuple[PartitionHitExplanation, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """`SearchExplanation.to_json` of the same values, each hit with its `partition`."""
-        from engine.search.explain import SearchExplanation
-
-        value = SearchExplanation(self.plan, self.retried, self.truncated,
-                                  tuple(item.explanation for item in self.hits)).to_json()
-        value["hits"] = [item.to_json() for item in self.hits]
-        return value
-
-
 class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     """A partitioned store whose partitions read the snapshot of their open (`refresh`
     sees later commits and new partitions) and explain their ranking (the reference)."""
@@ -1228,6 +1168,13 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     @serialized
     def explain(self, request: SearchRequest) -> PartitionedExplanation:
         """The search explained hit by hit, each hit labelled with its partition."""
+        # Imported here: only `explain` needs the explanation values, and a search's
+        # start-up should not define them (each value class costs its creation).
+        from engine.backends.partitioned_explanation import (
+            PartitionedExplanation,
+            PartitionHitExplanation,
+        )
+
         scoped, targets = self.search_targets(request)
         explained = [(agent_id, require_capability(self._open(agent_id), Explainable,
                                                    "explain").explain(part))

@@ -4,20 +4,28 @@ Owns: a standalone program that opens agent databases read-only, runs upstream's
 statement on each, merges the rows by score, and prints the hits as JSON: the least a
 Python program can do to answer the same question from the same rows. Must not touch:
 anything of the engine. It imports only the standard library (`sqlite3`, `json`, `sys`,
-`time`), is run by its path (`python engine/bench/bare_search_script.py`), not as a module
-of the `engine` package, and takes the statement and the MATCH string as arguments
-(`engine.bench.sqlite_kernel` makes them), so that its start-up is the interpreter's and
-`sqlite3`'s and nothing else: the yardstick of the `reopen/first_query` workload's
-`search command` figure (issue 16: a fresh search within 1.5x of this script).
+`time`), is run by its path with `-S` (`python -S engine/bench/bare_search_script.py`),
+not as a module of the `engine` package, and takes the statement and the MATCH string as
+arguments (`engine.bench.sqlite_kernel` makes them), so that its start-up is the
+interpreter's and `sqlite3`'s and nothing else: the yardstick of the `reopen/first_query`
+workload's `search command` figure (issue 16: a fresh search within 1.5x of this script).
 
-Run: `python bare_search_script.py [--with-libraries] SQL MATCH LIMIT URI...`, each URI a
+Why `-S`: the script needs nothing outside the standard library, so the `.pth` files of
+the environment it happens to run in are none of its cost. A development install
+(`pip install -e .`) has one that imports an import finder and, with it, `pathlib`,
+`re`, `enum` and `urllib.parse` (about 15 ms here) before the first line of any
+program: counted in the script, that would be a slower yardstick than the bare way
+really is, and every ratio against it flattering.
+
+Run: `python -S bare_search_script.py [--with-libraries FOLDER] SQL MATCH LIMIT URI...`, each URI a
 read-only `file:` URI of an agent database. Prints one JSON object:
 `hits` (at most LIMIT, each `sessionKey`, `sessionId`, `messageId`, `role`, `timestamp`,
 `snippet`, `score`), `seconds`, the time from before the first connection to after
 the merge (the open and first query, as the reopen probe reports them), and `libraries`.
 
-`--with-libraries` first imports `ENGINE_LIBRARIES`, the libraries the engine is written
-with and cannot start a search without (its values are frozen dataclasses, its
+`--with-libraries FOLDER` puts FOLDER (where `msgpack` is installed) on the import path,
+still without `.pth` files, and first imports `ENGINE_LIBRARIES`, the libraries the engine
+is written with and cannot start a search without (its values are frozen dataclasses, its
 interfaces `typing.Protocol`s, its command line argparse, its store metadata msgpack):
 the same script then shows how much of a fresh search's start-up those libraries cost
 before any line of the engine runs (the `with the engine's libraries` note of
@@ -42,7 +50,8 @@ def main(arguments: list[str]) -> int:
     """Search every database given; print the merged hits and the time taken."""
     libraries: tuple[str, ...] = ()
     if arguments and arguments[0] == "--with-libraries":
-        libraries, arguments = ENGINE_LIBRARIES, arguments[1:]
+        libraries, folder, arguments = ENGINE_LIBRARIES, arguments[1], arguments[2:]
+        sys.path.append(folder)
         for name in libraries:
             importlib.import_module(name)
     sql, match, limit, uris = arguments[0], arguments[1], int(arguments[2]), arguments[3:]

@@ -35,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import msgpack
+
 from engine.backends.sqlite.search import glob_literal
 from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.bench.adapters import NotApplicable
@@ -183,8 +185,8 @@ class KernelStore:
                 or request.session_id is not None:
             raise NotApplicable(f"{KERNEL_NAME}: the bare script searches every agent by score")
         return [
-            sys.executable, str(Path(__file__).with_name("bare_search_script.py")),
-            *(["--with-libraries"] if with_libraries else []),
+            sys.executable, "-S", str(Path(__file__).with_name("bare_search_script.py")),
+            *(["--with-libraries", library_folder()] if with_libraries else []),
             kernel_statement("all", False, False, "relevance"), kernel_match(request),
             str(clamp_limit(request.limit)),
             *(path.resolve().as_uri() + "?mode=ro" for path in self.paths.values()),
@@ -194,6 +196,13 @@ class KernelStore:
         """Close every connection."""
         for connection in self.connections.values():
             connection.close()
+
+
+def library_folder() -> str:
+    """The folder that holds the installed `msgpack` package: what the bare search
+    script, run without `.pth` files (`-S`), puts on its import path to import the
+    engine's libraries."""
+    return str(Path(msgpack.__file__).resolve().parent.parent)
 
 
 def store_databases(store_directory: Path) -> dict[str | None, Path]:

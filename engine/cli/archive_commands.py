@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from engine.cli.commands import add_command
-from engine.cli.output import print_json
+from engine.cli.json_output import print_json
 
 
 def run_archive(args: argparse.Namespace) -> int:

@@ -55,7 +55,8 @@ from engine.bench.report import (
 from engine.bench.runner import run_benchmark
 from engine.bench.workloads import standard_workloads
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.json_output import print_json
+from engine.cli.output import format_table
 from engine.errors import EngineError, InputError, UsageError
 
 CACHE_HELP = (

@@ -21,7 +21,7 @@ import argparse
 from engine.backends.protocol import Compactable, require_capability
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
-from engine.cli.output import print_json
+from engine.cli.json_output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -17,7 +17,8 @@ import argparse
 from pathlib import Path
 
 from engine.cli.commands import add_command
-from engine.cli.output import open_output, print_json
+from engine.cli.json_output import print_json
+from engine.cli.output import open_output
 from engine.errors import UnknownSession
 
 

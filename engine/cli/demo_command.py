@@ -28,7 +28,8 @@ from typing import Any
 
 from engine.backends.registry import open_backend
 from engine.cli.commands import add_command
-from engine.cli.output import format_table, print_json
+from engine.cli.json_output import print_json
+from engine.cli.output import format_table
 from engine.cli.store_commands import format_stats, ordered_stats
 from engine.errors import EngineError
 from engine.ingest import import_into_store

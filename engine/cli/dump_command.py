@@ -23,7 +23,8 @@ from typing import Any
 
 from engine.backends.registry import check_store_folder
 from engine.cli.commands import add_command
-from engine.cli.output import Column, format_bytes, open_output, print_json
+from engine.cli.json_output import print_json
+from engine.cli.output import Column, format_bytes, open_output
 from engine.diagnostics.dump import FileView, read_file, require_store, summarize_store
 from engine.directory import FileDirectory
 

@@ -12,10 +12,10 @@ in double quotes, with `*` after a prefix phrase.
 
 from __future__ import annotations
 
-from engine.backends.partitioned import PartitionHitExplanation
+from engine.backends.partitioned_explanation import PartitionHitExplanation
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Marked, Output, format_score, format_time
-from engine.cli.search_commands import truncation_hint
+from engine.cli.search_view import truncation_hint
 from engine.model import SearchRequest
 from engine.query.ast import Phrase, QueryPlan
 from engine.results.snippet import SnippetExplanation

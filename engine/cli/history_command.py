@@ -29,7 +29,8 @@ from typing import Any
 
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
-from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output, print_json
+from engine.cli.json_output import print_json
+from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
 from engine.history.byte_caps import message_seq
 from engine.history.pages import HistoryPage
 from engine.history.views import CURRENT

@@ -1,15 +1,15 @@
 """How command results look on standard output: readable text by default, JSON with `--json`.
 
 Owns: the two readable outputs and the cell formats every command shares (times, scores,
-byte counts, one-line excerpts), and the JSON printer. Must not touch: engine state, or
+byte counts, one-line excerpts). Must not touch: engine state, or
 what a command shows (each command module decides its lines and tables and hands them
 to an `Output`).
 
 Rules:
 
-* `--json` prints one JSON document (`print_json`), for programs. Numbers stay numbers:
-  a timestamp that is a whole number of epoch milliseconds is written as an integer
-  (`whole_millisecond_times`).
+* `--json` prints one JSON document, for programs: that printer is
+  `engine.cli.json_output`, kept apart so that a command printing JSON does not load
+  the readable outputs (and their value classes) at start-up.
 * Readable output goes through the `Output` that `open_output()` picks:
   * standard output is a terminal: `TerminalOutput`, drawn by rich. Tables fit the
     terminal's width (`$COLUMNS`, else the terminal's own, as `--help` measures it):
@@ -26,7 +26,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -35,49 +34,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TextIO
 
 from engine.cli.commands import terminal_columns
-from engine.rpc.framing import escape_lone_surrogates
 
 #: How rich styles a matched term on a colour terminal.
 MATCH_STYLE = "bold yellow"
 #: How rich styles table headers on a colour terminal.
 HEADER_STYLE = "bold"
-
-
-# ----- JSON ---------------------------------------------------------------------------
-
-
-def to_json_text(value: Any) -> str:
-    """JSON text, non-ASCII kept readable, lone surrogates written as `\\uXXXX` escapes.
-
-    A Python `str` can hold a lone surrogate (JSON input may carry one), but UTF-8 cannot;
-    escaping it keeps the output valid UTF-8 and still exact JSON.
-
-    >>> to_json_text({"text": "é" + chr(0xD800)})
-    '{"text": "é\\\\ud800"}'
-    """
-    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
-
-
-def print_json(value: Any) -> None:
-    """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
-    sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
-    sys.stdout.write("\n")
-
-
-def whole_millisecond_times(document: dict[str, Any]) -> dict[str, Any]:
-    """`document` with each hit's `timestamp` written as an integer when it is a whole
-    number of milliseconds (the engine keeps times as floats; the transcripts held
-    integers, and JSON readers should get them back as integers).
-
-    >>> whole_millisecond_times({"hits": [{"timestamp": 1788429640000.0},
-    ...                                   {"timestamp": 1.5}]})
-    {'hits': [{'timestamp': 1788429640000}, {'timestamp': 1.5}]}
-    """
-    for hit in document.get("hits", ()):
-        time = hit.get("timestamp")
-        if isinstance(time, float) and time.is_integer():
-            hit["timestamp"] = int(time)
-    return document
 
 
 # ----- cell formats -------------------------------------------------------------------

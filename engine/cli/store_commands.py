@@ -61,14 +61,8 @@ from engine.backends.registry import (
     open_store,
 )
 from engine.cli.commands import add_command, add_new_store_arguments, add_read_only_arguments
-from engine.cli.output import (
-    Column,
-    Output,
-    PlainOutput,
-    format_bytes,
-    open_output,
-    print_json,
-)
+from engine.cli.json_output import print_json
+from engine.cli.output import Column, Output, PlainOutput, format_bytes, open_output
 from engine.errors import MissingParentFolder, StorePathError, UsageError
 
 if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`

@@ -43,7 +43,7 @@ from engine.analysis.profiles import (
 )
 from engine.analysis.token import Token
 from engine.cli.commands import add_command
-from engine.cli.output import print_json
+from engine.cli.json_output import print_json
 from engine.errors import UsageError
 
 #: Wrap the marked source text at this many display columns.

@@ -21,7 +21,7 @@ from engine.access.tool_config import ToolConfig
 from engine.access.visibility import ScopedGrant
 from engine.backends.registry import open_store
 from engine.cli.commands import add_command
-from engine.cli.output import print_json
+from engine.cli.json_output import print_json
 from engine.errors import UsageError
 
 TOOLS = ("sessions_search",)

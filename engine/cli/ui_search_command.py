@@ -21,16 +21,8 @@ from typing import Any
 
 from engine.cli.commands import add_command
 from engine.cli.highlight import excerpt_cell
-from engine.cli.output import (
-    Cell,
-    Column,
-    Output,
-    format_score,
-    format_time,
-    one_line,
-    open_output,
-    print_json,
-)
+from engine.cli.json_output import print_json
+from engine.cli.output import Cell, Column, Output, format_score, format_time, one_line, open_output
 from engine.errors import UsageError
 from engine.model import SearchRequest
 

@@ -32,7 +32,7 @@ from types import FrameType
 
 from engine.backends.registry import BACKEND_NAMES, DEFAULT_BACKEND
 from engine.cli.commands import add_command, add_new_store_arguments
-from engine.cli.output import print_json
+from engine.cli.json_output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
 
 DEFAULT_INTERVAL = 2.0

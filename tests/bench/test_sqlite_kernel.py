@@ -124,6 +124,7 @@ def test_the_kernel_merges_the_databases_of_several_agents(tmp_path: Path) -> No
         # The bare search script (a fresh process, nothing of the engine) finds the same
         # hits in the same order as the kernel's merge.
         command = kernel.search_command(SearchRequest("saffron", limit=4, session_keys=()))
+        assert command[1] == "-S"  # no .pth file of this environment is its cost
         completed = subprocess.run(command, capture_output=True, text=True, check=True)
         printed = json.loads(completed.stdout)
         assert [(hit["sessionId"], hit["messageId"], hit["score"]) for hit in printed["hits"]] \
@@ -133,7 +134,7 @@ def test_the_kernel_merges_the_databases_of_several_agents(tmp_path: Path) -> No
         # really loaded in that process.
         libraries = kernel.search_command(SearchRequest("saffron", limit=4, session_keys=()),
                                           with_libraries=True)
-        assert "--with-libraries" in libraries
+        assert "--with-libraries" in libraries and "-S" in libraries
         loaded = json.loads(subprocess.run(libraries, capture_output=True, text=True,
                                            check=True).stdout)
         assert loaded["hits"] == printed["hits"]

@@ -1,0 +1,52 @@
+"""How a command prints JSON (`--json`): one document, for programs.
+
+Owns: the JSON printer every command shares. Must not touch: what a command prints (each
+command builds its document) or readable output (`engine.cli.output`, which a command
+printing JSON never imports).
+
+Rules: UTF-8 with non-ASCII kept readable, keys in the order given, a lone surrogate
+written as a `\\uXXXX` escape (`to_json_text`). Numbers stay numbers: a timestamp that is
+a whole number of epoch milliseconds is written as an integer (`whole_millisecond_times`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from engine.rpc.framing import escape_lone_surrogates
+
+
+def to_json_text(value: Any) -> str:
+    """JSON text, non-ASCII kept readable, lone surrogates written as `\\uXXXX` escapes.
+
+    A Python `str` can hold a lone surrogate (JSON input may carry one), but UTF-8 cannot;
+    escaping it keeps the output valid UTF-8 and still exact JSON.
+
+    >>> to_json_text({"text": "é" + chr(0xD800)})
+    '{"text": "é\\\\ud800"}'
+    """
+    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+def print_json(value: Any) -> None:
+    """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
+    sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
+    sys.stdout.write("\n")
+
+
+def whole_millisecond_times(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with each hit's `timestamp` written as an integer when it is a whole
+    number of milliseconds (the engine keeps times as floats; the transcripts held
+    integers, and JSON readers should get them back as integers).
+
+    >>> whole_millisecond_times({"hits": [{"timestamp": 1788429640000.0},
+    ...                                   {"timestamp": 1.5}]})
+    {'hits': [{'timestamp': 1788429640000}, {'timestamp': 1.5}]}
+    """
+    for hit in document.get("hits", ()):
+        time = hit.get("timestamp")
+        if isinstance(time, float) and time.is_integer():
+            hit["timestamp"] = int(time)
+    return document

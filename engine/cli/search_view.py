@@ -1,0 +1,94 @@
+"""The readable view of a search result (`session-search search` without `--json`).
+
+Owns: the hit table's columns and rows and the notices under it. Must not touch: how the
+result was found, or how tables and colours are drawn (`engine.cli.output`). Imported only
+when a result is shown readably, so that `search --json` starts without the readable
+output's classes and modules.
+
+In a pipe: one line per hit with every field in its column; on a terminal: time and role,
+then key, window and message stacked in two cells, so that the excerpt keeps the rest of
+the width, its matched words coloured (`engine.cli.highlight`). Then a line per notice of
+the result: truncated, indexing, and the archived windows the scope selected but did not
+search (only when there were some; `session-search restore` brings a session back).
+"""
+
+from __future__ import annotations
+
+from engine.cli.output import Cell, Column, Output, format_score, format_time
+from engine.model import SearchHit, SearchRequest, SearchResult
+from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
+
+#: The columns of a hit in plain output: one line per hit, every field in its own column.
+PLAIN_HIT_COLUMNS = (
+    Column("score", align="right"), Column("timestamp"), Column("sessionKey"),
+    Column("sessionId"), Column("messageId"), Column("role"), Column("snippet"),
+)
+#: On a terminal: where the message is and when stacked in two cells, so that the
+#: excerpt gets the rest of the width and wraps inside its column.
+TERMINAL_HIT_COLUMNS = (
+    Column("score", align="right"), Column("time\nrole"),
+    Column("session key\nsession id\nmessage id"), Column("excerpt"),
+)
+
+
+def hit_row(hit: SearchHit, request: SearchRequest, output: Output) -> list[Cell]:
+    """One table row for a hit, in the layout of `output`."""
+    # Imported here: `--json` output never highlights, and a fresh search's start-up
+    # should not pay for the query analysis the highlighting needs.
+    from engine.cli.highlight import excerpt_cell
+
+    excerpt = excerpt_cell(hit.snippet, request, output)
+    if output.terminal:
+        return [format_score(hit.score), f"{format_time(hit.timestamp)}\n{hit.role}",
+                f"{hit.session_key}\n{hit.session_id}\n{hit.message_id}", excerpt]
+    return [format_score(hit.score), format_time(hit.timestamp), hit.session_key,
+            hit.session_id, hit.message_id, hit.role, excerpt]
+
+
+def print_result(output: Output, result: SearchResult, request: SearchRequest) -> None:
+    """The readable view of a kernel result: a table of hits, then a line per notice."""
+    if result.hits:
+        columns = TERMINAL_HIT_COLUMNS if output.terminal else PLAIN_HIT_COLUMNS
+        output.table(columns, [hit_row(hit, request, output) for hit in result.hits])
+    else:
+        output.line("no hits")
+    for notice in result_notices(result, request.limit):
+        output.line(notice)
+
+
+def result_notices(result: SearchResult, limit: int | None) -> list[str]:
+    """What the flags of a result tell the reader, one line each (none when all is well).
+
+    >>> for notice in result_notices(SearchResult((), indexing=True,
+    ...                                           archived_transcripts_excluded=2), None):
+    ...     print(notice)
+    indexing: search completeness could not be confirmed; run `session-search reconcile`
+    2 archived windows in scope were not searched (archived transcripts stay out of search until `session-search restore`)
+    """
+    notices = []
+    if result.truncated:
+        notices.append(truncation_hint(limit))
+    if result.indexing:
+        notices.append("indexing: search completeness could not be confirmed; run "
+                       "`session-search reconcile`")
+    archived = result.archived_transcripts_excluded
+    if archived:
+        notices.append(f"{archived} archived window{'' if archived == 1 else 's'} in scope "
+                       f"{'was' if archived == 1 else 'were'} not searched (archived "
+                       "transcripts stay out of search until `session-search restore`)")
+    return notices
+
+
+def truncation_hint(limit: int | None) -> str:
+    """What to do about a truncated result: raise `--limit` while it can be raised.
+
+    >>> truncation_hint(None)
+    'more hits than the limit (truncated); refine the query or raise --limit (up to 25)'
+    >>> truncation_hint(25)
+    'more hits than the limit (truncated); refine the query (25 is the largest --limit)'
+    """
+    if (DEFAULT_LIMIT if limit is None else limit) < MAX_LIMIT:
+        return ("more hits than the limit (truncated); refine the query or raise --limit "
+                f"(up to {MAX_LIMIT})")
+    return f"more hits than the limit (truncated); refine the query ({MAX_LIMIT} is the " \
+           "largest --limit)"
