@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.analysis.token import Analyzer
 from engine.errors import EngineError, UsageError
+
+if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
+    from engine.analysis.token import Analyzer
 
 #: The profile names, in the order help texts list them.
 PROFILE_NAMES: tuple[str, ...] = ("unicode61", "icu", "pg")

@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from engine.analysis.cjk_script import contains_cjk
-from engine.analysis.token import Analyzer
 from engine.query.ast import QueryPlan, SubstringTerm
 from engine.query.user_query import check_match_mode, split_terms, term_phrases, validate_query
+
+if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
+    from engine.analysis.token import Analyzer
 
 EXCERPT_CONTEXT_BEFORE = 32
 EXCERPT_MIN_LENGTH = 160

@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from engine.analysis.token import Analyzer
 from engine.errors import QueryError
 from engine.model import ORDERS, SEARCHABLE_ROLES, SearchRequest
 from engine.query.ast import Phrase, QueryPlan
+
+if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
+    from engine.analysis.token import Analyzer
 
 MAX_QUERY_UNITS = 4096
 DEFAULT_LIMIT = 10

@@ -146,6 +146,13 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
                   "engine.transcript.validation", "engine.transcript.evidence",
                   "engine.cli.highlight", "icu"}
     assert loaded & for_writes == set()
+    # Nor, printing JSON, the readable output and its value classes, nor the values of
+    # `explain`, nor the analyzers' module (the query is planned with annotations only
+    # naming the analyzer type; the SQLite partitions tokenize in SQL).
+    not_shown = {"engine.cli.output", "engine.cli.search_view",
+                 "engine.backends.partitioned_explanation", "engine.analysis.token"}
+    assert loaded & not_shown == set()
+    assert "engine.cli.json_output" in loaded
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
