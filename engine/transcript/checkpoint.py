@@ -11,7 +11,9 @@ store's lock or writer, or the live catalog of a store (loading builds a new one
 Why. Without a checkpoint, opening replays every log file, decoding every record once:
 O(total bytes), about 13 µs per record here (300k events: 4.0 s). After each commit that
 seals a log file or brings the records committed since the last checkpoint to
-`EngineConfig.checkpoint_after_records`, and when a writer is closed cleanly, the writer saves the
+`EngineConfig.checkpoint_after_records`, at the end of a reconcile once
+`EngineConfig.checkpoint_idle_records` were committed since the last one
+(`TranscriptStore.save_checkpoint_when_behind`), and when a writer is closed cleanly, the writer saves the
 whole catalog (windows, position arrays, transaction start positions, the log position
 it covers with the offset of the last commit record, and the size, record count and
 footer CRC of every sealed log file) with `write_atomic`. Opening reads the checkpoint's

@@ -386,6 +386,26 @@ class TranscriptStore:
             self.directory.remove(CHECKPOINT_NAME)
             self._saved_generation = 0
 
+    def save_checkpoint_when_behind(self, records: int) -> bool:
+        """Writers, between transactions: save the catalog checkpoint when at least
+        `records` records (commits included) were committed since the last one; whether
+        it was saved. For a writer that goes quiet after a batch of work (the reference
+        backend calls it when a reconcile ends), so that a reader opening next to it
+        replays at most `records` records. A checkpoint is derived data: one the disk
+        refuses leaves the store as it was (False), and the next commit or close retries.
+        Read-only stores and open transactions save nothing."""
+        self._check_open()
+        cursor = self._committed_cursor()
+        if (cursor is None or not self.config.catalog_checkpoints
+                or self._records_since_checkpoint < records
+                or self._catalog.generation <= self._saved_generation):
+            return False
+        try:
+            self._save_checkpoint(cursor)
+        except StoreError:
+            return False
+        return True
+
     @property
     def unfinished_tail(self) -> LogTail | None:
         """The bytes after the last commit of the log: what a writer cut off on open

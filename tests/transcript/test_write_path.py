@@ -56,6 +56,51 @@ def test_small_commits_save_no_checkpoint_until_close() -> None:
     assert TranscriptStore.open(directory).checkpoint_generation == 1
 
 
+
+def test_a_quiet_writer_saves_the_checkpoint_once_enough_records_are_behind() -> None:
+    directory = MemoryDirectory()
+    config = EngineConfig(checkpoint_after_records=1000)
+    writer = TranscriptStore.create(directory, config=config)
+    with writer.transaction() as transaction:  # 4 records: a window, 2 events, the commit
+        transaction.put_window(SessionWindow("w1", "agent:a:k"))
+        transaction.append_event("w1", message(0))
+        transaction.append_event("w1", message(1))
+    assert writer.save_checkpoint_when_behind(5) is False  # fewer records than asked
+    assert TranscriptStore.open(directory).checkpoint_generation is None
+    assert writer.save_checkpoint_when_behind(4) is True
+    assert writer.save_checkpoint_when_behind(1) is False  # nothing new since
+    reader = TranscriptStore.open(directory)  # the writer is still open
+    assert (reader.checkpoint_generation, reader.generation) == (1, 1)
+    assert reader.save_checkpoint_when_behind(0) is False  # a reader never saves
+    reader.close()
+    with writer.transaction() as transaction:
+        transaction.append_event("w1", message(2))
+        assert writer.save_checkpoint_when_behind(0) is False  # not inside a transaction
+    writer.close()
+    assert TranscriptStore.open(directory).checkpoint_generation == 2
+
+
+def test_a_reader_next_to_a_writer_that_finished_reconciling_replays_nothing() -> None:
+    """An import below `checkpoint_after_records`, then a reconcile: the writer goes quiet
+    with its index and its catalog saved, and a reader opened beside it starts from both;
+    without the reconcile the reader replays the import's records."""
+    directory = MemoryDirectory()
+    config = replace(SMALL, checkpoint_after_records=1000, checkpoint_idle_records=5)
+    backend = ReferenceBackend.create_in(directory, config=config)
+    import_rewound_window(backend)
+    before = ReferenceBackend.open_in(directory)
+    assert before.store.checkpoint_generation is None  # the import's records are replayed
+    before.close()
+    assert backend.reconcile() == 1
+    reader = ReferenceBackend.open_in(directory)
+    assert reader.store.checkpoint_generation == backend.store.generation == 1
+    assert reader.index.generation == 1 and len(reader.index.buffer) == 0
+    hits = reader.search(SearchRequest("alpha", limit=10))
+    assert sorted(hit.message_id for hit in hits.hits) == ["m0", "m1", "m5", "m6"]
+    reader.close()
+    backend.close()
+
+
 # ---- the reference backend manifests a large commit, dirty windows and all -----------
 
 SMALL = EngineConfig(index_flush_documents=3, index_merge_segments=50)
