@@ -1,12 +1,14 @@
-"""Background reconciliation: the store's reconcile worker, and the lock it shares.
+"""Background reconciliation: the store's reconcile worker.
 
-Owns: `StoreLock` (the one lock every use of an open store takes, application calls
-first), `ReconcileWorker` (the daemon thread that brings a store's index in step with its
-transcripts after a search found work pending, behaviour.md §8.4) and `BackgroundRun`
-(what one run did). Must not touch: how a window is rebuilt or what needs it (each
-backend's `ReconcilesInBatches`, `engine.index.lifecycle`), when a run starts or what a
-search answers meanwhile (the store that owns the worker decides:
-`engine.backends.partitioned`), or any file.
+Owns: `ReconcileWorker` (the daemon thread that brings a store's index in step with its
+transcripts after a search found work pending, behaviour.md §8.4), `BackgroundRun` (what
+one run did) and the foreground reconcile in batches (`reconcile_partition`). Must not
+touch: how a window is rebuilt or what needs it (each backend's `ReconcilesInBatches`,
+`engine.index.lifecycle`), when a run starts or what a search answers meanwhile (the
+store that owns the worker decides: `engine.backends.partitioned`), the lock the worker
+shares with the application (`engine.backends.store_lock`), or any file. A store makes
+its worker, and so loads this module, only when a writer's search first finds work
+pending or a reconcile runs: a search that finds none never needs it.
 
 Who may reconcile. Only a store opened as the writer: reconciling writes the index, and a
 store has one writer (its `LOCK`). So the worker belongs to the writer's store object, one
@@ -47,101 +49,32 @@ A search that another thread interrupts (the tools' reader watchdog, `Interrupti
 while it waits for a SQLite batch interrupts that batch's statement instead: the batch
 rolls back and the run ends "failed"; nothing is lost, and the next search starts again.
 
-The lock (`StoreLock`) is a re-entrant lock plus a count of application callers waiting
-for it. The stores were written for one thread, so the simplest correct rule is that
-every public call of the store holds the lock for its whole length (a transaction for its
-whole `with` block); only the batches of the worker run in another thread, and only while
-holding it. `wait` must not be called while holding the lock (inside a transaction): the
-worker could not take it.
+The lock (`engine.backends.store_lock.StoreLock`) lets application calls go before the
+worker's batches; `wait` must not be called while holding it (inside a transaction):
+the worker could not take it.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING
 
 from engine.backends.protocol import Maintenance, ReconcilesInBatches
 from engine.cancellation import Cancellation
 from engine.config import EngineConfig
 from engine.progress import StepProgress
 
+if TYPE_CHECKING:
+    from engine.backends.store_lock import StoreLock
+
 #: The batches of the `reconcile` command (`PartitionedStore.reconcile_in_batches`): it
 #: holds the lock for its whole run, so they only bound one transaction's size (SQLite's
 #: `RECONCILE_BATCH_EVENTS`).
 FOREGROUND_BATCH_EVENTS = 50_000
-
-
-class StoreLock:
-    """One store's lock: application calls (`application`) before the worker's batches
-    (`background`). Re-entrant for the thread holding it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._state = threading.Condition()
-        self._waiting = 0
-
-    @contextmanager
-    def application(self) -> Iterator[None]:
-        """Hold the lock for an application call (waiting for at most one batch)."""
-        with self._state:
-            self._waiting += 1
-        try:
-            self._lock.acquire()
-        finally:
-            with self._state:
-                self._waiting -= 1
-                if not self._waiting:
-                    self._state.notify_all()
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-    def acquire_at_once(self) -> bool:
-        """Take the lock for an application call if that needs no wait (it is free, or
-        this thread holds it already); whether it was taken (then `release` it). A call
-        that did not wait kept no batch waiting, so it needs no turn of `application`."""
-        return self._lock.acquire(blocking=False)
-
-    def release(self) -> None:
-        """Release what `acquire_at_once` took."""
-        self._lock.release()
-
-    @contextmanager
-    def background(self) -> Iterator[None]:
-        """Hold the lock for one batch of the worker, once no application call waits."""
-        with self._state:
-            while self._waiting:
-                self._state.wait()
-        self._lock.acquire()
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-
-Method = TypeVar("Method", bound=Callable[..., Any])
-
-
-def serialized(method: Method) -> Method:
-    """A method of a store that holds `self.lock` (a `StoreLock`) while it runs."""
-    @functools.wraps(method)
-    def locked(self: Any, *arguments: Any, **options: Any) -> Any:
-        lock = self.lock
-        if lock.acquire_at_once():  # the common case: free, or held by this thread already
-            try:
-                return method(self, *arguments, **options)
-            finally:
-                lock.release()
-        with lock.application():
-            return method(self, *arguments, **options)
-
-    return locked  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,13 +104,16 @@ Counts (`stats`) are the partitions' counts summed (`agents`, `sessions`, `windo
 `reconcile`, `reconcile_in_batches` (the `reconcile` command's), `index_status` and
 `compact` run on every partition.
 
-Background reconcile and threads (`engine.backends.background`). The store owns one
-`ReconcileWorker`, which only a writer's store starts (`EngineConfig.background_reconcile`,
-on by default): a search whose answer says `indexing` starts a run unless one is going
-on, and while a run may still change one of the searched partitions the answer says
-`indexing: true`. `wait_for_reconcile(timeout)` waits for the run, `reconciling` and
+Background reconcile and threads (`engine.backends.background`). The store owns at most
+one `ReconcileWorker`, which only a writer's store makes and starts
+(`EngineConfig.background_reconcile`, on by default): a search whose answer says
+`indexing` starts a run unless one is going on, and while a run may still change one of
+the searched partitions the answer says `indexing: true`. The worker is made when the
+first run starts, so a store that never finds work pending (every reader's) never loads
+its module. `wait_for_reconcile(timeout)` waits for the run, `reconciling` and
 `background_run` say what it does and did, `close()` stops it before closing anything.
-Every public call holds the store's `StoreLock` (a transaction for its whole block), and
+Every public call holds the store's `StoreLock` (`engine.backends.store_lock`; a
+transaction for its whole block), and
 so does each batch of the worker, so the partitions, which were written for one thread,
 are used by one thread at a time; `interrupt` alone does not take it (another thread
 calls it to stop the search holding it).
@@ -142,15 +145,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.backends.background import (
-    FOREGROUND_BATCH_EVENTS,
-    BackgroundRun,
-    PartitionReconciled,
-    ReconcileWorker,
-    StoreLock,
-    reconcile_partition,
-    serialized,
-)
 from engine.backends.protocol import (
     AnswersLate,
     Backend,
@@ -166,6 +160,7 @@ from engine.backends.protocol import (
     has_capability,
     require_capability,
 )
+from engine.backends.store_lock import StoreLock, serialized
 from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
 from engine.config import EngineConfig
 from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
@@ -200,6 +195,7 @@ from engine.search.merge import (
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     # (the transcript layer's modules define value classes a search never makes, and
     # each class costs start-up time: see `engine.cli.commands`)
+    from engine.backends.background import BackgroundRun, PartitionReconciled, ReconcileWorker
     from engine.backends.partitioned_explanation import PartitionedExplanation
     from engine.transcript.compaction import CompactionOutcome
     from engine.transcript.evidence import StoreProblem
@@ -726,8 +722,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         self.config = config if config is not None else EngineConfig()
         #: Every public call holds it; so do the reconcile worker's batches.
         self.lock = StoreLock()
-        self._worker = ReconcileWorker(lambda: self._partitions, self.lock, self.config,
-                                       f"session-search reconcile {space.root}")
+        #: The background reconcile worker, made by the first run (`_start_reconcile`).
+        self._worker: ReconcileWorker | None = None
         #: The opened partitions; `_agents`: every partition's agent id, in agent order
         #: (a reader opens a partition when a read first needs it).
         self._partitions: dict[str, Backend] = {}
@@ -949,27 +945,36 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         """`result`, `indexing: true` while the background run may still change one of
         the searched partitions; a result that found work pending starts the run on a
         writer's store (`engine.backends.background`)."""
-        if self._worker.covers(agents):
+        if self._worker is not None and self._worker.covers(agents):
             return result if result.indexing else replace(result, indexing=True)
         if result.indexing and self.is_writer and self.config.background_reconcile:
-            self._worker.start()
+            self._start_reconcile()
         return result
+
+    def _start_reconcile(self) -> None:
+        """Start a background run, making the worker first if this store has none."""
+        if self._worker is None:
+            from engine.backends.background import ReconcileWorker
+
+            self._worker = ReconcileWorker(lambda: self._partitions, self.lock, self.config,
+                                           f"session-search reconcile {self.space.root}")
+        self._worker.start()
 
     def wait_for_reconcile(self, timeout: float | None = None) -> bool:
         """Wait until the background reconcile run ends (at most `timeout` seconds);
         whether none is running now. Not while holding the store's lock (in a
         transaction)."""
-        return self._worker.wait(timeout)
+        return self._worker is None or self._worker.wait(timeout)
 
     @property
     def reconciling(self) -> bool:
         """Whether a background reconcile run is going on."""
-        return self._worker.running
+        return self._worker is not None and self._worker.running
 
     @property
     def background_run(self) -> BackgroundRun | None:
         """What the last background reconcile run that ended did (None before any)."""
-        return self._worker.last_run
+        return None if self._worker is None else self._worker.last_run
 
     @serialized
     def search_targets(self, request: SearchRequest) -> tuple[bool, list[tuple[str, SearchRequest]]]:
@@ -1067,6 +1072,12 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         `FOREGROUND_BATCH_EVENTS` events, the lock held throughout), with its counts:
         windows rebuilt, the rows they hold, orphaned windows swept. What the
         `reconcile` command runs."""
+        from engine.backends.background import (
+            FOREGROUND_BATCH_EVENTS,
+            PartitionReconciled,
+            reconcile_partition,
+        )
+
         self._check_open()
         if not self.is_writer:
             raise StoreError("cannot reconcile: the store was opened read-only")
@@ -1115,7 +1126,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         files); the first failure is raised, with the others as notes."""
         if self._closed:
             return
-        self._worker.stop()  # before the lock: its batch holding it ends at the next window
+        if self._worker is not None:  # before the lock: its batch ends at the next window
+            self._worker.stop()
         with self.lock.application():
             self._close_partitions()
 

@@ -153,6 +153,10 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
                  "engine.backends.partitioned_explanation", "engine.analysis.token"}
     assert loaded & not_shown == set()
     assert "engine.cli.json_output" in loaded
+    # Nor the background reconcile worker: a store makes it when a writer's search first
+    # finds work pending, and a command's store is a reader.
+    assert "engine.backends.background" not in loaded
+    assert "engine.backends.store_lock" in loaded
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
