@@ -110,12 +110,14 @@ class EngineConfig:
     #: (or after a crash) replays at most about this many records (~0.15 s) instead of
     #: the whole log.
     checkpoint_after_records: int = 10_000
-    #: A writer that finishes a reconcile (`reconcile()`, or a run of the background
-    #: worker: the moment a writer goes quiet after an import or a watch pass) also saves
-    #: the checkpoint once this many records were committed since the last one, so that a
-    #: reader opening next to it replays at most this many records rather than up to
-    #: `checkpoint_after_records` (measured at 100k messages in five partitions: a reader
-    #: next to the benchmark's writer replayed 17,386 records, about 230 ms).
+    #: A writer that finishes reconciling a partition (`reconcile()`, or a background run
+    #: that got through it: the moment a writer goes quiet after an import) also saves
+    #: the checkpoint once this many records were committed or replayed since the last
+    #: one, so that a reader opening next to it replays fewer records than this rather
+    #: than up to `checkpoint_after_records` (measured at 100k messages in five
+    #: partitions: a reader next to the benchmark's writer replayed 17,386 records, about
+    #: 230 ms). Each save writes the whole catalog (about 55 ms and 5 MB at 300,000
+    #: events in one partition).
     checkpoint_idle_records: int = 1_000
     #: Windows per `windows` record of a checkpoint (`engine.codec.catalog_file`).
     checkpoint_windows_per_record: int = 1024

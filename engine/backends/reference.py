@@ -658,11 +658,12 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         """Drop the rows and states of windows the store no longer has, then write the
         index files (`ReconcilesInBatches`); the number of such windows.
 
-        This ends every reconcile (`reconcile()`, and each run of the background
-        worker): the writer goes quiet, so it also saves the transcript catalog's
-        checkpoint when `EngineConfig.checkpoint_idle_records` records were committed
-        since the last one. With the index files just written, a reader opening next to
-        this writer then replays neither index changes nor log records."""
+        It ends a reconcile of this partition (`reconcile()`, and a run of the
+        background worker that finished the partition): the writer goes quiet, so it
+        also saves the transcript catalog's checkpoint when enough records are behind it
+        (`TranscriptStore.save_checkpoint_when_quiet`). With the index files just
+        written, a reader opening next to this writer then replays neither index
+        changes nor more than `EngineConfig.checkpoint_idle_records` log records."""
         self._require_writer("reconcile")
         orphans = self.orphan_session_ids()
         for session_id in orphans:
@@ -670,7 +671,7 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
             self.index.delete_window_rows(session_id)
             self.index.window_states.pop(session_id, None)
         self.flush()
-        self.store.save_checkpoint_when_behind(self.config.checkpoint_idle_records)
+        self.store.save_checkpoint_when_quiet()
         return len(orphans)
 
     def compact(self) -> CompactionOutcome:

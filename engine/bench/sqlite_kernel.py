@@ -202,7 +202,7 @@ def library_folder() -> str:
     """The folder that holds the installed `msgpack` package: what the bare search
     script, run without `.pth` files (`-S`), puts on its import path to import the
     engine's libraries."""
-    return str(Path(msgpack.__file__).resolve().parent.parent)
+    return str(Path(msgpack.__path__[0]).parent)  # as imported: no symlink followed
 
 
 def store_databases(store_directory: Path) -> dict[str | None, Path]:

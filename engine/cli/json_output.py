@@ -1,8 +1,9 @@
 """How a command prints JSON (`--json`): one document, for programs.
 
 Owns: the JSON printer every command shares. Must not touch: what a command prints (each
-command builds its document) or readable output (`engine.cli.output`, which a command
-printing JSON never imports).
+command builds its document) or readable output (`engine.cli.output`): kept apart so
+that `search --json` does not import the readable output (a start-up test pins it;
+other commands import both).
 
 Rules: UTF-8 with non-ASCII kept readable, keys in the order given, a lone surrogate
 written as a `\\uXXXX` escape (`to_json_text`). Numbers stay numbers: a timestamp that is

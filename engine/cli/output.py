@@ -8,8 +8,8 @@ to an `Output`).
 Rules:
 
 * `--json` prints one JSON document, for programs: that printer is
-  `engine.cli.json_output`, kept apart so that a command printing JSON does not load
-  the readable outputs (and their value classes) at start-up.
+  `engine.cli.json_output`, kept apart so that `search --json` does not load the
+  readable outputs (and their value classes) at start-up.
 * Readable output goes through the `Output` that `open_output()` picks:
   * standard output is a terminal: `TerminalOutput`, drawn by rich. Tables fit the
     terminal's width (`$COLUMNS`, else the terminal's own, as `--help` measures it):

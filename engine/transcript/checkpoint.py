@@ -2,7 +2,7 @@
 records.
 
 Owns: the file `transcripts/catalog.ckpt` (its bytes are `engine.codec.catalog_file`),
-when a writer saves it (`checkpoint_is_due`), turning a catalog into a checkpoint and
+when a writer saves it (`checkpoint_is_due`, `quiet_checkpoint_is_due`), turning a catalog into a checkpoint and
 back, deciding at open whether one can be trusted (`load_checkpoint`), and reading the
 event positions it holds the first time one is needed (`CheckpointPositionsReader`).
 Must not touch: the log files beyond the cheap checks of `engine.transcript.log`, the
@@ -11,9 +11,9 @@ store's lock or writer, or the live catalog of a store (loading builds a new one
 Why. Without a checkpoint, opening replays every log file, decoding every record once:
 O(total bytes), about 13 µs per record here (300k events: 4.0 s). After each commit that
 seals a log file or brings the records committed since the last checkpoint to
-`EngineConfig.checkpoint_after_records`, at the end of a reconcile once
-`EngineConfig.checkpoint_idle_records` were committed since the last one
-(`TranscriptStore.save_checkpoint_when_behind`), and when a writer is closed cleanly, the writer saves the
+`EngineConfig.checkpoint_after_records`, when a reconcile ends once
+`EngineConfig.checkpoint_idle_records` records were committed or replayed since the last
+one (`TranscriptStore.save_checkpoint_when_quiet`), and when a writer is closed cleanly, the writer saves the
 whole catalog (windows, position arrays, transaction start positions, the log position
 it covers with the offset of the last commit record, and the size, record count and
 footer CRC of every sealed log file) with `write_atomic`. Opening reads the checkpoint's
@@ -104,6 +104,19 @@ def checkpoint_is_due(records_since_checkpoint: int, config: EngineConfig) -> bo
     (True, False)
     """
     return records_since_checkpoint >= config.checkpoint_after_records
+
+
+def quiet_checkpoint_is_due(records_since_checkpoint: int, config: EngineConfig) -> bool:
+    """Whether a writer that goes quiet (a reconcile ended) saves the checkpoint, given
+    the records (commits included) committed or replayed since the last one was saved.
+
+    >>> config = EngineConfig()
+    >>> quiet_checkpoint_is_due(config.checkpoint_idle_records, config)
+    True
+    >>> quiet_checkpoint_is_due(config.checkpoint_idle_records - 1, config)
+    False
+    """
+    return records_since_checkpoint >= config.checkpoint_idle_records
 
 
 def checkpoint_of(

@@ -14,7 +14,8 @@ been committed. Two files are written strictly after the commits they describe w
 fsynced, so each proves that those commits were durable:
 
 * the catalog checkpoint (`transcripts/catalog.ckpt`, saved at a seal, every
-  `EngineConfig.checkpoint_after_records` records and at a writer's close): transactions
+  `EngineConfig.checkpoint_after_records` records, when a reconcile ends with
+  `EngineConfig.checkpoint_idle_records` records behind it, and at a writer's close): transactions
   1..`transaction_id` were committed, the last one ending at byte `offset` of log file
   `segment`;
 * a search index's manifest (`index/manifest` of the reference backend, written at each

@@ -75,6 +75,7 @@ from engine.transcript.checkpoint import (
     CheckpointPositionsReader,
     checkpoint_is_due,
     open_checkpoint,
+    quiet_checkpoint_is_due,
     save_checkpoint,
     trust_checkpoint,
 )
@@ -253,10 +254,13 @@ class TranscriptStore:
         return cls.open(directory, writer=writer)
 
     def _replay(self) -> None:
-        """Apply every committed transaction after the cursor to the catalog."""
+        """Apply every committed transaction after the cursor to the catalog, counting
+        its records (commits included) as committed since the checkpoint: the records a
+        reader opening next would replay too."""
         location_of = self._log_file_location
         for transaction in self._reader.iter_transactions(self._cursor):
             self._catalog.apply(transaction, location_of)
+            self._records_since_checkpoint += len(transaction.records) + 1
         self._cursor = self._reader.cursor
         self._sealed_files.extend(self._reader.sealed_files)
 
@@ -386,18 +390,19 @@ class TranscriptStore:
             self.directory.remove(CHECKPOINT_NAME)
             self._saved_generation = 0
 
-    def save_checkpoint_when_behind(self, records: int) -> bool:
-        """Writers, between transactions: save the catalog checkpoint when at least
-        `records` records (commits included) were committed since the last one; whether
-        it was saved. For a writer that goes quiet after a batch of work (the reference
-        backend calls it when a reconcile ends), so that a reader opening next to it
-        replays at most `records` records. A checkpoint is derived data: one the disk
-        refuses leaves the store as it was (False), and the next commit or close retries.
+    def save_checkpoint_when_quiet(self) -> bool:
+        """Writers, between transactions, when they go quiet: save the catalog checkpoint
+        once `EngineConfig.checkpoint_idle_records` records (commits included) were
+        committed, or replayed at open, since the last one (`quiet_checkpoint_is_due`);
+        whether it was saved. The reference backend calls it when a reconcile of a
+        partition ends, so that a reader opening next to the writer replays fewer
+        records than that. A checkpoint is derived data: one the disk refuses leaves the
+        store as it was (False), and the next quiet moment or the close tries again.
         Read-only stores and open transactions save nothing."""
         self._check_open()
         cursor = self._committed_cursor()
         if (cursor is None or not self.config.catalog_checkpoints
-                or self._records_since_checkpoint < records
+                or not quiet_checkpoint_is_due(self._records_since_checkpoint, self.config)
                 or self._catalog.generation <= self._saved_generation):
             return False
         try:
@@ -439,13 +444,23 @@ class TranscriptStore:
 
     def _committed_cursor(self) -> LogCursor | None:
         """Where a writer's committed records end, between transactions (None inside one,
-        or when no log file is open and the last commit sealed none)."""
+        when no log file is open and the last commit sealed none, or when that cursor
+        does not end at the catalog's last commit).
+
+        The last case: a commit that was fsynced and applied to the catalog but whose
+        log file then failed to seal (its footer refused) leaves the writer failed and
+        the last sealed cursor one commit behind. A checkpoint over that cursor would
+        claim the newer commit at a position that does not hold it, and every later
+        open would refuse the log as corrupt; with no cursor, no checkpoint is saved and
+        the next open replays the log, which holds the commit."""
         writer = self._writer
         if writer is None or self._transaction is not None:
             return None
         cursor = writer.committed_cursor()
         if cursor is None and self._cursor.sealed:
             cursor = self._cursor  # the last commit sealed its log file
+        if cursor is not None and cursor.transaction_id != self._catalog.generation:
+            return None
         return cursor
 
     def _save_checkpoint(self, cursor: LogCursor) -> None:

@@ -12,6 +12,12 @@ failing with a rollback whose truncate fails too (the default run takes one of t
 five kinds in turn at each write, the `slow` run all of them), and every sync and every
 rename failing.
 
+A second sweep (`SEALING`) runs the same workload with a log that rolls after 300 bytes,
+so that every transaction alone fills and seals its own log file, and a reconcile after
+each transaction with a checkpoint due whenever it ends (`checkpoint_idle_records` 1):
+a fault in a seal then meets the checkpoint a quiet writer saves, as well as the one of
+its close.
+
 After each fault:
 * every error the workload met is a `StoreError` naming a file of the store;
 * once space returns, reopening the store shows exactly the transactions acknowledged
@@ -25,7 +31,7 @@ After each fault:
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -41,6 +47,19 @@ from tests.durability.faulty_directory import EIO, ENOSPC, SHORT, Fault, FaultyD
 SETTINGS = EngineConfig(index_flush_documents=3, index_merge_segments=3, log_roll_bytes=2048,
                         checkpoint_after_records=5)
 TRANSACTIONS = 10
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The sizes a sweep's store uses, and whether a reconcile follows each transaction."""
+
+    settings: EngineConfig = SETTINGS
+    reconcile_each: bool = False
+
+
+DEFAULT = Workload()
+SEALING = Workload(replace(SETTINGS, log_roll_bytes=300, checkpoint_after_records=10_000,
+                           checkpoint_idle_records=1), reconcile_each=True)
 
 
 def deleted_by(number: int) -> int | None:
@@ -85,7 +104,7 @@ class Outcome:
     in_flight_at_fault: int | None = None
 
 
-def run_workload(directory: FaultyDirectory) -> Outcome:
+def run_workload(directory: FaultyDirectory, workload: Workload = DEFAULT) -> Outcome:
     outcome = Outcome()
 
     def note_fault(in_flight: int | None) -> None:
@@ -94,7 +113,7 @@ def run_workload(directory: FaultyDirectory) -> Outcome:
             outcome.in_flight_at_fault = in_flight
 
     try:
-        backend = ReferenceBackend.create_in(directory, config=SETTINGS)
+        backend = ReferenceBackend.create_in(directory, config=workload.settings)
     except StoreError as error:
         outcome.errors.append(error)
         note_fault(None)
@@ -108,6 +127,11 @@ def run_workload(directory: FaultyDirectory) -> Outcome:
             outcome.errors.append(error)
         else:
             outcome.acknowledged.append(number)
+        if workload.reconcile_each:
+            try:
+                backend.reconcile()
+            except StoreError as error:  # the transaction stays acknowledged
+                outcome.errors.append(error)
         note_fault(number)
     try:
         backend.close()
@@ -117,10 +141,11 @@ def run_workload(directory: FaultyDirectory) -> Outcome:
     return outcome
 
 
-def check_store(directory: Directory, windows: set[str]) -> None:
+def check_store(directory: Directory, windows: set[str], settings: EngineConfig = SETTINGS
+                ) -> None:
     """Reopen the store in `directory` as the writer: it holds exactly `windows`, every
     message is found by its word, and verify finds nothing wrong."""
-    backend = ReferenceBackend.open_in(directory, writer=True, config=SETTINGS)
+    backend = ReferenceBackend.open_in(directory, writer=True, config=settings)
     try:
         assert {window.session_id for window in backend.windows()} == windows
         for session_id in windows:
@@ -143,11 +168,12 @@ def write_fault_kinds(number: int) -> list[tuple[Fault, ...]]:
             (Fault("write", number, ENOSPC), Fault("truncate", 1, EIO))]
 
 
-def faults_to_inject(*, every_kind: bool) -> list[tuple[Fault, ...]]:
+def faults_to_inject(*, every_kind: bool, workload: Workload = DEFAULT
+                     ) -> list[tuple[Fault, ...]]:
     """The faults of the sweep: at every write, sync and rename of the workload; at each
     write every kind of write fault (`every_kind`), or one kind in turn."""
     counted = FaultyDirectory(MemoryDirectory())
-    clean = run_workload(counted)
+    clean = run_workload(counted, workload)
     assert clean.errors == [] and clean.acknowledged == list(range(TRANSACTIONS))
     assert counted.counts["truncate"] == 0  # only rollbacks truncate; see the double faults
     faults: list[tuple[Fault, ...]] = []
@@ -163,6 +189,7 @@ def faults_to_inject(*, every_kind: bool) -> list[tuple[Fault, ...]]:
 #: The default run: one kind of write fault in turn at each write; the slow run: all.
 FAULTS = faults_to_inject(every_kind=False)
 EVERY_FAULT = faults_to_inject(every_kind=True)
+SEALING_FAULTS = faults_to_inject(every_kind=False, workload=SEALING)
 
 
 def test_the_faults_hit_every_file_kind_the_store_writes() -> None:
@@ -201,10 +228,17 @@ def test_after_every_kind_of_write_fault_the_store_is_whole_once_space_returns(
     check_fault(faults)
 
 
-def check_fault(faults: tuple[Fault, ...]) -> None:
+@pytest.mark.parametrize("faults", SEALING_FAULTS, ids=fault_name)
+def test_after_a_fault_a_store_whose_every_commit_seals_and_reconciles_is_whole(
+        faults: tuple[Fault, ...]) -> None:
+    check_fault(faults, SEALING)
+
+
+def check_fault(faults: tuple[Fault, ...], workload: Workload = DEFAULT) -> None:
     """Run the workload under `faults` and check the module docstring's promises."""
+    settings = workload.settings
     directory = FaultyDirectory(MemoryDirectory(), *faults)
-    outcome = run_workload(directory)
+    outcome = run_workload(directory, workload)
     assert directory.fired, "the fault never fired"
     for error in outcome.errors:
         assert "memory:" in str(error), error  # names a file of the store
@@ -212,9 +246,9 @@ def check_fault(faults: tuple[Fault, ...]) -> None:
     if not outcome.created:
         assert outcome.acknowledged == []
         if directory.inner.exists("store.meta"):
-            check_store(directory.inner, set())
+            check_store(directory.inner, set(), settings)
     else:
-        check_store(directory.inner, expected_windows(outcome.acknowledged))
+        check_store(directory.inner, expected_windows(outcome.acknowledged), settings)
     crashed = directory.crash_at_fault()
     assert crashed is not None
     if crashed.exists("store.meta") and outcome.acknowledged_at_fault is not None:
@@ -223,13 +257,13 @@ def check_fault(faults: tuple[Fault, ...]) -> None:
         allowed = [expected_windows(before)]
         if in_flight is not None:
             allowed.append(expected_windows([*before, in_flight]))
-        backend = ReferenceBackend.open_in(crashed, writer=True, config=SETTINGS)
+        backend = ReferenceBackend.open_in(crashed, writer=True, config=settings)
         try:
             present = {window.session_id for window in backend.windows()}
         finally:
             backend.close()
         assert present in allowed
-        check_store(crashed, present)
+        check_store(crashed, present, settings)
 
 
 def test_a_lasting_full_disk_refuses_every_transaction_clearly_until_space_returns() -> None:

@@ -59,25 +59,42 @@ def test_small_commits_save_no_checkpoint_until_close() -> None:
 
 def test_a_quiet_writer_saves_the_checkpoint_once_enough_records_are_behind() -> None:
     directory = MemoryDirectory()
-    config = EngineConfig(checkpoint_after_records=1000)
-    writer = TranscriptStore.create(directory, config=config)
+    writer = TranscriptStore.create(directory, config=EngineConfig(
+        checkpoint_after_records=1000, checkpoint_idle_records=5))
     with writer.transaction() as transaction:  # 4 records: a window, 2 events, the commit
         transaction.put_window(SessionWindow("w1", "agent:a:k"))
         transaction.append_event("w1", message(0))
         transaction.append_event("w1", message(1))
-    assert writer.save_checkpoint_when_behind(5) is False  # fewer records than asked
+    assert writer.save_checkpoint_when_quiet() is False  # fewer records than the rule's
     assert TranscriptStore.open(directory).checkpoint_generation is None
-    assert writer.save_checkpoint_when_behind(4) is True
-    assert writer.save_checkpoint_when_behind(1) is False  # nothing new since
-    reader = TranscriptStore.open(directory)  # the writer is still open
-    assert (reader.checkpoint_generation, reader.generation) == (1, 1)
-    assert reader.save_checkpoint_when_behind(0) is False  # a reader never saves
-    reader.close()
     with writer.transaction() as transaction:
         transaction.append_event("w1", message(2))
-        assert writer.save_checkpoint_when_behind(0) is False  # not inside a transaction
+        assert writer.save_checkpoint_when_quiet() is False  # not inside a transaction
+    assert writer.save_checkpoint_when_quiet() is True  # 6 records behind
+    assert writer.save_checkpoint_when_quiet() is False  # nothing new since
+    reader = TranscriptStore.open(directory)  # the writer is still open
+    assert (reader.checkpoint_generation, reader.generation) == (2, 2)
+    assert reader.save_checkpoint_when_quiet() is False  # a reader never saves
+    reader.close()
     writer.close()
-    assert TranscriptStore.open(directory).checkpoint_generation == 2
+
+
+def test_records_replayed_at_open_count_towards_the_quiet_checkpoint() -> None:
+    """A writer killed before any checkpoint: the next writer replays its records at
+    open, and they count, so its first quiet moment saves what a reader would replay."""
+    directory = MemoryDirectory()
+    config = EngineConfig(checkpoint_after_records=1000, checkpoint_idle_records=5)
+    writer = TranscriptStore.create(directory, config=config)
+    with writer.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "agent:a:k"))
+        for number in range(4):
+            transaction.append_event("w1", message(number))
+    crashed = directory.crash_copy()  # killed: its close never saved a checkpoint
+    reopened = TranscriptStore.open(crashed, writer=True, config=config)
+    assert reopened.save_checkpoint_when_quiet() is True
+    assert TranscriptStore.open(crashed, config=config).checkpoint_generation == 1
+    reopened.close()
+    writer.close()
 
 
 def test_a_reader_next_to_a_writer_that_finished_reconciling_replays_nothing() -> None:
