@@ -4,9 +4,8 @@ labelled with the partition (agent) whose statistics scored it.
 Owns: the two explanation values of a store of several partitions. Must not touch: how a
 partition explains its own hits (`engine.search.explain`) or how hits are merged
 (`engine.search.merge`; `PartitionedSnapshotStore.explain` labels each partition's hits,
-then merges them). Kept
-apart from `engine.backends.partitioned` so that a search, which never explains, does
-not define these classes at start-up.
+then merges them). Kept apart from `engine.backends.partitioned` so that a search, which
+never explains, does not define these classes at start-up.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ the environment it happens to run in are none of its cost. A development install
 program: counted in the script, that would be a slower yardstick than the bare way
 really is, and every ratio against it flattering.
 
-Run: `python -S bare_search_script.py [--with-libraries FOLDER] SQL MATCH LIMIT URI...`, each URI a
-read-only `file:` URI of an agent database. Prints one JSON object:
+Run: `python -S bare_search_script.py [--with-libraries FOLDER] SQL MATCH LIMIT URI...`,
+each URI a read-only `file:` URI of an agent database. Prints one JSON object:
 `hits` (at most LIMIT, each `sessionKey`, `sessionId`, `messageId`, `role`, `timestamp`,
 `snippet`, `score`), `seconds`, the time from before the first connection to after
 the merge (the open and first query, as the reopen probe reports them), and `libraries`.

@@ -443,7 +443,8 @@ class ReopenWorkload:
     A comparator (`sqlite-kernel`) runs its bare search script instead
     (`ComparatorStore.search_command`): the same query across every agent database with
     upstream's statement and nothing of the engine, a fresh process per sample, run with
-    `-S` (no `.pth` file of this environment is its cost, `engine.bench.bare_search_script`); the
+    `-S` (no `.pth` file of this environment is its cost,
+    `engine.bench.bare_search_script`); the
     sample is the script's own open and first query, the metric `script_seconds` its
     whole wall time, and the report states each `search command` against it
     (`command_ratio`). Each sample also runs the script after importing the libraries

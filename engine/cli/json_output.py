@@ -6,7 +6,7 @@ that `search --json` does not import the readable output (a start-up test pins i
 other commands import both).
 
 Rules: UTF-8 with non-ASCII kept readable, keys in the order given, a lone surrogate
-written as a `\\uXXXX` escape (`to_json_text`). Numbers stay numbers: a timestamp that is
+written as a `\\uXXXX` escape (`print_json`). Numbers stay numbers: a timestamp that is
 a whole number of epoch milliseconds is written as an integer (`whole_millisecond_times`).
 """
 
@@ -19,20 +19,17 @@ from typing import Any
 from engine.rpc.framing import escape_lone_surrogates
 
 
-def to_json_text(value: Any) -> str:
-    """JSON text, non-ASCII kept readable, lone surrogates written as `\\uXXXX` escapes.
+def print_json(value: Any) -> None:
+    """Print one JSON document, UTF-8, keys in the order given, newline-terminated.
 
     A Python `str` can hold a lone surrogate (JSON input may carry one), but UTF-8 cannot;
-    escaping it keeps the output valid UTF-8 and still exact JSON.
+    writing it as an escape keeps the output valid UTF-8 and still exact JSON.
 
-    >>> to_json_text({"text": "é" + chr(0xD800)})
-    '{"text": "é\\\\ud800"}'
+    >>> print_json({"text": "é" + chr(0xD800)})
+    {
+      "text": "é\\ud800"
+    }
     """
-    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
-
-
-def print_json(value: Any) -> None:
-    """Print one JSON document, UTF-8, keys in the order given, newline-terminated."""
     sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
 

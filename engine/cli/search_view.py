@@ -14,6 +14,7 @@ search (only when there were some; `session-search restore` brings a session bac
 
 from __future__ import annotations
 
+from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Cell, Column, Output, format_score, format_time
 from engine.model import SearchHit, SearchRequest, SearchResult
 from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
@@ -33,10 +34,6 @@ TERMINAL_HIT_COLUMNS = (
 
 def hit_row(hit: SearchHit, request: SearchRequest, output: Output) -> list[Cell]:
     """One table row for a hit, in the layout of `output`."""
-    # Imported here: `--json` output never highlights, and a fresh search's start-up
-    # should not pay for the query analysis the highlighting needs.
-    from engine.cli.highlight import excerpt_cell
-
     excerpt = excerpt_cell(hit.snippet, request, output)
     if output.terminal:
         return [format_score(hit.score), f"{format_time(hit.timestamp)}\n{hit.role}",

@@ -2,9 +2,10 @@
 records.
 
 Owns: the file `transcripts/catalog.ckpt` (its bytes are `engine.codec.catalog_file`),
-when a writer saves it (`checkpoint_is_due`, `quiet_checkpoint_is_due`), turning a catalog into a checkpoint and
-back, deciding at open whether one can be trusted (`load_checkpoint`), and reading the
-event positions it holds the first time one is needed (`CheckpointPositionsReader`).
+when a writer saves it (`checkpoint_is_due`, `quiet_checkpoint_is_due`), turning a
+catalog into a checkpoint and back, deciding at open whether one can be trusted
+(`load_checkpoint`), and reading the event positions it holds the first time one is
+needed (`CheckpointPositionsReader`).
 Must not touch: the log files beyond the cheap checks of `engine.transcript.log`, the
 store's lock or writer, or the live catalog of a store (loading builds a new one).
 
@@ -13,16 +14,16 @@ O(total bytes), about 13 µs per record here (300k events: 4.0 s). After each co
 seals a log file or brings the records committed since the last checkpoint to
 `EngineConfig.checkpoint_after_records`, when a reconcile ends once
 `EngineConfig.checkpoint_idle_records` records were committed or replayed since the last
-one (`TranscriptStore.save_checkpoint_when_quiet`), and when a writer is closed cleanly, the writer saves the
-whole catalog (windows, position arrays, transaction start positions, the log position
-it covers with the offset of the last commit record, and the size, record count and
-footer CRC of every sealed log file) with `write_atomic`. Opening reads the checkpoint's
-head and index (windows, keys, transactions), not the event positions (16 of its 18 MB
-at 1M messages), which a search never needs: the catalog's windows share them by range
-(`SharedPositions`), and they are read once, the first time any event position is needed
-(reading events, appending to a window that had events, saving the next checkpoint),
-through the file handle the open used, so a checkpoint a writer saved over it since does
-not matter.
+one (`TranscriptStore.save_checkpoint_when_quiet`), and when a writer is closed cleanly,
+the writer saves the whole catalog (windows, position arrays, transaction start
+positions, the log position it covers with the offset of the last commit record, and the
+size, record count and footer CRC of every sealed log file) with `write_atomic`. Opening
+reads the checkpoint's head and index (windows, keys, transactions), not the event
+positions (16 of its 18 MB at 1M messages), which a search never needs: the catalog's
+windows share them by range (`SharedPositions`), and they are read once, the first time
+any event position is needed (reading events, appending to a window that had events,
+saving the next checkpoint), through the file handle the open used, so a checkpoint a
+writer saved over it since does not matter.
 
 What is checked, and when:
 

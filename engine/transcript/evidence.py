@@ -15,9 +15,9 @@ fsynced, so each proves that those commits were durable:
 
 * the catalog checkpoint (`transcripts/catalog.ckpt`, saved at a seal, every
   `EngineConfig.checkpoint_after_records` records, when a reconcile ends with
-  `EngineConfig.checkpoint_idle_records` records behind it, and at a writer's close): transactions
-  1..`transaction_id` were committed, the last one ending at byte `offset` of log file
-  `segment`;
+  `EngineConfig.checkpoint_idle_records` records behind it, and at a writer's close):
+  transactions 1..`transaction_id` were committed, the last one ending at byte `offset`
+  of log file `segment`;
 * a search index's manifest (`index/manifest` of the reference backend, written at each
   flush and at close): transactions 1..`generation` were committed.
 

@@ -401,15 +401,12 @@ class TranscriptStore:
         Read-only stores and open transactions save nothing."""
         self._check_open()
         cursor = self._committed_cursor()
+        # Records behind the checkpoint are commits (or replays) after it, so the count
+        # alone says whether the catalog moved since it was saved.
         if (cursor is None or not self.config.catalog_checkpoints
-                or not quiet_checkpoint_is_due(self._records_since_checkpoint, self.config)
-                or self._catalog.generation <= self._saved_generation):
+                or not quiet_checkpoint_is_due(self._records_since_checkpoint, self.config)):
             return False
-        try:
-            self._save_checkpoint(cursor)
-        except StoreError:
-            return False
-        return True
+        return self._save_derived_checkpoint(cursor)
 
     @property
     def unfinished_tail(self) -> LogTail | None:
@@ -462,6 +459,16 @@ class TranscriptStore:
         if cursor is not None and cursor.transaction_id != self._catalog.generation:
             return None
         return cursor
+
+    def _save_derived_checkpoint(self, cursor: LogCursor) -> bool:
+        """`_save_checkpoint` where a refusal is not an error: the checkpoint is derived
+        data, a refused one leaves the store as it was, and a later save tries again;
+        whether it was saved."""
+        try:
+            self._save_checkpoint(cursor)
+        except StoreError:
+            return False
+        return True
 
     def _save_checkpoint(self, cursor: LogCursor) -> None:
         """Write the catalog checkpoint for the state that ends at `cursor`."""
@@ -534,10 +541,7 @@ class TranscriptStore:
         due = writer.sealed is not None or checkpoint_is_due(
             self._records_since_checkpoint, self.config)
         if cursor is not None and due and self.config.catalog_checkpoints:
-            try:
-                self._save_checkpoint(cursor)
-            except StoreError:
-                pass  # derived data: the transaction is durable; the next commit retries
+            self._save_derived_checkpoint(cursor)  # the transaction is durable either way
         changes = transaction.changes
         if changes is None and self._change_feed.is_followed:  # a hook was added meanwhile
             changes = [change for _, change in self.changes_since(generation - 1)]
