@@ -8,13 +8,19 @@ only asks a `HistoryAccess` when the caller passes one).
 
 The call, step by step:
 
-1. `main` is read as `agent:main:main` (its display alias).
+1. The session: a `HistoryAccess` names it (`resolve_target`), or, without one, the
+   key itself (`main` read as `agent:main:main`, its display alias). One resolution
+   gives both the session that is checked and the session that is read, so a check
+   can never pass for one session while the read opens another.
 2. With a `HistoryAccess`, a denied key answers `{"status": "forbidden" | "error",
    "error": ...}` before anything is read. Without one, every key is visible: the
    caller decides (the engine's own command line and tests, which own their store).
-3. An unknown key answers `{"status": "error", "error": "unknown session key '...'"}`.
-   The Gateway's request errors (`sessionId does not belong to sessionKey`, ...) are
-   raised, as upstream's tool throws them.
+3. A session the store does not hold: an unscoped name (`global`, `unknown`, `main`,
+   the main alias) answers an empty page, as OpenClaw's Gateway reads an agent database
+   without that session; an agent-scoped key answers `{"status": "error", "error":
+   "No session found: <key>"}` (OpenClaw's words). The Gateway's request errors
+   (`sessionId does not belong to sessionKey`, ...) are raised, as upstream's tool
+   throws them.
 4. The Gateway page (`read_history` with `limit`, `offset` or `messageId` and
    `sessionId`, its default 6 MiB budget); tool messages left out unless
    `includeTools`; every message through `sanitize.sanitize_message`.
@@ -28,6 +34,10 @@ The call, step by step:
    (when `hasMore`; recomputed from the oldest message kept, `max(offset + 1,
    min(gatewayNext, T - oldestSeq + 1))`), `hasMore` and `totalMessages`; a tail read
    (no `offset`) gives none.
+
+The display form of the key: with a `HistoryAccess`, the argument as the requester gave
+it (`current` resolved to the requester's key), as OpenClaw shows it; without one, the
+stored key with `agent:main:main` shown as `main`.
 """
 
 from __future__ import annotations
@@ -44,7 +54,12 @@ from engine.history.byte_caps import (
     message_seq,
 )
 from engine.history.pages import HistoryPage, read_history
-from engine.history.request import HistoryRequest, ToolHistoryRequest
+from engine.history.request import (
+    FOREIGN_SESSION_ID,
+    HistoryRequest,
+    HistoryRequestError,
+    ToolHistoryRequest,
+)
 from engine.history.sanitize import sanitize_message, without_tool_messages
 from engine.history.source import HistorySource
 from engine.model import DEFAULT_AGENT_ID
@@ -66,16 +81,31 @@ class AccessDenial:
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryTarget:
+    """The session one history call reads: `display` is the key the answer shows, `key`
+    the stored key; `held` is false for a session the store cannot hold (another agent's
+    `global`: the store keeps unscoped keys in the default agent's partition), which
+    reads as absent; `unscoped` says the caller named it without an agent (`global`,
+    `main`, ...), whose absence is an empty page rather than an error."""
+
+    display: str
+    key: str
+    held: bool = True
+    unscoped: bool = False
+
+
 class HistoryAccess(Protocol):
-    """The visibility seam: who may read which session's history.
+    """The visibility seam: which session a caller's argument names, and whether the
+    caller may read it.
 
     The row checker of behaviour.md §11 (the requester's visibility, sandboxing and the
     agent-to-agent policy, shared with `sessions_search`) implements this; history only
-    asks it.
+    asks it, and reads exactly the target it answers.
     """
 
-    def history_denial(self, session_key: str) -> AccessDenial | None:
-        """None when the caller may read `session_key`, else why not."""
+    def resolve_target(self, session_key: str) -> HistoryTarget | AccessDenial:
+        """The session `session_key` names for this caller, or why it may not read it."""
         ...
 
 
@@ -97,21 +127,51 @@ def stored_session_key(session_key: str) -> str:
     return MAIN_SESSION_KEY if session_key == MAIN_ALIAS else session_key
 
 
+def trusted_target(session_key: str) -> HistoryTarget:
+    """The target of a caller without a `HistoryAccess`: the key itself (`main` is
+    `agent:main:main`), shown in its display form.
+
+    >>> trusted_target("main")
+    HistoryTarget(display='main', key='agent:main:main', held=True, unscoped=True)
+    """
+    stored = stored_session_key(session_key)
+    return HistoryTarget(display_session_key(stored), stored,
+                         unscoped=not stored.startswith("agent:") or session_key == MAIN_ALIAS)
+
+
+def absent_page(request: HistoryRequest) -> HistoryPage:
+    """The page of a session the store does not hold, read by an unscoped name: no
+    messages; an offset read still says its offset and that nothing follows; an anchored
+    read with a `sessionId` names a window the key does not have."""
+    if request.session_id is not None:
+        raise HistoryRequestError(FOREIGN_SESSION_ID)
+    if request.offset is not None and request.message_id is None:
+        return HistoryPage(request.session_key, "", (), total_messages=0,
+                           offset=request.offset, has_more=False)
+    return HistoryPage(request.session_key, "", ())
+
+
 def sessions_history(source: HistorySource, request: ToolHistoryRequest,
                      access: HistoryAccess | None = None) -> dict[str, Any]:
     """The tool's answer (the steps of the module docstring)."""
-    session_key = stored_session_key(request.session_key)
-    if access is not None:
-        denial = access.history_denial(session_key)
-        if denial is not None:
-            return {"status": denial.status, "error": denial.error}
-    gateway_request = HistoryRequest(session_key, message_id=request.message_id,
+    if access is None:
+        target = trusted_target(request.session_key)
+    else:
+        resolved = access.resolve_target(request.session_key)
+        if isinstance(resolved, AccessDenial):
+            return {"status": resolved.status, "error": resolved.error}
+        target = resolved
+    gateway_request = HistoryRequest(target.key, message_id=request.message_id,
                                      session_id=request.session_id, limit=request.limit,
                                      offset=request.offset)
     try:
+        if not target.held:
+            raise UnknownSession(target.key)
         page = read_history(source, gateway_request)
-    except UnknownSession as error:
-        return {"status": ERROR, "error": str(error)}
+    except UnknownSession:
+        if not target.unscoped:
+            return {"status": ERROR, "error": f"No session found: {target.display}"}
+        page = absent_page(gateway_request)
     selected = list(page.messages) if request.include_tools else without_tool_messages(
         page.messages)
     sanitized = [sanitize_message(message) for message in selected]
@@ -124,7 +184,7 @@ def sessions_history(source: HistorySource, request: ToolHistoryRequest,
     dropped = len(capped) < len(selected)
     hardened = hard_cap(capped, total, TOOL_MAX_BYTES)
     answer: dict[str, Any] = {
-        "sessionKey": display_session_key(session_key),
+        "sessionKey": target.display,
         "messages": list(hardened.items),
         "truncated": dropped or content_truncated or hardened.capped,
         "droppedMessages": dropped or hardened.capped,

@@ -1,9 +1,12 @@
 """Visibility for `sessions_history`: the row checker behind history's `HistoryAccess` seam.
 
-Owns: `RequesterHistoryAccess`, which answers history's question (may this requester
-read that session's history?) with the same rules `sessions_search` applies to an
-explicit target (`engine.access.targets`), and OpenClaw's messages with the verb
-"history". Must not touch: reading history (`engine.history`), which must not depend on
+Owns: `RequesterHistoryAccess`, which answers history's question (which session does
+this argument name for this requester, and may the requester read it?) with the same
+rules `sessions_search` applies to an explicit target (`engine.access.targets`:
+`named_session` picks the session, `target_access` decides), and OpenClaw's messages
+with the verb "history". The answer is the target history then reads, so the session
+checked is the session read: `global` named by an agent other than the default one is
+that agent's own `global`, which the store does not hold, never the default agent's. Must not touch: reading history (`engine.history`), which must not depend on
 visibility rules (history sits below `access`), so the rules come in through this seam.
 
 Refusals: an incognito session, `Session not visible from session tools: <key>`; a
@@ -16,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.access.roster import entry_in, incognito_session
-from engine.access.session_keys import key_agent
-from engine.access.targets import target_access
+from engine.access.session_keys import is_agent_scoped
+from engine.access.targets import named_session, target_access
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import Requester, RequesterContext, denial_message, resolve_requester
 from engine.backends.protocol import TranscriptReader
-from engine.history.tool import AccessDenial
+from engine.history.tool import AccessDenial, HistoryTarget
+from engine.query.user_query import js_trim
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +42,17 @@ class RequesterHistoryAccess:
         """The access of `requester` to the sessions `reader` holds."""
         return cls(resolve_requester(requester, config), reader)
 
-    def history_denial(self, session_key: str) -> AccessDenial | None:
-        """None when the requester may read `session_key`'s history, else why not."""
-        entry = entry_in(self.reader, session_key)
-        if incognito_session(session_key, entry):
-            return AccessDenial("forbidden", f"Session not visible from session tools: {session_key}")
-        target_agent = key_agent(session_key) or self.context.agent_id
-        decision = target_access(self.context, session_key, target_agent, entry)
-        if decision.allowed:
-            return None
-        return AccessDenial("forbidden", denial_message(decision, "history", session_key))
+    def resolve_target(self, session_key: str) -> HistoryTarget | AccessDenial:
+        """The session `session_key` names for the requester, or why it may not read it."""
+        raw = js_trim(session_key)
+        given = self.context.key if raw == "current" else raw
+        named = named_session(self.context, given)
+        entry = entry_in(self.reader, named.key) if named.held else None
+        if incognito_session(named.given, entry) or incognito_session(named.key, entry):
+            return AccessDenial("forbidden", f"Session not visible from session tools: {raw}")
+        decision = target_access(self.context, named.given, named.agent_id, entry)
+        if not decision.allowed:
+            return AccessDenial("forbidden", denial_message(decision, "history", named.given))
+        return HistoryTarget(named.given if raw != "main" else "main", named.key,
+                             held=named.held, unscoped=not is_agent_scoped(named.given)
+                             or raw == "main")

@@ -58,8 +58,8 @@ from engine.access.roster import (
     roster,
     visible_candidates,
 )
-from engine.access.session_keys import is_agent_scoped, key_agent, names_a_session_id
-from engine.access.targets import target_access
+from engine.access.session_keys import is_agent_scoped, names_a_session_id
+from engine.access.targets import held_by, kernel_key, named_session, target_access
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import (
     Requester,
@@ -73,7 +73,7 @@ from engine.analysis.collation import locale_compare_key
 from engine.analysis.js_json import js_json_bytes
 from engine.backends.protocol import Backend, Interruptible, Refreshable
 from engine.errors import EngineError, InputError
-from engine.model import RESERVED_SESSION_KEYS, SearchHit, SearchRequest, owner_agent_id
+from engine.model import SearchHit, SearchRequest, owner_agent_id
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
@@ -207,17 +207,6 @@ def refusal(status: str, error: str) -> dict[str, str]:
     return {"status": status, "error": error}
 
 
-def kernel_key(key: str, agent_id: str) -> str:
-    """The key the store is asked for: an unscoped alias becomes the agent's key.
-
-    >>> kernel_key("main", "work"), kernel_key("global", "main"), kernel_key("agent:a:b", "a")
-    ('agent:work:main', 'global', 'agent:a:b')
-    """
-    if is_agent_scoped(key) or key in RESERVED_SESSION_KEYS:
-        return key
-    return f"agent:{agent_id}:{key}"
-
-
 def call_agent(key: str, agent_id: str) -> str:
     """The agent a kernel call for `key` is addressed to: an agent-scoped key's own agent,
     else the candidate's (OpenClaw groups an unscoped key under the agent it was listed
@@ -227,17 +216,6 @@ def call_agent(key: str, agent_id: str) -> str:
     ('work', 'work')
     """
     return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
-
-
-def held_by(key: str, agent_id: str) -> bool:
-    """Whether the partition of `agent_id` can hold `key`: an unscoped key (`global`,
-    `unknown`) lives in one partition only (`engine.model.owner_agent_id`), so a call of
-    another agent would find it elsewhere, where OpenClaw's agent database has none.
-
-    >>> held_by("global", "main"), held_by("global", "work"), held_by("agent:a:b", "a")
-    (True, False, True)
-    """
-    return is_agent_scoped(key) or owner_agent_id(key) == agent_id
 
 
 def resolve_reference(given: str, sessions: dict[str, RosterEntry],
@@ -277,10 +255,8 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
             return refusal("error",
                            f"Session not found: {given} (use the full sessionKey from sessions_list)")
         given = found
-    if given == "main":
-        given = context.config.main_alias
-    target_agent = key_agent(given) or context.agent_id
-    searched = kernel_key(given, target_agent)
+    named = named_session(context, given)
+    given, searched, target_agent = named.given, named.key, named.agent_id
     if incognito_session(given, sessions.get(given)) or incognito_session(
             searched, sessions.get(searched)):
         return refusal("forbidden", f"Session not visible from session tools: {raw}")

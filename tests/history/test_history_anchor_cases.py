@@ -141,6 +141,6 @@ def test_cursor_with_offset_or_message_id_is_rejected() -> None:
 def test_unknown_key_is_an_error_answer_for_the_tool_and_an_input_error_for_the_gateway(
         recall) -> None:
     assert sessions_history(recall, ToolHistoryRequest("agent:work:nothing")) == {
-        "status": "error", "error": "unknown session key 'agent:work:nothing'"}
+        "status": "error", "error": "No session found: agent:work:nothing"}
     with pytest.raises(InputError, match="unknown session key 'agent:work:nothing'"):
         read_history(recall, HistoryRequest("agent:work:nothing"))

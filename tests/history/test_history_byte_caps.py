@@ -20,7 +20,7 @@ from engine.history.byte_caps import (
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
 from engine.history.sanitize import TRUNCATION_MARKER
-from engine.history.tool import AccessDenial, sessions_history
+from engine.history.tool import AccessDenial, HistoryTarget, sessions_history
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
 
 KEY = "agent:main:caps"
@@ -238,7 +238,7 @@ def test_tool_next_offset_skips_stripped_tool_rows_again(store) -> None:
 class DenyEveryone:
     """A visibility policy that refuses every key (the seam's protocol)."""
 
-    def history_denial(self, session_key: str) -> AccessDenial | None:
+    def resolve_target(self, session_key: str) -> HistoryTarget | AccessDenial:
         return AccessDenial("forbidden", f"Session history visibility is restricted: {session_key}")
 
 

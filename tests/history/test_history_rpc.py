@@ -110,4 +110,4 @@ def test_errors_are_invalid_params_with_the_products_wording(served, method, par
 def test_unknown_key_is_an_error_answer_of_the_tool(served) -> None:
     client, _ = served
     assert client.call("sessions_history", {"sessionKey": "agent:work:nothing"}) == {
-        "status": "error", "error": "unknown session key 'agent:work:nothing'"}
+        "status": "error", "error": "No session found: agent:work:nothing"}

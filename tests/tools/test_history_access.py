@@ -69,3 +69,48 @@ def test_without_a_requester_every_session_is_read(make_store: StoreMaker) -> No
     store = make_store([session(MAIN, "mine"), session("agent:work:main", "work text")])
     answer = history(store, ToolConfig(visibility="self"), "agent:work:main", None)
     assert [message["content"] for message in answer["messages"]] == ["work text"]
+
+
+# Issue 34, item 1: an unscoped key names the requester's own agent's session. The store
+# keeps `global` and `unknown` in `main`'s partition, so for any other agent they are
+# sessions the store does not hold: an empty page, never `main`'s messages.
+AGENT_ONLY_NO_A2A = ToolConfig(visibility="agent", agent_to_agent_enabled=False)
+
+
+@pytest.mark.parametrize("requester", ["agent:work:chat", "agent:ops:anything"])
+@pytest.mark.parametrize("target", ["global", "unknown", " global "])
+@pytest.mark.parametrize("config", [AGENT_ONLY_NO_A2A, ToolConfig()])
+def test_another_agents_unscoped_key_is_its_own_absent_session(
+        make_store: StoreMaker, requester: str, target: str, config: ToolConfig) -> None:
+    store = make_store([session(MAIN, "mine"), session("global", "main's global secret"),
+                        session("unknown", "main's unknown secret"),
+                        session("agent:work:chat", "work chat")])
+    answer = history(store, config, target, requester)
+    assert answer["sessionKey"] == target.strip()
+    assert answer["messages"] == [] and answer["bytes"] == 2
+
+
+@pytest.mark.parametrize("target", ["global", "unknown"])
+def test_the_default_agents_requester_reads_its_unscoped_sessions(
+        make_store: StoreMaker, target: str) -> None:
+    store = make_store([session(MAIN, "mine"), session(target, f"{target} text")])
+    answer = history(store, AGENT_ONLY_NO_A2A, target, MAIN)
+    assert [message["content"] for message in answer["messages"]] == [f"{target} text"]
+    # the default agent's own unscoped session, held or not: never an error
+    other = "unknown" if target == "global" else "global"
+    assert history(store, AGENT_ONLY_NO_A2A, other, MAIN)["messages"] == []
+
+
+def test_main_current_and_scoped_names_resolve_for_the_requester(make_store: StoreMaker) -> None:
+    store = make_store([session(MAIN, "mine"), session("agent:work:main", "work main"),
+                        session("agent:work:chat", "work chat")])
+    config = ToolConfig()
+    main = history(store, config, "main", "agent:work:chat")
+    assert (main["sessionKey"], [m["content"] for m in main["messages"]]) == ("main", ["work main"])
+    current = history(store, config, "current", "agent:work:chat")
+    assert current["sessionKey"] == "agent:work:chat"
+    assert [m["content"] for m in current["messages"]] == ["work chat"]
+    explicit = history(store, config, MAIN, "agent:main:main")
+    assert explicit["sessionKey"] == MAIN  # shown as given, as OpenClaw shows it
+    assert history(store, config, "agent:work:nope", "agent:work:chat") == {
+        "status": "error", "error": "No session found: agent:work:nope"}

@@ -129,7 +129,8 @@ def worlds(draw: st.DrawFn) -> World:
                                                                 f"{QUERY_WORD} beta"])),
                                  "limit": draw(st.one_of(st.integers(1, 3), st.integers(1, 25)))}
     if one_in(draw, 5):
-        arguments["sessionKey"] = draw(st.sampled_from(keys + ["current", "main", "global"]))
+        arguments["sessionKey"] = draw(st.sampled_from(
+            keys + ["current", "main", "global", "unknown"]))
     return World(sessions, requester, config, arguments)
 
 
