@@ -430,15 +430,40 @@ def _require_access(directory: Path, shown: str, command: str, access: str) -> N
     if not os.access(directory, folder_mode):
         raise StorePathError(shown, _denied(directory, command, access))
     for entry in _entries_below(directory):
-        if not os.access(entry, folder_mode if entry.is_dir() else file_mode):
+        if access_refused(entry, folder_mode, file_mode):
             raise StorePathError(str(entry), _denied(entry, command, access))
+
+
+def access_refused(entry: Path, folder_mode: int, file_mode: int) -> bool:
+    """Whether `entry` exists and refuses the mode its kind needs. A live writer removes
+    and replaces files while a reader looks (SQLite's `-shm` and `-wal` files, a merged
+    index's files): a path that is gone is no permission problem, and one replaced in
+    between is asked again, so only a refusal that holds on the file now there counts.
+
+    >>> access_refused(Path("/nonexistent/session-search"), os.R_OK, os.R_OK)
+    False
+    """
+    for _attempt in range(2):
+        try:
+            mode = folder_mode if entry.is_dir() else file_mode
+        except OSError:
+            return False
+        if os.access(entry, mode):
+            return False
+        if not os.path.lexists(entry):
+            return False
+    return True
 
 
 def _entries_below(directory: Path) -> Iterator[Path]:
     """Every file and folder under `directory`; a folder is given before its contents,
-    which are listed only when the caller did not stop at it."""
-    with os.scandir(directory) as listing:
-        entries = sorted(listing, key=lambda entry: entry.name)
+    which are listed only when the caller did not stop at it. A folder a live writer
+    removes while it is listed has nothing below it."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
     for entry in entries:
         yield Path(entry.path)
         if entry.is_dir(follow_symlinks=False):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
+from engine.backends.registry import check_store_folder, open_backend
 from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.model import SessionWindow
 from engine.transcript.store import META_NAME
@@ -188,3 +188,49 @@ def test_a_store_inside_an_unsearchable_folder_is_refused(
     chmod(outer, 0)
     unprivileged("search", "--store", str(store), "saffron").refused(
         2, f"{store}: permission denied (search needs read access)")
+
+
+# ----- a reader racing a writer (issue 34, item 2) -----------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["reference", "sqlite"])
+def test_a_file_a_writer_removes_meanwhile_is_no_permission_problem(
+        tmp_path: Path, backend: str) -> None:
+    """A live writer removes and replaces files while a reader checks the folder (SQLite's
+    `-shm`, a merged index's files): the reader's access check must not call a vanished
+    file unreadable. Here a thread creates and removes a file and a folder in every
+    folder of the store while readers open it, a bounded number of times."""
+    import shutil
+    import sys
+    import threading
+
+    store = make_store(tmp_path / "store", backend)
+    folders = [store, *(path for path in store.rglob("*") if path.is_dir())]
+    stop = threading.Event()
+    churned = [0]
+
+    def churn() -> None:
+        while not stop.is_set():
+            for folder in folders:
+                for number in range(20):
+                    (folder / f"racing-{number}.tmp").write_bytes(b"x")
+                    (folder / f"racing-{number}.d").mkdir()
+                    (folder / f"racing-{number}.d" / "inside").write_bytes(b"x")
+            for folder in folders:
+                for number in range(20):
+                    (folder / f"racing-{number}.tmp").unlink()
+                    shutil.rmtree(folder / f"racing-{number}.d")
+            churned[0] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # interleave the two threads finely
+    writer = threading.Thread(target=churn, daemon=True)
+    writer.start()
+    try:
+        for _ in range(300):
+            check_store_folder(store, "search")
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+        sys.setswitchinterval(interval)
+    assert churned[0] > 0
