@@ -222,6 +222,8 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
                 return cls(database, writer=schema.connect_writer(database), layout=OWN)
             reader = ReadConnection.open(database)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:  # a damaged schema, too
+            if schema.is_system_refusal(error):
+                raise schema.read_refused(database, error) from None
             if not schema.is_damage(error):
                 raise StoreError(f"{database}: {error}") from None
             raise CorruptFile(str(database), 0,

@@ -86,7 +86,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.directory import sync_folder
-from engine.errors import CorruptFile, StoreError, UsageError
+from engine.errors import CorruptFile, FileSystemError, StoreError, UsageError
 
 BACKEND_NAME = "sqlite"
 #: Version 2: the upstream agent layout (version 1 was one table set of our own).
@@ -649,7 +649,37 @@ def reported_error(path: Path, error: BaseException) -> CorruptFile | StoreError
         return CorruptFile(str(path), 0, f"a row of the database is damaged ({error})")
     if is_damage(error):
         return CorruptFile(str(path), 0, f"the database is damaged ({error})")
+    if is_system_refusal(error):
+        return read_refused(path, error)
     return StoreError(f"{path}: {error}")
+
+
+#: SQLite's result codes for a refusal of the system rather than of the file's pages: an
+#: I/O error (a hot WAL whose shared-memory file cannot be made on a full disk), a full
+#: disk, a file that cannot be opened or written.
+SYSTEM_REFUSAL_CODES = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY",
+                        "SQLITE_PERM")
+
+
+def is_system_refusal(error: BaseException) -> bool:
+    """Whether `error` is the system refusing SQLite a read or write (not damage)."""
+    name = getattr(error, "sqlite_errorname", None) or ""
+    return isinstance(error, sqlite3.Error) and name.startswith(SYSTEM_REFUSAL_CODES)
+
+
+def read_refused(path: Path, error: BaseException) -> FileSystemError:
+    """The error of a database the system would not let SQLite read: what SQLite said, its
+    code, and that the file was neither changed nor judged damaged (an I/O error is not
+    corruption; nothing acknowledged is lost, and the read works once the cause is gone).
+
+    >>> str(read_refused(Path("a.sqlite"), OSError("disk I/O error")))
+    'a.sqlite: cannot read: disk I/O error; the database was not changed and nothing in it was lost (free space or fix the disk, then try again)'
+    """
+    name = getattr(error, "sqlite_errorname", None)
+    said = f"{error} ({name})" if name else str(error)
+    return FileSystemError(str(path), "read", None,
+                           f"{said}; the database was not changed and nothing in it was "
+                           "lost (free space or fix the disk, then try again)")
 
 
 def is_damage(error: BaseException) -> bool:
@@ -675,6 +705,8 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
                 raise CorruptFile(str(path), 0, f"unexpected store metadata {rows!r}")
             return OWN
     except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        if is_system_refusal(error):
+            raise read_refused(path, error) from None
         raise CorruptFile(str(path), 0, f"not a session-search sqlite store ({error})") from None
     if "store_meta" in tables:
         raise CorruptFile(str(path), 0, "a sqlite store of format 1 (an earlier session-search); "
