@@ -453,7 +453,10 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
 
     @_damage_reported
     def windows_of(self, session_key: str) -> list[SessionWindow]:
-        """The windows of one session key, in first-insertion order."""
+        """The windows of one session key, in first-insertion order (none for a key
+        SQLite cannot bind, which no window holds)."""
+        if not schema.is_storable(session_key):
+            return []
         return [_window_from_row(row) for row in self._reading().execute(
             WINDOW_SELECT[self.layout] + " WHERE w.session_key = ? ORDER BY w.rowid",
             (session_key,))]

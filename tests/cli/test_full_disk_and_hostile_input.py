@@ -25,6 +25,7 @@ nothing committed is lost.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -446,4 +447,56 @@ def test_a_store_whose_creation_was_killed_early_is_made_by_the_next_import(
     assert refused == f"{store}: folder is not empty and holds no store"
     made = engine("import", "--quiet", "--backend", backend, "--store", str(store), str(DEMO))
     assert made.returncode == 0, made.stderr
+    assert stats(store)["events"] == DEMO_EVENTS
+
+
+# ----- a session key no store can hold (issue 34, item 4) ----------------------------------
+
+SURROGATE_KEY = "agent:main:\udc80x"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_key_with_a_lone_surrogate_is_an_unknown_key_on_both_backends(
+        demo_stores: dict[str, Path], tmp_path: Path, backend: str) -> None:
+    """A lone surrogate (JSON `\\udc80`, or undecodable bytes on the command line) in a
+    session key: SQLite cannot bind it, and no stored key holds one, so every entry point
+    answers as for any key the store lacks, on both backends alike (SQLite answered
+    `-32603 internal error: UnicodeEncodeError` and the command line a traceback)."""
+    import shutil
+
+    store = tmp_path / backend
+    shutil.copytree(demo_stores[backend], store)
+    lines = "".join(json.dumps({"jsonrpc": "2.0", "id": number, "method": method,
+                                "params": params}) + "\n"
+                    for number, (method, params) in enumerate([
+                        ("chat.history", {"sessionKey": SURROGATE_KEY}),
+                        ("sessions_history", {"sessionKey": SURROGATE_KEY}),
+                        ("sessions_history", {"sessionKey": SURROGATE_KEY,
+                                              "requesterSessionKey": "agent:main:main"}),
+                        ("sessions_history", {"sessionKey": "agent:main:main",
+                                              "requesterSessionKey": SURROGATE_KEY})]))
+    served = subprocess.run([sys.executable, "-m", "engine", "serve", "--store", str(store)],
+                            cwd=ROOT, input=lines, text=True, capture_output=True, timeout=120,
+                            check=False)
+    assert served.returncode == 0 and "Traceback" not in served.stderr, served.stderr
+    answers = [json.loads(line) for line in served.stdout.splitlines()]
+    assert answers[0]["error"] == {"code": -32602,
+                                   "message": "unknown session key 'agent:main:\\udc80x'"}
+    assert answers[1]["result"] == answers[2]["result"] == {
+        "status": "error", "error": f"No session found: {SURROGATE_KEY}"}
+    assert answers[3]["result"]["sessionKey"] == "agent:main:main"
+    raw = os.fsencode(str(store))
+    for command, expected in [
+            ("history", "unknown session key 'agent:main:\\udc80x'"),
+            ("delete", (f"no session key 'agent:main:\\udc80x' in the store {store}; "
+                        "nothing was deleted")),
+            ("archive", ("no session 'agent:main:\\udc80x' in this store (no window has "
+                         "this key)"))]:
+        completed = subprocess.run(
+            [sys.executable, "-m", "engine", command, "--store", raw, b"agent:main:\x80x"],
+            cwd=ROOT, capture_output=True, timeout=120, check=False)
+        refused = subprocess.CompletedProcess(
+            completed.args, completed.returncode, completed.stdout.decode(),
+            completed.stderr.decode("utf-8", "backslashreplace"))
+        assert one_error_line(refused, 2) == expected, command
     assert stats(store)["events"] == DEMO_EVENTS

@@ -716,6 +716,17 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
     raise CorruptFile(str(path), 0, "not a session-search sqlite store (no session tables)")
 
 
+def is_storable(text: str) -> bool:
+    """Whether SQLite can bind `text` as UTF-8 (no lone surrogate). No stored key or id
+    holds one (the transcript checks refuse them), so a lookup by such a value finds
+    nothing, on this backend as on the reference one.
+
+    >>> is_storable("agent:main:x"), is_storable("agent:main:\\udc80")
+    (True, False)
+    """
+    return storable_text(text) is text
+
+
 def storable_text(text: str) -> str:
     """Text SQLite can store as UTF-8: lone surrogates become U+FFFD (a known divergence).
 

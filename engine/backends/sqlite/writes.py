@@ -64,7 +64,7 @@ from typing import Any
 from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
-from engine.backends.sqlite.schema import storable_text
+from engine.backends.sqlite.schema import is_storable, storable_text
 from engine.config import EngineConfig
 from engine.errors import StoreError, unknown_session
 from engine.index.lifecycle import WindowIndexState, rebuilt_state
@@ -257,7 +257,10 @@ class SqliteTransaction(BackendTransaction):
         ))
 
     def delete_session(self, session_key: str) -> int:
-        """Delete every window of `session_key` with its events, index rows and state."""
+        """Delete every window of `session_key` with its events, index rows and state (none
+        for a key SQLite cannot bind, which no window holds)."""
+        if not is_storable(session_key):
+            return 0
         self.flush()
         session_ids = [row[0] for row in self._connection.execute(
             "SELECT session_id FROM session_windows WHERE session_key = ?", (session_key,))]
