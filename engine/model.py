@@ -391,6 +391,10 @@ class SearchResult:
 NO_HITS = SearchResult(hits=())
 
 
+#: The longest agent id a store accepts: OpenClaw's canonical ids are 1 to 64 characters.
+MAX_AGENT_ID_LENGTH = 64
+
+
 def agent_id_problem(agent_id: str) -> str | None:
     """Why `agent_id` cannot name an agent's partition (a folder of the store), or None.
 
@@ -405,9 +409,18 @@ def agent_id_problem(agent_id: str) -> str | None:
     "agent id 'a/b' contains '/'"
     >>> agent_id_problem("")
     'agent id is empty'
+    >>> agent_id_problem(" "), agent_id_problem("a" * 65)[:47]
+    ("agent id ' ' is blank", "agent id 'aaaaaaaaaa…' is 65 characters long; a")
     """
     if not agent_id:
         return "agent id is empty"
+    if not agent_id.strip():
+        return f"agent id {agent_id!r} is blank"
+    if len(agent_id) > MAX_AGENT_ID_LENGTH or len(agent_id.encode("utf-8", "surrogatepass")) > 255:
+        shown = agent_id if len(agent_id) <= 10 else agent_id[:10] + "…"
+        return (f"agent id {shown!r} is {len(agent_id)} characters long; at most "
+                f"{MAX_AGENT_ID_LENGTH} (OpenClaw's agent ids), and at most 255 bytes as "
+                "UTF-8 (a folder name)")
     if agent_id in (".", ".."):
         return f"agent id {agent_id!r} is not a valid folder name"
     for character in ("/", "\\", "\x00"):

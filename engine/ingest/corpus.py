@@ -16,7 +16,10 @@ Checks, in order, each failing with the file, the line and the reason:
    `*.jsonl` file in `transcripts/` belongs to a window;
 3. no window is already in the store or earlier in this import (`DuplicateImport`), a key
    gets at most one current window, and the `previousSessionId` links form no cycle;
-4. every event passes `events.validation_problem`, and event ids are unique per window.
+4. every event passes `events.validation_problem`, its `timestamp` (when present and not
+   null) is a date as the flat form's is (epoch milliseconds within ECMAScript's range,
+   or an ISO-8601 string `Date.parse` reads: not `"yesterday"`, not `1e300`), and event
+   ids are unique per window.
 
 Windows are written first, then each window's events in file order, all in the caller's
 transaction.
@@ -30,6 +33,7 @@ from typing import Any
 
 from engine.errors import MalformedInput
 from engine.ingest.batch import ImportBatch
+from engine.ingest.flat import timestamp_value
 from engine.ingest.jsonl import iter_objects
 from engine.ingest.records import window_from_record
 from engine.model import SessionWindow
@@ -53,7 +57,7 @@ def import_corpus(directory: Path, batch: ImportBatch) -> None:
         batch.add_window(window, str(sessions_path), line)
     batch.check_chains(str(sessions_path))
     for (_, window), transcript_path in zip(windows, transcript_paths):
-        import_transcript(transcript_path, window.session_id, batch)
+        import_transcript(transcript_path, window.session_id, batch, dated=True)
 
 
 def read_windows(sessions_path: Path) -> list[tuple[int, SessionWindow]]:
@@ -74,22 +78,34 @@ def read_windows(sessions_path: Path) -> list[tuple[int, SessionWindow]]:
     return windows
 
 
-def import_transcript(path: Path, session_id: str, batch: ImportBatch) -> None:
-    """Validate and append every event of one transcript file to window `session_id`."""
-    append_events(path, iter_objects(path), session_id, batch, {})
+def import_transcript(path: Path, session_id: str, batch: ImportBatch, *,
+                      dated: bool = False) -> None:
+    """Validate and append every event of one transcript file to window `session_id`
+    (`dated`: refuse an event `timestamp` that is not a date, as the corpus form does)."""
+    append_events(path, iter_objects(path), session_id, batch, {}, dated=dated)
 
 
 def append_events(
     path: Path, events: Iterable[tuple[int, dict[str, Any]]], session_id: str,
-    batch: ImportBatch, seen: dict[str, int],
+    batch: ImportBatch, seen: dict[str, int], *, dated: bool = False,
 ) -> None:
     """Validate and append `(line, event)` pairs read from `path` to window `session_id`;
     `seen` maps the event ids the window already holds to their lines (0: a line not
-    read now; ids must be unique per window) and learns the new ones."""
+    read now; ids must be unique per window) and learns the new ones.
+
+    `dated` is the corpus form's rule 4: an event `timestamp` must be a date. OpenClaw's
+    own transcripts (its state folders) are read as OpenClaw reads them: a timestamp
+    `Date.parse` cannot read is kept, and the row takes the event's stored time
+    (behaviour.md §2.3 rule 5)."""
     for line, event in events:
         problem = kinds.validation_problem(event)
         if problem is not None:
             raise MalformedInput(str(path), line, problem)
+        if dated and event.get("timestamp") is not None:
+            try:
+                timestamp_value(event["timestamp"])
+            except ValueError as refused:
+                raise MalformedInput(str(path), line, str(refused)) from None
         entry_id = kinds.non_blank_string(event.get("id"))
         if entry_id is not None and event.get("type") != kinds.SESSION_HEADER:
             if entry_id in seen:

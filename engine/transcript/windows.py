@@ -27,7 +27,13 @@ from engine.model import (
     WINDOW_REASONS,
     SessionWindow,
     agent_id_of,
+    agent_id_problem,
 )
+
+
+#: The longest session key a store accepts (OpenClaw's keys are a few dozen characters; a
+#: key is part of every hit, so a megabyte key would be nonsense in every answer).
+MAX_SESSION_KEY_LENGTH = 4096
 
 
 def session_key_problem(session_key: object) -> str | None:
@@ -37,11 +43,21 @@ def session_key_problem(session_key: object) -> str | None:
     (True, None)
     >>> session_key_problem("agent:main")
     'session key "agent:main" must be "agent:<agentId>:<rest>", "global" or "unknown"'
+    >>> session_key_problem("agent: :x")
+    "agent id ' ' is blank"
+    >>> session_key_problem("agent:main:" + "k" * 5000)[:55]
+    'session key of 5011 characters is longer than 4096 (it '
     """
     if not isinstance(session_key, str) or not session_key:
         return "a session key must be a non-empty string"
-    if session_key in RESERVED_SESSION_KEYS or agent_id_of(session_key) is not None:
+    if len(session_key) > MAX_SESSION_KEY_LENGTH:
+        return (f"session key of {len(session_key)} characters is longer than "
+                f'{MAX_SESSION_KEY_LENGTH} (it starts "{session_key[:40]}")')
+    if session_key in RESERVED_SESSION_KEYS:
         return None
+    agent_id = agent_id_of(session_key)
+    if agent_id is not None:
+        return agent_id_problem(agent_id)
     return (f'session key "{session_key}" must be "agent:<agentId>:<rest>", '
             '"global" or "unknown"')
 

@@ -279,25 +279,30 @@ def test_a_400_digit_timestamp_is_refused_in_flat_and_corpus_imports(
                     [{**message(), "timestamp": timestamp}])
     refused = one_error_line(engine("import", "--quiet", "--backend", backend, "--store",
                                     str(tmp_path / "store"), str(source)), 2)
-    assert refused == (f'{source / "transcripts" / "s1.jsonl"}:1: session s1: '
-                       'event["timestamp"] is an integer outside the 64-bit range')
+    assert refused == (f'{source / "transcripts" / "s1.jsonl"}:1: "timestamp" an integer of '
+                       "400 digits is not a date: epoch milliseconds must be finite and within "
+                       "±8.64e+15")
     assert not (tmp_path / "store").exists()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_an_unusable_event_timestamp_is_shown_as_its_whole_millisecond_stamp(
         tmp_path: Path, backend: str) -> None:
-    """Issue 17 item 6: `"yesterday"` as an event's own timestamp is accepted by both
-    backends alike (behaviour.md §2.3 rule 5: `Date.parse` gives NaN, so the row takes
-    the event's stored `created_at`), and that stamp is whole milliseconds, as upstream's
-    `Date.now()` is: a JSON integer, not the import time with a fraction."""
-    source = corpus(tmp_path / "corpus", {"sessionId": "s1", "sessionKey": "agent:main:k"},
-                    [{**message(), "timestamp": "yesterday"}])
+    """Issue 17 item 6: `"yesterday"` as an event's own timestamp, written to a store (as
+    an OpenClaw state's transcript may hold it), is accepted by both backends alike
+    (behaviour.md §2.3 rule 5: `Date.parse` gives NaN, so the row takes the event's
+    stored `created_at`), and that stamp is whole milliseconds, as upstream's `Date.now()`
+    is: a JSON integer, not the import time with a fraction. (The corpus form refuses
+    such a line instead: `test_nonsense_is_refused_with_its_file_and_line`.)"""
+    store = tmp_path / "store"
     before = time.time_ns() // 1_000_000
-    assert engine("import", "--quiet", "--backend", backend, "--store",
-                  str(tmp_path / "store"), str(source)).returncode == 0
+    with open_backend(store, backend=backend, create=True) as writer:
+        with writer.transaction() as transaction:
+            transaction.put_window(SessionWindow("s1", "agent:main:k"))
+            transaction.append_event("s1", {**message(), "timestamp": "yesterday"})
+        writer.reconcile()
     after = time.time_ns() // 1_000_000
-    found = engine("search", "--store", str(tmp_path / "store"), "--json", "hello")
+    found = engine("search", "--store", str(store), "--json", "hello")
     (hit,) = json.loads(found.stdout)["hits"]
     assert type(hit["timestamp"]) is int and before <= hit["timestamp"] <= after
 
@@ -500,3 +505,51 @@ def test_a_key_with_a_lone_surrogate_is_an_unknown_key_on_both_backends(
             completed.stderr.decode("utf-8", "backslashreplace"))
         assert one_error_line(refused, 2) == expected, command
     assert stats(store)["events"] == DEMO_EVENTS
+
+
+# ----- nonsense refused with its file and line (issue 34, item 5) ---------------------------
+
+WINDOW_LINE = {"sessionId": "w1", "sessionKey": "agent:main:x", "createdAt": 5}
+EVENT_LINE = {"type": "message", "id": "a", "parentId": None, "timestamp": 5,
+              "message": {"role": "user", "content": "hi"}}
+NONSENSE = {
+    "event timestamp yesterday": ({}, {"timestamp": "yesterday"}, "transcripts/w1.jsonl",
+                                  '"timestamp" "yesterday" is not an ISO-8601 date-time'),
+    "event timestamp 1e300": ({}, {"timestamp": 1e300}, "transcripts/w1.jsonl",
+                              '"timestamp" 1e+300 is not a date'),
+    "blank agent id": ({"sessionKey": "agent: :x"}, {}, "sessions.jsonl",
+                       "agent id ' ' is blank"),
+    "300-character agent id": ({"sessionKey": f"agent:{'a' * 300}:x"}, {}, "sessions.jsonl",
+                               "is 300 characters long; at most 64"),
+    "50 MB session key": ({"sessionKey": "agent:main:" + "k" * (50 << 20)}, {},
+                          "sessions.jsonl",
+                          "session key of 52428811 characters is longer than 4096"),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", list(NONSENSE))
+def test_nonsense_is_refused_with_its_file_and_line(
+        demo_stores: dict[str, Path], tmp_path: Path, backend: str, case: str) -> None:
+    """Each value is refused by `import` with the source file, line 1 and the reason, the
+    same on both backends, into a new store (nothing is left) and into an existing one
+    (unchanged; no partition folder is made for the refused agent)."""
+    import shutil
+
+    window_change, event_change, relative, reason = NONSENSE[case]
+    source = corpus(tmp_path / "corpus", {**WINDOW_LINE, **window_change},
+                    [{**EVENT_LINE, **event_change}])
+    fresh = tmp_path / "fresh"
+    refused = one_error_line(engine("import", "--quiet", "--backend", backend, "--store",
+                                    str(fresh), str(source)), 2)
+    assert refused.startswith(f"{source / relative}:1: "), refused[:300]
+    assert reason in refused, refused[:300]
+    assert len(refused) < 1000
+    assert not fresh.exists()
+    existing = tmp_path / "existing"
+    shutil.copytree(demo_stores[backend], existing)
+    agents_before = sorted(path.name for path in (existing / "agents").iterdir())
+    again = one_error_line(engine("import", "--quiet", "--store", str(existing), str(source)), 2)
+    assert again == refused
+    assert sorted(path.name for path in (existing / "agents").iterdir()) == agents_before
+    assert stats(existing)["events"] == DEMO_EVENTS
