@@ -56,9 +56,17 @@ creation lists the agent after the folder's rename, a removal unlists it before 
 folder goes, so a listed agent always has its folder. An open that finds a listed
 agent's folder gone refuses the store, naming the folder (its sessions would otherwise
 vanish from every search without a word); `verify` and `stats` open it anyway
-(`accept_missing`) to report it, and `verify --repair` drops the agent from the list. A
-folder the list lacks (a creation cut short after its rename) is a whole partition, and
-the next writer lists it.
+(`accept_missing`) to report it, and `verify --repair` drops the agent from the list.
+
+A stray folder. A folder in `agents/` that the root does not list is never used: no
+read, count, verification or write touches it, and every command that reports a store's
+problems (`stats`, `verify`, and the warning line of the other commands) names it. The
+store itself leaves one only when a creation or removal is cut short between its rename
+and the root's rewrite, and then the partition is empty (a partition is listed before
+the transaction that made it commits, and unlisted before it goes): a later creation of
+that agent removes such an empty leftover and goes on. Anything else (a folder copied in
+by hand, a partition from another store) is adopted only explicitly: `verify --repair`
+lists it, saying so, and verifies it with the others.
 
 Creating a store (`FolderPartitions.create`) either makes the whole root (`store.meta`,
 `LOCK`, `agents/`) or, when the system refuses a step (a full disk), removes what it
@@ -166,6 +174,7 @@ from engine.config import EngineConfig
 from engine.directory import TEMPORARY_PREFIX, FileDirectory, LockHandle, sync_folder
 from engine.errors import (
     CorruptFile,
+    EngineError,
     InputError,
     StoreError,
     StoreLocked,
@@ -318,9 +327,9 @@ class FolderPartitions:
     @classmethod
     def open(cls, root: Path, kind: PartitionKind, *, writer: bool,
              accept_missing: bool = False) -> FolderPartitions:
-        """Open the store in folder `root`; a writer takes the lock, clears what an
-        interrupted partition creation left and lists a partition folder the root does
-        not yet list (a creation cut short after its rename).
+        """Open the store in folder `root`; a writer takes the lock and clears what an
+        interrupted partition creation left in `new-partition/` and `removed-partition/`
+        (a folder the root does not list stays a stray: `strays`).
 
         An agent the root lists whose folder is gone is a `StoreError` naming the folder,
         unless `accept_missing` (`verify`, `stats`: they report it; `missing`)."""
@@ -337,10 +346,6 @@ class FolderPartitions:
             space = cls(root, kind, lock, meta, missing)
             if missing and not accept_missing:
                 raise StoreError(space.missing_problems()[0].with_advice())
-            if writer:
-                unlisted = set(space.agents()) - set(meta.agents)
-                if unlisted:
-                    space.write_meta(meta.with_agents(set(meta.agents) | unlisted))
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -364,6 +369,31 @@ class FolderPartitions:
         FileDirectory(self.root).write_atomic(META_NAME, encode_root_meta_file(meta))
         self.meta = meta
 
+    def stray_problems(self) -> list[StoreProblem]:
+        """One problem for each folder in `agents/` the root does not list (ignored)."""
+        strays = self.strays()
+        if not strays:
+            return []
+        from engine.transcript.evidence import StoreProblem
+
+        return [StoreProblem(
+            str(self.root / AGENTS_FOLDER / agent_id),
+            f"{self.root / AGENTS_FOLDER / agent_id}: a folder the store does not list "
+            f"(its {META_NAME} has no agent {agent_id!r}): ignored, never searched, counted "
+            "or written",
+            advice="run `session-search verify --repair` to adopt it as the partition of "
+                   f"agent {agent_id!r}, or remove the folder")
+            for agent_id in strays]
+
+    def adopt_strays(self) -> tuple[str, ...]:
+        """List every stray folder's agent in the root (writer only: `verify --repair`,
+        the explicit adoption); return them."""
+        adopted = tuple(self.strays())
+        if adopted and self.meta is not None:
+            self.write_meta(self.meta.with_agents(set(self.meta.agents) | set(adopted)))
+            self._listed = None
+        return adopted
+
     def forget_missing(self) -> tuple[str, ...]:
         """Drop the missing agents from the root's list (writer only: `verify --repair`);
         return them."""
@@ -382,9 +412,10 @@ class FolderPartitions:
         return agent_folder / self.kind.subfolder if self.kind.subfolder else agent_folder
 
     def agents(self) -> list[str]:
-        """The agents that have a partition, sorted: every folder in `agents/` (each is a
-        whole partition, see the module docstring; opening one that is damaged names
-        the file).
+        """The agents that have a partition, sorted: every folder in `agents/` the root
+        lists (each is a whole partition, see the module docstring; opening one that is
+        damaged names the file). A folder it does not list is a stray (`strays`); the
+        root is read again first, since a writer elsewhere may have listed it since.
 
         A reader asks before every read, so the listing is kept while `agents/` keeps its
         inode and modification time: a partition appears and goes only by a rename or a
@@ -404,11 +435,35 @@ class FolderPartitions:
         stamp = (status.st_ino, status.st_mtime_ns)
         listed = self._listed
         if listed is not None and listed[0] == stamp:
-            return list(listed[1])
+            return self._listed_only(listed[1])
         settled = time.time_ns() - status.st_mtime_ns > SETTLED_NANOSECONDS
         agents = sorted(child.name for child in folder.iterdir() if child.is_dir())
         self._listed = (stamp, agents) if settled else None
-        return list(agents)
+        return self._listed_only(agents)
+
+    def _listed_only(self, folders: list[str]) -> list[str]:
+        """The folders the root lists (all of them in a folder without a root: an
+        OpenClaw state), reading the root again when one is not listed."""
+        if self.meta is None:
+            return list(folders)
+        if not set(folders) <= set(self.meta.agents) and self.lock is None:
+            try:
+                self.meta = read_root_meta(self.root)
+            except (CorruptFile, StoreError):
+                pass  # the open read it; a reader keeps what it read
+        return [agent_id for agent_id in folders if agent_id in self.meta.agents]
+
+    def strays(self) -> list[str]:
+        """The folders in `agents/` the root does not list, sorted (none without a root)."""
+        if self.meta is None:
+            return []
+        folder = self.root / AGENTS_FOLDER
+        try:
+            present = sorted(child.name for child in folder.iterdir() if child.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        listed = set(self.agents())
+        return [agent_id for agent_id in present if agent_id not in listed]
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s partition."""
@@ -422,6 +477,8 @@ class FolderPartitions:
         whole."""
         staging = self.root / NEW_PARTITION_FOLDER
         target = self.root / AGENTS_FOLDER / agent_id
+        if target.exists() or target.is_symlink():
+            self._clear_leftover(agent_id, target)
         renamed = False
         try:
             remove_tree(staging, ignore_errors=True)
@@ -438,6 +495,29 @@ class FolderPartitions:
             raise StoreError(f"{target}: cannot create the partition of agent "
                              f"{agent_id!r}: {reason}") from None
         return self.open_partition(agent_id, writer=True)
+
+    def _clear_leftover(self, agent_id: str, target: Path) -> None:
+        """Remove the unlisted folder in the way of `agent_id`'s new partition when it is
+        what a cut-short creation or removal leaves (an empty partition of this store's
+        backend); refuse anything else, naming it (a stray is adopted only explicitly)."""
+        empty = False
+        if target.is_dir() and not target.is_symlink():
+            try:
+                leftover = self.kind.backend_class.open(self.location(agent_id), writer=False,
+                                                        **dict(self.kind.open_options))
+            except (EngineError, OSError, ValueError):
+                leftover = None
+            if leftover is not None:
+                try:
+                    empty = not leftover.windows()
+                finally:
+                    leftover.close()
+        if not empty:
+            raise StoreError(
+                f"{target}: a folder the store does not list is where agent {agent_id!r}'s "
+                "partition would be made; nothing was written. Run `session-search verify "
+                "--repair` to adopt it, or remove the folder")
+        remove_tree(target, ignore_errors=False)
 
     def remove_partition(self, agent_id: str, partition: Backend) -> None:
         """Close and delete a partition made by a transaction that did not commit: moved
@@ -790,6 +870,16 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         return self._partitions
 
     @serialized
+    def adopt_strays(self) -> tuple[str, ...]:
+        """List every stray folder in `agents/` as its agent's partition (writer only:
+        `verify --repair`, the explicit adoption the module docstring describes) and open
+        it with the others; return the adopted agents."""
+        adopted = self.space.adopt_strays()
+        if adopted:
+            self._discover()
+        return adopted
+
+    @serialized
     def partitions(self) -> dict[str, Backend]:
         """Every partition by agent id, in agent order."""
         return dict(self._current())
@@ -1104,7 +1194,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
     def problems(self) -> list[Any]:
         """The partitions the root lists whose folder is gone, then what every partition
         that can tell (`Diagnosable`) found wrong with its files, in agent order."""
-        return [*self.space.missing_problems(),
+        return [*self.space.missing_problems(), *self.space.stray_problems(),
                 *(problem for partition in self._current().values()
                   if isinstance(partition, Diagnosable) for problem in partition.problems())]
 

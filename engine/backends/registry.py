@@ -54,7 +54,7 @@ from __future__ import annotations
 import errno
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,6 +217,7 @@ def open_store(
     accept_lost_commits: bool = False,
     read_only: bool = False,
     config: EngineConfig | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
@@ -226,7 +227,9 @@ def open_store(
     that have such a log (`LOST_COMMITS_REPORTED`; the others have nothing of this kind
     to accept, and open as usual); `read_only=True`
     (never with `writer`) also opens a state OpenClaw wrote, read-only; `config` is the
-    store's `EngineConfig`. Refusals are `StorePathError` (see the module docstring).
+    store's `EngineConfig`; `warn` is told, one line each, of the folders in `agents/`
+    the store does not list, which it ignores (`FolderPartitions.stray_problems`).
+    Refusals are `StorePathError` (see the module docstring).
     """
     if read_only and writer:
         raise UsageError("a store cannot be opened both read-only and as the writer")
@@ -246,8 +249,12 @@ def open_store(
         _require_backend(path, name, backend)
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
-        return open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
-                                accept_missing=accept_lost_commits, config=config)
+        store = open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
+                                 accept_missing=accept_lost_commits, config=config)
+        if warn is not None:
+            for problem in store.space.stray_problems():
+                warn(problem.with_advice())
+        return store
 
 
 def open_or_create_store(
@@ -257,12 +264,14 @@ def open_or_create_store(
     backend: str | None = None,
     create_parents: bool = False,
     config: EngineConfig | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> OpenedStore:
     """Open the store at `path` as writer, or make one there for `backend` (default
     `DEFAULT_BACKEND`) when the folder is absent or empty.
 
     An existing store keeps its backend: naming another one is a `StorePathError` that
     names both. The parent folder of a new store must exist unless `create_parents`.
+    `warn` is told of the folders the store ignores, as by `open_store`.
     """
     from engine.backends.partitioned import create_partitioned, open_partitioned
 
@@ -271,9 +280,12 @@ def open_or_create_store(
                                     create_parents=create_parents)
         if existing is not None:
             _require_backend(path, existing, backend)
-            return OpenedStore(open_partitioned(Path(path), partition_kind(existing),
-                                                writer=True, config=config),
-                               existing, created=False)
+            store = open_partitioned(Path(path), partition_kind(existing), writer=True,
+                                     config=config)
+            if warn is not None:
+                for problem in store.space.stray_problems():
+                    warn(problem.with_advice())
+            return OpenedStore(store, existing, created=False)
         name = backend or DEFAULT_BACKEND
         return OpenedStore(create_partitioned(Path(path), partition_kind(name), config), name,
                            created=True)

@@ -102,6 +102,12 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n\n".join(paragraphs)
 
 
+def warn(message: str) -> None:
+    """One warning line on standard error (the store still answers; the exit status is
+    the command's own): what a command says of a folder its store ignores."""
+    print(f"session-search: warning: {message}", file=sys.stderr)
+
+
 def terminal_columns() -> int:
     """The width of the terminal: `$COLUMNS`, else standard output's terminal, else 80."""
     try:

@@ -20,7 +20,7 @@ import argparse
 
 from engine.backends.protocol import Compactable, require_capability
 from engine.backends.registry import open_store
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 
 
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compact every partition; print the summary line (or the JSON document)."""
-    backend = open_store(args.store, "compact", writer=True)
+    backend = open_store(args.store, "compact", writer=True, warn=warn)
     try:
         outcome = require_capability(backend, Compactable, "compact").compact()
     finally:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import open_output
 from engine.errors import UnknownSession
@@ -44,7 +44,7 @@ def run_delete(args: argparse.Namespace) -> int:
     """`delete`: remove the key's windows in one transaction and say how many."""
     from engine.backends.registry import open_store
 
-    backend = open_store(Path(args.store), "delete", writer=True)
+    backend = open_store(Path(args.store), "delete", writer=True, warn=warn)
     try:
         with backend.transaction() as transaction:
             deleted = transaction.delete_session(args.session_key)

@@ -28,7 +28,7 @@ import argparse
 from typing import Any
 
 from engine.backends.registry import open_store
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
 from engine.history.byte_caps import message_seq
@@ -87,7 +87,7 @@ def run_history(args: argparse.Namespace) -> int:
     request = HistoryRequest(args.session_key, message_id=args.message_id,
                              session_id=args.session_id, limit=args.limit, offset=args.offset,
                              cursor=args.cursor, max_bytes=args.max_bytes)
-    backend = open_store(args.store, "history")
+    backend = open_store(args.store, "history", warn=warn)
     try:
         page = read_history(backend, request)
     finally:

@@ -45,7 +45,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from engine.backends.registry import BACKEND_NAMES, open_store
-from engine.cli.commands import add_command, add_read_only_arguments
+from engine.cli.commands import add_command, add_read_only_arguments, warn
 from engine.cli.json_output import print_json, whole_millisecond_times
 from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, agent_id_of
@@ -151,7 +151,8 @@ def check_limit(limit: int | None) -> None:
 def run_search(args: argparse.Namespace) -> int:
     """`session-search search`."""
     request = request_from_args(args)
-    backend = open_store(args.store, "search", backend=args.backend, read_only=args.read_only)
+    backend = open_store(args.store, "search", backend=args.backend, read_only=args.read_only,
+                         warn=warn)
     try:
         result = backend.search(request)
     finally:
@@ -174,7 +175,8 @@ def run_explain(args: argparse.Namespace) -> int:
     from engine.backends.protocol import Explainable
 
     request = request_from_args(args)
-    backend = open_store(args.store, "explain", backend=args.backend, read_only=args.read_only)
+    backend = open_store(args.store, "explain", backend=args.backend, read_only=args.read_only,
+                         warn=warn)
     try:
         if not isinstance(backend, Explainable):
             raise UsageError(f"explain needs a reference store; this one uses {backend.name!r}")
@@ -203,7 +205,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
                             args.session_link_base)
-    backend = open_store(args.store, "serve")
+    backend = open_store(args.store, "serve", warn=warn)
     try:
         if not args.quiet:
             print(ready_line(args.store, backend.name, METHODS), file=sys.stderr, flush=True)

@@ -60,7 +60,12 @@ from engine.backends.registry import (
     DEFAULT_BACKEND,
     open_store,
 )
-from engine.cli.commands import add_command, add_new_store_arguments, add_read_only_arguments
+from engine.cli.commands import (
+    add_command,
+    add_new_store_arguments,
+    add_read_only_arguments,
+    warn,
+)
 from engine.cli.json_output import print_json
 from engine.cli.output import Column, Output, PlainOutput, format_bytes, open_output
 from engine.errors import MissingParentFolder, StorePathError, UsageError
@@ -141,13 +146,14 @@ def run_import(args: argparse.Namespace) -> int:
         if args.openclaw_state is not None:
             outcome = live_import_into_store(
                 store_path, args.backend, Path(args.openclaw_state),
-                reconcile=not args.no_reconcile, create_parents=args.create)
+                reconcile=not args.no_reconcile, create_parents=args.create, warn=warn)
         else:
             with ProgressDisplay.for_command(args.quiet) as progress:
                 outcome = import_into_store(
                     store_path, args.backend, args.sources, reconcile=not args.no_reconcile,
                     create_parents=args.create,
-                    progress=progress if progress.enabled else None, replace=args.replace)
+                    progress=progress if progress.enabled else None, replace=args.replace,
+                    warn=warn)
     except MissingParentFolder as missing:
         raise StorePathError(missing.path, f"{missing.reason}; pass --create to make it, "
                                            "or check the path") from None

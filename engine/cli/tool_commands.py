@@ -20,7 +20,7 @@ from dataclasses import replace
 from engine.access.tool_config import ToolConfig
 from engine.access.visibility import ScopedGrant
 from engine.backends.registry import open_store
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
 
@@ -74,7 +74,7 @@ def run_call(args: argparse.Namespace) -> int:
         raise UsageError("--requester must name a session key")
     config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
                             args.session_link_base)
-    backend = open_store(args.store, "call")
+    backend = open_store(args.store, "call", warn=warn)
     try:
         answer = sessions_search(backend, Requester(args.requester, args.sandboxed,
                                                     args.agent_id, parse_grants(args.grant)),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, warn
 from engine.cli.highlight import excerpt_cell
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_score, format_time, one_line, open_output
@@ -107,7 +107,7 @@ def run_ui_search(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT} (got {args.limit})")
     config = load_tool_config(args.config) if args.config else ToolConfig()
-    backend = open_store(args.store, "ui-search")
+    backend = open_store(args.store, "ui-search", warn=warn)
     try:
         answer = ui_search(backend, " ".join(args.query), config, args.limit)
     finally:

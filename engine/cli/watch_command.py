@@ -31,7 +31,7 @@ from pathlib import Path
 from types import FrameType
 
 from engine.backends.registry import BACKEND_NAMES, DEFAULT_BACKEND
-from engine.cli.commands import add_command, add_new_store_arguments
+from engine.cli.commands import add_command, add_new_store_arguments, warn
 from engine.cli.json_output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
 
@@ -124,13 +124,19 @@ def run_watch(args: argparse.Namespace) -> int:
         raise MalformedInput(str(state), None, NOT_A_STATE)
     totals = _Totals()
     shown_notes: set[str] = set()
+
+    def warn_once(message: str) -> None:
+        if message not in shown_notes:
+            shown_notes.add(message)
+            warn(message)
+
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         while True:
             started = time.perf_counter()
             try:
                 outcome = live_import_into_store(store_path, args.backend, state,
-                                                 create_parents=args.create)
+                                                 create_parents=args.create, warn=warn_once)
             except (StorePathError, UsageError):
                 raise
             except (InputError, StoreLocked) as error:

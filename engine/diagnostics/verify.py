@@ -49,8 +49,10 @@ A store is verified partition by partition (`verify_store`): each agent's partit
 its own transcripts and index, so each gets its own report, and the store's report is
 their sum with every problem prefixed by its agent (`StoreVerifyReport`). Before them
 comes what the store's root says is missing: an agent it lists whose partition folder is
-gone (`FolderPartitions.missing_problems`); the repair drops such an agent from the list
-and says that its sessions cannot be recovered without a backup. A SQLite partition is
+gone (`FolderPartitions.missing_problems`), and a folder in `agents/` the root does not
+list (`stray_problems`: never used until adopted). The repair drops a missing agent from
+the list and says that its sessions cannot be recovered without a backup, and adopts a
+stray folder (lists it and verifies it with the others), saying so. A SQLite partition is
 checked by `engine.diagnostics.sqlite_verify` (its FTS rows against a rebuild from its
 transcript rows, and SQLite's own integrity checks of the file), into the same
 `VerifyReport`.
@@ -353,14 +355,19 @@ class StoreVerifyReport:
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
     """Repair `store`, opened as the writer with `accept_lost_commits`: drop the agents
     whose partition folder is gone from the root's list (their data cannot be brought
-    back), then repair every partition (`repair_backend`, or
+    back), adopt every stray folder in `agents/` (the explicit adoption: it is listed and
+    verified with the others), then repair every partition (`repair_backend`, or
     `sqlite_verify.repair_sqlite_backend`); return what was done, by agent."""
     repairs = {agent_id: [f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
                           "its partition folder was missing, and its sessions cannot be "
                           "recovered without a backup"]
                for agent_id in store.space.forget_missing()}
-    repairs.update((agent_id, repair_partition(partition))
-                   for agent_id, partition in store.partitions().items())
+    for agent_id in store.adopt_strays():
+        adopted = (f"agents/{agent_id}: adopted the folder the store did not list as the "
+                   f"partition of agent {agent_id!r} (verified below)")
+        repairs[agent_id] = [adopted]
+    for agent_id, partition in store.partitions().items():
+        repairs[agent_id] = [*repairs.get(agent_id, ()), *repair_partition(partition)]
     return repairs
 
 
@@ -376,7 +383,8 @@ def verify_store(store: PartitionedStore, *,
     store_repairs = tuple(repair for agent_id, done in (repairs or {}).items()
                           if agent_id not in reports for repair in done)
     return StoreVerifyReport(
-        reports, tuple(problem.with_advice() for problem in store.space.missing_problems()),
+        reports, tuple(problem.with_advice() for problem in (
+            *store.space.missing_problems(), *store.space.stray_problems())),
         store_repairs)
 
 

@@ -77,9 +77,11 @@ def import_into_store(
     create_parents: bool = False,
     progress: PhasedProgress | None = None,
     replace: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
     """Open (or create) the store at `store_path`, import `sources` (with `replace`,
-    replacing the transcripts of the windows it holds), maybe reconcile."""
+    replacing the transcripts of the windows it holds), maybe reconcile; `warn` is told
+    of the folders the store ignores (`open_or_create_store`)."""
     for source in sources:
         detect_form(Path(source))
 
@@ -88,7 +90,7 @@ def import_into_store(
         reconciling = partial(progress, "reconcile") if progress is not None else None
         return report, reconcile_when_needed(backend, reconciling) if reconcile else 0
 
-    return _on_store(store_path, backend_name, create_parents, job)
+    return _on_store(store_path, backend_name, create_parents, job, warn)
 
 
 def live_import_into_store(
@@ -98,9 +100,11 @@ def live_import_into_store(
     *,
     reconcile: bool = True,
     create_parents: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
     """Bring the store at `store_path` (made when absent) up to date with the OpenClaw
-    state folder `state` (`engine.ingest.live_state`), write the marks, maybe reconcile.
+    state folder `state` (`engine.ingest.live_state`), write the marks, maybe reconcile
+    (`warn`: as for `import_into_store`).
 
     On an error nothing of this import is written, and a store made here is removed
     again unless the import had committed. The marks are written after the commit; a
@@ -124,12 +128,13 @@ def live_import_into_store(
             report = replace(report, notes=(*notes, *report.notes))
         return report, reconcile_when_needed(backend) if reconcile else 0
 
-    return _on_store(store_path, backend_name, create_parents, job)
+    return _on_store(store_path, backend_name, create_parents, job, warn)
 
 
 def _on_store(
     store_path: Path, backend_name: str | None, create_parents: bool,
     job: Callable[[PartitionedStore, list[bool]], tuple[ImportReport | LiveReport, int]],
+    warn: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
     """Open (or create) the store, run `job(backend, committed)` (the report and the
     windows reconciled), count, close. On an error the store is closed and, when this
@@ -137,7 +142,7 @@ def _on_store(
     removed again."""
     outermost_new = _outermost_missing(store_path)
     opened = open_or_create_store(store_path, "import", backend=backend_name,
-                                  create_parents=create_parents)
+                                  create_parents=create_parents, warn=warn)
     backend = opened.backend
     committed: list[bool] = []
     try:
