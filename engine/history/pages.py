@@ -12,8 +12,10 @@ A read, step by step:
    must be one of the key's windows, else `sessionId does not belong to sessionKey`
    (a missing id, another key's window and another agent's window alike); without it,
    the key's current window is read.
-3. **Tail or offset** (no `messageId`, no `cursor`): the page `[T - offset - limit,
-   T - offset)` of the current view (`T` its rows), the oldest rows dropped while over
+3. **Tail or offset** (no `messageId`, no `cursor`): the page that ends at `T - offset`
+   of the current view (`T` its rows) and reaches back until it shows `limit` rows
+   (`shown_offset_range`: hidden rows inside it are stepped over, as OpenClaw does; with
+   none it is `[T - offset - limit, T - offset)`), the oldest rows dropped while over
    the budget. The page says `totalMessages`, `hasMore`, `nextOffset` (when `hasMore`),
    `offset` (when the request gave one), and the cursors that continue it
    (`olderCursor` when older rows exist, `newerCursor` when newer ones do).
@@ -58,8 +60,8 @@ from engine.history.window_math import (
     anchor_range,
     newer_range,
     next_offset,
-    offset_range,
     older_range,
+    page_size,
 )
 from engine.transcript.windows import current_window
 
@@ -132,7 +134,7 @@ def _offset_page(request: HistoryRequest, history: WindowHistory, budget: int) -
     view = history.current
     total = len(view.rows)
     offset = request.offset if request.offset is not None else 0
-    page_range = offset_range(total, offset, request.page_limit)
+    page_range = shown_offset_range(view, offset, request.page_limit)
     shown, _ = replace_oversized(_shown(view, page_range))
     capped, _ = cap_newest(shown, budget)
     following = next_offset(total, offset, _seqs(capped), _seqs(shown), len(page_range))
@@ -141,6 +143,23 @@ def _offset_page(request: HistoryRequest, history: WindowHistory, budget: int) -
         request.session_key, history.session_id, tuple(capped), CURRENT, total,
         offset=request.offset, next_offset=following if has_more else None,
         has_more=has_more, **_continuing_cursors(history, page_range, capped))
+
+
+def shown_offset_range(scope: HistoryScope, offset: int, limit: int) -> PageRange:
+    """The rows an offset (or tail) page covers: from `T - offset` older rows are taken
+    until `limit` of them are shown, so a hidden row inside the page does not cost it a
+    shown one (OpenClaw 2026.9.6 fills `limit` with shown rows, and the hidden ones it
+    stepped over count in `nextOffset`). Without hidden rows this is
+    `window_math.offset_range`, which the tests keep as its oracle."""
+    rows = scope.rows
+    end = max(0, len(rows) - max(0, offset))
+    wanted = page_size(limit)
+    start = end
+    while start > 0 and wanted > 0:
+        start -= 1
+        if not is_hidden(rows[start]):
+            wanted -= 1
+    return PageRange(start, end)
 
 
 def _anchored_page(request: HistoryRequest, history: WindowHistory, budget: int, *,

@@ -6,18 +6,30 @@ reporting a false end of history"), on both backends.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.errors import InputError
 from engine.history.cursor import HistoryCursor
-from engine.history.pages import HistoryPage, read_history
+from engine.history.pages import HistoryPage, read_history, shown_offset_range
 from engine.history.request import HistoryRequest
-from engine.model import SessionWindow
+from engine.history.rows import HistoryRow
+from engine.history.window_math import offset_range
+from engine.model import SessionWindow, StoredEvent
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
 
 KEY = "agent:main:paging"
+
+
+def user_row(index: int, hidden: bool) -> HistoryRow:
+    """A user message row, blank when `hidden`."""
+    event = {"type": "message", "id": f"u{index}",
+             "message": {"role": "user", "content": " " if hidden else f"text {index}"}}
+    return HistoryRow(index, StoredEvent("s", index, event), "message", f"u{index}")
 
 
 def ids(page: HistoryPage) -> list[str]:
@@ -190,3 +202,49 @@ def test_blank_user_messages_keep_their_place_and_cursors_step_over_them(store) 
         seen = ids(page) + seen
     assert seen == ["m0", "empty-answer"] and len(pages) == 4  # three hidden rows, then m0
     assert read_history(store, HistoryRequest(KEY, message_id="blank2")).messages == ()
+
+
+def blank_window(store, texts: list[str]) -> None:
+    transcript = Transcript("w", KEY)
+    for index, text in enumerate(texts):
+        transcript.message(text.strip() or f"hidden{index}", ("user", "assistant")[index % 2],
+                           text)
+    write(store, transcript)
+
+
+@pytest.mark.parametrize(("texts", "request_options", "expected", "following"), [
+    # issue 27, item 4: OpenClaw 2026.9.6's answers
+    (["tb1", "tb2", "tb3", "tb4", ""], {"limit": 1}, ["tb4"], 2),
+    (["tb1", "tb2", "tb3", "tb4", " "], {"limit": 2, "offset": 0}, ["tb3", "tb4"], 3),
+    (["mb1", "mb2", " ", "mb4", "mb5"], {"limit": 3}, ["mb2", "mb4", "mb5"], 4),
+    (["mb1", "mb2", "", "mb4", "mb5"], {"limit": 2, "offset": 1}, ["mb2", "mb4"], 4),
+    (["mb1", "mb2", "", "mb4", "mb5"], {"limit": 2, "offset": 2}, ["mb1", "mb2"], None),
+])
+def test_a_limited_page_fills_its_limit_with_shown_rows(
+        store, texts: list[str], request_options: dict[str, int], expected: list[str],
+        following: int | None) -> None:
+    blank_window(store, texts)
+    page = read_history(store, HistoryRequest(KEY, **request_options))
+    assert ids(page) == expected
+    assert page.next_offset == following
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), max_size=12), st.integers(0, 14), st.integers(1, 6))
+def test_the_shown_offset_range_is_the_plain_one_without_hidden_rows_and_fills_its_limit(
+        hidden: list[bool], offset: int, limit: int) -> None:
+    """`shown_offset_range` against its oracle: `offset_range` when no row is hidden;
+    otherwise the page ends where the plain one does and shows the `limit` newest shown
+    rows before that end (all of them when fewer)."""
+    rows = [user_row(index, flag) for index, flag in enumerate(hidden)]
+    scope = SimpleNamespace(rows=rows)
+    found = shown_offset_range(scope, offset, limit)  # type: ignore[arg-type]
+    plain = offset_range(len(rows), offset, limit)
+    if not any(hidden):
+        assert found == plain
+    assert found.end == plain.end
+    shown_before_end = [index for index in range(plain.end) if not hidden[index]]
+    covered = [index for index in range(found.start, found.end) if not hidden[index]]
+    assert covered == shown_before_end[-limit:]
+    # a full page starts at its oldest shown row; a short one reaches the first row
+    assert found.start == (covered[0] if len(covered) == limit else 0)
