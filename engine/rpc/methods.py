@@ -24,6 +24,7 @@ from typing import Any
 
 from engine.access.tool_config import ToolConfig
 from engine.backends.protocol import SearchBackend
+from engine.rpc.gateway_method import GATEWAY_SEARCH_METHOD, gateway_sessions_search
 from engine.rpc.history_method import CHAT_HISTORY_METHOD, chat_history
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
 from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
@@ -82,4 +83,6 @@ METHODS: Mapping[str, Method] = method_table(
            "the sessions_history agent tool: a history page sanitised and capped at 80 KiB"),
     Method(UI_SEARCH_METHOD, ui_search_method,
            "the Control UI's command palette search: titles, then messages, in its scope"),
+    Method(GATEWAY_SEARCH_METHOD, gateway_sessions_search,
+           "OpenClaw's Gateway sessions.search: one agent per call, its schema's refusals"),
 )

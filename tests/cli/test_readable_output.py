@@ -167,7 +167,7 @@ def test_serve_says_on_standard_error_that_it_is_ready(demo: str) -> None:
         assert ready == (f"session-search: serving {demo} (backend reference) over JSON-RPC "
                          "2.0, one request per line on standard input (methods: "
                          "sessions.search, sessions_search, chat.history, sessions_history, "
-                         "ui.search); end the input to stop\n")
+                         "ui.search, gateway.sessions.search); end the input to stop\n")
         out, err = server.communicate(request + "\n", timeout=60)
     finally:
         server.kill()

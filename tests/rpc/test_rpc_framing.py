@@ -86,5 +86,6 @@ def test_a_method_plugs_in_by_adding_one_entry() -> None:
     assert first["result"] == {"backend": "reference", "params": {"a": 1}}
     assert second["error"] == {"code": INVALID_PARAMS, "message": "params must be an object"}
     assert third["result"]["hits"] == []
-    assert sorted(METHODS) == ["chat.history", "sessions.search", "sessions_history",
-                               "sessions_search", "ui.search"]  # the default table is unchanged
+    assert sorted(METHODS) == ["chat.history", "gateway.sessions.search", "sessions.search",
+                               "sessions_history", "sessions_search",
+                               "ui.search"]  # the default table is unchanged

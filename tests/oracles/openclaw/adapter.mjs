@@ -515,6 +515,34 @@ async function callAgentTool(name, params, { thrownAreInputErrors = false } = {}
   }
 }
 
+// ---- gateway.sessions.search: the Gateway's own RPC handler -------------------------------
+//
+// `sessionReadHandlers["sessions.search"]` (src/gateway/server-methods/sessions-read.ts) is
+// what a Gateway client's `sessions.search` reaches: the protocol schema, the scope rules
+// (one agent per call, `main` when no agent is named), the store targets and the merge.
+// It is called in-process as the Gateway calls it, with the runtime configuration and no
+// client (a local operator). Its refusal becomes an error whose code is the Gateway's
+// error code string, in `data.gatewayCode`, and whose message is the Gateway's.
+
+let gatewayRead;
+const GATEWAY_REFUSED = -32000;
+
+async function gatewaySearch(params) {
+  gatewayRead ??= await bundledFunctions("src/gateway/server-methods/sessions-read.ts",
+    ["sessionReadHandlers"]);
+  const { gatewayStub } = await loadConfigModules();
+  return new Promise((resolve, reject) => {
+    const respond = (ok, payload, error) => {
+      if (ok) resolve(payload);
+      else reject(Object.assign(new RpcError(GATEWAY_REFUSED, error?.message ?? "refused"),
+        { data: { gatewayCode: error?.code ?? null } }));
+    };
+    Promise.resolve(gatewayRead.sessionReadHandlers["sessions.search"]({
+      params, respond, context: { getRuntimeConfig: gatewayStub.getRuntimeConfig }, client: null,
+    })).catch(reject);
+  });
+}
+
 // ---- adapter.info --------------------------------------------------------------------------
 
 async function info() {
@@ -536,7 +564,7 @@ async function info() {
 const METHODS = {
   "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search,
   "sessions.upsert": upsertEntries, "config.write": writeConfig, sessions_search: callSearchTool,
-  sessions_history: callHistoryTool,
+  sessions_history: callHistoryTool, "gateway.sessions.search": gatewaySearch,
 };
 
 // ---- the line protocol -----------------------------------------------------------------------
@@ -580,7 +608,8 @@ async function answer(line) {
     } catch (error) {
       const code = error instanceof RpcError ? error.code : ENGINE_ERROR;
       if (code === ENGINE_ERROR) process.stderr.write(`adapter.mjs: ${error?.stack ?? error}\n`);
-      response = { jsonrpc: "2.0", id, error: { code, message: String(error?.message ?? error) } };
+      response = { jsonrpc: "2.0", id, error: { code, message: String(error?.message ?? error),
+        ...(error?.data !== undefined ? { data: error.data } : {}) } };
     }
   }
   return notification ? undefined : response;
