@@ -27,7 +27,11 @@ from tests.oracles.chat_corpus import (
     write_flat_file,
 )
 from tests.oracles.openclaw import installation
-from tests.parity.known_divergences import OPENCLAW_DIVERGENCES
+from tests.parity.known_divergences import (
+    OPENCLAW_DIVERGENCES,
+    DivergenceCase,
+    single_message_case,
+)
 from tests.parity.strategies import load_corpus
 
 AGENTS = ("main", "ops", "vault")
@@ -84,6 +88,24 @@ def test_the_parity_corpus_writes_what_the_flat_import_writes(
     finally:
         from_import.close()
         replayed.close()
+
+
+def test_the_redaction_entry_excuses_only_what_openclaw_stored_rewritten() -> None:
+    """Issue 27: the credential-redaction divergence once recognised any message a local
+    pattern flagged, so ordinary prose ("the standard bearer") excused every difference of
+    its agent. Given what OpenClaw stored (`rewritten`, read back by the adapter), it
+    recognises a request only when a message in its scope was really rewritten."""
+    (redaction,) = [entry for entry in OPENCLAW_DIVERGENCES
+                    if entry.id == "openclaw-redacts-credentials"]
+    secret = single_message_case("SECRET_KEY = 'abc123'", "abc123")
+    prose = single_message_case("the standard bearer of the team", "bearer")
+    assert redaction.recognises(secret)  # a reproducer on its own: the pattern
+    assert not redaction.recognises(DivergenceCase(secret.corpus, secret.request, True,
+                                                   rewritten=frozenset()))
+    assert redaction.recognises(DivergenceCase(secret.corpus, secret.request, True,
+                                               rewritten=frozenset({("w", "m1")})))
+    assert not redaction.recognises(DivergenceCase(prose.corpus, prose.request, True,
+                                                   rewritten=frozenset({("other", "m1")})))
 
 
 def test_each_openclaw_reproducer_is_a_flat_corpus() -> None:

@@ -94,6 +94,9 @@ class OpenClawOracle:
         self.client = client
         self.load = load
         self.started_seconds = started_seconds
+        #: The messages OpenClaw stored rewritten (its redaction), read back by the adapter.
+        self.rewritten = frozenset((row["sessionId"], row["messageId"])
+                                   for row in load["rewritten"])
         self._answers: dict[str, Outcome] = {}
 
     def outcome(self, params: dict[str, Any]) -> Outcome:
@@ -165,7 +168,8 @@ def compare(section: Section, oracle: OpenClawOracle, stores: OurStores,
     """Ask every request of both sides; a known divergence narrows or skips the check."""
     for request in requests:
         params = request.to_json()
-        entries = recognised(OPENCLAW, DivergenceCase(stores.corpus, request, reconciled=True))
+        entries = recognised(OPENCLAW, DivergenceCase(stores.corpus, request, reconciled=True,
+                                                      rewritten=oracle.rewritten))
         section.tally["requests"] += 1
         section.tally.update("divergence:" + entry.id for entry in entries)
         if entries:

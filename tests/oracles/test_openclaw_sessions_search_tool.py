@@ -292,14 +292,18 @@ def imported_stores(folder: Path, corpus: TreeCorpus, *, incognito_transcripts: 
 
 @contextmanager
 def loaded_adapter(installation: Installation, state: Path, corpus: TreeCorpus, folder: Path,
-                   *, load: bool) -> Iterator[RpcClient]:
+                   *, load: bool, world: World | None = None) -> Iterator[RpcClient]:
     """An adapter on `state`; with `load`, the corpus written through OpenClaw first, and
-    every field of every session entry checked to be kept."""
+    every field of every session entry checked to be kept (and `world` told which
+    messages OpenClaw stored rewritten)."""
     with running_adapter(installation, state) as client:
         if load:
             flat_file = write_flat_file(corpus.messages, folder / "messages.jsonl")
             loaded = client.call("corpus.load", {"path": str(flat_file), "unscopedAgentId": UNSCOPED_AGENT})
             assert loaded["appended"] == loaded["messages"] == len(corpus.messages), loaded
+            if world is not None:
+                world.rewritten = frozenset((row["sessionId"], row["messageId"])
+                                            for row in loaded["rewritten"])
             entries = openclaw_entries(corpus)
             stored = client.call("sessions.upsert", {"entries": entries})["entries"]
             assert [entry["entry"] for entry in stored] == [
@@ -339,6 +343,8 @@ class World:
     searched: Corpus
     stores: OurStores
     folder: Path
+    #: The messages OpenClaw stored rewritten (its redaction), once the corpus is loaded.
+    rewritten: frozenset[tuple[str, str]] | None = None
 
     def config_of(self, mode: Mode) -> ToolConfig:
         """Our reading of the mode's `openclaw.json` (`load_tool_config`, as `--config`)."""
@@ -362,7 +368,8 @@ def recognised_entries(world: World, call: Call, mode: Mode) -> list[str]:
     query = call.arguments.get("query")
     if isinstance(query, str) and query.strip() and len(query) <= 4096:
         for agent in AGENTS:
-            case = DivergenceCase(world.searched, SearchRequest(query.strip(), agent_id=agent), reconciled=True)
+            case = DivergenceCase(world.searched, SearchRequest(query.strip(), agent_id=agent),
+                                  reconciled=True, rewritten=world.rewritten)
             found += [entry.id for entry in recognised(OPENCLAW, case) if entry.id not in found]
     return found
 
@@ -448,7 +455,7 @@ def run(openclaw_installation: Installation, world: World, pytestconfig: pytest.
     reproduced: dict[str, Answer] = {}
     for load, sandbox_visibility in ((True, None), (False, "all")):
         with loaded_adapter(openclaw_installation, world.folder / "openclaw", world.corpus,
-                            world.folder, load=load) as client:
+                            world.folder, load=load, world=world) as client:
             for mode in MODES:
                 if mode.sandbox_visibility == sandbox_visibility:
                     compare_mode(tallies[mode.name], client, world,

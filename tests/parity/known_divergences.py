@@ -73,6 +73,10 @@ class DivergenceCase:
     corpus: Corpus
     request: SearchRequest
     reconciled: bool
+    #: The messages, `(session id, message id)`, that the other side stored with other
+    #: text than it was given (OpenClaw's storage redaction, read back from its
+    #: databases); None when unknown (a reproducer checked on its own).
+    rewritten: frozenset[tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +149,40 @@ def _texts_in_scope(case: DivergenceCase) -> list[str]:
     return [text for _, text in messages_in_scope(case)]
 
 
-def _credential_in_scope(case: DivergenceCase) -> bool:
-    return any(CREDENTIAL_LOOKING.search(text) for text in _texts_in_scope(case))
+def _rewritten_in_scope(case: DivergenceCase) -> bool:
+    """Whether a message the request's scope covers was stored rewritten by OpenClaw:
+    what it stored, when the case knows it; else (a reproducer on its own) whether a
+    message looks like a credential (`CREDENTIAL_LOOKING`)."""
+    if case.rewritten is None:
+        return any(CREDENTIAL_LOOKING.search(text) for text in _texts_in_scope(case))
+    return bool(case.rewritten) and any(
+        identity in case.rewritten for identity in message_ids_in_scope(case))
+
+
+def message_ids_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
+    """The (session id, message id) of each message event the request's scope covers,
+    as `messages_in_scope` reads the scope."""
+    request = case.request
+    keys: dict[str, str] = {}
+    found = []
+    for transaction in case.corpus.transactions:
+        for operation in transaction:
+            window = getattr(operation, "window", None)
+            if window is not None:
+                keys[window.session_id] = window.session_key
+                continue
+            event = getattr(operation, "event", None)
+            message = event.get("message") if isinstance(event, dict) else None
+            if not isinstance(message, dict):
+                continue
+            key = keys.get(operation.session_id, "")
+            if request.session_keys is None:
+                in_scope = key.startswith(f"agent:{request.agent_id}:") or key in ("global", "unknown")
+            else:
+                in_scope = not request.session_keys or key in request.session_keys
+            if in_scope:
+                found.append((operation.session_id, str(event.get("id"))))
+    return found
 
 
 def _upper_case_key_in_scope(case: DivergenceCase) -> bool:
@@ -193,11 +229,13 @@ OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
         id="openclaw-redacts-credentials",
         description="OpenClaw rewrites credential-looking text before storage "
                     "(`SECRET_KEY = '***'`): the secret is not found, its snippet differs, and "
-                    "the shorter text shifts bm25 for every hit of that agent database",
+                    "the shorter text shifts bm25 for every hit of that agent database; it "
+                    "excuses a request only when a message in its scope was stored rewritten "
+                    "(the adapter reads OpenClaw's databases back after loading)",
         reason="the npm version predates the seed, which says excerpts preserve transcript "
                "text, including credentials: the seed wins",
         applies_to=frozenset({OPENCLAW}),
-        recognises=_credential_in_scope,
+        recognises=_rewritten_in_scope,
         reproducer=single_message_case("SECRET_KEY = 'abc123'", "abc123"),
     ),
     Divergence(

@@ -48,6 +48,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import { pathToFileURL } from "node:url";
 
 const PARSE_ERROR = -32700;
@@ -146,6 +147,38 @@ function indexedRowCount(agentId) {
   return answer.found ? answer.value : 0;
 }
 
+// The messages OpenClaw stored with other text than it was given (its storage redaction of
+// credential-looking text): read back from each agent database, so that a test excuses a
+// difference only where OpenClaw really rewrote a message.
+function storedRewrites(rows) {
+  const byAgent = new Map();
+  for (const row of rows) byAgent.set(row.agentId, [...(byAgent.get(row.agentId) ?? []), row]);
+  const rewritten = [];
+  for (const [agentId, agentRows] of byAgent) {
+    const answer = readOnly.withOpenClawAgentDatabaseReadOnly((database) => {
+      const statement = database.db.prepare(
+        "select e.event_json as json, e.event_zstd as packed from transcript_event_identities i "
+        + "join transcript_events e on e.session_id = i.session_id and e.seq = i.seq "
+        + "where i.session_id = ? and i.event_id = ?");
+      const found = [];
+      for (const row of agentRows) {
+        const stored = statement.get(row.sessionId, row.messageId);
+        if (!stored) continue;
+        const text = stored.json ?? zlib.zstdDecompressSync(stored.packed).toString("utf8");
+        const content = JSON.parse(text)?.message?.content;
+        const shown = typeof content === "string" ? content
+          : Array.isArray(content) ? content.map((block) => block?.text ?? "").join("\n") : undefined;
+        if (shown !== row.text) {
+          found.push({ sessionKey: row.sessionKey, sessionId: row.sessionId, messageId: row.messageId });
+        }
+      }
+      return found;
+    }, { agentId, env: process.env });
+    if (answer.found) rewritten.push(...answer.value);
+  }
+  return rewritten;
+}
+
 // ---- corpus.load ---------------------------------------------------------------------------
 
 const FLAT_FIELDS = ["sessionKey", "sessionId", "messageId", "role", "text", "timestamp"];
@@ -223,6 +256,7 @@ async function loadCorpus(params) {
     sessionKeys: windowsOfKey.size,
     agents,
     indexedRows: Object.fromEntries(agents.map((agentId) => [agentId, indexedRowCount(agentId)])),
+    rewritten: storedRewrites(rows),
     elapsedMs: Date.now() - started,
   };
 }
