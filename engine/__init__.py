@@ -1,8 +1,133 @@
-"""session-search: a pure-Python reference engine for session transcript search.
+"""session-search: a pure-Python reference engine for searching and paging AI-agent session
+transcripts, with a SQLite FTS5 backend beside it. Start reading here.
 
-This package re-exports nothing heavy at import time; see README.md for the map of
-sub-packages (analysis, codec, transcript, index, query, score, results, backends,
-ingest, diagnostics, cli) and the direction in which they may import each other.
+The front door. Everything a program needs is a name of this package:
+
+* **A store.** `open_backend(path, backend="reference" | "sqlite", create=..., writer=...)`
+  opens (or makes) a store folder laid out as an OpenClaw state, one partition per agent;
+  `import_into_store(path, backend, sources)` loads corpus folders, flat chat logs or an
+  OpenClaw state into one, as `session-search import` does; `DEMO_CORPUS` is the bundled
+  corpus. A store's `transaction()` writes `SessionWindow`s and events; its `search`
+  answers a `SearchRequest` with a `SearchResult` of `SearchHit`s.
+* **History.** `read_history(store, HistoryRequest(...))` is the Gateway's
+  `chat.history` page (a `HistoryPage`).
+* **The agent tools.** `sessions_search(store, Requester(key), arguments, config=...)` and
+  `sessions_history(store, ToolHistoryRequest(...), access)` answer as the product's tools
+  do, under a `ToolConfig` (read from an OpenClaw configuration file by
+  `load_tool_config`); `gateway_search` is the Gateway's `sessions.search` handler.
+* **Errors.** Every refusal is an `EngineError`: `InputError` (bad input, with the
+  product's wording), `UsageError`, `StoreError`, `CorruptFile` (naming the file and
+  the byte), `UnknownSession`.
+
+The names load on first use (PEP 562), so `import engine` costs nothing and a command
+loads only what it runs. Below the door the stages are folders, each importing only the
+layers beneath it (`tests/test_layers.py` holds the table): analysis, codec, transcript,
+index, query, score, results, history, search, backends, access, ingest, diagnostics,
+tools, rpc, bench, cli.
+
+>>> import engine
+>>> engine.SearchRequest("cafe", agent_id="main").limit
+10
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+#: Each public name and the module that defines it.
+_EXPORTS = {
+    "open_backend": "engine.backends.registry",
+    "import_into_store": "engine.ingest.into_store",
+    "DEMO_CORPUS": "engine.demo_corpus",
+    "SearchRequest": "engine.model",
+    "SearchResult": "engine.model",
+    "SearchHit": "engine.model",
+    "SessionWindow": "engine.model",
+    "StoredEvent": "engine.model",
+    "HistoryRequest": "engine.history.request",
+    "HistoryPage": "engine.history.pages",
+    "read_history": "engine.history.pages",
+    "ToolHistoryRequest": "engine.history.request",
+    "sessions_history": "engine.history.tool",
+    "sessions_search": "engine.tools.sessions_search",
+    "gateway_search": "engine.tools.gateway_search",
+    "Requester": "engine.access.visibility",
+    "ToolConfig": "engine.access.tool_config",
+    "load_tool_config": "engine.access.tool_config",
+    "RequesterHistoryAccess": "engine.tools.history_access",
+    "EngineError": "engine.errors",
+    "InputError": "engine.errors",
+    "UsageError": "engine.errors",
+    "StoreError": "engine.errors",
+    "CorruptFile": "engine.errors",
+    "UnknownSession": "engine.errors",
+}
+
+__all__ = [
+    "DEMO_CORPUS",
+    "CorruptFile",
+    "EngineError",
+    "HistoryPage",
+    "HistoryRequest",
+    "InputError",
+    "Requester",
+    "RequesterHistoryAccess",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResult",
+    "SessionWindow",
+    "StoreError",
+    "StoredEvent",
+    "ToolConfig",
+    "ToolHistoryRequest",
+    "UnknownSession",
+    "UsageError",
+    "__version__",
+    "gateway_search",
+    "import_into_store",
+    "load_tool_config",
+    "open_backend",
+    "read_history",
+    "sessions_history",
+    "sessions_search",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use (the module docstring's front door)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # what the names are, for type checkers and readers
+    from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.access.visibility import Requester
+    from engine.backends.registry import open_backend
+    from engine.demo_corpus import DEMO_CORPUS
+    from engine.errors import (
+        CorruptFile,
+        EngineError,
+        InputError,
+        StoreError,
+        UnknownSession,
+        UsageError,
+    )
+    from engine.history.pages import HistoryPage, read_history
+    from engine.history.request import HistoryRequest, ToolHistoryRequest
+    from engine.history.tool import sessions_history
+    from engine.ingest.into_store import import_into_store
+    from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow, StoredEvent
+    from engine.tools.gateway_search import gateway_search
+    from engine.tools.history_access import RequesterHistoryAccess
+    from engine.tools.sessions_search import sessions_search

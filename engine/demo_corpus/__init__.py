@@ -3,7 +3,8 @@
 Owns: the data files beside this module, `sessions.jsonl` and
 `transcripts/<sessionId>.jsonl`: a corpus directory in the form `corpora/README.md`
 documents (which also lists every window and what it exercises, and their provenance).
-Must not touch: anything else. This package holds no code; `engine.cli.demo_command`
+Must not touch: anything else. This package holds no code but `DEMO_CORPUS`, the folder's
+path (re-exported by the front door, `engine.DEMO_CORPUS`); `engine.cli.demo_command`
 finds it through `importlib.resources` and imports it like any corpus.
 
 Why the corpus lives inside the package and not in the top-level `corpora/` folder: the
@@ -16,3 +17,8 @@ not installed without `engine.demo_corpus`, and `data-files` land under an insta
 prefix that no code can find reliably. `corpora/` keeps the README, the generator of
 large corpora and their cache.
 """
+
+from pathlib import Path
+
+#: The demo corpus folder (a corpus directory, as `import` reads it).
+DEMO_CORPUS = Path(__file__).resolve().parent

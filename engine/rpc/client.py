@@ -9,7 +9,8 @@ Two ways to get a client:
 * `RpcClient.spawn(command)` starts a server process (`session-search serve --store DIR`,
   or any program that speaks the protocol, e.g. another implementation under test) and
   talks to it over its standard input and output; `RpcClient.serve_store(store)` spawns
-  this engine's own `python -m engine serve --store DIR`;
+  this engine's own `python -m engine serve --store DIR` (`engine_command`: no folder in
+  the working directory can shadow the package);
 * `RpcClient(reader, writer)` talks over streams the caller already has (a socket's
   files, the ends of a pipe).
 
@@ -83,10 +84,11 @@ class RpcClient:
         cls, store: str | os.PathLike[str], *, cwd: str | os.PathLike[str] | None = None
     ) -> RpcClient:
         """Spawn this engine's server for the store folder `store` (`python -m engine
-        serve`, with the interpreter running this code; `cwd` decides which checkout of
-        `engine` it imports when the package is not installed)."""
+        serve`, with the interpreter running this code and this very `engine` package:
+        `engine_command`), in the working folder `cwd`."""
         folder = Path(store).resolve()  # the server's working folder may differ
-        return cls.spawn([sys.executable, "-m", "engine", "serve", "--store", folder], cwd=cwd)
+        command, environment = engine_command("serve", "--store", folder)
+        return cls.spawn(command, cwd=cwd, env=environment)
 
     # ----- calling ------------------------------------------------------------------
 
@@ -183,3 +185,18 @@ class RpcClient:
 
     def __exit__(self, *exception: object) -> None:
         self.close()
+
+
+def engine_command(*arguments: str | os.PathLike[str]) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run this engine's `python -m engine
+    ARGUMENTS` in another process: the interpreter running this code, with `-P` (Python
+    3.11: the working folder is not put first on the module path, so a folder named
+    `engine/` there cannot shadow the package) and the folder holding this `engine`
+    first on `PYTHONPATH` (so a checkout that is not installed still runs itself)."""
+    import engine
+
+    root = str(Path(engine.__file__).resolve().parent.parent)
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        part for part in (root, environment.get("PYTHONPATH", "")) if part)
+    return [sys.executable, "-P", "-m", "engine", *map(os.fspath, arguments)], environment

@@ -90,3 +90,19 @@ def test_a_server_that_fails_to_open_reports_its_exit_status(tmp_path: Path) -> 
     missing = pytest.raises(RpcConnectionError, match=r"exited with status 2\)$")
     with RpcClient.serve_store(tmp_path / "missing", cwd=CHECKOUT) as client, missing:
         client.call("sessions.search", {"sessionKeys": [], "query": "x"})
+
+
+def test_a_folder_named_engine_in_the_working_directory_cannot_shadow_the_server(
+        store: Path, tmp_path: Path) -> None:
+    """Issue 26: `python -m engine` puts the working folder first on the module path, so
+    a folder named `engine/` there was imported instead of this package. The server is
+    started with `-P` and this package's own folder on `PYTHONPATH`."""
+    impostor = tmp_path / "elsewhere" / "engine"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("", encoding="utf-8")
+    (impostor / "__main__.py").write_text("raise SystemExit('the impostor ran')\n",
+                                          encoding="utf-8")
+    with RpcClient.serve_store(store, cwd=impostor.parent) as client:
+        result = client.call("sessions.search", {"agentId": "main", "query": "saffron"})
+        assert [hit["messageId"] for hit in result["hits"]] == ["m1"]
+        assert client.close() == 0
