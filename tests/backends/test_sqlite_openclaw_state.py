@@ -10,10 +10,12 @@ backend creates has OpenClaw's tables for the search, write and reconcile paths:
 columns, indexes, foreign keys (but the one to `conversations`, a table it does not
 create), FTS table, row-map trigger and file-level pragmas.
 
-OpenClaw is looked for where the oracle tests install it: in the folder
-`openclaw-2026.9.6-node-24.22.3` of `$SESSION_SEARCH_OPENCLAW_CACHE`, else of
-`$XDG_CACHE_HOME/session-search/openclaw` (default `~/.cache/...`). Without an install
-the test skips, except under `CI=true`, where it fails: CI must never pass by skipping.
+OpenClaw is installed, when the cache has none, by the oracle tests' own installer
+(`tests/oracles/openclaw/installation.py`: the folder `openclaw-2026.9.6-node-24.22.3` of
+`$SESSION_SEARCH_OPENCLAW_CACHE`, else of `$XDG_CACHE_HOME/session-search/openclaw`,
+default `~/.cache/...`), so the test never depends on an oracle test having run first.
+An install that fails skips the test, except under `CI=true`, where it fails: CI must
+never pass by skipping.
 """
 
 from __future__ import annotations
@@ -68,16 +70,25 @@ SEARCHES = {
 
 
 def openclaw_install() -> Path:
-    """The cached OpenClaw install folder (skip, or fail under CI, when there is none)."""
-    chosen = os.environ.get("SESSION_SEARCH_OPENCLAW_CACHE", "").strip()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    root = Path(chosen).expanduser() if chosen else Path(base) / "session-search" / "openclaw"
-    folder = root / INSTALL_FOLDER
-    if not (folder / "installed.json").is_file():
-        reason = f"no OpenClaw 2026.9.6 install in {folder} (the oracle tests install it)"
-        if os.environ.get("CI", "").strip().lower() == "true":
-            pytest.fail(f"CI=true: {reason}", pytrace=False)
-        pytest.skip(reason)
+    """The OpenClaw install folder, installed now when the cache has none (the oracle's
+    own installer: a run never depends on an earlier test having installed it); a failed
+    install skips, and fails under CI (`skip_or_fail`)."""
+    from tests.oracles.openclaw.installation import (
+        InstallationError,
+        cache_root,
+        ensure_installed,
+        install_folder,
+    )
+    from tests.oracles.oracle_run import skip_or_fail, skip_requested
+
+    if skip_requested():
+        pytest.skip("SESSION_SEARCH_OPENCLAW=skip")
+    try:
+        ensure_installed()
+    except InstallationError as error:
+        skip_or_fail(f"installing OpenClaw into {cache_root()} failed: {error}")
+    folder = install_folder(cache_root())
+    assert folder.name == INSTALL_FOLDER, folder
     return folder
 
 
