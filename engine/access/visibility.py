@@ -60,15 +60,6 @@ class Requester:
     agent_id: str | None = None
     grants: tuple[ScopedGrant, ...] = ()
 
-    def grant_for(self, session_key: str) -> ScopedGrant | None:
-        """The grant naming `session_key`, if any.
-
-        >>> Requester("r", grants=(ScopedGrant("k", "w1"),)).grant_for("k")
-        ScopedGrant(session_key='k', expected_session_id='w1')
-        """
-        return next((grant for grant in self.grants if grant.session_key == session_key), None)
-
-
 @dataclass(frozen=True, slots=True)
 class AgentToAgentPolicy:
     """`tools.agentToAgent`: whether cross-agent access is on, and which agents may."""

@@ -7,9 +7,8 @@ positions or the tsvector (those live in `pg_profile.py`), and anything outside 
 
 Locale assumption: a UTF8 database with `LC_CTYPE = C.UTF-8` (glibc 2.36, Unicode 14.0), as
 probed from PostgreSQL 15.20 by `tables/generate_pg.py`. Another glibc, or a `C` locale,
-changes the classes (see tokenizers.md §4.2); `ascii_c_locale_classes()` models `LC_CTYPE=C`
-(every non-ASCII code point a letter); it agreed with `ts_parse` in an `LC_CTYPE=C` database on
-20,000 seeded strings, but no test pins it (the analyzer's lowercasing is C.UTF-8 only).
+changes the classes (see tokenizers.md §4.2); only C.UTF-8 is modelled (the analyzer's
+lowercasing is C.UTF-8's too).
 
 How the machine works (the behaviour was reverse-engineered with `ts_parse` and checked
 against the server; the shape follows the upstream parser so that its quirks come out the
@@ -125,14 +124,6 @@ def c_utf8_classes() -> RangeTableClasses:
     tagged = [(first, last, LETTER) for first, last in pg_char_classes.ALPHA_RANGES]
     tagged += [(first, last, SPECIAL) for first, last in pg_char_classes.SPECIAL_RANGES]
     tagged += [(first, last, SPACE) for first, last in pg_char_classes.SPACE_RANGES]
-    return _range_table(tagged)
-
-
-@lru_cache(maxsize=1)
-def ascii_c_locale_classes() -> RangeTableClasses:
-    """`LC_CTYPE=C` in a UTF8 database: every non-ASCII code point is a letter."""
-    tagged = [(0x41, 0x5A, LETTER), (0x61, 0x7A, LETTER), (0x09, 0x0D, SPACE), (0x20, 0x20, SPACE)]
-    tagged.append((0x80, MAX_CODE_POINT, LETTER))
     return _range_table(tagged)
 
 

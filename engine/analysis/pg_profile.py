@@ -203,20 +203,6 @@ def tsvector_size(vector: dict[str, list[int]]) -> int:
     return size
 
 
-def tsvector_text(vector: dict[str, list[int]]) -> str:
-    """The tsvector in PostgreSQL's output form.
-
-    >>> tsvector_text({"it's": [1], "a": [2, 3]})
-    "'it''s':1 'a':2,3"
-    """
-    parts = []
-    for lexeme, positions in vector.items():
-        quoted = lexeme.replace("\\", "\\\\").replace("'", "''")
-        suffix = ":" + ",".join(str(position) for position in positions) if positions else ""
-        parts.append(f"'{quoted}'{suffix}")
-    return " ".join(parts)
-
-
 class _ByteOffsets:
     """UTF-8 byte offset of each character index of a text (computed once, on demand)."""
 

@@ -16,7 +16,6 @@ Invariants of a `Token` produced from a text `t`:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -61,7 +60,3 @@ class Analyzer(Protocol):
         ...
 
 
-def iter_token_texts(tokens: list[Token]) -> Iterator[str]:
-    """Yield the text of each token (a readable helper for tests and teaching output)."""
-    for token in tokens:
-        yield token.text

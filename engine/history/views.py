@@ -91,11 +91,6 @@ class WindowHistory:
         for index, row in enumerate(self.rows):
             self._row_index.setdefault(row.entry_id, index)
 
-    @property
-    def reset_positions(self) -> list[int]:
-        """The path positions of the window's resets, in order."""
-        return [row.position for row in self.rows if row.is_reset]
-
     def locate(self, entry_id: str) -> Located | None:
         """The scope an anchor `entry_id` opens: the current view when the row is in it,
         else its closed interval; None when no row of the path has that id.

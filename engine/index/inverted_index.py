@@ -161,8 +161,8 @@ class InvertedIndex:
                            if not any(doc_id in rows for rows in in_tables))
 
     def session_ids_maybe_indexed(self) -> set[str]:
-        """Every window session id that may have a live row: a superset of
-        `indexed_session_ids()`, read from the segments' group tables (no row is read)."""
+        """Every window session id that may have a live row: a superset of the windows
+        that have one, read from the segments' group tables (no row is read)."""
         found: set[str] = set()
         for segment in self.segments:
             documents = segment.documents
@@ -365,10 +365,6 @@ class InvertedIndex:
     def window_doc_ids(self, session_id: str) -> list[int]:
         """The doc ids of window `session_id`'s live rows, increasing."""
         return sorted(self._sessions().get(session_id, ()))
-
-    def indexed_session_ids(self) -> list[str]:
-        """Every window that has at least one live row."""
-        return sorted(self._sessions())
 
     def all_segments(self) -> list[Segment]:
         """Flushed segments in order, then the buffer."""

@@ -57,17 +57,6 @@ def concatenate(lists: Iterable[Sequence[Posting]]) -> list[Posting]:
     return joined
 
 
-def merge_sorted(lists: Iterable[Sequence[Posting]]) -> list[Posting]:
-    """Merge posting lists whose doc-id ranges may interleave (same doc never twice).
-
-    >>> merge_sorted([[Posting(3, (0,))], [Posting(1, (1,)), Posting(5, (0,))]])
-    [Posting(doc_id=1, positions=(1,)), Posting(doc_id=3, positions=(0,)), Posting(doc_id=5, positions=(0,))]
-    """
-    joined = concatenate(lists)
-    joined.sort(key=lambda posting: posting.doc_id)
-    return joined
-
-
 def without_deleted(postings: Sequence[Posting], deleted: Container[int]) -> list[Posting]:
     """The postings whose document is not in `deleted` (the tombstones).
 

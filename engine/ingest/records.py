@@ -85,22 +85,6 @@ def window_from_record(record: dict[str, Any]) -> SessionWindow:
     return window
 
 
-def window_to_record(window: SessionWindow) -> dict[str, Any]:
-    """The record of a window: every field with a non-default value, then `extra`.
-
-    >>> window_to_record(SessionWindow("s1", "global", current=False))
-    {'sessionId': 's1', 'sessionKey': 'global', 'current': False}
-    """
-    defaults = SessionWindow("", "")
-    record: dict[str, Any] = {}
-    for name, (attribute, _) in WINDOW_FIELDS.items():
-        value = getattr(window, attribute)
-        if name in REQUIRED_FIELDS or value != getattr(defaults, attribute):
-            record[name] = value
-    record.update(window.extra)
-    return record
-
-
 def _checked(name: str, value: Any, expected: str) -> Any:
     """`value` converted for its field, or ValueError naming the field and the type."""
     if expected == "boolean":

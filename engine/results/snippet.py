@@ -137,11 +137,6 @@ class SnippetExplanation:
     start: int
     score: int
 
-    @property
-    def last_position(self) -> int:
-        """The position of the window's last token (may lie past the column's end)."""
-        return self.start + self.window_tokens - 1
-
     def lines(self) -> list[str]:
         """A readable rendering, one line per candidate."""
         header = (
