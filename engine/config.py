@@ -107,17 +107,16 @@ class EngineConfig:
     catalog_checkpoints: bool = _switch()
     #: A writer also saves the catalog checkpoint after a commit once this many records
     #: were committed since the last one, so a reader opening next to a long-lived writer
-    #: (or after a crash) replays at most about this many records (~0.15 s) instead of
-    #: the whole log.
+    #: (or after a crash) replays at most about this many records instead of the whole
+    #: log.
     checkpoint_after_records: int = 10_000
     #: A writer that finishes reconciling a partition (`reconcile()`, or a background run
     #: that got through it: the moment a writer goes quiet after an import) also saves
     #: the checkpoint once this many records were committed or replayed since the last
     #: one, so that a reader opening next to it replays fewer records than this rather
-    #: than up to `checkpoint_after_records` (measured at 100k messages in five
-    #: partitions: a reader next to the benchmark's writer replayed 17,386 records, about
-    #: 230 ms). Each save writes the whole catalog (about 55 ms and 5 MB at 300,000
-    #: events in one partition).
+    #: than up to `checkpoint_after_records` (a reader next to the benchmark's writer
+    #: replayed enough records to slow its open noticeably). Each save writes the whole
+    #: catalog, at a cost in time and bytes that grows with the partition's events.
     checkpoint_idle_records: int = 1_000
     #: Windows per `windows` record of a checkpoint (`engine.codec.catalog_file`).
     checkpoint_windows_per_record: int = 1024
@@ -133,9 +132,8 @@ class EngineConfig:
     index_merge_segments: int = 8
     #: With `tombstone_runs`, a posting list longer than this many times the tombstone
     #: runs drops its deleted rows by runs (about two binary searches and three slices a
-    #: run, ~4 us) rather than by a set lookup a row (~0.2 us with the copies); 0: every
-    #: list by runs. Measured at 1M rows, 1,924 runs: 51,000 rows 12 ms by set, 7 ms by
-    #: runs; 839,000 rows 154 ms and 51 ms; 15 rows 0.01 and 0.7.
+    #: run) rather than by a set lookup a row (cheaper each, but one per row); 0: every
+    #: list by runs. Long lists are faster by runs, short ones by set.
     tombstone_runs_factor: int = 10
     #: Let a large commit (at least `index_flush_documents` changes) that leaves windows
     #: dirty wait for `reconcile` (`ReferenceBackend._on_commit`).

@@ -23,8 +23,9 @@ from typing import Any
 
 @cache
 def root_collator() -> Any:
-    """ICU's root collator, made on first use: importing ICU costs about 16 ms, which a
-    command that never merges partitions (a search scoped to one agent) should not pay."""
+    """ICU's root collator, made on first use: importing ICU costs noticeable start-up
+    time, which a command that never merges partitions (a search scoped to one agent)
+    should not pay."""
     import icu
 
     return icu.Collator.createInstance(icu.Locale.getRoot())

@@ -48,7 +48,7 @@ Offsets (`start`, `end`, `byte_start`, `byte_end`) always index the original tex
 `position` counts the kept tokens from 0. Folding is cached per distinct word of up to
 64 characters (`fold_word` is a pure function; words repeat, Zipf-style), which is the
 only speed-up. An analyzer is safe to share between threads: each call makes its own
-break iterator (ICU caches the rules, so that costs about 4 µs).
+break iterator (ICU caches the rules, so that is cheap).
 """
 
 from __future__ import annotations

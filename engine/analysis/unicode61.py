@@ -289,8 +289,8 @@ class CompiledTokenizer:
         supplementary_pattern: Callable[[], re.Pattern[str]],
         fold_table: Callable[[], dict[int, str]],
     ) -> None:
-        """The ASCII pattern is built now; the others (large character classes, about
-        50 ms to compile) when the first non-ASCII text needs them."""
+        """The ASCII pattern is built now; the others (large character classes, slow to
+        compile) when the first non-ASCII text needs them."""
         self.options = options
         self.ascii_pattern = ascii_pattern
         self._make_bmp_pattern = bmp_pattern
@@ -308,13 +308,13 @@ class CompiledTokenizer:
         """Whether to split `text` by the clear walk (`Unicode61Tokenizer.tokens`)
         rather than compile the pattern it needs now.
 
-        Compiling the BMP pattern costs about as much as walking 20,000 characters one
-        at a time, so a process that meets little non-ASCII text (a fresh `search`
-        cutting a few excerpts, a query with a diacritic) walks it, and one that meets
-        more compiles the pattern once its budget is spent: the rule of renting until
-        the rent would have paid for buying. A text longer than what is left of the
-        budget compiles at once. The answers are the same either way (the clear walk is
-        the oracle of the patterns).
+        Compiling the BMP pattern costs about as much as walking `CLEAR_WALK_BUDGET`
+        characters one at a time, so a process that meets little non-ASCII text (a fresh
+        `search` cutting a few excerpts, a query with a diacritic) walks it, and one
+        that meets more compiles the pattern once its budget is spent: the rule of
+        renting until the rent would have paid for buying. A text longer than what is
+        left of the budget compiles at once. The answers are the same either way (the
+        clear walk is the oracle of the patterns).
         """
         if self.clear_budget <= 0 or text.isascii():
             return False
@@ -473,8 +473,8 @@ def fold_translation(remove_diacritics: int) -> dict[int, str]:
 @lru_cache(maxsize=32)
 def compile_options(options: Unicode61Options) -> CompiledTokenizer:
     """Build (once per distinct configuration) the ASCII pattern now, the others and the
-    fold table when first needed (the classes of every code point take a fresh process
-    about 10 ms to compute, and ASCII text never needs them)."""
+    fold table when first needed (computing the classes of every code point is a
+    noticeable cost for a fresh process, and ASCII text never needs them)."""
 
     @cache
     def intervals() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

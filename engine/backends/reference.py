@@ -7,13 +7,13 @@ entry points. Must not touch: byte layouts (`engine.codec`), what is searchable
 (`engine.transcript.projection`), the index-state rules (`engine.index.lifecycle`), the
 query policy or the ranking formulas (the search stage, `engine.search`, calls them).
 
-Why "same transaction" holds (issue 4, item 2). The transcript log is the index's
-write-ahead log. A write transaction is the store's: when it commits (fsync), the store
-calls our commit hook with the transaction's changes, and the hook feeds each appended
-event through `forward_indexing.classify_append` and the §2.3 projection into the in-memory
-index. The index files record, in their manifest, the store generation they reflect;
-opening a store loads them and replays `store.changes_since(manifest.generation)` through
-the same hook. So after a crash at any point:
+Why "same transaction" holds. The transcript log is the index's write-ahead log. A write
+transaction is the store's: when it commits (fsync), the store calls our commit hook
+with the transaction's changes, and the hook feeds each appended event through
+`forward_indexing.classify_append` and the §2.3 projection into the in-memory index. The
+index files record, in their manifest, the store generation they reflect; opening a
+store loads them and replays `store.changes_since(manifest.generation)` through the same
+hook. So after a crash at any point:
 
 * a transaction that did not commit left no index rows (the hook never ran, and a
   replay only sees committed transactions);
@@ -419,7 +419,7 @@ class ReferenceBackend(Backend, Maintenance, ReconcilesInBatches, Refreshable, E
         all, as this hook would have) or `reconcile` runs. Reconcile would delete every
         row of those windows at once, unseen by any search, so it applies the waiting
         commits without adding those rows (`windows_left_dirty`): a bulk import with
-        rewinds then analyses, writes and tombstones about 60% fewer rows. The rows
+        rewinds then analyses, writes and tombstones far fewer rows. The rows
         that reach the index and their relative order are the same either way (the
         doc ids the skipped rows would have taken are not handed out).
         """

@@ -8,12 +8,13 @@ anything of the engine. It imports only the standard library (`sqlite3`, `json`,
 not as a module of the `engine` package, and takes the statement and the MATCH string as
 arguments (`engine.bench.sqlite_kernel` makes them), so that its start-up is the
 interpreter's and `sqlite3`'s and nothing else: the yardstick of the `reopen/first_query`
-workload's `search command` figure (issue 16: a fresh search within 1.5x of this script).
+workload's `search command` figure (a fresh search should take little longer than this
+script).
 
 Why `-S`: the script needs nothing outside the standard library, so the `.pth` files of
 the environment it happens to run in are none of its cost. A development install
 (`pip install -e .`) has one that imports an import finder and, with it, `pathlib`,
-`re`, `enum` and `urllib.parse` (about 15 ms here) before the first line of any
+`re`, `enum` and `urllib.parse` (a noticeable cost) before the first line of any
 program: counted in the script, that would be a slower yardstick than the bare way
 really is, and every ratio against it flattering.
 

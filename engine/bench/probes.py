@@ -1,9 +1,9 @@
 """Probe queries of the benchmark and the exact count of messages each one matches.
 
-Owns: the list of probe queries (one per query class of issue 5), and `ProbeCounter`,
-which the corpus generator feeds with every searchable message it writes, so that each
-corpus ships its own expected answers in `manifest.json`. Must not touch: files,
-tokenizers or backends.
+Owns: the list of probe queries (one per query class of the benchmark), and
+`ProbeCounter`, which the corpus generator feeds with every searchable message it
+writes, so that each corpus ships its own expected answers in `manifest.json`. Must not
+touch: files, tokenizers or backends.
 
 A probe matches a message when every one of its `required` folded words is among the
 message's natural-language words (`engine.bench.text_synthesis.Text.words`), when one of

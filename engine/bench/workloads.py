@@ -1,7 +1,7 @@
 """Benchmark workloads, defined as data, each checking its own answer.
 
-Owns: what is measured (issue 5, item 1) and what a correct answer is. Must not touch:
-the order of runs (`schedule`), statistics, printing.
+Owns: what is measured and what a correct answer is. Must not touch: the order of runs
+(`schedule`), statistics, printing.
 
 A workload runs one *round* against one backend target and returns its samples (seconds
 of the timed call, plus named metrics such as messages per second or resident bytes).
@@ -177,8 +177,8 @@ class QueryWorkload:
     Beside a comparator it runs paired (`run_paired_round`): the backend's and the
     comparator's calls alternate in ABBA order inside one round, so both medians come
     from the same seconds of the machine's life. Run one after the other, two cells of a
-    microsecond query drift apart by 20–30 % between runs on a shared machine, which is
-    more than the difference the ratio is there to show.
+    microsecond query drift apart between runs on a shared machine by more than the
+    difference the ratio is there to show.
     """
 
     name: str
@@ -828,7 +828,7 @@ def rebuilt_samples(name: str, target: BenchTarget, result: SearchResult, *, reb
 
 
 def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list[Workload]:
-    """Every workload of issue 5 for one corpus, in running order.
+    """Every workload of the benchmark for one corpus, in running order.
 
     Ingest first (fresh stores), then reads of the prepared store, then the writes
     and rebuilds that change it.

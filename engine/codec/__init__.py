@@ -39,7 +39,7 @@ their header; the layouts of today are version 2 of those kinds, so a store writ
 an earlier build is refused with a message that says to re-import it (a partition's
 `store.meta` never changed, and is still version 1; the root's `store.meta` is version 2
 since it lists the agents that have a partition; the transcript log is version 2 since
-it gained the `replace` record, a replaced transcript, issue 14). A catalog checkpoint
+it gained the `replace` record, for a replaced transcript). A catalog checkpoint
 is derived data: one of another version is ignored and the log replayed, as a damaged
 one is. To change a layout, give its kind the next version here, add the decoder of the
 new version to `DECODERS` (keep the old one only once a release has written it) and a

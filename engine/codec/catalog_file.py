@@ -66,10 +66,10 @@ it, replays the segments, and the next writer close saves a current one.
 
 Why this shape: decoding the checkpoint is most of the cost of opening a large store,
 and a search never needs an event's position (only reading events does: history,
-rebuilds, reconcile, appending to a window, verify). At 1M messages (8,322 windows,
-1.02M events) the file is 18 MB, of which the positions are 16 MB: they lie behind the
-index, so opening reads and checks 2 MB and decodes it in about 0.016 s (decoding the
-positions with the rest took 0.06 s), and 16 MB stay on disk until an event is read.
+rebuilds, reconcile, appending to a window, verify). The positions are most of the
+file: they lie behind the index, so opening reads, checks and decodes only the small
+part before them (decoding the positions with the rest took several times as long),
+and the positions stay on disk until an event is read.
 One column per window field (the windows are built with one C-level pass per field,
 `build_windows`) rather than a field map and three small arrays per window.
 """

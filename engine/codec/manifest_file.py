@@ -79,10 +79,11 @@ def encode_runs(doc_ids: Iterable[int]) -> list[int]:
     one pair per run of consecutive doc ids, `gap` counted from the end of the run
     before (the first from 0).
 
-    Why runs (issue 5, reopen at 1M rows): tombstones come from whole windows rebuilt or
-    deleted, so they are long runs of consecutive doc ids. A reconcile after a bulk
-    import leaves about 166,000 of them; as a list of gaps they cost about 25 ms to
-    decode and type-check at every open, as about 3,000 runs well under 1 ms.
+    Why runs (a store must reopen fast at a million rows): tombstones come from whole
+    windows rebuilt or deleted, so they are long runs of consecutive doc ids. A
+    reconcile after a bulk import leaves a great many of them; as a list of gaps they
+    were slow to decode and type-check at every open, as a far shorter list of runs
+    they cost next to nothing.
 
     >>> encode_runs([5, 2, 3, 4, 9])
     [2, 4, 3, 1]

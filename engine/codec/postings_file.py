@@ -20,10 +20,10 @@ Byte grammar (a `framing` file of kind `postings`)::
                      "I" (u32) or "Q" (u64), the smallest that holds its largest value;
                      every column is little-endian
 
-Why arrays (issue 5): a query's first read of a long list (the most common word is in
-70% of a million rows) costs three `array.frombytes` (C copies) instead of decoding one
-msgpack array per document, and a flush writes each list with a few C calls. The files
-are larger than delta-coded varints would be; the page cache holds them.
+Why arrays: a query's first read of a long list (the most common word is in 70% of a
+million rows) costs three `array.frombytes` (C copies) instead of decoding one msgpack
+array per document, and a flush writes each list with a few C calls. The files are
+larger than delta-coded varints would be; the page cache holds them.
 
 Integrity: opening a segment checks only the file's header (kind and version) and
 footer (`check_postings_ends`); a record's CRC and shape are checked when its list is read

@@ -54,17 +54,17 @@ Every `bin` column is little-endian. The offsets are absolute file offsets: they
 fixed-width, so the table record's size does not depend on their values, and the encoder
 writes the table once with zeros to learn that size, then once more with the real ones.
 
-Why this shape (issue 5: reopen within 0.2 s and 150 MB at a million rows): opening a
+Why this shape (a store must reopen fast and small at a million rows): opening a
 segment reads the header, the table record, the columns record and the footer, and turns
 each per-slot column into an `array` with one C copy (`array.frombytes`) from a view of
 the bytes read; a row costs 26 bytes and no Python object. The columns have a record of
 their own rather than `bin` values inside the table's map because msgpack would copy
-each one out of the map before that copy (about 20 ms of the 50 ms it took to open the
-two segments of a 1M-row index). Message ids and texts (most of the file) are read one
-record at a time when a returned hit or a CJK retry needs them, and the term dictionary
-one record of `TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`.
-Slots rather than packed rows make a doc id's column index one subtraction, at the price
-of a few bytes per row deleted before its segment was written.
+each one out of the map before that copy, a large share of the time opening a large
+index took. Message ids and texts (most of the file) are read one record at a time when
+a returned hit or a CJK retry needs them, and the term dictionary one record of
+`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`. Slots rather than
+packed rows make a doc id's column index one subtraction, at the price of a few bytes
+per row deleted before its segment was written.
 
 Integrity: opening checks the header (kind and version), the footer (record count and
 placement must agree with the table's offsets), the table record's CRC and its columns'
@@ -268,8 +268,8 @@ def _table_value(table: RowTable) -> list[Any]:
 
 
 def _group_table_value(group_table: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """The group table as columns (one string and one byte a pair: decoding 16,000 pairs
-    at 1M rows went from about 8 ms to 1 ms), or as pairs when columns cannot hold it.
+    """The group table as columns (one string and one byte a pair, much faster to decode
+    than a list of pairs), or as pairs when columns cannot hold it.
 
     >>> _group_table_value([("w1", "user"), ("w1", "assistant"), ("w2", "user")])
     {'group_sessions': 'w1\\x00w1\\x00w2', 'group_roles': b'\\x00\\x01\\x00', 'role_names': ['user', 'assistant']}

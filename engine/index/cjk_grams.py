@@ -13,20 +13,14 @@ as they are. The grams of a row come from its whole text, including any part aft
 that LIKE cannot see: a superset, which the final check removes. A needle without a CJK
 character gives no grams and cannot be narrowed (`candidates` returns None).
 
-Costs, measured on 20,000 rows of 12 ASCII words plus a run of 40 random CJK characters
-from a 500-character set (Python 3.11, one core of a shared 2-core machine; script in the
-report of issue 4), median of 5 runs of a retry over the whole store:
+Costs:
 
-| needle | plain literal scan (`cjk_grams=False`, the oracle) | this index |
-|---|---|---|
-| 2 CJK characters (6 hits) | 108 ms | 0.3 ms |
-| 1 CJK character (~1,500 candidate rows) | 106 ms | 12.5 ms |
-
-* the scan is O(total characters of the rows in scope) per retry and needs nothing else;
-* this index costs O(CJK characters) per added row once built, about 60 MB for the rows
-  above (232,116 grams), and is built lazily by the first retry after opening (1.3 s
-  for those rows); a retry then costs O(r log n), r = rows holding the rarest gram,
-  plus the same `in` check on the candidates only.
+* the scan (`cjk_grams=False`, the oracle) is O(total characters of the rows in scope)
+  per retry and needs nothing else;
+* this index costs O(CJK characters) of time and memory per added row once built, and
+  is built lazily by the first retry after opening, which pays for it; a retry then
+  costs O(r log n), r = rows holding the rarest gram, plus the same `in` check on the
+  candidates only: far less than the scan, the more so the fewer rows hold that gram.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ backend's, and the text is always encodable.
 
 A row read from a flushed segment does not hold its text in memory: it holds the
 segment's rows (`engine.index.segment_rows.SegmentRows`, a `TextSource`), which read the
-record of texts the row is in when `text` is first asked for (issue 5: opening a store
-decodes only the small per-row columns; a small cache keeps the records read last). `text_is_ascii` answers from a stored flag
-without reading the text.
+record of texts the row is in when `text` is first asked for (so that opening a store
+decodes only the small per-row columns; a small cache keeps the records read last).
+`text_is_ascii` answers from a stored flag without reading the text.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Rows that share `(f, D)` share their rank, and for one `f` the rank never gets b
 monotonic in `D`, and IEEE rounding keeps each monotonic). So the best rows are found by
 walking, for each frequency, its lengths from the shortest, and merging those walks by
 rank (`engine.search.fast_path.best_rows_by_impact`): a few dozen groups are scored
-instead of every row. Per-block score bounds, which the issue proposed, were measured
+instead of every row. Per-block score bounds, the other design proposed, were measured
 first and skip nothing on the generated corpus (each block of 16-128 postings holds a
 short row and a row with many hits, so every block's bound beats the 26th rank).
 

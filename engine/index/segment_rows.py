@@ -7,8 +7,8 @@ Must not touch: tombstones (a segment's rows never change; the index says which 
 deleted), posting lists, bytes (the codec decodes), files.
 
 Why not a dict of records: at a million rows a dict of `DocumentRecord` objects costs
-about 300 MB and seconds to build at every open (issue 5's reopen goal is 0.2 s and
-150 MB). Here a row is a slot of the table's arrays (26 bytes), and the rest of a row
+far too much memory and time to build at every open, and a store must reopen fast and
+small. Here a row is a slot of the table's arrays (26 bytes), and the rest of a row
 (its message id and text) stays on disk until a hit or a CJK retry reads its record.
 Row records are equal to the ones the segment was written from (`tests/index`): the
 clear version is the dict the writer held before the flush.

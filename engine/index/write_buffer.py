@@ -7,7 +7,7 @@ columns. Must not touch: tombstones, files, bytes, scoring.
 `MemorySegment` (in `engine.index.segment`) is the clear version of the same segment and
 this module's test oracle: after the same `add` calls both answer `documents`,
 `postings`, `terms` and `terms_with_prefix` alike (`tests/index/test_write_buffer.py`).
-What makes this one faster on the write path (issue 5):
+What makes this one faster on the write path:
 
 * terms live in a plain `dict` (O(1) insert); the sorted term list that prefix lookups
   and flushes need is built when first asked for and kept until a new term arrives;

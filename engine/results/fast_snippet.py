@@ -5,7 +5,7 @@ version and this module's test oracle). Must not touch: the window rules themsel
 
 Why: `results.snippet.explain_snippet` scores each candidate window by visiting every
 phrase instance of the row, so a row with h instances costs O(h²) (FTS5 does the same in
-C). A 150 KiB message holding a common word 18,000 times took about 10 s per snippet.
+C). A long message holding a common word thousands of times took seconds per snippet.
 Only the instances inside the window `[start, start + N)` change its score, and the
 instances are visited in position order, so a binary search over the sorted positions
 finds exactly those: O(h log h + h·N) per row. The output is identical, checked against

@@ -21,8 +21,8 @@ the policy rejects) is `INVALID_PARAMS`; any other `EngineError` is `ENGINE_ERRO
 other exception is a bug in the engine, and it is still answered: `INTERNAL_ERROR` with
 the exception's type and message, its traceback on standard error, and the server goes on
 with the next line. A server that many clients share must not let one hostile or unlucky
-line end it (issue 17: deep nesting, lone surrogates and raw bytes once did); the
-traceback on standard error keeps the bug easy to find.
+line end it (deep nesting, lone surrogates and raw bytes once did); the traceback on
+standard error keeps the bug easy to find.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ The steps, for a plan over a scope:
 Cost of the CJK retry: with `cjk_grams=False` a substring plan scans the stored text of
 every row, O(total characters); with `cjk_grams=True` the CJK character/bigram index of
 `engine.index.cjk_grams` narrows the rows first (an in-memory index built at the first
-retry: about 0.5 s at 100k messages). The hypothesis tests require both to give identical
+retry, which pays for building it). The hypothesis tests require both to give identical
 results.
 """
 

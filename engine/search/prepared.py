@@ -7,13 +7,13 @@ that; this module only calls them), the index, the scope.
 
 Why keep them: a search across agents asks every partition the same request, and each
 partition's kernel would otherwise check the query, split it, analyze every term and
-work out the retry plan again (about 7 µs a partition, most of a search that finds
-nothing). They depend only on the request's `query`, `match`, `order`, `role` and
-`limit` and on the analyzer, so requests equal in those share them. A request is kept
-only when those fields have the exact types validation accepts (Python calls `1`, `1.0`
-and `True` equal, and validation refuses all but the integer), so a kept answer is one
-the request itself would have got; a request that fails validation raises every time
-(nothing is kept for it). The SQLite backend keeps its statements' values the same way
+work out the retry plan again (most of the time of a search that finds nothing). They
+depend only on the request's `query`, `match`, `order`, `role` and `limit` and on the
+analyzer, so requests equal in those share them. A request is kept only when those
+fields have the exact types validation accepts (Python calls `1`, `1.0` and `True`
+equal, and validation refuses all but the integer), so a kept answer is one the request
+itself would have got; a request that fails validation raises every time (nothing is
+kept for it). The SQLite backend keeps its statements' values the same way
 (`engine.backends.sqlite.search.prepared_search`).
 """
 

@@ -15,9 +15,8 @@ transcript store's, which change only with its generation), the windows' index s
 see them; their stamp, `IndexView.window_states_stamp`, does), and the request's
 `agentId`, `sessionKeys` and `sessionId` (`scope_key`). `ScopeCache` keeps scopes under
 the first two and looks them up by the third; a search then costs no pass over the
-windows while the store and the states stay as they were (100k generated messages in
-five partitions, every session, medians on a loaded machine: a word with no hit 1.36 ms
--> 0.46 ms, a rare word 2.96 ms -> 1.78 ms).
+windows while the store and the states stay as they were, which saves much of the time
+of a search that finds few or no hits.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Must not touch: the log files beyond the cheap checks of `engine.transcript.log`
 store's lock or writer, or the live catalog of a store (loading builds a new one).
 
 Why. Without a checkpoint, opening replays every log file, decoding every record once:
-O(total bytes), about 13 µs per record here (300k events: 4.0 s). After each commit that
+O(total bytes), which takes seconds for a large store. After each commit that
 seals a log file or brings the records committed since the last checkpoint to
 `EngineConfig.checkpoint_after_records`, when a reconcile ends once
 `EngineConfig.checkpoint_idle_records` records were committed or replayed since the last
@@ -19,7 +19,7 @@ the writer saves the whole catalog (windows, position arrays, transaction start
 positions, the log position it covers with the offset of the last commit record, and the
 size, record count and footer CRC of every sealed log file) with `write_atomic`. Opening
 reads the checkpoint's head and index (windows, keys, transactions), not the event
-positions (16 of its 18 MB at 1M messages), which a search never needs: the catalog's
+positions (most of its bytes), which a search never needs: the catalog's
 windows share them by range (`SharedPositions`), and they are read once, the first time
 any event position is needed (reading events, appending to a window that had events,
 saving the next checkpoint), through the file handle the open used, so a checkpoint a
@@ -38,10 +38,9 @@ What is checked, and when:
   same (`OpenedCheckpoint.claim`): it was saved after the commits it covers were fsynced,
   so a log that the replay finds shorter lost committed transactions, and the store
   refuses to open it (`engine.transcript.evidence`). What follows the covered
-  offset is replayed and decoded as without a checkpoint. At 1M messages (8,322 windows,
-  1.02M events, 931 MB of log files, 18 MB checkpoint) this open reads 2 MB of the
-  checkpoint and takes about 0.025 s and 10 MB; the positions cost about 0.015 s and
-  16 MB when first needed.
+  offset is replayed and decoded as without a checkpoint. Even for a large store this
+  open reads only a small part of the checkpoint and takes little time and memory; the
+  positions cost their time and memory only when first needed.
 * When the positions are first needed: their CRC32 and the footer's record count
   (`read_catalog_positions`). If they are damaged, or the file can no longer be read,
   nothing is misread and no data is lost: they are rebuilt by replaying the log up to
