@@ -290,3 +290,58 @@ def test_the_readme_lists_the_same_layers():
         "README.md's Layout section must list the layers of tests/test_layers.py, one line "
         f"per name, top first:\n{render_table()}"
     )
+
+
+# ----- third-party modules stay in their rooms ------------------------------------------
+
+#: The libraries that belong to one room of the engine, and the modules (dotted prefixes)
+#: that may import them: SQLite to its backend, that backend's verification and the
+#: benchmark's upstream-speed comparators; msgpack to the byte layouts (the codec) and the
+#: comparator that writes the same records; psycopg to the table generator that probes a
+#: real server (and, later, the PostgreSQL backend). The table generators under
+#: `analysis/tables` probe the real programs they model.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "sqlite3": ("engine.backends.sqlite", "engine.backends.sqlite_fts5",
+                "engine.diagnostics.sqlite_verify", "engine.bench", "engine.analysis.tables"),
+    "msgpack": ("engine.codec", "engine.bench.sqlite_kernel"),
+    "psycopg": ("engine.backends.postgres", "engine.analysis.tables"),
+}
+
+
+def third_party_imports(source: str) -> Iterator[tuple[str, int]]:
+    """The top-level name and line of every absolute import of a module's source.
+
+    >>> list(third_party_imports("import sqlite3\\nfrom msgpack import packb\\nfrom . import x"))
+    [('sqlite3', 1), ('msgpack', 2)]
+    """
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0], node.lineno
+
+
+def room_violations(module: str, source: str) -> list[str]:
+    """Imports of a roomed library by `module` outside its room."""
+    return [f"{module} (line {line}) imports {name}, which only "
+            f"{', '.join(ROOMS[name])} may import"
+            for name, line in third_party_imports(source)
+            if name in ROOMS and not any(module == room or module.startswith(room + ".")
+                                         for room in ROOMS[name])]
+
+
+def test_third_party_modules_stay_in_their_rooms():
+    violations = [violation for path in sorted(ENGINE.rglob("*.py"))
+                  for violation in room_violations(module_name(path),
+                                                   path.read_text(encoding="utf-8"))]
+    assert not violations, "\n".join(violations)
+
+
+def test_the_room_rule_itself():
+    assert room_violations("engine.search.fast_path", "import sqlite3\n") != []
+    assert room_violations("engine.backends.sqlite.search", "import sqlite3\n") == []
+    assert room_violations("engine.backends.sqlite_other", "import sqlite3\n") != []
+    assert room_violations("engine.index.postings", "import msgpack\n") != []
+    assert room_violations("engine.codec.framing", "from msgpack import packb\n") == []
+    assert room_violations("engine.cli.output", "import psycopg\n") != []
