@@ -341,6 +341,20 @@ def json_type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def json_number(value: float | None) -> int | float | None:
+    """A number as JSON should carry it: an integral float as an int (the engine keeps
+    times as floats; the transcripts held integers, and OpenClaw writes them as
+    JavaScript does, without `.0`), anything else as it is. Every JSON form of a hit
+    writes its time through this one function.
+
+    >>> json_number(1788429640000.0), json_number(0.5), json_number(None), json_number(3)
+    (1788429640000, 0.5, None, 3)
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One hit; `score` is `-bm25()` (positive, larger is better)."""
@@ -354,13 +368,14 @@ class SearchHit:
     score: float
 
     def to_json(self) -> dict[str, Any]:
-        """The hit as the kernel's JSON object, keys in the wire order."""
+        """The hit as the kernel's JSON object, keys in the wire order (a whole-millisecond
+        time as an integer: `json_number`)."""
         return {
             "sessionKey": self.session_key,
             "sessionId": self.session_id,
             "messageId": self.message_id,
             "role": self.role,
-            "timestamp": self.timestamp,
+            "timestamp": json_number(self.timestamp),
             "snippet": self.snippet,
             "score": self.score,
         }

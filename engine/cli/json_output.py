@@ -7,7 +7,8 @@ other commands import both).
 
 Rules: UTF-8 with non-ASCII kept readable, keys in the order given, a lone surrogate
 written as a `\\uXXXX` escape (`print_json`). Numbers stay numbers: a timestamp that is
-a whole number of epoch milliseconds is written as an integer (`whole_millisecond_times`).
+a whole number of epoch milliseconds is written as an integer by the values themselves
+(`engine.model.json_number`, in every JSON form of a hit).
 """
 
 from __future__ import annotations
@@ -32,19 +33,3 @@ def print_json(value: Any) -> None:
     """
     sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
-
-
-def whole_millisecond_times(document: dict[str, Any]) -> dict[str, Any]:
-    """`document` with each hit's `timestamp` written as an integer when it is a whole
-    number of milliseconds (the engine keeps times as floats; the transcripts held
-    integers, and JSON readers should get them back as integers).
-
-    >>> whole_millisecond_times({"hits": [{"timestamp": 1788429640000.0},
-    ...                                   {"timestamp": 1.5}]})
-    {'hits': [{'timestamp': 1788429640000}, {'timestamp': 1.5}]}
-    """
-    for hit in document.get("hits", ()):
-        time = hit.get("timestamp")
-        if isinstance(time, float) and time.is_integer():
-            hit["timestamp"] = int(time)
-    return document

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from engine.backends.registry import BACKEND_NAMES, open_store
 from engine.cli.commands import add_command, add_read_only_arguments, warn
-from engine.cli.json_output import print_json, whole_millisecond_times
+from engine.cli.json_output import print_json
 from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, agent_id_of
 from engine.query.user_query import MAX_LIMIT
@@ -158,7 +158,7 @@ def run_search(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     if args.json:
-        print_json(whole_millisecond_times(result.to_json()))
+        print_json(result.to_json())
     else:  # the readable view (and rich, on a terminal) only when it is shown
         from engine.cli.output import open_output
         from engine.cli.search_view import print_result
@@ -184,7 +184,7 @@ def run_explain(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     if args.json:
-        print_json(whole_millisecond_times(explanation.to_json()))
+        print_json(explanation.to_json())
         return 0
     from engine.cli.explain_view import print_explanation
     from engine.cli.output import open_output

@@ -60,7 +60,7 @@ from engine.access.tool_config import ToolConfig
 from engine.analysis.collation import locale_compare_key
 from engine.backends.protocol import Backend
 from engine.errors import EngineError
-from engine.model import DEFAULT_AGENT_ID, RESERVED_SESSION_KEYS, SearchHit, SearchRequest
+from engine.model import DEFAULT_AGENT_ID, RESERVED_SESSION_KEYS, SearchRequest
 from engine.query.user_query import js_trim
 
 METHOD = "sessions.search"
@@ -235,14 +235,6 @@ def gateway_scope(params: Mapping[str, Any], config: ToolConfig) -> GatewayScope
     return GatewayScope(agent_id, configured, requested is not None, session_keys)
 
 
-def _result(hit: SearchHit) -> dict[str, Any]:
-    """A hit as the Gateway sends it: a whole-millisecond time as an integer."""
-    value = hit.to_json()
-    if isinstance(hit.timestamp, float) and hit.timestamp.is_integer():
-        value["timestamp"] = int(hit.timestamp)
-    return value
-
-
 def gateway_search(store: Backend, params: Any, config: ToolConfig = ToolConfig()) -> dict[str, Any]:
     """The Gateway's answer to `sessions.search` with `params` (the module docstring)."""
     problems = schema_problems(params)
@@ -278,7 +270,7 @@ def gateway_search(store: Backend, params: Any, config: ToolConfig = ToolConfig(
         if identity not in seen:
             seen.add(identity)
             hits.append(hit)
-    answer: dict[str, Any] = {"results": [_result(hit) for hit in hits[:limit]]}
+    answer: dict[str, Any] = {"results": [hit.to_json() for hit in hits[:limit]]}
     if result.archived_transcripts_excluded:
         answer["archivedTranscriptsExcluded"] = result.archived_transcripts_excluded
     if result.indexing:

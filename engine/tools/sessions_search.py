@@ -73,7 +73,7 @@ from engine.analysis.collation import locale_compare_key
 from engine.analysis.js_json import js_json_bytes
 from engine.backends.protocol import Backend, Interruptible, Refreshable
 from engine.errors import EngineError, InputError
-from engine.model import SearchHit, SearchRequest, owner_agent_id
+from engine.model import SearchHit, SearchRequest, json_number, owner_agent_id
 from engine.query.user_query import js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
@@ -353,23 +353,16 @@ def _shaped_hit(hit: SearchHit, candidate: SearchCandidate, config: ToolConfig) 
         return None
     shaped: dict[str, Any] = {
         "sessionKey": display_key(candidate.key, config),
-        "timestamp": _number(hit.timestamp),
+        "timestamp": json_number(hit.timestamp),
         "role": hit.role,
         "snippet": bound_excerpt(hit.snippet),
-        "score": _number(hit.score),
+        "score": json_number(hit.score),
     }
     if isinstance(hit.session_id, str):
         shaped["sessionId"] = hit.session_id
     if isinstance(hit.message_id, str):
         shaped["messageId"] = hit.message_id
     return shaped
-
-
-def _number(value: float) -> int | float:
-    """An integral float as an int, so the JSON text is JavaScript's."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def hit_order_key(hit: dict[str, Any]) -> tuple[float, float, bytes, bytes]:

@@ -64,7 +64,7 @@ from engine.backends.protocol import (
     require_capability,
 )
 from engine.errors import EngineError, InputError, QueryError
-from engine.model import SearchHit, SearchRequest, owner_agent_id
+from engine.model import SearchHit, SearchRequest, json_number, owner_agent_id
 from engine.query.user_query import LONG_QUERY_MESSAGE, MAX_QUERY_UNITS, js_trim, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 from engine.tools.budgets import Cancellation, ReaderGate, TimeBudgets, check, run_reader
@@ -143,17 +143,6 @@ def compact_excerpt(snippet: str) -> str:
     if utf16_length(text) <= EXCERPT_MAX_UNITS:
         return text
     return truncate_utf16_safe(text, EXCERPT_MAX_UNITS).rstrip() + ELLIPSIS
-
-
-def json_number(value: float | None) -> int | float | None:
-    """An integral float as an int, so that JSON readers get integers back.
-
-    >>> json_number(1788429640000.0), json_number(0.5), json_number(None)
-    (1788429640000, 0.5, None)
-    """
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def session_row(session: PaletteSession) -> dict[str, Any]:

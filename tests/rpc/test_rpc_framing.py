@@ -89,3 +89,27 @@ def test_a_method_plugs_in_by_adding_one_entry() -> None:
     assert sorted(METHODS) == ["chat.history", "gateway.sessions.search", "sessions.search",
                                "sessions_history", "sessions_search",
                                "ui.search"]  # the default table is unchanged
+
+
+def test_a_whole_millisecond_time_is_an_integer_in_every_json_form_of_a_hit() -> None:
+    """Issue 26, one shape: `search --json` wrote `"timestamp": 5` and the RPC result
+    `5.0`; every JSON form of a hit now writes a whole-millisecond time as an integer
+    (`engine.model.json_number`), and a fraction as it is."""
+    backend = ReferenceBackend.create_in(MemoryDirectory())
+    with backend.transaction() as transaction:
+        transaction.put_window(SessionWindow("w", "agent:main:main"))
+        for number, stamp in enumerate((5, 7.5)):
+            transaction.append_event("w", {
+                "type": "message", "id": f"m{number}",
+                "parentId": f"m{number - 1}" if number else None, "timestamp": stamp,
+                "message": {"role": "user", "content": "saffron"}})
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                         "params": {"query": "saffron", "sessionKeys": ["agent:main:main"]}})
+             for method in ("sessions.search", "gateway.sessions.search")]
+    output = io.StringIO()
+    serve(backend, lines, output, METHODS)
+    backend.close()
+    kernel, gateway = output.getvalue().splitlines()
+    for text, member in ((kernel, "hits"), (gateway, "results")):
+        times = sorted(hit["timestamp"] for hit in json.loads(text)["result"][member])
+        assert times == [5, 7.5] and '"timestamp": 5,' in text and '"timestamp": 5.0' not in text
