@@ -345,3 +345,81 @@ def test_the_room_rule_itself():
     assert room_violations("engine.index.postings", "import msgpack\n") != []
     assert room_violations("engine.codec.framing", "from msgpack import packb\n") == []
     assert room_violations("engine.cli.output", "import psycopg\n") != []
+
+
+# ----- no cycle inside a package ---------------------------------------------------------
+
+
+def runtime_imports(source: str, importer: str, *, is_package: bool) -> Iterator[str]:
+    """The engine modules a module's source imports when it runs: the `import` forms of
+    `imports_in` (inside functions too), without those under `if TYPE_CHECKING:` (names
+    for annotations, never loaded) and without module names written as strings (a lazy
+    registry names what it may load; loading happens at a call, not at import).
+
+    >>> source = "from typing import TYPE_CHECKING\\nif TYPE_CHECKING:\\n    import engine.model\\n"
+    >>> list(runtime_imports(source, "engine.x", is_package=False))
+    []
+    """
+    tree = ast.parse(source)
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    kept = [node for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped]
+    module = ast.Module(body=kept, type_ignores=[])
+    for found in imports_in(ast.unparse(module), importer, is_package=is_package):
+        yield found.imported
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Every engine module and the engine modules it imports when it runs."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(ENGINE.rglob("*.py")):
+        importer = module_name(path)
+        graph[importer] = {
+            imported for imported in runtime_imports(
+                path.read_text(encoding="utf-8"), importer,
+                is_package=path.name == "__init__.py")
+            if imported != importer and exists(imported)}
+    return graph
+
+
+def package_of(module: str) -> str:
+    """`engine.diagnostics.verify` -> `engine.diagnostics`; a package is its own."""
+    return module if exists(module + ".__init__") else module.rpartition(".")[0]
+
+
+def cycles_inside_packages(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles whose modules all lie in one package (found by depth-first
+    search over imports that stay in the importer's package).
+
+    >>> cycles_inside_packages({"engine.a.x": {"engine.a.y"}, "engine.a.y": {"engine.a.x"}})
+    [['engine.a.x', 'engine.a.y', 'engine.a.x']]
+    >>> cycles_inside_packages({"engine.a.x": {"engine.b.y"}, "engine.b.y": {"engine.a.x"}})
+    []
+    """
+    found: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        for imported in sorted(graph.get(module, ())):
+            if package_of(imported) != package_of(path[0]):
+                continue
+            if imported == path[0]:
+                cycle = frozenset(path)
+                if cycle not in seen:
+                    seen.add(cycle)
+                    found.append([*path, imported])
+            elif imported not in path:
+                walk(imported, [*path, imported])
+
+    for module in sorted(graph):
+        walk(module, [module])
+    return found
+
+
+def test_no_import_cycle_inside_a_package():
+    cycles = cycles_inside_packages(module_graph())
+    assert not cycles, "import cycles inside a package (break each by moving what both " \
+        "sides need into a module of its own):\n" + "\n".join(" -> ".join(c) for c in cycles)

@@ -22,22 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.protocol import Backend
+from engine.bench.signals import CapabilityMissing, FeatureNotBuilt
 
 if TYPE_CHECKING:
     from engine.bench.comparators import Comparator
-
-
-class CapabilityMissing(Exception):
-    """An engine capability a workload needs does not exist (yet); the message says which."""
-
-
-class FeatureNotBuilt(CapabilityMissing):
-    """The engine (or one backend) has no such feature yet: its module or method is absent."""
-
-
-class NotApplicable(CapabilityMissing):
-    """A comparator (`engine.bench.comparators`) has no counterpart for this workload or
-    request; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +108,7 @@ def finish_indexing(backend: Backend) -> int:
 def default_services() -> BenchServices:
     """The real engine: the backend registry and the importers, and upstream's bare SQL
     beside the SQLite backend (`engine.bench.sqlite_kernel`)."""
-    from engine.bench.sqlite_kernel import SqliteKernel  # it imports this module's signals
+    from engine.bench.sqlite_kernel import SqliteKernel  # SQLite, loaded when benchmarking
 
     return BenchServices(registry_open_store, ingest_import_corpus, registry_backend_names,
                          (SqliteKernel(),), registry_open_reconciling_store)

@@ -38,16 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.bench.adapters import (
-    BenchServices,
-    CapabilityMissing,
-    FeatureNotBuilt,
-    NotApplicable,
-    finish_indexing,
-)
+from engine.bench.adapters import BenchServices, finish_indexing
 from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
+from engine.bench.signals import CapabilityMissing, FeatureNotBuilt, NotApplicable
 from engine.bench.workloads import BenchTarget, PairedWorkload, Sample, Workload, WorkloadFailed
 from engine.errors import EngineError
 

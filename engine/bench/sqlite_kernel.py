@@ -39,8 +39,8 @@ import msgpack
 
 from engine.backends.sqlite.search import glob_literal
 from engine.backends.sqlite_fts5 import DATABASE_NAME
-from engine.bench.adapters import NotApplicable
 from engine.bench.bare_write import bare_import
+from engine.bench.signals import NotApplicable
 from engine.model import DEFAULT_AGENT_ID, SearchRequest, SearchResult, owner_agent_id
 from engine.query.cjk import partition_terms
 from engine.query.user_query import (

@@ -2,7 +2,7 @@
 transcript rows, and SQLite's own checks of the file.
 
 Owns: what "the index of an agent database agrees with its transcripts" means, and its
-report (a `verify.VerifyReport`, so a store's report reads the same on every backend);
+report (a `report.VerifyReport`, so a store's report reads the same on every backend);
 `repair_sqlite_backend` (`verify --repair`). Must not touch: the file (verify opens its
 own read-only connection, `schema.ReadConnection`, and never writes a byte of the store's
 folder), what is searchable (`engine.transcript.projection`), the tree rules
@@ -41,7 +41,7 @@ Then the rows, read in one read transaction (one snapshot), per window of
 
 A row the rebuild expects and the index lacks is `missing`; one the index holds and the
 rebuild does not is `unexpected`; a row of the right message whose text, role or time
-differ is `differing` (listed with the fields). At most `verify.MAX_LISTED` of each kind
+differ is `differing` (listed with the fields). At most `report.MAX_LISTED` of each kind
 are listed. A database OpenClaw wrote (layout `openclaw`, `verify --read-only`) is read
 the same way (its queue is the needs-reconcile predicate; a cold window has no transcript
 rows, so no row): OpenClaw 2026.9.6's own writer leaves exactly the rows, states and
@@ -70,7 +70,7 @@ from engine.backends.sqlite import schema
 from engine.backends.sqlite.schema import storable_text
 from engine.backends.sqlite.writes import active_rows, read_events
 from engine.backends.sqlite_fts5 import SqliteBackend
-from engine.diagnostics.verify import MAX_LISTED, VerifyReport
+from engine.diagnostics.report import MAX_LISTED, VerifyReport
 from engine.errors import CorruptFile, StoreError
 from engine.index.lifecycle import WindowIndexState
 from engine.model import SessionWindow, StoredEvent

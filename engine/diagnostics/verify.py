@@ -65,11 +65,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.backends.partitioned import PartitionedStore
 from engine.backends.reference import ReferenceBackend
+from engine.diagnostics.report import MAX_LISTED, VerifyReport
 from engine.errors import UnknownSession, UsageError
 from engine.index.check import check_index
 from engine.index.documents import fts_text
@@ -80,62 +81,7 @@ from engine.transcript.evidence import LostCommits, counted
 from engine.transcript.log import log_file_name
 from engine.transcript.projection import extract_index_entry, index_entries
 
-#: At most this many differences of each kind are listed in a report.
-MAX_LISTED = 20
-
 RowKey = tuple[str, int]
-
-
-@dataclass(slots=True)
-class VerifyReport:
-    """The outcome of one verify run."""
-
-    windows: int = 0
-    rows_committed: int = 0
-    rows_expected: int = 0
-    stale_rows: int = 0
-    windows_needing_reconcile: int = 0
-    problems: list[str] = field(default_factory=list)
-    #: Worth knowing, not wrong (an unfinished transaction at the end of the log, what
-    #: `--repair` would do): shown, but the report is still ok.
-    notes: list[str] = field(default_factory=list)
-    #: What `--repair` did before this verification.
-    repairs: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when the committed index matches the rebuild (stale rows are allowed)."""
-        return not self.problems
-
-    def to_json(self) -> dict[str, object]:
-        """The report as a JSON object."""
-        return {
-            "ok": self.ok,
-            "windows": self.windows,
-            "rowsCommitted": self.rows_committed,
-            "rowsExpected": self.rows_expected,
-            "staleRows": self.stale_rows,
-            "windowsNeedingReconcile": self.windows_needing_reconcile,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "repairs": list(self.repairs),
-        }
-
-    def lines(self) -> list[str]:
-        """A readable report."""
-        status = "OK: the index matches its transcripts" if self.ok else (
-            f"MISMATCH: {len(self.problems)} problem(s)"
-        )
-        counts = (
-            f"windows {self.windows}, rows committed {self.rows_committed}, "
-            f"expected {self.rows_expected}, stale {self.stale_rows}, "
-            f"windows needing reconcile {self.windows_needing_reconcile}"
-        )
-        lines = [f"repaired: {repair}" for repair in self.repairs]
-        lines += [status, counts]
-        lines.extend(f"  {problem}" for problem in self.problems)
-        lines.extend(f"  note: {note}" for note in self.notes)
-        return lines
 
 
 def _row_key(entry: IndexEntry) -> RowKey:
@@ -406,7 +352,8 @@ def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], Ve
     `action` and the backend when there are none)."""
     if isinstance(partition, ReferenceBackend):
         return verify_backend, repair_backend
-    # Imported here: `sqlite_verify` builds on this module's report (a cycle at import).
+    # Imported here, when a SQLite partition is checked: a reference store's verification
+    # never loads SQLite.
     from engine.backends.sqlite_fts5 import SqliteBackend
     from engine.diagnostics.sqlite_verify import repair_sqlite_backend, verify_sqlite_backend
 
