@@ -2,8 +2,9 @@
 
 Owns: the skip rule of the OpenClaw oracle (`SESSION_SEARCH_OPENCLAW=skip` skips it, but
 only outside CI; with `CI=true` a failure to install or start it fails the test, as the
-PostgreSQL fixture does), starting the adapter under that rule (`running_adapter`), and the
-list of summary lines printed after the run. Must not touch: installing
+PostgreSQL fixture does), starting the adapter under that rule (`running_adapter`), both
+backends with the same flat file imported (`imported_stores`), and the list of summary
+lines printed after the run. Must not touch: installing
 (`openclaw/installation.py`) or comparing (the test modules).
 
 A plain module rather than `conftest.py`, so that the fixtures and the tests share one
@@ -16,6 +17,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +71,21 @@ def running_adapter(installation: Installation, state: Path) -> Iterator[RpcClie
     finally:
         status = client.close()
     assert status == 0, f"the adapter exited with status {status}"
+
+
+@contextmanager
+def imported_stores(folder: Path, flat_file: Path) -> Iterator[dict[str, Any]]:
+    """Both backends with `flat_file` imported (`engine.ingest`) under `folder`, open
+    for reading, by backend name; closed afterwards."""
+    from engine.backends.registry import open_backend
+    from engine.ingest.into_store import import_into_store
+
+    stores = {}
+    try:
+        for backend in ("reference", "sqlite"):
+            import_into_store(folder / backend, backend, [flat_file])
+            stores[backend] = open_backend(folder / backend)
+        yield stores
+    finally:
+        for store in stores.values():
+            store.close()

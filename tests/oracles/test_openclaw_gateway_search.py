@@ -19,13 +19,11 @@ from typing import Any
 import pytest
 
 from engine.access.tool_config import tool_config_from_json
-from engine.backends.registry import open_backend
-from engine.ingest.into_store import import_into_store
 from engine.rpc.errors import RpcError
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line
 from tests.oracles.chat_corpus import FlatMessage, write_flat_file
-from tests.oracles.oracle_run import oracle_summary, running_adapter
+from tests.oracles.oracle_run import imported_stores, oracle_summary, running_adapter
 
 MESSAGES = [
     FlatMessage("agent:main:tail-blank", "m1", "a1", "user", 1000, "saffron rice from main"),
@@ -84,15 +82,8 @@ REQUESTS: list[dict[str, Any]] = [
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, Any]]]:
     folder = tmp_path_factory.mktemp("openclaw-gateway-search")
     flat = write_flat_file(MESSAGES, folder / "messages.jsonl")
-    opened = {}
-    for backend in ("reference", "sqlite"):
-        import_into_store(folder / backend, backend, [flat])
-        opened[backend] = open_backend(folder / backend)
-    try:
+    with imported_stores(folder, flat) as opened:
         yield flat, opened
-    finally:
-        for store in opened.values():
-            store.close()
 
 
 def our_answer(store: Any, config: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

@@ -19,14 +19,12 @@ from typing import Any
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.errors import InputError
 from engine.history.request import ToolHistoryRequest
 from engine.history.tool import sessions_history
-from engine.ingest.into_store import import_into_store
 from engine.rpc.errors import RpcError
 from tests.oracles.chat_corpus import FlatMessage, write_flat_file
-from tests.oracles.oracle_run import oracle_summary, running_adapter
+from tests.oracles.oracle_run import imported_stores, oracle_summary, running_adapter
 from tests.parity.known_divergences import HISTORY_DIVERGENCES
 
 AGENT = "work"
@@ -72,15 +70,8 @@ def loaded(openclaw_installation, tmp_path_factory: pytest.TempPathFactory) -> I
             "ownership": "explicit", "entries": {AGENT: {}}}}})
         loaded = adapter.call("corpus.load", {"path": str(flat)})
         assert loaded["appended"] == len(messages()), loaded
-        stores = {}
-        for backend in ("reference", "sqlite"):
-            import_into_store(folder / backend, backend, [flat])
-            stores[backend] = open_backend(folder / backend)
-        try:
+        with imported_stores(folder, flat) as stores:
             yield adapter, stores
-        finally:
-            for store in stores.values():
-                store.close()
 
 
 def test_limited_pages_step_over_hidden_rows_as_openclaw_does(

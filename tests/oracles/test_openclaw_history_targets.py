@@ -26,13 +26,11 @@ from typing import Any
 import pytest
 
 from engine.access.tool_config import tool_config_from_json
-from engine.backends.registry import open_backend
-from engine.ingest.into_store import import_into_store
 from engine.rpc.errors import RpcError
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line
 from tests.oracles.chat_corpus import FlatMessage, write_flat_file
-from tests.oracles.oracle_run import oracle_summary, running_adapter
+from tests.oracles.oracle_run import imported_stores, oracle_summary, running_adapter
 from tests.parity.known_divergences import HISTORY_DIVERGENCES
 
 MESSAGES = [
@@ -70,15 +68,8 @@ def loaded(openclaw_installation, tmp_path_factory: pytest.TempPathFactory) -> I
     with running_adapter(openclaw_installation, folder / "state") as adapter:
         loaded = adapter.call("corpus.load", {"path": str(flat), "unscopedAgentId": "main"})
         assert loaded["appended"] == len(MESSAGES), loaded
-        stores = {}
-        for backend in ("reference", "sqlite"):
-            import_into_store(folder / backend, backend, [flat])
-            stores[backend] = open_backend(folder / backend)
-        try:
+        with imported_stores(folder, flat) as stores:
             yield adapter, stores
-        finally:
-            for store in stores.values():
-                store.close()
 
 
 def their_answer(adapter: Any, requester: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ them (docs/openclaw-sessions-search-findings.md section 9; the oracle's calls ke
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -117,13 +117,12 @@ CREDENTIAL_LOOKING = re.compile(
 _WORD_RUN = re.compile(r"[^\W_]+")
 
 
-def messages_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
-    """The (session key, text) of each message event the request's scope covers (key,
-    window, role), on the corpus as written (every event ever appended; a narrow,
-    input-only view)."""
+def _scoped_messages(case: DivergenceCase) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(session key, session id, event) of each message event with string content that
+    the request's scope covers (key, window, role), on the corpus as written (every event
+    ever appended; a narrow, input-only view)."""
     request = case.request
     keys: dict[str, str] = {}
-    found = []
     for transaction in case.corpus.transactions:
         for operation in transaction:
             window = getattr(operation, "window", None)
@@ -141,8 +140,17 @@ def messages_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
                 in_scope = not request.session_keys or key in request.session_keys
             if in_scope and request.session_id in (None, operation.session_id) \
                     and request.role in (None, message.get("role")):
-                found.append((key, message["content"]))
-    return found
+                yield key, operation.session_id, event
+
+
+def messages_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
+    """The (session key, text) of each message event the request's scope covers."""
+    return [(key, event["message"]["content"]) for key, _, event in _scoped_messages(case)]
+
+
+def message_ids_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
+    """The (session id, message id) of each message event the request's scope covers."""
+    return [(session_id, str(event.get("id"))) for _, session_id, event in _scoped_messages(case)]
 
 
 def _texts_in_scope(case: DivergenceCase) -> list[str]:
@@ -157,32 +165,6 @@ def _rewritten_in_scope(case: DivergenceCase) -> bool:
         return any(CREDENTIAL_LOOKING.search(text) for text in _texts_in_scope(case))
     return bool(case.rewritten) and any(
         identity in case.rewritten for identity in message_ids_in_scope(case))
-
-
-def message_ids_in_scope(case: DivergenceCase) -> list[tuple[str, str]]:
-    """The (session id, message id) of each message event the request's scope covers,
-    as `messages_in_scope` reads the scope."""
-    request = case.request
-    keys: dict[str, str] = {}
-    found = []
-    for transaction in case.corpus.transactions:
-        for operation in transaction:
-            window = getattr(operation, "window", None)
-            if window is not None:
-                keys[window.session_id] = window.session_key
-                continue
-            event = getattr(operation, "event", None)
-            message = event.get("message") if isinstance(event, dict) else None
-            if not isinstance(message, dict):
-                continue
-            key = keys.get(operation.session_id, "")
-            if request.session_keys is None:
-                in_scope = key.startswith(f"agent:{request.agent_id}:") or key in ("global", "unknown")
-            else:
-                in_scope = not request.session_keys or key in request.session_keys
-            if in_scope:
-                found.append((operation.session_id, str(event.get("id"))))
-    return found
 
 
 def _upper_case_key_in_scope(case: DivergenceCase) -> bool:
