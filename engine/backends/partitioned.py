@@ -414,8 +414,28 @@ class FolderPartitions:
     def agents(self) -> list[str]:
         """The agents that have a partition, sorted: every folder in `agents/` the root
         lists (each is a whole partition, see the module docstring; opening one that is
-        damaged names the file). A folder it does not list is a stray (`strays`); the
-        root is read again first, since a writer elsewhere may have listed it since.
+        damaged names the file). A folder it does not list is a stray (`strays`); when a
+        new listing shows one, a reader reads the root again first, since a writer
+        elsewhere may have listed it since (a kept listing reads nothing again)."""
+        folders, fresh = self._folders()
+        if self.meta is None:
+            return folders
+        if fresh and self.lock is None and not set(folders) <= set(self.meta.agents):
+            try:
+                self.meta = read_root_meta(self.root)
+            except (CorruptFile, StoreError):
+                pass  # the open read it; a reader keeps what it read
+        return [agent_id for agent_id in folders if agent_id in self.meta.agents]
+
+    def strays(self) -> list[str]:
+        """The folders in `agents/` the root does not list, sorted (none without a root)."""
+        if self.meta is None:
+            return []
+        listed = set(self.agents())
+        return [agent_id for agent_id in self._folders()[0] if agent_id not in listed]
+
+    def _folders(self) -> tuple[list[str], bool]:
+        """Every folder in `agents/`, sorted, and whether it was listed just now.
 
         A reader asks before every read, so the listing is kept while `agents/` keeps its
         inode and modification time: a partition appears and goes only by a rename or a
@@ -429,41 +449,17 @@ class FolderPartitions:
         try:
             status = os.stat(folder)
         except (FileNotFoundError, NotADirectoryError):
-            return []
+            return [], False
         if not stat.S_ISDIR(status.st_mode):
-            return []
+            return [], False
         stamp = (status.st_ino, status.st_mtime_ns)
         listed = self._listed
         if listed is not None and listed[0] == stamp:
-            return self._listed_only(listed[1])
+            return list(listed[1]), False
         settled = time.time_ns() - status.st_mtime_ns > SETTLED_NANOSECONDS
-        agents = sorted(child.name for child in folder.iterdir() if child.is_dir())
-        self._listed = (stamp, agents) if settled else None
-        return self._listed_only(agents)
-
-    def _listed_only(self, folders: list[str]) -> list[str]:
-        """The folders the root lists (all of them in a folder without a root: an
-        OpenClaw state), reading the root again when one is not listed."""
-        if self.meta is None:
-            return list(folders)
-        if not set(folders) <= set(self.meta.agents) and self.lock is None:
-            try:
-                self.meta = read_root_meta(self.root)
-            except (CorruptFile, StoreError):
-                pass  # the open read it; a reader keeps what it read
-        return [agent_id for agent_id in folders if agent_id in self.meta.agents]
-
-    def strays(self) -> list[str]:
-        """The folders in `agents/` the root does not list, sorted (none without a root)."""
-        if self.meta is None:
-            return []
-        folder = self.root / AGENTS_FOLDER
-        try:
-            present = sorted(child.name for child in folder.iterdir() if child.is_dir())
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        listed = set(self.agents())
-        return [agent_id for agent_id in present if agent_id not in listed]
+        folders = sorted(child.name for child in folder.iterdir() if child.is_dir())
+        self._listed = (stamp, folders) if settled else None
+        return list(folders), True
 
     def open_partition(self, agent_id: str, *, writer: bool) -> Backend:
         """Open `agent_id`'s partition."""

@@ -249,12 +249,17 @@ def open_store(
         _require_backend(path, name, backend)
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
-        store = open_partitioned(Path(path), partition_kind(name, **options), writer=writer,
-                                 accept_missing=accept_lost_commits, config=config)
-        if warn is not None:
-            for problem in store.space.stray_problems():
-                warn(problem.with_advice())
-        return store
+        return _warned(open_partitioned(Path(path), partition_kind(name, **options),
+                                        writer=writer, accept_missing=accept_lost_commits,
+                                        config=config), warn)
+
+
+def _warned(store: PartitionedStore, warn: Callable[[str], None] | None) -> PartitionedStore:
+    """`store`, after telling `warn` (when given) of each folder it ignores."""
+    if warn is not None:
+        for problem in store.space.stray_problems():
+            warn(problem.with_advice())
+    return store
 
 
 def open_or_create_store(
@@ -282,10 +287,7 @@ def open_or_create_store(
             _require_backend(path, existing, backend)
             store = open_partitioned(Path(path), partition_kind(existing), writer=True,
                                      config=config)
-            if warn is not None:
-                for problem in store.space.stray_problems():
-                    warn(problem.with_advice())
-            return OpenedStore(store, existing, created=False)
+            return OpenedStore(_warned(store, warn), existing, created=False)
         name = backend or DEFAULT_BACKEND
         return OpenedStore(create_partitioned(Path(path), partition_kind(name), config), name,
                            created=True)

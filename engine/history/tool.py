@@ -62,7 +62,7 @@ from engine.history.request import (
 )
 from engine.history.sanitize import sanitize_message, without_tool_messages
 from engine.history.source import HistorySource
-from engine.model import DEFAULT_AGENT_ID
+from engine.model import DEFAULT_AGENT_ID, agent_id_of
 
 #: The display alias of the default agent's main session.
 MAIN_ALIAS = "main"
@@ -136,7 +136,7 @@ def trusted_target(session_key: str) -> HistoryTarget:
     """
     stored = stored_session_key(session_key)
     return HistoryTarget(display_session_key(stored), stored,
-                         unscoped=not stored.startswith("agent:") or session_key == MAIN_ALIAS)
+                         unscoped=session_key == MAIN_ALIAS or agent_id_of(stored) is None)
 
 
 def absent_page(request: HistoryRequest) -> HistoryPage:
@@ -164,11 +164,13 @@ def sessions_history(source: HistorySource, request: ToolHistoryRequest,
     gateway_request = HistoryRequest(target.key, message_id=request.message_id,
                                      session_id=request.session_id, limit=request.limit,
                                      offset=request.offset)
-    try:
-        if not target.held:
-            raise UnknownSession(target.key)
-        page = read_history(source, gateway_request)
-    except UnknownSession:
+    page = None
+    if target.held:
+        try:
+            page = read_history(source, gateway_request)
+        except UnknownSession:
+            pass
+    if page is None:
         if not target.unscoped:
             return {"status": ERROR, "error": f"No session found: {target.display}"}
         page = absent_page(gateway_request)

@@ -38,8 +38,9 @@ The call, as the Gateway makes it:
    (`engine.access.targets.kernel_key`, as the tools resolve them). For an unconfigured
    agent, the keys of another agent are dropped; none left: `{"results": []}`.
 5. **Search** that agent's partition (its keys, or all of it), with limit 25 for an
-   unconfigured agent (the request's for a configured one), then the hits by score,
-   time and `messageId`, de-duplicated, cut to `limit` (10 when absent). The answer:
+   unconfigured agent (the request's for a configured one); one partition's hits are
+   already in the Gateway's order (score, time, `messageId`) and distinct, so they are
+   only cut to `limit` (10 when absent). The answer:
    `{results, archivedTranscriptsExcluded?, indexing?, truncated?}`, `truncated` when the
    search truncated or more hits than `limit` remain.
 
@@ -57,7 +58,6 @@ from typing import Any
 from engine.access.session_keys import key_agent
 from engine.access.targets import held_by, kernel_key
 from engine.access.tool_config import ToolConfig
-from engine.analysis.collation import locale_compare_key
 from engine.backends.protocol import Backend
 from engine.errors import EngineError
 from engine.model import DEFAULT_AGENT_ID, RESERVED_SESSION_KEYS, SearchRequest
@@ -261,15 +261,9 @@ def gateway_search(store: Backend, params: Any, config: ToolConfig = ToolConfig(
                                             session_keys=keys))
     except EngineError as error:
         raise GatewayRefusal(UNAVAILABLE, str(error)) from None
-    ordered = sorted(result.hits, key=lambda hit: (-hit.score, -hit.timestamp,
-                                                   locale_compare_key(hit.message_id)))
-    seen: set[tuple[str, str, str]] = set()
-    hits = []
-    for hit in ordered:
-        identity = (hit.session_key, hit.session_id, hit.message_id)
-        if identity not in seen:
-            seen.add(identity)
-            hits.append(hit)
+    # One agent's partition answers, ranked, distinct and limited as the Gateway's merge
+    # of one store's hits would be; the Gateway then cuts them to `limit`.
+    hits = result.hits
     answer: dict[str, Any] = {"results": [hit.to_json() for hit in hits[:limit]]}
     if result.archived_transcripts_excluded:
         answer["archivedTranscriptsExcluded"] = result.archived_transcripts_excluded

@@ -53,6 +53,7 @@ class RequesterHistoryAccess:
         decision = target_access(self.context, named.given, named.agent_id, entry)
         if not decision.allowed:
             return AccessDenial("forbidden", denial_message(decision, "history", named.given))
-        return HistoryTarget(named.given if raw != "main" else "main", named.key,
-                             held=named.held, unscoped=not is_agent_scoped(named.given)
-                             or raw == "main")
+        named_main = raw == "main"  # shown as given, whatever the configured alias is
+        return HistoryTarget("main" if named_main else named.given, named.key,
+                             held=named.held,
+                             unscoped=named_main or not is_agent_scoped(named.given))

@@ -30,7 +30,6 @@ from engine.model import (
     agent_id_problem,
 )
 
-
 #: The longest session key a store accepts (OpenClaw's keys are a few dozen characters; a
 #: key is part of every hit, so a megabyte key would be nonsense in every answer).
 MAX_SESSION_KEY_LENGTH = 4096
