@@ -6,7 +6,7 @@ measurements), generating it once into the cache (`engine.bench.corpus_generator
 preparing each backend's store (import + reconcile, untimed) once per session. Must not
 touch: what a benchmark measures (each `bench/test_*.py` file owns its workloads).
 
-Backends come from `engine.backends.registry`; a backend whose store cannot be created
+Backends come from `engine.store.registry`; a backend whose store cannot be created
 (a missing module or dependency) is skipped with the reason, never faked.
 
 Run: `pytest bench --benchmark-only --corpus-size 10k` (plain `pytest` runs `tests/`).
@@ -48,7 +48,7 @@ use_bulk_work_policy()
 
 def _backend_names() -> tuple[str, ...]:
     try:
-        from engine.backends.registry import BACKEND_NAMES
+        from engine.store.registry import BACKEND_NAMES
     except ImportError:
         return ("reference", "sqlite")
     return tuple(BACKEND_NAMES)

@@ -32,7 +32,7 @@ from engine.bench.adapters import (
     palette_ui_search,
     registry_open_store,
 )
-from engine.bench.workloads import UiSearchWorkload, keystrokes
+from engine.bench.feature_workloads import UiSearchWorkload, keystrokes
 from engine.model import SearchRequest
 
 

@@ -18,7 +18,8 @@ import pytest
 
 from engine.backends.protocol import Backend
 from engine.bench.probes import PROBES
-from engine.bench.workloads import QUERY_LIMIT, query_workloads
+from engine.bench.query_workloads import query_workloads
+from engine.bench.workload_protocol import QUERY_LIMIT
 
 QUERY_NAMES = [f"query/{probe.name}" for probe in PROBES] + ["query/agent_scope"]
 

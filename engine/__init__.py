@@ -8,9 +8,12 @@ The front door. Everything a program needs is a name of this package:
   `import_into_store(path, backend, sources)` loads corpus folders, flat chat logs or an
   OpenClaw state into one, as `session-search import` does; `DEMO_CORPUS` is the bundled
   corpus. A store's `transaction()` writes `SessionWindow`s and events; its `search`
-  answers a `SearchRequest` with a `SearchResult` of `SearchHit`s.
+  answers a `SearchRequest` (limit `DEFAULT_LIMIT`, at most `MAX_LIMIT`) with a
+  `SearchResult` of `SearchHit`s. What a store can do is typed by the protocols of its
+  capabilities (`Backend`, `SearchBackend`, `TranscriptReader`, `Refreshable`,
+  `Explainable`, `Compactable`; `require_capability` asks for one by name).
 * **History.** `read_history(store, HistoryRequest(...))` is the Gateway's
-  `chat.history` page (a `HistoryPage`).
+  `chat.history` page (a `HistoryPage`); bad params raise `HistoryRequestError`.
 * **The agent tools.** `sessions_search(store, Requester(key), arguments, config=...)` and
   `sessions_history(store, ToolHistoryRequest(...), access)` answer as the product's tools
   do, under a `ToolConfig` (read from an OpenClaw configuration file by
@@ -22,8 +25,9 @@ The front door. Everything a program needs is a name of this package:
 The names load on first use (PEP 562), so `import engine` costs nothing and a command
 loads only what it runs. Below the door the stages are folders, each importing only the
 layers beneath it (`tests/test_layers.py` holds the table): analysis, codec, transcript,
-index, query, score, results, history, search, backends, access, ingest, diagnostics,
-tools, rpc, bench, cli.
+index, query, score, results, history, search, backends, then the two wings a program
+meets, `engine.store` (the store every command opens) and `engine.agent_tools` (the
+tools and who may see what), then ingest, diagnostics, rpc, bench, cli.
 
 >>> import engine
 >>> engine.SearchRequest("cafe", agent_id="main").limit
@@ -39,10 +43,12 @@ __version__ = "0.1.0"
 
 #: Each public name and the module that defines it.
 _EXPORTS = {
-    "open_backend": "engine.backends.registry",
+    "open_backend": "engine.store.registry",
     "import_into_store": "engine.ingest.into_store",
     "DEMO_CORPUS": "engine.demo_corpus",
     "SearchRequest": "engine.model",
+    "DEFAULT_LIMIT": "engine.query.user_query",
+    "MAX_LIMIT": "engine.query.user_query",
     "SearchResult": "engine.model",
     "SearchHit": "engine.model",
     "SessionWindow": "engine.model",
@@ -51,13 +57,21 @@ _EXPORTS = {
     "HistoryPage": "engine.history.pages",
     "read_history": "engine.history.pages",
     "ToolHistoryRequest": "engine.history.request",
-    "sessions_history": "engine.history.tool",
-    "sessions_search": "engine.tools.sessions_search",
-    "gateway_search": "engine.tools.gateway_search",
-    "Requester": "engine.access.visibility",
-    "ToolConfig": "engine.access.tool_config",
-    "load_tool_config": "engine.access.tool_config",
-    "RequesterHistoryAccess": "engine.tools.history_access",
+    "HistoryRequestError": "engine.history.request",
+    "sessions_history": "engine.agent_tools.sessions_history",
+    "sessions_search": "engine.agent_tools.sessions_search",
+    "gateway_search": "engine.agent_tools.gateway_search",
+    "Requester": "engine.agent_tools.visibility",
+    "ToolConfig": "engine.agent_tools.tool_config",
+    "load_tool_config": "engine.agent_tools.tool_config",
+    "RequesterHistoryAccess": "engine.agent_tools.history_access",
+    "Backend": "engine.backends.protocol",
+    "SearchBackend": "engine.backends.protocol",
+    "TranscriptReader": "engine.backends.protocol",
+    "Refreshable": "engine.backends.protocol",
+    "Explainable": "engine.backends.protocol",
+    "Compactable": "engine.backends.protocol",
+    "require_capability": "engine.backends.protocol",
     "EngineError": "engine.errors",
     "InputError": "engine.errors",
     "UsageError": "engine.errors",
@@ -67,14 +81,22 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "DEFAULT_LIMIT",
     "DEMO_CORPUS",
+    "MAX_LIMIT",
+    "Backend",
+    "Compactable",
     "CorruptFile",
     "EngineError",
+    "Explainable",
     "HistoryPage",
     "HistoryRequest",
+    "HistoryRequestError",
     "InputError",
+    "Refreshable",
     "Requester",
     "RequesterHistoryAccess",
+    "SearchBackend",
     "SearchHit",
     "SearchRequest",
     "SearchResult",
@@ -83,6 +105,7 @@ __all__ = [
     "StoredEvent",
     "ToolConfig",
     "ToolHistoryRequest",
+    "TranscriptReader",
     "UnknownSession",
     "UsageError",
     "__version__",
@@ -91,6 +114,7 @@ __all__ = [
     "load_tool_config",
     "open_backend",
     "read_history",
+    "require_capability",
     "sessions_history",
     "sessions_search",
 ]
@@ -111,9 +135,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the names are, for type checkers and readers
-    from engine.access.tool_config import ToolConfig, load_tool_config
-    from engine.access.visibility import Requester
-    from engine.backends.registry import open_backend
+    from engine.agent_tools.gateway_search import gateway_search
+    from engine.agent_tools.history_access import RequesterHistoryAccess
+    from engine.agent_tools.sessions_history import sessions_history
+    from engine.agent_tools.sessions_search import sessions_search
+    from engine.agent_tools.tool_config import ToolConfig, load_tool_config
+    from engine.agent_tools.visibility import Requester
+    from engine.backends.protocol import (
+        Backend,
+        Compactable,
+        Explainable,
+        Refreshable,
+        SearchBackend,
+        TranscriptReader,
+        require_capability,
+    )
     from engine.demo_corpus import DEMO_CORPUS
     from engine.errors import (
         CorruptFile,
@@ -124,10 +160,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
         UsageError,
     )
     from engine.history.pages import HistoryPage, read_history
-    from engine.history.request import HistoryRequest, ToolHistoryRequest
-    from engine.history.tool import sessions_history
+    from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
     from engine.ingest.into_store import import_into_store
     from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow, StoredEvent
-    from engine.tools.gateway_search import gateway_search
-    from engine.tools.history_access import RequesterHistoryAccess
-    from engine.tools.sessions_search import sessions_search
+    from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
+    from engine.store.registry import open_backend

@@ -1,8 +1,8 @@
 """`Cancellation`: the flag a watchdog sets when long work must stop, and its deadline.
 
 Owns: the one answer to "should this work go on?" that both the tools' reader
-(`engine.tools.budgets`, behaviour.md §7.3) and the store's background reconcile
-(`engine.backends.background`) check between their steps. Must not touch: what the work
+(`engine.agent_tools.budgets`, behaviour.md §7.3) and the store's background reconcile
+(`engine.store.background`) check between their steps. Must not touch: what the work
 is, who sets the flag (each caller starts its own watchdog timer) or what a stop means
 to the caller (a reader's timeout is an error; a reconcile run just ends early). It sits
 on the bottom layer so that the backends can use it, and the tools above them too.

@@ -11,7 +11,7 @@ bytes, a checkpoint with two windows a record, a flush every three rows).
 
 Flags. An on/off choice of what the engine does (not how fast) is a flag (`flags()`), never
 part of `clear_paths()`: `background_reconcile` lets a writer's store reconcile after a
-search found work pending (`engine.backends.background`); tests and the benchmark that
+search found work pending (`engine.store.background`); tests and the benchmark that
 look at a store as they wrote it turn it off.
 
 Clear paths. Where the engine runs a fast version of something beside a clear version
@@ -136,7 +136,7 @@ class EngineConfig:
     #: list by runs. Long lists are faster by runs, short ones by set.
     tombstone_runs_factor: int = 10
     #: Let a large commit (at least `index_flush_documents` changes) that leaves windows
-    #: dirty wait for `reconcile` (`ReferenceBackend._on_commit`).
+    #: dirty wait for `reconcile` (`engine.backends.reference.indexing`).
     defer_large_commits: bool = _switch()
     #: Drop deleted rows from long posting lists by runs (`tombstone_runs_factor`).
     tombstone_runs: bool = _switch()
@@ -152,7 +152,7 @@ class EngineConfig:
     #: UTF-8 bytes of the events' JSON texts (`replacement.transcript_bytes`).
     sync_rebuild_max_bytes: int = 4 * MEBIBYTE
 
-    # ----- background reconciliation (`engine.backends.background`) -------------------
+    # ----- background reconciliation (`engine.store.background`) -------------------
 
     #: A search on a store opened as the writer that finds windows needing work starts
     #: the store's reconcile worker (behaviour.md §8.4). False: only `reconcile` rebuilds

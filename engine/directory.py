@@ -19,7 +19,9 @@ implementation (the tantivy `RamDirectory` pattern):
   file description, so a second `FileDirectory` in the same process is refused exactly
   like a second process. Every `OSError` of a file operation (a full disk, an I/O error,
   a file size limit) is raised as a `FileSystemError` naming the file and the operation
-  (`os_errors`), a missing file as a `StoreError`; so no caller meets a raw `OSError`.
+  (`os_errors`, which `engine.file_system` owns with the folder creation and folder fsyncs
+  the store's root shares), a missing file as a `StoreError`; so no caller meets a raw
+  `OSError`.
 * `MemoryDirectory()`: the same semantics in memory. It also remembers how many bytes of
   each file were synced, and `crash_copy()` returns the directory a power cut would leave:
   every file cut back to its synced length (atomic writes and removals are durable at
@@ -36,12 +38,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 from typing import Protocol
 
 from engine.errors import FileSystemError, StoreError, StoreLocked
+from engine.file_system import make_folders, os_errors, sync_folder, sync_new_folders
 
 
 class AppendHandle(Protocol):
@@ -169,48 +171,6 @@ def check_name(name: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-@contextmanager
-def os_errors(location: str, action: str) -> Iterator[None]:
-    """Turn an `OSError` of the block into a `FileSystemError` naming `location` and
-    `action` ("write", "sync", ...): every file operation of `FileDirectory` runs in one,
-    so a full disk or an I/O error reaches the caller as one line naming the file."""
-    try:
-        yield
-    except OSError as error:
-        raise FileSystemError(location, action, error.errno,
-                              error.strerror or str(error)) from None
-
-
-def sync_folder(path: Path) -> None:
-    """fsync a folder so that names created or renamed in it are durable
-    (`FileSystemError` naming the folder when the system refuses)."""
-    with os_errors(str(path), "sync the folder"):
-        descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-def make_folders(folder: Path) -> list[Path]:
-    """Create `folder` and its missing ancestors; return the ones created, outermost first
-    (`FileSystemError` naming the folder when one cannot be made)."""
-    missing = []
-    while not folder.is_dir():
-        missing.append(folder)
-        folder = folder.parent
-    for created in reversed(missing):
-        with os_errors(str(created), "create the folder"):
-            created.mkdir(exist_ok=True)
-    return list(reversed(missing))
-
-
-def _sync_new_folders(created: list[Path]) -> None:
-    """Make the names of newly created folders durable (fsync each one's parent)."""
-    for folder in created:
-        sync_folder(folder.parent)
-
-
 #: How many appended bytes `_FileAppendHandle` keeps before it hands them to the system.
 APPEND_BUFFER_BYTES = 1 << 16
 
@@ -263,7 +223,7 @@ class _FileAppendHandle:
             os.fsync(self._open_descriptor())
         if self._name_needs_sync:
             sync_folder(self._path.parent)
-            _sync_new_folders(self._new_folders)
+            sync_new_folders(self._new_folders)
             self._name_needs_sync = False
             self._new_folders = []
 
@@ -442,7 +402,7 @@ class FileDirectory:
                 temporary.unlink()
             raise
         sync_folder(target.parent)
-        _sync_new_folders(new_folders)
+        sync_new_folders(new_folders)
 
     def remove(self, name: str) -> None:
         try:
@@ -456,7 +416,7 @@ class FileDirectory:
 
     def acquire_lock(self, name: str) -> LockHandle:
         path = self._full(name)
-        _sync_new_folders(make_folders(path.parent))
+        sync_new_folders(make_folders(path.parent))
         with os_errors(str(path), "open the lock file"):
             file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
         try:

@@ -355,6 +355,19 @@ def json_number(value: float | None) -> int | float | None:
     return value
 
 
+def json_key(name: str) -> str:
+    """A field name as every JSON document of the engine spells it: camelCase, as
+    OpenClaw's JSON does (`sessionKey`, `rowsCommitted`). Python names (`messages_indexed`)
+    become JSON keys through this one function; data used as a key (an agent id, a
+    tokenizer option's own name) is never passed through it.
+
+    >>> json_key("messages_indexed"), json_key("crc_ok"), json_key("bytes")
+    ('messagesIndexed', 'crcOk', 'bytes')
+    """
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """One hit; `score` is `-bm25()` (positive, larger is better)."""

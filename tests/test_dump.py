@@ -75,7 +75,7 @@ def test_listing_plain_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert checkpoint["records"][1]["fields"]["segments"] == [{
         "segment": 1, "size": (store / SEGMENT_1).stat().st_size, "record_count": 3,
         "records_crc": json.loads(run(capsys, "--store", str(store), SEGMENT_1, "--json")[1])[
-            "footer"]["records_crc"]}]
+            "footer"]["recordsCrc"]}]
     assert checkpoint["records"][2]["fields"] == {"windows": [{"session_id": "w1", "events": 2}]}
 
 
@@ -108,13 +108,13 @@ def test_one_file_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     view = json.loads(out)
     data = (store / SEGMENT_1).read_bytes()
     frames = [item for item in iter_frames(data) if isinstance(item, Frame)]
-    assert [(r["offset"], r["length"], r["crc"], r["crc_ok"]) for r in view["records"]] == [
+    assert [(r["offset"], r["length"], r["crc"], r["crcOk"]) for r in view["records"]] == [
         (f.offset, f.length, f"{f.crc:08x}", True) for f in frames]
     assert [r["kind"] for r in view["records"]] == ["window", "event", "commit"]
     assert view["records"][0]["fields"]["window"]["title"] == "Café"
     assert view["records"][0]["fields"]["window"]["kind"] == "chat"
-    assert view["footer"]["record_count"] == 3
-    assert view["torn_tail"] is None
+    assert view["footer"]["recordCount"] == 3
+    assert view["tornTail"] is None
     meta = json.loads(run(capsys, "--store", str(store), "store.meta", "--json")[1])
     assert meta["records"][0]["fields"]["backend"] == "reference"
 

@@ -20,7 +20,9 @@ PUBLIC = [
     "HistoryPage", "read_history", "ToolHistoryRequest", "sessions_history",
     "sessions_search", "gateway_search", "Requester", "ToolConfig", "load_tool_config",
     "RequesterHistoryAccess", "EngineError", "InputError", "UsageError", "StoreError",
-    "CorruptFile", "UnknownSession",
+    "CorruptFile", "UnknownSession", "DEFAULT_LIMIT", "MAX_LIMIT", "HistoryRequestError",
+    "Backend", "SearchBackend", "TranscriptReader", "Refreshable", "Explainable",
+    "Compactable", "require_capability",
 ]
 
 
@@ -30,10 +32,11 @@ def test_the_public_names_are_pinned_and_each_resolves() -> None:
     for name in PUBLIC:
         value = getattr(engine, name)
         assert value is not None, name
-        if name != "__version__" and name != "DEMO_CORPUS":
+        if name not in ("__version__", "DEMO_CORPUS", "DEFAULT_LIMIT", "MAX_LIMIT"):
             assert getattr(value, "__name__", name) == name
     assert (engine.DEMO_CORPUS / "sessions.jsonl").is_file()
     assert issubclass(engine.StoreError, engine.EngineError)
+    assert (engine.DEFAULT_LIMIT, engine.MAX_LIMIT) == (10, 25)
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

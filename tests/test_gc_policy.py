@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.model import SearchRequest, SessionWindow
+from engine.store.registry import open_backend
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 #: The packages that are programs (they may set the process's policy).

@@ -2,8 +2,9 @@
 
 Owns: the pipeline whole-text unaccent → `default` parser → `simple` mapping → per-character
 lowercase → positions → tsvector, and the offsets of each token in the original text.
-Must not touch: the parser's rules (`pg_parser.py`), the unaccent map (`unaccent.py`), query
-syntax (`pg_query.py`), or the profile registry (`profiles.py`).
+Must not touch: the parser's rules (`pg_parser.py`, `pg_parser_states.py`,
+`pg_character_classes.py`), the unaccent map (`unaccent.py`), query syntax (`pg_query.py`),
+or the profile registry (`profiles.py`).
 
 Locale assumption: a UTF8 database with `LC_CTYPE = C.UTF-8` (glibc 2.36 locale data,
 Unicode 14.0); checked against PostgreSQL 15.20 (the specification measured 15.18).
@@ -37,7 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.analysis.pg_parser import TOKEN_ALIASES, DefaultParser, ParsedToken
+from engine.analysis.pg_parser import DefaultParser
+from engine.analysis.pg_token_types import TOKEN_ALIASES, ParsedToken
 from engine.analysis.tables.pg_char_classes import LOWERCASE_EXCEPTIONS, PROBED_SERVER_VERSION
 from engine.analysis.token import Token
 from engine.analysis.unaccent import rule_count, unaccent_with_sources

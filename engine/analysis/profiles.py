@@ -2,8 +2,9 @@
 
 Owns: the profile names (`unicode61`, `icu`, `pg`), which options each accepts, building
 the analyzer for a name, and `SEARCH_PROFILE`, the configuration session search indexes
-and queries with. Must not touch: any tokenization rule (those live in `unicode61.py`,
-`icu_words.py` and `pg_profile.py`), storage, scoring.
+and queries with. Must not touch: any tokenization rule (those live in `unicode61.py` and
+its `unicode61_*.py` siblings, `icu_words.py`, and `pg_profile.py` with the `pg_*.py` parser
+modules), storage, scoring.
 
 Rule: the same analyzer (same name, same options) is used at index time and at query
 time; callers get it from `get_analyzer` (or `SEARCH_PROFILE.analyzer()`) in both places

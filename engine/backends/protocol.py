@@ -13,14 +13,14 @@ of looking a method up by name):
 | `TranscriptWriter` | `transaction`                               | every backend, `TranscriptStore` |
 | `TranscriptReader` | `windows`, `window`, `windows_of`, `session_keys`, `events`, `event_count` | every backend, `TranscriptStore` |
 | `Maintenance`      | `reconcile`, `index_status`                 | backends whose index can lag the transcripts (reference, SQLite) |
-| `ReconcilesInBatches` | `windows_needing_reconcile`, `reconcile_batch`, `sweep_orphans` | the same, for the background worker (`engine.backends.background`) |
+| `ReconcilesInBatches` | `windows_needing_reconcile`, `reconcile_batch`, `sweep_orphans` | the same, for the background worker (`engine.store.background`) |
 | `Refreshable`      | `refresh`                                   | backends whose readers see a snapshot taken at open (reference) |
 | `Explainable`      | `explain`                                   | backends that can show their ranking inputs (reference) |
 | `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
 | `AnswersLate`      | `search_answer`                             | backends whose hits can get their snippets after a merge chose them (reference) |
 | `Compactable`      | `compact`                                   | backends that can reclaim the space of deleted data (reference: the transcript log; SQLite: `VACUUM`; a partitioned store: every partition) |
 
-`Backend` is the first three together: what `engine.backends.registry.open_backend`
+`Backend` is the first three together: what `engine.store.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
 (`class ReferenceBackend(Backend, Maintenance, ...)`); `isinstance` still checks the
 methods structurally, so a test double that has the methods passes without declaring.
@@ -180,7 +180,7 @@ class ReconcileBatch:
 @runtime_checkable
 class ReconcilesInBatches(Protocol):
     """`Maintenance.reconcile` in pieces, each its own short write transaction, so that
-    the background worker (`engine.backends.background`) can stop between them and let
+    the background worker (`engine.store.background`) can stop between them and let
     application writes in. Writer only; the caller serializes the calls with every
     other use of the backend."""
 
@@ -224,7 +224,7 @@ class Explainable(Protocol):
 @runtime_checkable
 class Interruptible(Protocol):
     """A search running in one thread can be stopped from another (the tools' time
-    budgets use it: `engine.tools.budgets`)."""
+    budgets use it: `engine.agent_tools.budgets`)."""
 
     def interrupt(self) -> None:
         """Make the search running now fail soon (a `StoreError`); safe to call from any

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.maintenance import reconcile_when_needed
 from engine.backends.protocol import Backend
 from engine.bench.signals import CapabilityMissing, FeatureNotBuilt
+from engine.store.maintenance import reconcile_when_needed
 
 if TYPE_CHECKING:
     from engine.bench.comparators import Comparator
@@ -66,16 +66,16 @@ def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
 
 
 def registry_open_store(name: str, path: Path, create: bool, writer: bool) -> Backend:
-    """Open (or create) a store of backend `name` through `engine.backends.registry`,
+    """Open (or create) a store of backend `name` through `engine.store.registry`,
     without background reconcile (`EngineConfig.background_reconcile`)."""
-    open_backend = _import_attribute("engine.backends.registry", "open_backend", "open a store")
+    open_backend = _import_attribute("engine.store.registry", "open_backend", "open a store")
     return open_backend(path, backend=name, create=create, writer=writer or create,
                         config=_engine_config(background_reconcile=False))
 
 
 def registry_open_reconciling_store(name: str, path: Path) -> Backend:
     """Open the store of backend `name` at `path` as the writer, background reconcile on."""
-    open_backend = _import_attribute("engine.backends.registry", "open_backend", "open a store")
+    open_backend = _import_attribute("engine.store.registry", "open_backend", "open a store")
     return open_backend(path, backend=name, writer=True,
                         config=_engine_config(background_reconcile=True))
 
@@ -86,7 +86,7 @@ def _engine_config(**fields: Any) -> Any:
 
 def registry_backend_names() -> tuple[str, ...]:
     """The registry's backend names (CapabilityMissing without a registry)."""
-    return tuple(_import_attribute("engine.backends.registry", "BACKEND_NAMES", "list backends"))
+    return tuple(_import_attribute("engine.store.registry", "BACKEND_NAMES", "list backends"))
 
 
 def ingest_import_corpus(backend: Backend, corpus: Path) -> None:
@@ -118,10 +118,10 @@ def agent_sessions_search(backend: Backend, query: str, limit: int,
                           visibility: str = "all") -> dict[str, Any]:
     """Run the `sessions_search` agent tool as `agent:main:main` under `visibility`
     (`all`: every agent's sessions; `agent`: the main agent's only)."""
-    from engine.access.tool_config import ToolConfig
-    from engine.access.visibility import Requester
+    from engine.agent_tools.sessions_search import sessions_search
+    from engine.agent_tools.tool_config import ToolConfig
+    from engine.agent_tools.visibility import Requester
     from engine.backends.protocol import TranscriptReader
-    from engine.tools.sessions_search import sessions_search
 
     if not isinstance(backend, TranscriptReader):
         raise CapabilityMissing(f"the agent tool: backend {backend.name!r} cannot list "
@@ -149,8 +149,8 @@ def history_page(backend: Backend, session_key: str, limit: int,
 def palette_ui_search(backend: Backend, query: str) -> dict[str, Any]:
     """Run the Control UI's command palette search (`ui_search`) for `query`, with the
     default configuration (no agents listed: every agent's sessions are in scope)."""
+    from engine.agent_tools.ui_search import ui_search
     from engine.backends.protocol import TranscriptReader
-    from engine.tools.ui_search import ui_search
 
     if not isinstance(backend, TranscriptReader):
         raise CapabilityMissing(f"the palette search: backend {backend.name!r} cannot list "

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.backends.sqlite import schema, writes
+from engine.backends.sqlite import schema, storable, writes
 from engine.ingest.flat import message_event
 from engine.ingest.records import window_from_record
 from engine.model import SessionWindow, StoredEvent
@@ -108,7 +108,7 @@ class BareRows:
             row_id = self.next_row_id
             self.next_row_id += 1
             tables[writes.INSERT_FTS_ROW].append((row_id, session_id, entry.message_id))
-            tables[writes.INSERT_FTS].append((row_id, schema.storable_text(entry.text), session_id,
+            tables[writes.INSERT_FTS].append((row_id, storable.storable_text(entry.text), session_id,
                                               entry.message_id, entry.role, entry.timestamp))
         if events:
             tables[INSERT_STATE].append((session_id, len(events) - 1, tree.leaf_id, len(active),

@@ -47,13 +47,13 @@ def main(argv: list[str] | None = None) -> int:
 
     use_bulk_work_policy()  # a program's policy, as the command line sets it
     modules_started = time.perf_counter()
-    from engine.backends.registry import backend_class
     from engine.bench.adapters import registry_open_store
     from engine.model import SearchRequest
+    from engine.store.registry import backend_class
 
     backend_class(args.backend)  # import the backend's modules
     import engine.analysis.unicode61  # (the analyzer's, imported lazily)
-    import engine.backends.partitioned  # noqa: F401  (the store's, imported by the open)
+    import engine.store.opening  # noqa: F401  (the store's, imported by the open)
     modules_seconds = time.perf_counter() - modules_started
     before = resident_bytes()
     started = time.perf_counter()

@@ -43,7 +43,13 @@ from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
 from engine.bench.signals import CapabilityMissing, FeatureNotBuilt, NotApplicable
-from engine.bench.workloads import BenchTarget, PairedWorkload, Sample, Workload, WorkloadFailed
+from engine.bench.workload_protocol import (
+    BenchTarget,
+    PairedWorkload,
+    Sample,
+    Workload,
+    WorkloadFailed,
+)
 from engine.errors import EngineError
 
 OK, SKIPPED, FAILED, NOT_BUILT, NOT_APPLICABLE = (

@@ -37,8 +37,8 @@ from typing import Any
 
 import msgpack
 
+from engine.backends.sqlite.backend import DATABASE_NAME
 from engine.backends.sqlite.search import glob_literal
-from engine.backends.sqlite_fts5 import DATABASE_NAME
 from engine.bench.bare_write import bare_import
 from engine.bench.signals import NotApplicable
 from engine.model import DEFAULT_AGENT_ID, SearchRequest, SearchResult, owner_agent_id

@@ -17,7 +17,7 @@ function that adds its parser with `engine.cli.commands.add_command` and sets
 takes `--json`.
 
 No traceback for a problem with a path: the store path is checked by
-`engine.backends.registry.open_store` (a `StorePathError` names it); an `OSError` that
+`engine.store.registry.open_store` (a `StorePathError` names it); an `OSError` that
 still reaches `main` is printed as one line naming its file (permission denied: exit
 status 2, anything else: 1).
 """

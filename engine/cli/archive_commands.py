@@ -1,7 +1,7 @@
 """`session-search archive` and `restore`: move a session's windows out of search and back.
 
 Owns: these two commands' arguments and outputs. Must not touch: what archiving does
-(`engine.backends.archives`: the flag, the rows that stay, why), search, storage.
+(`engine.store.archives`: the flag, the rows that stay, why), search, storage.
 
 * `archive --store DIR [--json] SESSION_KEY` — every window of the key leaves search (a
   cold archive): searches whose scope selects it count it in
@@ -25,7 +25,7 @@ from engine.cli.json_output import print_json
 
 def run_archive(args: argparse.Namespace) -> int:
     """`session-search archive` or `restore` (`args.archived` says which)."""
-    from engine.backends.archives import archive_in_store
+    from engine.store.archives import archive_in_store
 
     outcome = archive_in_store(args.store, args.session_key, archived=args.archived)
     if args.json:

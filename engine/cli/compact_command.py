@@ -8,7 +8,7 @@ compacts (its `Compactable.compact`: the reference store's transcript log compac
     session-search compact --store DIR --json    {"filesCompacted", "bytesReclaimed",
                                                   "recordsDropped", "kind"}
 
-The store is opened as its writer (`engine.backends.registry.open_store`, so a bad path
+The store is opened as its writer (`engine.store.registry.open_store`, so a bad path
 is refused as every command refuses it) and every agent's partition is compacted in
 turn. Readers may go on searching meanwhile. A failure (a full disk) is an error (exit
 status 1) that leaves the store as whole as before.
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 
-from engine.backends.protocol import Compactable, require_capability
-from engine.backends.registry import open_store
+from engine import Compactable, require_capability
 from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
+from engine.store.registry import open_store
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

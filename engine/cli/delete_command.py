@@ -3,7 +3,7 @@
 Owns: the `delete` command's arguments and output. Must not touch: how a backend deletes
 (`BackendTransaction.delete_session`: the key's windows, their events, index rows and
 index state go in one transaction, so a crash leaves all of them or none; behaviour.md
-§8.4), how a store is opened (`engine.backends.registry.open_store`, which refuses a path
+§8.4), how a store is opened (`engine.store.registry.open_store`, which refuses a path
 it cannot use with one line naming it).
 
 A key the store does not hold is an error (exit 2) naming it: nothing is deleted, and a
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_delete(args: argparse.Namespace) -> int:
     """`delete`: remove the key's windows in one transaction and say how many."""
-    from engine.backends.registry import open_store
+    from engine.store.registry import open_store
 
     backend = open_store(Path(args.store), "delete", writer=True, warn=warn)
     try:

@@ -2,7 +2,7 @@
 
 Owns: the demo's story — which queries it runs and why — and its output. Must not touch:
 import, search or comparison logic beyond calling the engine's public pieces
-(`engine.ingest.import_into_store`, `engine.backends.registry.open_backend`,
+(`engine.ingest.import_into_store`, `engine.store.registry.open_backend`,
 `Backend.search`).
 
 What it does, in order:
@@ -26,14 +26,14 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
-from engine.backends.registry import open_backend
 from engine.cli.commands import add_command
 from engine.cli.json_output import print_json
 from engine.cli.output import format_table
-from engine.cli.store_commands import format_stats, ordered_stats
+from engine.cli.store_commands import format_stats, json_counts, ordered_stats
 from engine.errors import EngineError
 from engine.ingest import import_into_store
 from engine.model import SearchRequest, SearchResult
+from engine.store.registry import open_backend
 
 DEMO_BACKENDS = ("reference", "sqlite")
 #: The package whose data files are the demo corpus (see its docstring for why).
@@ -111,7 +111,8 @@ def run_demo(args: argparse.Namespace) -> int:
             with tempfile.TemporaryDirectory(prefix="session-search-demo-") as folder:
                 report = demo_report(corpus, Path(folder))
     if args.json:
-        print_json(report)
+        print_json({**report, "stats": {name: json_counts(counts)
+                                        for name, counts in report["stats"].items()}})
     else:
         print(format_demo(report))
     return 0 if report["allBackendsAgree"] else 1

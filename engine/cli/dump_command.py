@@ -3,7 +3,7 @@
 Owns: the `dump` command's arguments and output. Must not touch: decoding (that is
 `engine.diagnostics.dump`) or the store (nothing is opened for writing, no lock taken).
 The path is checked as every command checks it
-(`engine.backends.registry.check_store_folder`) without opening the store, so a damaged
+(`engine.store.registry.check_store_folder`) without opening the store, so a damaged
 store can still be dumped.
 
     session-search dump --store DIR            list files: name, kind, size, version, records
@@ -21,12 +21,11 @@ import argparse
 import json
 from typing import Any
 
-from engine.backends.registry import check_store_folder
 from engine.cli.commands import add_command
 from engine.cli.json_output import print_json
 from engine.cli.output import Column, format_bytes, open_output
-from engine.diagnostics.dump import FileView, read_file, require_store, summarize_store
-from engine.directory import FileDirectory
+from engine.diagnostics.dump import FileView, open_store_files, read_file, summarize_store
+from engine.store.registry import check_store_folder
 
 LIST_COLUMNS = (Column("name"), Column("kind"), Column("size", align="right"),
                 Column("version", align="right"), Column("records", align="right"),
@@ -57,8 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """List the store or dump one file; errors propagate as EngineError."""
     check_store_folder(args.store, "dump")
-    directory = FileDirectory(args.store)
-    require_store(directory)
+    directory = open_store_files(args.store)
     if args.file is None:
         summaries = summarize_store(directory)
         if args.json:

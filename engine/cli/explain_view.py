@@ -12,7 +12,6 @@ in double quotes, with `*` after a prefix phrase.
 
 from __future__ import annotations
 
-from engine.backends.partitioned_explanation import PartitionHitExplanation
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Marked, Output, format_score, format_time
 from engine.cli.search_view import truncation_hint
@@ -21,6 +20,7 @@ from engine.query.ast import Phrase, QueryPlan
 from engine.results.snippet import SnippetExplanation
 from engine.score.bm25 import Bm25Explanation
 from engine.search.explain import HitExplanation, SearchExplanation
+from engine.store.explanation import PartitionHitExplanation
 
 
 def format_quantity(value: float) -> str:

@@ -2,7 +2,7 @@
 
 Owns: the command's arguments and its readable transcript view. Must not touch: the
 history rules (`engine.history`: which rows, which window, the byte budgets, cursors)
-or storage (the store is opened through `engine.backends.registry.open_store`, so every
+or storage (the store is opened through `engine.store.registry.open_store`, so every
 backend reads alike).
 
 `history --store DIR SESSION_KEY [--message-id ID] [--session-id ID] [--limit N]
@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.backends.registry import open_store
+from engine import HistoryPage
 from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
 from engine.history.byte_caps import message_seq
-from engine.history.pages import HistoryPage
 from engine.history.views import CURRENT
+from engine.store.registry import open_store
 from engine.transcript import events as kinds
 
 #: What a separator row says for each boundary kind.
@@ -80,8 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     """`session-search history`."""
-    from engine.history.pages import read_history
-    from engine.history.request import HistoryRequest
+    from engine import HistoryRequest, read_history
     from engine.history.sanitize import without_tool_messages
 
     request = HistoryRequest(args.session_key, message_id=args.message_id,
@@ -158,7 +157,7 @@ def message_text(message: dict[str, Any]) -> str:
 def page_notices(page: HistoryPage, message_id: str | None) -> list[str]:
     """What the page is and how to go on, one line each.
 
-    >>> from engine.history.pages import HistoryPage
+    >>> from engine import HistoryPage
     >>> page_notices(HistoryPage("k", "s", ()), "m9")
     ["no message 'm9' in the history of window s (missing, or not on its active branch)"]
     >>> page_notices(HistoryPage("k", "s", ({"__openclaw": {"seq": 2}},), "current", 3,

@@ -2,7 +2,7 @@
 
 Owns: their arguments and how results are printed. Must not touch: search, storage,
 index or protocol logic (they call the backend through
-`engine.backends.registry.open_backend`, so `search`, `serve` and `reconcile` work for
+`engine.store.registry.open_backend`, so `search`, `serve` and `reconcile` work for
 every backend; `explain` needs an `Explainable` backend; `verify` checks every backend's
 partitions, `engine.diagnostics.verify`).
 
@@ -12,12 +12,12 @@ the store (`sessionKeys: []`), like `--all-sessions`. `--agent ID` alone selects
 agent's partition, its namespace (plus `global` and `unknown` for the default agent
 `main`, whose partition holds them: the kernel's omitted-filter rule inside one agent's
 database); `--session-key` (repeatable) selects exactly those keys. Searches over keys or
-every session merge the partitions' answers (`engine.backends.partitioned`). Refused, as
+every session merge the partitions' answers (`engine.store.fan_out`). Refused, as
 contradictions: `--all-sessions` with `--session-key` or with `--agent`, and `--agent ID`
 with a key of another agent. `--limit` must be 1..25 (the query policy's range; a limit
 outside it is refused rather than clamped).
 
-Stores are opened through `engine.backends.registry.open_store`, which refuses a path
+Stores are opened through `engine.store.registry.open_store`, which refuses a path
 the command cannot use with one line naming it (exit 2). `search` and `explain` take
 `--backend NAME` (the store must have it) and `--read-only`: `search` never writes
 anyway, and with `--read-only` DIR may also be a state folder the real OpenClaw wrote,
@@ -32,7 +32,7 @@ of an explanation `engine.cli.explain_view`, both imported only when they are sh
 
 `serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
 one line on standard error saying it is ready (`--quiet`: none); the protocol (methods,
-params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`. `reconcile` runs `engine.backends.maintenance.reconcile_store`, with a
+params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`. `reconcile` runs `engine.store.maintenance.reconcile_store`, with a
 progress bar on a terminal (`--quiet`: no bar and no summary line).
 """
 
@@ -44,16 +44,16 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from engine.backends.registry import BACKEND_NAMES, open_store
+from engine import MAX_LIMIT
 from engine.cli.commands import add_command, add_read_only_arguments, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, agent_id_of
-from engine.query.user_query import MAX_LIMIT
+from engine.store.registry import BACKEND_NAMES, open_store
 
 if TYPE_CHECKING:  # the partitioned store is loaded when a store is opened
-    from engine.backends.maintenance import ReconcileOutcome
-    from engine.backends.partitioned import PartitionedStore
+    from engine.store.maintenance import ReconcileOutcome
+    from engine.store.partitioned import PartitionedStore
 
 #: The range of `--limit` (the query policy's `clamp_limit` range, checked here instead).
 LIMIT_RANGE = range(1, MAX_LIMIT + 1)
@@ -172,7 +172,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_explain(args: argparse.Namespace) -> int:
     """`session-search explain` (reference stores only)."""
-    from engine.backends.protocol import Explainable
+    from engine import Explainable
 
     request = request_from_args(args)
     backend = open_store(args.store, "explain", backend=args.backend, read_only=args.read_only,
@@ -198,7 +198,7 @@ def run_explain(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     """`session-search serve`."""
-    from engine.access.tool_config import ToolConfig, load_tool_config
+    from engine.agent_tools.tool_config import ToolConfig, load_tool_config
     from engine.cli.tool_commands import with_link_base
     from engine.rpc.methods import METHODS, RpcContext
     from engine.rpc.server import serve_stdio
@@ -231,8 +231,8 @@ def ready_line(store: str, backend_name: str, methods: Collection[str]) -> str:
 
 def run_reconcile(args: argparse.Namespace) -> int:
     """`session-search reconcile`: rebuild windows that need it (writer)."""
-    from engine.backends.maintenance import reconcile_store
     from engine.cli.progress_display import ProgressDisplay
+    from engine.store.maintenance import reconcile_store
 
     started = time.perf_counter()
     with ProgressDisplay.for_command(args.quiet) as progress:
@@ -248,7 +248,7 @@ def run_reconcile(args: argparse.Namespace) -> int:
 def reconcile_summary(outcome: ReconcileOutcome, seconds: float) -> str:
     """The one line `reconcile` prints: windows rebuilt, their rows, orphans, seconds.
 
-    >>> from engine.backends.maintenance import ReconcileOutcome
+    >>> from engine.store.maintenance import ReconcileOutcome
     >>> reconcile_summary(ReconcileOutcome(3, False, rows=41, orphans=1), 0.25)
     'reconciled 3 window(s), 41 row(s), 1 orphaned window(s) swept in 0.25 s; indexing complete'
     """

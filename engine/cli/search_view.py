@@ -14,10 +14,10 @@ search (only when there were some; `session-search restore` brings a session bac
 
 from __future__ import annotations
 
+from engine import DEFAULT_LIMIT, MAX_LIMIT
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Cell, Column, Output, format_score, format_time
 from engine.model import SearchHit, SearchRequest, SearchResult
-from engine.query.user_query import DEFAULT_LIMIT, MAX_LIMIT
 
 #: The columns of a hit in plain output: one line per hit, every field in its own column.
 PLAIN_HIT_COLUMNS = (

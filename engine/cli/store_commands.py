@@ -2,7 +2,7 @@
 
 Owns: these two commands' arguments and outputs.
 Must not touch: the import job itself (`engine.ingest.import_into_store`), formats,
-storage and indexes (the backends, reached through `engine.backends.registry`: a new
+storage and indexes (the backends, reached through `engine.store.registry`: a new
 backend added there is a `--backend` choice here at once), search.
 
 Commands:
@@ -37,7 +37,7 @@ Commands:
   `--backend NAME` requires the store's backend; `--read-only` also counts a state
   folder the real OpenClaw wrote (`--backend sqlite`), without writing to it;
 
-Stores are opened through `engine.backends.registry` (`open_store`,
+Stores are opened through `engine.store.registry` (`open_store`,
 `open_or_create_store`), which refuses a path the command cannot use with one line
 naming it (exit 2).
 
@@ -55,11 +55,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.backends.registry import (
-    BACKEND_NAMES,
-    DEFAULT_BACKEND,
-    open_store,
-)
 from engine.cli.commands import (
     add_command,
     add_new_store_arguments,
@@ -69,6 +64,12 @@ from engine.cli.commands import (
 from engine.cli.json_output import print_json
 from engine.cli.output import Column, Output, PlainOutput, format_bytes, open_output
 from engine.errors import MissingParentFolder, StorePathError, UsageError
+from engine.model import json_key
+from engine.store.registry import (
+    BACKEND_NAMES,
+    DEFAULT_BACKEND,
+    open_store,
+)
 
 if TYPE_CHECKING:  # the importers are loaded when `import` runs, not for `stats`
     from engine.ingest import ImportReport, LiveReport
@@ -160,7 +161,7 @@ def run_import(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     counts = ordered_stats(outcome.stats)
     if args.json:
-        print_json({"store": str(store_path), **outcome.to_json(), "stats": counts})
+        print_json({"store": str(store_path), **outcome.to_json(), "stats": json_counts(counts)})
     elif not args.quiet:
         output = open_output()
         describe = describe_live_import if args.openclaw_state is not None else describe_import
@@ -209,8 +210,10 @@ def run_stats(args: argparse.Namespace) -> int:
     problems = [problem.with_advice() for problem in found if problem.serious]
     notes = [problem.with_advice() for problem in found if not problem.serious]
     if args.json:
-        print_json({"store": str(store_path), "backend": backend_name, **counts,
-                    "partitions": per_agent, "problems": problems, "notes": notes})
+        print_json({"store": str(store_path), "backend": backend_name, **json_counts(counts),
+                    "partitions": {agent_id: json_counts(partition_counts)
+                                   for agent_id, partition_counts in per_agent.items()},
+                    "problems": problems, "notes": notes})
     else:
         output = open_output()
         output.line(f"store {store_path} (backend {backend_name})")
@@ -250,6 +253,15 @@ def ordered_stats(stats: dict[str, int]) -> dict[str, int]:
     counts = {name: int(stats[name]) for name in STATS_FIELDS}
     counts.update((name, int(value)) for name, value in stats.items() if name not in counts)
     return counts
+
+
+def json_counts(counts: dict[str, int]) -> dict[str, int]:
+    """The counts as a JSON document names them (`engine.model.json_key`).
+
+    >>> json_counts({"events": 3, "messages_indexed": 2})
+    {'events': 3, 'messagesIndexed': 2}
+    """
+    return {json_key(name): value for name, value in counts.items()}
 
 
 def stats_fields(counts: dict[str, int]) -> list[tuple[str, str]]:

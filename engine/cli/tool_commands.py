@@ -2,7 +2,7 @@
 
 Owns: the command's arguments (`call TOOL --store DIR [--config FILE] --requester KEY
 [--sandboxed] [--agent-id ID] ARGS_JSON`) and how the answer and the failures are printed.
-Must not touch: what the tool does (`engine.tools`) or who may see what (`engine.access`).
+Must not touch: what the tool does (`engine.agent_tools`) or who may see what (`engine.agent_tools`).
 
 The answer is printed as the tool's JSON, whatever it says: a refusal
 (`{"status": "forbidden", ...}`) is an answer of the tool, so the exit status is 0. An
@@ -17,12 +17,12 @@ import argparse
 import json
 from dataclasses import replace
 
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import ScopedGrant
-from engine.backends.registry import open_store
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.visibility import ScopedGrant
 from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
+from engine.store.registry import open_store
 
 TOOLS = ("sessions_search",)
 
@@ -59,9 +59,9 @@ def parse_grants(values: list[str]) -> tuple[ScopedGrant, ...]:
 
 def run_call(args: argparse.Namespace) -> int:
     """`session-search call`."""
-    from engine.access.tool_config import load_tool_config
-    from engine.access.visibility import Requester
-    from engine.tools.sessions_search import sessions_search
+    from engine.agent_tools.sessions_search import sessions_search
+    from engine.agent_tools.tool_config import load_tool_config
+    from engine.agent_tools.visibility import Requester
 
     try:
         arguments = json.loads(args.arguments)

@@ -2,7 +2,7 @@
 
 Owns: the command's arguments (`ui-search --store DIR [--config FILE] [--limit N] QUERY
 [--json]`) and the readable, grouped listing of the answer. Must not touch: what the
-search does (`engine.tools.ui_search`), its scope (`engine.access.palette_scope`) or the
+search does (`engine.agent_tools.ui_search`), its scope (`engine.agent_tools.palette_scope`) or the
 answer's JSON shape (`--json` prints `ui_search`'s answer as it is).
 
 The listing: a line saying what was found, then the Sessions group (sessions whose title
@@ -100,9 +100,9 @@ def print_answer(output: Output, answer: dict[str, Any]) -> None:
 
 def run_ui_search(args: argparse.Namespace) -> int:
     """`session-search ui-search`."""
-    from engine.access.tool_config import ToolConfig, load_tool_config
-    from engine.backends.registry import open_store
-    from engine.tools.ui_search import MAX_LIMIT, ui_search
+    from engine.agent_tools.tool_config import ToolConfig, load_tool_config
+    from engine.agent_tools.ui_search import MAX_LIMIT, ui_search
+    from engine.store.registry import open_store
 
     if not 1 <= args.limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT} (got {args.limit})")

@@ -30,10 +30,10 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from engine.backends.registry import BACKEND_NAMES, DEFAULT_BACKEND
 from engine.cli.commands import add_command, add_new_store_arguments, warn
 from engine.cli.json_output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
+from engine.store.registry import BACKEND_NAMES, DEFAULT_BACKEND
 
 DEFAULT_INTERVAL = 2.0
 

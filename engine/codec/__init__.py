@@ -23,7 +23,7 @@ which module of `DECODERS` reads its records.
 | `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
 
 A store's root holds the `partitioned` kind (the backend of its partitions, one per
-agent under `agents/<agentId>/`, see `engine.backends.partitioned`); a reference
+agent under `agents/<agentId>/`, see `engine.store.layout`); a reference
 partition's folder holds the `store` kind and the files below it. The two kinds have
 different magics so that no reader can take a store's root for a partition or the
 other way round.

@@ -35,7 +35,7 @@ bytes alone, as `at_tail` when it is the kind of mess an interrupted append leav
 
 Anything else (a bad CRC or an impossible length with more bytes after it) is *not* at
 the tail. The transcript layer refines this with its commit records; see
-`engine.transcript.log` for the rule that decides between truncating and raising
+`engine.transcript.log_tail` for the rule that decides between truncating and raising
 `CorruptFile`.
 """
 

@@ -19,7 +19,7 @@ kind `partitioned`, at the root of a store whose partitions live under `agents/`
 The magic alone says which of the two a file is, so a reader given the root of a
 partitioned store never opens it as a partition (and the other way round). The root's
 `agents` list is what lets an open tell a partition folder that was deleted from one
-that never existed (`engine.backends.partitioned`).
+that never existed (`engine.store.layout`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from engine.backends.sqlite_fts5 import DATABASE_NAME
+from engine.backends.sqlite.backend import DATABASE_NAME
 from engine.codec import check_version, kind_of_magic
 from engine.codec.framing import (
     HEADER_SIZE,
@@ -41,7 +41,7 @@ from engine.codec.framing import (
     iter_frames,
     update_crc,
 )
-from engine.directory import Directory, check_name
+from engine.directory import Directory, FileDirectory, check_name
 from engine.errors import CorruptFile, StoreError
 
 META_NAME = "store.meta"
@@ -94,9 +94,12 @@ class RecordView:
     fields: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        """The record as a JSON object (`crc_ok` is always true for a shown record)."""
+        """The record as a JSON object (`crcOk` is always true for a shown record). The
+        framing's keys are the engine's JSON style; `fields` are the record's own, named
+        as the file's grammar names them (`docs/file-formats.md`), since a dump shows
+        what the file holds."""
         return {"offset": self.offset, "length": self.length, "crc": f"{self.crc:08x}",
-                "crc_ok": True, "kind": self.kind, "fields": self.fields}
+                "crcOk": True, "kind": self.kind, "fields": self.fields}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +118,23 @@ class FileView:
     def to_json(self) -> dict[str, Any]:
         """The file as a JSON object."""
         footer = None if self.footer is None else {
-            "offset": self.footer.offset, "record_count": self.footer.record_count,
-            "records_crc": f"{self.footer.records_crc:08x}", "version": self.footer.version,
+            "offset": self.footer.offset, "recordCount": self.footer.record_count,
+            "recordsCrc": f"{self.footer.records_crc:08x}", "version": self.footer.version,
         }
         tail = None if self.torn_tail is None else {
             "offset": self.torn_tail.offset, "reason": self.torn_tail.reason}
         return {"file": self.name, "kind": self.kind, "size": self.size,
                 "version": self.version, "flags": self.flags,
                 "records": [record.to_json() for record in self.records],
-                "footer": footer, "torn_tail": tail}
+                "footer": footer, "tornTail": tail}
+
+
+def open_store_files(path: str) -> Directory:
+    """The files of the store folder at `path`, as the dump reads them; StoreError
+    unless the folder holds a store."""
+    directory = FileDirectory(path)
+    require_store(directory)
+    return directory
 
 
 def require_store(directory: Directory) -> None:

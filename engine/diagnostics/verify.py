@@ -1,5 +1,5 @@
 """`session-search verify`: check the transcripts, rebuild the reference index from them
-and compare (a SQLite partition: `engine.diagnostics.sqlite_verify`).
+and compare (a SQLite partition: `engine.backends.sqlite.verify`).
 
 Owns: what "the committed index agrees with the transcripts" means, and the report.
 Must not touch: the index on disk (verify reads; `repair` is a separate, explicit step
@@ -53,7 +53,7 @@ gone (`FolderPartitions.missing_problems`), and a folder in `agents/` the root d
 list (`stray_problems`: never used until adopted). The repair drops a missing agent from
 the list and says that its sessions cannot be recovered without a backup, and adopts a
 stray folder (lists it and verifies it with the others), saying so. A SQLite partition is
-checked by `engine.diagnostics.sqlite_verify` (its FTS rows against a rebuild from its
+checked by `engine.backends.sqlite.verify` (its FTS rows against a rebuild from its
 transcript rows, and SQLite's own integrity checks of the file), into the same
 `VerifyReport`.
 
@@ -68,17 +68,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.reference import ReferenceBackend
-from engine.diagnostics.report import MAX_LISTED, VerifyReport
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.verify_report import MAX_LISTED, VerifyReport
 from engine.errors import UnknownSession, UsageError
 from engine.index.check import check_index
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
 from engine.index.writer import check_index_files
 from engine.model import IndexEntry
+from engine.store.partitioned import PartitionedStore
 from engine.transcript.evidence import LostCommits, counted
-from engine.transcript.log import log_file_name
+from engine.transcript.log_files import log_file_name
 from engine.transcript.projection import extract_index_entry, index_entries
 
 RowKey = tuple[str, int]
@@ -354,8 +354,8 @@ def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], Ve
         return verify_backend, repair_backend
     # Imported here, when a SQLite partition is checked: a reference store's verification
     # never loads SQLite.
-    from engine.backends.sqlite_fts5 import SqliteBackend
-    from engine.diagnostics.sqlite_verify import repair_sqlite_backend, verify_sqlite_backend
+    from engine.backends.sqlite.backend import SqliteBackend
+    from engine.backends.sqlite.verify import repair_sqlite_backend, verify_sqlite_backend
 
     if isinstance(partition, SqliteBackend):
         return verify_sqlite_backend, repair_sqlite_backend

@@ -4,7 +4,7 @@ Owns: the whole `session-search import` job below the command line — the
 one-transaction import (`import_sources`), the reconcile after it, the counts, and
 removing a store this call created when the import fails. Must not touch: formats (the
 readers in this package), which paths can hold a store and how one is opened or created
-(`engine.backends.registry.open_or_create_store`, shared by every command), how a
+(`engine.store.registry.open_or_create_store`, shared by every command), how a
 backend stores or reconciles (`engine.backends`), or printing (`engine.cli`).
 
 Rules:
@@ -38,15 +38,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engine.backends.maintenance import reconcile_when_needed
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_or_create_store
 from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
 from engine.ingest.live_marks import StateMarks, read_marks, state_name, write_marks
 from engine.ingest.live_state import NOT_A_STATE, LiveReport, import_live_state, is_live_state
 from engine.progress import PhasedProgress
+from engine.store.maintenance import reconcile_when_needed
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_or_create_store
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportBatch
 from engine.ingest.corpus import append_events

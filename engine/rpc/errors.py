@@ -12,7 +12,7 @@ the method handlers decide) or framing.
 | -32602 | `INVALID_PARAMS`   | params of the wrong shape or type, or input the engine rejects (`InputError`: a query the policy refuses, ...); the message is the product's wording |
 | -32603 | `INTERNAL_ERROR`   | a bug in the engine met while answering: the message names the exception, its traceback goes to standard error, and the server goes on with the next line |
 | -32000 | `ENGINE_ERROR`     | the engine failed (a store error); the message says why |
-| -32001 | `TIMED_OUT`        | a tool's request or reader budget ran out (`engine.tools.budgets`); the message says that no match is not implied and how to retry |
+| -32001 | `TIMED_OUT`        | a tool's request or reader budget ran out (`engine.agent_tools.budgets`); the message says that no match is not implied and how to retry |
 
 The numbers -32700 to -32603 are JSON-RPC 2.0's; -32000 and -32001 are in the range it
 leaves to servers. They are stable: clients may compare them.

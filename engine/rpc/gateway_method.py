@@ -1,6 +1,6 @@
 """The `gateway.sessions.search` method: OpenClaw's Gateway `sessions.search` over JSON-RPC.
 
-Owns: running `engine.tools.gateway_search.gateway_search` on the served backend and
+Owns: running `engine.agent_tools.gateway_search.gateway_search` on the served backend and
 mapping its refusals to error codes. Must not touch: the Gateway's rules (the tools
 module owns them) or the envelope (`engine.rpc.server`).
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.protocol import Refreshable
+from engine import Refreshable
+from engine.agent_tools.gateway_search import INVALID_REQUEST, GatewayRefusal, gateway_search
 from engine.rpc.errors import ENGINE_ERROR, INVALID_PARAMS, RpcError
-from engine.tools.gateway_search import INVALID_REQUEST, GatewayRefusal, gateway_search
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext

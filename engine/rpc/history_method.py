@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.protocol import Refreshable, TranscriptReader, require_capability
-from engine.history.pages import read_history
-from engine.history.request import HistoryRequest
+from engine import HistoryRequest, Refreshable, TranscriptReader, read_history, require_capability
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext

@@ -22,15 +22,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.access.tool_config import ToolConfig
-from engine.backends.protocol import SearchBackend
+from engine import SearchBackend
+from engine.agent_tools.budgets import ReaderGate, TimeBudgets
+from engine.agent_tools.tool_config import ToolConfig
 from engine.rpc.gateway_method import GATEWAY_SEARCH_METHOD, gateway_sessions_search
 from engine.rpc.history_method import CHAT_HISTORY_METHOD, chat_history
 from engine.rpc.search_method import SEARCH_METHOD, sessions_search
 from engine.rpc.sessions_history_method import SESSIONS_HISTORY_METHOD, sessions_history_call
 from engine.rpc.tool_method import TOOL_METHOD, sessions_search_tool
 from engine.rpc.ui_method import UI_SEARCH_METHOD, ui_search_method
-from engine.tools.budgets import ReaderGate, TimeBudgets
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.backends.protocol import Refreshable
+from engine import Refreshable
 from engine.model import InvalidRequest, SearchRequest
 from engine.rpc.errors import INVALID_PARAMS, RpcError
 

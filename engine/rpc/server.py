@@ -33,7 +33,7 @@ import traceback
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from engine.backends.protocol import SearchBackend
+from engine import SearchBackend
 from engine.errors import EngineError, InputError
 from engine.rpc.errors import (
     ENGINE_ERROR,

@@ -1,11 +1,11 @@
 """The `sessions_history` method: the agent tool over JSON-RPC.
 
-Owns: running `engine.history.tool.sessions_history` for one request, and the
+Owns: running `engine.agent_tools.sessions_history.sessions_history` for one request, and the
 **visibility seam**: `requester_access`, which turns the optional
 `requesterSessionKey` param into the `HistoryAccess` the tool asks. Must not touch: the
-tool's rules (`engine.history.tool`), the params' rules (`ToolHistoryRequest`), or the
+tool's rules (`engine.agent_tools.sessions_history`), the params' rules (`ToolHistoryRequest`), or the
 visibility rules themselves (behaviour.md §11; the row checker shared with
-`sessions_search` is `engine.access`'s).
+`sessions_search` is `engine.agent_tools`'s).
 
 Params: `{sessionKey, limit?, offset?, messageId?, sessionId?, includeTools?,
 requesterSessionKey?}`. Result: the tool's answer, `{sessionKey, messages, truncated,
@@ -13,7 +13,7 @@ droppedMessages, contentTruncated, contentRedacted, bytes, ...}`, or `{status, e
 for a key the requester may not read or that the store does not hold.
 
 The seam: `requester_access` gives, for a request naming `requesterSessionKey`, the row
-checker `sessions_search` uses for an explicit target (`engine.tools.history_access`)
+checker `sessions_search` uses for an explicit target (`engine.agent_tools.history_access`)
 under the server's tool configuration; a request without a requester reads any session
 (a trusted local caller, as `session-search history` is).
 """
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.access.visibility import Requester
-from engine.history.request import HistoryRequestError, ToolHistoryRequest
-from engine.history.tool import HistoryAccess, sessions_history
+from engine import HistoryRequestError, ToolHistoryRequest
+from engine.agent_tools.history_access import RequesterHistoryAccess
+from engine.agent_tools.sessions_history import HistoryAccess, sessions_history
+from engine.agent_tools.visibility import Requester
 from engine.rpc.history_method import transcript_reader
-from engine.tools.history_access import RequesterHistoryAccess
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext

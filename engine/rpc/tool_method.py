@@ -2,7 +2,7 @@
 
 Owns: the method's params (`{"requester": {...}, "arguments": {...}}`), reading the
 requester context from them, and mapping the tool's failures to error codes. Must not
-touch: what the tool does (`engine.tools.sessions_search`) or the envelope.
+touch: what the tool does (`engine.agent_tools.sessions_search`) or the envelope.
 
 Params:
 * `requester`: `{"sessionKey": str, "sandboxed"?: bool, "agentId"?: str, "grants"?:
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.access.visibility import Requester, ScopedGrant
+from engine.agent_tools.budgets import SearchTimedOut
+from engine.agent_tools.sessions_search import sessions_search
+from engine.agent_tools.visibility import Requester, ScopedGrant
 from engine.rpc.errors import INVALID_PARAMS, TIMED_OUT, RpcError
-from engine.tools.budgets import SearchTimedOut
-from engine.tools.sessions_search import sessions_search
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext

@@ -1,7 +1,7 @@
 """The `ui.search` method: the Control UI's command palette search over JSON-RPC.
 
 Owns: the method's params (`{"query": str, "limit"?: int}`) and their messages. Must not
-touch: what the search does or answers (`engine.tools.ui_search`), or the envelope.
+touch: what the search does or answers (`engine.agent_tools.ui_search`), or the envelope.
 
 Params: `query` (string, required: what the palette's search box holds; fewer than 2
 characters after trimming is answered with `searched: false` and no matches, not an
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.agent_tools.ui_search import DEFAULT_LIMIT, ui_search
 from engine.rpc.errors import INVALID_PARAMS, RpcError
-from engine.tools.ui_search import DEFAULT_LIMIT, ui_search
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext

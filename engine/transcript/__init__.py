@@ -10,8 +10,18 @@ Map of the package (each module owns one concept; the index never lives here):
                      under a key (current versus retained);
 * `projection.py`  — what is searchable: index entries from the active path (§2.3);
 * `validation.py`  — what a store accepts: the checks every backend runs before a write;
-* `log.py`         — the transcript log: its append-only files, `LogReader` (replay, event
-                     reads), `LogWriter` (append, commit, roll, seal, recovery);
+* `clock.py`       — the clock that stamps records and events (`now_milliseconds`);
+* `log_files.py`   — the transcript log's append-only files: names, numbering, magic,
+                     and how transactions lie in them;
+* `log_positions.py` — where committed data lies in the log: record positions, the
+                     cursor, sealed log files, committed transactions;
+* `log_tail.py`    — the torn tail (`LogTail`) and the rule that tells it from damaged
+                     commits;
+* `log_reader.py`  — `LogReader`: replaying committed transactions, reading events at
+                     their positions;
+* `log_writer.py`  — `LogWriter`: append, commit, roll, seal, recovery of a torn tail;
+* `log_checks.py`  — the checks of the log bytes a catalog checkpoint covers (cheap on
+                     open, thorough for verify);
 * `catalog.py`     — the committed state in memory: windows, the session-key index and
                      the log positions of every event, and the replay rule;
 * `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
@@ -24,18 +34,31 @@ Map of the package (each module owns one concept; the index never lives here):
                      without them (the compaction state file, crash safety, readers);
 * `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads
                      see, built from a catalog, a log writer and a read function;
-* `store.py`       — the durable `TranscriptStore` that assembles them (open, lock,
-                     recovery, commit, reads, append order `seq`).
+* `store_handle.py` — the store's own files and the fields of an open handle;
+* `store_checkpoint.py` — a handle's catalog: loaded from the checkpoint and the log,
+                     saved back as a checkpoint;
+* `store_compaction.py` — `compact()`, and how a handle's reads follow a compaction;
+* `store_reads.py` — windows, events, counts, `changes_since`, a reader's `refresh()`;
+* `store_recovery.py` — claims of what was committed against the log (lost commits),
+                     the unfinished tail, `problems()`, `verify_log()`;
+* `store_writes.py` — write transactions, their commit and the commit hooks;
+* `store.py`       — the durable `TranscriptStore` that assembles the `store_*` parts
+                     (open, lock, recovery, commit, reads, append order `seq`): create,
+                     open and close.
 
-Import direction: `events` ← `tree` ← `projection`; `windows` stands alone; `log` ←
-`evidence`, `log` ← `catalog` ← `checkpoint` (which uses `evidence`), `log` ← `changes`,
-`catalog` ← `compaction` (which uses `evidence`), and `transaction` and then `store`
-above them; nothing here imports `engine.index`, `engine.query` or a backend. This `__init__`
-re-exports nothing, so importing one module does not load the others.
+Import direction: `events` ← `tree` ← `projection`; `windows` and `clock` stand alone;
+the log modules `log_files`, `log_positions` and `log_tail` ← `log_reader` ← `log_writer`,
+and `log_files`, `log_positions` ← `log_checks`; the log ← `evidence`, the log ← `catalog`
+← `checkpoint` (which uses `evidence`), the log ← `changes`, `catalog` ← `compaction`
+(which uses `evidence`), and `transaction` and then the store above them: `store_handle`
+← `store_checkpoint` ← `store_compaction` ← `store_reads` ← `store_recovery` and
+`store_writes` (siblings) ← `store`; nothing here imports `engine.index`, `engine.query`
+or a backend. This `__init__` re-exports nothing, so importing one module does not load
+the others.
 
 Two meanings of "segment". In the code, a segment is an *index segment* only
 (`engine/index/segment*.py`: an immutable run of index rows). The transcript's files are
-the *log* (`log.py`, `engine.codec.log_file`, `EngineConfig.log_roll_bytes`), made of
+the *log* (`log_*.py`, `engine.codec.log_file`, `EngineConfig.log_roll_bytes`), made of
 *log files* numbered from 1. The word survives in a transcript sense only where it is
 visible outside the code, which is not this package's to change: the log files' names on
 disk (`transcripts/segment-NNNNNN.log`), their magic (`SS.SEGMT`) and file kind

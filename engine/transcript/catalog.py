@@ -3,7 +3,7 @@
 Owns: per window, its metadata and the positions of its events in the log; the windows in
 first-insertion order and the session-key index; where every committed transaction starts
 in the log; and the replay rule (`Catalog.apply`). Must not touch: files (events are read
-from the log by their positions, `engine.transcript.log`; the catalog's copy on disk is
+from the log by their positions, `engine.transcript.log_reader`; the catalog's copy on disk is
 `engine.transcript.checkpoint`), or event semantics (an event is an opaque JSON object
 here; `engine.transcript.events` and friends interpret them).
 
@@ -34,7 +34,7 @@ from engine.codec.log_file import (
 )
 from engine.errors import CorruptFile, UnknownSession
 from engine.model import SessionWindow
-from engine.transcript.log import CommittedTransaction, RecordPosition
+from engine.transcript.log_positions import CommittedTransaction, RecordPosition
 
 
 class SharedPositions:

@@ -27,7 +27,7 @@ from engine.codec.log_file import (
     WindowRecord,
 )
 from engine.model import SessionWindow, StoredEvent
-from engine.transcript.log import CommittedTransaction
+from engine.transcript.log_positions import CommittedTransaction
 
 
 @dataclass(frozen=True, slots=True)

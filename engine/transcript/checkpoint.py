@@ -6,7 +6,7 @@ when a writer saves it (`checkpoint_is_due`, `quiet_checkpoint_is_due`), turning
 catalog into a checkpoint and back, deciding at open whether one can be trusted
 (`load_checkpoint`), and reading the event positions it holds the first time one is
 needed (`CheckpointPositionsReader`).
-Must not touch: the log files beyond the cheap checks of `engine.transcript.log`, the
+Must not touch: the log files beyond the cheap checks of `engine.transcript.log_checks`, the
 store's lock or writer, or the live catalog of a store (loading builds a new one).
 
 Why. Without a checkpoint, opening replays every log file, decoding every record once:
@@ -28,7 +28,7 @@ writer saved over it since does not matter.
 What is checked, and when:
 
 * At open, O(log files + windows), never O(bytes): the checkpoint's own CRCs, and
-  `log.check_checkpoint_log`: each covered sealed log file must have the size, footer
+  `log_checks.check_checkpoint_log`: each covered sealed log file must have the size, footer
   record count and footer CRC the checkpoint recorded (header and footer are read, the
   records between are not); the unsealed log file must have an intact header, reach the
   covered offset, and end it with an intact commit record of the checkpoint's
@@ -58,9 +58,9 @@ What is checked, and when:
   every byte); a writer continues from them, so if covered bytes were damaged, the footer
   it later writes disagrees with them and a replay refuses that file, as it should.
 * `TranscriptStore.verify_log()` (run by `session-search verify`) is the thorough check:
-  `log.check_covered_log` CRCs every committed byte against the footers and the running
+  `log_checks.check_covered_log` CRCs every committed byte against the footers and the running
   CRC of the open log file, O(bytes); on a mismatch it names the first damaged record
-  (`log.find_damaged_record`). Opening without checkpoints
+  (`log_checks.find_damaged_record`). Opening without checkpoints
   (`EngineConfig(catalog_checkpoints=False)`) is the other oracle: it refuses damage at
   open, as before checkpoints existed.
 """
@@ -83,14 +83,10 @@ from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
 from engine.transcript.catalog import Catalog, EventPositions, SharedPositions, WindowEntry
 from engine.transcript.evidence import CommittedClaim
-from engine.transcript.log import (
-    LOG_FOLDER,
-    LogCursor,
-    LogReader,
-    SealedLogFile,
-    check_checkpoint_log,
-    log_file_name,
-)
+from engine.transcript.log_checks import check_checkpoint_log
+from engine.transcript.log_files import LOG_FOLDER, log_file_name
+from engine.transcript.log_positions import LogCursor, SealedLogFile
+from engine.transcript.log_reader import LogReader
 
 CHECKPOINT_NAME = f"{LOG_FOLDER}/catalog.ckpt"
 

@@ -120,7 +120,9 @@ from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
 from engine.transcript.catalog import Catalog
 from engine.transcript.evidence import counted
-from engine.transcript.log import LOG_FOLDER, LogReader, RecordPosition, log_file_name
+from engine.transcript.log_files import LOG_FOLDER, log_file_name
+from engine.transcript.log_positions import RecordPosition
+from engine.transcript.log_reader import LogReader
 
 COMPACTION_STATE_NAME = f"{LOG_FOLDER}/compaction.state"
 

@@ -8,7 +8,7 @@ beyond their names and sizes (the caller replays the log and passes where it sto
 the catalog, or any index (a search index's manifest is read by its backend, which
 hands its claim down).
 
-Why. The torn-tail rule of `engine.transcript.log` ("damage after the last intact
+Why. The torn-tail rule of `engine.transcript.log_tail` ("damage after the last intact
 commit is an interrupted write: cut it off") is sound only for bytes that may never have
 been committed. Two files are written strictly after the commits they describe were
 fsynced, so each proves that those commits were durable:
@@ -40,7 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.directory import Directory
-from engine.transcript.log import LogCursor, LogTail, log_file_name
+from engine.transcript.log_files import log_file_name
+from engine.transcript.log_positions import LogCursor
+from engine.transcript.log_tail import LogTail
 
 
 @dataclass(frozen=True, slots=True)

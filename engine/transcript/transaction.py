@@ -35,7 +35,9 @@ from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog, EventPositions
 from engine.transcript.changes import Change, TranscriptReplaced, change_of
-from engine.transcript.log import LogWriter, RecordPosition, now_milliseconds
+from engine.transcript.clock import now_milliseconds
+from engine.transcript.log_positions import RecordPosition
+from engine.transcript.log_writer import LogWriter
 from engine.transcript.validation import replacement_stamps
 
 #: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions

@@ -1,5 +1,5 @@
-"""The roster (engine/access/roster.py) read from real stores, and key shapes
-(engine/access/session_keys.py).
+"""The roster (engine/agent_tools/roster.py) read from real stores, and key shapes
+(engine/agent_tools/session_keys.py).
 
 A session's metadata is its current window's; the visible candidates are listed as the
 Gateway lists them (agent-scoped keys, `global` only from the requester's own agent,
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.access.roster import RosterEntry, roster, visible_candidates
-from engine.access.session_keys import (
+from engine.agent_tools.roster import RosterEntry, roster, visible_candidates
+from engine.agent_tools.session_keys import (
     is_acp,
     is_agent_scoped,
     is_incognito,
@@ -22,8 +22,8 @@ from engine.access.session_keys import (
     looks_like_session_key,
     names_a_session_id,
 )
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import Requester, SessionRow, resolve_requester
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.visibility import Requester, SessionRow, resolve_requester
 from engine.model import SessionWindow
 from tests.tools.stores import Session, StoreMaker, session
 

@@ -1,4 +1,4 @@
-"""The session-tool configuration reader (engine/access/tool_config.py), JSON and TOML.
+"""The session-tool configuration reader (engine/agent_tools/tool_config.py), JSON and TOML.
 
 A typo must not silently widen or narrow what an agent may read: every refusal is one
 `ConfigError` line naming the file, the key path and what was expected. Sections the
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import (
+from engine.agent_tools.tool_config import (
     ConfigError,
     ToolConfig,
     load_tool_config,

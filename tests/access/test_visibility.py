@@ -1,4 +1,4 @@
-"""The row checker (engine/access/visibility.py): each rule, each denial message, the
+"""The row checker (engine/agent_tools/visibility.py): each rule, each denial message, the
 requester's context and the agent-to-agent allow patterns.
 
 The rules are behaviour.md §11 in OpenClaw 2026.9.6's order; the messages are that
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import (
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.visibility import (
     DENIAL_MESSAGES,
     AgentToAgentPolicy,
     Decision,

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.analysis import pg_parser, pg_profile, pg_query, unaccent
-from engine.analysis.pg_parser import STATES, parse
+from engine.analysis import pg_character_classes, pg_parser, pg_profile, pg_query, unaccent
+from engine.analysis.pg_parser import parse
+from engine.analysis.pg_parser_states import STATES
 from engine.analysis.pg_profile import PgSimpleUnaccentAnalyzer, lowercase, tsvector_size
 from engine.analysis.unaccent import unaccent_with_sources
 from engine.errors import InputError
@@ -196,7 +197,7 @@ def test_no_letter_left_by_unaccent_grows_when_lowercased() -> None:
     # PostgreSQL corrupts a tsvector when lowercasing pushes a lexeme past 2047 bytes
     # (1023 x U+023A). unaccent maps every such letter first, so the pipeline cannot hit it;
     # the analyzer still guards against it with an InputError.
-    from engine.analysis.pg_parser import LETTER, c_utf8_classes
+    from engine.analysis.pg_character_classes import LETTER, c_utf8_classes
     from engine.analysis.tables.pg_unaccent_map import UNACCENT_MAP
 
     classes = c_utf8_classes()
@@ -257,7 +258,9 @@ def test_matches_phrase_prefix_and_empty() -> None:
     assert not pg_query.matches(vector, None)
 
 
-@pytest.mark.parametrize("module", [pg_parser, pg_profile, pg_query, unaccent])
+@pytest.mark.parametrize(
+    "module", [pg_character_classes, pg_parser, pg_profile, pg_query, unaccent]
+)
 def test_doctests(module: object) -> None:
     failures, tried = doctest.testmod(module)
     assert tried > 0
@@ -317,7 +320,14 @@ def test_token_spans_and_positions_are_consistent(text: str) -> None:
 def test_character_class_facts_of_section_4_2() -> None:
     import unicodedata
 
-    from engine.analysis.pg_parser import DIGIT, LETTER, OTHER, SPACE, SPECIAL, c_utf8_classes
+    from engine.analysis.pg_character_classes import (
+        DIGIT,
+        LETTER,
+        OTHER,
+        SPACE,
+        SPECIAL,
+        c_utf8_classes,
+    )
     from engine.analysis.tables.pg_char_classes import SPACE_RANGES, SPECIAL_RANGES
 
     classes = c_utf8_classes()

@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 
 from engine.analysis.tables import unicode61_checksum
 from engine.analysis.tables import unicode61_data as data
-from engine.analysis.unicode61 import (
-    MAX_TERM_BYTES,
-    Unicode61Tokenizer,
+from engine.analysis.unicode61 import Unicode61Tokenizer
+from engine.analysis.unicode61_folding import MAX_TERM_BYTES, term_bytes
+from engine.analysis.unicode61_patterns import (
     ascii_intervals,
     class_intervals,
     clip,
     compile_options,
-    term_bytes,
 )
 from engine.errors import UsageError
 
@@ -370,7 +369,12 @@ def test_non_ascii_fold_pairs_number_1029() -> None:
 
 @pytest.mark.parametrize(
     "module_name",
-    ["engine.analysis.unicode61", "engine.analysis.tables", "engine.analysis.tables.generate"],
+    [
+        "engine.analysis.unicode61", "engine.analysis.unicode61_code_points",
+        "engine.analysis.unicode61_folding", "engine.analysis.unicode61_options",
+        "engine.analysis.unicode61_patterns", "engine.analysis.tables",
+        "engine.analysis.tables.generate",
+    ],
 )
 def test_module_examples_hold(module_name: str) -> None:
     if module_name.endswith("generate"):

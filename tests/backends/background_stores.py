@@ -14,13 +14,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.model import SearchRequest, SessionWindow
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 from engine.transcript.projection import index_entries
 
 BACKENDS = ("reference", "sqlite")

@@ -16,19 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.archives import (
+from engine.config import EngineConfig
+from engine.errors import InputError, UnknownSession
+from engine.ingest.into_store import import_into_store
+from engine.model import SearchRequest, SessionWindow
+from engine.store.archives import (
     ArchiveOutcome,
     archive_in_store,
     archive_session,
     restore_session,
     set_archived_in,
 )
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_backend, open_store
-from engine.config import EngineConfig
-from engine.errors import InputError, UnknownSession
-from engine.ingest.into_store import import_into_store
-from engine.model import SearchRequest, SessionWindow
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend, open_store
 
 DEMO = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
 KEY = "agent:work:recall"

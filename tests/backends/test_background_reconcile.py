@@ -1,4 +1,4 @@
-"""The store's background reconcile (`engine.backends.background`), on both backends.
+"""The store's background reconcile (`engine.store.background`), on both backends.
 
 A search on a writer's store that finds windows needing work answers with what is
 consistent and `indexing: true`, and starts the worker; once it ends, the same search
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
-from engine.backends.sqlite_fts5 import DATABASE_NAME
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import DATABASE_NAME
 from engine.config import EngineConfig
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 from tests.backends.background_stores import (
     BACKENDS,
     QUIET,

@@ -14,12 +14,6 @@ from typing import Any
 
 import pytest
 
-from engine.backends import maintenance
-from engine.backends.partitioned import (
-    PartitionedSnapshotStore,
-    PartitionedStore,
-    PartitionedTransaction,
-)
 from engine.backends.protocol import (
     CAPABILITIES,
     AnswersLate,
@@ -38,9 +32,10 @@ from engine.backends.protocol import (
     capability_members,
     require_capability,
 )
-from engine.backends.reference import ReferenceBackend, ReferenceTransaction
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.reference.transaction import ReferenceTransaction
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.backends.sqlite.writes import SqliteTransaction
-from engine.backends.sqlite_fts5 import SqliteBackend
 from engine.bench.adapters import finish_indexing
 from engine.cli import main, search_commands
 from engine.directory import MemoryDirectory
@@ -48,6 +43,9 @@ from engine.errors import UsageError
 from engine.ingest import import_sources
 from engine.model import SearchRequest, SearchResult, SessionWindow
 from engine.rpc.server import serve
+from engine.store import maintenance
+from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore
+from engine.store.transaction import PartitionedTransaction
 from engine.transcript.store import TranscriptStore
 
 PROTOCOLS = {*CAPABILITIES, Backend, BackendTransaction}

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.errors import StoreError
 from engine.model import SearchRequest, SessionWindow
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 
 BACKENDS = ("reference", "sqlite")
 QUERIES = ("deployment", "friday", "rollback", "garden", "memo")

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
 from engine.errors import InputError

@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.backends.partitioned import create_partitioned
-from engine.backends.registry import partition_kind
 from engine.errors import EngineError
 from engine.model import SearchRequest, SessionWindow
 from engine.query.user_query import clamp_limit
 from engine.search.merge import merge_partition_results
+from engine.store.opening import create_partitioned
+from engine.store.registry import partition_kind
 from tests.parity.strategies import (
     AppendEvent,
     PutWindow,

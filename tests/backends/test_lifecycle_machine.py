@@ -31,10 +31,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from engine.backends.archives import archive_session, restore_session
-from engine.backends.partitioned import PartitionedStore, open_partitioned
 from engine.config import EngineConfig
 from engine.model import SearchRequest, SessionWindow
+from engine.store.archives import archive_session, restore_session
+from engine.store.opening import open_partitioned
+from engine.store.partitioned import PartitionedStore
 from tests.backends.test_background_reconcile import strip_the_index
 from tests.backends.test_replace_and_delete import (
     check_consistent,

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from engine.backends.archives import archive_session
-from engine.backends.partitioned import PartitionedSnapshotStore, PartitionedStore
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import detect_backend, open_backend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.cli import main
 from engine.errors import InputError, StoreError, UnknownSession, UnsupportedVersion
 from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.store.archives import archive_session
+from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore
+from engine.store.registry import detect_backend, open_backend
 
 BACKENDS = ("reference", "sqlite")
 NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)

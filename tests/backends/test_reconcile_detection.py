@@ -30,12 +30,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
 from engine.backends.protocol import Backend
-from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.index.lifecycle import WindowIndexState
 from engine.model import IndexEntry, SearchRequest
+from engine.store.partitioned import PartitionedStore
 from tests.backends.background_stores import (
     BACKENDS,
     QUIET,

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import detect_backend, open_backend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
 from engine.errors import FileSystemError, QueryError, StoreError
 from engine.index.check import check_index
 from engine.model import SearchRequest, SessionWindow
+from engine.store.registry import detect_backend, open_backend
 from tests.conformance.suite import load_cases, run_case
 from tests.durability.faulty_directory import ENOSPC, Fault, FaultyDirectory
 
@@ -105,7 +105,7 @@ differential_requests = st.builds(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(transcripts(), st.lists(differential_requests, min_size=1, max_size=6))
 def test_same_results_as_sqlite_fts5(tmp_path_factory, windows, requests):
-    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.backends.sqlite.backend import SqliteBackend
 
     folder = tmp_path_factory.mktemp("differential")
     reference = ReferenceBackend.create_in(MemoryDirectory(), config=TINY)
@@ -284,7 +284,7 @@ def test_long_messages_give_the_same_excerpts_as_sqlite(tmp_path):
     """Seeded long texts (sentence marks, repeats): snippet windows and bm25 agree."""
     import random
 
-    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.backends.sqlite.backend import SqliteBackend
 
     generator = random.Random(20261130)
     vocabulary = ["alpha", "beta.", "gamma:", "Delta", "épée", "saffron", "x", "y", "z", "w"]
@@ -324,7 +324,7 @@ def test_an_index_built_with_another_analyzer_is_rebuilt_on_open():
 
 
 def test_lone_surrogates_are_stored_as_replacement_characters_like_sqlite(tmp_path):
-    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.backends.sqlite.backend import SqliteBackend
 
     reference = ReferenceBackend.create_in(MemoryDirectory())
     sqlite = SqliteBackend.create(tmp_path / "sqlite")
@@ -370,7 +370,7 @@ def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction():
 
 def test_terms_over_32_kib_are_cut_like_fts5(tmp_path):
     """Queries stop at 4,096 UTF-16 units, so only prefix queries reach long terms."""
-    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.backends.sqlite.backend import SqliteBackend
 
     reference = ReferenceBackend.create_in(MemoryDirectory())
     sqlite = SqliteBackend.create(tmp_path / "sqlite")

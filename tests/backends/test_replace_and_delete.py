@@ -25,20 +25,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.backends.partitioned import (
-    PartitionedStore,
-    PartitionKind,
-    create_partitioned,
-    open_partitioned,
-)
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.replacement import rebuild_is_deferred, transcript_bytes
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_store
 from engine.directory import FileDirectory
 from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SearchRequest, SessionWindow
+from engine.store.layout import PartitionKind
+from engine.store.opening import create_partitioned, open_partitioned
+from engine.store.partitioned import PartitionedStore
 from engine.transcript.projection import index_entries
 from tests.parity.test_backend_differential import outcome, result_differences
 
@@ -492,7 +489,7 @@ def lifecycle_steps() -> list[tuple[str, Any]]:
 
 #: Reference configs to run the lifecycle with: the shrunk limits alone; with commits of
 #: two changes or more that leave a window dirty deferred to the next read or reconcile
-#: (`ReferenceBackend._on_commit`); with every clear path.
+#: (`IndexedStore._on_commit`); with every clear path.
 REFERENCE_CONFIGS = {
     "limits": SMALL_LIMITS,
     "deferred commits": EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,

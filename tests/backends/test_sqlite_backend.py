@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import backend_class
+from engine.backends.sqlite.backend import DATABASE_NAME, SqliteBackend, search_database
 from engine.backends.sqlite.search import glob_literal
-from engine.backends.sqlite_fts5 import DATABASE_NAME, SqliteBackend, search_database
 from engine.errors import (
     CorruptFile,
     InputError,
@@ -27,6 +26,7 @@ from engine.errors import (
     UsageError,
 )
 from engine.model import SearchRequest, SessionWindow
+from engine.store.registry import backend_class
 from tests.conformance.suite import load_cases, run_case
 
 
@@ -351,7 +351,7 @@ def random_request(rng: random.Random) -> SearchRequest:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_sqlite_and_reference_backends_return_identical_results(seed: int, tmp_path: Path) -> None:
-    reference_module = pytest.importorskip("engine.backends.reference")
+    reference_module = pytest.importorskip("engine.backends.reference.backend")
     rng = random.Random(seed)
     for trial in range(8):
         backends = [SqliteBackend.create(tmp_path / f"sqlite-{trial}"),

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.archives import archive_session, restore_session
-from engine.backends.partitioned import open_openclaw_state
-from engine.backends.registry import partition_kind
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.diagnostics.verify import verify_store
 from engine.errors import StoreError
 from engine.model import SearchRequest
+from engine.store.archives import archive_session, restore_session
+from engine.store.opening import open_openclaw_state
+from engine.store.registry import partition_kind
 from tests.backends.test_sqlite_openclaw_state import (
     MESSAGES,
     build_openclaw_state,
@@ -53,7 +53,7 @@ SEARCHES = [
 def files_of(state: Path) -> dict[str, str]:
     """Every file's digest but the `-shm` files: OpenClaw's cold-storage worker leaves its
     `-wal` behind, and a reader of a database with a `-wal` shares its WAL index in the
-    `-shm` file, as SQLite's readers do (`engine.backends.sqlite.schema`)."""
+    `-shm` file, as SQLite's readers do (`engine.backends.sqlite.connection`)."""
     return {name: digest for name, digest in digests(state).items()
             if not name.endswith("-shm")}
 

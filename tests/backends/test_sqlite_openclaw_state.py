@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.errors import UsageError
 from engine.model import SearchRequest
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.directory import MemoryDirectory
 from engine.errors import EngineError, InputError, UnknownSession, UsageError
 from engine.model import SessionWindow

@@ -19,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.bench.adapters import BenchServices, CapabilityMissing
+from engine.bench.feature_workloads import HistoryWorkload
 from engine.bench.progress import ProgressBar, render_bar
+from engine.bench.query_workloads import QueryWorkload
 from engine.bench.report import (
     format_markdown_table,
     report_document,
@@ -30,13 +32,7 @@ from engine.bench.report import (
 from engine.bench.runner import FAILED, NOT_BUILT, OK, SKIPPED, run_benchmark
 from engine.bench.schedule import interleaved_schedule, rotated
 from engine.bench.statistics import Summary, median, p95, percentile, ratio
-from engine.bench.workloads import (
-    BenchTarget,
-    HistoryWorkload,
-    HitExpectation,
-    QueryWorkload,
-    Sample,
-)
+from engine.bench.workload_protocol import BenchTarget, HitExpectation, Sample
 from engine.cli import main
 from engine.cli.bench_command import format_report_table
 from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow, StoredEvent

@@ -18,22 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.bench.adapters import BenchServices
 from engine.bench.corpus_generator import generate_corpus, read_manifest
 from engine.bench.corpus_plan import corpus_size
+from engine.bench.query_workloads import QueryWorkload, query_workloads
 from engine.bench.report import format_markdown_table, report_rows
 from engine.bench.runner import NOT_APPLICABLE, OK, run_benchmark
 from engine.bench.signals import NotApplicable
 from engine.bench.sqlite_kernel import SqliteKernel, store_databases
-from engine.bench.workloads import (
-    AppendWorkload,
-    HitExpectation,
-    IngestWorkload,
-    QueryWorkload,
-    Sample,
-    query_workloads,
-)
+from engine.bench.workload_protocol import HitExpectation, Sample
+from engine.bench.write_workloads import AppendWorkload, IngestWorkload
 from engine.ingest import import_sources
 from engine.model import SearchHit, SearchRequest, SearchResult, SessionWindow
 

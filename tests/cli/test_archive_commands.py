@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.tools.sessions_search import INDEXING_WARNING
-from engine.tools.ui_search import INDEXING_NOTICE, archived_notice
+from engine.agent_tools.sessions_search import INDEXING_WARNING
+from engine.agent_tools.ui_search import INDEXING_NOTICE, archived_notice
 from tests.cli.conftest import CHECKOUT, Runner
 
 KEY = "agent:work:recall"

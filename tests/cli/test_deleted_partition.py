@@ -1,7 +1,7 @@
 """A deleted agent partition is reported, never silently left out (both backends).
 
 The store's root `store.meta` lists every agent that has a partition
-(`engine.backends.partitioned`, "A deleted partition"). Deleting `agents/<agentId>/`
+(`engine.store.layout`, "A deleted partition"). Deleting `agents/<agentId>/`
 therefore makes every command that opens the store refuse it with one line naming the
 folder, `stats` warn (exit 1), `verify` report it (on both backends) and `verify --repair` drop the agent
 from the list, saying its sessions cannot be recovered. Run as a user runs the commands
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import read_root_meta
-from engine.backends.registry import open_backend
 from engine.codec.meta_file import encode_root_meta_file
 from engine.errors import InputError, StoreError
 from engine.model import SessionWindow
+from engine.store.layout import read_root_meta
+from engine.store.registry import open_backend
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "engine" / "demo_corpus"

@@ -42,7 +42,7 @@ def test_every_backend_holds_the_corpus(report: dict) -> None:
     windows = len((DEMO / "sessions.jsonl").read_text(encoding="utf-8").splitlines())
     assert {name: stats["windows"] for name, stats in report["stats"].items()} == {
         "reference": windows, "sqlite": windows}
-    assert report["stats"]["reference"]["messages_indexed"] == 57
+    assert report["stats"]["reference"]["messagesIndexed"] == 57
 
 
 def test_the_backends_agree_on_every_showcase(report: dict) -> None:

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.errors import InputError, StoreError
 from engine.model import SessionWindow
+from engine.store.registry import open_backend
 from tests.conftest import SmallDisk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_a_store_created_on_a_full_disk_leaves_nothing_behind(
 
 def test_a_sqlite_database_created_on_a_full_disk_is_whole_or_absent(
         small_disk: SmallDisk) -> None:
-    from engine.backends.sqlite_fts5 import SqliteBackend
+    from engine.backends.sqlite.backend import SqliteBackend
 
     folder = small_disk.path / "partition"
     small_disk.fill()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.backends.registry import open_backend
 from engine.cli.highlight import matched_spans, query_plans
 from engine.cli.output import one_line
 from engine.model import SearchRequest
+from engine.store.registry import open_backend
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 

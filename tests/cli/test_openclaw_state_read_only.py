@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import open_openclaw_state
-from engine.backends.registry import partition_kind
 from engine.errors import StoreError
 from engine.model import SearchRequest
+from engine.store.opening import open_openclaw_state
+from engine.store.registry import partition_kind
 from tests.backends.test_sqlite_openclaw_state import MESSAGES, build_openclaw_state, digests
 from tests.cli.conftest import Runner
 
@@ -82,7 +82,7 @@ def test_read_only_commands_answer_as_openclaw_without_changing_a_byte(
     counts = json.loads(run.out)
     assert (counts["backend"], counts["agents"], counts["sessions"], counts["windows"]) == (
         "sqlite", 2, len({row[1] for row in MESSAGES}), len({row[2] for row in MESSAGES}))
-    assert counts["messages_indexed"] == len(MESSAGES)
+    assert counts["messagesIndexed"] == len(MESSAGES)
     assert sorted(counts["partitions"]) == list(AGENTS)
 
     session_search("explain", *read_only, "saffron").refused(

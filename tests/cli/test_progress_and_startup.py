@@ -134,15 +134,17 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
     assert session_search("import", "--store", store, "--backend", "sqlite", "--quiet",
                           str(source)).status == 0
     loaded = engine_modules_after("search", "--store", store, "--json", "saffron")
-    assert "engine.backends.sqlite_fts5" in loaded
-    unwanted = {"engine.backends.reference", "engine.ingest", "engine.bench", "engine.rpc.server",
+    assert "engine.backends.sqlite.backend" in loaded
+    unwanted = {"engine.backends.reference.backend", "engine.ingest", "engine.bench", "engine.rpc.server",
                 "engine.diagnostics", "engine.cli.store_commands", "engine.cli.bench_command",
                 "engine.cli.progress_display"}
     assert loaded & unwanted == set()
     # Start-up: a search that only reads loads neither the write path and the transcript
     # layer under it, nor the highlighting of readable output, nor ICU (a merge without
     # ties needs no collation key).
-    for_writes = {"engine.backends.sqlite.writes", "engine.transcript.log",
+    for_writes = {"engine.backends.sqlite.writes", "engine.transcript.clock",
+                  *(f"engine.transcript.log_{part}" for part in (
+                      "files", "positions", "tail", "reader", "writer", "checks")),
                   "engine.transcript.validation", "engine.transcript.evidence",
                   "engine.cli.highlight", "icu"}
     assert loaded & for_writes == set()
@@ -150,13 +152,13 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
     # `explain`, nor the analyzers' module (the query is planned with annotations only
     # naming the analyzer type; the SQLite partitions tokenize in SQL).
     not_shown = {"engine.cli.output", "engine.cli.search_view",
-                 "engine.backends.partitioned_explanation", "engine.analysis.token"}
+                 "engine.store.explanation", "engine.analysis.token"}
     assert loaded & not_shown == set()
     assert "engine.cli.json_output" in loaded
     # Nor the background reconcile worker: a store makes it when a writer's search first
     # finds work pending, and a command's store is a reader.
-    assert "engine.backends.background" not in loaded
-    assert "engine.backends.store_lock" in loaded
+    assert "engine.store.background" not in loaded
+    assert "engine.store.lock" in loaded
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:

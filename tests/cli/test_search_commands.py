@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.cli import main
 from engine.codec.framing import Frame, iter_frames
 from engine.codec.log_file import EventRecord, decode_log_payload
 from engine.diagnostics.verify import verify_backend
 from engine.model import SearchRequest, SessionWindow
+from engine.store.registry import open_backend
 
 
 def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:

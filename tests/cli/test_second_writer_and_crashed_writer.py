@@ -27,7 +27,7 @@ DEMO_EVENTS = 73
 
 HOLD_WRITER = """
 import sys
-from engine.backends.registry import open_backend
+from engine.store.registry import open_backend
 backend = open_backend(sys.argv[1], writer=True)
 print("held", flush=True)
 sys.stdin.read()
@@ -36,7 +36,7 @@ backend.close()
 
 KILLED_IN_A_LARGE_TRANSACTION = """
 import sys, time
-from engine.backends.registry import open_backend
+from engine.store.registry import open_backend
 from engine.model import SessionWindow
 backend = open_backend(sys.argv[1], writer=True)
 with backend.transaction() as transaction:

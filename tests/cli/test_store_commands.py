@@ -196,7 +196,7 @@ def test_import_indexes_every_searchable_message(
     result = json.loads(out)
     assert result["backend"] == backend
     assert result["reconciled"] >= 1  # the rewound window is rebuilt after the import
-    assert result["stats"]["messages_indexed"] == searchable_in_demo() == 57
+    assert result["stats"]["messagesIndexed"] == searchable_in_demo() == 57
     status, out, _ = run(capsys, "stats", "--store", store, "--json")
     stats = json.loads(out)
     assert (stats["backend"], stats["windows"]) == (backend, count_demo()["windows"])
@@ -211,4 +211,4 @@ def test_no_reconcile_leaves_dirty_windows(capsys: pytest.CaptureFixture[str],
                          "--json", str(DEMO))
     result = json.loads(out)
     assert (status, result["reconciled"]) == (0, 0)
-    assert result["stats"]["messages_indexed"] < searchable_in_demo()
+    assert result["stats"]["messagesIndexed"] < searchable_in_demo()

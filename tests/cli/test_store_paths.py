@@ -1,5 +1,5 @@
 """Every command refuses a store path it cannot use the same way: one line naming the path,
-exit status 2, no traceback (`engine.backends.registry.open_store`), run as users run it
+exit status 2, no traceback (`engine.store.registry.open_store`), run as users run it
 (`python -m engine` in a fresh process; permission cases held to the permission bits)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import check_store_folder, open_backend
-from engine.backends.sqlite_fts5 import DATABASE_NAME
+from engine.backends.sqlite.backend import DATABASE_NAME
 from engine.model import SessionWindow
-from engine.transcript.store import META_NAME
+from engine.store.registry import check_store_folder, open_backend
+from engine.transcript.store_handle import META_NAME
 
 #: Each reading command with the arguments it needs after `--store DIR`.
 READERS = {

@@ -85,7 +85,7 @@ def test_roles_that_are_never_indexed_are_counted_in_the_summary(session_search,
     as_json = session_search("import", "--store", str(tmp_path / "b"), "--json", str(source))
     report = json.loads(as_json.out)
     assert report["imported"]["unindexedRoles"] == {"system": 1, "toolResult": 2}
-    assert (report["imported"]["events"], report["stats"]["messages_indexed"]) == (4, 1)
+    assert (report["imported"]["events"], report["stats"]["messagesIndexed"]) == (4, 1)
 
 
 @pytest.mark.parametrize("limit", ["0", "26", "-3", "1000"])

@@ -80,8 +80,8 @@ def test_json_output(session_search) -> None:
             "text": "strasse",
             "start": 0,
             "end": 6,
-            "byte_start": 0,
-            "byte_end": 7,
+            "byteStart": 0,
+            "byteEnd": 7,
             "kind": "word",
             "source": "Straße",
             "ascii": "strasse",
@@ -91,8 +91,8 @@ def test_json_output(session_search) -> None:
             "text": "3.14",
             "start": 7,
             "end": 11,
-            "byte_start": 8,
-            "byte_end": 12,
+            "byteStart": 8,
+            "byteEnd": 12,
             "kind": "number",
             "source": "3.14",
             "ascii": "3.14",
@@ -105,7 +105,7 @@ def test_text_from_stdin_with_invalid_utf8(session_search) -> None:
     assert status == 0
     tokens = json.loads(out)["tokens"]
     # The invalid byte decodes to U+FFFD (a separator); offsets index the decoded text.
-    assert [(t["text"], t["start"], t["end"], t["byte_start"]) for t in tokens] == [
+    assert [(t["text"], t["start"], t["end"], t["byteStart"]) for t in tokens] == [
         ("caf", 0, 3, 0),
         ("ok", 5, 7, 7),
     ]

@@ -37,7 +37,6 @@ from pathlib import Path
 import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.backends.registry import open_backend
 from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
 from engine.codec.compaction_file import CompactionState
@@ -55,6 +54,7 @@ from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
 from engine.index.writer import flush_index, load_index
 from engine.model import IndexEntry, SessionWindow
+from engine.store.registry import open_backend
 from engine.transcript.compaction import read_compaction_state, write_compaction_state
 from engine.transcript.store import TranscriptStore
 

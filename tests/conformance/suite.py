@@ -37,7 +37,7 @@ order, each write step in its own transaction:
   `{"compact": true}` — `Compactable.compact` (reclaims deleted data; nothing a search
   sees may change);
 * `{"archive": key, "expect": n?}`, `{"restore": key, "expect": n?}` —
-  `engine.backends.archives.set_session_archived`; `expect` is how many windows changed;
+  `engine.store.archives.set_session_archived`; `expect` is how many windows changed;
 * `{"search": {SearchRequest fields}, "expect": {...}}` — `session_keys` may instead be
   `{"generate": n, "format": "...{i}...", "include": [...]}`, and `query` may be
   `{"repeat": text, "count": n}`. Expectations (all optional): `ids` (message ids, exact
@@ -57,9 +57,9 @@ from typing import Any
 
 import pytest
 
-from engine.backends.archives import set_session_archived
 from engine.errors import QueryError
 from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.store.archives import set_session_archived
 
 CASES_DIRECTORY = Path(__file__).parent / "cases"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_store
-from engine.diagnostics.sqlite_verify import verify_sqlite_backend
+from engine.backends.sqlite.verify import verify_sqlite_backend
 from engine.diagnostics.verify import verify_store
 from engine.ingest.into_store import import_into_store
+from engine.store.registry import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"

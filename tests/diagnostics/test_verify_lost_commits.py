@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend, manifest_claim
+from engine.backends.reference.backend import ReferenceBackend, manifest_claim
 from engine.codec.manifest_file import Manifest, decode_manifest_generation, encode_manifest
 from engine.config import EngineConfig
 from engine.diagnostics.verify import repair_backend, verify_backend
@@ -24,7 +24,7 @@ from engine.errors import CorruptFile, StoreError
 from engine.index.writer import MANIFEST_NAME
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.log import log_file_name
+from engine.transcript.log_files import log_file_name
 from tests.transcript.store_files import directory_maker
 
 LOG_FILE = log_file_name(1)

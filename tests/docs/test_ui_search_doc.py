@@ -8,11 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
+from engine.agent_tools.budgets import ReaderGate, TimeBudgets
+from engine.agent_tools.ui_search import (
+    INDEXING_NOTICE,
+    UNAVAILABLE_NOTICE,
+    archived_notice,
+    ui_search,
+)
 from engine.ingest import import_sources
 from engine.rpc.ui_method import PARAM_NAMES
-from engine.tools.budgets import ReaderGate, TimeBudgets
-from engine.tools.ui_search import INDEXING_NOTICE, UNAVAILABLE_NOTICE, archived_notice, ui_search
+from engine.store.registry import open_backend
 from tests.docs.test_protocol_doc import section, table_first_cells
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -51,11 +51,11 @@ from typing import Any
 
 import pytest
 
-from engine.backends.registry import open_store
 from engine.diagnostics.verify import verify_store
 from engine.errors import EngineError
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
+from engine.store.registry import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"

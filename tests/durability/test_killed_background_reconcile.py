@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
+from engine.store.registry import open_backend
 from tests.backends.background_stores import (
     BACKENDS,
     QUIET,
@@ -45,7 +45,7 @@ CHILD = r'''
 import os
 import sys
 
-from engine.backends.registry import open_backend
+from engine.store.registry import open_backend
 from engine.config import EngineConfig
 from engine.model import SearchRequest
 from tests.backends.background_stores import clean_message

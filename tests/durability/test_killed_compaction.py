@@ -40,11 +40,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import FileDirectory
 from engine.model import SearchRequest, SessionWindow
+from engine.store.registry import open_backend
 from engine.transcript.compaction import read_compaction_state
 from tests.durability.test_killed_writer import store_folder  # noqa: F401 - a fixture
 
@@ -59,8 +59,8 @@ import signal
 import sys
 import time
 
-import engine.backends.partitioned
-import engine.backends.reference
+import engine.store.partitioned
+import engine.backends.reference.backend
 import engine.cli.compact_command
 from engine.cli import main
 from engine.directory import FileDirectory

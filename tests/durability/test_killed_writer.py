@@ -45,9 +45,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.diagnostics.verify import verify_backend
 from engine.model import SearchRequest
+from engine.store.registry import open_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 32
@@ -71,7 +71,7 @@ ZYGOTE = WORKLOAD + r'''
 import os
 import sys
 
-from engine.backends.registry import open_backend
+from engine.store.registry import open_backend
 from engine.model import SessionWindow
 
 

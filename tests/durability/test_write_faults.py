@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import Directory, MemoryDirectory
@@ -305,7 +305,7 @@ def sqlite_messages(transaction: object, session: str, count: int) -> None:
 
 def test_a_full_sqlite_database_refuses_the_transaction_clearly_and_keeps_the_rest(
         tmp_path: Path) -> None:
-    from engine.backends.registry import open_backend
+    from engine.store.registry import open_backend
 
     store = tmp_path / "store"
     database = store / "agents" / "main" / "agent" / "openclaw-agent.sqlite"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.agent_tools.sessions_history import sessions_history
 from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.errors import InputError
 from engine.history.byte_caps import array_bytes
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
-from engine.history.tool import sessions_history
 from engine.model import SearchRequest
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.agent_tools.sessions_history import AccessDenial, HistoryTarget, sessions_history
 from engine.analysis.js_json import js_json_bytes as json_bytes
 from engine.history.byte_caps import (
     GATEWAY_PLACEHOLDER_TEXT,
@@ -20,7 +21,6 @@ from engine.history.byte_caps import (
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, HistoryRequestError, ToolHistoryRequest
 from engine.history.sanitize import TRUNCATION_MARKER
-from engine.history.tool import AccessDenial, HistoryTarget, sessions_history
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
 
 KEY = "agent:main:caps"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from engine.agent_tools.sessions_history import sessions_history
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest, ToolHistoryRequest
-from engine.history.tool import sessions_history
 from engine.rpc.client import RpcClient
 from engine.rpc.errors import INVALID_PARAMS, RpcError
 from tests.history.transcripts import BACKENDS, Transcript, new_store, write
@@ -51,7 +51,7 @@ CALLS = [
 
 def test_answers_match_the_python_api(served) -> None:
     client, folder = served
-    from engine.backends.registry import open_backend
+    from engine.store.registry import open_backend
 
     store = open_backend(folder)
     try:

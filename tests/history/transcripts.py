@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.backends.registry import open_backend
 from engine.model import SessionWindow
+from engine.store.registry import open_backend
 
 BACKENDS = ("reference", "sqlite")
 BASE_TIME = 1_790_000_000_000

@@ -15,7 +15,7 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis.stateful import invariant, rule
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.model import SessionWindow
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine.backends.registry import open_store
 from engine.cli import main
 from engine.errors import DuplicateImport, MalformedInput
 from engine.ingest import import_into_store
 from engine.model import SearchRequest
+from engine.store.registry import open_store
 
 BACKENDS = ["reference", "sqlite"]
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_store
 from engine.ingest import live_import_into_store
 from engine.model import SearchRequest
+from engine.store.registry import open_store
 from tests.backends.test_sqlite_openclaw_state import (
     MESSAGES,
     SEARCHES,

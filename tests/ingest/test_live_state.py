@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_store
 from engine.errors import MalformedInput
 from engine.ingest import import_into_store, live_import_into_store
 from engine.ingest.live_marks import MARKS_FILE, StateMarks
 from engine.ingest.live_state import LiveReport, import_live_state
 from engine.model import SearchRequest
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_store
 from tests.backends.test_replace_and_delete import SMALL_LIMITS, new_store
 from tests.ingest.test_openclaw_state import build_state, message, write_jsonl
 

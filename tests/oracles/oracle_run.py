@@ -77,8 +77,8 @@ def running_adapter(installation: Installation, state: Path) -> Iterator[RpcClie
 def imported_stores(folder: Path, flat_file: Path) -> Iterator[dict[str, Any]]:
     """Both backends with `flat_file` imported (`engine.ingest`) under `folder`, open
     for reading, by backend name; closed afterwards."""
-    from engine.backends.registry import open_backend
     from engine.ingest.into_store import import_into_store
+    from engine.store.registry import open_backend
 
     stores = {}
     try:

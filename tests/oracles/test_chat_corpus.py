@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
+from engine.store.registry import open_backend
 from tests.oracles import chat_corpus
 from tests.oracles.answers import (
     Outcome,

@@ -5,7 +5,7 @@ reaches is `sessionReadHandlers["sessions.search"]`, which refuses keys of two a
 falls back to agent `main` when none is named and refuses out-of-range limits by its
 schema. The adapter's `gateway.sessions.search` calls that handler in-process; the engine
 answers the same requests through its JSON-RPC `gateway.sessions.search`
-(`engine.tools.gateway_search`), on both backends, with agents unconfigured and with
+(`engine.agent_tools.gateway_search`), on both backends, with agents unconfigured and with
 three agents configured. Answers must be identical: results (hits, order, excerpts,
 scores), flags, and each refusal's message.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import tool_config_from_json
+from engine.agent_tools.tool_config import tool_config_from_json
 from engine.rpc.errors import RpcError
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line

@@ -5,7 +5,7 @@ runs the installed `openclaw` package (`openclaw_installation`) in local embedde
 its `corpus.load` writes a flat messages file through OpenClaw's own transcript writer,
 and its `sessions_history` method calls the real agent tool, whose embedded Gateway
 answers `chat.history` with the real handler. Both of our backends import the same file with
-`engine.ingest` and answer through `engine.history.tool.sessions_history`.
+`engine.ingest` and answer through `engine.agent_tools.sessions_history.sessions_history`.
 
 The corpus: `chat_corpus.generate_messages` (multilingual keys with one to three windows
 each, so every later window is a physical reset that retains the earlier ones; message ids
@@ -29,13 +29,13 @@ from typing import Any
 
 import pytest
 
-from engine.backends.registry import open_backend
+from engine.agent_tools.sessions_history import sessions_history
 from engine.errors import InputError
 from engine.history.request import ToolHistoryRequest
-from engine.history.tool import sessions_history
 from engine.ingest.into_store import import_into_store
 from engine.rpc.client import RpcClient
 from engine.rpc.errors import RpcError
+from engine.store.registry import open_backend
 from tests.oracles.chat_corpus import FlatMessage, generate_messages, write_flat_file
 from tests.oracles.oracle_run import oracle_summary, running_adapter
 from tests.parity.known_divergences import HISTORY_DIVERGENCES

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from engine.agent_tools.sessions_history import sessions_history
 from engine.errors import InputError
 from engine.history.request import ToolHistoryRequest
-from engine.history.tool import sessions_history
 from engine.rpc.errors import RpcError
 from tests.oracles.chat_corpus import FlatMessage, write_flat_file
 from tests.oracles.oracle_run import imported_stores, oracle_summary, running_adapter

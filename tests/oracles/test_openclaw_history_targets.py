@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import tool_config_from_json
+from engine.agent_tools.tool_config import tool_config_from_json
 from engine.rpc.errors import RpcError
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line

@@ -41,12 +41,12 @@ from typing import Any
 import pytest
 
 from engine.backends.protocol import Backend
-from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
 from engine.rpc.client import RpcClient
 from engine.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 from engine.rpc.search_method import SEARCH_METHOD
+from engine.store.registry import open_backend
 from engine.transcript.events import SEARCHABLE_ROLES, js_trim
 from tests.oracles.answers import (
     Outcome,

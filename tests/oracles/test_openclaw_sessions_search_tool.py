@@ -8,9 +8,9 @@ budget, texts with diacritics, Greek and CJK) goes into OpenClaw through
 `openclaw/adapter.mjs` (`corpus.load`, then `sessions.upsert` for the links) and into
 both of our backends through `session-search import` of the same corpus as a corpus
 directory. Then, for each visibility mode below, the same OpenClaw-shaped `openclaw.json`
-is written for OpenClaw (`config.write`) and read by `engine.access.load_tool_config`,
+is written for OpenClaw (`config.write`) and read by `engine.agent_tools.load_tool_config`,
 and the same calls go to OpenClaw's own tool (embedded mode, `sessions_search` of the
-adapter) and to `engine.tools.sessions_search` on each backend (in-process).
+adapter) and to `engine.agent_tools.sessions_search` on each backend (in-process).
 
 The calls of a mode: every requester lists-and-searches with each query (a limit drawn
 from 1, 3, 10 and 25; absent means 10), and a few requesters name each session key as
@@ -43,15 +43,15 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import ToolConfig, load_tool_config, tool_config_from_json
-from engine.access.visibility import Requester
+from engine.agent_tools.sessions_search import ToolInputError, sessions_search
+from engine.agent_tools.tool_config import ToolConfig, load_tool_config, tool_config_from_json
+from engine.agent_tools.visibility import Requester
 from engine.backends.protocol import Backend
-from engine.backends.registry import open_backend
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest
 from engine.rpc.client import RpcClient
 from engine.rpc.errors import INVALID_PARAMS, RpcError
-from engine.tools.sessions_search import ToolInputError, sessions_search
+from engine.store.registry import open_backend
 from tests.oracles.answers import SCORE_RELATIVE_TOLERANCE
 from tests.oracles.chat_corpus import flat_corpus, flat_messages, generate_queries, write_flat_file
 from tests.oracles.openclaw.installation import Installation

@@ -1,7 +1,7 @@
 """Differential tests: the reference backend against the SQLite FTS5 backend (issue 4).
 
 Both backends are compared as stores are used: partitioned, one partition per agent
-(`engine.backends.partitioned`), so every corpus with several agents spans several
+(`engine.store.partitioned`), so every corpus with several agents spans several
 partitions. Both receive the same random corpus (`tests.parity.strategies`: several
 agents, window chains, rewinds, logical resets, side appends, unindexable content,
 multilingual text) and the same random requests: scoped to one agent (one partition's
@@ -35,18 +35,15 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.backends.partitioned import (
-    PartitionedStore,
-    PartitionKind,
-    create_partitioned,
-    open_partitioned,
-)
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import partition_kind
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.directory import FileDirectory
 from engine.errors import EngineError
 from engine.model import SearchRequest, SearchResult, SessionWindow, owner_agent_id
+from engine.store.layout import PartitionKind
+from engine.store.opening import create_partitioned, open_partitioned
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import partition_kind
 from tests.parity.known_divergences import (
     BACKEND_DIFFERENTIAL,
     KNOWN_DIVERGENCES,

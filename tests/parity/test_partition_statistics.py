@@ -26,10 +26,10 @@ from pathlib import Path
 import icu
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_backend
 from engine.model import SearchHit as Hit
 from engine.model import SearchRequest, SearchResult, SessionWindow
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 from tests.parity.strategies import AppendEvent, PutWindow, corpus_of, load_corpus
 from tests.parity.test_reference_vs_upstream_sql import (
     bounded_snippet,

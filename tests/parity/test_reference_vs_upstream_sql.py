@@ -1,6 +1,6 @@
 """The reference backend against its own upstream FTS5 table, built here with plain `sqlite3`.
 
-Independent of `engine.backends.sqlite_fts5` and of the engine's query policy: this module
+Independent of `engine.backends.sqlite.backend` and of the engine's query policy: this module
 writes, in its own words, the upstream table (`session_transcript_fts`, `unicode61
 remove_diacritics 2`) and a `session_windows` table, the FTS string rules of behaviour.md §4
 (terms split on the JavaScript whitespace class, each wrapped in `"` with inner quotes
@@ -58,7 +58,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import MemoryDirectory
 from engine.errors import QueryError
 from engine.model import SearchRequest, SearchResult, SessionWindow

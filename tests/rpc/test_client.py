@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.registry import open_backend
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.client import RpcClient, RpcConnectionError
 from engine.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
+from engine.store.registry import open_backend
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.errors import INVALID_PARAMS, PARSE_ERROR, RpcError
 from engine.rpc.framing import decode_message, encode_message
 from engine.rpc.methods import METHODS, Method, RpcContext, method_table
 from engine.rpc.server import serve
+from engine.store.registry import open_backend
 
 
 def test_lines_round_trip_including_a_lone_surrogate() -> None:

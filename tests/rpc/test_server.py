@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.registry import open_backend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow
 from engine.rpc.server import serve
+from engine.store.registry import open_backend
 
 
 @pytest.fixture

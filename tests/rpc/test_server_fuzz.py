@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.backends.registry import open_backend
 from engine.ingest import import_sources
 from engine.rpc.errors import INTERNAL_ERROR
 from engine.rpc.framing import encode_message
 from engine.rpc.server import handle_line
+from engine.store.registry import open_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"

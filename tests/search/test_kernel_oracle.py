@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.check import check_index

@@ -15,7 +15,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, precondition, rule
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.model import SearchRequest, SessionWindow

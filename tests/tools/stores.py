@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from engine.backends.partitioned import PartitionedStore
 from engine.backends.protocol import BackendTransaction, Interruptible, Refreshable
-from engine.backends.registry import open_backend
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 
 BACKENDS = ("reference", "sqlite")
 

@@ -14,9 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.access.visibility import Requester
-from engine.errors import EngineError, StoreError
-from engine.tools.budgets import (
+from engine.agent_tools.budgets import (
     TIMEOUT_ADVICE,
     Cancellation,
     ReaderGate,
@@ -24,7 +22,9 @@ from engine.tools.budgets import (
     TimeBudgets,
     run_reader,
 )
-from engine.tools.sessions_search import sessions_search
+from engine.agent_tools.sessions_search import sessions_search
+from engine.agent_tools.visibility import Requester
+from engine.errors import EngineError, StoreError
 from tests.tools.stores import CountingStore, StoreMaker, session
 
 MAIN = "agent:main:main"

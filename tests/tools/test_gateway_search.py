@@ -1,4 +1,4 @@
-"""The Gateway's `sessions.search` handler (`engine.tools.gateway_search`), on both backends,
+"""The Gateway's `sessions.search` handler (`engine.agent_tools.gateway_search`), on both backends,
 through the JSON-RPC method a client calls: issue 27's reproducers, pinned to OpenClaw
 2026.9.6's answers (the oracle test compares every case with the real handler).
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import ToolConfig
+from engine.agent_tools.tool_config import ToolConfig
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line
 from tests.tools.stores import StoreMaker, session

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import ToolConfig
+from engine.agent_tools.tool_config import ToolConfig
 from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line
 from tests.tools.stores import StoreMaker, session

@@ -25,12 +25,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from engine.access.roster import roster
-from engine.access.visibility import resolve_requester
+from engine.agent_tools.history_access import RequesterHistoryAccess
+from engine.agent_tools.roster import roster
+from engine.agent_tools.sessions_history import sessions_history
+from engine.agent_tools.sessions_search import sessions_search
+from engine.agent_tools.visibility import resolve_requester
 from engine.history.request import ToolHistoryRequest
-from engine.history.tool import sessions_history
-from engine.tools.history_access import RequesterHistoryAccess
-from engine.tools.sessions_search import sessions_search
 from tests.tools.stores import BACKENDS, Message, Session, build_store, scratch_folder
 from tests.tools.test_sessions_search_properties import QUERY_WORD, World, allowed, worlds
 

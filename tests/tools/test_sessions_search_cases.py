@@ -15,11 +15,7 @@ from typing import Any
 
 import pytest
 
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import Requester
-from engine.analysis.js_json import js_json_bytes
-from engine.model import SearchRequest
-from engine.tools.sessions_search import (
+from engine.agent_tools.sessions_search import (
     EMPTY_QUERY_MESSAGE,
     INDEXING_WARNING,
     MAX_RESULT_BYTES,
@@ -27,6 +23,10 @@ from engine.tools.sessions_search import (
     plan_search,
     sessions_search,
 )
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.visibility import Requester
+from engine.analysis.js_json import js_json_bytes
+from engine.model import SearchRequest
 from tests.tools.stores import CountingStore, Message, Session, StoreMaker, dirty, session
 
 MAIN = "agent:main:main"

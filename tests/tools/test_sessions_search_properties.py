@@ -31,10 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.access.roster import RosterEntry, roster
-from engine.access.session_keys import is_agent_scoped, is_incognito
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import (
+from engine.agent_tools.roster import RosterEntry, roster
+from engine.agent_tools.session_keys import is_agent_scoped, is_incognito
+from engine.agent_tools.sessions_search import MAX_RESULT_BYTES, kernel_key, sessions_search
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.visibility import (
     Requester,
     RequesterContext,
     SessionRow,
@@ -44,7 +45,6 @@ from engine.access.visibility import (
 from engine.analysis.js_json import js_json_bytes
 from engine.model import owner_agent_id
 from engine.results.bounds import utf16_length
-from engine.tools.sessions_search import MAX_RESULT_BYTES, kernel_key, sessions_search
 from tests.tools.stores import BACKENDS, Message, Session, build_store, scratch_folder
 
 AGENTS = ("main", "work", "ops_x")

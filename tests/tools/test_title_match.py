@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from engine.tools.title_match import TitleQuery, identifier_matches, title_matches, words_of
+from engine.agent_tools.title_match import TitleQuery, identifier_matches, title_matches, words_of
 
 TITLE = "Per-session communication controls in UI"
 

@@ -13,23 +13,23 @@ from typing import Any
 
 import pytest
 
-from engine.access.palette_scope import palette_scope
-from engine.access.tool_config import ToolConfig
-from engine.access.visibility import Requester
-from engine.backends.partitioned import PartitionedStore
-from engine.backends.registry import open_backend
-from engine.errors import InputError, QueryError, UsageError
-from engine.model import SearchRequest, SessionWindow
-from engine.tools.budgets import ReaderGate, TimeBudgets
-from engine.tools.sessions_search import sessions_search
-from engine.tools.title_match import TitleQuery
-from engine.tools.ui_search import (
+from engine.agent_tools.budgets import ReaderGate, TimeBudgets
+from engine.agent_tools.palette_scope import palette_scope
+from engine.agent_tools.sessions_search import sessions_search
+from engine.agent_tools.title_match import TitleQuery
+from engine.agent_tools.tool_config import ToolConfig
+from engine.agent_tools.ui_search import (
     INDEXING_NOTICE,
     UNAVAILABLE_NOTICE,
     metadata_matches,
     transcript_calls,
     ui_search,
 )
+from engine.agent_tools.visibility import Requester
+from engine.errors import InputError, QueryError, UsageError
+from engine.model import SearchRequest, SessionWindow
+from engine.store.partitioned import PartitionedStore
+from engine.store.registry import open_backend
 
 BACKENDS = ("reference", "sqlite")
 BASE_TIME = 1_788_000_000_000

@@ -12,7 +12,8 @@ from engine.errors import CorruptFile
 from engine.model import SessionWindow
 from engine.transcript.catalog import Catalog, SharedPositions
 from engine.transcript.checkpoint import catalog_of, checkpoint_of, load_checkpoint
-from engine.transcript.log import CommittedTransaction, LogReader, RecordPosition
+from engine.transcript.log_positions import CommittedTransaction, RecordPosition
+from engine.transcript.log_reader import LogReader
 from engine.transcript.store import TranscriptStore
 
 MAIN = SessionWindow("w1", "agent:main:main")

@@ -30,7 +30,7 @@ from engine.transcript.compaction import (
     CompactionOutcome,
     read_compaction_state,
 )
-from engine.transcript.log import LOG_FOLDER
+from engine.transcript.log_files import LOG_FOLDER
 from engine.transcript.store import TranscriptStore
 from tests.durability.faulty_directory import EIO, ENOSPC, Fault, FaultyDirectory
 from tests.transcript.store_files import directory_maker

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.diagnostics.verify import verify_backend
 from engine.directory import FileDirectory
 from engine.errors import UnknownSession
@@ -30,7 +30,7 @@ from engine.transcript.projection import extract_index_entry
 
 CHILD = r"""
 import sys
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import FileDirectory
 from engine.config import EngineConfig
 from engine.model import SessionWindow

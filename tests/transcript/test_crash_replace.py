@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.sqlite.backend import SqliteBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_partition
 from engine.directory import FileDirectory
@@ -38,12 +38,12 @@ SETTINGS = EngineConfig(sync_rebuild_max_events=3, index_flush_documents=3,
 
 CHILD = r"""
 import sys
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import FileDirectory
 from engine.config import EngineConfig
 from engine.model import SessionWindow
 
-from engine.backends.sqlite_fts5 import SqliteBackend
+from engine.backends.sqlite.backend import SqliteBackend
 
 path, start, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 settings = EngineConfig(sync_rebuild_max_events=3, index_flush_documents=3,

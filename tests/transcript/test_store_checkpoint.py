@@ -37,7 +37,7 @@ from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.log import log_file_name
+from engine.transcript.log_files import log_file_name
 from engine.transcript.store import TranscriptStore
 
 TINY = EngineConfig(log_roll_bytes=700)

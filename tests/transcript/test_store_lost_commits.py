@@ -28,7 +28,7 @@ from engine.errors import StoreError
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
 from engine.transcript.evidence import CommittedClaim, store_folder
-from engine.transcript.log import LOG_FOLDER, log_file_name
+from engine.transcript.log_files import LOG_FOLDER, log_file_name
 from engine.transcript.store import TranscriptStore
 from tests.transcript.store_files import clone, directory_maker
 

@@ -18,7 +18,7 @@ from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.log import LOG_MAGIC, log_file_name
+from engine.transcript.log_files import LOG_MAGIC, log_file_name
 from engine.transcript.store import TranscriptStore
 from tests.durability.faulty_directory import EIO, Fault, FaultyDirectory
 

@@ -18,7 +18,9 @@ from engine.errors import CorruptFile, InputError, StoreError, UnknownSession, U
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import EventAppended, TranscriptReplaced, WindowPut, changes_of
-from engine.transcript.log import CommittedTransaction, LogReader, LogWriter, RecordPosition
+from engine.transcript.log_positions import CommittedTransaction, RecordPosition
+from engine.transcript.log_reader import LogReader
+from engine.transcript.log_writer import LogWriter
 from engine.transcript.store import TranscriptStore
 from engine.transcript.transaction import StoreTransaction
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.backends.reference import ReferenceBackend
+from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory

@@ -3,7 +3,8 @@
 Owns: the canonical byte form of the `unicode61` tables and the checksum computed over it,
 shared by the generator (which writes the checksum into the data module) and the tests
 (which recompute it). Must not touch: ICU (only `generate.py` imports it) or any
-tokenization rule (those live in `engine/analysis/unicode61.py`).
+tokenization rule (those live in `engine/analysis/unicode61.py` and its `unicode61_*.py`
+siblings).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""The SQLite database layout: upstream OpenClaw's agent tables, our own tables, the pragmas.
+"""The SQLite database layout: upstream OpenClaw's agent tables, our own tables, and which
+layout an existing file has.
 
-Owns: the DDL of a database this backend creates, the pragmas of its connections, how a
-connection is opened (writer, reader, reader that must not create a file), which layout
-an existing file has, the SQL form of the needs-reconcile predicate, and which text SQLite
-can store (`storable_text`, for writes and query terms alike). Must not touch:
-what a write or a search does with the tables (`writes`, `search`), the lifecycle rules
-themselves (`engine.index.lifecycle`), the query policy.
+Owns: the DDL of a database this backend creates (`UPSTREAM_TABLES`, `OWN_TABLES` and the
+rows that name the store), which layout an existing file has (`read_layout`), and the SQL
+form of the needs-reconcile predicate. Must not touch: the pragmas and how a connection
+is opened (`connection`), how SQLite's errors are classified (`refusals`), what a write or
+a search does with the tables (`writes`, `search`), the lifecycle rules themselves
+(`engine.index.lifecycle`), the query policy.
 
 **One database per agent, as upstream.** OpenClaw 2026.9.6 keeps one file per agent at
 `<state>/agents/<agentId>/agent/openclaw-agent.sqlite` (behaviour.md §2.2). A database
@@ -50,24 +51,6 @@ Differences from upstream's DDL, each for a reason:
   queue: a lagging window's rows are a consistent prefix and stay searchable, as
   upstream's kernel keeps them), read without a pass over every state.
 
-**Pragmas** are upstream's for an agent database on a local disk: `auto_vacuum =
-INCREMENTAL` (a new file), `journal_mode = WAL`, `wal_autocheckpoint = 1000`,
-`journal_size_limit = 64 MiB`, `foreign_keys = ON`, `busy_timeout = 5000`; a reader sets
-`query_only = ON` and `trusted_schema = OFF`. One difference: `synchronous = FULL`
-(upstream: `NORMAL`), because the backend protocol promises that a committed transaction
-survives a power loss, which WAL with `NORMAL` does not.
-
-**Opening a file read-only never changes a byte in its folder.** A WAL database opened
-with `mode=ro` creates `-wal` and `-shm` files beside it when they are absent (a clean
-close removes them) and leaves them there. So a reader opens with `immutable=1` when
-there is no `-wal` file (no writer has the database open, and every commit is in the main
-file), and with plain `mode=ro` otherwise (a writer is live: share its WAL index). A
-reader opened immutable checks before each read whether a `-wal` has appeared since, and
-reopens with `mode=ro` if so (`ReadConnection.current`). The cost of never writing: a
-writer that opens the database while one read is running is not coordinated with that
-read (an immutable connection takes no lock), so a checkpoint it runs at that moment
-could give that one read an inconsistent view of the file; the next read is coordinated.
-
 **Layouts.** A file this backend made has `session_search_store` (layout `OWN`); a file
 the real OpenClaw wrote has the upstream tables without it (layout `OPENCLAW`), which a
 reader searches as it is (the queue is then the predicate evaluated per search, as
@@ -76,23 +59,16 @@ upstream does) and a writer refuses.
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from engine.directory import sync_folder
-from engine.errors import CorruptFile, FileSystemError, StoreError, UsageError
+from engine.backends.sqlite.refusals import is_system_refusal, read_refused
+from engine.errors import CorruptFile
 
 BACKEND_NAME = "sqlite"
 #: Version 2: the upstream agent layout (version 1 was one table set of our own).
 FORMAT_VERSION = "2"
-STATEMENT_CACHE_SIZE = 512
-BUSY_TIMEOUT_MILLISECONDS = 5000
 
 Layout = Literal["session-search", "openclaw"]
 OWN: Layout = "session-search"
@@ -427,269 +403,12 @@ def ensure_own_indexes(connection: sqlite3.Connection) -> None:
     connection.execute(DIRTY_WINDOWS_INDEX)
 
 
-def _store_rows() -> str:
+def store_rows() -> str:
+    """The rows of `session_search_store` that name the backend and format of a new file."""
     return (
         f"INSERT INTO session_search_store VALUES ('backend', '{BACKEND_NAME}');\n"
         f"INSERT INTO session_search_store VALUES ('format_version', '{FORMAT_VERSION}');\n"
     )
-
-
-WRITER_PRAGMAS = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MILLISECONDS}",
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA wal_autocheckpoint = 1000",
-    "PRAGMA journal_size_limit = 67108864",
-    "PRAGMA synchronous = FULL",
-    "PRAGMA foreign_keys = ON",
-)
-READER_PRAGMAS = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MILLISECONDS}",
-    "PRAGMA cell_size_check = ON",
-    "PRAGMA query_only = ON",
-    "PRAGMA trusted_schema = OFF",
-)
-
-
-def _connect(target: str, *, uri: bool, any_thread: bool = False) -> sqlite3.Connection:
-    return sqlite3.connect(target, uri=uri, isolation_level=None,
-                           cached_statements=STATEMENT_CACHE_SIZE,
-                           check_same_thread=not any_thread)
-
-
-def create_database(path: Path) -> sqlite3.Connection:
-    """Make a new database file at `path` with the whole layout; return its writer
-    connection. StoreError when the file exists or cannot be made.
-
-    Atomic: the layout is written to a temporary file beside `path` (`.new-NAME-PID`),
-    checkpointed into it and closed, and only then renamed to `path`; when any step
-    fails (a full disk) the temporary files are removed. So `path` is either a whole
-    database or absent, never an empty or half-made file that later opens call corrupt.
-    """
-    if path.exists():
-        raise StoreError(f"{path}: a sqlite store already exists here")
-    temporary = path.with_name(f".new-{path.name}-{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_new_database(temporary)
-        os.replace(temporary, path)
-        sync_folder(path.parent)
-        connection = _writer_connection(path)
-    except (OSError, sqlite3.Error) as error:
-        _remove_database_files(temporary)
-        reason = error.strerror or error if isinstance(error, OSError) else error
-        raise StoreError(f"{path}: cannot create the store: {reason}") from None
-    except BaseException:
-        _remove_database_files(temporary)
-        raise
-    return connection
-
-
-def _write_new_database(path: Path) -> None:
-    """Write the whole layout to a new database file at `path` and close it with every
-    page in the file itself (no `-wal` left: raise when one is)."""
-    connection = _connect(str(path), uri=False)
-    try:
-        connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        for pragma in WRITER_PRAGMAS:
-            connection.execute(pragma)
-        connection.executescript("BEGIN;" + UPSTREAM_TABLES + OWN_TABLES + _store_rows() + "COMMIT;")
-        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:
-            raise sqlite3.OperationalError("the new database could not be checkpointed")
-    finally:
-        connection.close()
-    if write_ahead_log(path).exists():
-        raise sqlite3.OperationalError("the new database kept its write-ahead log at close")
-
-
-def _remove_database_files(path: Path) -> None:
-    """Remove a database file and the journal files beside it, those that exist."""
-    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
-        try:
-            (path.parent / name).unlink()
-        except OSError:
-            pass
-
-
-def connect_writer(path: Path) -> sqlite3.Connection:
-    """The writer connection of an existing database made here (layout `OWN`); the layout
-    is read read-only first, so a database OpenClaw wrote is refused untouched."""
-    probe = ReadConnection.open(path)
-    probe.connection.close()
-    if probe.layout != OWN:
-        raise UsageError(f"{path}: this database was written by OpenClaw; "
-                         "session-search opens it read-only")
-    connection = _writer_connection(path)
-    try:
-        ensure_own_indexes(connection)
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
-def _writer_connection(path: Path) -> sqlite3.Connection:
-    """A connection to the database at `path` with the writer's pragmas set, usable from
-    any thread: the store's background reconcile worker uses it too, and the partitioned
-    store serializes every use of it with its lock (`engine.backends.background`)."""
-    connection = _connect(str(path), uri=False, any_thread=True)
-    try:
-        for pragma in WRITER_PRAGMAS:
-            connection.execute(pragma)
-    except BaseException:
-        connection.close()
-        raise
-    return connection
-
-
-def write_ahead_log(path: Path) -> Path:
-    """The `-wal` file beside the database `path`.
-
-    >>> write_ahead_log(Path("/s/openclaw-agent.sqlite")).name
-    'openclaw-agent.sqlite-wal'
-    """
-    return path.with_name(path.name + "-wal")
-
-
-@dataclass(slots=True)
-class ReadConnection:
-    """A read-only connection that never creates a file beside the database (see the
-    module docstring): immutable while the database has no `-wal` file."""
-
-    path: Path
-    connection: sqlite3.Connection
-    immutable: bool
-    layout: Layout
-    wal: str = ""
-    #: What searches may keep while the file is immutable (emptied when reopened):
-    #: `engine.backends.sqlite.search.run_search`'s status answers.
-    fixed_status: dict = field(default_factory=dict)
-
-    #: The database file's (inode, size, modification time) when opened immutable.
-    file_stamp: tuple[int, int, int] | None = None
-
-    def __post_init__(self) -> None:
-        self.wal = str(write_ahead_log(self.path))
-
-    @classmethod
-    def open(cls, path: Path) -> ReadConnection:
-        """Open `path` read-only (CorruptFile when it is no database of a known layout)."""
-        stamp = _file_stamp(path)  # before opening: a change after it is seen at once
-        immutable = not write_ahead_log(path).exists()
-        connection = _connect(_read_uri(path, immutable=immutable), uri=True)
-        try:
-            for pragma in READER_PRAGMAS:
-                connection.execute(pragma)
-            layout = read_layout(connection, path)
-        except BaseException:
-            connection.close()
-            raise
-        return cls(path, connection, immutable, layout, file_stamp=stamp if immutable else None)
-
-    def current(self) -> sqlite3.Connection:
-        """The connection to read with now: reopened with `mode=ro` if a writer has made a
-        `-wal` file since this one was opened immutable, or has come and gone (its clean
-        close removes the `-wal` after writing every page into the file, which changes
-        the file's time or size)."""
-        if self.immutable and (os.path.exists(self.wal)
-                               or _file_stamp(self.path) != self.file_stamp):
-            self.connection.close()
-            self.connection = _connect(_read_uri(self.path, immutable=False), uri=True)
-            for pragma in READER_PRAGMAS:
-                self.connection.execute(pragma)
-            self.immutable = False
-            self.fixed_status.clear()
-        return self.connection
-
-
-def _file_stamp(path: Path) -> tuple[int, int, int] | None:
-    """(inode, size, modification time) of `path`; None when it cannot be read."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns)
-
-
-def _read_uri(path: Path, *, immutable: bool) -> str:
-    """The `file:` URI of a read-only open (`immutable=1` when asked).
-
-    >>> _read_uri(Path("/s/a b.sqlite"), immutable=True)
-    'file:///s/a%20b.sqlite?mode=ro&immutable=1'
-    """
-    return path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
-
-
-#: SQLite's result codes for a file whose pages are damaged or that is no database.
-DAMAGE_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
-
-
-@contextmanager
-def damage_reported(path: Path) -> Iterator[None]:
-    """Report a damaged database as `CorruptFile` naming `path`: what SQLite says of its
-    pages (malformed, not a database), a text value that is not UTF-8 (SQLite keeps no
-    checksums, so a damaged byte in a row is found only when it no longer decodes), a
-    JSON value that no longer parses. Any other SQLite error is a `StoreError` naming
-    `path` (a busy database is not called damaged)."""
-    try:
-        yield
-    except REPORTED_ERRORS as error:
-        raise reported_error(path, error) from None
-
-
-#: The errors `damage_reported` turns into `CorruptFile` or `StoreError`.
-REPORTED_ERRORS = (UnicodeDecodeError, json.JSONDecodeError, sqlite3.Error)
-
-
-def reported_error(path: Path, error: BaseException) -> CorruptFile | StoreError:
-    """The engine's error for `error` (one of `REPORTED_ERRORS`) met reading `path`: the
-    rule of `damage_reported`, for a caller that catches the error itself (a search
-    does, sparing a context manager per call)."""
-    if isinstance(error, (UnicodeDecodeError, json.JSONDecodeError)):
-        return CorruptFile(str(path), 0, f"a row of the database is damaged ({error})")
-    if is_damage(error):
-        return CorruptFile(str(path), 0, f"the database is damaged ({error})")
-    if is_system_refusal(error):
-        return read_refused(path, error)
-    return StoreError(f"{path}: {error}")
-
-
-#: SQLite's result codes for a refusal of the system rather than of the file's pages: an
-#: I/O error (a hot WAL whose shared-memory file cannot be made on a full disk), a full
-#: disk, a file that cannot be opened or written.
-SYSTEM_REFUSAL_CODES = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY",
-                        "SQLITE_PERM")
-
-
-def is_system_refusal(error: BaseException) -> bool:
-    """Whether `error` is the system refusing SQLite a read or write (not damage)."""
-    name = getattr(error, "sqlite_errorname", None) or ""
-    return isinstance(error, sqlite3.Error) and name.startswith(SYSTEM_REFUSAL_CODES)
-
-
-def read_refused(path: Path, error: BaseException) -> FileSystemError:
-    """The error of a database the system would not let SQLite read: what SQLite said, its
-    code, and that the file was neither changed nor judged damaged (an I/O error is not
-    corruption; nothing acknowledged is lost, and the read works once the cause is gone).
-
-    >>> str(read_refused(Path("a.sqlite"), OSError("disk I/O error")))
-    'a.sqlite: cannot read: disk I/O error; the database was not changed and nothing in it was lost (free space or fix the disk, then try again)'
-    """
-    name = getattr(error, "sqlite_errorname", None)
-    said = f"{error} ({name})" if name else str(error)
-    return FileSystemError(str(path), "read", None,
-                           f"{said}; the database was not changed and nothing in it was "
-                           "lost (free space or fix the disk, then try again)")
-
-
-def is_damage(error: BaseException) -> bool:
-    """Whether `error`, met reading a database, says that the file is damaged (its pages,
-    or a text value that is not UTF-8), not that it is busy or refused otherwise."""
-    if isinstance(error, UnicodeDecodeError):
-        return True
-    return isinstance(error, sqlite3.Error) and (
-        getattr(error, "sqlite_errorname", None) in DAMAGE_CODES
-        or str(error).startswith("Could not decode to UTF-8"))
 
 
 def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
@@ -714,30 +433,3 @@ def read_layout(connection: sqlite3.Connection, path: Path) -> Layout:
     if {"session_transcript_fts", "session_windows"} <= tables:
         return OPENCLAW
     raise CorruptFile(str(path), 0, "not a session-search sqlite store (no session tables)")
-
-
-def is_storable(text: str) -> bool:
-    """Whether SQLite can bind `text` as UTF-8 (no lone surrogate). No stored key or id
-    holds one (the transcript checks refuse them), so a lookup by such a value finds
-    nothing, on this backend as on the reference one.
-
-    >>> is_storable("agent:main:x"), is_storable("agent:main:\\udc80")
-    (True, False)
-    """
-    return storable_text(text) is text
-
-
-def storable_text(text: str) -> str:
-    """Text SQLite can store as UTF-8: lone surrogates become U+FFFD (a known divergence).
-
-    >>> storable_text("a\\ud800b")
-    'a\\ufffdb'
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character
-                       for character in text)
-    return text

@@ -60,7 +60,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql, storable_text
+from engine.backends.sqlite.schema import OWN, Layout, needs_reconcile_sql
+from engine.backends.sqlite.storable import storable_text
 from engine.model import (
     DEFAULT_AGENT_ID,
     NO_HITS,
@@ -331,7 +332,7 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
     transaction of their own (unless the connection is in one already). The caller
     passes `fixed_status` when nothing can change the database between the statements
     and while the dict is kept: the connection of a file opened `immutable` (no writer
-    has it; `schema.ReadConnection` empties the dict when it reopens), or the writer's
+    has it; `connection.ReadConnection` empties the dict when it reopens), or the writer's
     own connection, the only one that writes, used under the store's lock (the caller
     empties the dict when that connection has changed a row). The search then needs no
     transaction (it would add two statements and no consistency) and keeps its status

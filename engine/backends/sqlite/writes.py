@@ -64,7 +64,7 @@ from typing import Any
 from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
-from engine.backends.sqlite.schema import is_storable, storable_text
+from engine.backends.sqlite.storable import is_storable, storable_text
 from engine.config import EngineConfig
 from engine.errors import StoreError, unknown_session
 from engine.index.lifecycle import WindowIndexState, rebuilt_state

@@ -1,0 +1,181 @@
+"""One write transaction across the partitions of a partitioned store.
+
+Owns: `PartitionedTransaction`: each write routed to the partition of its window's
+agent, one partition transaction per agent written to, their commit in agent order or
+the rollback of them all, and the removal of the partitions a transaction made that did
+not commit. Must not touch: how a partition writes (each partition transaction is a
+whole backend's), the folders (`engine.store.layout`, through the store), the store's
+lock, its partitions and its map from session to agent (`engine.store.partitioned`:
+the transaction asks the store through `PartitionsForWriting`, so it does not import
+the store that makes it), which key belongs to which agent
+(`engine.model.owner_agent_id`).
+
+Writes are routed by the agent of the window's key (`owner_agent_id`); an append or a
+transcript replacement goes to the partition holding its window. A session id names one
+window in the whole store, so putting a window of one agent under a key of another agent
+is refused (in OpenClaw the two would be rows of different databases). An agent id names
+a folder, so it must be one safe path component (`engine.model.agent_id_problem`): a
+window whose key's agent id is `..`, holds `/`, `\\` or NUL is refused at `put_window`
+with that message, and nothing is written.
+
+A transaction across agents opens one partition transaction per agent lazily, at the
+first write for that agent, and only after the `with` block succeeded commits them one
+by one in agent order; an exception anywhere in the block (a validation error included)
+rolls every one of them back, so nothing is written. A crash, or a failed commit,
+between two partitions' commits leaves the earlier ones committed and the later ones
+not, as OpenClaw's separate databases can; each partition on its own stays
+all-or-nothing. The first write for an agent without a partition makes one, and a
+transaction that does not commit removes the partitions it made again (how both are
+done: `engine.store.layout`, "Creating a partition").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from engine.backends.protocol import Backend, BackendTransaction
+from engine.errors import InputError, unknown_session
+from engine.model import SessionWindow, agent_id_problem, owner_agent_id
+
+
+class PartitionsForWriting(Protocol):
+    """What a `PartitionedTransaction` needs of the store that made it
+    (`engine.store.partitioned.PartitionedStore` has it)."""
+
+    def has_partition(self, agent_id: str) -> bool:
+        """Whether `agent_id` has a partition."""
+        ...
+
+    def agent_of_session(self, session_id: str) -> str | None:
+        """The agent whose partition holds window `session_id`, or None."""
+        ...
+
+    def partition_for_writing(self, agent_id: str, created: set[str]) -> Backend:
+        """`agent_id`'s partition, made now if it has none (its id added to `created`)."""
+        ...
+
+    def remove_partition(self, agent_id: str) -> None:
+        """Delete a partition whose making transaction did not commit."""
+        ...
+
+    def committed(self, placed: dict[str, str], agents: list[str], deleted_in: set[str]) -> None:
+        """Bring the session map up to date after the partitions of `agents` committed."""
+        ...
+
+
+class PartitionedTransaction(BackendTransaction):
+    """One write transaction over the store: a partition transaction per agent written
+    to, opened at its first write, committed in agent order by `commit` (the routing
+    rules are in the module docstring)."""
+
+    def __init__(self, store: PartitionsForWriting) -> None:
+        self._store = store
+        self._contexts: dict[str, AbstractContextManager[BackendTransaction]] = {}
+        self._transactions: dict[str, BackendTransaction] = {}
+        #: Partitions this transaction made (removed again unless it commits).
+        self._created: set[str] = set()
+        #: session id -> agent of the windows put in this transaction.
+        self._placed: dict[str, str] = {}
+        #: Agents whose partition had a session deleted in this transaction.
+        self._deleted_in: set[str] = set()
+
+    def put_window(self, window: SessionWindow) -> None:
+        """Insert or update a window in the partition of its key's agent."""
+        from engine.transcript.validation import check_window
+
+        check_window(window)
+        agent_id = owner_agent_id(window.session_key)
+        assert agent_id is not None  # check_window accepted the key
+        problem = agent_id_problem(agent_id)
+        if problem is not None:
+            raise InputError(problem)
+        holder = self._agent_of(window.session_id)
+        if holder is not None and holder != agent_id:
+            raise InputError(
+                f'window "{window.session_id}" belongs to agent "{holder}" and cannot move '
+                f'to key "{window.session_key}" of agent "{agent_id}" (each agent is a '
+                "partition of its own)")
+        self._partition_transaction(agent_id).put_window(window)
+        self._placed[window.session_id] = agent_id
+
+    def append_event(
+        self, session_id: str, event: dict[str, Any], created_at: float | None = None
+    ) -> int:
+        """Append an event to the window's partition; return its seq."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            from engine.transcript.validation import check_event
+
+            check_event(session_id, event, created_at)
+            raise unknown_session(session_id)
+        return self._partition_transaction(agent_id).append_event(session_id, event, created_at)
+
+    def replace_transcript(
+        self, session_id: str, events: Sequence[dict[str, Any]],
+        created_at: float | Sequence[float | None] | None = None,
+    ) -> int:
+        """Replace the events of a window in its partition (`created_at`: one stamp for
+        all, or one per event); return how many."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            raise unknown_session(session_id)
+        return self._partition_transaction(agent_id).replace_transcript(
+            session_id, events, created_at)
+
+    def delete_session(self, session_key: str) -> int:
+        """Delete every window of `session_key` (in its agent's partition); the count."""
+        agent_id = owner_agent_id(session_key) if isinstance(session_key, str) else None
+        if agent_id is None or agent_id_problem(agent_id) is not None:
+            return 0
+        if agent_id not in self._transactions and not self._store.has_partition(agent_id):
+            return 0
+        self._deleted_in.add(agent_id)
+        return self._partition_transaction(agent_id).delete_session(session_key)
+
+    def _agent_of(self, session_id: str) -> str | None:
+        placed = self._placed.get(session_id)
+        return placed if placed is not None else self._store.agent_of_session(session_id)
+
+    def _partition_transaction(self, agent_id: str) -> BackendTransaction:
+        transaction = self._transactions.get(agent_id)
+        if transaction is not None:
+            return transaction
+        partition = self._store.partition_for_writing(agent_id, self._created)
+        context = partition.transaction()
+        transaction = context.__enter__()
+        self._contexts[agent_id] = context
+        self._transactions[agent_id] = transaction
+        return transaction
+
+    def commit(self) -> None:
+        """Commit every partition transaction in agent order; if one fails, roll the
+        rest back (the earlier ones stay committed) and raise its error."""
+        agents = sorted(self._contexts)
+        for position, agent_id in enumerate(agents):
+            try:
+                self._contexts[agent_id].__exit__(None, None, None)
+            except BaseException as error:
+                self._abandon(agents[position + 1:], error)
+                self._remove_created([agent_id])
+                self._store.committed(self._placed, agents[:position], self._deleted_in)
+                raise
+        self._store.committed(self._placed, agents, self._deleted_in)
+
+    def roll_back(self, error: BaseException) -> None:
+        """Roll every partition transaction back and remove the partitions made here."""
+        self._abandon(sorted(self._contexts), error)
+
+    def _abandon(self, agents: list[str], error: BaseException) -> None:
+        for agent_id in agents:
+            try:
+                self._contexts[agent_id].__exit__(type(error), error, error.__traceback__)
+            except Exception as secondary:  # noqa: BLE001 - the rest must still roll back; the first error is reported
+                error.add_note(f"rolling back agent {agent_id!r} also failed: {secondary}")
+        self._remove_created(agents)
+
+    def _remove_created(self, agents: list[str]) -> None:
+        for agent_id in agents:
+            if agent_id in self._created:
+                self._store.remove_partition(agent_id)

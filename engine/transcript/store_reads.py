@@ -1,0 +1,143 @@
+"""Reading a transcript store: windows, events, counts, the changes, a reader's refresh.
+
+Owns: `StoreReads`, the reads of the public `TranscriptStore` API: the committed windows
+(all, one, those of a session key) and session keys, events (decoded from the log on
+demand, by the positions the catalog holds), counts and `stats`, `changes_since` (the
+committed changes read back from the log), and `refresh()`. Must not touch: writes
+(`store_writes`), the log's bytes (`log_reader` decodes them), or event semantics (an
+event is an opaque JSON object here). Why apart: the reads are what readers and the
+writer share, and they see only committed transactions.
+
+Readers (`writer=False`) take no lock, never truncate, and see the transactions that
+were committed when they opened or last called `refresh()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
+from engine.model import SessionWindow, StoredEvent, agent_id_of
+from engine.transcript.changes import Change, changes_of
+from engine.transcript.compaction import read_compaction_state
+from engine.transcript.log_files import LOG_FOLDER
+from engine.transcript.log_positions import CommittedTransaction, LogCursor
+from engine.transcript.log_reader import LogReader
+from engine.transcript.store_compaction import COMPACTION_RETRIES, StoreCompaction
+from engine.transcript.store_handle import META_NAME
+
+
+class StoreReads(StoreCompaction):
+    """The committed windows and events this handle has seen, and catching up."""
+
+    def windows(self) -> list[SessionWindow]:
+        """Every committed window, in first-insertion order."""
+        return [entry.window for entry in self._catalog.entries.values()]
+
+    def window(self, session_id: str) -> SessionWindow:
+        """One committed window (UnknownSession if absent)."""
+        return self._catalog.entry(session_id).window
+
+    def windows_of(self, session_key: str) -> list[SessionWindow]:
+        """The committed windows of one session key, in the order they joined the key
+        (first-insertion order unless a window was moved from another key)."""
+        session_ids = self._catalog.keys.get(session_key, {})
+        return [self._catalog.entries[session_id].window for session_id in session_ids]
+
+    def session_keys(self) -> list[str]:
+        """Every session key holding at least one window, in order of first appearance."""
+        return list(self._catalog.keys)
+
+    def events(self, session_id: str) -> list[StoredEvent]:
+        """Every committed event of a window, in seq order (UnknownSession if absent)."""
+        def read() -> list[StoredEvent]:
+            positions = self._catalog.entry(session_id).events
+            return self._reader.read_events(session_id, 0, positions.to_list())
+
+        return self._compaction_safe(read)
+
+    def event(self, session_id: str, seq: int) -> StoredEvent:
+        """One committed event by seq (UnknownSession if the window or seq is absent)."""
+        def read() -> StoredEvent:
+            positions = self._catalog.entry(session_id).events
+            if not 0 <= seq < len(positions):
+                raise UnknownSession(f"window {session_id!r} has no event with seq {seq}")
+            return self._reader.read_events(session_id, seq, [positions[seq]])[0]
+
+        return self._compaction_safe(read)
+
+    def event_count(self, session_id: str) -> int:
+        """How many committed events a window has (UnknownSession if absent)."""
+        return len(self._catalog.entry(session_id).events)
+
+    def event_counts(self) -> dict[str, int]:
+        """Every committed window's event count, by session id, in first-insertion order
+        (one pass over the catalog: what `event_count` for each window costs in calls)."""
+        return {session_id: entry.events.count
+                for session_id, entry in self._catalog.entries.items()}
+
+    def stats(self) -> dict[str, int]:
+        """Counts of agents, sessions (keys), windows, events, and the store's bytes."""
+        keys = self._catalog.keys
+        agents = {agent for key in keys if (agent := agent_id_of(key)) is not None}
+        names = [META_NAME, *self.directory.list_names(LOG_FOLDER + "/")]
+        return {
+            "agents": len(agents),
+            "sessions": len(keys),
+            "windows": len(self._catalog.entries),
+            "events": self._catalog.event_total,
+            "bytes": sum(self.directory.size(name) for name in names),
+        }
+
+    def changes_since(self, generation: int) -> Iterator[tuple[int, Change]]:
+        """Every committed change after `generation`, with its transaction's generation.
+
+        Reads the log once, from the start of transaction `generation + 1` to the last
+        transaction this handle has seen: O(bytes of those transactions).
+        """
+        if not isinstance(generation, int) or generation < 0:
+            raise UsageError(f"generation must be a non-negative integer, not {generation!r}")
+        yield from changes_of(self._iter_committed_after(generation))
+
+    def _iter_committed_after(self, generation: int) -> Iterator[CommittedTransaction]:
+        """Re-read transactions `generation + 1` .. `self.generation` from the log."""
+        last = self._catalog.generation
+        if generation >= last:
+            return
+        if self._writer is None and self._log_moved():
+            self._reload_same_generation()
+        cursor = LogCursor(self._catalog.transaction_files[generation],
+                           self._catalog.transaction_offsets[generation],
+                           transaction_id=generation)
+        try:
+            for transaction in LogReader(self.directory).iter_transactions(
+                    cursor, verify_footers=False):
+                yield transaction
+                if transaction.transaction_id >= last:
+                    return
+        except CorruptFile:
+            if self._writer is None and self._log_moved():
+                raise StoreError(
+                    f"{self.directory.location(LOG_FOLDER)}: the transcript log was compacted "
+                    "while its changes were read; refresh the store and read them again"
+                ) from None
+            raise
+
+    def refresh(self) -> None:
+        """Readers: apply transactions committed since opening or the last refresh (after
+        a compaction of the log, reload the catalog from the start)."""
+        self._check_open()
+        if self._writer is not None:
+            return
+        for _attempt in range(COMPACTION_RETRIES):
+            state = read_compaction_state(self.directory)
+            try:
+                if state != self._compaction_seen or self._compaction_seen.in_progress:
+                    self._reload_all(state)
+                else:
+                    self._replay()
+                return
+            except CorruptFile:
+                if not self._log_moved():
+                    raise
+        raise self._compaction_busy()
