@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from engine.analysis.cjk_script import contains_cjk
 from engine.query.ast import QueryPlan, SubstringTerm
-from engine.query.user_query import check_match_mode, split_terms, term_phrases, validate_query
+from engine.query.user_query import split_terms, term_phrases
 
 if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
     from engine.analysis.token import Analyzer
@@ -93,14 +93,14 @@ def substring_needles(cjk_terms: Sequence[str]) -> list[str]:
     ]
 
 
-def retry_plan(raw_query: str, analyzer: Analyzer, *, match: str) -> QueryPlan | None:
-    """The retry plan of a query, or None when no term contains CJK.
+def retry_plan(query: str, analyzer: Analyzer, *, match: str) -> QueryPlan | None:
+    """The retry plan of a checked query (`engine.query.checked_request`: trimmed, not
+    empty, `match` one of the modes), or None when no term contains CJK.
 
     Word terms become phrases exactly as in `plan_query` (prefix rule in `retry_prefix`),
     CJK terms become `SubstringTerm`s.
     """
-    check_match_mode(match)
-    terms = split_terms(validate_query(raw_query))
+    terms = split_terms(query)
     word_terms, cjk_terms = partition_terms(terms)
     if not cjk_terms:
         return None

@@ -171,5 +171,10 @@ def term_phrases(terms: Sequence[str], analyzer: Analyzer, *, prefix: bool) -> t
 def plan_query(raw: str, analyzer: Analyzer, *, match: str = "exact") -> QueryPlan:
     """Validate, split and analyze a query into its plan (one phrase per term, ANDed)."""
     check_match_mode(match)
-    terms = split_terms(validate_query(raw))
-    return QueryPlan(term_phrases(terms, analyzer, prefix=match == "prefix"))
+    return plan_terms(validate_query(raw), analyzer, match=match)
+
+
+def plan_terms(query: str, analyzer: Analyzer, *, match: str) -> QueryPlan:
+    """The plan of a query already checked (`engine.query.checked_request`: trimmed, not
+    empty, `match` one of `MATCH_MODES`): split and analyzed, nothing checked again."""
+    return QueryPlan(term_phrases(split_terms(query), analyzer, prefix=match == "prefix"))

@@ -17,8 +17,9 @@ from typing import Any
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
 from engine.index.view import IndexView
-from engine.model import SearchHit, SearchRequest, SessionWindow
+from engine.model import SearchHit, SessionWindow
 from engine.query.ast import QueryPlan
+from engine.query.checked_request import CheckedRequest
 from engine.results.snippet import SnippetExplanation, explain_snippet
 from engine.score.bm25 import Bm25Explanation, explain_bm25
 from engine.search.clear_path import match_phrases
@@ -99,7 +100,7 @@ class SearchExplanation:
 def explain_search(
     view: IndexView,
     windows: Iterable[SessionWindow],
-    request: SearchRequest,
+    request: CheckedRequest,
     analyzer: Analyzer,
     *,
     config: EngineConfig = DEFAULT_CONFIG,

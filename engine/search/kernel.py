@@ -9,10 +9,11 @@ not touch: the index's mutable state (it reads one `IndexView`), the query polic
 in the windows, the `indexing` flag and its `EngineConfig`, whose `fast_kernel`,
 `cjk_gram_index` and `fast_snippets` choose between the fast and the clear versions).
 
-The kernel, for a request:
+The kernel, for a request checked where it entered the engine
+(`engine.query.checked_request`; the kernel checks nothing again):
 
-1. plan = `plan_query(query, analyzer, match)`; limit = `clamp_limit(limit)` (both, and
-   the retry plan of step 5, made once per distinct request: `engine.search.prepared`);
+1. plan = the checked query's plan (`plan_terms`); limit = its clamped limit (the plans,
+   and the retry plan of step 5, made once per distinct request: `engine.search.prepared`);
 2. the scope (`engine.search.scope`, §5.3): windows whose key is selected, with the
    `sessionId` filter, not archived (counted in `archivedTranscriptsExcluded` instead),
    and not needing a rebuild; rows of windows the store no longer has are never selected
@@ -40,8 +41,9 @@ from functools import partial
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
 from engine.index.view import IndexView
-from engine.model import NO_HITS, SearchHit, SearchRequest, SearchResult, SessionWindow
+from engine.model import NO_HITS, SearchHit, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
+from engine.query.checked_request import CheckedRequest
 from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
@@ -77,7 +79,7 @@ class KernelRun:
 def run_kernel(
     view: IndexView,
     windows: Iterable[SessionWindow],
-    request: SearchRequest,
+    request: CheckedRequest,
     analyzer: Analyzer,
     *,
     config: EngineConfig = DEFAULT_CONFIG,
@@ -170,7 +172,7 @@ def finished_hits(
 def search_index(
     view: IndexView,
     windows: Iterable[SessionWindow],
-    request: SearchRequest,
+    request: CheckedRequest,
     analyzer: Analyzer,
     *,
     indexing: bool = False,
@@ -185,7 +187,7 @@ def search_index(
 def search_answer(
     view: IndexView,
     windows: Iterable[SessionWindow],
-    request: SearchRequest,
+    request: CheckedRequest,
     analyzer: Analyzer,
     *,
     indexing: bool = False,

@@ -18,7 +18,8 @@ Why. Each agent's partition scores with its own statistics (why: the docstring o
 merges the answers by score, as OpenClaw's Gateway does with its databases
 (behaviour.md §5.4, §6 step 5).
 
-Search (`PartitionedStore.search`, answered by `answer_search`), after the query is validated as every backend validates it:
+Search (`PartitionedStore.search`, answered by `answer_search`), after the store checked
+the request, once (`engine.query.checked_request`; the partitions take it as checked):
 * with an agent (`session_keys=None`): that agent's partition answers alone, exactly as
   one FTS5 database would (the default agent `main` when `agent_id` is None); an agent
   without a partition answers `{hits: [], truncated: false, indexing: false}` and nothing
@@ -45,7 +46,6 @@ with the partition that scored it: its N, n and avgdl are that partition's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.analysis.profiles import SEARCH_PROFILE
@@ -62,12 +62,12 @@ from engine.model import (
     DEFAULT_AGENT_ID,
     NO_HITS,
     SearchHit,
-    SearchRequest,
     SearchResult,
     agent_id_problem,
     owner_agent_id,
 )
-from engine.query.user_query import MAX_LIMIT, clamp_limit, plan_query, validate_request
+from engine.query.checked_request import CheckedRequest
+from engine.query.user_query import MAX_LIMIT, plan_terms
 from engine.search.merge import (
     PartitionAnswer,
     merge_partition_answers,
@@ -83,15 +83,15 @@ if TYPE_CHECKING:  # imported when used: a search never explains
 PARTITION_LIMIT = MAX_LIMIT
 
 #: The partitions a search asks, each with the request it gets: (agent id, request).
-SearchTargets = list[tuple[str, SearchRequest]]
+SearchTargets = list[tuple[str, CheckedRequest]]
 
 
-def route_search(request: SearchRequest, known_agents: Callable[[], list[str]]
+def route_search(request: CheckedRequest, known_agents: Callable[[], list[str]]
                  ) -> tuple[bool, SearchTargets]:
     """Whether `request` is scoped to one agent, and the partitions to ask with the
     request each gets (the rules are in the module docstring); `known_agents()` lists
-    the store's partitions in agent order, asked once the request is validated."""
-    validate_request(request)
+    the store's partitions in agent order. Each partition's request is the checked
+    request narrowed (`CheckedRequest.narrowed`), so no partition checks it again."""
     partitions = known_agents()
     if request.session_keys is None:
         agent_id = DEFAULT_AGENT_ID if request.agent_id is None else request.agent_id
@@ -101,26 +101,25 @@ def route_search(request: SearchRequest, known_agents: Callable[[], list[str]]
         return True, [(agent_id, request)] if agent_id in partitions else []
     if not request.session_keys:
         part = (request if request.limit == PARTITION_LIMIT  # checked: an int here
-                else replace(request, limit=PARTITION_LIMIT))  # the same for every partition
+                else request.narrowed(request.session_keys, PARTITION_LIMIT))  # one for all
         return False, [(agent_id, part) for agent_id in partitions]
     keys_by_agent: dict[str, list[str]] = {}
     for key in dict.fromkeys(request.session_keys):
         agent_id = owner_agent_id(key) if isinstance(key, str) else None
         if agent_id in partitions:
             keys_by_agent.setdefault(agent_id, []).append(key)
-    return False, [(agent_id, replace(request, session_keys=tuple(keys_by_agent[agent_id]),
-                                      limit=PARTITION_LIMIT))
+    return False, [(agent_id, request.narrowed(tuple(keys_by_agent[agent_id]), PARTITION_LIMIT))
                    for agent_id in partitions if agent_id in keys_by_agent]
 
 
-def answer_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
+def answer_search(request: CheckedRequest, scoped: bool, targets: SearchTargets,
                   open_partition: Callable[[str], Backend]) -> SearchResult:
     """The answer to `request` from the partitions `route_search` chose (`targets`, each
     opened by `open_partition(agent_id)`): one partition for an agent, else the merge."""
     if scoped:
         return open_partition(targets[0][0]).search(targets[0][1]) if targets else NO_HITS
     asked = [(open_partition(agent_id), part) for agent_id, part in targets]
-    limit = clamp_limit(request.limit)
+    limit = request.page_limit
     together = searched_together(asked)
     if together is not None:
         return merge_partition_results(together, limit, order=request.order)
@@ -134,7 +133,7 @@ def answer_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
     return merge_partition_answers(answers, limit, order=request.order)
 
 
-def explain_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
+def explain_search(request: CheckedRequest, scoped: bool, targets: SearchTargets,
                    open_partition: Callable[[str], Backend]) -> PartitionedExplanation:
     """`request` explained hit by hit by the partitions `route_search` chose, each hit
     labelled with its partition (each partition `Explainable`)."""
@@ -153,7 +152,7 @@ def explain_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
     if explained:
         plan = explained[0][1].plan
     else:
-        plan = plan_query(validate_request(request), SEARCH_PROFILE.analyzer(),
+        plan = plan_terms(request.trimmed_query, SEARCH_PROFILE.analyzer(),
                           match=request.match)
     retried = any(explanation.retried for _, explanation in explained)
     if scoped:
@@ -163,7 +162,7 @@ def explain_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
     merged = merge_partition_results(
         [SearchResult(tuple(item.hit for item in items), truncated=explanation.truncated)
          for items, (_, explanation) in zip(labelled, explained, strict=True)],
-        clamp_limit(request.limit), order=request.order)
+        request.page_limit, order=request.order)
     by_identity = {}
     for items in labelled:
         for item in items:
@@ -173,7 +172,7 @@ def explain_search(request: SearchRequest, scoped: bool, targets: SearchTargets,
         tuple(by_identity[hit_identity(hit)] for hit in merged.hits))
 
 
-def searched_together(asked: Sequence[tuple[Backend, SearchRequest]]
+def searched_together(asked: Sequence[tuple[Backend, CheckedRequest]]
                       ) -> list[SearchResult] | None:
     """The partitions' whole results in one call, when they are all of one class that
     `SearchesPartitions` and are asked the same request (a search across every agent);
@@ -190,7 +189,7 @@ def searched_together(asked: Sequence[tuple[Backend, SearchRequest]]
     return kind.search_partitions([partition for partition, _ in asked], first_request)
 
 
-def partition_answer(partition: Backend, request: SearchRequest,
+def partition_answer(partition: Backend, request: CheckedRequest,
                      rank_bound: float | None = None) -> PartitionAnswer:
     """A partition's answer to its part of a merged search: its hits' snippets cut late
     when it can (`AnswersLate`), and without the rows ranked worse than `rank_bound`, the

@@ -81,6 +81,7 @@ from engine.config import EngineConfig
 from engine.errors import StoreError, UsageError, unknown_session
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, owner_agent_id
 from engine.progress import StepProgress
+from engine.query.checked_request import check_request
 from engine.store.fan_out import SearchTargets, answer_search, explain_search, route_search
 from engine.store.layout import FolderPartitions
 from engine.store.lock import StoreLock, serialized
@@ -353,8 +354,9 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search: one partition for an agent, else the merge
         (`engine.store.fan_out`)."""
-        scoped, targets = self.search_targets(request)
-        result = answer_search(request, scoped, targets, self._open)
+        checked = check_request(request)  # once, here: no partition checks it again
+        scoped, targets = self.search_targets(checked)
+        result = answer_search(checked, scoped, targets, self._open)
         return self._noting_reconcile(result, [agent_id for agent_id, _ in targets])
 
     def _noting_reconcile(self, result: SearchResult, agents: list[str]) -> SearchResult:
@@ -396,7 +398,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
     def search_targets(self, request: SearchRequest) -> tuple[bool, SearchTargets]:
         """Whether `request` is scoped to one agent, and the partitions to ask with the
         request each gets (the rules are in `engine.store.fan_out`)."""
-        return route_search(request, self._known_agents)
+        return route_search(check_request(request), self._known_agents)
 
     def interrupt(self) -> None:
         """Interrupt the partitions that can be (SQLite's); the others stop at their
@@ -558,6 +560,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     def explain(self, request: SearchRequest) -> PartitionedExplanation:
         """The search explained hit by hit, each hit labelled with its partition
         (`engine.store.fan_out`)."""
-        scoped, targets = self.search_targets(request)
-        return explain_search(request, scoped, targets, self._open)
+        checked = check_request(request)
+        scoped, targets = self.search_targets(checked)
+        return explain_search(checked, scoped, targets, self._open)
 

@@ -469,3 +469,27 @@ def test_stats_and_dump_walk_the_partitions(tmp_path: Path, capsys: pytest.Captu
     assert main(["reconcile", "--store", str(tmp_path / "store"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"reconciled": 0, "rows": 0, "orphans": 0,
                                                    "indexing": False}
+
+
+@pytest.mark.parametrize("request_", [
+    SearchRequest("  shared ", session_keys=()),  # every partition, merged
+    SearchRequest("shared", session_keys=("agent:main:a", "agent:ops:b")),  # two, merged
+    SearchRequest("shared", agent_id="ops", limit=40),  # one partition
+])
+def test_a_store_checks_a_request_once_however_many_partitions_answer(
+        store: PartitionedStore, request_: SearchRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.query.checked_request as checked_request
+
+    put(store, "w1", "agent:main:a", "shared words")
+    put(store, "w2", "agent:ops:b", "shared words too")
+    calls: list[SearchRequest] = []
+    real = checked_request.validate_request
+
+    def counted(request: SearchRequest) -> str:
+        calls.append(request)
+        return real(request)
+
+    monkeypatch.setattr(checked_request, "validate_request", counted)
+    result = store.search(request_)
+    assert len(result.hits) == (1 if request_.agent_id == "ops" else 2)
+    assert calls == [request_]  # the store's door checked it; no partition checked again

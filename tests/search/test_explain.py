@@ -7,6 +7,7 @@ import json
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.index.inverted_index import InvertedIndex
 from engine.model import IndexEntry, SearchRequest, SessionWindow
+from engine.query.checked_request import check_request
 from engine.results.snippet import SnippetExplanation
 from engine.search.explain import SubstringExcerpt, explain_search
 from engine.search.kernel import search_index
@@ -27,10 +28,10 @@ def index_of(texts: list[str]) -> InvertedIndex:
 def test_word_hits_explain_bm25_and_the_window_as_numbers():
     view = index_of(TEXTS).view()
     request = SearchRequest("saffron", session_keys=(), limit=1)
-    explanation = explain_search(view, WINDOWS, request, ANALYZER)
+    explanation = explain_search(view, WINDOWS, check_request(request), ANALYZER)
     assert explanation.truncated and not explanation.retried
     assert [item.hit for item in explanation.hits] == list(
-        search_index(view, WINDOWS, request, ANALYZER).hits)
+        search_index(view, WINDOWS, check_request(request), ANALYZER).hits)
     (item,) = explanation.hits
     assert item.bm25 is not None and isinstance(item.excerpt, SnippetExplanation)
     assert item.snippet_lines == tuple(item.excerpt.lines())
@@ -49,7 +50,8 @@ def test_word_hits_explain_bm25_and_the_window_as_numbers():
 
 def test_substring_hits_have_no_bm25_and_a_substring_excerpt():
     view = index_of(TEXTS).view()
-    explanation = explain_search(view, WINDOWS, SearchRequest("会议", session_keys=()), ANALYZER)
+    explanation = explain_search(view, WINDOWS, check_request(SearchRequest("会议", session_keys=())),
+                                 ANALYZER)
     assert explanation.retried
     (item,) = explanation.hits
     assert item.bm25 is None and item.excerpt == SubstringExcerpt(("会议",))

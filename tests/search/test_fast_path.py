@@ -24,6 +24,7 @@ from engine.index.matching import phrase_occurrences, token_positions
 from engine.index.writer import flush_index, merge_index
 from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.ast import Phrase
+from engine.query.checked_request import check_request
 from engine.query.cjk import substring_matches
 from engine.search import kernel
 from engine.search.fast_path import kept_scope_mask, literal_check, phrase_rows, scope_mask
@@ -112,8 +113,8 @@ class Corpus:
 
 
 def run_both(index: InvertedIndex, request: SearchRequest) -> tuple[kernel.KernelRun, kernel.KernelRun]:
-    fast = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER)
-    clear = kernel.run_kernel(index.view(), WINDOWS, request, ANALYZER, config=CLEAR_KERNEL)
+    fast = kernel.run_kernel(index.view(), WINDOWS, check_request(request), ANALYZER)
+    clear = kernel.run_kernel(index.view(), WINDOWS, check_request(request), ANALYZER, config=CLEAR_KERNEL)
     return fast, clear
 
 

@@ -43,7 +43,7 @@ from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError
 from engine.index.writer import MANIFEST_NAME
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
-from engine.query.user_query import validate_request
+from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache
@@ -216,7 +216,7 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
     def search(self, request: SearchRequest) -> SearchResult:
         """Run the store-level search of behaviour.md §5."""
         return search_index(
-            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            self.index.view(), self._lazy_windows(), check_request(request), self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
         )
 
@@ -226,15 +226,15 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         hits the merge keeps (`engine.search.merge.PartitionAnswer`); with `rank_bound`,
         without the rows the merge cannot keep (`engine.search.kernel.run_kernel`)."""
         return search_answer(
-            self.index.view(), self._lazy_windows(), request, self.analyzer,
+            self.index.view(), self._lazy_windows(), check_request(request), self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
             rank_bound=rank_bound,
         )
 
     def search_scope(self, request: SearchRequest) -> Scope:
         """The scope a search of `request` would use now (from the scope cache)."""
-        validate_request(request)
-        return self._scopes.select(self.index.view(), self._lazy_windows(), request)
+        return self._scopes.select(self.index.view(), self._lazy_windows(),
+                                   check_request(request))
 
     def _lazy_windows(self) -> Iterator[SessionWindow]:
         """The windows, read only if the scope cache has to select a scope."""
@@ -244,8 +244,8 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         """The search explained: per hit, its bm25 terms and excerpt choice."""
         from engine.search.explain import explain_search  # only `explain` needs it
 
-        return explain_search(self.index.view(), self._windows(), request, self.analyzer,
-                              config=self.config)
+        return explain_search(self.index.view(), self._windows(), check_request(request),
+                              self.analyzer, config=self.config)
 
     def stats(self) -> dict[str, int]:
         """Store counts plus the index's rows, segments and terms."""

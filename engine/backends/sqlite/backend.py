@@ -82,7 +82,7 @@ from engine.errors import (
 )
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, agent_id_of
 from engine.progress import StepProgress
-from engine.query.user_query import validate_request
+from engine.query.checked_request import check_request
 
 if TYPE_CHECKING:  # imported by `compact`, which makes one: a search never needs it
     from types import ModuleType
@@ -410,7 +410,9 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         """`search(request)` on each partition, in one call (`SearchesPartitions`): a
         search across agents asks every database the same request, and a call per
         partition through the store's layers costs as much Python as the statement's
-        own binding does."""
+        own binding does. A request the store checked is used as it is; a plain one
+        (the backend used on its own) is checked here, once for every partition."""
+        checked = check_request(request)
         results = []
         for partition in partitions:
             try:  # what opening the read reports, as every read does (`_damage_reported`)
@@ -419,7 +421,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
             except refusals.REPORTED_ERRORS as error:
                 raise refusals.reported_error(partition.path, error) from None
             try:
-                results.append(run_search(connection, partition.layout, request,
+                results.append(run_search(connection, partition.layout, checked,
                                           fixed_status=fixed_status))
             except sqlite3.Error as error:
                 raise StoreError(f"{partition.path}: search failed: {error}") from error
@@ -547,9 +549,9 @@ def search_database(path: str | os.PathLike[str], request: SearchRequest) -> Sea
     exist gives no hits.
 
     The upstream kernel's rule (behaviour.md §5.2, test "returns empty results without
-    creating a missing database"): the request is still validated, nothing is created.
+    creating a missing database"): the request is still checked, nothing is created.
     """
-    validate_request(request)
+    request = check_request(request)
     location = Path(path)
     database = location if location.is_file() else location / DATABASE_NAME
     if not database.is_file():

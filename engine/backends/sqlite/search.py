@@ -7,7 +7,8 @@ policy (`engine.query.user_query`, `engine.query.cjk`), hit assembly and its bou
 reference backend so that the two agree by construction; this module only turns them
 into SQL.
 
-A search, for a validated query (trim, 4096 UTF-16 units, `clamp_limit`), runs in one
+A search, for a checked request (`engine.query.checked_request`: its trimmed query and
+clamped limit, checked where it entered the engine and not again here), runs in one
 read transaction (one snapshot), as two statements:
 
 1. **Status**: `indexing` (a window needs reconcile) and the archived windows in scope
@@ -70,6 +71,7 @@ from engine.model import (
     SearchRequest,
     SearchResult,
 )
+from engine.query.checked_request import CheckedRequest
 from engine.query.cjk import (
     like_pattern,
     partition_terms,
@@ -77,12 +79,7 @@ from engine.query.cjk import (
     substring_excerpt,
     substring_needles,
 )
-from engine.query.user_query import (
-    clamp_limit,
-    fts5_match_expression,
-    split_terms,
-    validate_request,
-)
+from engine.query.user_query import fts5_match_expression, split_terms
 from engine.search.hits import search_hit
 
 SNIPPET_SQL = "snippet(session_transcript_fts, 0, '', '', ' … ', 48)"
@@ -265,12 +262,14 @@ class PreparedSearch:
     status_key: tuple[Any, ...]
 
 
-def prepared_search(layout: Layout, request: SearchRequest) -> PreparedSearch:
+def prepared_search(layout: Layout, request: CheckedRequest) -> PreparedSearch:
     """`PreparedSearch` of `request`, kept for the last requests seen (a merged search
     asks every partition the same request; `_prepared` is the clear version).
 
-    >>> first = prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
-    >>> first is prepared_search("openclaw", SearchRequest("cafe", session_keys=()))
+    >>> from engine.query.checked_request import check_request
+    >>> first = prepared_search("openclaw", check_request(SearchRequest("cafe", session_keys=())))
+    >>> first is prepared_search("openclaw", check_request(SearchRequest("cafe",
+    ...                                                                  session_keys=())))
     True
     >>> dict(first.values)["match"], first.limit
     ('"cafe"', 10)
@@ -289,7 +288,7 @@ def prepared_search(layout: Layout, request: SearchRequest) -> PreparedSearch:
 
 #: The last kept request (the object itself), its layout and its `PreparedSearch`: the
 #: partitions of one merged search are asked with the same request object.
-_last_prepared: tuple[SearchRequest, Layout, PreparedSearch] | None = None
+_last_prepared: tuple[CheckedRequest, Layout, PreparedSearch] | None = None
 
 
 def _keepable(request: SearchRequest) -> bool:
@@ -305,9 +304,8 @@ def _keepable(request: SearchRequest) -> bool:
         keys is None or (type(keys) is tuple and all(type(key) is str for key in keys)))
 
 
-def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
-    query = validate_request(request)
-    limit = clamp_limit(request.limit)
+def _prepared(layout: Layout, request: CheckedRequest) -> PreparedSearch:
+    query, limit = request.trimmed_query, request.page_limit
     # A lone surrogate cannot be bound as UTF-8; FTS5 reads one as U+FFFD (a separator),
     # and so does the unicode61 profile, so the replacement keeps the query's meaning.
     terms = tuple(storable_text(term) for term in split_terms(query))
@@ -323,7 +321,7 @@ def _prepared(layout: Layout, request: SearchRequest) -> PreparedSearch:
 _kept_prepared = lru_cache(maxsize=256)(_prepared)
 
 
-def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRequest, *,
+def run_search(connection: sqlite3.Connection, layout: Layout, request: CheckedRequest, *,
                fixed_status: dict[tuple[Any, ...], tuple[int, int]] | None = None,
                ) -> SearchResult:
     """The store-level search of behaviour.md §5 on one database (see the module docstring).
@@ -372,7 +370,7 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: SearchRe
     )
 
 
-def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: SearchRequest,
+def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: CheckedRequest,
                 terms: Sequence[str], values: dict[str, Any]) -> list[tuple]:
     word_terms, cjk_terms = partition_terms(terms)
     if not cjk_terms:
