@@ -478,7 +478,7 @@ def test_stats_and_dump_walk_the_partitions(tmp_path: Path, capsys: pytest.Captu
 ])
 def test_a_store_checks_a_request_once_however_many_partitions_answer(
         store: PartitionedStore, request_: SearchRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.query.checked_request as checked_request
+    from engine.query import checked_request
 
     put(store, "w1", "agent:main:a", "shared words")
     put(store, "w2", "agent:ops:b", "shared words too")
