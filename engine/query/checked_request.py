@@ -12,20 +12,23 @@ below takes the `CheckedRequest` and reads `trimmed_query` and `page_limit` inst
 checking and clamping again, so a request with several problems is refused with the same
 message everywhere, by one call. Checking a request that is already checked returns it
 as it is. A part of a checked request (one partition's share of a merged search) is made
-with `narrowed`, which changes only the keys and the limit, so the query is not checked
-twice; a `dataclasses.replace` that changes the limit without `page_limit` is refused,
-since the two would disagree.
+with `narrowed`, which changes only the keys and the limit (and clamps the new limit), so
+the query is not checked twice. Nothing else makes one: a `dataclasses.replace` of the
+query or the limit would leave `trimmed_query` or `page_limit` behind, so code that
+changes a request makes a plain `SearchRequest` and checks it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from operator import attrgetter
 
 from engine.model import SearchRequest
 from engine.query.user_query import clamp_limit, js_trim, validate_request
 
-#: The fields of a plain request, which a checked one copies.
+#: The fields of a plain request, which a checked one copies, in their order.
 _REQUEST_FIELDS = tuple(field.name for field in fields(SearchRequest))
+_request_values = attrgetter(*_REQUEST_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,6 @@ class CheckedRequest(SearchRequest):
     trimmed_query: str = ""
     page_limit: int = 0
 
-    def __post_init__(self) -> None:
-        if self.page_limit != clamp_limit(self.limit) or self.trimmed_query != js_trim(
-                self.query):
-            raise ValueError("a CheckedRequest is made by check_request (its query and "
-                             "limit must agree with what the check gave)")
-
     def narrowed(self, session_keys: tuple[str, ...] | None, limit: int) -> CheckedRequest:
         """The same checked request for other keys and another limit (a partition's share
         of a merged search); the query is not checked again."""
@@ -60,7 +57,7 @@ class CheckedRequest(SearchRequest):
 
     def plain(self) -> SearchRequest:
         """The request as it was given (a plain `SearchRequest`, equal to the original)."""
-        return SearchRequest(**{name: getattr(self, name) for name in _REQUEST_FIELDS})
+        return SearchRequest(*_request_values(self))
 
 
 def check_request(request: SearchRequest) -> CheckedRequest:
@@ -75,5 +72,4 @@ def check_request(request: SearchRequest) -> CheckedRequest:
     if isinstance(request, CheckedRequest):
         return request
     trimmed = validate_request(request)
-    return CheckedRequest(**{name: getattr(request, name) for name in _REQUEST_FIELDS},
-                          trimmed_query=trimmed, page_limit=clamp_limit(request.limit))
+    return CheckedRequest(*_request_values(request), trimmed, clamp_limit(request.limit))

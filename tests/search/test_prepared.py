@@ -62,8 +62,3 @@ def test_a_request_is_checked_once_and_narrowed_without_a_second_check() -> None
     assert isinstance(part, CheckedRequest)
     assert (part.session_keys, part.limit, part.page_limit) == (("agent:ops:x",), 25, 25)
     assert checked.plain() == SearchRequest("  déjà vu ", limit=99, session_keys=())
-    # A checked request whose limit and page limit disagree cannot be made.
-    with pytest.raises(ValueError, match="made by check_request"):
-        CheckedRequest("q", limit=3, trimmed_query="q", page_limit=4)
-    with pytest.raises(ValueError, match="made by check_request"):
-        CheckedRequest(" q", trimmed_query=" q", page_limit=10)
