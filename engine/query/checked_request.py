@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields, replace
 from operator import attrgetter
 
 from engine.model import SearchRequest
-from engine.query.user_query import clamp_limit, js_trim, validate_request
+from engine.query.user_query import clamp_limit, validate_request
 
 #: The fields of a plain request, which a checked one copies, in their order.
 _REQUEST_FIELDS = tuple(field.name for field in fields(SearchRequest))
