@@ -35,7 +35,7 @@ apart from its key, so that case is not modelled.)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 RESERVED_SESSION_KEYS = ("global", "unknown")
@@ -63,6 +63,92 @@ def agent_id_of(session_key: str) -> str | None:
     if not separator or not agent_id or not rest:
         return None
     return agent_id
+
+
+#: JavaScript's whitespace and line terminators (`String.prototype.trim`, `\\s`).
+#: Python's `str.strip()` differs: it strips U+001C–U+001F and U+0085, and keeps U+FEFF.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """Trim like JavaScript's `String.prototype.trim`.
+
+    >>> js_trim("\\ufeff  hello\\u3000")
+    'hello'
+    >>> js_trim("\\x1fkept\\x85")
+    '\\x1fkept\\x85'
+    """
+    return text.strip(JS_WHITESPACE)
+
+
+#: The parts of a key OpenClaw keeps in the case given (`session-key-normalization.ts`):
+#: a Signal group id (the segment after `signal:group:`, trimmed), and a Matrix room (the
+#: rest of a key whose body starts `matrix:channel:` or `matrix:group:`, up to a last
+#: `:thread:`, and the thread id after it). JavaScript's `/i` here folds ASCII letters only.
+SIGNAL_GROUP_ID = re.compile(r"(^|:)signal:group:([^:]+)", re.IGNORECASE | re.ASCII)
+MATRIX_ROOM_KEY = re.compile(r"^(?:(?:agent:[^:]*:)+:*)?matrix:(?:channel|group):",
+                             re.IGNORECASE | re.ASCII)
+THREAD_MARKER = ":thread:"
+
+
+def canonical_session_key(session_key: str) -> str:
+    """The key as OpenClaw stores and compares it (`normalizeSessionKeyPreservingOpaquePeerIds`
+    of OpenClaw 2026.9.6): trimmed as JavaScript trims, lower-cased as JavaScript's
+    `toLowerCase` does, except the opaque peer ids of `SIGNAL_GROUP_ID` and
+    `MATRIX_ROOM_KEY`, which keep their case. OpenClaw writes every key in this form and
+    reads a given key in it, so both spellings of a key name one session.
+
+    >>> canonical_session_key(" agent:Main:Telegram:Group:42 ")
+    'agent:main:telegram:group:42'
+    >>> canonical_session_key("agent:main:signal:group:AbC=:Thread:9")
+    'agent:main:signal:group:AbC=:thread:9'
+    >>> canonical_session_key("Agent:Ops:Matrix:Channel:!RoomId:Server.org:THREAD:$Ev")
+    'agent:ops:matrix:channel:!RoomId:Server.org:thread:$Ev'
+    """
+    raw = js_trim(session_key)
+    folded = raw.lower()
+    if "signal:" not in folded and "matrix:" not in folded:
+        return folded
+    spans = sorted((span for span in _case_kept_spans(raw) if span[1] > span[0]),
+                   key=lambda span: span[0])
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, trim in spans:
+        if start < cursor:
+            continue
+        pieces.append(js_trim(raw[cursor:start]).lower())
+        kept = raw[start:end]
+        pieces.append(js_trim(kept) if trim else kept)
+        cursor = end
+    pieces.append(js_trim(raw[cursor:]).lower())
+    return "".join(pieces)
+
+
+def _case_kept_spans(raw: str) -> list[tuple[int, int, bool]]:
+    """(start, end, trim) of each part of `raw` that keeps its case (`SIGNAL_GROUP_ID`
+    segments, then the Matrix room and thread id of `MATRIX_ROOM_KEY`)."""
+    spans = []
+    for found in SIGNAL_GROUP_ID.finditer(raw):
+        segment_start = found.end() - len(found.group(2))
+        spans.append((segment_start, found.end(), True))
+    room = MATRIX_ROOM_KEY.match(raw)
+    if room is None or room.end() >= len(raw):
+        return spans
+    tail_start = room.end()
+    # OpenClaw finds the marker in the tail trimmed and lower-cased, and uses that index
+    # in the tail as given (a tail that starts with a space is off by its length).
+    marker = js_trim(raw[tail_start:]).lower().rfind(THREAD_MARKER)
+    if marker == -1:
+        spans.append((tail_start, len(raw), False))
+        return spans
+    spans.append((tail_start, tail_start + marker, False))
+    thread_start = tail_start + marker + len(THREAD_MARKER)
+    if thread_start < len(raw):
+        spans.append((thread_start, len(raw), False))
+    return spans
 
 
 #: An incognito session's key (OpenClaw 2026.9.6, `session-key-*.mjs`), compared lower-cased.
@@ -145,6 +231,26 @@ class SessionWindow:
         False
         """
         return self.incognito or is_incognito_key(self.session_key)
+
+
+#: The fields of a window that hold session keys, each stored in `canonical_session_key`'s form.
+WINDOW_KEY_FIELDS = ("session_key", "spawned_by", "owner_session_key", "parent_session_key")
+
+
+def canonical_window(window: SessionWindow) -> SessionWindow:
+    """`window` with every key field in OpenClaw's stored form (`canonical_session_key`);
+    the same object when they are already (a field that is not a string is left for the
+    window's checks to refuse).
+
+    >>> canonical_window(SessionWindow("w1", "agent:Main:Telegram:X", spawned_by="Agent:Main:Y"))
+    SessionWindow(session_id='w1', session_key='agent:main:telegram:x', previous_session_id=None, reason='initial', current=True, title=None, kind='chat', spawned_by='agent:main:y', owner_session_key=None, parent_session_key=None, incognito=False, archived=False, group=None, created_at=None, extra={})
+    """
+    changes = {}
+    for name in WINDOW_KEY_FIELDS:
+        value = getattr(window, name)
+        if isinstance(value, str) and (canonical := canonical_session_key(value)) != value:
+            changes[name] = canonical
+    return replace(window, **changes) if changes else window
 
 
 @dataclass(frozen=True, slots=True)

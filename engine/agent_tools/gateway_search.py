@@ -60,8 +60,13 @@ from engine.agent_tools.targets import held_by, kernel_key
 from engine.agent_tools.tool_config import ToolConfig
 from engine.backends.protocol import Backend
 from engine.errors import EngineError
-from engine.model import DEFAULT_AGENT_ID, RESERVED_SESSION_KEYS, SearchRequest
-from engine.query.user_query import js_trim
+from engine.model import (
+    DEFAULT_AGENT_ID,
+    RESERVED_SESSION_KEYS,
+    SearchRequest,
+    canonical_session_key,
+    js_trim,
+)
 
 METHOD = "sessions.search"
 INVALID_REQUEST = "INVALID_REQUEST"
@@ -185,14 +190,15 @@ def normalized_agent_id(value: str) -> str | None:
     return cleaned or None
 
 
-def _owner(key: str, config: ToolConfig) -> str:
-    """The agent a key names when the call names none (step 3)."""
+def _owner(key: str, config: ToolConfig, given: str | None = None) -> str:
+    """The agent a key names when the call names none (step 3); a refusal names the key
+    as the call gave it (`given`)."""
     agent_id = key_agent(key)
     if agent_id is not None:
         return agent_id
     if len(config.agents) > 1:
         raise GatewayRefusal(INVALID_REQUEST, (
-            f'Multiple agents are configured, but session key "{key}" has no explicit owner. '
+            f'Multiple agents are configured, but session key "{given or key}" has no explicit owner. '
             "Pass agentId or use an agent-prefixed session key."))
     return config.agents[0] if config.agents else DEFAULT_AGENT_ID
 
@@ -208,7 +214,10 @@ def gateway_scope(params: Mapping[str, Any], config: ToolConfig) -> GatewayScope
     configured_ids = set(config.agents)
     owners = []
     resolved = []
-    for key in keys or ():
+    for given in keys or ():
+        # read in the form OpenClaw stores keys (`agent:Work:X` is `agent:work:x`), as the
+        # Gateway's `resolveSessionStoreKey` reads them
+        key = canonical_session_key(given)
         if requested is not None and requested not in configured_ids:
             owner = requested
         elif requested is not None:
@@ -217,7 +226,7 @@ def gateway_scope(params: Mapping[str, Any], config: ToolConfig) -> GatewayScope
                 raise GatewayRefusal(INVALID_REQUEST, f'agent "{requested}" does not match '
                                                       f'session key agent "{owner}"')
         else:
-            owner = _owner(key, config)
+            owner = _owner(key, config, given)
         owners.append(owner)
         resolved.append(kernel_key(key, owner))
     distinct = set(owners)

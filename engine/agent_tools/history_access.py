@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.agent_tools.roster import entry_in, incognito_session
-from engine.agent_tools.session_keys import is_agent_scoped
+from engine.agent_tools.roster import entry_in, incognito_session, roster
+from engine.agent_tools.session_keys import is_agent_scoped, names_a_session_id
 from engine.agent_tools.sessions_history import AccessDenial, HistoryTarget
-from engine.agent_tools.targets import named_session, target_access
+from engine.agent_tools.targets import named_session, resolve_reference, target_access
 from engine.agent_tools.tool_config import ToolConfig
 from engine.agent_tools.visibility import (
     Requester,
@@ -30,7 +30,7 @@ from engine.agent_tools.visibility import (
     resolve_requester,
 )
 from engine.backends.protocol import TranscriptReader
-from engine.query.user_query import js_trim
+from engine.model import canonical_session_key, js_trim
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +51,19 @@ class RequesterHistoryAccess:
         """The session `session_key` names for the requester, or why it may not read it."""
         raw = js_trim(session_key)
         given = self.context.key if raw == "current" else raw
+        if names_a_session_id(given):  # OpenClaw's `sessions.resolve`, as sessions_search
+            found = resolve_reference(self.context, given,
+                                      lambda key: entry_in(self.reader, key),
+                                      lambda: roster(self.reader).values())
+            if found is None:
+                if self.context.restricted_to_spawned:
+                    return AccessDenial("forbidden", "Session not visible from this sandboxed "
+                                                     f"agent session: {given}")
+                return AccessDenial("error", f"Session not found: {given} (use the full "
+                                             "sessionKey from sessions_list)")
+            given = found
+        else:  # a key, read in OpenClaw's stored form (`agent:Main:X` is `agent:main:x`)
+            given = canonical_session_key(given)
         named = named_session(self.context, given)
         entry = entry_in(self.reader, named.key) if named.held else None
         if incognito_session(named.given, entry) or incognito_session(named.key, entry):

@@ -60,7 +60,13 @@ from engine.agent_tools.roster import (
     visible_candidates,
 )
 from engine.agent_tools.session_keys import is_agent_scoped, names_a_session_id
-from engine.agent_tools.targets import held_by, kernel_key, named_session, target_access
+from engine.agent_tools.targets import (
+    held_by,
+    kernel_key,
+    named_session,
+    resolve_reference,
+    target_access,
+)
 from engine.agent_tools.tool_config import ToolConfig
 from engine.agent_tools.visibility import (
     Requester,
@@ -74,8 +80,14 @@ from engine.analysis.collation import locale_compare_key
 from engine.analysis.js_json import js_json_bytes
 from engine.backends.protocol import Backend, Interruptible, Refreshable
 from engine.errors import EngineError, InputError
-from engine.model import SearchHit, SearchRequest, json_number, owner_agent_id
-from engine.query.user_query import js_trim, utf16_units
+from engine.model import (
+    SearchHit,
+    SearchRequest,
+    js_trim,
+    json_number,
+    owner_agent_id,
+)
+from engine.query.user_query import utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 
 DEFAULT_LIMIT = 10
@@ -218,27 +230,6 @@ def call_agent(key: str, agent_id: str) -> str:
     return (owner_agent_id(key) or agent_id) if is_agent_scoped(key) else agent_id
 
 
-def resolve_reference(given: str, sessions: dict[str, RosterEntry],
-                      restricted_to: str | None = None) -> str | None:
-    """The key a `sessionKey` argument that does not read as a key names (OpenClaw's
-    `sessions.resolve`): a stored key equal to it case-insensitively (`AGENT:MAIN:MAIN`),
-    else the session whose current window has that id (a retained window's id names
-    nothing: the Gateway resolves a sessionId through the session entry, which names the
-    current window only), else None. A requester restricted to what it spawned
-    (`restricted_to`, its key) resolves only its own children (the Gateway's lookup then
-    carries `spawnedBy`)."""
-    folded = given.lower()
-    reachable = [entry for entry in sessions.values()
-                 if restricted_to is None or entry.child_of(restricted_to)]
-    for entry in reachable:
-        if entry.key.lower() == folded:
-            return entry.key
-    for entry in reachable:
-        if entry.session_id == given:
-            return entry.key
-    return None
-
-
 def _explicit_target(arguments: SearchArguments, context: RequesterContext,
                      sessions: dict[str, RosterEntry]) -> SearchCandidate | dict[str, str]:
     """Step 2 for an explicit `sessionKey`: the one candidate, or a refusal."""
@@ -246,8 +237,7 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
     given = context.key if raw == "current" else raw
     restricted = context.restricted_to_spawned
     if names_a_session_id(given):
-        found = resolve_reference(given, sessions,
-                                  context.key if restricted else None)
+        found = resolve_reference(context, given, sessions.get, sessions.values)
         if found is None:
             if restricted:
                 return refusal("forbidden",
@@ -255,6 +245,9 @@ def _explicit_target(arguments: SearchArguments, context: RequesterContext,
             return refusal("error",
                            f"Session not found: {given} (use the full sessionKey from sessions_list)")
         given = found
+    # A key is searched as given: OpenClaw's tool keeps only the hits whose key is the
+    # one named, so `agent:Ops:X` finds nothing although the store holds `agent:ops:x`
+    # (the history tool reads such a key in its stored form instead).
     named = named_session(context, given)
     given, searched, target_agent = named.given, named.key, named.agent_id
     if incognito_session(given, sessions.get(given)) or incognito_session(

@@ -28,12 +28,13 @@ records the requester as its spawner or parent (the Gateway's `sessions.resolve
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.agent_tools.roster import RosterEntry
 from engine.agent_tools.session_keys import is_agent_scoped, key_agent
 from engine.agent_tools.visibility import Decision, RequesterContext, SessionRow, check_row
-from engine.model import RESERVED_SESSION_KEYS, owner_agent_id
+from engine.model import RESERVED_SESSION_KEYS, canonical_session_key, owner_agent_id
 
 
 def kernel_key(key: str, agent_id: str) -> str:
@@ -112,3 +113,34 @@ def target_access(context: RequesterContext, key: str, target_agent: str,
     own = key == context.key and target_agent == context.agent_id
     spawned = entry is not None and entry.child_of(context.key)
     return as_owned if own or spawned else initial
+
+
+def resolve_reference(context: RequesterContext, given: str,
+                      entry_of_key: Callable[[str], RosterEntry | None],
+                      entries: Callable[[], Iterable[RosterEntry]]) -> str | None:
+    """The key a tool argument that does not read as a key names (OpenClaw's
+    `sessions.resolve`, asked first with `key` then with `sessionId`), or None.
+
+    The key lookup reads the argument in OpenClaw's stored form
+    (`engine.model.canonical_session_key`) and names it as `named_session` does, in the
+    argument's own agent or else the requester's: `MAIN` is the requester's main session,
+    `Global` the requester agent's `global`, `Agent:Work:X` the key `agent:work:x`; it
+    names a session when the store holds one under that key (`entry_of_key`). Else the
+    session whose current window has that id (a retained window's id names nothing: the
+    Gateway resolves a sessionId through the session entry, which names the current
+    window only). A requester restricted to what it spawned resolves only its own
+    children (the Gateway's lookup then carries `spawnedBy`); `entries()` lists the store's
+    sessions, read only when the key lookup found none.
+    """
+    restricted = context.restricted_to_spawned
+
+    def reachable(entry: RosterEntry | None) -> bool:
+        return entry is not None and (not restricted or entry.child_of(context.key))
+
+    named = named_session(context, canonical_session_key(given))
+    if named.held and reachable(entry_of_key(named.key)):
+        return named.key
+    for entry in entries():
+        if entry.session_id == given and reachable(entry):
+            return entry.key
+    return None

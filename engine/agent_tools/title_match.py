@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.analysis.cjk_script import is_cjk_character
-from engine.query.user_query import js_trim
+from engine.model import js_trim
 
 ZERO_WIDTH_SPACE = "\u200b"
 

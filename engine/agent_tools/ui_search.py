@@ -67,8 +67,8 @@ from engine.backends.protocol import (
     require_capability,
 )
 from engine.errors import EngineError, InputError, QueryError
-from engine.model import SearchHit, SearchRequest, json_number, owner_agent_id
-from engine.query.user_query import LONG_QUERY_MESSAGE, MAX_QUERY_UNITS, js_trim, utf16_units
+from engine.model import SearchHit, SearchRequest, js_trim, json_number, owner_agent_id
+from engine.query.user_query import LONG_QUERY_MESSAGE, MAX_QUERY_UNITS, utf16_units
 from engine.results.bounds import ELLIPSIS, truncate_utf16_safe, utf16_length
 
 DEFAULT_LIMIT = 25

@@ -8,7 +8,9 @@ cursor) and applying the Gateway's byte budget. Must not touch: storage or the i
 A read, step by step:
 
 1. The request's parameters were checked when it was made (`request.py`).
-2. The key must hold a window (`unknown session key '...'` otherwise). A `sessionId`
+2. The key is read in OpenClaw's form (lower-cased but for opaque peer ids:
+   `held_windows`), and must hold a window (`unknown session key '...'` otherwise); the
+   page names the key in that form. A `sessionId`
    must be one of the key's windows, else `sessionId does not belong to sessionKey`
    (a missing id, another key's window and another agent's window alike); without it,
    the key's current window is read.
@@ -38,7 +40,7 @@ single message larger than 128 KiB by its placeholder. The budget is `min(maxByt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.errors import UnknownSession
@@ -63,6 +65,7 @@ from engine.history.window_math import (
     older_range,
     page_size,
 )
+from engine.model import SessionWindow, canonical_session_key
 from engine.transcript.windows import current_window
 
 FOREIGN_CURSOR = "cursor does not belong to sessionKey"
@@ -108,11 +111,12 @@ class HistoryPage:
 
 def read_history(source: HistorySource, request: HistoryRequest) -> HistoryPage:
     """One `chat.history` page (the steps of the module docstring)."""
-    windows = source.windows_of(request.session_key)
+    held, windows = held_windows(source, request.session_key)
     window_ids = [window.session_id for window in windows]
     current = current_window(windows)
     if current is None:
         raise UnknownSession(f"unknown session key {request.session_key!r}")
+    request = replace(request, session_key=held)
     current_id = current.session_id
     budget = min(request.max_bytes if request.max_bytes is not None else GATEWAY_MAX_BYTES,
                  GATEWAY_MAX_BYTES)
@@ -128,6 +132,20 @@ def read_history(source: HistorySource, request: HistoryRequest) -> HistoryPage:
     if request.message_id is not None:
         return _anchored_page(request, history, budget, retained=session_id != current_id)
     return _offset_page(request, history, budget)
+
+
+def held_windows(source: HistorySource, session_key: str) -> tuple[str, list[SessionWindow]]:
+    """The key as the store holds it, and its windows: the key in OpenClaw's form
+    (`engine.model.canonical_session_key`), as OpenClaw's Gateway reads a given key, so
+    every spelling of a key opens its session; else the key as given (a store written
+    before keys were stored in that form keeps them as its input named them)."""
+    canonical = canonical_session_key(session_key)
+    windows = source.windows_of(canonical)
+    if not windows and canonical != session_key:
+        given = source.windows_of(session_key)
+        if given:
+            return session_key, given
+    return canonical, windows
 
 
 def _offset_page(request: HistoryRequest, history: WindowHistory, budget: int) -> HistoryPage:

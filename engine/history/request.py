@@ -30,8 +30,8 @@ from typing import Any
 from engine.errors import InputError
 from engine.history.byte_caps import MIN_MAX_BYTES
 from engine.history.window_math import DEFAULT_LIMIT, MAX_LIMIT
-from engine.model import json_type_name
-from engine.transcript.events import is_blank, js_trim
+from engine.model import js_trim, json_type_name
+from engine.transcript.events import is_blank
 
 OFFSET_WITH_ANCHOR = "offset and messageId cannot be used together"
 CURSOR_WITH_SELECTOR = "cursor cannot be used with offset or messageId"

@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.model import StoredEvent
+from engine.model import StoredEvent, js_trim
 from engine.transcript import events as kinds
 from engine.transcript.projection import event_timestamp
 
@@ -147,7 +147,7 @@ def trimmed_id(value: object) -> str | None:
         return None
     if value.isascii() and value[0] > " " and value[-1] > " ":
         return value  # the common case: nothing to trim (every ASCII blank is <= " ")
-    trimmed = kinds.js_trim(value)
+    trimmed = js_trim(value)
     return trimmed or None
 
 

@@ -53,7 +53,7 @@ from typing import Any
 from engine.errors import MalformedInput
 from engine.ingest.batch import ImportBatch
 from engine.ingest.jsonl import iter_objects
-from engine.model import SessionWindow
+from engine.model import SessionWindow, canonical_session_key
 from engine.transcript.events import is_blank
 from engine.transcript.projection import MAX_TIME_VALUE, parse_js_date
 from engine.transcript.validation import shown_number
@@ -168,6 +168,8 @@ def _checked_fields(record: dict[str, Any], path: str, line: int) -> dict[str, A
     for name in ("sessionId", "messageId", "role"):
         if is_blank(record[name]):
             raise MalformedInput(path, line, f'"{name}" must not be blank')
+    # The key as OpenClaw stores it (`engine.model.canonical_session_key`).
+    record["sessionKey"] = canonical_session_key(record["sessionKey"])
     problem = session_key_problem(record["sessionKey"])
     if problem is not None:
         raise MalformedInput(path, line, problem)

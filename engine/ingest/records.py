@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.model import SessionWindow
+from engine.model import SessionWindow, canonical_window
 from engine.transcript.projection import parse_js_date
 from engine.transcript.validation import created_at_problem
 from engine.transcript.windows import window_problem
@@ -78,7 +78,8 @@ def window_from_record(record: dict[str, Any]) -> SessionWindow:
             continue
         attribute, expected = WINDOW_FIELDS[name]
         values[attribute] = _checked(name, value, expected)
-    window = SessionWindow(**values, extra=extra)
+    # Keys are stored as OpenClaw stores them (`engine.model.canonical_session_key`).
+    window = canonical_window(SessionWindow(**values, extra=extra))
     problem = window_problem(window)
     if problem is not None:
         raise ValueError(problem)

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.errors import QueryError
-from engine.model import ORDERS, SEARCHABLE_ROLES, SearchRequest
+from engine.model import JS_WHITESPACE, ORDERS, SEARCHABLE_ROLES, SearchRequest, js_trim
 from engine.query.ast import Phrase, QueryPlan
 
 if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
@@ -39,11 +39,6 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 25
 MATCH_MODES = ("exact", "prefix")
 
-#: JavaScript's `\s` (WhiteSpace + LineTerminator), which `trim()` also removes.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _WHITESPACE_RUN = re.compile("[" + re.escape(JS_WHITESPACE) + "]+")
 
 EMPTY_QUERY_MESSAGE = "query must not be empty"
@@ -59,17 +54,6 @@ def utf16_units(text: str) -> int:
     if text.isascii():  # every character is one unit (the common case, checked in C)
         return len(text)
     return len(text) + sum(1 for character in text if ord(character) > 0xFFFF)
-
-
-def js_trim(text: str) -> str:
-    """`String.prototype.trim`: strip the JavaScript whitespace class from both ends.
-
-    >>> js_trim("\\ufeff loan \\u3000")
-    'loan'
-    >>> js_trim("\\x1cloan\\x85")  # not JavaScript whitespace: kept
-    '\\x1cloan\\x85'
-    """
-    return text.strip(JS_WHITESPACE)
 
 
 def validate_query(raw: str) -> str:

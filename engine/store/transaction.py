@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from engine.backends.protocol import Backend, BackendTransaction
 from engine.errors import InputError, unknown_session
-from engine.model import SessionWindow, agent_id_problem, owner_agent_id
+from engine.model import SessionWindow, agent_id_problem, canonical_window, owner_agent_id
 
 
 class PartitionsForWriting(Protocol):
@@ -82,9 +82,12 @@ class PartitionedTransaction(BackendTransaction):
         self._deleted_in: set[str] = set()
 
     def put_window(self, window: SessionWindow) -> None:
-        """Insert or update a window in the partition of its key's agent."""
+        """Insert or update a window in the partition of its key's agent; its keys are
+        stored in OpenClaw's form (`engine.model.canonical_window`), as OpenClaw's writer
+        stores them."""
         from engine.transcript.validation import check_window
 
+        window = canonical_window(window)
         check_window(window)
         agent_id = owner_agent_id(window.session_key)
         assert agent_id is not None  # check_window accepted the key

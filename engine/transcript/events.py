@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.model import js_trim
+
 SESSION_HEADER = "session"
 MESSAGE = "message"
 LEAF = "leaf"
@@ -67,23 +69,6 @@ TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
 SIDE_APPEND = "side"
 
 
-#: JavaScript's whitespace and line terminators (`String.prototype.trim`, `\\s`).
-#: Python's `str.strip()` differs: it strips U+001C–U+001F and U+0085, and keeps U+FEFF.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
-def js_trim(text: str) -> str:
-    """Trim like JavaScript's `String.prototype.trim`.
-
-    >>> js_trim("\\ufeff  hello\\u3000")
-    'hello'
-    >>> js_trim("\\x1fkept\\x85")
-    '\\x1fkept\\x85'
-    """
-    return text.strip(JS_WHITESPACE)
 
 
 def is_blank(text: str) -> bool:

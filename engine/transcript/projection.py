@@ -24,7 +24,7 @@ The rules, for one stored event:
    maps it for display; the index follows §2.3);
 6. `message_id` is the `id` trimmed (JavaScript trim).
 
-Trimming and blankness use JavaScript's whitespace class (`events.js_trim`), not Python's.
+Trimming and blankness use JavaScript's whitespace class (`engine.model.js_trim`), not Python's.
 
 `Date.parse` subset: the ECMAScript date-time string format (`YYYY`, `YYYY-MM`,
 `YYYY-MM-DD`, optionally `THH:mm`, `:ss`, `.fraction`, then `Z` or `±HH:mm`), with the
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from engine.model import IndexEntry, StoredEvent
+from engine.model import IndexEntry, StoredEvent, js_trim
 from engine.transcript import events as kinds
 from engine.transcript.tree import TranscriptTree, visible_events
 
@@ -168,10 +168,10 @@ def message_text(message: Any) -> str | None:
         return None
     content = message.get("content")
     if isinstance(content, str):
-        return kinds.js_trim(content) or None
+        return js_trim(content) or None
     text = message.get("text")
     if isinstance(text, str):
-        return kinds.js_trim(text) or None
+        return js_trim(text) or None
     if not isinstance(content, list):
         return None
     parts = [
@@ -214,7 +214,7 @@ def extract_index_entry(
     fallback = stored.created_at if fallback_timestamp is None else fallback_timestamp
     return IndexEntry(
         session_id=stored.session_id,
-        message_id=kinds.js_trim(raw_id),
+        message_id=js_trim(raw_id),
         role=role,
         timestamp=event_timestamp(event, fallback),
         text=text,

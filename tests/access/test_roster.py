@@ -60,9 +60,10 @@ def test_candidates_are_in_icu_order_and_never_incognito(make_store: StoreMaker)
     store = make_store([session(key) for key in (
         "agent:main:B", "agent:main:a", "agent:main:_x", MAIN, "agent:main:dashboard:incognito-1",
         "agent:main:Ä")] + [session("agent:main:hidden", incognito=True)])
-    # ICU: punctuation first, then letters case- and accent-insensitively (a < Ä < B)
+    # Keys are stored lower-cased, as OpenClaw stores them. ICU: punctuation first, then
+    # letters accent-insensitively (a < ä < b < main; by code point ä would come last)
     assert candidate_keys(store, MAIN) == [
-        "agent:main:_x", "agent:main:a", "agent:main:Ä", "agent:main:B", MAIN]
+        "agent:main:_x", "agent:main:a", "agent:main:ä", "agent:main:b", MAIN]
 
 
 def test_unscoped_keys_come_only_from_the_requesters_own_agent(make_store: StoreMaker) -> None:

@@ -33,6 +33,8 @@ MESSAGES = [
     FlatMessage("agent:work:chat", "w1", "b1", "user", 2600, "saffron at work, cumin too"),
     FlatMessage("global", "g1", "d1", "user", 3000, "saffron in global"),
     FlatMessage("unknown", "u1", "e1", "assistant", 3100, "cumin in unknown"),
+    # a key written with capitals, stored lower-cased by OpenClaw (issue 27, item 6)
+    FlatMessage("agent:work:Telegram:Group:42", "w2", "b2", "user", 2700, "paprika at work"),
     *(FlatMessage("agent:main:bulk", "m9", f"bulk{number:02d}", "user", 4000 + number,
                   f"saffron bulk line {number}") for number in range(30)),
 ]
@@ -73,6 +75,13 @@ REQUESTS: list[dict[str, Any]] = [
     {"query": "saffron", "sessionKeys": ["current"]},
     {"query": "saffron", "sessionKeys": ["agent:ops:chat", "agent:ops:nope"]},
     {"query": "saffron", "agentId": "zzz", "sessionKeys": ["agent:zzz:x"]},
+    # keys in other cases than stored (issue 27, item 6)
+    {"query": "paprika", "sessionKeys": ["agent:work:Telegram:Group:42"]},
+    {"query": "paprika", "sessionKeys": ["agent:work:telegram:group:42"]},
+    {"query": "paprika", "sessionKeys": ["AGENT:WORK:TELEGRAM:GROUP:42"]},
+    {"query": "paprika", "agentId": "Work", "sessionKeys": ["Telegram:Group:42"]},
+    {"query": "saffron", "sessionKeys": ["GLOBAL", "Agent:Work:Chat"]},
+    {"query": "saffron", "sessionKeys": ["MAIN"]}, {"query": "paprika"},
     {"query": "cumin"}, {"query": "saffron bulk", "limit": 3},
     {"query": "saffron", "agentId": "main", "sessionKeys": ["agent:main:bulk"], "limit": 4},
 ]

@@ -38,6 +38,9 @@ MESSAGES = [
     FlatMessage("agent:work:chat", "w1", "b1", "user", 2000, "work chat saffron"),
     FlatMessage("agent:work:main", "w2", "b2", "assistant", 2100, "work main saffron"),
     FlatMessage("agent:ops:anything", "o1", "c1", "user", 2500, "ops saffron"),
+    # A key written with capitals: OpenClaw stores it lower-cased, and reads a given key
+    # in that form, so every spelling opens it (issue 27, item 6).
+    FlatMessage("agent:work:Mixed:Case", "w3", "b3", "user", 2200, "mixed case saffron"),
     FlatMessage("global", "g1", "d1", "user", 3000, "global secret saffron"),
     FlatMessage("unknown", "u1", "e1", "user", 4000, "unknown secret saffron"),
 ]
@@ -50,7 +53,8 @@ TOOL_SETTINGS = {
 }
 REQUESTERS = ("agent:main:main", "agent:work:chat", "agent:ops:anything")
 NAMES = ("global", "unknown", " global ", "main", "current", "agent:main:main", "agent:work:main",
-         "agent:work:nope", "agent:main:global")
+         "agent:work:nope", "agent:main:global", "agent:work:Mixed:Case", "agent:work:mixed:case",
+         "AGENT:WORK:MIXED:CASE", "Global", "MAIN", "agent:Work:Chat", "Agent:Main:Main")
 
 
 def requests() -> Iterator[tuple[str, dict[str, Any]]]:

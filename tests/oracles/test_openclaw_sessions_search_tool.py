@@ -174,11 +174,13 @@ def tool_queries(corpus: TreeCorpus) -> list[str]:
 
 
 def targets_of(corpus: TreeCorpus) -> list[str]:
-    """Every key, the aliases, a current and a retained window's sessionId, capitals, a
-    key and a name that do not exist."""
+    """Every key, the aliases, a current and a retained window's sessionId, capitals
+    (whole keys, aliases, the agent part), a key and a name that do not exist."""
     ops = corpus.session("agent:ops:main")
     return [*corpus.keys, "current", "main", "global", "unknown", ops.window_ids[-1],
-            ops.window_ids[0], "AGENT:MAIN:MAIN", "agent:main:missing", "nowhere"]
+            ops.window_ids[0], "AGENT:MAIN:MAIN", "agent:main:missing", "nowhere",
+            # other spellings of stored keys, read in OpenClaw's stored form (issue 27, item 6)
+            "MAIN", "Global", "Agent:Ops:Main", "agent:Ops:Telegram:Group:42", "Notes"]
 
 
 def calls_of(corpus: TreeCorpus, mode: Mode, queries: Sequence[str], *, first: bool) -> list[Call]:

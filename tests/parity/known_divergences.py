@@ -167,12 +167,6 @@ def _rewritten_in_scope(case: DivergenceCase) -> bool:
         identity in case.rewritten for identity in message_ids_in_scope(case))
 
 
-def _upper_case_key_in_scope(case: DivergenceCase) -> bool:
-    named = case.request.session_keys or ()
-    return any(key != key.lower() for key in named) or any(
-        key != key.lower() for key, _ in messages_in_scope(case))
-
-
 def _prefix_request(case: DivergenceCase) -> bool:
     return case.request.match == "prefix"
 
@@ -242,20 +236,6 @@ OPENCLAW_DIVERGENCES: tuple[Divergence, ...] = (
         applies_to=frozenset({OPENCLAW}),
         recognises=_cjk_term_inside_longer_runs_only,
         reproducer=single_message_case("明天下午三点开项目评审会议讨论排期", "会议"),
-    ),
-    Divergence(
-        id="openclaw-lowercases-session-keys",
-        description="OpenClaw's writer stores `agent:main:Telegram:Group:42` as "
-                    "`agent:main:telegram:group:42`: its hits name the lower-case key, and a "
-                    "`sessionKeys` filter naming the key as imported finds nothing",
-        reason="OpenClaw normalizes a session key when it writes; this engine keeps the key "
-               "its input names, and the seed says nothing about the case of keys: "
-               "undecided, reported with issue 11 item 4",
-        applies_to=frozenset({OPENCLAW}),
-        recognises=_upper_case_key_in_scope,
-        reproducer=_user_messages_case(
-            {("w", "agent:main:Telegram:Group:42"): ["saffron risotto"]},
-            SearchRequest("saffron", session_keys=("agent:main:Telegram:Group:42",))),
     ),
 )
 

@@ -372,11 +372,13 @@ def test_requester_owned_children_of_another_agent_stay_reachable(make_store: St
 
 def test_keys_go_to_their_agents_in_icu_order_in_chunks_of_200(make_store: StoreMaker) -> None:
     many = [session(f"agent:main:s{number:03d}", "text") for number in range(201)]
-    store = make_store(many + [session("agent:Zed:main", "text"), session("agent:alpha:main", "text")])
+    # Keys are stored lower-cased (as OpenClaw stores them), so ICU order shows in the
+    # punctuation: `a_b` < `a-b` in ICU's root order, `a-b` < `a_b` by code point.
+    store = make_store(many + [session("agent:a-b:main", "text"), session("agent:a_b:main", "text")])
     calls = searched(store, Requester(MAIN), {"query": "text"})
     assert [(agent, len(keys)) for agent, keys in calls] == [
-        ("alpha", 1), ("main", 200), ("main", 2), ("Zed", 1)]  # ICU: alpha < main < Zed
-    assert calls[1][1] + calls[2][1] == sorted(
+        ("a_b", 1), ("a-b", 1), ("main", 200), ("main", 2)]
+    assert calls[2][1] + calls[3][1] == sorted(
         [f"agent:main:s{number:03d}" for number in range(201)] + [MAIN])
     answer = sessions_search(store, Requester(MAIN), {"query": "text", "limit": 25})
     assert len(answer["results"]) == 25 and answer["truncated"] is True
@@ -386,8 +388,8 @@ def test_hits_merge_by_score_then_newest_then_key_and_message_in_icu_order(
         make_store: StoreMaker) -> None:
     # the same text in sessions of one partition scores the same
     store = make_store([
-        Session("agent:main:B", (Message("text", timestamp=5, message_id="b"),)),
-        Session("agent:main:a", (Message("text", timestamp=5, message_id="a"),)),
+        Session("agent:main:a-b", (Message("text", timestamp=5, message_id="b"),)),
+        Session("agent:main:a_b", (Message("text", timestamp=5, message_id="a"),)),
         Session("agent:main:c", (Message("text", timestamp=9, message_id="Z"),
                                  Message("text", timestamp=9, message_id="y"))),
         session(MAIN, "other"),
@@ -395,7 +397,8 @@ def test_hits_merge_by_score_then_newest_then_key_and_message_in_icu_order(
     answer = sessions_search(store, Requester(MAIN), {"query": "text"})
     assert len({hit["score"] for hit in answer["results"]}) == 1
     assert [(hit["sessionKey"], hit["messageId"]) for hit in answer["results"]] == [
-        ("agent:main:c", "y"), ("agent:main:c", "Z"), ("agent:main:a", "a"), ("agent:main:B", "b")]
+        ("agent:main:c", "y"), ("agent:main:c", "Z"), ("agent:main:a_b", "a"),
+        ("agent:main:a-b", "b")]  # ICU: a_b < a-b (by code point a-b < a_b)
 
 
 # ----- excerpts, counts and bytes ---------------------------------------------------------

@@ -98,8 +98,10 @@ function exportAliases(source) {
   return aliases;
 }
 
-async function bundledFunctions(sourceFile, names) {
-  const prefix = `${path.basename(sourceFile, ".ts")}-`;
+// `chunkPrefix`: the chunk's file name when the bundler named it after another source
+// file of the same chunk (`session-key-<hash>.mjs` holds session-key-normalization.ts).
+async function bundledFunctions(sourceFile, names, chunkPrefix = undefined) {
+  const prefix = chunkPrefix ?? `${path.basename(sourceFile, ".ts")}-`;
   const matches = [];
   for (const file of fs.readdirSync(BUNDLE)) {
     if (!file.startsWith(prefix) || !file.endsWith(".mjs")) continue;
@@ -128,6 +130,9 @@ const registry = await bundledFunctions("src/state/openclaw-agent-db-registry-li
   ["listOpenClawRegisteredAgentDatabases"]);
 const readOnly = await bundledFunctions("src/state/openclaw-agent-db-readonly.ts",
   ["withOpenClawAgentDatabaseReadOnly"]);
+const keyNormalization = await bundledFunctions(
+  "packages/session-url-contract/src/session-key-normalization.ts",
+  ["normalizeSessionKeyPreservingOpaquePeerIds"], "session-key-");
 
 function agentOfKey(sessionKey) {
   const parsed = routing.parseAgentSessionKey(sessionKey);
@@ -376,6 +381,18 @@ async function search(params) {
 }
 
 
+// ---- keys.canonical: the form OpenClaw stores and compares a session key in -------------------
+
+// `{keys: [string, ...]}` -> `{keys: [...]}`: each key through OpenClaw's own
+// `normalizeSessionKeyPreservingOpaquePeerIds` (what its writer stores, what its readers
+// compare), for the engine's `canonical_session_key` to be checked against.
+function canonicalKeys(params) {
+  if (!Array.isArray(params.keys) || !params.keys.every((key) => typeof key === "string")) {
+    throw new RpcError(INVALID_PARAMS, "keys must be an array of strings");
+  }
+  return { keys: params.keys.map((key) => keyNormalization.normalizeSessionKeyPreservingOpaquePeerIds(key)) };
+}
+
 // ---- sessions.upsert: session entries with ownership metadata ------------------------------
 
 // The entry fields a test may set, with their JSON types. `upsertSessionEntry` replaces the
@@ -597,7 +614,7 @@ async function info() {
 
 const METHODS = {
   "adapter.info": info, "corpus.load": loadCorpus, "sessions.search": search,
-  "sessions.upsert": upsertEntries, "config.write": writeConfig, sessions_search: callSearchTool,
+  "keys.canonical": canonicalKeys, "sessions.upsert": upsertEntries, "config.write": writeConfig, sessions_search: callSearchTool,
   sessions_history: callHistoryTool, "gateway.sessions.search": gatewaySearch,
 };
 
