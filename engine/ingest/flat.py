@@ -27,6 +27,11 @@ What the importer builds:
   that line's timestamp when it has one. If its key already has a current window (in the
   store, or earlier in this import), that window becomes retained and the new one follows
   it (`previousSessionId`, reason `rollover`); otherwise the reason is `initial`;
+* when the file is read, the window holding a key's newest message is its current one
+  (`settle_current_windows`): OpenClaw's Gateway writes each message into its key's
+  current window, so a log it wrote has its newest message there. Windows interleaved in
+  time (`w1@t1, w2@t2, w1@t3`) are chained in the order of their newest messages
+  (`w2` then `w1`, current); windows that follow one another keep the order they started;
 * for each line, the event `{"type": "message", "id": messageId, "parentId": <the
   previous message of the window, or null>, "timestamp": timestamp, "message": {"role":
   role, "content": text}}` (the timestamp as the line gives it), so each window is one
@@ -44,6 +49,7 @@ window, a missing or unknown field, a missing or unreadable timestamp are
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -68,12 +74,15 @@ FLAT_REASON_AFTER_EXISTING = "rollover"
 
 @dataclass(slots=True)
 class _WindowCursor:
-    """Per window of this file: its key, its last message id and the ids it holds."""
+    """Per window of this file: its key, its last message id and the ids it holds, whether
+    this file made it (not a replacement), and its newest message: (timestamp, line)."""
 
     session_key: str
     first_line: int
     last_message_id: str | None
     message_lines: dict[str, int]
+    new: bool = True
+    newest: tuple[float, int] = (float("-inf"), 0)
 
 
 def is_flat_file(path: Path) -> bool:
@@ -105,6 +114,34 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
         batch.append(session_id, message_event(fields, cursor.last_message_id), shown, line)
         cursor.message_lines[message_id] = line
         cursor.last_message_id = message_id
+        cursor.newest = max(cursor.newest, (timestamp_value(fields["timestamp"]), line))
+    settle_current_windows(cursors, batch, shown)
+
+
+def settle_current_windows(cursors: dict[str, _WindowCursor], batch: ImportBatch,
+                           path: str) -> None:
+    """Make the window holding each key's newest message its current one, as OpenClaw's
+    Gateway leaves a key (it writes every message into the key's current window, so the
+    newest is always there): the windows this file made for a key are chained in the order
+    of their newest messages (ties: the later line), each following the one before, and
+    the last is current. Windows that do not interleave keep the order they started in."""
+    by_key: dict[str, list[str]] = {}
+    for session_id, cursor in cursors.items():
+        if cursor.new:
+            by_key.setdefault(cursor.session_key, []).append(session_id)
+    for started in by_key.values():
+        settled = sorted(started, key=lambda session_id: cursors[session_id].newest)
+        if settled == started:
+            continue
+        first = batch.windows[started[0]]  # follows what the key had before this file
+        chained = [first.previous_session_id, *settled[:-1]]
+        for position, (session_id, previous) in enumerate(zip(settled, chained, strict=True)):
+            window = batch.windows[session_id]
+            batch.update_window(dataclasses.replace(
+                window, previous_session_id=previous, current=False,
+                reason=first.reason if position == 0 else FLAT_REASON_AFTER_EXISTING), path)
+        newest = batch.windows[settled[-1]]
+        batch.update_window(dataclasses.replace(newest, current=True), path)
 
 
 def message_event(fields: dict[str, Any], parent_id: str | None) -> dict[str, Any]:
@@ -130,7 +167,7 @@ def _open_window(
             raise MalformedInput(path, line, f'sessionId "{session_id}" belongs to key '
                                              f'"{stored_key}" in the store, not "{session_key}"')
         batch.start_replacement(session_id, path, line)
-        return _WindowCursor(session_key, line, None, {})
+        return _WindowCursor(session_key, line, None, {}, new=False)
     batch.check_new(session_id, path, line)
     previous = batch.current_of(session_key)
     window = SessionWindow(

@@ -77,6 +77,45 @@ def test_flat_window_follows_an_existing_current_window(store: TranscriptStore,
     assert [w.session_id for w in store.windows_of("agent:main:main") if w.current] == ["s9"]
 
 
+def line(session_id: str, message_id: str, timestamp: int, key: str = "agent:main:mix") -> dict:
+    return {"sessionKey": key, "sessionId": session_id, "messageId": message_id,
+            "role": "user", "timestamp": timestamp, "text": message_id}
+
+
+def chain(store: TranscriptStore, key: str = "agent:main:mix") -> list[tuple]:
+    return sorted((w.session_id, w.previous_session_id, w.reason, w.current)
+                  for w in store.windows_of(key))
+
+
+def test_interleaved_windows_make_the_window_with_the_newest_message_current(
+        store: TranscriptStore, tmp_path: Path) -> None:
+    # w1@1, w2@2, w1@3: OpenClaw's Gateway writes each message into the current window,
+    # so w1 (holding the newest) is current and follows w2
+    import_sources(store, [write_lines(tmp_path / "m.jsonl", [
+        line("w1", "a", 1), line("w2", "b", 2), line("w1", "c", 3)])])
+    assert chain(store) == [("w1", "w2", "rollover", True), ("w2", None, "initial", False)]
+    assert [e.event["id"] for e in store.events("w1")] == ["a", "c"]  # one chain each
+
+
+def test_a_tie_goes_to_the_later_line_and_ordered_windows_keep_their_order(
+        store: TranscriptStore, tmp_path: Path) -> None:
+    import_sources(store, [write_lines(tmp_path / "m.jsonl", [
+        line("w1", "a", 5), line("w2", "b", 5),  # a tie: w2's line is later
+        line("v1", "a", 1, "agent:main:seq"), line("v2", "b", 2, "agent:main:seq")])])
+    assert chain(store) == [("w1", None, "initial", False), ("w2", "w1", "rollover", True)]
+    assert chain(store, "agent:main:seq") == [
+        ("v1", None, "initial", False), ("v2", "v1", "rollover", True)]
+
+
+def test_interleaved_windows_follow_what_the_store_held_before(
+        store: TranscriptStore, tmp_path: Path) -> None:
+    import_sources(store, [write_lines(tmp_path / "one.jsonl", [line("w0", "z", 1)])])
+    import_sources(store, [write_lines(tmp_path / "two.jsonl", [
+        line("w1", "a", 10), line("w2", "b", 20), line("w1", "c", 30)])])
+    assert chain(store) == [("w0", None, "initial", False), ("w1", "w2", "rollover", True),
+                            ("w2", "w0", "rollover", False)]
+
+
 def test_flat_reimport_is_a_duplicate(store: TranscriptStore, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "m.jsonl", LINES)
     import_sources(store, [path])

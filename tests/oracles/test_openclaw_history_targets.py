@@ -41,6 +41,11 @@ MESSAGES = [
     # A key written with capitals: OpenClaw stores it lower-cased, and reads a given key
     # in that form, so every spelling opens it (issue 27, item 6).
     FlatMessage("agent:work:Mixed:Case", "w3", "b3", "user", 2200, "mixed case saffron"),
+    # Windows of one key interleaved in time: the window holding the newest message is
+    # current (issue 27, item 7), so the tail is x1's and x2 is a retained window.
+    FlatMessage("agent:main:mix", "x1", "x1a", "user", 5000, "mix one"),
+    FlatMessage("agent:main:mix", "x2", "x2a", "user", 5100, "mix two"),
+    FlatMessage("agent:main:mix", "x1", "x1b", "assistant", 5200, "mix three"),
     FlatMessage("global", "g1", "d1", "user", 3000, "global secret saffron"),
     FlatMessage("unknown", "u1", "e1", "user", 4000, "unknown secret saffron"),
 ]
@@ -54,7 +59,8 @@ TOOL_SETTINGS = {
 REQUESTERS = ("agent:main:main", "agent:work:chat", "agent:ops:anything")
 NAMES = ("global", "unknown", " global ", "main", "current", "agent:main:main", "agent:work:main",
          "agent:work:nope", "agent:main:global", "agent:work:Mixed:Case", "agent:work:mixed:case",
-         "AGENT:WORK:MIXED:CASE", "Global", "MAIN", "agent:Work:Chat", "Agent:Main:Main")
+         "AGENT:WORK:MIXED:CASE", "Global", "MAIN", "agent:Work:Chat", "Agent:Main:Main",
+         "agent:main:mix", "x1", "x2")
 
 
 def requests() -> Iterator[tuple[str, dict[str, Any]]]:
@@ -63,6 +69,8 @@ def requests() -> Iterator[tuple[str, dict[str, Any]]]:
             yield requester, {"sessionKey": name}
         yield requester, {"sessionKey": "global", "offset": 0, "limit": 5}
         yield requester, {"sessionKey": "unknown", "messageId": "e1"}
+        yield requester, {"sessionKey": "agent:main:mix", "sessionId": "x2"}
+        yield requester, {"sessionKey": "agent:main:mix", "offset": 0, "limit": 1}
 
 
 @pytest.fixture(scope="module")

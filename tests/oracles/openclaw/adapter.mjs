@@ -231,10 +231,13 @@ async function loadCorpus(params) {
   const started = Date.now();
   const rows = flatRows(params.path, unscoped === null ? undefined : routing.normalizeAgentId(unscoped));
   let appended = 0;
-  // Flat-file semantics: each window is one chain in file order; of a key's windows, the
-  // one whose first line comes last is current (a Map keeps first-insertion order).
+  // Flat-file semantics (corpora/README.md): each window is one chain in file order; of a
+  // key's windows, the one holding the key's newest message is current (ties: the later
+  // line), as OpenClaw's Gateway leaves a key, writing each message into its current
+  // window. OpenClaw's transcript writer chooses no current window itself (it writes no
+  // session entry), so the adapter tells `upsertSessionEntry` which one.
   const windowsOfKey = new Map();
-  for (const row of rows) {
+  for (const [line, row] of rows.entries()) {
     const result = await transcripts.appendSessionTranscriptMessageByIdentity({
       agentId: row.agentId,
       sessionKey: row.sessionKey,
@@ -246,11 +249,20 @@ async function loadCorpus(params) {
     if (result?.appended) appended += 1;
     const windows = windowsOfKey.get(row.sessionKey) ?? new Map();
     windowsOfKey.set(row.sessionKey, windows);
-    const newest = Math.max(windows.get(row.sessionId)?.updatedAt ?? row.timestamp, row.timestamp);
-    windows.set(row.sessionId, { agentId: row.agentId, updatedAt: newest });
+    const known = windows.get(row.sessionId);
+    const newer = !known || row.timestamp >= known.updatedAt;
+    windows.set(row.sessionId, {
+      agentId: row.agentId,
+      updatedAt: newer ? row.timestamp : known.updatedAt,
+      newestLine: newer ? line : known.newestLine,
+    });
   }
   for (const [sessionKey, windows] of windowsOfKey) {
-    const [sessionId, { agentId, updatedAt }] = [...windows].at(-1);
+    const [sessionId, { agentId, updatedAt }] = [...windows].reduce((best, candidate) => {
+      const [, a] = best, [, b] = candidate;
+      return b.updatedAt > a.updatedAt || (b.updatedAt === a.updatedAt && b.newestLine > a.newestLine)
+        ? candidate : best;
+    });
     await sessionStore.upsertSessionEntry({ agentId, sessionKey, entry: { sessionId, updatedAt } });
   }
   const agents = registeredAgents();
