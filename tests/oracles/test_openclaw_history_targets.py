@@ -10,11 +10,12 @@ and three tool settings, through the JSON-RPC `sessions_history` method a client
 on both backends. Answers must be identical once the listed history divergences (message
 metadata) are taken out.
 
-The agents are configured with a default marker: with `agents.ownership: explicit` and
-several agents, OpenClaw 2026.9.6 refuses every unscoped name in `sessions_history`
-("Multiple agents are configured, but session agent resolution has no explicit owner"),
-even the default agent's own `global`; the engine answers it (its store has an owner for
-every key), a difference kept on purpose and listed in the closing note of issue 34.
+The agents are configured with a default marker, and once more (a fresh adapter) under
+`agents.ownership: explicit` without one: OpenClaw 2026.9.6 then refuses some unscoped
+names ("Multiple agents are configured, but session agent resolution has no explicit
+owner"), for requesters that changed between runs; the engine answers them as with a
+default agent. That difference is the listed `openclaw-history-no-default-owner`
+(`OWNERSHIP_DIVERGENCES`), which must fire, and nothing else may differ.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from engine.rpc.methods import RpcContext
 from engine.rpc.server import handle_line
 from tests.oracles.chat_corpus import FlatMessage, write_flat_file
 from tests.oracles.oracle_run import imported_stores, oracle_summary, running_adapter
-from tests.parity.known_divergences import HISTORY_DIVERGENCES
+from tests.parity.known_divergences import HISTORY_DIVERGENCES, OWNERSHIP_DIVERGENCES
 
 MESSAGES = [
     FlatMessage("agent:main:main", "m1", "a1", "user", 1000, "main main saffron"),
@@ -50,6 +51,10 @@ MESSAGES = [
     FlatMessage("unknown", "u1", "e1", "user", 4000, "unknown secret saffron"),
 ]
 AGENTS = {"list": [{"id": "main", "default": True}, {"id": "work"}, {"id": "ops"}]}
+#: The same agents under explicit ownership with no default marker: OpenClaw then cannot
+#: tell who owns an unscoped session the requester's agent does not hold, and refuses.
+AGENTS_NO_DEFAULT = {"ownership": "explicit",
+                     "list": [{"id": "main"}, {"id": "work"}, {"id": "ops"}]}
 TOOL_SETTINGS = {
     "agent, agent-to-agent disabled": {"sessions": {"visibility": "agent"},
                                        "agentToAgent": {"enabled": False}},
@@ -127,3 +132,35 @@ def test_history_reads_the_session_openclaw_reads(loaded, pytestconfig: pytest.C
     assert not differences, f"{len(differences)} differences:\n" + "\n".join(differences[:10])
     for outcome, count in counted.items():
         assert count > 0, outcome
+
+
+def test_without_a_default_owner_unscoped_names_are_refused_as_openclaw_refuses(
+        openclaw_installation, tmp_path_factory: pytest.TempPathFactory,
+        pytestconfig: pytest.Config) -> None:
+    """A fresh adapter (the roster is fixed at its first tool call) under explicit
+    ownership without a default marker."""
+    folder = tmp_path_factory.mktemp("openclaw-history-no-default")
+    flat = write_flat_file(MESSAGES, folder / "messages.jsonl")
+    config = {"agents": AGENTS_NO_DEFAULT, "tools": TOOL_SETTINGS["all"]}
+    differences, refused, fired = [], 0, 0
+    with running_adapter(openclaw_installation, folder / "state") as adapter:
+        adapter.call("corpus.load", {"path": str(flat), "unscopedAgentId": "main"})
+        adapter.call("config.write", {"config": config})
+        with imported_stores(folder, flat) as stores:
+            for requester, params in requests():
+                theirs = their_answer(adapter, requester, params)
+                refused += "no explicit owner" in theirs.get("error", "")
+                for backend, store in stores.items():
+                    ours, expected = our_answer(store, config, requester, params), theirs
+                    for entry in (*HISTORY_DIVERGENCES, *OWNERSHIP_DIVERGENCES):
+                        if entry.recognises(params) and entry.present(ours, expected):
+                            fired += entry in OWNERSHIP_DIVERGENCES
+                            ours, expected = entry.normalise(ours, expected)
+                    if ours != expected:
+                        differences.append(f"{backend} {requester} {json.dumps(params)}: ours "
+                                           f"{json.dumps(ours)[:300]} theirs "
+                                           f"{json.dumps(expected)[:300]}")
+    oracle_summary(pytestconfig).append(
+        f"sessions_history without a default owner: {refused} refusals of OpenClaw's")
+    assert not differences, f"{len(differences)} differences:\n" + "\n".join(differences[:10])
+    assert refused >= 3 and fired >= 6  # the listed entry fired, on both backends

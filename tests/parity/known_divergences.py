@@ -422,3 +422,35 @@ OPENCLAW_TOOL_DIVERGENCES: tuple[ToolDivergence, ...] = (
 def recognised_tool_call(case: ToolCase, sessions: Sequence[TreeSession]) -> list[ToolDivergence]:
     """The tool entries whose predicate recognises one call on a corpus of `sessions`."""
     return [entry for entry in OPENCLAW_TOOL_DIVERGENCES if entry.recognises(case, sessions)]
+
+
+def _unscoped_name(params: dict[str, Any]) -> bool:
+    name = params.get("sessionKey")
+    return isinstance(name, str) and name.strip() in ("global", "unknown")
+
+
+def _their_owner_refusal(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    return "has no explicit owner" in theirs.get("error", "") and "error" not in ours
+
+
+#: The differences of `sessions_history` under `agents.ownership: explicit` with several
+#: agents and none marked default (`tests/oracles/test_openclaw_history_targets.py`, its
+#: own adapter): each must fire there, and only where the raw answers differ.
+OWNERSHIP_DIVERGENCES: tuple[HistoryDivergence, ...] = (
+    HistoryDivergence(
+        id="openclaw-history-no-default-owner",
+        description="with explicit ownership and no default agent, OpenClaw 2026.9.6 refuses "
+                    "some unscoped names (`global`, `unknown`): `Multiple agents are "
+                    "configured, but session agent resolution has no explicit owner. ...`; "
+                    "which requesters it refuses changed from run to run on one corpus (the "
+                    "default agent's in some runs, the other agents' in others)",
+        reason="OpenClaw picks the owner of an unscoped row from what its agent databases "
+               "record at the time (`resolveSessionAgentId`, `persistedStoreOwner`), in an "
+               "order this engine cannot reproduce; the engine's store has one owner for "
+               "every unscoped key (the default agent, behaviour.md §5.4), so it answers "
+               "every such name as with a default agent configured",
+        recognises=_unscoped_name,
+        normalise=_rejection_for_their_page,
+        present=_their_owner_refusal,
+    ),
+)
