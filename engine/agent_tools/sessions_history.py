@@ -62,7 +62,7 @@ from engine.history.request import (
 )
 from engine.history.sanitize import sanitize_message, without_tool_messages
 from engine.history.source import HistorySource
-from engine.model import DEFAULT_AGENT_ID, agent_id_of
+from engine.model import DEFAULT_AGENT_ID, agent_id_of, canonical_session_key
 
 #: The display alias of the default agent's main session.
 MAIN_ALIAS = "main"
@@ -131,9 +131,16 @@ def trusted_target(session_key: str) -> HistoryTarget:
     """The target of a caller without a `HistoryAccess`: the key itself (`main` is
     `agent:main:main`), shown in its display form.
 
+    A key (`agent:...`) is read and shown in OpenClaw's stored form, as OpenClaw's tool
+    shows it (`agent:work:Mixed` is `agent:work:mixed`).
+
     >>> trusted_target("main")
     HistoryTarget(display='main', key='agent:main:main', held=True, unscoped=True)
+    >>> trusted_target("agent:Work:Mixed").display
+    'agent:work:mixed'
     """
+    if session_key.lower().startswith("agent:"):
+        session_key = canonical_session_key(session_key)
     stored = stored_session_key(session_key)
     return HistoryTarget(display_session_key(stored), stored,
                          unscoped=session_key == MAIN_ALIAS or agent_id_of(stored) is None)

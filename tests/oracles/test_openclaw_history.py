@@ -10,7 +10,8 @@ answers `chat.history` with the real handler. Both of our backends import the sa
 The corpus: `chat_corpus.generate_messages` (multilingual keys with one to three windows
 each, so every later window is a physical reset that retains the earlier ones; message ids
 repeat across windows) plus a window of long messages that the tool's 4,000-unit cut
-shortens. Requests, for every key and message: tails (limits 1, 3, 200), offset pages,
+shortens, a key written with capitals holding 300 windows, windows of one key interleaved
+in time, and blank and whitespace-only messages inside limited pages (`shaped_sessions`). Requests, for every key and message: tails (limits 1, 3, 200), offset pages,
 anchored reads with and without the message's `sessionId` (a retained window's message
 without its `sessionId` must give `[]`), a missing anchor, a `sessionId` of another key,
 and `offset` with `messageId`.
@@ -54,6 +55,27 @@ def corpus() -> list[FlatMessage]:
         text = " ".join(words[(number + index) % len(words)] for index in range(size // 6))
         messages.append(FlatMessage(f"agent:{AGENT}:long", "long-w0", f"m{number:03d}",
                                     ("user", "assistant")[number % 2], clock + number, text))
+    return messages + shaped_sessions(clock + 1000)
+
+
+def shaped_sessions(clock: int) -> list[FlatMessage]:
+    """The shapes issue 27 asked the generated corpus for: a key written with capitals
+    holding 300 windows (each a reset of the one before), windows of one key interleaved
+    in time (the window with the newest message is current), and blank and
+    whitespace-only messages inside the pages a limit cuts."""
+    roles = ("user", "assistant")
+    messages = [FlatMessage(f"agent:{AGENT}:Many:Windows", f"many-w{number:03d}",
+                            f"mw{number:03d}", roles[number % 2], clock + number,
+                            f"window {number} of many")
+                for number in range(300)]
+    clock += 1000
+    for step, window in enumerate(("mix-w1", "mix-w2", "mix-w1", "mix-w2", "mix-w1")):
+        messages.append(FlatMessage(f"agent:{AGENT}:mix", window, f"x{step}", roles[step % 2],
+                                    clock + step, f"interleaved message {step}"))
+    clock += 1000
+    for step, text in enumerate(("one", "", "three", " ", "five", "\t", "seven")):
+        messages.append(FlatMessage(f"agent:{AGENT}:blanks", "blanks-w0", f"b{step}",
+                                    roles[step % 2], clock + step, text))
     return messages
 
 
