@@ -476,7 +476,15 @@ def json_key(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One hit; `score` is `-bm25()` (positive, larger is better)."""
+    """One hit; `score` is `-bm25()` (positive, larger is better).
+
+    `matched` is where `snippet` shows what matched: `(start, end)` code point offsets, in
+    order, one per phrase instance FTS5's highlighter marks in the excerpt (instances that
+    overlap are one; one cut by the excerpt's end ends there) or per occurrence of a CJK
+    retry's substring. The engine knew them when it cut the excerpt, so a reader (the
+    command line, the explorer) marks them without tokenizing again. They are not part
+    of the product's JSON (`to_json`), nor of a hit's equality.
+    """
 
     session_key: str
     session_id: str
@@ -485,6 +493,7 @@ class SearchHit:
     timestamp: float
     snippet: str
     score: float
+    matched: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The hit as the kernel's JSON object, keys in the wire order (a whole-millisecond

@@ -66,7 +66,9 @@ README = ROOT / "README.md"
 #: The known violations, each with its reason, until the code that causes it is moved.
 #: `(importing module, imported module)`.
 _TEACHING = ("a teaching view prints the stage's own values (tokens, plans, bm25 terms, the excerpt's choice); it goes behind a teaching wing that the coming explorer shares")
-_HIGHLIGHT = ("colours the matched words by planning the query and tokenizing each excerpt again; it goes when a hit carries its matched spans")
+_HIGHLIGHT = ("the palette's answer is OpenClaw's JSON, which carries no matched spans, so "
+              "ui-search colours its excerpts by planning the query and tokenizing them "
+              "(a search's hits carry their spans: engine.cli.highlight)")
 _HISTORY_VIEW = ("the readable history view reads a page's row kinds and seqs and leaves out tool rows; it goes behind the history view the coming explorer shares")
 ALLOWED: dict[tuple[str, str], str] = {
     ("engine.cli.explain_view", "engine.query.ast"): _TEACHING,
@@ -75,12 +77,12 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("engine.cli.explain_view", "engine.search.explain"): _TEACHING,
     ("engine.cli.tokenize_command", "engine.analysis.profiles"): _TEACHING,
     ("engine.cli.tokenize_command", "engine.analysis.token"): _TEACHING,
-    ("engine.cli.highlight", "engine.analysis.token"): _HIGHLIGHT,
-    ("engine.cli.highlight", "engine.query.ast"): _HIGHLIGHT,
-    ("engine.cli.highlight", "engine.query.cjk"): _HIGHLIGHT,
-    ("engine.cli.highlight", "engine.query.phrase_match"): _HIGHLIGHT,
-    ("engine.cli.highlight", "engine.query.user_query"): _HIGHLIGHT,
-    ("engine.cli.highlight", "engine.analysis.profiles"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.analysis.token"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.query.ast"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.query.cjk"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.query.phrase_match"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.query.user_query"): _HIGHLIGHT,
+    ("engine.cli.palette_highlight", "engine.analysis.profiles"): _HIGHLIGHT,
     ("engine.cli.history_command", "engine.history.byte_caps"): _HISTORY_VIEW,
     ("engine.cli.history_command", "engine.history.views"): _HISTORY_VIEW,
     ("engine.cli.history_command", "engine.transcript.events"): _HISTORY_VIEW,

@@ -118,7 +118,7 @@ def print_explanation(output: Output, explanation: SearchExplanation,
         output.line("  excerpt window:")
         for line in excerpt_lines(item):
             output.line(f"    {line}")
-        output.line(labelled("  snippet: ", excerpt_cell(hit.snippet, request, output)))
+        output.line(labelled("  snippet: ", excerpt_cell(hit.snippet, hit.matched, output)))
     if explanation.truncated:
         output.line(truncation_hint(request.limit))
 

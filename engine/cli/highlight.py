@@ -1,120 +1,62 @@
-"""Where the query's terms are in an excerpt, for colouring them on a terminal.
+"""Where a hit's excerpt shows what matched, on one line, for colouring on a terminal.
 
-Owns: finding the spans of an excerpt that match a query, from the analyzer's tokens.
-Must not touch: matching or ranking (which hits are found is the search's business:
-this only marks, in text already returned, the tokens a query names), or printing
-(`engine.cli.output` colours the spans).
+Owns: carrying a hit's matched spans (`engine.model.SearchHit.matched`, which the engine
+found when it cut the excerpt) onto the excerpt as `one_line` shows it. Must not touch:
+matching (the engine decided what matched; nothing here plans a query or tokenizes), or
+printing (`engine.cli.output` colours the spans).
 
-Rules: the excerpt is tokenized by the analysis profile the store searches with, and
-the query is planned as the search plans it (`engine.query.user_query.plan_query`), so
-its terms are folded the same way (`Cafe` marks `café`). A span runs from the first
-token of a phrase occurrence to the end of its last (`per-session` marks
-`Per-session`, the hyphen included); in prefix mode the last term marks every token it
-begins. The terms of the CJK retry (`engine.query.cjk.retry_plan`) mark where they occur
-inside a token, with the retry's comparison (ASCII letters ignore case). Spans are
-token offsets into the excerpt as given, which never change, so no pattern is run over
-the raw text.
+`one_line` turns each run of whitespace into one space and drops it at both ends, so the
+spans are mapped character by character: a span runs from its first shown character to
+its last; one that shows no character is dropped.
 """
 
 from __future__ import annotations
 
-from engine.analysis.token import Analyzer, Token
+from collections.abc import Sequence
+
 from engine.cli.output import Cell, Marked, Output, one_line
-from engine.model import SearchRequest
-from engine.query.ast import QueryPlan
-from engine.query.cjk import first_occurrence, retry_plan
-from engine.query.phrase_match import phrase_positions
-from engine.query.user_query import plan_query
 
 Span = tuple[int, int]
 
 
-def excerpt_cell(snippet: str, request: SearchRequest, output: Output) -> Cell:
-    """A hit's excerpt on one line (`one_line`), its matched terms marked when the output
-    shows marks (the analyzer is built only then).
+def excerpt_cell(snippet: str, matched: Sequence[Span], output: Output) -> Cell:
+    """A hit's excerpt on one line (`one_line`), its matched spans marked when the output
+    shows marks.
 
     >>> from engine.cli.output import PlainOutput
-    >>> excerpt_cell("Café\\ncrème", SearchRequest("cafe"), PlainOutput(None))
+    >>> excerpt_cell("Café\\ncrème", ((0, 4),), PlainOutput(None))
     'Café crème'
     """
     text = one_line(snippet)
     if not output.marks_shown:
         return text
-    from engine.analysis.profiles import SEARCH_PROFILE
-
-    analyzer = SEARCH_PROFILE.analyzer()
-    plans = query_plans(request.query, analyzer, match=request.match)
-    return Marked(text, matched_spans(text, plans, analyzer))
+    return Marked(text, spans_on_one_line(snippet, matched))
 
 
-def query_plans(query: str, analyzer: Analyzer, *, match: str) -> tuple[QueryPlan, ...]:
-    """The plans a search may run for `query`: the word plan, then the CJK retry's.
+def spans_on_one_line(text: str, spans: Sequence[Span]) -> tuple[Span, ...]:
+    """`spans` of `text` as offsets into `one_line(text)`.
 
-    >>> from engine.analysis.profiles import SEARCH_PROFILE
-    >>> [plan.substrings for plan in query_plans("会议 Cafe", SEARCH_PROFILE.analyzer(),
-    ...                                          match="exact")]
-    [(), (SubstringTerm(text='会议'),)]
+    >>> text = "  per\\n\\n session  café "
+    >>> shown = one_line(text)
+    >>> [shown[start:end] for start, end in spans_on_one_line(text, ((2, 15), (17, 21)))]
+    ['per session', 'café']
     """
-    plan = plan_query(query, analyzer, match=match)
-    retry = retry_plan(query, analyzer, match=match)
-    return (plan,) if retry is None else (plan, retry)
-
-
-def matched_spans(text: str, plans: tuple[QueryPlan, ...], analyzer: Analyzer) -> tuple[Span, ...]:
-    """The spans of `text` that the plans' phrases and substrings match, sorted, with
-    overlapping spans merged.
-
-    >>> from engine.analysis.profiles import SEARCH_PROFILE
-    >>> analyzer = SEARCH_PROFILE.analyzer()
-    >>> text = "Per-session communication; per session. Café!"
-    >>> spans = matched_spans(text, query_plans("per-session cafe communi", analyzer,
-    ...                                         match="prefix"), analyzer)
-    >>> [text[start:end] for start, end in spans]
-    ['Per-session', 'communication', 'per session', 'Café']
-    >>> text = "明天开项目评审会议讨论"
-    >>> [text[s:e] for s, e in matched_spans(text, query_plans("会议", analyzer,
-    ...                                                         match="exact"), analyzer)]
-    ['会议']
-    """
-    tokens = analyzer.tokens(text)
-    terms = [token.text for token in tokens]
-    spans: list[Span] = []
-    for plan in plans:
-        for phrase in plan.phrases:
-            if phrase.is_empty:
-                continue
-            for index in phrase_positions(terms, phrase):
-                spans.append((tokens[index].start, tokens[index + len(phrase.terms) - 1].end))
-        for substring in plan.substrings:
-            for token in tokens:
-                spans.extend(_occurrences(text, token, substring.text))
-    return _merged(spans)
-
-
-def _occurrences(text: str, token: Token, needle: str) -> list[Span]:
-    """Where `needle` occurs (the retry's comparison) inside the source of `token`."""
-    found: list[Span] = []
-    start = token.start
-    while start < token.end:
-        occurrence = first_occurrence(text[start:token.end], [needle])
-        if occurrence is None or occurrence[1] == 0:
-            break
-        offset, length = occurrence
-        found.append((start + offset, start + offset + length))
-        start += offset + length
-    return found
-
-
-def _merged(spans: list[Span]) -> tuple[Span, ...]:
-    """Sorted spans, each run of overlapping or touching spans made one.
-
-    >>> _merged([(5, 9), (0, 3), (2, 4), (9, 10)])
-    ((0, 4), (5, 10))
-    """
-    merged: list[Span] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
+    shown_at: list[int | None] = []  # each character's place on the line (None: not shown)
+    length = 0
+    pending_space = False
+    for character in text:
+        if character.isspace():
+            pending_space = length > 0
+            shown_at.append(None)
+            continue
+        if pending_space:
+            length += 1
+            pending_space = False
+        shown_at.append(length)
+        length += 1
+    mapped = []
+    for start, end in spans:
+        places = [place for place in shown_at[start:end] if place is not None]
+        if places:
+            mapped.append((places[0], places[-1] + 1))
+    return tuple(mapped)

@@ -34,7 +34,7 @@ TERMINAL_HIT_COLUMNS = (
 
 def hit_row(hit: SearchHit, request: SearchRequest, output: Output) -> list[Cell]:
     """One table row for a hit, in the layout of `output`."""
-    excerpt = excerpt_cell(hit.snippet, request, output)
+    excerpt = excerpt_cell(hit.snippet, hit.matched, output)
     if output.terminal:
         return [format_score(hit.score), f"{format_time(hit.timestamp)}\n{hit.role}",
                 f"{hit.session_key}\n{hit.session_id}\n{hit.message_id}", excerpt]

@@ -20,9 +20,9 @@ import argparse
 from typing import Any
 
 from engine.cli.commands import add_command, warn
-from engine.cli.highlight import excerpt_cell
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_score, format_time, one_line, open_output
+from engine.cli.palette_highlight import palette_excerpt_cell
 from engine.errors import UsageError
 from engine.model import SearchRequest
 
@@ -69,7 +69,7 @@ def session_cells(entry: dict[str, Any], output: Output) -> list[Cell]:
 def message_cells(entry: dict[str, Any], request: SearchRequest, output: Output) -> list[Cell]:
     """One row of the Messages table, in the layout of `output`."""
     hit = entry["hit"]
-    excerpt = excerpt_cell(hit["excerpt"], request, output)
+    excerpt = palette_excerpt_cell(hit["excerpt"], request, output)
     if output.terminal:
         return [format_score(hit["score"]),
                 f"{_text(entry['title'])}\n{entry['sessionKey']}\n{hit['messageId']}", excerpt]

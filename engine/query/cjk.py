@@ -171,3 +171,28 @@ def substring_excerpt(message_text: str, needles: Sequence[str]) -> str:
     head = EXCERPT_ELLIPSIS if start > 0 else ""
     tail = EXCERPT_ELLIPSIS if end < len(message_text) else ""
     return head + message_text[start:end] + tail
+
+
+def substring_spans(excerpt: str, needles: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """Where the retry's needles occur in an excerpt, with LIKE's comparison (ASCII
+    letters ignore case; nothing after a NUL is seen): leftmost first, the longer needle
+    at one place, not overlapping.
+
+    >>> substring_spans(" … 评审会议讨论会议", ["会议"])
+    ((5, 7), (9, 11))
+    """
+    visible = _like_visible(excerpt)
+    folded = [text for text in (_like_visible(needle) for needle in needles) if text]
+    found: list[tuple[int, int]] = []
+    position = 0
+    while folded:
+        best: tuple[int, int] | None = None
+        for needle in folded:
+            index = visible.find(needle, position)
+            if index >= 0 and (best is None or (index, -len(needle)) < (best[0], -best[1])):
+                best = (index, len(needle))
+        if best is None:
+            break
+        found.append((best[0], best[0] + best[1]))
+        position = best[0] + best[1]
+    return tuple(found)

@@ -309,6 +309,72 @@ def render_window_with_nul(
     return "".join(pieces)
 
 
+def window_matches(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    start: int,
+    tokens_per_window: int,
+    ellipsis: str,
+    phrase_hits: Sequence[tuple[int, int, int]],
+) -> tuple[tuple[int, int], ...]:
+    """Where the excerpt `render_window` cuts shows what FTS5's highlighter marks: for each
+    coalesced phrase instance that starts inside the window, the `(start, end)` offsets of
+    its text in the excerpt, cut at the window's last token (FTS5 closes an open mark
+    there); instances that start before the window are skipped, as `CInstIter` skips them.
+    A window whose text holds a NUL is walked piece by piece, as it is rendered
+    (`render_window_with_nul`).
+
+    >>> text = "a. b c d e"
+    >>> spans = [(0, 1), (3, 4), (5, 6), (7, 8), (9, 10)]
+    >>> excerpt = render_window(text, spans, 1, 3)
+    >>> matches = window_matches(text, spans, 1, 3, " … ", [(0, 1, 1), (1, 3, 2), (0, 0, 1)])
+    >>> excerpt, [excerpt[start:end] for start, end in matches]
+    (' … b c d … ', ['b', 'd'])
+    """
+    size = len(token_spans)
+    if size == 0:
+        return ()
+    last = min(start + tokens_per_window - 1, size - 1)
+    begin = token_spans[start][0] if 0 < start < size else 0
+    end = len(text) if last >= size - 1 else token_spans[last][1]
+    instances = [(first, min(final, last)) for first, final in _coalesced_instances(phrase_hits)
+                 if start <= first <= last]
+    if "\x00" in text[begin:end]:
+        return _matches_with_nul(text, token_spans, start, last, ellipsis, instances)
+    head = len(ellipsis) if start > 0 else 0
+    return tuple((head + token_spans[first][0] - begin, head + token_spans[final][1] - begin)
+                 for first, final in instances)
+
+
+def _matches_with_nul(text: str, token_spans: Sequence[tuple[int, int]], start: int,
+                      last: int, ellipsis: str,
+                      instances: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """`window_matches` of a window holding a NUL: the output length when each mark
+    opens and closes, walking the pieces as `render_window_with_nul` appends them."""
+    length = len(ellipsis) if start > 0 else 0
+    offset = token_spans[start][0] if start > 0 else 0
+    found: list[tuple[int, int]] = []
+    opened: int | None = None
+    pending = list(instances)
+
+    def append(until: int) -> None:
+        nonlocal length, offset
+        length += len(text[offset:until].split("\x00", 1)[0])
+        offset = until
+
+    for position in range(start, last + 1):
+        token_start, token_end = token_spans[position]
+        if pending and position == pending[0][0]:
+            append(token_start)
+            opened = length
+        if pending and position == pending[0][1]:
+            append(token_end)
+            found.append((opened if opened is not None else length, length))
+            opened = None
+            pending.pop(0)
+    return tuple(found)
+
+
 def _coalesced_instances(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """(first token, last token) of each coalesced instance, in position order.
 
@@ -346,3 +412,31 @@ def fts5_snippet(
     explanation = explain_snippet(text, token_spans, phrase_hits, tokens_per_window=tokens_per_window)
     return render_window(text, token_spans, explanation.start, tokens_per_window, ellipsis,
                          phrase_hits)
+
+
+def fts5_snippet_matches(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    phrase_hits: Sequence[tuple[int, int, int]],
+    *,
+    tokens_per_window: int = DEFAULT_TOKENS,
+    ellipsis: str = DEFAULT_ELLIPSIS,
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`fts5_snippet` and where it shows what matched (`window_matches`).
+
+    >>> fts5_snippet_matches("Per-session notes", [(0, 3), (4, 11), (12, 17)], [(0, 0, 2)])
+    ('Per-session notes', ((0, 11),))
+    """
+    start = explain_snippet(text, token_spans, phrase_hits,
+                            tokens_per_window=tokens_per_window).start
+    return cut_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits)
+
+
+def cut_window(text: str, token_spans: Sequence[tuple[int, int]], start: int,
+               tokens_per_window: int, ellipsis: str,
+               phrase_hits: Sequence[tuple[int, int, int]],
+               ) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The excerpt of the window at token `start` (`render_window`) and where it shows
+    what matched (`window_matches`)."""
+    return (render_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits),
+            window_matches(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits))

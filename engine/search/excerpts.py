@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from engine.analysis.token import Analyzer
 from engine.query.ast import QueryPlan
-from engine.query.cjk import substring_excerpt
-from engine.results.fast_snippet import fast_fts5_snippet
-from engine.results.snippet import fts5_snippet
+from engine.query.cjk import substring_excerpt, substring_spans
+from engine.results.fast_snippet import fast_fts5_snippet_matches
+from engine.results.snippet import fts5_snippet_matches
 from engine.search.order import RankedRow
 
 
@@ -36,13 +36,18 @@ def token_spans(analyzer: Analyzer, text: str) -> list[tuple[int, int]]:
     return [(token.start, token.end) for token in analyzer.tokens(text)]
 
 
-def row_excerpt(row: RankedRow, analyzer: Analyzer, plan: QueryPlan, *, fast: bool = True) -> str:
-    """The excerpt of one returned row, before the UTF-16 bound; `fast=False` finds the
-    window with the clear `fts5_snippet` over the analyzer's tokens (its oracle)."""
+def row_excerpt(row: RankedRow, analyzer: Analyzer, plan: QueryPlan, *,
+                fast: bool = True) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The excerpt of one returned row, before the UTF-16 bound, and where it shows what
+    matched (`engine.model.SearchHit.matched`): the window's phrase instances as FTS5's
+    highlighter marks them, or the retry's substrings. `fast=False` finds the window with
+    the clear `fts5_snippet` over the analyzer's tokens (its oracle)."""
     text = row.record.text
     if row.by_substring and not row.phrase_hits:
-        return substring_excerpt(text, [term.text for term in plan.substrings])
+        needles = [term.text for term in plan.substrings]
+        excerpt = substring_excerpt(text, needles)
+        return excerpt, substring_spans(excerpt, needles)
     if not fast:
         spans = [(token.start, token.end) for token in analyzer.tokens(text)]
-        return fts5_snippet(text, spans, row.phrase_hits)
-    return fast_fts5_snippet(text, token_spans(analyzer, text), row.phrase_hits)
+        return fts5_snippet_matches(text, spans, row.phrase_hits)
+    return fast_fts5_snippet_matches(text, token_spans(analyzer, text), row.phrase_hits)

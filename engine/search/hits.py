@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from engine.model import SearchHit
-from engine.results.bounds import bound_snippet
+from engine.results.bounds import ELLIPSIS, bound_snippet
 
 
 def finite_or_zero(value: Any) -> float:
@@ -41,6 +41,7 @@ def search_hit(
     timestamp: Any,
     excerpt: str,
     rank: Any,
+    matched: tuple[tuple[int, int], ...] = (),
 ) -> SearchHit:
     """The hit of one row: `rank` is its bm25 (negative, lower is better; 0.0 without a
     MATCH), `excerpt` its snippet before the UTF-16 bound.
@@ -54,12 +55,26 @@ def search_hit(
     0.0
     """
     score = finite_or_zero(rank)
+    snippet = bound_snippet(excerpt)
     return SearchHit(
         session_key=session_key,
         session_id=session_id,
         message_id=message_id,
         role=role,
         timestamp=finite_or_zero(timestamp),
-        snippet=bound_snippet(excerpt),
+        snippet=snippet,
         score=-score if score else 0.0,
+        matched=matched if snippet is excerpt else bound_spans(matched, snippet),
     )
+
+
+def bound_spans(matched: tuple[tuple[int, int], ...],
+                snippet: str) -> tuple[tuple[int, int], ...]:
+    """The spans a bounded snippet still shows: those that start before its cut, ended at
+    the cut (the ellipsis `bound_snippet` appends is no match).
+
+    >>> bound_spans(((0, 2), (4, 9), (12, 14)), "ab cdef" + ELLIPSIS)
+    ((0, 2), (4, 7))
+    """
+    kept = len(snippet) - len(ELLIPSIS)
+    return tuple((start, min(end, kept)) for start, end in matched if start < kept)

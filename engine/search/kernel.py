@@ -123,17 +123,20 @@ def run_kernel(
     return KernelRun(plan, retried, tuple(ordered), limit, scope, matched_more=full)
 
 
-def row_hit(run: KernelRun, row: RankedRow, excerpt: str) -> SearchHit:
-    """The hit of one row of `run`, with `excerpt` (before the bound)."""
+def row_hit(run: KernelRun, row: RankedRow,
+            excerpt: tuple[str, tuple[tuple[int, int], ...]]) -> SearchHit:
+    """The hit of one row of `run`, with its excerpt (before the bound) and matched spans."""
     record = row.record
+    text, matched = excerpt
     return search_hit(
         session_key=run.scope.session_keys[record.session_id],
         session_id=record.session_id,
         message_id=record.message_id,
         role=record.role,
         timestamp=record.timestamp,
-        excerpt=excerpt,
+        excerpt=text,
         rank=row.rank,
+        matched=matched,
     )
 
 
@@ -147,7 +150,7 @@ def result_of_run(
     if not run.rows and not run.truncated and not indexing and not run.scope.archived_excluded:
         return NO_HITS
     hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
-                    if excerpts else "")
+                    if excerpts else ("", ()))
             for row in run.rows[: run.limit]]
     return SearchResult(
         hits=tuple(hits),

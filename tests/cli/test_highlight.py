@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.cli.highlight import matched_spans, query_plans
 from engine.cli.output import one_line
+from engine.cli.palette_highlight import matched_spans, query_plans
 from engine.model import SearchRequest
 from engine.store.registry import open_backend
 
@@ -62,3 +62,30 @@ def test_every_hit_of_the_demo_corpus_is_marked(tmp_path, query: str, match: str
     assert hits
     for hit in hits:
         assert marked(one_line(hit.snippet), query, match), hit.snippet
+
+
+@pytest.mark.parametrize("backend_name", ["reference", "sqlite"])
+def test_a_search_hit_carries_its_matched_spans_and_the_line_marks_them(
+        tmp_path, backend_name: str) -> None:
+    """A search's hits are marked from the spans the engine found (no query planned, no
+    excerpt tokenized): every demo hit of a word query has some, and each span encloses a
+    word the query names."""
+    from engine.cli import main
+    from engine.cli.highlight import spans_on_one_line
+
+    store = tmp_path / backend_name
+    assert main(["import", "--quiet", "--backend", backend_name, "--store", str(store),
+                 "engine/demo_corpus"]) == 0
+    backend = open_backend(store)
+    try:
+        for query in ("cafe", "deployment", "per session", "会议"):
+            hits = backend.search(SearchRequest(query, session_keys=(), limit=25)).hits
+            assert hits, query
+            for hit in hits:
+                assert hit.matched, (query, hit.snippet)
+                line = one_line(hit.snippet)
+                shown = [line[start:end] for start, end in spans_on_one_line(hit.snippet,
+                                                                             hit.matched)]
+                assert shown and all(marked(text, query) for text in shown), (query, shown)
+    finally:
+        backend.close()

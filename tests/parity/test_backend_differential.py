@@ -136,7 +136,8 @@ def result_differences(expected: SearchResult | tuple, actual: SearchResult | tu
     if len(expected.hits) != len(actual.hits):
         problems.append(f"hit count: sqlite {len(expected.hits)} vs reference {len(actual.hits)}")
     for position, (want, got) in enumerate(zip(expected.hits, actual.hits)):
-        for name in ("session_key", "session_id", "message_id", "role", "timestamp", "snippet"):
+        for name in ("session_key", "session_id", "message_id", "role", "timestamp", "snippet",
+                     "matched"):
             if getattr(want, name) != getattr(got, name):
                 problems.append(f"hit {position} {name}: sqlite {getattr(want, name)!r} "
                                 f"vs reference {getattr(got, name)!r}")
@@ -290,6 +291,9 @@ def test_result_differences_names_each_field_and_allows_only_tiny_score_changes(
         "hit 0 score: sqlite 1.25 vs reference 1.25000125"]
     assert result_differences(base, SearchResult((hit,))) == ["truncated: sqlite True vs reference False"]
     assert result_differences(base, ("QueryError", "query must not be empty")) != []
+    marked = SearchHit("global", "w", "m1", "user", 5.0, "saffron", 1.25, matched=((0, 7),))
+    assert result_differences(base, SearchResult((marked,), truncated=True)) == [
+        "hit 0 matched: sqlite () vs reference ((0, 7),)"]
 
 
 # ---- regression tests (shrunk failures kept by name) ----------------------------------

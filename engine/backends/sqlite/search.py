@@ -78,11 +78,22 @@ from engine.query.cjk import (
     retry_prefix,
     substring_excerpt,
     substring_needles,
+    substring_spans,
 )
 from engine.query.user_query import fts5_match_expression, split_terms
 from engine.search.hits import search_hit
 
 SNIPPET_SQL = "snippet(session_transcript_fts, 0, '', '', ' … ', 48)"
+#: The marks FTS5's highlighter puts around what matched in a marked snippet: the
+#: engine takes them out and keeps where they were (`SearchHit.matched`).
+MATCH_OPEN, MATCH_CLOSE = "\x02", "\x03"
+#: The snippet with its matches marked, and whether the row's own text holds a mark
+#: character (then the marks cannot be told apart, and the plain snippet is read again).
+MARKED_SNIPPET_SQL = ("snippet(session_transcript_fts, 0, char(2), char(3), ' … ', 48),"
+                      " c.bm25_rank, f.rowid,"
+                      " instr(f.text, char(2)) + instr(f.text, char(3)) > 0")
+PLAIN_SNIPPET_SQL = (f"SELECT {SNIPPET_SQL} FROM session_transcript_fts"
+                     " WHERE session_transcript_fts MATCH :match AND rowid = :row")
 GLOB_SPECIALS = {"*": "[*]", "?": "[?]", "[": "[[]"}
 
 Scope = Literal["agent", "keys", "all"]
@@ -220,7 +231,7 @@ def hits_statement(shape: Shape) -> str:
         " FROM session_transcript_fts AS f JOIN session_windows AS w ON w.session_id = f.session_id"
         f" WHERE {conditions} ORDER BY {_order_sql(shape.order, ranked=True)} LIMIT :limit)"
         " SELECT c.session_key, f.session_id, f.message_id, f.role, f.timestamp,"
-        f" {SNIPPET_SQL}, c.bm25_rank"
+        f" {MARKED_SNIPPET_SQL}"
         " FROM candidates AS c CROSS JOIN session_transcript_fts AS f ON f.rowid = c.row_id"
         f" WHERE session_transcript_fts MATCH :match ORDER BY {outer_order}"
     )
@@ -356,6 +367,8 @@ def run_search(connection: sqlite3.Connection, layout: Layout, request: CheckedR
         rows = connection.execute(prepared.hits_sql, values).fetchall()
         if not rows and not prepared.query.isascii():  # ASCII text has no CJK term to retry
             rows = _retry_rows(connection, layout, request, prepared.terms, values)
+        else:
+            rows = [_unmarked(connection, row, values) for row in rows]
     finally:
         if own_snapshot and connection.in_transaction:
             connection.execute("COMMIT")
@@ -380,18 +393,66 @@ def _retry_rows(connection: sqlite3.Connection, layout: Layout, request: Checked
     values.update({f"needle{number}": like_pattern(needle) for number, needle in enumerate(needles)})
     if word_terms:
         values["match"] = fts5_match_expression(word_terms, prefix=retry_prefix(terms, request.match))
-        return connection.execute(hits_statement(shape), values).fetchall()
+        return [_unmarked(connection, row, values)
+                for row in connection.execute(hits_statement(shape), values).fetchall()]
     rows = connection.execute(substring_statement(shape), values).fetchall()
-    return [(*row[:5], substring_excerpt(row[5], needles), row[6]) for row in rows]
+    excerpts = [substring_excerpt(row[5], needles) if isinstance(row[5], str) else row[5]
+                for row in rows]
+    return [(*row[:5], excerpt, row[6],
+             substring_spans(excerpt, needles) if isinstance(excerpt, str) else ())
+            for row, excerpt in zip(rows, excerpts, strict=True)]
+
+
+def _unmarked(connection: sqlite3.Connection, row: Sequence[Any],
+              values: dict[str, Any]) -> tuple[Any, ...]:
+    """A row of the marked word search as (key, id, message, role, time, snippet, rank,
+    matched): the marks taken out of the snippet, their places kept. A row whose own text
+    holds a mark character gets its plain snippet read again, and no matched spans."""
+    *head, marked, rank, row_id, ambiguous = row
+    if not isinstance(marked, str):
+        return (*head, marked, rank, ())
+    if ambiguous:
+        plain = connection.execute(PLAIN_SNIPPET_SQL, {"match": values["match"],
+                                                       "row": row_id}).fetchone()
+        return (*head, plain[0] if plain is not None else marked, rank, ())
+    text, matched = unmarked_snippet(marked)
+    return (*head, text, rank, matched)
+
+
+def unmarked_snippet(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A marked snippet's text and the spans its marks enclosed.
+
+    >>> unmarked_snippet(" … per \x02session\x03 notes, \x02café\x03")
+    (' … per session notes, café', ((7, 14), (22, 26)))
+    """
+    if MATCH_OPEN not in marked:
+        return marked, ()
+    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length = 0
+    opened = 0
+    for index, piece in enumerate(marked.split(MATCH_OPEN)):
+        if index:
+            opened = length
+        inner, closed, rest = piece.partition(MATCH_CLOSE)
+        pieces.append(inner)
+        length += len(inner)
+        if closed:
+            spans.append((opened, length))
+            pieces.append(rest)
+            length += len(rest)
+    return "".join(pieces), tuple(spans)
 
 
 def _hit_from_row(row: Sequence[Any]) -> SearchHit | None:
-    """A hit from (session_key, session_id, message_id, role, timestamp, snippet, rank)."""
-    session_key, session_id, message_id, role, timestamp, snippet, rank = row
+    """A hit from (session_key, session_id, message_id, role, timestamp, snippet, rank,
+    matched)."""
+    session_key, session_id, message_id, role, timestamp, snippet, rank, matched = row
     if not (isinstance(session_key, str) and isinstance(session_id, str)
             and isinstance(message_id, str) and isinstance(snippet, str)):
         return None
     if role not in SEARCHABLE_ROLES:
         return None
     return search_hit(session_key=session_key, session_id=session_id, message_id=message_id,
-                      role=role, timestamp=timestamp, excerpt=snippet, rank=rank)
+                      role=role, timestamp=timestamp, excerpt=snippet, rank=rank,
+                      matched=matched)
