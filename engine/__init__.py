@@ -25,9 +25,10 @@ The front door. Everything a program needs is a name of this package:
 The names load on first use (PEP 562), so `import engine` costs nothing and a command
 loads only what it runs. Below the door the stages are folders, each importing only the
 layers beneath it (`tests/test_layers.py` holds the table): analysis, codec, transcript,
-index, query, score, results, history, search, backends, then the two wings a program
-meets, `engine.store` (the store every command opens) and `engine.agent_tools` (the
-tools and who may see what), then ingest, diagnostics, rpc, bench, cli.
+index, query, score, results, history, search, backends, then the wings a program meets:
+`engine.store` (the store every command opens), `engine.agent_tools` (the tools and who
+may see what), `engine.inspection` (what the teaching views read of the stages), beside
+ingest and diagnostics; then rpc, bench, cli, which import only this door and the wings.
 
 >>> import engine
 >>> engine.SearchRequest("cafe", agent_id="main").limit

@@ -15,12 +15,16 @@ from __future__ import annotations
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Marked, Output, format_score, format_time
 from engine.cli.search_view import truncation_hint
+from engine.inspection.explanations import (
+    Bm25Explanation,
+    HitExplanation,
+    PartitionHitExplanation,
+    Phrase,
+    QueryPlan,
+    SearchExplanation,
+    SnippetExplanation,
+)
 from engine.model import SearchRequest
-from engine.query.ast import Phrase, QueryPlan
-from engine.results.snippet import SnippetExplanation
-from engine.score.bm25 import Bm25Explanation
-from engine.search.explain import HitExplanation, SearchExplanation
-from engine.store.explanation import PartitionHitExplanation
 
 
 def format_quantity(value: float) -> str:
@@ -50,7 +54,7 @@ def format_phrase(phrase: Phrase) -> str:
 def plan_lines(plan: QueryPlan, retried: bool) -> list[str]:
     """The plan the search ran: its phrases (ANDed), its substrings, whether it retried.
 
-    >>> from engine.query.ast import SubstringTerm
+    >>> from engine.inspection.explanations import SubstringTerm
     >>> plan_lines(QueryPlan((Phrase(("cat",)),), (SubstringTerm("会议"),)), True)
     ['phrases: "cat"', 'substrings: "会议"', 'no word match in scope: CJK terms retried as literal substrings']
     """

@@ -31,10 +31,9 @@ from engine import HistoryPage
 from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
-from engine.history.byte_caps import message_seq
-from engine.history.views import CURRENT
+from engine.inspection import history_rows as kinds
+from engine.inspection.history_rows import CURRENT, message_seq, without_tool_messages
 from engine.store.registry import open_store
-from engine.transcript import events as kinds
 
 #: What a separator row says for each boundary kind.
 SEPARATOR_TITLES = {kinds.RESET: "session reset", kinds.COMPACTION: "compaction",
@@ -81,7 +80,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_history(args: argparse.Namespace) -> int:
     """`session-search history`."""
     from engine import HistoryRequest, read_history
-    from engine.history.sanitize import without_tool_messages
 
     request = HistoryRequest(args.session_key, message_id=args.message_id,
                              session_id=args.session_id, limit=args.limit, offset=args.offset,

@@ -34,17 +34,17 @@ import sys
 import unicodedata
 from typing import Any
 
-from engine.analysis.profiles import (
+from engine.cli.commands import add_command
+from engine.cli.json_output import print_json
+from engine.errors import UsageError
+from engine.inspection.tokens import (
     PROFILE_NAMES,
     PROFILE_OPTIONS,
     SEARCH_PROFILE,
     ProfileConfig,
+    Token,
     ascii_preview,
 )
-from engine.analysis.token import Token
-from engine.cli.commands import add_command
-from engine.cli.json_output import print_json
-from engine.errors import UsageError
 
 #: Wrap the marked source text at this many display columns.
 MARKED_TEXT_COLUMNS = 100
@@ -198,7 +198,7 @@ def shown(text: str) -> str:
 def mark_spans(text: str, tokens: list[Token], columns: int = MARKED_TEXT_COLUMNS) -> list[str]:
     """The text in lines of at most `columns`, each followed by its span-mark line.
 
-    >>> from engine.analysis.token import Token
+    >>> from engine.inspection.tokens import Token
     >>> spans = [Token("ab", 0, 0, 2, 0, 2), Token("c", 1, 3, 4, 3, 4)]
     >>> mark_spans("ab c!", spans)
     ['ab c!', '^^ ~']

@@ -21,9 +21,18 @@ from typing import Any
 
 from engine.cli.commands import add_command, warn
 from engine.cli.json_output import print_json
-from engine.cli.output import Cell, Column, Output, format_score, format_time, one_line, open_output
-from engine.cli.palette_highlight import palette_excerpt_cell
+from engine.cli.output import (
+    Cell,
+    Column,
+    Marked,
+    Output,
+    format_score,
+    format_time,
+    one_line,
+    open_output,
+)
 from engine.errors import UsageError
+from engine.inspection.text_matches import text_matches
 from engine.model import SearchRequest
 
 PLAIN_SESSION_COLUMNS = (Column("match"), Column("sessionKey"), Column("sessionId"),
@@ -69,7 +78,9 @@ def session_cells(entry: dict[str, Any], output: Output) -> list[Cell]:
 def message_cells(entry: dict[str, Any], request: SearchRequest, output: Output) -> list[Cell]:
     """One row of the Messages table, in the layout of `output`."""
     hit = entry["hit"]
-    excerpt = palette_excerpt_cell(hit["excerpt"], request, output)
+    text = one_line(hit["excerpt"])  # the palette's JSON carries no spans: find them
+    excerpt: Cell = Marked(text, text_matches(text, request.query, match=request.match)) \
+        if output.marks_shown else text
     if output.terminal:
         return [format_score(hit["score"]),
                 f"{_text(entry['title'])}\n{entry['sessionKey']}\n{hit['messageId']}", excerpt]

@@ -7,7 +7,7 @@ import pytest
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.cli.output import one_line
-from engine.cli.palette_highlight import matched_spans, query_plans
+from engine.inspection.text_matches import matched_spans, query_plans
 from engine.model import SearchRequest
 from engine.store.registry import open_backend
 

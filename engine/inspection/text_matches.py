@@ -1,11 +1,12 @@
-"""Where the query's terms are in a palette excerpt, for colouring them on a terminal.
+"""Where a query's terms are in a text: spans a teaching view marks in text it shows.
 
-Owns: finding the spans of an excerpt that match a query, from the analyzer's tokens, for
-the Control UI search (`ui-search`), whose answer is OpenClaw's JSON and carries no spans
-(a search's hits carry their own: `engine.cli.highlight`).
-Must not touch: matching or ranking (which hits are found is the search's business:
-this only marks, in text already returned, the tokens a query names), or printing
-(`engine.cli.output` colours the spans).
+Owns: finding the spans of a text that a query matches, from the analyzer's tokens
+(`text_matches`), for text whose answer carries no spans of its own: the Control UI
+search's excerpts (`ui-search`, OpenClaw's JSON) and, later, any text the explorer shows.
+A search's hits carry the spans the engine found when it cut them
+(`engine.model.SearchHit.matched`). Must not touch: matching or ranking (which hits are
+found is the search's business: this only marks, in text already returned, the tokens a
+query names), or printing.
 
 Rules: the excerpt is tokenized by the analysis profile the store searches with, and
 the query is planned as the search plans it (`engine.query.user_query.plan_query`), so
@@ -21,8 +22,6 @@ the raw text.
 from __future__ import annotations
 
 from engine.analysis.token import Analyzer, Token
-from engine.cli.output import Cell, Marked, Output, one_line
-from engine.model import SearchRequest
 from engine.query.ast import QueryPlan
 from engine.query.cjk import first_occurrence, retry_plan
 from engine.query.phrase_match import phrase_positions
@@ -31,22 +30,18 @@ from engine.query.user_query import plan_query
 Span = tuple[int, int]
 
 
-def palette_excerpt_cell(snippet: str, request: SearchRequest, output: Output) -> Cell:
-    """A hit's excerpt on one line (`one_line`), its matched terms marked when the output
-    shows marks (the analyzer is built only then).
+def text_matches(text: str, query: str, *, match: str = "exact") -> tuple[Span, ...]:
+    """The spans of `text` that `query` matches, planned and folded as the search
+    profile plans and folds them.
 
-    >>> from engine.cli.output import PlainOutput
-    >>> palette_excerpt_cell("Café\\ncrème", SearchRequest("cafe"), PlainOutput(None))
-    'Café crème'
+    >>> text = "Café and per-session notes"
+    >>> [text[start:end] for start, end in text_matches(text, "cafe per-session")]
+    ['Café', 'per-session']
     """
-    text = one_line(snippet)
-    if not output.marks_shown:
-        return text
-    from engine.analysis.profiles import SEARCH_PROFILE
+    from engine.analysis.profiles import SEARCH_PROFILE  # built only when marks are shown
 
     analyzer = SEARCH_PROFILE.analyzer()
-    plans = query_plans(request.query, analyzer, match=request.match)
-    return Marked(text, matched_spans(text, plans, analyzer))
+    return matched_spans(text, query_plans(query, analyzer, match=match), analyzer)
 
 
 def query_plans(query: str, analyzer: Analyzer, *, match: str) -> tuple[QueryPlan, ...]:
