@@ -11,7 +11,8 @@ The corpus: `chat_corpus.generate_messages` (multilingual keys with one to three
 each, so every later window is a physical reset that retains the earlier ones; message ids
 repeat across windows) plus a window of long messages that the tool's 4,000-unit cut
 shortens, a key written with capitals holding 300 windows, windows of one key interleaved
-in time, and blank and whitespace-only messages inside limited pages (`shaped_sessions`). Requests, for every key and message: tails (limits 1, 3, 200), offset pages,
+in time, blank and whitespace-only messages inside limited pages, and assistant messages
+stored as text blocks (`shaped_sessions`). Requests, for every key and message: tails (limits 1, 3, 200), offset pages,
 anchored reads with and without the message's `sessionId` (a retained window's message
 without its `sessionId` must give `[]`), a missing anchor, a `sessionId` of another key,
 and `offset` with `messageId`.
@@ -58,11 +59,34 @@ def corpus() -> list[FlatMessage]:
     return messages + shaped_sessions(clock + 1000)
 
 
+#: The key whose assistant messages are stored as text blocks on both sides.
+BLOCKS_KEY = f"agent:{AGENT}:blocks"
+
+
+def with_text_blocks(store: Any, messages: list[FlatMessage]) -> None:
+    """Store the `BLOCKS_KEY` window's transcript again with its assistant messages as
+    text blocks (`[{"type": "text", "text": ...}]`), as OpenClaw stores a model's reply
+    and as the adapter's `corpus.load {textBlockKeys}` writes them."""
+    rows = [message for message in messages if message.session_key == BLOCKS_KEY]
+    events, parent = [], None
+    for row in rows:
+        content: Any = ([{"type": "text", "text": row.text}] if row.role == "assistant"
+                        else row.text)
+        events.append({"type": "message", "id": row.message_id, "parentId": parent,
+                       "timestamp": row.timestamp,
+                       "message": {"role": row.role, "content": content}})
+        parent = row.message_id
+    with store.transaction() as transaction:
+        transaction.replace_transcript(rows[0].session_id, events)
+    store.reconcile()
+
+
 def shaped_sessions(clock: int) -> list[FlatMessage]:
     """The shapes issue 27 asked the generated corpus for: a key written with capitals
     holding 300 windows (each a reset of the one before), windows of one key interleaved
     in time (the window with the newest message is current), and blank and
-    whitespace-only messages inside the pages a limit cuts."""
+    whitespace-only messages inside the pages a limit cuts, and a window whose assistant
+    messages are text blocks (`BLOCKS_KEY`)."""
     roles = ("user", "assistant")
     messages = [FlatMessage(f"agent:{AGENT}:Many:Windows", f"many-w{number:03d}",
                             f"mw{number:03d}", roles[number % 2], clock + number,
@@ -72,6 +96,10 @@ def shaped_sessions(clock: int) -> list[FlatMessage]:
     for step, window in enumerate(("mix-w1", "mix-w2", "mix-w1", "mix-w2", "mix-w1")):
         messages.append(FlatMessage(f"agent:{AGENT}:mix", window, f"x{step}", roles[step % 2],
                                     clock + step, f"interleaved message {step}"))
+    clock += 1000
+    for step in range(6):
+        messages.append(FlatMessage(BLOCKS_KEY, "blocks-w0", f"k{step}", roles[step % 2],
+                                    clock + step, f"block message {step}"))
     clock += 1000
     for step, text in enumerate(("one", "", "three", " ", "five", "\t", "seven")):
         messages.append(FlatMessage(f"agent:{AGENT}:blanks", "blanks-w0", f"b{step}",
@@ -140,11 +168,16 @@ def loaded(openclaw_installation, tmp_path_factory: pytest.TempPathFactory) -> I
     with running_adapter(openclaw_installation, folder / "state") as adapter:
         adapter.call("config.write", {"config": {"agents": {
             "ownership": "explicit", "entries": {AGENT: {}}}}})
-        loaded = adapter.call("corpus.load", {"path": str(flat)})
+        loaded = adapter.call("corpus.load", {"path": str(flat), "textBlockKeys": [BLOCKS_KEY]})
         assert loaded["appended"] == loaded["messages"] == len(messages), loaded
         stores = {}
         for backend in ("reference", "sqlite"):
             import_into_store(folder / backend, backend, [flat])
+            writer = open_backend(folder / backend, writer=True)
+            try:
+                with_text_blocks(writer, messages)
+            finally:
+                writer.close()
             stores[backend] = open_backend(folder / backend)
         try:
             yield adapter, stores, messages

@@ -228,6 +228,13 @@ async function loadCorpus(params) {
   if (typeof params.path !== "string") throw new RpcError(INVALID_PARAMS, "path must be a string");
   const unscoped = params.unscopedAgentId ?? null;
   if (unscoped !== null && typeof unscoped !== "string") throw new RpcError(INVALID_PARAMS, "unscopedAgentId must be a string");
+  // `textBlockKeys`: keys whose assistant messages are stored as text blocks
+  // (`[{type: "text", text}]`), as OpenClaw stores a model's reply, not as a string.
+  const blockKeys = params.textBlockKeys ?? [];
+  if (!Array.isArray(blockKeys) || !blockKeys.every((key) => typeof key === "string")) {
+    throw new RpcError(INVALID_PARAMS, "textBlockKeys must be an array of strings");
+  }
+  const textBlocks = new Set(blockKeys);
   const started = Date.now();
   const rows = flatRows(params.path, unscoped === null ? undefined : routing.normalizeAgentId(unscoped));
   let appended = 0;
@@ -244,7 +251,12 @@ async function loadCorpus(params) {
       sessionId: row.sessionId,
       eventId: row.messageId,
       now: row.timestamp,
-      message: { role: row.role, content: row.text, timestamp: row.timestamp },
+      message: {
+        role: row.role,
+        content: textBlocks.has(row.sessionKey) && row.role === "assistant"
+          ? [{ type: "text", text: row.text }] : row.text,
+        timestamp: row.timestamp,
+      },
     });
     if (result?.appended) appended += 1;
     const windows = windowsOfKey.get(row.sessionKey) ?? new Map();
