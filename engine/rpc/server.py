@@ -77,7 +77,7 @@ def handle_message(
     is_notification = "id" not in message
     if (message.get("jsonrpc") != JSONRPC_VERSION or not isinstance(message.get("method"), str)
             or not _is_request_id(request_id)):
-        readable_id = request_id if isinstance(request_id, (str, int)) else None
+        readable_id = request_id if _is_request_id(request_id) else None  # never a bool
         return error_response(readable_id, INVALID_REQUEST, ENVELOPE_HINT)
     try:
         method = methods.get(message["method"])

@@ -70,6 +70,14 @@ def test_errors_have_stable_codes_and_the_server_keeps_serving(backend):
     assert [hit["messageId"] for hit in responses[-1]["result"]["hits"]] == ["m1"]
 
 
+@pytest.mark.parametrize("bad_id", [True, False, 1.5, [1], {"a": 1}])
+def test_a_request_with_an_id_of_another_type_is_answered_with_a_null_id(backend, bad_id):
+    line = json.dumps({"jsonrpc": "2.0", "id": bad_id, "method": "sessions.search",
+                       "params": {"agentId": "main", "query": "saffron"}})
+    (answer,) = exchange(backend, line)
+    assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+
+
 def test_notifications_get_no_answer(backend):
     notification = json.dumps({"jsonrpc": "2.0", "method": "sessions.search",
                                "params": {"agentId": "main", "query": "saffron"}})

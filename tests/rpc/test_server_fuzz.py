@@ -139,6 +139,9 @@ def check_answer(line: bytes, answer: dict[str, Any] | None) -> None:
         assert answer is None
         return
     assert answer is not None and answer["jsonrpc"] == "2.0" and "id" in answer
+    # the id answered is one the protocol allows: a string, an integer (not a boolean) or null
+    assert answer["id"] is None or (isinstance(answer["id"], (str, int))
+                                    and not isinstance(answer["id"], bool)), answer["id"]
     assert ("result" in answer) != ("error" in answer)
     if "error" in answer:
         assert answer["error"]["code"] in CODES and isinstance(answer["error"]["message"], str)
