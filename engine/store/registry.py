@@ -435,13 +435,23 @@ def _require_creatable(directory: Path, shown: str, command: str, create_parents
         raise StorePathError(shown, _denied(parent, command, "write", f" to {parent} to create it"))
 
 
+#: Why a writer refuses a store holding a symbolic link: it would write through it, to a
+#: file outside the store (a `LOCK`, a log, a database replaced by a link).
+SYMLINK_REFUSAL = ("a symbolic link inside the store ({command} writes only the store's own "
+                   "files and will not write through a link); replace it with the file it "
+                   "stands for, or remove it")
+
+
 def _require_access(directory: Path, shown: str, command: str, access: str) -> None:
-    """The store folder and everything in it allow `access` ("read" or "write")."""
+    """The store folder and everything in it allow `access` ("read" or "write"); a writer
+    also refuses a store that holds a symbolic link (`SYMLINK_REFUSAL`)."""
     folder_mode = os.R_OK | os.X_OK | (os.W_OK if access == "write" else 0)
     file_mode = os.R_OK | (os.W_OK if access == "write" else 0)
     if not os.access(directory, folder_mode):
         raise StorePathError(shown, _denied(directory, command, access))
     for entry in _entries_below(directory):
+        if access == "write" and entry.is_symlink():
+            raise StorePathError(str(entry), SYMLINK_REFUSAL.format(command=command))
         if access_refused(entry, folder_mode, file_mode):
             raise StorePathError(str(entry), _denied(entry, command, access))
 

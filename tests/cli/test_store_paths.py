@@ -234,3 +234,43 @@ def test_a_file_a_writer_removes_meanwhile_is_no_permission_problem(
         writer.join(timeout=30)
         sys.setswitchinterval(interval)
     assert churned[0] > 0
+
+
+def store_files(store: Path, backend: str) -> dict[str, Path]:
+    """A store's files a writer writes: its lock, and a partition's log or database."""
+    partition = store / "agents" / "main"
+    if backend == "sqlite":
+        return {"LOCK": store / "LOCK", "database": partition / "agent" / DATABASE_NAME}
+    log = next(partition.glob("transcripts/*.log"))
+    return {"LOCK": store / "LOCK", "log": log}
+
+
+@pytest.mark.parametrize("backend", ["reference", "sqlite"])
+def test_a_writer_refuses_a_store_holding_a_symbolic_link(
+        session_search, tmp_path: Path, source: Path, backend: str) -> None:
+    """A store file replaced by a link to a file elsewhere is never written through: every
+    writing command refuses the store, naming the link, and the file elsewhere is unchanged;
+    readers still read."""
+    for name in store_files(make_store(tmp_path / f"probe-{backend}", backend), backend):
+        store = make_store(tmp_path / f"{name}-{backend}", backend)
+        linked = store_files(store, backend)[name]
+        outside = tmp_path / f"outside-{name}-{backend}"
+        outside.write_bytes(linked.read_bytes())
+        before = outside.read_bytes()
+        linked.unlink()
+        linked.symlink_to(outside)
+        for command in (*WRITERS, "delete", "verify --repair"):
+            words = command.split()
+            if words[0] == "delete":
+                argv = ["delete", "--store", str(store), "agent:main:main"]
+            elif words[0] == "verify":
+                argv = ["verify", "--store", str(store), "--repair"]
+            else:
+                argv = arguments(command, store, source)
+            outcome = session_search(*argv)
+            assert outcome.status == 2 and str(linked) in outcome.err \
+                and "symbolic link" in outcome.err, (command, outcome.err)
+        assert outside.read_bytes() == before
+        if name == "LOCK":  # a reader takes no lock: it still searches
+            searched = session_search("search", "--store", str(store), "--json", "saffron")
+            assert searched.status == 0, searched.err
