@@ -25,7 +25,7 @@ no tombstones, then commits it the same way. Sizes come from `engine.config.Engi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
@@ -113,6 +113,24 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
                          read_postings, read_columns)
 
 
+def check_segment_rows(directory: Directory, entry: tuple,
+                       documents: Mapping[int, DocumentRecord]) -> None:
+    """Raise `CorruptFile` naming the terms file when the rows a segment's terms file holds
+    are not the ones the manifest names for it (its first and last doc id and its row
+    count): a terms file of another segment, or an older copy, put in its place.
+
+    >>> check_segment_rows(None, ("segment-000001", 1, 2, 2), {1: None, 2: None})
+    """
+    name, first, last, count = entry[:4]
+    found = (*segment_bounds(documents), len(documents)) if documents else (None, None, 0)
+    if found != (first, last, count):
+        terms_name = segment_file_names(name)[0]
+        raise CorruptFile(directory.location(terms_name), 0,
+                          f"holds rows {found[0]}..{found[1]} ({found[2]} rows), the "
+                          f"manifest names {first}..{last} ({count} rows) for {name}: a "
+                          "terms file of another segment or an older copy")
+
+
 def manifest_bytes(directory: Directory) -> bytes | None:
     """The committed manifest as raw bytes (None when absent): a cheap change detector."""
     if not directory.exists(MANIFEST_NAME):
@@ -153,6 +171,8 @@ def load_index(
             )
         try:
             segments = [load_segment(directory, entry[0]) for entry in manifest.segments]
+            for entry, segment in zip(manifest.segments, segments, strict=True):
+                check_segment_rows(directory, entry, segment.documents)
         except StoreError:
             if attempt + 1 == attempts or read_manifest(directory) == manifest:
                 raise

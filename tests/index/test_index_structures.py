@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
+from engine.errors import CorruptFile
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
@@ -129,6 +130,27 @@ def test_unreferenced_segment_files_are_removed_by_the_next_commit():
     index = build([["a"]])
     flush_index(directory, index, PROFILE, EngineConfig())
     assert "index/segment-000007.terms" not in directory.list_names("index/")
+
+
+def test_swapped_terms_files_are_refused_naming_the_file():
+    """Two segments' terms files swapped (or an older copy put back): the rows a terms
+    file holds are not the ones the manifest names, so loading names that file instead
+    of a search ending in a KeyError (issue 28, item 3)."""
+    directory = MemoryDirectory()
+    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=10)
+    index = build([["a"], ["b"]])
+    flush_index(directory, index, PROFILE, tiny)
+    index.add_entry(entry(2), ["c"])  # a segment of the same shape: two rows, two terms
+    index.add_entry(entry(3), ["d"])
+    flush_index(directory, index, PROFILE, tiny)
+    first, second = "index/segment-000001.terms", "index/segment-000002.terms"
+    assert load_index(directory, PROFILE).document_count == 4
+    one, two = directory.read_bytes(first), directory.read_bytes(second)
+    directory.write_atomic(first, two)
+    directory.write_atomic(second, one)
+    with pytest.raises(CorruptFile, match=r"segment-000001\.terms: .*holds rows 2\.\.3 \(2 rows\), "
+                                          r"the manifest names 0\.\.1 \(2 rows\)"):
+        load_index(directory, PROFILE)
 
 
 def test_loading_with_another_profile_is_refused():
