@@ -95,11 +95,11 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
     shown = str(path)
     cursors: dict[str, _WindowCursor] = {}
     for line, record in iter_objects(path):
-        fields = _checked_fields(record, shown, line)
+        fields, time = _checked_fields(record, shown, line)
         session_id = fields["sessionId"]
         cursor = cursors.get(session_id)
         if cursor is None:
-            cursor = _open_window(fields, batch, shown, line)
+            cursor = _open_window(fields, time, batch, shown, line)
             cursors[session_id] = cursor
         elif cursor.session_key != fields["sessionKey"]:
             raise MalformedInput(shown, line,
@@ -114,7 +114,7 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
         batch.append(session_id, message_event(fields, cursor.last_message_id), shown, line)
         cursor.message_lines[message_id] = line
         cursor.last_message_id = message_id
-        cursor.newest = max(cursor.newest, (timestamp_value(fields["timestamp"]), line))
+        cursor.newest = max(cursor.newest, (time, line))
     settle_current_windows(cursors, batch, shown)
 
 
@@ -157,9 +157,10 @@ def message_event(fields: dict[str, Any], parent_id: str | None) -> dict[str, An
 
 
 def _open_window(
-    fields: dict[str, Any], batch: ImportBatch, path: str, line: int
+    fields: dict[str, Any], time: float, batch: ImportBatch, path: str, line: int
 ) -> _WindowCursor:
-    """Create the window of a `sessionId` seen for the first time."""
+    """Create the window of a `sessionId` seen for the first time (`time`: its first
+    line's timestamp, its `created_at`)."""
     session_id, session_key = fields["sessionId"], fields["sessionKey"]
     if batch.is_replacement(session_id):
         stored_key = batch.windows[session_id].session_key
@@ -176,7 +177,7 @@ def _open_window(
         previous_session_id=previous.session_id if previous else None,
         reason=FLAT_REASON_AFTER_EXISTING if previous else "initial",
         current=True,
-        created_at=timestamp_value(fields["timestamp"]),
+        created_at=time,
     )
     problem = window_problem(window)
     if problem is not None:
@@ -187,8 +188,10 @@ def _open_window(
     return _WindowCursor(session_key, line, None, {})
 
 
-def _checked_fields(record: dict[str, Any], path: str, line: int) -> dict[str, Any]:
-    """The record's fields after checking names and types (MalformedInput otherwise)."""
+def _checked_fields(record: dict[str, Any], path: str,
+                    line: int) -> tuple[dict[str, Any], float]:
+    """The record's fields after checking names and types, and its timestamp as epoch
+    milliseconds (MalformedInput otherwise)."""
     unknown = sorted(set(record) - set(REQUIRED_FIELDS))
     if unknown:
         allowed = ", ".join(REQUIRED_FIELDS)
@@ -211,10 +214,9 @@ def _checked_fields(record: dict[str, Any], path: str, line: int) -> dict[str, A
     if problem is not None:
         raise MalformedInput(path, line, problem)
     try:
-        timestamp_value(record["timestamp"])
+        return record, timestamp_value(record["timestamp"])
     except ValueError as problem:
         raise MalformedInput(path, line, str(problem)) from None
-    return record
 
 
 def timestamp_value(stamp: Any) -> float:

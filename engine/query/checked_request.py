@@ -55,10 +55,6 @@ class CheckedRequest(SearchRequest):
         return replace(self, session_keys=session_keys, limit=limit,
                        page_limit=clamp_limit(limit))
 
-    def plain(self) -> SearchRequest:
-        """The request as it was given (a plain `SearchRequest`, equal to the original)."""
-        return SearchRequest(*_request_values(self))
-
 
 def check_request(request: SearchRequest) -> CheckedRequest:
     """`request` checked (raises `QueryError` as `validate_request` does), or `request`

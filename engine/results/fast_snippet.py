@@ -31,7 +31,6 @@ from engine.results.snippet import (
     SENTENCE_START_BONUS,
     cut_window,
     ordered_hits,
-    render_window,
     score_window,
 )
 
@@ -112,8 +111,8 @@ def fast_fts5_snippet(
     >>> fast_fts5_snippet("a " * 100, spans, [(0, 70, 1)])[:9]
     ' … a a a '
     """
-    start = choose_window_start(text, token_spans, phrase_hits, tokens_per_window)
-    return render_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits)
+    return fast_fts5_snippet_matches(text, token_spans, phrase_hits,
+                                     tokens_per_window=tokens_per_window, ellipsis=ellipsis)[0]
 
 
 def fast_fts5_snippet_matches(

@@ -279,34 +279,61 @@ def render_window_with_nul(
     >>> render_window_with_nul("a " + chr(0) + " b c", spans, 0, 48, " … ", [(0, 2, 1)])
     'a c'
     """
+    return _nul_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits)[0]
+
+
+def _nul_window(
+    text: str,
+    token_spans: Sequence[tuple[int, int]],
+    start: int,
+    tokens_per_window: int,
+    ellipsis: str,
+    phrase_hits: Sequence[tuple[int, int, int]],
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The walk of `render_window_with_nul`: the window's text, and where each mark FTS5
+    would put opens and closes in it (a mark still open at the window's last token closes
+    there)."""
     size = len(token_spans)
     last = start + tokens_per_window - 1
     instances = _coalesced_instances(phrase_hits)
     while instances and instances[0][0] < start:
         instances.pop(0)
     pieces = [ellipsis] if start > 0 else []
+    length = len(ellipsis) if start > 0 else 0
     offset = token_spans[start][0] if 0 < start < size else 0
+    spans: list[tuple[int, int]] = []
+    opened: int | None = None
 
     def append(end: int) -> None:
-        nonlocal offset
-        piece = text[offset:end]
-        pieces.append(piece.split("\x00", 1)[0])
+        nonlocal offset, length
+        piece = text[offset:end].split("\x00", 1)[0]
+        pieces.append(piece)
+        length += len(piece)
         offset = end
+
+    def close() -> None:
+        nonlocal opened
+        if opened is not None:
+            spans.append((opened, length))
+            opened = None
 
     for position in range(start, min(last, size - 1) + 1):
         token_start, token_end = token_spans[position]
         if instances and position == instances[0][0]:
             append(token_start)
+            opened = length
         if instances and position == instances[0][1]:
             append(token_end)
             instances.pop(0)
+            close()
         if position == last:
             append(token_end)
+            close()
     if last >= size - 1:
         append(len(text))
     else:
         pieces.append(ellipsis)
-    return "".join(pieces)
+    return "".join(pieces), tuple(spans)
 
 
 def window_matches(
@@ -322,7 +349,7 @@ def window_matches(
     its text in the excerpt, cut at the window's last token (FTS5 closes an open mark
     there); instances that start before the window are skipped, as `CInstIter` skips them.
     A window whose text holds a NUL is walked piece by piece, as it is rendered
-    (`render_window_with_nul`).
+    (`_nul_window`, the walk of `render_window_with_nul`).
 
     >>> text = "a. b c d e"
     >>> spans = [(0, 1), (3, 4), (5, 6), (7, 8), (9, 10)]
@@ -340,39 +367,11 @@ def window_matches(
     instances = [(first, min(final, last)) for first, final in _coalesced_instances(phrase_hits)
                  if start <= first <= last]
     if "\x00" in text[begin:end]:
-        return _matches_with_nul(text, token_spans, start, last, ellipsis, instances)
+        return _nul_window(text, token_spans, start, tokens_per_window, ellipsis,
+                           phrase_hits)[1]
     head = len(ellipsis) if start > 0 else 0
     return tuple((head + token_spans[first][0] - begin, head + token_spans[final][1] - begin)
                  for first, final in instances)
-
-
-def _matches_with_nul(text: str, token_spans: Sequence[tuple[int, int]], start: int,
-                      last: int, ellipsis: str,
-                      instances: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """`window_matches` of a window holding a NUL: the output length when each mark
-    opens and closes, walking the pieces as `render_window_with_nul` appends them."""
-    length = len(ellipsis) if start > 0 else 0
-    offset = token_spans[start][0] if start > 0 else 0
-    found: list[tuple[int, int]] = []
-    opened: int | None = None
-    pending = list(instances)
-
-    def append(until: int) -> None:
-        nonlocal length, offset
-        length += len(text[offset:until].split("\x00", 1)[0])
-        offset = until
-
-    for position in range(start, last + 1):
-        token_start, token_end = token_spans[position]
-        if pending and position == pending[0][0]:
-            append(token_start)
-            opened = length
-        if pending and position == pending[0][1]:
-            append(token_end)
-            found.append((opened if opened is not None else length, length))
-            opened = None
-            pending.pop(0)
-    return tuple(found)
 
 
 def _coalesced_instances(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
@@ -409,9 +408,8 @@ def fts5_snippet(
     >>> excerpt == " … " + "before " * 23 + "saffron" + " after" * 24 + " … "
     True
     """
-    explanation = explain_snippet(text, token_spans, phrase_hits, tokens_per_window=tokens_per_window)
-    return render_window(text, token_spans, explanation.start, tokens_per_window, ellipsis,
-                         phrase_hits)
+    return fts5_snippet_matches(text, token_spans, phrase_hits,
+                                tokens_per_window=tokens_per_window, ellipsis=ellipsis)[0]
 
 
 def fts5_snippet_matches(
