@@ -16,6 +16,10 @@ function that adds its parser with `engine.cli.commands.add_command` and sets
 `run=<callable(args) -> int>` as a default, then add a row to `COMMANDS`. Every command
 takes `--json`.
 
+A command that needs a store adds `--store` with `engine.cli.commands.add_store_argument`:
+without it, `main` takes `$SESSION_SEARCH_STORE` (`store_or_default`), and with neither
+the command is refused (exit status 2) naming both.
+
 No traceback for a problem with a path: the store path is checked by
 `engine.store.registry.open_store` (a `StorePathError` names it); an `OSError` that
 still reaches `main` is printed as one line naming its file (permission denied: exit
@@ -30,7 +34,7 @@ import sys
 from collections.abc import Collection, Sequence
 
 from engine import __version__
-from engine.cli.commands import COMMANDS, HelpFormatter, requested_command
+from engine.cli.commands import COMMANDS, HelpFormatter, requested_command, store_or_default
 from engine.errors import EngineError
 from engine.gc_policy import use_bulk_work_policy
 
@@ -77,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(() if command is None else (command,), stubs=command is None)
     args = parser.parse_args(arguments)
     try:
+        if getattr(args, "store_needed", False):
+            args.store = store_or_default(args.store, args.command)
         return int(args.run(args) or 0)
     except EngineError as error:
         return _fail(str(error), error.exit_status)

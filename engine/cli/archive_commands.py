@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, add_store_argument
 from engine.cli.json_output import print_json
 
 
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `archive` and `restore` commands."""
     for name, archived, description, examples in COMMAND_TEXTS:
         parser = add_command(subparsers, name, description=description, examples=examples)
-        parser.add_argument("--store", required=True, metavar="DIR", help="store folder")
+        add_store_argument(parser)
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument("session_key", metavar="SESSION_KEY",
                             help="the session whose windows move (e.g. agent:work:recall)")

@@ -134,6 +134,37 @@ def add_command(subparsers: Any, name: str, *, description: str, examples: Seque
                                  description=description, epilog=epilog, **options)
 
 
+#: The environment variable that names the store of a command given no `--store`.
+STORE_VARIABLE = "SESSION_SEARCH_STORE"
+
+
+def add_store_argument(parser: argparse.ArgumentParser,
+                       help: str = "the store folder") -> None:
+    """`--store DIR`, for a command that needs a store: without it the store is
+    `$SESSION_SEARCH_STORE` (`main` fills it in through `store_or_default`; an explicit
+    `--store` wins), and with neither the command is refused naming both."""
+    parser.add_argument("--store", metavar="DIR", default=None,
+                        help=f"{help} (default: ${STORE_VARIABLE})")
+    parser.set_defaults(store_needed=True)
+
+
+def store_or_default(store: str | None, command: str) -> str:
+    """The store a command uses: `store` (its `--store`) when given, else a non-empty
+    `$SESSION_SEARCH_STORE`, else a `UsageError` naming both.
+
+    >>> store_or_default("mine", "search")
+    'mine'
+    """
+    if store is not None:
+        return store
+    from_environment = os.environ.get(STORE_VARIABLE, "")
+    if from_environment:
+        return from_environment
+    from engine.errors import UsageError
+
+    raise UsageError(f"{command} needs a store: pass --store DIR or set {STORE_VARIABLE}=DIR")
+
+
 def add_read_only_arguments(parser: argparse.ArgumentParser, backends: Sequence[str]) -> None:
     """`--backend NAME` (the store must have it) and `--read-only` (also open a state
     folder OpenClaw wrote, and never write), for the commands that only read a store."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from engine import Compactable, require_capability
-from engine.cli.commands import add_command, warn
+from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.store.registry import open_store
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "VACUUM. Nothing a search or a read sees changes. Takes the store's writer lock.",
         examples=["session-search compact --store demo",
                   "session-search compact --store demo --json"])
-    parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)
 

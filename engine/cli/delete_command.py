@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from engine.cli.commands import add_command, warn
+from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import open_output
 from engine.errors import UnknownSession
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=["session-search delete --store demo agent:main:main",
                   "session-search delete --store demo --json agent:work:discord:general"],
     )
-    parser.add_argument("--store", required=True, metavar="DIR", help="store folder")
+    add_store_argument(parser)
     parser.add_argument("session_key", metavar="SESSION_KEY",
                         help="the session key, e.g. agent:main:main")
     parser.add_argument("--json", action="store_true", help="print JSON")

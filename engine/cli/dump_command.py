@@ -21,7 +21,7 @@ import argparse
 import json
 from typing import Any
 
-from engine.cli.commands import add_command
+from engine.cli.commands import add_command, add_store_argument
 from engine.cli.json_output import print_json
 from engine.cli.output import Column, format_bytes, open_output
 from engine.diagnostics.dump import FileView, open_store_files, read_file, summarize_store
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search dump --store demo store.meta",
                   "session-search dump --store demo --json store.meta"],
     )
-    parser.add_argument("--store", required=True, metavar="DIR", help="the store folder")
+    add_store_argument(parser)
     parser.add_argument("file", nargs="?", metavar="FILE",
                         help="a store file, named as the listing names it (e.g. "
                              "agents/main/transcripts/segment-000001.log)")

@@ -28,7 +28,7 @@ import argparse
 from typing import Any
 
 from engine import HistoryPage
-from engine.cli.commands import add_command, warn
+from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
 from engine.inspection import history_rows as kinds
@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search history --store demo agent:main:logical-reset --limit 3 --offset 3",
                   "session-search history --store demo agent:main:logical-reset --json --max-bytes 2048"],
     )
-    parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("session_key", metavar="SESSION_KEY", help="the session to read")
     parser.add_argument("--message-id", metavar="ID", help="read the rows around this message")
@@ -163,11 +163,11 @@ def page_notices(page: HistoryPage, message_id: str | None) -> list[str]:
     ['row 2 of 3 in the current view of window s', 'older rows: --offset 2']
     """
     if page.window_reset:
-        return ["the window moved since the cursor was made (a new window or a new "
-                "reset): read the tail again"]
+        return [("the window moved since the cursor was made (a new window or a new "
+                "reset): read the tail again")]
     if message_id is not None and page.scope is None:
-        return [f"no message {message_id!r} in the history of window {page.session_id} "
-                "(missing, or not on its active branch)"]
+        return [(f"no message {message_id!r} in the history of window {page.session_id} "
+                "(missing, or not on its active branch)")]
     seqs = [seq for seq in (message_seq(message) for message in page.messages)
             if seq is not None]
     window = f"{'retained ' if page.retained else ''}window {page.session_id}"

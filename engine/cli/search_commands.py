@@ -45,7 +45,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from engine import MAX_LIMIT
-from engine.cli.commands import add_command, add_read_only_arguments, warn
+from engine.cli.commands import add_command, add_read_only_arguments, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, agent_id_of
@@ -62,7 +62,7 @@ LIMIT_RANGE = range(1, MAX_LIMIT + 1)
 
 
 def _add_store(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -341,7 +341,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search serve --store demo")],
     )
     # no --json: every answer is already a JSON-RPC line
-    serve_parser.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(serve_parser)
     serve_parser.add_argument("--quiet", "-q", action="store_true",
                               help="no ready line on standard error")
     serve_parser.add_argument("--session-link-base", metavar="URL",

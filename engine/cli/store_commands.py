@@ -59,6 +59,7 @@ from engine.cli.commands import (
     add_command,
     add_new_store_arguments,
     add_read_only_arguments,
+    add_store_argument,
     warn,
 )
 from engine.cli.json_output import print_json
@@ -97,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search import --store demo --replace corrected-corpus",
                   "session-search import --store mine --openclaw-state ~/.openclaw"],
     )
-    importer.add_argument("--store", required=True, metavar="DIR", help="store folder")
+    add_store_argument(importer)
     add_new_store_arguments(importer, BACKEND_NAMES, DEFAULT_BACKEND)
     importer.add_argument("--no-reconcile", action="store_true",
                           help="leave windows the import made dirty for a later reconcile")
@@ -124,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=["session-search stats --store demo",
                   "session-search stats --store demo --json",
                   "session-search stats --store ~/.openclaw --backend sqlite --read-only"])
-    stats.add_argument("--store", required=True, metavar="DIR", help="store folder")
+    add_store_argument(stats)
     stats.add_argument("--json", action="store_true", help="print JSON")
     add_read_only_arguments(stats, BACKEND_NAMES)
     stats.set_defaults(run=run_stats)

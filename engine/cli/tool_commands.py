@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from engine.agent_tools.tool_config import ToolConfig
 from engine.agent_tools.visibility import ScopedGrant
-from engine.cli.commands import add_command, warn
+from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
 from engine.store.registry import open_store
@@ -94,14 +94,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "of the same shape; default: visibility all, agent-to-agent on). A refusal "
         "(forbidden, error) is printed as the tool's answer with exit status 0.",
         examples=[
-            "session-search call sessions_search --store demo --requester agent:main:main "
-            "'{\"query\": \"cafe\"}'",
-            "session-search call sessions_search --store demo --config openclaw.json "
-            "--requester agent:main:main '{\"query\": \"cafe\", \"limit\": 3}'",
+            ("session-search call sessions_search --store demo --requester agent:main:main "
+            "'{\"query\": \"cafe\"}'"),
+            ("session-search call sessions_search --store demo --config openclaw.json "
+            "--requester agent:main:main '{\"query\": \"cafe\", \"limit\": 3}'"),
         ],
     )
     call.add_argument("tool", choices=TOOLS, help="the tool to run")
-    call.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(call)
     call.add_argument("--config", metavar="FILE",
                       help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
     call.add_argument("--requester", required=True, metavar="KEY",

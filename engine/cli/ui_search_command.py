@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.cli.commands import add_command, warn
+from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.cli.output import (
     Cell,
@@ -147,7 +147,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "session-search ui-search --store demo --config openclaw.json --json deploy",
         ],
     )
-    command.add_argument("--store", required=True, metavar="DIR", help="the store directory")
+    add_store_argument(command)
     command.add_argument("--config", metavar="FILE",
                          help="OpenClaw's openclaw.json shape (JSON or TOML): the agents")
     command.add_argument("--limit", type=int, default=25,

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from engine.cli.commands import add_command, add_new_store_arguments, warn
+from engine.cli.commands import add_command, add_new_store_arguments, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
 from engine.store.registry import BACKEND_NAMES, DEFAULT_BACKEND
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "--backend sqlite --create --interval 10")])
     watch.add_argument("--openclaw-state", required=True, metavar="PATH",
                        help="the OpenClaw state folder to follow (never written)")
-    watch.add_argument("--store", required=True, metavar="DIR", help="store folder")
+    add_store_argument(watch)
     add_new_store_arguments(watch, BACKEND_NAMES, DEFAULT_BACKEND)
     watch.add_argument("--interval", type=positive_seconds, default=DEFAULT_INTERVAL,
                        metavar="SECONDS",

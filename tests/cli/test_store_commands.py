@@ -135,11 +135,12 @@ def test_failed_first_import_leaves_no_store(capsys: pytest.CaptureFixture[str],
     assert status == 2 and list((tmp_path / "empty").iterdir()) == []
 
 
-def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["import", str(DEMO)])
-    assert caught.value.code == 2
-    assert "--store" in capsys.readouterr().err
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SESSION_SEARCH_STORE", raising=False)
+    assert run(capsys, "import", str(DEMO)) == (2, "", (
+        "session-search: error: import needs a store: pass --store DIR or set "
+        "SESSION_SEARCH_STORE=DIR\n"))
     with pytest.raises(SystemExit) as caught:
         main(["import", "--store", str(tmp_path / "s"), "--backend", "nope", str(DEMO)])
     assert caught.value.code == 2
