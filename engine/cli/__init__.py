@@ -20,6 +20,9 @@ A command that needs a store adds `--store` with `engine.cli.commands.add_store_
 without it, `main` takes `$SESSION_SEARCH_STORE` (`store_or_default`), and with neither
 the command is refused (exit status 2) naming both.
 
+A reader that closes standard output early (`session-search search ... | head -1`) ends
+the command quietly with exit status 0: no traceback, no "Exception ignored" line.
+
 No traceback for a problem with a path: the store path is checked by
 `engine.store.registry.open_store` (a `StorePathError` names it); an `OSError` that
 still reaches `main` is printed as one line naming its file (permission denied: exit
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Collection, Sequence
 
@@ -76,7 +80,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     (`engine.gc_policy`): library code never changes it.
     """
     use_bulk_work_policy()
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            return _run(list(sys.argv[1:] if argv is None else argv))
+        finally:  # what is still buffered goes now, while a closed pipe can be caught
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _run(arguments: list[str]) -> int:
+    """Parse the command line and run the command; errors become one line and a status."""
     command = requested_command(arguments)
     parser = build_parser(() if command is None else (command,), stubs=command is None)
     args = parser.parse_args(arguments)
@@ -89,12 +103,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("session-search: interrupted", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        return 1
+    except BrokenPipeError:  # an OSError, but no failure: `main` ends it quietly
+        raise
     except PermissionError as error:
         return _fail(f"{_where(error)}: permission denied", 2)
     except OSError as error:
         return _fail(f"{_where(error)}: {error.strerror or error}", 1)
+
+
+def _closed_pipe() -> int:
+    """Standard output was closed by its reader (`session-search ... | head -1`): that
+    reader has what it wanted, so the command ends quietly with status 0. Standard
+    output is pointed at the null device, so that the interpreter's last flush at exit
+    has nowhere to fail (no "Exception ignored" line on standard error)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's buffer)
+        pass
+    return 0
 
 
 def _fail(message: str, status: int) -> int:

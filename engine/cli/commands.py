@@ -122,16 +122,25 @@ def terminal_columns() -> int:
         return 80
 
 
+#: The values of every command's `--color` (`engine.cli.output` reads them).
+COLOR_CHOICES = ("auto", "always", "never")
+
+
 def add_command(subparsers: Any, name: str, *, description: str, examples: Sequence[str],
                 **options: Any) -> argparse.ArgumentParser:
     """Add command `name`'s parser, with its summary from the table as its `help`, its
-    `description` above the options and its `examples` (command lines) below them."""
+    `description` above the options and its `examples` (command lines) below them, and
+    the `--color` every command takes."""
     if not examples:
         raise ValueError(f"command {name!r} needs at least one example")
     options.setdefault("formatter_class", HelpFormatter)
     epilog = "examples:\n" + "\n".join(f"  {example}" for example in examples)
-    return subparsers.add_parser(name, help=COMMANDS_BY_NAME[name].summary,
-                                 description=description, epilog=epilog, **options)
+    parser = subparsers.add_parser(name, help=COMMANDS_BY_NAME[name].summary,
+                                   description=description, epilog=epilog, **options)
+    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
+                        help="colour matched words: auto (on a terminal, unless NO_COLOR is "
+                             "set), always (also in a pipe, whatever NO_COLOR says), never")
+    return parser
 
 
 #: The environment variable that names the store of a command given no `--store`.

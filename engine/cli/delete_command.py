@@ -57,7 +57,7 @@ def run_delete(args: argparse.Namespace) -> int:
         print_json({"store": str(args.store), "sessionKey": args.session_key,
                     "deleted": deleted})
     else:
-        open_output().line(f"deleted session {args.session_key}: {deleted} "
+        open_output(colour=args.color).line(f"deleted session {args.session_key}: {deleted} "
                            f"window{'' if deleted == 1 else 's'} with their events and "
                            "index rows")
     return 0

@@ -64,13 +64,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             rows = [[s.name, s.kind, format_bytes(s.size), _blank(s.version),
                      _blank(s.records), s.note or ""] for s in summaries]
-            open_output().table(LIST_COLUMNS, rows)
+            open_output(colour=args.color).table(LIST_COLUMNS, rows)
         return 0
     view = read_file(directory, args.file)
     if args.json:
         print_json(view.to_json())
     else:
-        output = open_output()
+        output = open_output(colour=args.color)
         output.fields(file_heading(view))
         for line in record_lines(view):
             output.line(line)

@@ -95,7 +95,7 @@ def run_history(args: argparse.Namespace) -> int:
     if args.json:
         print_json(document)
     else:
-        print_page(open_output(), page, document["messages"], request.message_id)
+        print_page(open_output(colour=args.color), page, document["messages"], request.message_id)
     return 0
 
 

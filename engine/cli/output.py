@@ -19,6 +19,11 @@ Rules:
   * anything else (a pipe, a file): `PlainOutput`, plain text with no escape sequences,
     one line per table row so that `grep` and `cut` see whole rows; rich is not imported,
     so a script pays nothing for it.
+* Every command's `--color auto|always|never` (`COLOR_CHOICES`) overrides that choice of
+  colour, not of layout: `auto` is the rule above; `never` turns colour off on a
+  terminal too; `always` colours matched terms even in a pipe (the plain layout, the
+  spans wrapped in the same SGR sequences rich writes, for `less -R`) and even when
+  `$NO_COLOR` is set (a flag beats the variable, as no-color.org asks).
 * Shared cell formats: times as ISO-8601 in UTC (`format_time`), scores with three
   decimals (`format_score`), byte counts in binary units (`format_bytes`), excerpts on
   one line with control characters made visible (`one_line`).
@@ -29,16 +34,18 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TextIO
 
-from engine.cli.commands import terminal_columns
+from engine.cli.commands import COLOR_CHOICES, terminal_columns
 
 #: How rich styles a matched term on a colour terminal.
 MATCH_STYLE = "bold yellow"
 #: How rich styles table headers on a colour terminal.
 HEADER_STYLE = "bold"
+#: The SGR sequences rich writes for `MATCH_STYLE`, which plain output writes itself.
+MATCH_START, STYLE_END = "\x1b[1;33m", "\x1b[0m"
 
 
 # ----- cell formats -------------------------------------------------------------------
@@ -154,47 +161,83 @@ class Output(Protocol):
         ...
 
 
-def open_output(stream: TextIO | None = None) -> Output:
-    """The output for `stream` (standard output): a terminal's, or plain text."""
+def open_output(stream: TextIO | None = None, *, colour: str = "auto") -> Output:
+    """The output for `stream` (standard output): a terminal's, or plain text; `colour`
+    is the command's `--color` (module docstring).
+
+    >>> import io
+    >>> open_output(io.StringIO(), colour="always").marks_shown
+    True
+    """
     target = stream if stream is not None else sys.stdout
     isatty = getattr(target, "isatty", None)
     if isatty is not None and isatty():
-        return TerminalOutput(target, width=terminal_columns(), colour=colour_wanted())
-    return PlainOutput(target)
+        return TerminalOutput(target, width=terminal_columns(),
+                              colour=colour_wanted(colour, terminal=True))
+    return PlainOutput(target, colour=colour_wanted(colour, terminal=False))
 
 
-def colour_wanted() -> bool:
-    """False when `$NO_COLOR` is set to a non-empty value (no-color.org), else True."""
-    return not os.environ.get("NO_COLOR", "")
+def colour_wanted(choice: str = "auto", *, terminal: bool = True) -> bool:
+    """Whether matched terms are coloured: `always` and `never` say so; `auto` colours a
+    terminal unless `$NO_COLOR` is set to a non-empty value (no-color.org).
+
+    >>> colour_wanted("always", terminal=False), colour_wanted("never"), colour_wanted(
+    ...     "auto", terminal=False)
+    (True, False, False)
+    """
+    if choice not in COLOR_CHOICES:
+        raise ValueError(f"--color must be one of {', '.join(COLOR_CHOICES)}, not {choice!r}")
+    if choice != "auto":
+        return choice == "always"
+    return terminal and not os.environ.get("NO_COLOR", "")
 
 
 def _text_of(cell: Cell) -> str:
     return cell.text if isinstance(cell, Marked) else cell
 
 
+def styled(cell: Cell) -> str:
+    """A cell's text with its marked spans wrapped in the match style's SGR sequences.
+
+    >>> styled(Marked("Café crème", ((0, 4),))) == "\x1b[1;33mCafé\x1b[0m crème"
+    True
+    """
+    if isinstance(cell, str):
+        return cell
+    parts, shown = [], 0
+    for start, end in cell.spans:
+        parts.extend((cell.text[shown:start], MATCH_START, cell.text[start:end], STYLE_END))
+        shown = end
+    parts.append(cell.text[shown:])
+    return "".join(parts)
+
+
 class PlainOutput:
-    """Plain text: no escape sequences, one line per table row, columns aligned."""
+    """Plain text, one line per table row, columns aligned; no escape sequences unless
+    `colour` (`--color always`): then marked spans are wrapped in the match style."""
 
     terminal = False
-    marks_shown = False
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, *, colour: bool = False) -> None:
         self.stream = stream
+        self.marks_shown = colour
+
+    def _shown(self, cell: Cell) -> str:
+        return styled(cell) if self.marks_shown else _text_of(cell)
 
     def line(self, text: Cell = "") -> None:
         """Print one line as it is."""
-        self.stream.write(_text_of(text) + "\n")
+        self.stream.write(self._shown(text) + "\n")
 
     def table(self, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
         """Print the table as `format_table` lays it out (right-aligned columns too)."""
-        self.stream.write(format_table(columns, [[_text_of(cell) for cell in row]
-                                                 for row in rows]) + "\n")
+        self.stream.write(format_table(columns, rows, shown=self._shown) + "\n")
 
     def fields(self, pairs: Sequence[tuple[str, Cell]]) -> None:
         """Print `name  value` lines, the values in one column."""
         width = max((len(name) for name, _ in pairs), default=0)
         for name, value in pairs:
-            self.stream.write(f"{name.ljust(width)}  {_text_of(value)}".rstrip() + "\n")
+            self.stream.write(f"{name.ljust(width)}  {self._shown(value)}".rstrip() + "\n")
 
 
 class TerminalOutput:
@@ -216,7 +259,8 @@ class TerminalOutput:
         # highlighting is read into transcript text.
         self.console = Console(
             file=stream, width=width, force_terminal=True, color_system="auto" if colour
-            else None, highlight=False, markup=False, emoji=False, soft_wrap=False)
+            else None, no_color=not colour, highlight=False, markup=False, emoji=False,
+            soft_wrap=False)  # no_color given: rich would read $NO_COLOR itself
 
     def line(self, text: Cell = "") -> None:
         """Print one line; it wraps at the terminal's width."""
@@ -268,9 +312,12 @@ class TerminalOutput:
         self.stream.write("\n".join(line.rstrip(" ") for line in lines))
 
 
-def format_table(headers: Sequence[str | Column], rows: Sequence[Sequence[Any]]) -> str:
+def format_table(headers: Sequence[str | Column], rows: Sequence[Sequence[Any]], *,
+                 shown: Callable[[Cell], str] | None = None) -> str:
     """Format rows as an aligned plain-text table with a header rule (columns given as
-    `Column`s keep their alignment; plain headers are left-aligned).
+    `Column`s keep their alignment; plain headers are left-aligned). A `Marked` cell is
+    measured by its text and written as `shown` writes it (default: its text), so
+    escape sequences never move a column.
 
     >>> print(format_table(["name", Column("n", align="right")], [["alpha", 1], ["b", 22]]))
     name    n
@@ -279,15 +326,20 @@ def format_table(headers: Sequence[str | Column], rows: Sequence[Sequence[Any]])
     b      22
     """
     columns = [header if isinstance(header, Column) else Column(header) for header in headers]
-    cells = [[str(cell) for cell in row] for row in rows]
+    cells = [[cell if isinstance(cell, Marked) else str(cell) for cell in row] for row in rows]
+    write = shown if shown is not None else _text_of
     widths = [len(column.header) for column in columns]
     for row in cells:
         for index, cell in enumerate(row):
-            widths[index] = max(widths[index], len(cell))
+            widths[index] = max(widths[index], len(_text_of(cell)))
 
-    def aligned(values: Sequence[str]) -> str:
-        return "  ".join(value.rjust(width) if column.align == "right" else value.ljust(width)
-                         for value, width, column in zip(values, widths, columns)).rstrip()
+    def aligned(values: Sequence[Cell]) -> str:
+        padded = []
+        for value, width, column in zip(values, widths, columns):
+            padding = " " * (width - len(_text_of(value)))
+            padded.append(padding + write(value) if column.align == "right"
+                          else write(value) + padding)
+        return "  ".join(padded).rstrip(" ")
 
     lines = [aligned([column.header for column in columns])]
     lines.append("  ".join("-" * width for width in widths))

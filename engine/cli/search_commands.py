@@ -163,7 +163,7 @@ def run_search(args: argparse.Namespace) -> int:
         from engine.cli.output import open_output
         from engine.cli.search_view import print_result
 
-        print_result(open_output(), result, request)
+        print_result(open_output(colour=args.color), result, request)
     return 0
 
 
@@ -189,7 +189,7 @@ def run_explain(args: argparse.Namespace) -> int:
     from engine.cli.explain_view import print_explanation
     from engine.cli.output import open_output
 
-    print_explanation(open_output(), explanation, request)
+    print_explanation(open_output(colour=args.color), explanation, request)
     return 0
 
 

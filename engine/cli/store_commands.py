@@ -164,7 +164,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"store": str(store_path), **outcome.to_json(), "stats": json_counts(counts)})
     elif not args.quiet:
-        output = open_output()
+        output = open_output(colour=args.color)
         describe = describe_live_import if args.openclaw_state is not None else describe_import
         for line in describe(outcome.imported, store_path, outcome.reconciled,
                              seconds).splitlines():
@@ -216,7 +216,7 @@ def run_stats(args: argparse.Namespace) -> int:
                                    for agent_id, partition_counts in per_agent.items()},
                     "problems": problems, "notes": notes})
     else:
-        output = open_output()
+        output = open_output(colour=args.color)
         output.line(f"store {store_path} (backend {backend_name})")
         print_stats(output, counts)
         if per_agent:

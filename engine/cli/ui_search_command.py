@@ -126,7 +126,7 @@ def run_ui_search(args: argparse.Namespace) -> int:
     if args.json:
         print_json(answer)
     else:
-        print_answer(open_output(), answer)
+        print_answer(open_output(colour=args.color), answer)
     return 0
 
 
