@@ -301,13 +301,16 @@ class StoreVerifyReport:
 def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
     """Repair `store`, opened as the writer with `accept_lost_commits`: drop the agents
     whose partition folder is gone from the root's list (their data cannot be brought
-    back), adopt every stray folder in `agents/` (the explicit adoption: it is listed and
+    back), set a damaged commit journal aside, adopt every stray folder in `agents/` (the explicit adoption: it is listed and
     verified with the others), then repair every partition (`repair_backend`, or
     `sqlite_verify.repair_sqlite_backend`); return what was done, by agent."""
-    repairs = {agent_id: [f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
-                          "its partition folder was missing, and its sessions cannot be "
-                          "recovered without a backup"]
+    repairs = {agent_id: [(f"agents/{agent_id}: dropped agent {agent_id!r} from the store: "
+                           "its partition folder was missing, and its sessions cannot be "
+                           "recovered without a backup")]
                for agent_id in store.space.forget_missing()}
+    set_aside = store.set_damaged_journal_aside()
+    if set_aside is not None:
+        repairs[""] = [set_aside]
     for agent_id in store.adopt_strays():
         adopted = (f"agents/{agent_id}: adopted the folder the store did not list as the "
                    f"partition of agent {agent_id!r} (verified below)")
@@ -330,7 +333,8 @@ def verify_store(store: PartitionedStore, *,
                           if agent_id not in reports for repair in done)
     return StoreVerifyReport(
         reports, tuple(problem.with_advice() for problem in (
-            *store.space.missing_problems(), *store.space.stray_problems())),
+            *store.space.missing_problems(), *store.space.stray_problems(),
+            *store.journal_problems())),
         store_repairs)
 
 

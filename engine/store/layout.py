@@ -25,6 +25,9 @@ Layout of a store folder (`FolderPartitions`)::
     store.meta                    kind `partitioned`: the backend of the partitions
                                   and the agents that have one
     LOCK                          the writer's lock (one writer for the whole store)
+    commit.journal                a transaction across agents, from just before its
+                                  first partition commits until its last one did
+                                  (`engine.store.commit_journal`)
     agents/<agentId>/             one partition per agent: a reference store (its own
                                   store.meta, transcripts/, index/, LOCK), or
     agents/<agentId>/agent/openclaw-agent.sqlite      a SQLite one (upstream's path)
@@ -105,6 +108,7 @@ LOCK_NAME = "LOCK"
 AGENTS_FOLDER = "agents"
 NEW_PARTITION_FOLDER = "new-partition"
 REMOVED_PARTITION_FOLDER = "removed-partition"
+JOURNAL_NAME = "commit.journal"
 
 
 class PartitionClass(Protocol):

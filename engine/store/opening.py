@@ -22,12 +22,18 @@ state folder.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 from engine.backends.protocol import Explainable
 from engine.config import EngineConfig
-from engine.errors import StoreError
-from engine.store.layout import FolderPartitions, OpenClawStatePartitions, PartitionKind
+from engine.errors import FileSystemError, StoreError, StoreLocked
+from engine.store.layout import (
+    JOURNAL_NAME,
+    FolderPartitions,
+    OpenClawStatePartitions,
+    PartitionKind,
+)
 from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore
 
 
@@ -50,13 +56,32 @@ def open_partitioned(root: Path, kind: PartitionKind, *, writer: bool,
                      accept_missing: bool = False,
                      config: EngineConfig | None = None) -> PartitionedStore:
     """Open the partitioned store in folder `root` (`accept_missing`: see
-    `FolderPartitions.open`)."""
+    `FolderPartitions.open`). A reader that finds a transaction across agents left
+    unfinished (`engine.store.commit_journal`) first finishes it as a writer would, when
+    it can take the writer's lock and write; otherwise it reads the store as it is, and
+    its problems name the journal."""
+    if not writer and (root / JOURNAL_NAME).exists():
+        _finish_as_writer(root, kind, accept_missing, config)
     space = FolderPartitions.open(root, kind, writer=writer, accept_missing=accept_missing)
     try:
         return store_class(kind)(space, writer=writer, config=config)
     except BaseException:
         space.close()
         raise
+
+
+def _finish_as_writer(root: Path, kind: PartitionKind, accept_missing: bool,
+                      config: EngineConfig | None) -> None:
+    """Open the store as its writer for a moment, so that it finishes an interrupted
+    commit; a live writer (it finishes it itself) or no write access leaves it."""
+    try:
+        open_partitioned(root, kind, writer=True, accept_missing=accept_missing,
+                         config=config).close()
+    except (StoreLocked, PermissionError):
+        pass  # a live writer finishes it; a reader without write access reads as it is
+    except FileSystemError as error:
+        if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
 
 
 def open_openclaw_state(root: Path, kind: PartitionKind, *, writer: bool = False) -> PartitionedStore:

@@ -83,6 +83,7 @@ from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.query.checked_request import check_request
 from engine.store.fan_out import SearchTargets, answer_search, explain_search, route_search
+from engine.store.journalled import JournalledWrites
 from engine.store.layout import FolderPartitions
 from engine.store.lock import StoreLock, serialized
 from engine.store.transaction import PartitionedTransaction
@@ -129,7 +130,7 @@ def reconcile_in_turn(partitions: Iterable[Backend], progress: StepProgress | No
 # --------------------------------------------------------------------------------------
 
 
-class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
+class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Compactable):
     """A store of one partition per agent (capabilities `Backend`, `Maintenance`,
     `Interruptible` (forwarded to the partitions that have it), `Compactable`; over
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
@@ -159,6 +160,8 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         self._reads_latest = not writer and not space.kind.reads_snapshots
         try:
             self._discover()
+            if writer:
+                self._finish_interrupted_commit()
         except BaseException:
             self.close()
             raise
@@ -284,6 +287,11 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
             if self._in_transaction:
                 raise UsageError("a transaction is already open on this store")
             self._in_transaction = True
+            try:  # a commit that failed late in this process; a damaged journal
+                self._finish_interrupted_commit()
+            except BaseException:
+                self._in_transaction = False
+                raise
             transaction = PartitionedTransaction(self)
             try:
                 try:
@@ -484,6 +492,7 @@ class PartitionedStore(Backend, Maintenance, Interruptible, Compactable):
         """The partitions the root lists whose folder is gone, then what every partition
         that can tell (`Diagnosable`) found wrong with its files, in agent order."""
         return [*self.space.missing_problems(), *self.space.stray_problems(),
+                *self.journal_problems(),
                 *(problem for partition in self._current().values()
                   if isinstance(partition, Diagnosable) for problem in partition.problems())]
 

@@ -19,25 +19,31 @@ window whose key's agent id is `..`, holds `/`, `\\` or NUL is refused at `put_w
 with that message, and nothing is written.
 
 A transaction across agents opens one partition transaction per agent lazily, at the
-first write for that agent, and only after the `with` block succeeded commits them one
-by one in agent order; an exception anywhere in the block (a validation error included)
-rolls every one of them back, so nothing is written. A crash, or a failed commit,
-between two partitions' commits leaves the earlier ones committed and the later ones
-not, as OpenClaw's separate databases can; each partition on its own stays
-all-or-nothing. The first write for an agent without a partition makes one, and a
-transaction that does not commit removes the partitions it made again (how both are
-done: `engine.store.layout`, "Creating a partition").
+first write for that agent (reading the partition's commit generation then), and only
+after the `with` block succeeded commits them; an exception anywhere in the block (a
+validation error included) rolls every one of them back, so nothing is written. The
+commit is all or nothing across agents too, through a crash or a SIGKILL between two
+partitions' commits: a transaction that wrote to several partitions records its writes
+and commits through the store's journal (`engine.store.commit_journal`: the order of
+the steps and how an interrupted one is finished); one that wrote to one partition
+commits it directly. Ctrl-C and SIGTERM wait until the commit is over
+(`engine.store.held_signals`). The first write for an agent without a partition makes
+one, and a transaction that does not commit removes the partitions it made again (how
+both are done: `engine.store.layout`, "Creating a partition").
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.backends.protocol import Backend, BackendTransaction
-from engine.errors import InputError, unknown_session
+from engine.errors import InputError, StoreError, unknown_session
 from engine.model import SessionWindow, agent_id_problem, canonical_window, owner_agent_id
+
+if TYPE_CHECKING:  # the journal's modules load with the first write (a search never needs them)
+    from engine.codec.journal_file import CommitJournal, JournalOperation
 
 
 class PartitionsForWriting(Protocol):
@@ -64,6 +70,18 @@ class PartitionsForWriting(Protocol):
         """Bring the session map up to date after the partitions of `agents` committed."""
         ...
 
+    def write_journal(self, journal: CommitJournal) -> None:
+        """Write the journal of a transaction across agents (durably, at once)."""
+        ...
+
+    def remove_journal(self) -> None:
+        """Delete the journal: its transaction is in every partition."""
+        ...
+
+    def complete_interrupted_commit(self) -> str | None:
+        """Finish (or discard) the transaction a journal left behind."""
+        ...
+
 
 class PartitionedTransaction(BackendTransaction):
     """One write transaction over the store: a partition transaction per agent written
@@ -74,12 +92,19 @@ class PartitionedTransaction(BackendTransaction):
         self._store = store
         self._contexts: dict[str, AbstractContextManager[BackendTransaction]] = {}
         self._transactions: dict[str, BackendTransaction] = {}
+        self._partitions: dict[str, Backend] = {}
         #: Partitions this transaction made (removed again unless it commits).
         self._created: set[str] = set()
         #: session id -> agent of the windows put in this transaction.
         self._placed: dict[str, str] = {}
         #: Agents whose partition had a session deleted in this transaction.
         self._deleted_in: set[str] = set()
+        #: Each partition's commit generation when this transaction first wrote to it.
+        self._generations: dict[str, int] = {}
+        #: Every write made, in order (what the journal holds of a commit across agents).
+        self._operations: list[JournalOperation] = []
+        #: Per agent, how many events its writes carried (the decider has the most).
+        self._weights: dict[str, int] = {}
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert or update a window in the partition of its key's agent; its keys are
@@ -102,6 +127,7 @@ class PartitionedTransaction(BackendTransaction):
                 "partition of its own)")
         self._partition_transaction(agent_id).put_window(window)
         self._placed[window.session_id] = agent_id
+        self._record(agent_id, "put_window", (window,), 0)
 
     def append_event(
         self, session_id: str, event: dict[str, Any], created_at: float | None = None
@@ -113,7 +139,9 @@ class PartitionedTransaction(BackendTransaction):
 
             check_event(session_id, event, created_at)
             raise unknown_session(session_id)
-        return self._partition_transaction(agent_id).append_event(session_id, event, created_at)
+        seq = self._partition_transaction(agent_id).append_event(session_id, event, created_at)
+        self._record(agent_id, "append_event", (session_id, event, created_at), 1)
+        return seq
 
     def replace_transcript(
         self, session_id: str, events: Sequence[dict[str, Any]],
@@ -124,8 +152,14 @@ class PartitionedTransaction(BackendTransaction):
         agent_id = self._agent_of(session_id)
         if agent_id is None:
             raise unknown_session(session_id)
-        return self._partition_transaction(agent_id).replace_transcript(
+        events = list(events)
+        if created_at is not None and not isinstance(created_at, (int, float)):
+            created_at = list(created_at)
+        count = self._partition_transaction(agent_id).replace_transcript(
             session_id, events, created_at)
+        self._record(agent_id, "replace_transcript", (session_id, events, created_at),
+                     len(events))
+        return count
 
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key` (in its agent's partition); the count."""
@@ -135,7 +169,15 @@ class PartitionedTransaction(BackendTransaction):
         if agent_id not in self._transactions and not self._store.has_partition(agent_id):
             return 0
         self._deleted_in.add(agent_id)
-        return self._partition_transaction(agent_id).delete_session(session_key)
+        count = self._partition_transaction(agent_id).delete_session(session_key)
+        self._record(agent_id, "delete_session", (session_key,), count)
+        return count
+
+    def _record(self, agent_id: str, kind: str, arguments: tuple[Any, ...], weight: int) -> None:
+        from engine.codec.journal_file import JournalOperation
+
+        self._operations.append(JournalOperation(agent_id, kind, arguments))
+        self._weights[agent_id] = self._weights.get(agent_id, 0) + weight
 
     def _agent_of(self, session_id: str) -> str | None:
         placed = self._placed.get(session_id)
@@ -145,26 +187,89 @@ class PartitionedTransaction(BackendTransaction):
         transaction = self._transactions.get(agent_id)
         if transaction is not None:
             return transaction
+        from engine.store.commit_journal import commit_generation
+
         partition = self._store.partition_for_writing(agent_id, self._created)
+        self._generations[agent_id] = commit_generation(partition)
         context = partition.transaction()
         transaction = context.__enter__()
+        self._partitions[agent_id] = partition
         self._contexts[agent_id] = context
         self._transactions[agent_id] = transaction
         return transaction
 
     def commit(self) -> None:
-        """Commit every partition transaction in agent order; if one fails, roll the
-        rest back (the earlier ones stay committed) and raise its error."""
+        """Commit every partition transaction, all or nothing across agents (through the
+        journal when there are several: `engine.store.commit_journal`), with Ctrl-C and
+        SIGTERM held until it is over."""
+        from engine.store.held_signals import signals_held
+
         agents = sorted(self._contexts)
-        for position, agent_id in enumerate(agents):
+        with signals_held():
+            if len(agents) > 1:
+                self._commit_across(agents)
+                return
+            for agent_id in agents:
+                try:
+                    self._contexts[agent_id].__exit__(None, None, None)
+                except BaseException:
+                    self._remove_created([agent_id])
+                    self._store.committed(self._placed, [], self._deleted_in)
+                    raise
+            self._store.committed(self._placed, agents, self._deleted_in)
+
+    def _commit_across(self, agents: list[str]) -> None:
+        """The steps of a commit across agents (`engine.store.commit_journal`)."""
+        from engine.codec.journal_file import CommitJournal
+        from engine.store.commit_journal import commit_generation
+
+        decider = max(agents, key=lambda agent_id: (self._weights.get(agent_id, 0), agent_id))
+        others = [agent_id for agent_id in agents if agent_id != decider]
+        journal = CommitJournal(
+            decider, dict(self._generations), tuple(sorted(self._created)),
+            tuple(operation for operation in self._operations
+                  if operation.agent_id != decider))
+        try:
+            self._store.write_journal(journal)
+        except BaseException as error:
+            self._abandon(agents, error)
+            raise
+        try:
+            self._contexts[decider].__exit__(None, None, None)
+        except BaseException as error:
+            self._abandon(others, error)
+            self._remove_created([decider])
+            self._store.remove_journal()
+            raise
+        # The commit point is passed: from here on the transaction has happened.
+        if commit_generation(self._partitions[decider]) == self._generations[decider]:
+            try:  # the decider's share changed nothing: the journal says it committed
+                self._store.write_journal(CommitJournal(
+                    journal.decider, journal.generations, journal.created,
+                    journal.operations, decided=True))
+            except Exception:  # noqa: BLE001, S110 - the commit goes on; only a crash
+                pass           # before its end would now lose the other agents' share
+        for position, agent_id in enumerate(others):
             try:
                 self._contexts[agent_id].__exit__(None, None, None)
-            except BaseException as error:
-                self._abandon(agents[position + 1:], error)
-                self._remove_created([agent_id])
-                self._store.committed(self._placed, agents[:position], self._deleted_in)
-                raise
+            except BaseException as error:  # noqa: BLE001 - finished from the journal
+                self._abandon(others[position + 1:], error)
+                self._finish_later(agent_id, error)
+                return
+        self._store.remove_journal()
         self._store.committed(self._placed, agents, self._deleted_in)
+
+    def _finish_later(self, agent_id: str, error: BaseException) -> None:
+        """A partition's commit failed after the commit point: try the journal at once;
+        if that fails too, the store finishes it when it is next opened for writing."""
+        try:
+            self._store.complete_interrupted_commit()
+        except BaseException as retry_error:  # noqa: BLE001 - reported with the first
+            raise StoreError(
+                f"the transaction committed, but agent {agent_id!r}'s share could not be "
+                f"written yet ({error}; again: {retry_error}); the store's commit journal "
+                "keeps it, and it is written when the store is next opened for writing"
+            ) from error
 
     def roll_back(self, error: BaseException) -> None:
         """Roll every partition transaction back and remove the partitions made here."""

@@ -22,6 +22,7 @@ from engine.backends.protocol import (
     Compactable,
     Diagnosable,
     Explainable,
+    Generational,
     Interruptible,
     Maintenance,
     ReconcilesInBatches,
@@ -77,9 +78,9 @@ def declared(backend_class: type) -> set[type]:
 @pytest.mark.parametrize(("backend_class", "expected"), [
     (ReferenceBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader,
                         Maintenance, ReconcilesInBatches, Refreshable, Explainable, Diagnosable,
-                        AnswersLate, Compactable}),
+                        AnswersLate, Compactable, Generational}),
     (SqliteBackend, {Backend, SearchBackend, TranscriptWriter, TranscriptReader, Maintenance,
-                     ReconcilesInBatches, Interruptible, Compactable}),
+                     ReconcilesInBatches, Interruptible, Compactable, Generational}),
     (ReferenceTransaction, {BackendTransaction}),
     (SqliteTransaction, {BackendTransaction}),
     # a partitioned store offers what its partitions offer

@@ -1,8 +1,9 @@
 """The partitioned store's routing: one partition per agent, on both backends.
 
 Writes go to the partition of the window's agent (`global` and `unknown` to `main`'s); a
-transaction across agents commits in agent order after its block, and writes nothing
-when the block fails; an agent id that cannot name a folder is refused; a search scoped
+transaction across agents commits after its block, all or nothing across agents through
+the store's journal (its crash cases: tests/durability/test_commit_journal.py), and
+writes nothing when the block fails; an agent id that cannot name a folder is refused; a search scoped
 to an agent without a partition answers nothing and creates nothing; old single-index
 stores are refused with the way to re-import.
 """
@@ -178,12 +179,10 @@ def test_a_search_for_an_agent_without_partition_answers_nothing_and_creates_not
         reader.close()
 
 
-def test_a_transaction_commits_its_partitions_in_agent_order(
-        store: PartitionedStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    for agent in ("b", "a", "c"):
-        put(store, agent, f"agent:{agent}:main", "first")
-    commits: list[str] = []
-    failing = {"b"}
+def failing_commits(store: PartitionedStore, monkeypatch: pytest.MonkeyPatch,
+                    commits: list[str], failing: set[str]) -> None:
+    """Make each partition's commit record its agent in `commits`, or fail (rolled
+    back) while its agent is in `failing`."""
     for agent_id, partition in store.partitions().items():
         original = partition.transaction
 
@@ -205,19 +204,49 @@ def test_a_transaction_commits_its_partitions_in_agent_order(
             return Recorded()
 
         monkeypatch.setattr(partition, "transaction", recording)
-    failed = pytest.raises(RuntimeError, match="commit of b failed")
-    with failed, store.transaction() as transaction:
-        for agent in ("c", "b", "a"):  # written in this order, committed in agent order
-            transaction.append_event(agent, message(f"{agent}-late", f"{agent}-0", "second"))
-    # a committed before b failed; c was rolled back (OpenClaw's separate databases can
-    # end up like this too; each partition is all-or-nothing)
-    assert commits == ["a"]
-    assert {agent: store.event_count(agent) for agent in "abc"} == {"a": 2, "b": 1, "c": 1}
+
+
+def test_a_transaction_across_agents_commits_at_its_decider_and_finishes_the_rest(
+        store: PartitionedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for agent in ("b", "a", "c"):
+        put(store, agent, f"agent:{agent}:main", "first")
+    commits: list[str] = []
+    failing = {"b"}
+    failing_commits(store, monkeypatch, commits, failing)
+    with pytest.raises(StoreError, match="the transaction committed, but agent 'b'"):
+        with store.transaction() as transaction:
+            transaction.append_event("c", message("c-late", "c-0", "second"))
+            transaction.append_event("c", message("c-later", "c-late", "second"))
+            for agent in ("b", "a"):
+                transaction.append_event(agent, message(f"{agent}-late", f"{agent}-0", "second"))
+    # c (the most writes) decided; a followed; b failed, and failed again from the journal
+    assert commits == ["c", "a"]
+    assert {agent: store.event_count(agent) for agent in "abc"} == {"a": 2, "b": 1, "c": 3}
+    journal = store.space.root / "commit.journal"
+    assert journal.exists()
+    assert any(problem.location == str(journal) for problem in store.problems())
     failing.clear()
-    with store.transaction() as transaction:
-        for agent in ("c", "b", "a"):
-            transaction.append_event(agent, message(f"{agent}-new", f"{agent}-0", "third"))
-    assert commits == ["a", "a", "b", "c"]
+    with store.transaction() as transaction:  # first finishes b's share from the journal
+        transaction.append_event("b", message("b-new", "b-late", "third"))
+    assert {agent: store.event_count(agent) for agent in "abc"} == {"a": 2, "b": 3, "c": 3}
+    assert commits == ["c", "a", "b", "b"] and not journal.exists()
+
+
+def test_a_failed_decider_commits_nothing_anywhere(
+        store: PartitionedStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for agent in ("a", "b"):
+        put(store, agent, f"agent:{agent}:main", "first")
+    commits: list[str] = []
+    failing_commits(store, monkeypatch, commits, {"b"})
+    with pytest.raises(RuntimeError, match="commit of b failed"):
+        with store.transaction() as transaction:
+            transaction.append_event("a", message("a-late", "a-0", "second"))
+            transaction.put_window(SessionWindow("n", "agent:new:main"))
+            for number in range(3):
+                transaction.append_event("b", message(f"b-{number + 1}", f"b-{number}", "x"))
+    assert commits == []
+    assert {agent: store.event_count(agent) for agent in "ab"} == {"a": 1, "b": 1}
+    assert "new" not in store.partitions() and not (store.space.root / "commit.journal").exists()
 
 
 def test_counts_are_summed_with_a_breakdown_per_agent(store: PartitionedStore) -> None:

@@ -13,6 +13,8 @@ once by the two recipes below and committed:
 * `partitioned/store.meta`, the root metadata of a partitioned store (the files above
   are what one agent's reference partition holds): `write_partitioned_root` (a store
   created through the registry, the clock fixed);
+* `commit.journal`, a store root's journal of a transaction across agents:
+  `write_journal` (`JOURNAL`);
 * `transcripts/compaction.state`: `write_compaction` (the state after one finished
   compaction that reclaimed 640 bytes; the store beside it was never compacted, which
   the state does not contradict: it only counts).
@@ -41,6 +43,12 @@ from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
 from engine.codec.compaction_file import CompactionState
 from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
+from engine.codec.journal_file import (
+    CommitJournal,
+    JournalOperation,
+    decode_journal_file,
+    encode_journal_file,
+)
 from engine.codec.manifest_file import decode_manifest
 from engine.codec.postings_file import check_postings_ends
 from engine.codec.terms_file import open_terms_file
@@ -73,6 +81,7 @@ TRANSCRIPT_FILES = ("store.meta", "transcripts/segment-000001.log",
                     "transcripts/segment-000002.log", "transcripts/catalog.ckpt")
 ROOT_FILES = ("partitioned/store.meta",)
 COMPACTION_FILES = ("transcripts/compaction.state",)
+JOURNAL_FILES = ("commit.journal",)
 #: What the committed compaction state says.
 COMPACTION = CompactionState(compactions=1, in_progress=False, reclaimed_bytes=640)
 
@@ -81,6 +90,16 @@ def message(row: tuple) -> dict:
     _session_id, message_id, role, timestamp, text, _seq = row
     return {"type": "message", "id": message_id, "timestamp": timestamp,
             "message": {"role": role, "content": text}}
+
+
+#: What the committed journal holds: a transaction of three agents cut after `main`
+#: (the decider) committed, with `ops`'s and `work`'s writes to finish.
+JOURNAL = CommitJournal("main", {"main": 4, "ops": 0, "work": 2}, ("ops",), (
+    JournalOperation("ops", "put_window", (SessionWindow("o1", "agent:ops:main"),)),
+    JournalOperation("ops", "append_event", ("o1", message(ROWS[2]), 12.0)),
+    JournalOperation("work", "replace_transcript", ("w9", [message(ROWS[0])], None)),
+    JournalOperation("work", "delete_session", ("agent:work:old",)),
+))
 
 
 def write_transcripts(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +128,16 @@ def write_partitioned_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def write_compaction(folder: Path) -> None:
     """The recipe of the committed compaction state."""
     write_compaction_state(FileDirectory(folder), COMPACTION)
+
+
+def write_journal(folder: Path) -> None:
+    """The recipe of the committed commit journal."""
+    FileDirectory(folder).write_atomic("commit.journal", encode_journal_file(JOURNAL))
+
+
+def test_the_committed_journal_reads_back():
+    data = (FIXTURE / "commit.journal").read_bytes()
+    assert decode_journal_file(data, "commit.journal") == JOURNAL
 
 
 def write_index(folder: Path) -> None:
@@ -168,20 +197,24 @@ def test_the_recipes_still_write_the_same_bytes(tmp_path: Path, monkeypatch: pyt
     write_index(tmp_path)
     write_partitioned_root(tmp_path, monkeypatch)
     write_compaction(tmp_path)
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES):
+    write_journal(tmp_path)
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES,
+                 *JOURNAL_FILES):
         assert (tmp_path / name).read_bytes() == (FIXTURE / name).read_bytes(), name
 
 
 def test_the_fixtures_hold_every_kind_once_in_its_current_version():
     kinds = {}
-    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES):
+    for name in (*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES,
+                 *JOURNAL_FILES):
         header = decode_header((FIXTURE / name).read_bytes(), name)
         kind = kind_of_magic(header.magic)
         assert (header.version, header.flags) == (kind.version, 0), name
         kinds.setdefault(kind.name, name)
     assert sorted(kinds) == sorted(FILE_KINDS)
     committed = sorted(str(path.relative_to(FIXTURE)) for path in FIXTURE.rglob("*") if path.is_file())
-    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES))
+    assert committed == sorted((*TRANSCRIPT_FILES, *INDEX_FILES, *ROOT_FILES, *COMPACTION_FILES,
+                 *JOURNAL_FILES))
 
 
 def test_the_committed_root_metadata_opens_as_an_empty_partitioned_store(tmp_path: Path):
@@ -260,6 +293,7 @@ if __name__ == "__main__":  # write the fixtures again: python tests/codec/test_
     with pytest.MonkeyPatch.context() as patch:
         write_partitioned_root(FIXTURE, patch)
     write_compaction(FIXTURE)
+    write_journal(FIXTURE)
     (FIXTURE / "LOCK").unlink()
     (FIXTURE / "partitioned" / "LOCK").unlink()
     print(f"wrote {FIXTURE}", file=sys.stderr)

@@ -8,7 +8,11 @@ touch: what the tests do or assert.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +25,26 @@ SUMMARY = SummarySection("Durability")
 def report_figure(pytestconfig: pytest.Config) -> Callable[[str], None]:
     """`report_figure(line)`: add `line` to the Durability section of the summary."""
     return SUMMARY.lines(pytestconfig).append
+
+
+@pytest.fixture
+def store_folder(tmp_path: Path) -> Iterator[Path]:
+    """A fresh folder for the store: on `/dev/shm` when it is a tmpfs with 256 MiB free
+    (a process killed with SIGKILL loses no byte it wrote, so what fsync guards
+    against is not what the crash tests look at; there an fsync costs nothing), else under `tmp_path`."""
+    shared = Path("/dev/shm")
+    try:
+        usable = os.statvfs(shared).f_bavail * os.statvfs(shared).f_frsize >= 256 << 20
+    except OSError:
+        usable = False
+    if not usable:
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(prefix="durability-", dir=shared))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

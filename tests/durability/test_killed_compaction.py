@@ -46,7 +46,6 @@ from engine.directory import FileDirectory
 from engine.model import SearchRequest, SessionWindow
 from engine.store.registry import open_backend
 from engine.transcript.compaction import read_compaction_state
-from tests.durability.test_killed_writer import store_folder  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 12
@@ -193,7 +192,7 @@ def log_bytes(path: Path) -> int:
 
 
 def test_a_compaction_killed_at_many_points_loses_nothing_committed(
-        store_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        store_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = store_folder / "base"
     build_store(base, monkeypatch)
     expected = committed_state(base)

@@ -32,11 +32,9 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -258,25 +256,6 @@ def check_after_kill(store: Path, acknowledged: list[int], in_flight: int, first
     finally:
         reader.close()
     return committed
-
-
-@pytest.fixture
-def store_folder(tmp_path: Path) -> Iterator[Path]:
-    """A fresh folder for the store: on `/dev/shm` when it is a tmpfs with 256 MiB free
-    (see the module docstring), else under `tmp_path`."""
-    shared = Path("/dev/shm")
-    try:
-        usable = os.statvfs(shared).f_bavail * os.statvfs(shared).f_frsize >= 256 << 20
-    except OSError:
-        usable = False
-    if not usable:
-        yield tmp_path
-        return
-    folder = Path(tempfile.mkdtemp(prefix="killed-writer-", dir=shared))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass

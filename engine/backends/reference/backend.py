@@ -30,6 +30,7 @@ from engine.backends.protocol import (
     Compactable,
     Diagnosable,
     Explainable,
+    Generational,
     Maintenance,
     ReconcilesInBatches,
     Refreshable,
@@ -79,7 +80,8 @@ def manifest_claim(directory: Directory) -> tuple[CommittedClaim, ...]:
 
 
 class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatches,
-                       Refreshable, Explainable, Diagnosable, AnswersLate, Compactable):
+                       Refreshable, Explainable, Diagnosable, AnswersLate, Compactable,
+                       Generational):
     """A store directory searched by the reference index (capabilities: `Backend`,
     `Maintenance`, `ReconcilesInBatches`, `Refreshable`, `Explainable`, `Diagnosable`,
     `AnswersLate`, `Compactable`); the index and its upkeep come from its bases
@@ -181,6 +183,11 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         """The store's write transaction; its index rows are added when it commits."""
         with self.store.transaction() as transaction:
             yield ReferenceTransaction(transaction, self.config)
+
+    def commit_generation(self) -> int:
+        """The transaction id of the log's last commit (a transaction that wrote nothing
+        commits nothing; a compaction keeps the count)."""
+        return self.store.generation
 
     # ----- reading --------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from engine.backends.protocol import (
     Backend,
     Compactable,
+    Generational,
     Interruptible,
     Maintenance,
     ReconcileBatch,
@@ -154,7 +155,7 @@ def _damage_reported(method: _Method) -> _Method:
 
 
 class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Compactable,
-                    SearchesPartitions):
+                    SearchesPartitions, Generational):
     """One SQLite database with the upstream agent layout (capabilities: `Backend`,
     `Maintenance`, `ReconcilesInBatches`, `Interruptible`, `Compactable`,
     `SearchesPartitions`; every read sees the latest commit, so it needs no
@@ -259,10 +260,19 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         finally:
             self._open_transaction = None
         try:
+            connection.execute(schema.COUNT_COMMIT_SQL)
             connection.execute("COMMIT")
         except sqlite3.Error as error:
             self._rollback()
             raise StoreError(f"{self.path}: commit failed: {error}") from error
+
+    def commit_generation(self) -> int:
+        """How many transactions committed: a row of `session_search_store` that each
+        commit moves on in the same transaction (0 for a database OpenClaw wrote)."""
+        if self.layout != OWN:
+            return 0
+        row = self._reading().execute(schema.COMMIT_GENERATION_SQL).fetchone()
+        return int(row[0]) if row is not None else 0
 
     def _rollback(self) -> None:
         """Roll back if SQLite has not already done so (it does after some errors)."""

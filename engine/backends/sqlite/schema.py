@@ -37,7 +37,8 @@ Differences from upstream's DDL, each for a reason:
   the search path) are left out.
 
 **Our own tables** (every name starts with `session_search_`):
-* `session_search_store(key, value)` — which backend and format made the file;
+* `session_search_store(key, value)` — which backend and format made the file, and how
+  many transactions committed (`generation`, moved by each commit: `COUNT_COMMIT_SQL`);
 * `session_search_windows` — the window metadata upstream's `session_windows` has no column
   for (`current`, `title`, `kind`, `owner_session_key`, `incognito`, `archived`, `group`,
   the exact `created_at`, `extra` as JSON), one row per window, deleted with it;
@@ -401,6 +402,15 @@ def ensure_own_indexes(connection: sqlite3.Connection) -> None:
     """Add the indexes of our own that a file made by an earlier build may lack (a
     writer, on open): each only speeds a statement up, none changes an answer."""
     connection.execute(DIRTY_WINDOWS_INDEX)
+
+
+#: Each commit of a writer counts itself in `session_search_store` (key `generation`),
+#: inside the transaction it ends, so the count and the data land together (the witness
+#: a store's cross-agent commit reads: `engine.store.commit_journal`).
+COUNT_COMMIT_SQL = (
+    "INSERT INTO session_search_store (key, value) VALUES ('generation', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+COMMIT_GENERATION_SQL = "SELECT value FROM session_search_store WHERE key = 'generation'"
 
 
 def store_rows() -> str:

@@ -1,0 +1,187 @@
+"""All or nothing across agents: the commit journal of a partitioned store.
+
+Owns: when a transaction that wrote to several agents' partitions commits, the order of
+its steps (journal, the decider's commit, the others' commits, the journal's removal);
+writing, reading and removing `commit.journal` at the store's root (its bytes are
+`engine.codec.journal_file`'s); and finishing or discarding an interrupted one
+(`complete_interrupted_commit`) when the store is next opened. Must not touch: how a
+partition writes or counts its commits (each is a whole backend with `Generational`),
+which partition a write goes to (`engine.store.transaction` records the writes and hands
+them here), the folders (`engine.store.layout`).
+
+Why. Each agent's partition is a database of its own (as OpenClaw keeps one per agent),
+and each commits all or nothing on its own; but an import that writes to three agents
+commits three times, and a crash (or a SIGKILL) between two of them would keep one
+agent's share and lose the rest, so that the same import run again fails as a
+duplicate. The journal makes the whole transaction commit at one point:
+
+1. Every write of the transaction is made in each partition's open transaction, and
+   recorded. Nothing is committed yet.
+2. One partition is the **decider**: the one with the most writes (so the journal is
+   small). The journal is written at once (`write_atomic`: a temporary file, fsync,
+   rename, fsync of the folder): each partition's commit generation before the
+   transaction (`Generational.commit_generation`), the partitions it made, and every
+   write of every agent *except* the decider.
+3. The decider commits. **This is the commit point**: from here on the transaction has
+   happened, whatever comes next. (If the decider's share changed nothing, its
+   generation cannot show that it committed, so the journal is written again, saying
+   `decided`.)
+4. The other partitions commit, one by one, in agent order.
+5. The journal is removed.
+
+Signals are held for steps 2 to 5 (`engine.store.held_signals`), so a Ctrl-C or SIGTERM
+ends the command after the commit; a SIGKILL, a power cut or a failed commit at step 4
+leaves the journal behind. Whoever next opens the store for writing (and a reader that
+can take the writer's lock: the next `search`, `stats` or `verify` does) finishes it
+before anything else:
+
+* the decider's generation moved past the one the journal recorded, or the journal says
+  `decided`: the transaction committed, so each other partition whose generation has
+  not moved gets the journal's writes again, in a transaction of its own. A partition's
+  generation that has not moved means it is exactly as the transaction found it, so the
+  writes mean the same again (the `created_at` of an event stamped at the commit is the
+  time of the second commit);
+* otherwise the transaction never committed: the partitions it made are removed (they
+  hold nothing) and the journal is deleted.
+
+A journal that cannot be read (damaged) is never guessed at: the store refuses writes,
+naming the file, and `verify` reports it. A transaction that writes to one partition
+commits as before, without a journal: one partition is all or nothing already.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.backends.protocol import Backend, BackendTransaction, Generational
+from engine.codec.journal_file import (
+    CommitJournal,
+    JournalOperation,
+    decode_journal_file,
+    encode_journal_file,
+    operations_for,
+)
+from engine.directory import FileDirectory
+from engine.errors import StoreError
+from engine.store.layout import JOURNAL_NAME
+
+
+class JournalledPartitions(Protocol):
+    """What finishing an interrupted commit needs of a store
+    (`engine.store.partitioned.PartitionedStore` has it)."""
+
+    def has_partition(self, agent_id: str) -> bool:
+        """Whether `agent_id` has a partition."""
+        ...
+
+    def partition_for_writing(self, agent_id: str, created: set[str]) -> Backend:
+        """`agent_id`'s partition, made now if it has none (its id added to `created`)."""
+        ...
+
+    def remove_partition(self, agent_id: str) -> None:
+        """Delete a partition (one that holds nothing)."""
+        ...
+
+
+def commit_generation(partition: Backend) -> int:
+    """How many transactions `partition` has committed (`Generational`)."""
+    if not isinstance(partition, Generational):
+        raise StoreError(f"backend {partition.name!r} does not count its commits, so a "
+                         "transaction across agents cannot be made atomic on it")
+    return partition.commit_generation()
+
+
+def journal_path(root: Path) -> Path:
+    """Where a store keeps its journal."""
+    return root / JOURNAL_NAME
+
+
+def has_journal(root: Path) -> bool:
+    """Whether a transaction across agents was left unfinished in the store at `root`."""
+    return journal_path(root).exists()
+
+
+def write_journal(root: Path, journal: CommitJournal) -> None:
+    """Write `journal` at once and durably (a failure leaves no journal behind)."""
+    FileDirectory(root).write_atomic(JOURNAL_NAME, encode_journal_file(journal))
+
+
+def read_journal(root: Path) -> CommitJournal:
+    """The journal of the store at `root` (CorruptFile naming it when it is damaged)."""
+    path = journal_path(root)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the commit journal: "
+                         f"{error.strerror or error}") from None
+    return decode_journal_file(data, str(path))
+
+
+def remove_journal(root: Path) -> None:
+    """Delete the journal: the transaction it holds is whole in every partition (or in
+    none). Not synced: a journal that comes back after a crash finds every generation
+    moved on and is removed again."""
+    try:
+        os.unlink(journal_path(root))
+    except FileNotFoundError:
+        pass
+
+
+def apply_operations(transaction: BackendTransaction,
+                     operations: Sequence[JournalOperation]) -> None:
+    """Make `operations` (one agent's share of a journal) in `transaction`."""
+    for operation in operations:
+        arguments: tuple[Any, ...] = operation.arguments
+        match operation.kind:
+            case "put_window":
+                transaction.put_window(arguments[0])
+            case "append_event":
+                transaction.append_event(*arguments)
+            case "replace_transcript":
+                transaction.replace_transcript(*arguments)
+            case "delete_session":
+                transaction.delete_session(arguments[0])
+
+
+def is_committed(journal: CommitJournal, store: JournalledPartitions) -> bool:
+    """Whether the transaction of `journal` passed its commit point (the decider's)."""
+    if journal.decided:
+        return True
+    if not store.has_partition(journal.decider):
+        return False
+    decider = store.partition_for_writing(journal.decider, set())
+    return commit_generation(decider) > journal.generations[journal.decider]
+
+
+def complete_interrupted_commit(root: Path, store: JournalledPartitions) -> str | None:
+    """Finish or discard the transaction a journal at `root` holds (see the module
+    docstring); return what was done, in words, or None when there was no journal."""
+    if not has_journal(root):
+        return None
+    journal = read_journal(root)
+    agents = sorted(journal.generations)
+    if not is_committed(journal, store):
+        for agent_id in journal.created:
+            if store.has_partition(agent_id):
+                partition = store.partition_for_writing(agent_id, set())
+                if not partition.windows():
+                    store.remove_partition(agent_id)
+        remove_journal(root)
+        return (f"{journal_path(root)}: a transaction across agents {agents} was cut "
+                "before it committed; nothing of it was kept")
+    finished: list[str] = []
+    for agent_id in agents:
+        if agent_id == journal.decider:
+            continue
+        partition = store.partition_for_writing(agent_id, set())
+        if commit_generation(partition) > journal.generations.get(agent_id, 0):
+            continue
+        with partition.transaction() as transaction:
+            apply_operations(transaction, operations_for(agent_id, journal.operations))
+        finished.append(agent_id)
+    remove_journal(root)
+    return (f"{journal_path(root)}: a transaction across agents {agents} was cut after it "
+            f"committed; finished it in {finished or 'none (all had it)'}")
