@@ -29,7 +29,7 @@ duplicate. The journal makes the whole transaction commit at one point:
 4. The other partitions commit, one by one, in agent order.
 5. The journal is removed.
 
-Signals are held for steps 2 to 5 (`engine.store.held_signals`), so a Ctrl-C or SIGTERM
+Signals are held for steps 2 to 5 (`engine.held_signals`), so a Ctrl-C or SIGTERM
 ends the command after the commit; a SIGKILL, a power cut or a failed commit at step 4
 leaves the journal behind. Whoever next opens the store for writing (and a reader that
 can take the writer's lock: the next `search`, `stats` or `verify` does) finishes it

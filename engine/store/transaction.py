@@ -27,7 +27,7 @@ partitions' commits: a transaction that wrote to several partitions records its 
 and commits through the store's journal (`engine.store.commit_journal`: the order of
 the steps and how an interrupted one is finished); one that wrote to one partition
 commits it directly. Ctrl-C and SIGTERM wait until the commit is over
-(`engine.store.held_signals`). The first write for an agent without a partition makes
+(`engine.held_signals`). The first write for an agent without a partition makes
 one, and a transaction that does not commit removes the partitions it made again (how
 both are done: `engine.store.layout`, "Creating a partition").
 """
@@ -202,7 +202,7 @@ class PartitionedTransaction(BackendTransaction):
         """Commit every partition transaction, all or nothing across agents (through the
         journal when there are several: `engine.store.commit_journal`), with Ctrl-C and
         SIGTERM held until it is over."""
-        from engine.store.held_signals import signals_held
+        from engine.held_signals import signals_held
 
         agents = sorted(self._contexts)
         with signals_held():

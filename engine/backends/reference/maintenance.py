@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from engine.backends.protocol import ReconcileBatch
 from engine.backends.reference.indexing import IndexedStore
 from engine.errors import UnknownSession
+from engine.held_signals import signals_held
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import needs_reconcile
 from engine.model import StoredEvent
@@ -58,7 +59,8 @@ class IndexMaintenance(IndexedStore):
             events = list(known)
         else:
             events = self.store.events(session_id)
-        self._rebuild_from(session_id, events)
+        with signals_held():  # a Ctrl-C between two windows, never inside one's rows
+            self._rebuild_from(session_id, events)
 
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window needing work, sweep orphans, flush; return the windows

@@ -2,10 +2,12 @@
 
 Owns: holding SIGINT and SIGTERM back for the length of a block and delivering the first
 one that came once the block is over. Must not touch: what the block does (a store's
-commit: `engine.store.transaction`) or what a signal does when it is delivered (the
-handlers that were there before: Python's `KeyboardInterrupt`, a command's own).
+commit: `engine.store.transaction`; one window's rebuild in the reference index:
+`engine.backends.reference.maintenance`) or what a signal does when it is delivered
+(the handlers that were there before: Python's `KeyboardInterrupt`, a command's own).
+It sits on the bottom layer so that the backends can use it, and the store too.
 
-Why. A commit is a sequence of steps (the journal, each partition's commit, each
+Why. A commit (or a window's rebuild) is a sequence of steps (the journal, each partition's commit, each
 partition's index brought up to date with it). Every step is safe to cut by a crash,
 because what is on disk is always whole; but an exception raised in the middle of a
 step by a signal handler leaves the *process's* view half updated (an index in memory
