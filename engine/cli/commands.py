@@ -108,6 +108,24 @@ def warn(message: str) -> None:
     print(f"session-search: warning: {message}", file=sys.stderr)
 
 
+def note(message: str) -> None:
+    """One note line on standard error: what the reader of JSON Lines on standard
+    output should still know (a truncated result, how to page on)."""
+    print(f"session-search: note: {message}", file=sys.stderr)
+
+
+def add_json_arguments(parser: argparse.ArgumentParser, *, records: str | None = None,
+                       help: str = "print JSON") -> None:
+    """`--json` (one JSON document), and for a command that prints many `records`,
+    `--jsonl` (JSON Lines: one JSON object per record and line, for `jq` and
+    `sqlite-utils insert`); the two exclude each other."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true", help=help)
+    if records is not None:
+        group.add_argument("--jsonl", action="store_true",
+                           help=f"print {records} as JSON Lines: one JSON object per line")
+
+
 def terminal_columns() -> int:
     """The width of the terminal: `$COLUMNS`, else standard output's terminal, else 80."""
     try:

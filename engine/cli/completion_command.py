@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("shell", choices=SHELLS, metavar="SHELL",
                         help=f"the shell: {', '.join(SHELLS)}")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"shell", "script"} as one JSON document')
     parser.set_defaults(run=run)
 
 
@@ -52,7 +54,13 @@ def run(args: argparse.Namespace) -> int:
             action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
         elif action.metavar in FILE_METAVARS:
             action.complete = shtab.FILE  # type: ignore[attr-defined]
-    print(shtab.complete(parser, shell=args.shell), end="")
+    script = shtab.complete(parser, shell=args.shell)
+    if args.json:
+        from engine.cli.json_output import print_json
+
+        print_json({"shell": args.shell, "script": script})
+    else:
+        print(script, end="")
     return 0
 
 

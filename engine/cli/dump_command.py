@@ -10,6 +10,8 @@ store can still be dumped.
     session-search dump --store DIR FILE       every record of FILE (a path inside DIR),
                                                its fields one per line
     ... --json                                 the same as one JSON document
+    ... --jsonl                                one file or record a line (JSON Lines;
+                                               a record carries its `file`)
 
 A damaged file is an error naming the file and byte offset (exit status 1); a torn
 tail, which a writer's next open would cut, is shown as a note instead.
@@ -21,8 +23,8 @@ import argparse
 import json
 from typing import Any
 
-from engine.cli.commands import add_command, add_store_argument
-from engine.cli.json_output import print_json
+from engine.cli.commands import add_command, add_json_arguments, add_store_argument, note
+from engine.cli.json_output import print_json, print_json_lines
 from engine.cli.output import Column, format_bytes, open_output
 from engine.diagnostics.dump import FileView, open_store_files, read_file, summarize_store
 from engine.store.registry import check_store_folder
@@ -43,13 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "line. Nothing is opened for writing, so a damaged store can be dumped.",
         examples=["session-search dump --store demo",
                   "session-search dump --store demo store.meta",
-                  "session-search dump --store demo --json store.meta"],
+                  "session-search dump --store demo --json store.meta",
+                  "session-search dump --store demo --jsonl | jq -r 'select(.kind == \"segment\") | .name'"],
     )
     add_store_argument(parser)
     parser.add_argument("file", nargs="?", metavar="FILE",
                         help="a store file, named as the listing names it (e.g. "
                              "agents/main/transcripts/segment-000001.log)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_json_arguments(parser, records="the files, or FILE's records,",
+                       help="print one JSON document")
     parser.set_defaults(run=run)
 
 
@@ -61,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         summaries = summarize_store(directory)
         if args.json:
             print_json({"store": args.store, "files": [s.to_json() for s in summaries]})
+        elif args.jsonl:
+            print_json_lines(summary.to_json() for summary in summaries)
         else:
             rows = [[s.name, s.kind, format_bytes(s.size), _blank(s.version),
                      _blank(s.records), s.note or ""] for s in summaries]
@@ -69,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     view = read_file(directory, args.file)
     if args.json:
         print_json(view.to_json())
+    elif args.jsonl:  # one record a line, named by its file; a torn tail is a note
+        print_json_lines({"file": view.name, **record.to_json()} for record in view.records)
+        if view.torn_tail is not None:
+            note(torn_tail_line(view))
     else:
         output = open_output(colour=args.color)
         output.fields(file_heading(view))
@@ -102,9 +112,15 @@ def record_lines(view: FileView) -> list[str]:
     else:
         lines.append("no footer (file open for appending)")
     if view.torn_tail is not None:
-        lines.append(f"torn tail at byte offset {view.torn_tail.offset}: "
-                     f"{view.torn_tail.reason} (a writer's next open cuts it)")
+        lines.append(torn_tail_line(view))
     return lines
+
+
+def torn_tail_line(view: FileView) -> str:
+    """What a file's torn tail is (the view has one)."""
+    assert view.torn_tail is not None
+    return (f"torn tail at byte offset {view.torn_tail.offset}: {view.torn_tail.reason} "
+            "(a writer's next open cuts it)")
 
 
 def field_lines(fields: dict[str, Any], indent: str) -> list[str]:

@@ -14,7 +14,8 @@ are left out unless `--include-tools`. Parameter errors are the product's wordin
 (`offset and messageId cannot be used together`, ...), one line, exit status 2.
 
 Output: `--json` prints the page (`HistoryPage.to_json()`, after the tool-message
-filter). Readable: one table row per message: its display ordinal, its time (ISO-8601,
+filter); `--jsonl` prints its messages one a line (JSON Lines), and the lines that say
+what the page is and how to go on as notes on standard error. Readable: one table row per message: its display ordinal, its time (ISO-8601,
 UTC), its role and its text on one line (text blocks joined; other blocks shown as
 `[type]`); resets, compactions and displayed custom messages are drawn as separator
 rows (`──── session reset ────`). Then one line says what the page is (which rows of
@@ -28,8 +29,8 @@ import argparse
 from typing import Any
 
 from engine import HistoryPage
-from engine.cli.commands import add_command, add_store_argument, warn
-from engine.cli.json_output import print_json
+from engine.cli.commands import add_command, add_json_arguments, add_store_argument, note, warn
+from engine.cli.json_output import print_json, print_json_lines
 from engine.cli.output import Cell, Column, Output, format_time, one_line, open_output
 from engine.inspection import history_rows as kinds
 from engine.inspection.history_rows import CURRENT, message_seq, without_tool_messages
@@ -59,10 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "session-search history --store demo agent:work:recall --message-id old --limit 1",
                   "session-search history --store demo agent:work:recall --session-id archived-session --message-id archived-answer",
                   "session-search history --store demo agent:main:logical-reset --limit 3 --offset 3",
-                  "session-search history --store demo agent:main:logical-reset --json --max-bytes 2048"],
+                  "session-search history --store demo agent:main:logical-reset --json --max-bytes 2048",
+                  "session-search history --store demo agent:main:logical-reset --jsonl | jq -c .role"],
     )
     add_store_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json_arguments(parser, records="the rows (messages)")
     parser.add_argument("session_key", metavar="SESSION_KEY", help="the session to read")
     parser.add_argument("--message-id", metavar="ID", help="read the rows around this message")
     parser.add_argument("--session-id", metavar="ID",
@@ -94,6 +96,10 @@ def run_history(args: argparse.Namespace) -> int:
         document["messages"] = without_tool_messages(document["messages"])
     if args.json:
         print_json(document)
+    elif args.jsonl:  # one row a line; what the page is and how to go on: notes
+        print_json_lines(document["messages"])
+        for notice in page_notices(page, request.message_id):
+            note(notice)
     else:
         print_page(open_output(colour=args.color), page, document["messages"], request.message_id)
     return 0

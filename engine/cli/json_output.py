@@ -1,6 +1,7 @@
 """How a command prints JSON (`--json`): one document, for programs.
 
-Owns: the JSON printer every command shares. Must not touch: what a command prints (each
+Owns: the JSON printers every command shares: one document (`--json`), or one JSON
+object per line (`--jsonl`, for the commands that print many records). Must not touch: what a command prints (each
 command builds its document) or readable output (`engine.cli.output`): kept apart so
 that `search --json` does not import the readable output (a start-up test pins it;
 other commands import both).
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
-from engine.rpc.framing import escape_lone_surrogates
+from engine.rpc.framing import escape_lone_surrogates, message_line
 
 
 def print_json(value: Any) -> None:
@@ -33,3 +35,15 @@ def print_json(value: Any) -> None:
     """
     sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
     sys.stdout.write("\n")
+
+
+def print_json_lines(records: Iterable[Any]) -> None:
+    """Print each record as one line of JSON (`--jsonl`, JSON Lines): compact, UTF-8,
+    keys in the order given, a lone surrogate escaped, as a JSON-RPC line is written.
+
+    >>> print_json_lines([{"a": 1}, {"text": "é"}])
+    {"a": 1}
+    {"text": "é"}
+    """
+    for record in records:
+        sys.stdout.write(message_line(record))

@@ -26,13 +26,16 @@ refuses, as for every SQLite store). Each command imports what it
 runs when it runs (the RPC server for `serve`, the verifier for `verify`), so `search`
 starts without them.
 
-Output: `--json` prints the kernel result, a whole-millisecond timestamp as an integer
+Output: `search --jsonl` prints one hit a line (JSON Lines), and the notices of the
+readable view (truncated, indexing, archived windows) as notes on standard error;
+`--json` prints the kernel result, a whole-millisecond timestamp as an integer
 (`engine.cli.json_output`); the readable view of a search is `engine.cli.search_view`,
 of an explanation `engine.cli.explain_view`, both imported only when they are shown.
 
 `serve` answers JSON-RPC 2.0 requests on stdin/stdout, one JSON object per line, after
 one line on standard error saying it is ready (`--quiet`: none); the protocol (methods,
-params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`. `reconcile` runs `engine.store.maintenance.reconcile_store`, with a
+params, results, error codes) is `docs/protocol.md`, and the server is `engine.rpc`
+(`--json` is accepted, as every command accepts it: every answer is JSON already). `reconcile` runs `engine.store.maintenance.reconcile_store`, with a
 progress bar on a terminal (`--quiet`: no bar and no summary line).
 """
 
@@ -45,8 +48,15 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from engine import MAX_LIMIT
-from engine.cli.commands import add_command, add_read_only_arguments, add_store_argument, warn
-from engine.cli.json_output import print_json
+from engine.cli.commands import (
+    add_command,
+    add_json_arguments,
+    add_read_only_arguments,
+    add_store_argument,
+    note,
+    warn,
+)
+from engine.cli.json_output import print_json, print_json_lines
 from engine.errors import UsageError
 from engine.model import MATCH_MODES, ORDERS, SEARCHABLE_ROLES, SearchRequest, agent_id_of
 from engine.store.registry import BACKEND_NAMES, open_store
@@ -61,13 +71,13 @@ LIMIT_RANGE = range(1, MAX_LIMIT + 1)
 # ----- shared arguments ---------------------------------------------------------------
 
 
-def _add_store(parser: argparse.ArgumentParser) -> None:
+def _add_store(parser: argparse.ArgumentParser, records: str | None = None) -> None:
     add_store_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json_arguments(parser, records=records)
 
 
-def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
-    _add_store(parser)
+def _add_query_arguments(parser: argparse.ArgumentParser, records: str | None = None) -> None:
+    _add_store(parser, records)
     add_read_only_arguments(parser, BACKEND_NAMES)
     parser.add_argument("--agent", metavar="ID", help="search this agent's partition (main's holds global, unknown)")
     parser.add_argument(
@@ -159,6 +169,12 @@ def run_search(args: argparse.Namespace) -> int:
         backend.close()
     if args.json:
         print_json(result.to_json())
+    elif args.jsonl:  # one hit a line; what the flags say goes to standard error
+        from engine.cli.search_view import result_notices
+
+        print_json_lines(hit.to_json() for hit in result.hits)
+        for notice in result_notices(result, request.limit):
+            note(notice)
     else:  # the readable view (and rich, on a terminal) only when it is shown
         from engine.cli.output import open_output
         from engine.cli.search_view import print_result
@@ -310,9 +326,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=["session-search search --store demo cafe",
                   "session-search search --store demo --agent main --match prefix per session communi",
                   "session-search search --store demo --order recent --limit 3 --json deployment",
+                  "session-search search --store demo --jsonl cafe | jq -r .messageId",
                   "session-search search --store ~/.openclaw --backend sqlite --read-only deployment"],
     )
-    _add_query_arguments(search)
+    _add_query_arguments(search, records="the hits")
     search.set_defaults(run=run_search)
 
     explain = add_command(
@@ -340,8 +357,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "
                   "session-search serve --store demo")],
     )
-    # no --json: every answer is already a JSON-RPC line
     add_store_argument(serve_parser)
+    add_json_arguments(serve_parser, help="every answer is a JSON-RPC line already; "
+                                           "accepted for scripts that pass --json to every "
+                                           "command")
     serve_parser.add_argument("--quiet", "-q", action="store_true",
                               help="no ready line on standard error")
     serve_parser.add_argument("--session-link-base", metavar="URL",

@@ -4,7 +4,8 @@ Owns: the command's arguments (`call TOOL --store DIR [--config FILE] --requeste
 [--sandboxed] [--agent-id ID] ARGS_JSON`) and how the answer and the failures are printed.
 Must not touch: what the tool does (`engine.agent_tools`) or who may see what (`engine.agent_tools`).
 
-The answer is printed as the tool's JSON, whatever it says: a refusal
+The answer is printed as the tool's JSON, with or without `--json` (accepted, as every
+command accepts it), whatever it says: a refusal
 (`{"status": "forbidden", ...}`) is an answer of the tool, so the exit status is 0. An
 argument the tool refuses (an empty query, a limit of 26), ARGS_JSON that is not a JSON
 object, or a configuration file that cannot be used exits 2 with one line; a spent time
@@ -19,7 +20,7 @@ from dataclasses import replace
 
 from engine.agent_tools.tool_config import ToolConfig
 from engine.agent_tools.visibility import ScopedGrant
-from engine.cli.commands import add_command, add_store_argument, warn
+from engine.cli.commands import add_command, add_json_arguments, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.errors import UsageError
 from engine.store.registry import open_store
@@ -115,6 +116,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="the requester runs sandboxed (spawned-session visibility applies)")
     call.add_argument("--agent-id", metavar="ID",
                       help="the requester's agent when its key names none (e.g. main)")
+    add_json_arguments(call, help="print JSON (the tool's answer is JSON either way)")
     call.add_argument("arguments", metavar="ARGS_JSON",
                       help='the tool\'s arguments as a JSON object, e.g. \'{"query": "cafe"}\'')
     call.set_defaults(run=run_call)

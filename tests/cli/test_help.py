@@ -53,7 +53,11 @@ def test_every_command_has_an_example(capsys, name: str) -> None:
     assert examples
     parser = build_parser((name,))
     for example in examples:
-        words = shlex.split(example.split(" | ")[-1].split(" > ")[0])
+        # the session-search stage of a pipeline (`echo ... | session-search serve`,
+        # `session-search search --jsonl ... | jq ...`)
+        stage = next(part for part in example.split(" | ")
+                     if part.startswith(("session-search", "eval")))
+        words = shlex.split(stage.split(" > ")[0])
         if words[0] == "eval":  # eval "$(session-search ...)"
             words = shlex.split(words[1].removeprefix("$(").removesuffix(")"))
         assert words[:2] == ["session-search", name], example
