@@ -24,6 +24,7 @@ from engine.inspection.explanations import (
     SearchExplanation,
     SnippetExplanation,
 )
+from engine.inspection.no_hits import no_hit_reasons
 from engine.model import SearchRequest
 
 
@@ -108,6 +109,8 @@ def print_explanation(output: Output, explanation: SearchExplanation,
         output.line(line)
     if not explanation.hits:
         output.line("no hits")
+        for reason in no_hit_reasons(request.query, request.match):
+            output.line(reason)
     for number, item in enumerate(explanation.hits, 1):
         hit = item.hit
         output.line()

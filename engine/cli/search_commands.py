@@ -27,7 +27,9 @@ runs when it runs (the RPC server for `serve`, the verifier for `verify`), so `s
 starts without them.
 
 Output: `search --jsonl` prints one hit a line (JSON Lines), and the notices of the
-readable view (truncated, indexing, archived windows) as notes on standard error;
+readable view (truncated, indexing, archived windows) as notes on standard error; a
+search without hits says why when its query's words do (`engine.inspection.no_hits`),
+under "no hits", or as notes on standard error with `--json` and `--jsonl`;
 `--json` prints the kernel result, a whole-millisecond timestamp as an integer
 (`engine.cli.json_output`); the readable view of a search is `engine.cli.search_view`,
 of an explanation `engine.cli.explain_view`, both imported only when they are shown.
@@ -167,14 +169,17 @@ def run_search(args: argparse.Namespace) -> int:
         result = backend.search(request)
     finally:
         backend.close()
-    if args.json:
-        print_json(result.to_json())
-    elif args.jsonl:  # one hit a line; what the flags say goes to standard error
-        from engine.cli.search_view import result_notices
+    if args.json or args.jsonl:  # what the readable view would add: standard error
+        if args.json:
+            print_json(result.to_json())
+        else:
+            print_json_lines(hit.to_json() for hit in result.hits)
+        if not result.hits or args.jsonl:
+            from engine.cli.search_view import miss_reasons, result_notices
 
-        print_json_lines(hit.to_json() for hit in result.hits)
-        for notice in result_notices(result, request.limit):
-            note(notice)
+            for line in (*miss_reasons(result, request),
+                         *(result_notices(result, request.limit) if args.jsonl else ())):
+                note(line)
     else:  # the readable view (and rich, on a terminal) only when it is shown
         from engine.cli.output import open_output
         from engine.cli.search_view import print_result

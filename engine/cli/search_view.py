@@ -7,9 +7,11 @@ output's classes and modules.
 
 In a pipe: one line per hit with every field in its column; on a terminal: time and role,
 then key, window and message stacked in two cells, so that the excerpt keeps the rest of
-the width, its matched words coloured (`engine.cli.highlight`). Then a line per notice of
-the result: truncated, indexing, and the archived windows the scope selected but did not
-search (only when there were some; `session-search restore` brings a session back).
+the width, its matched words coloured (`engine.cli.highlight`). Without hits: "no hits",
+then the reasons the query's own words give for it (an emoji, a `*` that is no wildcard:
+`engine.inspection.no_hits`). Then a line per notice of the result: truncated, indexing,
+and the archived windows the scope selected but did not search (only when there were
+some; `session-search restore` brings a session back).
 """
 
 from __future__ import annotations
@@ -49,8 +51,20 @@ def print_result(output: Output, result: SearchResult, request: SearchRequest) -
         output.table(columns, [hit_row(hit, request, output) for hit in result.hits])
     else:
         output.line("no hits")
+        for reason in miss_reasons(result, request):
+            output.line(reason)
     for notice in result_notices(result, request.limit):
         output.line(notice)
+
+
+def miss_reasons(result: SearchResult, request: SearchRequest) -> tuple[str, ...]:
+    """Why a result has no hit, when the query's words say why (`engine.inspection.
+    no_hits`); nothing for a result with hits."""
+    if result.hits:
+        return ()
+    from engine.inspection.no_hits import no_hit_reasons
+
+    return no_hit_reasons(request.query, request.match)
 
 
 def result_notices(result: SearchResult, limit: int | None) -> list[str]:

@@ -11,7 +11,9 @@ the wings (`tests/test_layers.py`). Modules:
   choice, the hit explained, the partition that scored it);
 * `history_rows`: what a history page's rows are (their kinds, seqs, the view they come
   from) and the rows a reader leaves out (tool rows);
-* `text_matches`: where a query's terms are in a text that carries no spans of its own.
+* `text_matches`: where a query's terms are in a text that carries no spans of its own;
+* `no_hits`: why a search found nothing, when the query's own words say why (an empty
+  phrase, a `*` that is no wildcard, an operator word that is literal).
 
 Must not touch: any rule (each is the stage's own; a name here is the stage's value, not
 a copy), and printing (the command line's).
