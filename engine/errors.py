@@ -1,7 +1,8 @@
 """The exception hierarchy of the engine.
 
-Owns: every exception type the engine raises on purpose, and the exit status the
-command line maps each one to. Must not touch: message wording of the product's
+Owns: every exception type the engine raises on purpose, the exit status the
+command line maps each one to, and how a JSON syntax error is told (`json_syntax_error`:
+its reason and its line and column, as Python's own error says them). Must not touch: message wording of the product's
 user-facing strings (those are spelled out where the rule lives, e.g. the query
 policy), files, or any other engine module (this module imports nothing from `engine`).
 
@@ -134,3 +135,28 @@ def unknown_session(session_id: object) -> UnknownSession:
     "unknown session id 'nope'"
     """
     return UnknownSession(f"unknown session id {session_id!r}")
+
+
+def json_syntax_error(error: ValueError, *, document: bool = False) -> str:
+    """What a JSON syntax error (`json.JSONDecodeError`) says and where, as one phrase:
+    `... at column C` in a text of one line (a JSON Lines line, a command-line argument),
+    `... at line L, column C` in a `document` of many lines. A line is parsed without its
+    line end: a line cut short inside a string would otherwise fail on its newline (an
+    "invalid control character") or on the line after it (`column 1`), not where Python
+    reads the line alone. Python's messages that end in "at" are not given a second one.
+
+    >>> import json
+    >>> def reason(text, **options):
+    ...     try:
+    ...         json.loads(text)
+    ...     except json.JSONDecodeError as error:
+    ...         return json_syntax_error(error, **options)
+    >>> reason('{"query": "caf'), reason('{"a": 1 "b": 2}'), reason('{\\n"a" 1}', document=True)
+    ('Unterminated string starting at column 11', "Expecting ',' delimiter at column 9", "Expecting ':' delimiter at line 2, column 5")
+    """
+    message = getattr(error, "msg", str(error))
+    line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
+    if column is None:
+        return message
+    where = f"line {line}, column {column}" if document else f"column {column}"
+    return f"{message} {where}" if message.endswith(" at") else f"{message} at {where}"

@@ -284,7 +284,9 @@ def load_tool_config(path: str | Path) -> ToolConfig:
             raise ConfigError(name, "", f"not valid TOML: {error}") from None
     else:
         try:
-            value = json.loads(raw.decode("utf-8"))
+            # without the file's last line ends, a file cut short inside a string fails
+            # where the string starts, not on the newline after it
+            value = json.loads(raw.decode("utf-8").rstrip("\r\n"))
         except UnicodeDecodeError:
             raise ConfigError(name, "", "not UTF-8 text") from None
         except json.JSONDecodeError as error:

@@ -20,6 +20,10 @@ A command that needs a store adds `--store` with `engine.cli.commands.add_store_
 without it, `main` takes `$SESSION_SEARCH_STORE` (`store_or_default`), and with neither
 the command is refused (exit status 2) naming both.
 
+An argument no command knows (`search --bogus`) is refused by the command's parser, with
+the command's usage line, as a missing or invalid one is (argparse would give the
+program's usage).
+
 A reader that closes standard output early (`session-search search ... | head -1`) ends
 the command quietly with exit status 0: no traceback, no "Exception ignored" line.
 
@@ -73,6 +77,13 @@ def build_parser(commands: Collection[str] | None = None, *,
     return parser
 
 
+def command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of command `name` under the program's `parser`."""
+    subparsers = next(action for action in parser._actions
+                      if isinstance(action, argparse._SubParsersAction))
+    return subparsers.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status instead of raising.
 
@@ -93,7 +104,10 @@ def _run(arguments: list[str]) -> int:
     """Parse the command line and run the command; errors become one line and a status."""
     command = requested_command(arguments)
     parser = build_parser(() if command is None else (command,), stubs=command is None)
-    args = parser.parse_args(arguments)
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:  # told by the command's parser: its usage, not the program's
+        command_parser(parser, args.command).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     try:
         if getattr(args, "store_needed", False):
             args.store = store_or_default(args.store, args.command)

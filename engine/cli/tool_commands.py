@@ -22,7 +22,7 @@ from engine.agent_tools.tool_config import ToolConfig
 from engine.agent_tools.visibility import ScopedGrant
 from engine.cli.commands import add_command, add_json_arguments, add_store_argument, warn
 from engine.cli.json_output import print_json
-from engine.errors import UsageError
+from engine.errors import UsageError, json_syntax_error
 from engine.store.registry import open_store
 
 TOOLS = ("sessions_search",)
@@ -67,8 +67,9 @@ def run_call(args: argparse.Namespace) -> int:
     try:
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as error:
-        raise UsageError(f"ARGS_JSON is not JSON ({error.msg} at column {error.colno}); "
-                         'expected an object such as \'{"query": "cafe"}\'') from None
+        where = json_syntax_error(error, document="\n" in args.arguments.strip())
+        raise UsageError(f"ARGS_JSON is not JSON ({where}); expected an object such as "
+                         '\'{"query": "cafe"}\'') from None
     if not isinstance(arguments, dict):
         raise UsageError('ARGS_JSON must be a JSON object such as \'{"query": "cafe"}\'')
     if not args.requester.strip():

@@ -11,7 +11,10 @@ The rules, for both directions:
   surrogate (a Python string may hold one; UTF-8 cannot) is written as its `\\uXXXX`
   escape, so the line is valid UTF-8 and still says exactly the same JSON;
 * a reader skips lines that hold only whitespace; a line that is not UTF-8, or not JSON,
-  is a `FramingError` (the server answers it with a parse error).
+  is a `FramingError` (the server answers it with a parse error). A line is parsed
+  without its line end, so that the error of a line cut short names the place Python
+  names for the line alone (`Unterminated string starting at: line 1 column 72`), not
+  its newline ("Invalid control character") or the line after it (`column 1`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,10 @@ def decode_message(line: bytes | str) -> Any:
 
     >>> decode_message(b'{"jsonrpc": "2.0", "id": 7}\\n')
     {'jsonrpc': '2.0', 'id': 7}
+    >>> decode_message('{"query": "caf\\n')
+    Traceback (most recent call last):
+    ...
+    engine.rpc.framing.FramingError: parse error: Unterminated string starting at: line 1 column 11 (char 10)
     >>> decode_message(b"\\xff{}")
     Traceback (most recent call last):
     ...
@@ -84,7 +91,7 @@ def decode_message(line: bytes | str) -> Any:
         except UnicodeDecodeError as error:
             raise FramingError(f"parse error: the line is not UTF-8 ({error})") from None
     try:
-        return json.loads(line)
+        return json.loads(line.rstrip("\r\n"))
     except ValueError as error:
         raise FramingError(f"parse error: {error}") from None
     except RecursionError:
