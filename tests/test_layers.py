@@ -7,7 +7,7 @@ layering is written (README.md's Layout section lists the same layers, checked b
     __main__
     cli
     bench
-    rpc
+    rpc | mcp_server
     agent_tools | ingest | diagnostics | inspection
     store
     backends
@@ -26,13 +26,14 @@ above say):
     config: errors
     file_system: errors
     __init__: store, backends, ingest, demo_corpus, model, query, history, agent_tools, errors
-    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, rpc, model, errors, config, progress, cancellation, gc_policy, demo_corpus
+    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, rpc, mcp_server, model, errors, config, progress, cancellation, gc_policy, demo_corpus
     rpc: __init__, store, agent_tools, model, errors, config, progress, cancellation
+    mcp_server: __init__, store, agent_tools, ingest, model, errors
 
-The command line and the RPC server are doors a user walks through, so they import only
-the front door (`engine`), the wings (`store`, `agent_tools`, `ingest`, `diagnostics`,
-`bench`, and `inspection`, the teaching wing; the command line also `rpc`, which it
-serves) and the bottom layer's shared
+The command line, the RPC server and the MCP server are doors a user walks through, so
+they import only the front door (`engine`), the wings (`store`, `agent_tools`, `ingest`,
+`diagnostics`, `bench`, and `inspection`, the teaching wing; the command line also `rpc`
+and `mcp_server`, which it serves) and the bottom layer's shared
 values (`model`, `errors`, ...), never the stages below the wings: what a command needs
 of a stage, a wing or the front door offers.
 
@@ -276,6 +277,11 @@ def test_the_rules_themselves():
         assert broken_rule("cli", stage) is not None
         assert broken_rule("rpc", stage) is not None
     assert broken_rule("rpc", "bench") is not None  # a wing above the server stays above it
+    assert broken_rule("mcp_server", "agent_tools") is None
+    assert broken_rule("mcp_server", "rpc") is not None  # siblings: two doors, neither inside
+    assert broken_rule("cli", "mcp_server") is None
+    for stage in ("query", "search", "history", "backends"):
+        assert broken_rule("mcp_server", stage) is not None
 
 
 def test_imports_are_read_in_every_form():
@@ -318,13 +324,15 @@ def test_the_readme_lists_the_same_layers():
 #: that may import them: SQLite to its backend, that backend's verification and the
 #: benchmark's upstream-speed comparators; msgpack to the byte layouts (the codec) and the
 #: comparator that writes the same records; psycopg to the table generator that probes a
-#: real server (and, later, the PostgreSQL backend). The table generators under
+#: real server (and, later, the PostgreSQL backend); the MCP SDK (an optional extra) to
+#: the one module of the MCP server that speaks it. The table generators under
 #: `analysis/tables` probe the real programs they model.
 ROOMS: dict[str, tuple[str, ...]] = {
     "sqlite3": ("engine.backends.sqlite", "engine.backends.sqlite.backend",
                 "engine.backends.sqlite.verify", "engine.bench", "engine.analysis.tables"),
     "msgpack": ("engine.codec", "engine.bench.sqlite_kernel"),
     "psycopg": ("engine.backends.postgres", "engine.analysis.tables"),
+    "mcp": ("engine.mcp_server.server",),
 }
 
 

@@ -53,6 +53,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "search as the Control UI's command palette: titles, then messages"),
     CommandEntry("serve", "engine.cli.search_commands",
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
+    CommandEntry("mcp", "engine.cli.mcp_command",
+                 "serve sessions_search and sessions_history to an MCP client over stdio"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
     CommandEntry("compact", "engine.cli.compact_command",

@@ -58,6 +58,20 @@ def parse_grants(values: list[str]) -> tuple[ScopedGrant, ...]:
     return tuple(grants)
 
 
+def add_requester_options(parser: argparse.ArgumentParser) -> None:
+    """`--grant`, `--session-link-base`, `--sandboxed` and `--agent-id`: the requester's
+    context beside its key, for the commands that run the agent tools (`call`, `mcp`)."""
+    parser.add_argument("--grant", action="append", default=[], metavar="KEY=SESSION_ID",
+                        help="a scoped grant: the requester may read KEY while its current "
+                        "window is SESSION_ID (repeatable)")
+    parser.add_argument("--session-link-base", metavar="URL",
+                        help="the Control UI's address: answers then carry a sessionLinkRule")
+    parser.add_argument("--sandboxed", action="store_true",
+                        help="the requester runs sandboxed (spawned-session visibility applies)")
+    parser.add_argument("--agent-id", metavar="ID",
+                        help="the requester's agent when its key names none (e.g. main)")
+
+
 def run_call(args: argparse.Namespace) -> int:
     """`session-search call`."""
     from engine.agent_tools.sessions_search import sessions_search
@@ -108,15 +122,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="tool configuration: OpenClaw's openclaw.json shape, JSON or TOML")
     call.add_argument("--requester", required=True, metavar="KEY",
                       help="the session key the tool is called from")
-    call.add_argument("--grant", action="append", default=[], metavar="KEY=SESSION_ID",
-                      help="a scoped grant: the requester may read KEY while its current "
-                      "window is SESSION_ID (repeatable)")
-    call.add_argument("--session-link-base", metavar="URL",
-                      help="the Control UI's address: answers then carry a sessionLinkRule")
-    call.add_argument("--sandboxed", action="store_true",
-                      help="the requester runs sandboxed (spawned-session visibility applies)")
-    call.add_argument("--agent-id", metavar="ID",
-                      help="the requester's agent when its key names none (e.g. main)")
+    add_requester_options(call)
     add_json_arguments(call, help="print JSON (the tool's answer is JSON either way)")
     call.add_argument("arguments", metavar="ARGS_JSON",
                       help='the tool\'s arguments as a JSON object, e.g. \'{"query": "cafe"}\'')
