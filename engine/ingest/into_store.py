@@ -24,7 +24,8 @@ Rules:
 * `live_import_into_store(folder, backend, state)` is the same job for the live import
   of an OpenClaw state (`live_state.py`): it also reads the store's marks before and
   writes them after the commit (`live_marks.py`), and a store it made is kept once the
-  import committed;
+  import committed; a source it sets aside (`set_aside.py`) is one `warn` line, given
+  by the import that set it aside only;
 * `progress(phase, done, total)` sees the phases of `import_sources` ("read", "commit"),
   then "reconcile" (windows rebuilt of those needing it).
 """
@@ -119,6 +120,10 @@ def live_import_into_store(
         name = state_name(state)
         report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()))
         committed.append(True)
+        for reason in report.newly_set_aside:
+            if warn is not None:
+                warn(f"{reason}; this source is set aside (the rest was imported) until "
+                     "it changes")
         try:
             write_marks(store_path, {**marks, name: state_marks})
         except StoreError as error:

@@ -48,12 +48,20 @@ def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
     Traceback (most recent call last):
     ...
     engine.errors.MalformedInput: f.jsonl:3: invalid JSON: NaN is not valid JSON
+
+    The line is read without its line end, and the column counts its characters, 1
+    first, so a line cut short is named where it stops:
+
+    >>> parse_object('{"a": 1\\n', "f.jsonl", 4)
+    Traceback (most recent call last):
+    ...
+    engine.errors.MalformedInput: f.jsonl:4: invalid JSON: Expecting ',' delimiter at column 8
     """
     try:
-        value = _DECODER.decode(text)
+        value = _DECODER.decode(text.rstrip("\r\n"))
     except json.JSONDecodeError as error:
         raise MalformedInput(path, line_number,
-                             f"invalid JSON: {error.msg} at column {error.colno}") from None
+                             f"invalid JSON: {error.msg} at column {error.pos + 1}") from None
     except ValueError as error:
         raise MalformedInput(path, line_number, f"invalid JSON: {error}") from None
     except RecursionError:

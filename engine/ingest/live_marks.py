@@ -24,9 +24,16 @@ Shape (version 1)::
                       "lastLineSha256": "<hex of the last consumed line's bytes>",
                       "events": <events the window holds>}},
         "databases": {"agents/main/agent/openclaw-agent.sqlite":
-                     {"<session id>": {"highestSeq": <source seq>, "events": <count>}}}}}}
+                     {"<session id>": {"highestSeq": <source seq>, "events": <count>}}},
+        "setAside": {"agents/main/sessions/<id>.jsonl":
+                     {"signature": [[<size>, <mtime ns>], ...], "reason": "<the error>"}}}}}
 
-Paths of files and databases are relative to the state folder, with `/`.
+Paths of files and databases are relative to the state folder, with `/`. `setAside`
+(optional: absent in files written before it) lists the sources a live import could
+not read (a malformed line, a database it cannot open), each with the error and the
+size and modification time of its files (a database's with its `-wal`) when it was set
+aside: while they are the same, the source stays aside without a new warning; once
+they change, the next import tries it again.
 """
 
 from __future__ import annotations
@@ -101,18 +108,54 @@ class WindowMark:
 
 
 @dataclass(frozen=True, slots=True)
+class SetAside:
+    """A source a live import could not read: why, and the size and modification time
+    of its files then (`signature`), so that it is tried again once they change."""
+
+    signature: tuple[tuple[int, int], ...]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as its JSON object."""
+        return {"signature": [list(pair) for pair in self.signature], "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, value: Any) -> SetAside:
+        """An entry from its JSON object (`UnreadableMarks` when it is not one).
+
+        >>> SetAside.from_json({"signature": [[10, 5]], "reason": "x:3: bad"}).signature
+        ((10, 5),)
+        """
+        if not isinstance(value, dict) or not isinstance(value.get("signature"), list):
+            raise UnreadableMarks("a set-aside entry is not an object with a signature")
+        pairs = value["signature"]
+        if not all(isinstance(pair, list) and len(pair) == 2 and all(
+                isinstance(number, int) and not isinstance(number, bool) for number in pair)
+                for pair in pairs):
+            raise UnreadableMarks('"signature" must hold [size, mtime] pairs')
+        return cls(tuple((pair[0], pair[1]) for pair in pairs), _text(value, "reason"))
+
+
+@dataclass(frozen=True, slots=True)
 class StateMarks:
-    """The marks of one state folder: per transcript file, per database window."""
+    """The marks of one state folder: per transcript file, per database window, and the
+    sources set aside."""
 
     files: dict[str, FileMark] = field(default_factory=dict)
     databases: dict[str, dict[str, WindowMark]] = field(default_factory=dict)
+    set_aside: dict[str, SetAside] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The marks as their JSON object."""
-        return {"files": {name: mark.to_json() for name, mark in sorted(self.files.items())},
-                "databases": {name: {session_id: mark.to_json()
-                                     for session_id, mark in windows.items()}
-                              for name, windows in sorted(self.databases.items())}}
+        document: dict[str, Any] = {
+            "files": {name: mark.to_json() for name, mark in sorted(self.files.items())},
+            "databases": {name: {session_id: mark.to_json()
+                                 for session_id, mark in windows.items()}
+                          for name, windows in sorted(self.databases.items())}}
+        if self.set_aside:
+            document["setAside"] = {name: entry.to_json()
+                                    for name, entry in sorted(self.set_aside.items())}
+        return document
 
     @classmethod
     def from_json(cls, value: Any) -> StateMarks:
@@ -121,10 +164,12 @@ class StateMarks:
             raise UnreadableMarks("the marks of a state are not an object")
         files = value.get("files", {})
         databases = value.get("databases", {})
-        if not isinstance(files, dict) or not isinstance(databases, dict):
-            raise UnreadableMarks('"files" and "databases" must be objects')
+        set_aside = value.get("setAside", {})
+        if not all(isinstance(part, dict) for part in (files, databases, set_aside)):
+            raise UnreadableMarks('"files", "databases" and "setAside" must be objects')
         return cls({str(name): FileMark.from_json(mark) for name, mark in files.items()},
-                   {str(name): _window_marks(windows) for name, windows in databases.items()})
+                   {str(name): _window_marks(windows) for name, windows in databases.items()},
+                   {str(name): SetAside.from_json(entry) for name, entry in set_aside.items()})
 
 
 def state_name(state: Path) -> str:

@@ -48,8 +48,11 @@ in the import's transaction (at most `EngineConfig.sync_rebuild_max_events` even
 
 Lines: a last line without a newline is imported when it is a whole JSON object; when
 it is not (a writer is still writing it) it is left for the next import, with a note.
-Any other bad line is `MalformedInput` naming its file and line, and, the import being
-one transaction, nothing of it is written: what earlier imports committed stays.
+Any other bad line is `MalformedInput` naming its file and line. Such a source (or a
+database that cannot be read, or an agent's `sessions.json` that is not JSON) is **set
+aside**: the import runs again without it, so everything else is written, in one
+transaction; the report names it once (`LiveReport.newly_set_aside`), and the marks
+keep it aside until its files change (`set_aside.py`).
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from engine.ingest.batch import ImportBatch
 from engine.ingest.corpus import append_events
 from engine.ingest.importer import DATABASE_IN_AGENT, ImportTarget, stored_windows
 from engine.ingest.jsonl import iter_lines, parse_line
-from engine.ingest.live_marks import FileMark, StateMarks, WindowMark
+from engine.ingest.live_marks import FileMark, SetAside, StateMarks, WindowMark
 from engine.ingest.openclaw_state import (
     AGENTS_FOLDER,
     ARCHIVE_ID_MARKER,
@@ -75,6 +78,7 @@ from engine.ingest.openclaw_state import (
     SESSIONS_FOLDER,
     plan_agent_sessions,
 )
+from engine.ingest.set_aside import set_aside_now, source_of_error, still_aside
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript import events as kinds
 
@@ -101,6 +105,10 @@ class LiveReport:
     events: int = 0
     notes: tuple[str, ...] = ()
     unindexed_roles: tuple[tuple[str, int], ...] = ()
+    #: Every source left out of this import, with why (relative name, error), and the
+    #: errors of those set aside by this import (the others were already).
+    set_aside: tuple[tuple[str, str], ...] = ()
+    newly_set_aside: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -112,7 +120,9 @@ class LiveReport:
         return {"state": self.state, "added": self.added, "extended": self.extended,
                 "replaced": self.replaced, "updated": self.updated,
                 "unchanged": self.unchanged, "events": self.events,
-                "unindexedRoles": dict(self.unindexed_roles), "notes": list(self.notes)}
+                "unindexedRoles": dict(self.unindexed_roles), "notes": list(self.notes),
+                "setAside": [{"source": name, "reason": reason}
+                             for name, reason in self.set_aside]}
 
     def summary(self) -> str:
         """One line for people.
@@ -122,11 +132,14 @@ class LiveReport:
         >>> LiveReport("s", unchanged=3).summary()
         'state s: nothing new (3 windows unchanged)'
         """
+        aside = (f"; {len(self.set_aside)} source{'' if len(self.set_aside) == 1 else 's'} "
+                 "set aside" if self.set_aside else "")
         if not self.changed:
-            return f"state {self.state}: nothing new ({self.unchanged} windows unchanged)"
+            return (f"state {self.state}: nothing new ({self.unchanged} windows "
+                    f"unchanged){aside}")
         return (f"state {self.state}: {self.events} new events; windows: {self.added} added, "
                 f"{self.extended} extended, {self.replaced} replaced, {self.updated} updated, "
-                f"{self.unchanged} unchanged")
+                f"{self.unchanged} unchanged{aside}")
 
 
 def is_live_state(path: Path) -> bool:
@@ -296,15 +309,43 @@ def import_live_state(
     target: ImportTarget, state: Path, marks: StateMarks, *, received_at: float | None = None,
 ) -> tuple[LiveReport, StateMarks]:
     """Bring `target` up to date with the state folder `state` in one transaction;
-    return what was done and the new marks (to be written after this returns)."""
+    return what was done and the new marks (to be written after this returns). A source
+    that cannot be read is set aside and the import made without it (`set_aside.py`)."""
     if not is_live_state(state):
         raise MalformedInput(str(state), None, NOT_A_STATE)
+    aside = still_aside(state, marks.set_aside)
+    fresh: dict[str, SetAside] = {}
+    while True:
+        excluded = frozenset({*aside, *fresh})
+        try:
+            report, new_marks = _import_once(target, state, marks, excluded, received_at)
+            break
+        except MalformedInput as error:
+            name = source_of_error(state, error)
+            if name is None or name in excluded:
+                raise
+            fresh[name] = set_aside_now(state, name, error)
+    every = {**aside, **fresh}
+    kept_files = {name: mark for name, mark in marks.files.items() if name in every}
+    kept_databases = {name: windows for name, windows in marks.databases.items()
+                      if name in every}
+    report = replace(report, set_aside=tuple((name, entry.reason)
+                                             for name, entry in sorted(every.items())),
+                     newly_set_aside=tuple(entry.reason for entry in fresh.values()))
+    return report, StateMarks({**new_marks.files, **kept_files},
+                              {**new_marks.databases, **kept_databases}, every)
+
+
+def _import_once(target: ImportTarget, state: Path, marks: StateMarks,
+                 excluded: frozenset[str], received_at: float | None
+                 ) -> tuple[LiveReport, StateMarks]:
+    """One try of the import, leaving out the sources named in `excluded`."""
     notes: list[str] = []
     existing = stored_windows(target)
     by_id = {window.session_id: window for window in existing}
     databases: list[SqliteBackend] = []
     try:
-        sources = _plan(state, by_id, databases, notes)
+        sources = _plan(state, by_id, databases, notes, excluded)
         _note_vanished(state, marks, sources, by_id, notes)
         for source in sources:
             source.stored = by_id.get(source.window.session_id)
@@ -337,13 +378,16 @@ def import_live_state(
 
 
 def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteBackend],
-          notes: list[str]) -> list[_Source]:
-    """Every source of the state, agent by agent: database windows, then files."""
+          notes: list[str], excluded: frozenset[str] = frozenset()) -> list[_Source]:
+    """Every source of the state, agent by agent: database windows, then files; those
+    `excluded` names (set aside) are left out, an agent's whole `sessions/` folder when
+    its `sessions.json` is."""
     sources: list[_Source] = []
+    excluded_paths = frozenset(state / name for name in excluded)
     for agent_folder in sorted((state / AGENTS_FOLDER).iterdir()):
         database_path = agent_folder.joinpath(*DATABASE_PATH)
         in_database: set[str] = set()
-        if database_path.is_file():
+        if database_path.is_file() and database_path not in excluded_paths:
             name = database_path.relative_to(state).as_posix()
             try:
                 database = SqliteBackend.open_file(database_path)
@@ -356,9 +400,10 @@ def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteB
                 sources.append(_Source(window, name, database_path, from_database=True,
                                        database=database))
         sessions = agent_folder / SESSIONS_FOLDER
-        if sessions.is_dir():
+        if sessions.is_dir() and sessions / INDEX_FILE not in excluded_paths:
             files = []
-            for path, window in plan_agent_sessions(agent_folder.name, sessions, notes):
+            for path, window in plan_agent_sessions(agent_folder.name, sessions, notes,
+                                                    excluded_paths):
                 if window.session_id in in_database:
                     notes.append(f'{path}: window "{window.session_id}" is read from '
                                  f"{database_path} (the file is its copy before the migration)")

@@ -95,13 +95,15 @@ def import_agent_sessions(agent_id: str, folder: Path, batch: ImportBatch) -> No
         import_transcript(path, window.session_id, batch)
 
 
-def plan_agent_sessions(agent_id: str, folder: Path, notes: list[str]
+def plan_agent_sessions(agent_id: str, folder: Path, notes: list[str],
+                        excluded: frozenset[Path] = frozenset()
                         ) -> list[tuple[Path, SessionWindow]]:
     """Every transcript file of one `agents/<agentId>/sessions/` folder with the window it
-    becomes, each key's windows in chain order; what is skipped is added to `notes`."""
+    becomes, each key's windows in chain order; what is skipped is added to `notes`, and
+    the files in `excluded` (set aside by a live import) are left out."""
     entries = read_session_index(agent_id, folder / INDEX_FILE)
-    sources = [source for path in sorted(folder.iterdir())
-               if (source := _classify(path, entries, notes)) is not None]
+    sources = [source for path in sorted(folder.iterdir()) if path not in excluded
+               and (source := _classify(path, entries, notes)) is not None]
     by_key: dict[str, list[_SourceWindow]] = {}
     for source in sources:
         by_key.setdefault(source.session_key, []).append(source)

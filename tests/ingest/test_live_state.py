@@ -144,7 +144,7 @@ def test_a_file_changed_before_its_known_end_replaces_the_transcript(
     assert not live_import_into_store(store, None, state).imported.changed
 
 
-def test_a_malformed_line_names_file_and_line_and_keeps_what_was_imported(
+def test_a_malformed_line_names_file_and_line_and_sets_only_its_file_aside(
         imported: tuple[Path, Path]) -> None:
     state, store = imported
     live = sessions_of(state) / "uuid-1.jsonl"
@@ -152,17 +152,21 @@ def test_a_malformed_line_names_file_and_line_and_keeps_what_was_imported(
     bad = sessions_of(state) / "uuid-2.jsonl"
     with bad.open("a", encoding="utf-8") as handle:
         handle.write('{"type": "message", "id": "z"}\n')
-    with pytest.raises(MalformedInput) as caught:
-        live_import_into_store(store, None, state)
-    assert (caught.value.path, caught.value.line) == (str(bad), 2)
-    assert caught.value.reason == 'a message event needs a "message" object'
-    assert counts(store) == (5, 7)  # neither file's new line: one transaction
-    assert hits(store, "zanzibar") == []
-    assert hits(store, "digest") == [("uuid-2", "c0ffee00")]
-    bad.write_text(bad.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
-    report = live_import_into_store(store, None, state).imported
-    assert (report.extended, report.events) == (1, 1)
+    warnings: list[str] = []
+    report = live_import_into_store(store, None, state, warn=warnings.append).imported
+    assert report.newly_set_aside == (
+        f'{bad}:2: a message event needs a "message" object',)
+    assert report.set_aside == (("agents/main/sessions/uuid-2.jsonl",
+                                 report.newly_set_aside[0]),)
+    assert [warning.split("; ")[0] for warning in warnings] == list(report.newly_set_aside)
+    assert counts(store) == (5, 8)  # the good file's new line; the bad file as it was
     assert hits(store, "zanzibar") == [("uuid-1", "a1b2c3d5")]
+    assert hits(store, "digest") == [("uuid-2", "c0ffee00")]
+    again = live_import_into_store(store, None, state, warn=warnings.append).imported
+    assert (again.newly_set_aside, len(again.set_aside), len(warnings)) == ((), 1, 1)
+    bad.write_text(bad.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    mended = live_import_into_store(store, None, state).imported
+    assert (mended.set_aside, mended.events) == ((), 0)
 
 
 def test_an_unfinished_last_line_waits_for_its_newline(imported: tuple[Path, Path]) -> None:
@@ -190,9 +194,8 @@ def test_a_last_line_imported_without_its_newline_is_continued(
     assert live_import_into_store(store, None, state).imported.events == 1
     with digest.open("a", encoding="utf-8") as handle:
         handle.write("\n" + '{"type": "message", "id": "z"}\n')
-    with pytest.raises(MalformedInput) as caught:
-        live_import_into_store(store, None, state)
-    assert (caught.value.path, caught.value.line) == (str(digest), 3)
+    aside = live_import_into_store(store, None, state).imported
+    assert aside.newly_set_aside[0].startswith(f"{digest}:3: ")
     digest.write_bytes(digest.read_bytes()[:-len('{"type": "message", "id": "z"}\n')])
     append_lines(digest, [message("c0ffee02", "c0ffee01", "user", "walrus again")])
     assert live_import_into_store(store, None, state).imported.events == 1
