@@ -7,7 +7,7 @@ the method handlers decide) or framing.
 | code   | name               | when |
 |--------|--------------------|------|
 | -32700 | `PARSE_ERROR`      | the line is not JSON (or not UTF-8) |
-| -32600 | `INVALID_REQUEST`  | not a JSON-RPC 2.0 request object (batches are not supported) |
+| -32600 | `INVALID_REQUEST`  | not a JSON-RPC 2.0 request object (also a batch's member), or an empty batch |
 | -32601 | `METHOD_NOT_FOUND` | no method of that name |
 | -32602 | `INVALID_PARAMS`   | params of the wrong shape or type, or input the engine rejects (`InputError`: a query the policy refuses, ...); the message is the product's wording |
 | -32603 | `INTERNAL_ERROR`   | a bug in the engine met while answering: the message names the exception, its traceback goes to standard error, and the server goes on with the next line |

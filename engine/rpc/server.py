@@ -9,11 +9,17 @@ Envelope rules (`docs/protocol.md` has the whole protocol):
 
 * a request is an object with `"jsonrpc": "2.0"`, a string `method`, optionally
   `params`, and an `id` that is a string, an integer or null; anything else is
-  `INVALID_REQUEST` (a JSON array, a batch, is refused the same way);
+  `INVALID_REQUEST`;
 * a request without an `id` member is a notification: it runs and gets no answer;
 * every other request gets exactly one response line, in the order the requests came:
   `{"jsonrpc": "2.0", "id", "result"}` or `{"jsonrpc": "2.0", "id", "error": {"code",
   "message"}}`; when the id cannot be read (a parse error), it is null;
+* a batch (a line holding a JSON array) is answered as JSON-RPC 2.0 says
+  (`handle_batch`): one line holding the array of the responses of its members, in
+  their order (each member is handled as a line's request is: a member that is no
+  request object gets its own `INVALID_REQUEST`), with nothing for its notifications;
+  a batch of notifications only gets no line at all, and an empty array is one
+  `INVALID_REQUEST` response, not an array;
 * no error stops the server: it serves until its input ends.
 
 Exceptions become codes: `RpcError` keeps its own; `InputError` (bad input, e.g. a query
@@ -70,9 +76,7 @@ def handle_message(
 ) -> dict[str, Any] | None:
     """The response to one decoded message (None for a notification)."""
     if not isinstance(message, dict):
-        reason = ("batch requests are not supported" if isinstance(message, list)
-                  else "a request must be a JSON object")
-        return error_response(None, INVALID_REQUEST, reason)
+        return error_response(None, INVALID_REQUEST, "a request must be a JSON object")
     request_id = message.get("id")
     is_notification = "id" not in message
     if (message.get("jsonrpc") != JSONRPC_VERSION or not isinstance(message.get("method"), str)
@@ -99,17 +103,45 @@ def handle_message(
     return None if is_notification else response
 
 
+#: What an empty batch is told (JSON-RPC 2.0, section 6: one response, not an array).
+EMPTY_BATCH = "an empty batch (an array with no request) is not a request"
+
+#: What a line answers: one response, a batch's array of them, or nothing.
+Answer = dict[str, Any] | list[dict[str, Any]] | None
+
+
+def handle_batch(context: RpcContext, messages: list[Any],
+                 methods: Mapping[str, Method] = METHODS) -> Answer:
+    """The answer to a batch: the responses of its members in order, without those of
+    its notifications; None when every member is a notification; one `INVALID_REQUEST`
+    response for an empty batch.
+
+    >>> handle_batch(RpcContext(None), [])["error"]["message"]
+    'an empty batch (an array with no request) is not a request'
+    >>> [response["error"]["code"] for response in handle_batch(RpcContext(None), [1, 2])]
+    [-32600, -32600]
+    """
+    if not messages:
+        return error_response(None, INVALID_REQUEST, EMPTY_BATCH)
+    responses = [response for response in (handle_message(context, message, methods)
+                                            for message in messages) if response is not None]
+    return responses or None
+
+
 def handle_line(
     backend: SearchBackend | RpcContext, line: bytes | str,
     methods: Mapping[str, Method] = METHODS,
-) -> dict[str, Any] | None:
-    """The response to one input line (None for a notification); `backend` may be a
-    whole `RpcContext` (a backend alone gets the default tool configuration)."""
+) -> Answer:
+    """The answer to one input line (None for a notification, or a batch of them);
+    `backend` may be a whole `RpcContext` (a backend alone gets the default tool
+    configuration)."""
     try:
         message = decode_message(line)
     except FramingError as error:
         return error_response(None, PARSE_ERROR, str(error))
     context = backend if isinstance(backend, RpcContext) else RpcContext(backend)
+    if isinstance(message, list):
+        return handle_batch(context, message, methods)
     return handle_message(context, message, methods)
 
 

@@ -49,7 +49,7 @@ def test_errors_have_stable_codes_and_the_server_keeps_serving(backend):
     responses = exchange(
         backend,
         "{not json",
-        "[1, 2]",
+        "[]",  # an empty batch (batches: tests/rpc/test_batches.py)
         json.dumps({"id": 2, "method": "sessions.search"}),
         request(3, {"agentId": "main", "query": "x"}, method="sessions.list"),
         request(4, {"agentId": "main", "query": 7}),

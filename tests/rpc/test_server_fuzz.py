@@ -4,8 +4,8 @@ Hypothesis drives the server's own line handler (`engine.rpc.server.handle_line`
 `serve` runs for each line) with hostile input: arbitrary bytes, text holding lone
 surrogates, JSON nested far deeper than Python's recursion limit, envelopes with wrong
 types, and `sessions.search`, `sessions_search` and `ui.search` params drawn from arbitrary
-JSON. Every line that is not a notification gets exactly one conforming answer, whose
-encoded form is valid UTF-8; then a real `serve` process is fed a batch of such lines and
+JSON. Every line that is not a notification gets exactly one conforming answer (a batch:
+one array of conforming responses), whose encoded form is valid UTF-8; then a real `serve` process is fed a batch of such lines and
 must answer each and exit 0.
 """
 
@@ -125,19 +125,50 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield path
 
 
-def is_notification(line: bytes) -> bool:
+#: What `decoded` gives for a line that is not JSON.
+NOT_JSON = object()
+
+
+def decoded(line: bytes) -> Any:
+    """The JSON value of a line, or `NOT_JSON`."""
     try:
-        message = json.loads(line.decode("utf-8"))
+        return json.loads(line.decode("utf-8"))
     except (ValueError, RecursionError):
-        return False
+        return NOT_JSON
+
+
+def is_notification_message(message: Any) -> bool:
     return isinstance(message, dict) and "id" not in message and message.get(
         "jsonrpc") == "2.0" and isinstance(message.get("method"), str)
 
 
-def check_answer(line: bytes, answer: dict[str, Any] | None) -> None:
+def is_notification(line: bytes) -> bool:
+    """Whether the line gets no answer: a notification, or a batch of them only."""
+    message = decoded(line)
+    if isinstance(message, list):
+        return bool(message) and all(map(is_notification_message, message))
+    return is_notification_message(message)
+
+
+def check_answer(line: bytes, answer: dict[str, Any] | list[Any] | None) -> None:
     if is_notification(line):
         assert answer is None
         return
+    message = decoded(line)
+    if isinstance(message, list) and message:  # a batch: one response per request member
+        assert isinstance(answer, list)
+        assert len(answer) == sum(not is_notification_message(item) for item in message)
+        for response in answer:
+            check_response(response)
+        encode_message(answer).decode("utf-8")
+        return
+    assert isinstance(answer, dict)
+    check_response(answer)
+    encode_message(answer).decode("utf-8")  # the line the server writes is valid UTF-8
+
+
+def check_response(answer: dict[str, Any]) -> None:
+    """One response conforms to the envelope."""
     assert answer is not None and answer["jsonrpc"] == "2.0" and "id" in answer
     # the id answered is one the protocol allows: a string, an integer (not a boolean) or null
     assert answer["id"] is None or (isinstance(answer["id"], (str, int))
@@ -145,7 +176,6 @@ def check_answer(line: bytes, answer: dict[str, Any] | None) -> None:
     assert ("result" in answer) != ("error" in answer)
     if "error" in answer:
         assert answer["error"]["code"] in CODES and isinstance(answer["error"]["message"], str)
-    encode_message(answer).decode("utf-8")  # the line the server writes is valid UTF-8
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -154,7 +184,7 @@ def test_every_hostile_line_gets_one_conforming_answer(store: Path, line: bytes)
     answer_line(store, line)
 
 
-def answer_line(store: Path, line: bytes) -> dict[str, Any] | None:
+def answer_line(store: Path, line: bytes) -> dict[str, Any] | list[Any] | None:
     """The server's answer to `line` on a freshly opened store, checked to conform."""
     backend = open_backend(store)
     try:
@@ -216,5 +246,5 @@ def test_hostile_tool_requests_get_a_result_or_a_deliberate_error(store: Path,
     """The agent tool never meets a bug on hostile input: every answer is a result or an
     error the engine chose (invalid params, a store error), never INTERNAL_ERROR."""
     answer = answer_line(store, line)
-    assert answer is not None
+    assert isinstance(answer, dict)
     assert answer.get("error", {}).get("code") != INTERNAL_ERROR, answer
