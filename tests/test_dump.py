@@ -94,7 +94,8 @@ def test_one_file_plain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
                            '    session_key: "agent:main:main"']
     assert '    title: "Café"' in window and "    extra: {}" in window
     assert event[0].startswith("record 2 at byte offset ") and ": event (" in event[0]
-    assert event[1:] == ['  session_id: "w1"', "  seq: 0", "  created_at: 5.0", "  event:",
+    assert event[1:] == ['  session_id: "w1"', "  seq: 0",
+                         "  created_at: 1970-01-01T00:00:00.005Z (5.0)", "  event:",
                          '    id: "a"', '    text: "héllo"']
     assert commit[0].startswith("record 3 at byte offset ") and ": commit (" in commit[0]
     assert commit[1] == "  transaction_id: 1"

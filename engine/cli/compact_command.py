@@ -4,7 +4,7 @@ Owns: the `compact` command's arguments and output. Must not touch: how a backen
 compacts (its `Compactable.compact`: the reference store's transcript log compaction,
 `engine.transcript.compaction`; SQLite's `VACUUM`) or the store's files.
 
-    session-search compact --store DIR           compacted N log files, reclaimed X bytes
+    session-search compact --store DIR           compacted N log files, reclaimed 1.2 MiB
     session-search compact --store DIR --json    {"filesCompacted", "bytesReclaimed",
                                                   "recordsDropped", "kind"}
 
@@ -21,6 +21,7 @@ import argparse
 from engine import Compactable, require_capability
 from engine.cli.commands import add_command, add_store_argument, warn
 from engine.cli.json_output import print_json
+from engine.cli.output import format_bytes
 from engine.store.registry import open_store
 
 
@@ -49,5 +50,17 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome.to_json())
     else:
-        print(outcome.summary())
+        print(compact_summary(outcome.files_compacted, outcome.kind,
+                              outcome.bytes_reclaimed))
     return 0
+
+
+def compact_summary(files: int, kind: str, reclaimed: int) -> str:
+    """The line `compact` prints: the files rewritten (of `kind`), and the bytes
+    reclaimed in binary units, as every readable byte count.
+
+    >>> compact_summary(2, "log", 25339), compact_summary(1, "database", 0)
+    ('compacted 2 log files, reclaimed 24.7 KiB', 'compacted 1 database file, reclaimed 0 B')
+    """
+    return (f"compacted {files} {kind} file{'' if files == 1 else 's'}, "
+            f"reclaimed {format_bytes(reclaimed)}")

@@ -28,7 +28,7 @@ from typing import Any
 
 from engine.cli.commands import add_command
 from engine.cli.json_output import print_json
-from engine.cli.output import format_table
+from engine.cli.output import Column, format_score, format_table
 from engine.cli.store_commands import format_stats, json_counts, ordered_stats
 from engine.errors import EngineError
 from engine.ingest import import_into_store
@@ -169,9 +169,10 @@ def format_demo(report: dict[str, Any]) -> str:
         lines.append(f"  query {query['query']!r}{mode}{scope}")
         hits = query["result"]["hits"]
         if hits:
-            rows = [[hit["sessionKey"], hit["messageId"], f"{hit['score']:.3g}",
+            rows = [[hit["sessionKey"], hit["messageId"], format_score(hit["score"]),
                      _one_line(hit["snippet"])] for hit in hits]
-            table = format_table(["sessionKey", "messageId", "score", "snippet"], rows)
+            table = format_table(["sessionKey", "messageId", Column("score", align="right"),
+                                  "snippet"], rows)
             lines.extend("  " + row for row in table.splitlines())
         else:
             lines.append("  (no hits)")

@@ -8,7 +8,8 @@ store can still be dumped.
 
     session-search dump --store DIR            list files: name, kind, size, version, records
     session-search dump --store DIR FILE       every record of FILE (a path inside DIR),
-                                               its fields one per line
+                                               its fields one per line (times as
+                                               ISO-8601 in UTC, the stored number after)
     ... --json                                 the same as one JSON document
     ... --jsonl                                one file or record a line (JSON Lines;
                                                a record carries its `file`)
@@ -25,7 +26,7 @@ from typing import Any
 
 from engine.cli.commands import add_command, add_json_arguments, add_store_argument, note
 from engine.cli.json_output import print_json, print_json_lines
-from engine.cli.output import Column, format_bytes, open_output
+from engine.cli.output import Column, format_bytes, format_time, open_output
 from engine.diagnostics.dump import FileView, open_store_files, read_file, summarize_store
 from engine.store.registry import check_store_folder
 
@@ -127,10 +128,11 @@ def field_lines(fields: dict[str, Any], indent: str) -> list[str]:
     """A record's fields, one per line: a scalar or a short list after its name, a map's
     fields and a long list's items on the lines below it, indented (an empty map is
     `{}`). Values are written
-    as JSON (strings quoted), so `"1"` and `1`, `null` and `"null"` stay apart.
+    as JSON (strings quoted), so `"1"` and `1`, `null` and `"null"` stay apart; a time
+    (`shown_value`) as ISO-8601 in UTC, the number stored after it.
 
     >>> print("\\n".join(field_lines({"segment": 1, "sealed": False, "name": "a b",
-    ...     "window": {"session_id": "s1", "events": [1, 2]},
+    ...     "window": {"session_id": "s1", "events": [1, 2], "created_at": 1788253200000.0},
     ...     "windows": [["after-reset", 1], ["branches", 8]]}, "")))
     segment: 1
     sealed: false
@@ -138,6 +140,7 @@ def field_lines(fields: dict[str, Any], indent: str) -> list[str]:
     window:
       session_id: "s1"
       events: [1, 2]
+      created_at: 2026-09-01T09:00:00Z (1788253200000.0)
     windows: 2 items
       - ["after-reset", 1]
       - ["branches", 8]
@@ -151,8 +154,25 @@ def field_lines(fields: dict[str, Any], indent: str) -> list[str]:
             lines.append(f"{indent}{name}: {len(value)} item{'' if len(value) == 1 else 's'}")
             lines.extend(f"{indent}  - {_json(item)}" for item in value)
         else:
-            lines.append(f"{indent}{name}: {_json(value)}")
+            lines.append(f"{indent}{name}: {shown_value(name, value)}")
     return lines
+
+
+def shown_value(name: str, value: Any) -> str:
+    """A field's value as JSON; a time (a number, epoch milliseconds, in a field named
+    `timestamp`, `*_at` or `*At`) as ISO-8601 in UTC with the number stored after it.
+
+    >>> shown_value("committed_at", 1788253205000), shown_value("createdAt", 0)
+    ('2026-09-01T09:00:05Z (1788253205000)', '0')
+    >>> shown_value("timestamp", "2026-09-01T09:00:05.000Z"), shown_value("segment", 7)
+    ('"2026-09-01T09:00:05.000Z"', '7')
+    """
+    is_time = name == "timestamp" or name.endswith(("_at", "At"))
+    if is_time and isinstance(value, (int, float)) and not isinstance(value, bool):
+        moment = format_time(value)
+        if moment != "-":  # 0 is "unknown", as the kernel writes it
+            return f"{moment} ({_json(value)})"
+    return _json(value)
 
 
 def _is_short_list(value: list[Any]) -> bool:
