@@ -1,9 +1,9 @@
 """Every file, test and `engine.` name that the README, `docs/` or a `--help` text points at
 exists in the repository.
 
-What counts as a pointer, in the text of `README.md`, every `docs/*.md` and the `--help`
-of the program and of every command (rendered wide, so that no path is broken across
-lines):
+What counts as a pointer, in the text of `README.md`, every `docs/*.md`,
+`corpora/README.md` (the input formats) and the `--help` of the program and of every
+command (rendered wide, so that no path is broken across lines):
 
 * a Markdown link target that is not a URL: resolved from the folder of the file that
   holds it; a `#anchor` must name a heading of the target;
@@ -11,7 +11,9 @@ lines):
   `tests/...`, `docs/...`, `.ci/run`, `README.md`, ...), optionally with `::name` (a test
   or function that the file must define);
 * a bare file name ending in `.md` (the name of a document, which must then sit beside
-  the file that names it, at the root, or in `docs/`);
+  the file that names it, at the root, or in `docs/`), and a path ending in `.md` whatever
+  its first part (`spec/behaviour.md`): a document is named to be read, so it must be in
+  the repository, beside the file that names it or from the root;
 * a dotted `engine.` name: a module, or an attribute reached from one.
 
 Not pointers: absolute paths, `~/` paths, URLs, and names with a placeholder (`<id>`,
@@ -32,7 +34,8 @@ from engine.cli import build_parser
 from engine.cli.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             ROOT / "corpora" / "README.md"]
 
 #: Paths the documents name that a command makes when it runs (each is gitignored or
 #: created on demand), with the command that makes it.
@@ -89,8 +92,9 @@ def pointers(text: str, base: Path) -> Iterator[tuple[str, Path | None, str | No
         first = path.split("/", 1)[0]
         if first in top:
             yield written, ROOT / path, name or None
-        elif "/" not in path and path.endswith(".md"):
-            places = [folder / path for folder in (base, ROOT, ROOT / "docs")]
+        elif path.endswith(".md"):
+            folders = (base, ROOT, ROOT / "docs") if "/" not in path else (base, ROOT)
+            places = [folder / path for folder in folders]
             yield written, next((place for place in places if place.exists()), places[0]), None
     for dotted in DOTTED.findall(text):
         yield dotted, None, None
@@ -151,7 +155,8 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     """The extraction finds the kinds of pointer it promises, and a wrong one fails."""
     text = ("see [the rules](rules.md#6-scope-which-windows-a-search-sees), "
             "`engine/cli/output.py`, tests/cli/test_help.py::test_every_command_has_an_example"
-            ", behaviour.md, engine.cli.output.format_bytes, transcripts/<sessionId>.jsonl, "
+            ", behaviour.md, spec/openclaw-state-format.md, engine.cli.output.format_bytes, "
+            "transcripts/<sessionId>.jsonl, "
             "index/segment-NNNNNN.terms, /tmp/x, ~/.openclaw, https://example.org/a/b and "
             "engine/codec/*.py")
     found = {written: missing(written, path, name)
@@ -161,6 +166,7 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
         "engine/cli/output.py": None,
         "tests/cli/test_help.py::test_every_command_has_an_example": None,
         "behaviour.md": "no such file or folder",
+        "spec/openclaw-state-format.md": "no such file or folder",
         "engine.cli.output.format_bytes": None,
     }
     wrong = "[x](rules.md#no-such-heading) engine.cli.output.nothing tests/x.py docs/"
