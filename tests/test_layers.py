@@ -6,7 +6,7 @@ layering is written (README.md's Layout section lists the same layers, checked b
 
     __main__
     cli
-    bench
+    bench | conformance
     rpc | mcp_server
     agent_tools | ingest | diagnostics | inspection
     store
@@ -26,7 +26,8 @@ above say):
     config: errors
     file_system: errors
     __init__: store, backends, ingest, demo_corpus, model, query, history, agent_tools, errors
-    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, rpc, mcp_server, model, errors, config, progress, cancellation, gc_policy, demo_corpus
+    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, conformance, rpc, mcp_server, model, errors, config, progress, cancellation, gc_policy, demo_corpus
+    conformance: __init__, store, agent_tools, ingest, rpc, model, errors, config
     rpc: __init__, store, agent_tools, model, errors, config, progress, cancellation
     mcp_server: __init__, store, agent_tools, ingest, model, errors
 

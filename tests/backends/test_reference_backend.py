@@ -2,7 +2,7 @@
 lifecycle (rewind, reconcile, delete), persistence (flush, merge, reopen, readers) and
 `verify`.
 
-Every case of `tests/conformance/cases/` runs here exactly as on the SQLite backend. The
+Every case of `engine/conformance/cases/` runs here exactly as on the SQLite backend. The
 differential test feeds the same random transcripts and requests to both backends and
 requires the same kernel result, scores and snippets included (SQLite 3.40.1 is the
 parity target).
@@ -24,7 +24,7 @@ from engine.errors import FileSystemError, QueryError, StoreError
 from engine.index.check import check_index
 from engine.model import SearchRequest, SessionWindow
 from engine.store.registry import detect_backend, open_backend
-from tests.conformance.suite import load_cases, run_case
+from tests.conformance.suite import CASES, assert_case_passes, case_id, in_process_target
 from tests.durability.faulty_directory import ENOSPC, Fault, FaultyDirectory
 
 TINY = EngineConfig(index_flush_documents=3, index_merge_segments=3)
@@ -62,9 +62,15 @@ def backend():
 # ---- conformance --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["name"])
-def test_conformance_case(case: dict, tmp_path: Path) -> None:
-    run_case(lambda: ReferenceBackend.create(tmp_path / "store"), case)
+@pytest.fixture(scope="module")
+def conformance_target():
+    with in_process_target("reference") as target:
+        yield target
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_conformance_case(case, conformance_target) -> None:
+    assert_case_passes(conformance_target, case)
 
 
 # ---- differential: the same transcripts and requests on SQLite FTS5 -----------------

@@ -1,6 +1,6 @@
 """The SQLite FTS5 backend: conformance cases, the upstream baseline query, storage rules.
 
-Every case of `tests/conformance/cases/` runs here; the other tests pin what only this
+Every case of `engine/conformance/cases/` runs here; the other tests pin what only this
 backend has: the schema and pragmas, the two-stage query against the single-statement
 baseline of behaviour.md §5.4 (the upstream test's oracle), read-only opening, rollback,
 reconcile of transcripts that predate the index, and error mapping.
@@ -27,7 +27,7 @@ from engine.errors import (
 )
 from engine.model import SearchRequest, SessionWindow
 from engine.store.registry import backend_class
-from tests.conformance.suite import load_cases, run_case
+from tests.conformance.suite import CASES, assert_case_passes, case_id, in_process_target
 
 
 def message(message_id: str, parent: str | None, role: str, text: str, timestamp: float) -> dict:
@@ -61,9 +61,15 @@ def add_session(backend: SqliteBackend, session_id: str, key: str, texts: list[s
 # ---- conformance ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", load_cases(), ids=lambda case: case["name"])
-def test_conformance_case(case: dict, tmp_path: Path) -> None:
-    run_case(lambda: SqliteBackend.create(tmp_path / "store"), case)
+@pytest.fixture(scope="module")
+def conformance_target():
+    with in_process_target("sqlite") as target:
+        yield target
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_conformance_case(case, conformance_target) -> None:
+    assert_case_passes(conformance_target, case)
 
 
 # ---- the baseline query of §5.4 -----------------------------------------------------
