@@ -19,7 +19,7 @@ of looking a method up by name):
 | `Interruptible`    | `interrupt`                                 | backends whose running search another thread can stop (SQLite; a partitioned store forwards it) |
 | `AnswersLate`      | `search_answer`                             | backends whose hits can get their snippets after a merge chose them (reference) |
 | `Compactable`      | `compact`                                   | backends that can reclaim the space of deleted data (reference: the transcript log; SQLite: `VACUUM`; a partitioned store: every partition) |
-| `Generational`     | `commit_generation`                         | backends that count their commits durably (reference: the log's transaction id; SQLite: a row committed with each transaction), so that a store can tell whether a commit landed (`engine.store.commit_journal`) |
+| `Generational`     | `commit_generation`, `generation_files`     | backends that count their commits durably (reference: the log's transaction id; SQLite: a row committed with each transaction), so that a store can tell whether a commit landed (`engine.store.commit_journal`) |
 
 `Backend` is the first three together: what `engine.store.registry.open_backend`
 returns. A backend declares what it implements by naming the protocols as its bases
@@ -291,6 +291,11 @@ class Generational(Protocol):
     def commit_generation(self) -> int:
         """How many transactions have committed (0 for a new partition); a commit
         that changed nothing may leave it as it was."""
+        ...
+
+    def generation_files(self) -> str:
+        """The file (or files) that hold the count, named for a message when it is
+        lower than the store recorded (they went back, or lost their newest commits)."""
         ...
 
 

@@ -22,6 +22,7 @@ which module of `DECODERS` reads its records.
 | `terms`     | `SS.TERMS` | 2       | `index/segment-NNNNNN.terms`     | documents and term dictionary (`terms_file`) |
 | `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
 | `journal`   | `SS.JOURN` | 1       | `commit.journal` at a store's root | a transaction across agents, until every partition committed it (`journal_file`) |
+| `generations` | `SS.GENER` | 1     | `generations` at a store's root  | each partition's commit count after the store's last commit to it (`generations_file`) |
 
 A store's root holds the `partitioned` kind (the backend of its partitions, one per
 agent under `agents/<agentId>/`, see `engine.store.layout`); a reference
@@ -84,6 +85,7 @@ FILE_KINDS: dict[str, FileKind] = {
     "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", 2),
     "manifest": FileKind("manifest", b"SS.MANIF", "index/manifest", "index manifest (commit point)", 2),
     "journal": FileKind("journal", b"SS.JOURN", "commit.journal", "commit journal of a transaction across agents (present only until every partition committed it)", 1),
+    "generations": FileKind("generations", b"SS.GENER", "generations", "each partition's commit count after the store's last commit to it (a witness that a partition did not go back)", 1),
 }
 
 #: Per kind, per format version this build reads, the dotted name of the codec module
@@ -99,6 +101,7 @@ DECODERS: dict[str, dict[int, str]] = {
     "terms": {2: "engine.codec.terms_file"},
     "manifest": {2: "engine.codec.manifest_file"},
     "journal": {1: "engine.codec.journal_file"},
+    "generations": {1: "engine.codec.generations_file"},
 }
 
 

@@ -317,6 +317,11 @@ def repair_store(store: PartitionedStore) -> dict[str, list[str]]:
         repairs[agent_id] = [adopted]
     for agent_id, partition in store.partitions().items():
         repairs[agent_id] = [*repairs.get(agent_id, ()), *repair_partition(partition)]
+    went_back = store.witness_problems()
+    store.record_all_generations()
+    if went_back:
+        repairs[""] = [*repairs.get("", ()), *(
+            f"{problem}: accepted what the partition holds" for problem in went_back)]
     return repairs
 
 
@@ -334,7 +339,8 @@ def verify_store(store: PartitionedStore, *,
     return StoreVerifyReport(
         reports, tuple(problem.with_advice() for problem in (
             *store.space.missing_problems(), *store.space.stray_problems(),
-            *store.journal_problems())),
+            *store.journal_problems(),
+            *(problem for problem in store.witness_problems() if problem.serious))),
         store_repairs)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.errors import MalformedInput
+from engine.errors import MalformedInput, json_syntax_error
 
 BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
@@ -61,7 +61,7 @@ def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
         value = _DECODER.decode(text.rstrip("\r\n"))
     except json.JSONDecodeError as error:
         raise MalformedInput(path, line_number,
-                             f"invalid JSON: {error.msg} at column {error.pos + 1}") from None
+                             f"invalid JSON: {json_syntax_error(error)}") from None
     except ValueError as error:
         raise MalformedInput(path, line_number, f"invalid JSON: {error}") from None
     except RecursionError:

@@ -28,6 +28,8 @@ Layout of a store folder (`FolderPartitions`)::
     commit.journal                a transaction across agents, from just before its
                                   first partition commits until its last one did
                                   (`engine.store.commit_journal`)
+    generations                   each partition's commit count after the store's last
+                                  commit to it (`engine.store.witness`)
     agents/<agentId>/             one partition per agent: a reference store (its own
                                   store.meta, transcripts/, index/, LOCK), or
     agents/<agentId>/agent/openclaw-agent.sqlite      a SQLite one (upstream's path)
@@ -109,6 +111,7 @@ AGENTS_FOLDER = "agents"
 NEW_PARTITION_FOLDER = "new-partition"
 REMOVED_PARTITION_FOLDER = "removed-partition"
 JOURNAL_NAME = "commit.journal"
+WITNESS_NAME = "generations"
 
 
 class PartitionClass(Protocol):
@@ -165,6 +168,8 @@ class FolderPartitions:
         self.lock = lock
         self.meta = meta
         self.missing = missing
+        #: Opened to report damage rather than refuse it (`verify`, `stats`).
+        self.reports_damage = False
         #: The last listing of `agents/`: (the folder's inode and mtime, the agents), kept
         #: only when the time was settled when it was made (`agents`).
         self._listed: tuple[tuple[int, int], list[str]] | None = None
@@ -226,6 +231,7 @@ class FolderPartitions:
                 remove_tree(root / REMOVED_PARTITION_FOLDER, ignore_errors=True)
             meta, missing = _listed_and_missing(root, meta)
             space = cls(root, kind, lock, meta, missing)
+            space.reports_damage = accept_missing
             if missing and not accept_missing:
                 raise StoreError(space.missing_problems()[0].with_advice())
         except BaseException:

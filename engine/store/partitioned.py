@@ -87,6 +87,7 @@ from engine.store.journalled import JournalledWrites
 from engine.store.layout import FolderPartitions
 from engine.store.lock import StoreLock, serialized
 from engine.store.transaction import PartitionedTransaction
+from engine.store.witness import WitnessedPartitions
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     # (the transcript layer's modules define value classes a search never makes, and
@@ -130,7 +131,7 @@ def reconcile_in_turn(partitions: Iterable[Backend], progress: StepProgress | No
 # --------------------------------------------------------------------------------------
 
 
-class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Compactable):
+class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenance, Interruptible, Compactable):
     """A store of one partition per agent (capabilities `Backend`, `Maintenance`,
     `Interruptible` (forwarded to the partitions that have it), `Compactable`; over
     partitions that read snapshots, `PartitionedSnapshotStore` adds `Refreshable` and
@@ -159,6 +160,7 @@ class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Co
         #: partitions before every read; writers and snapshot readers know theirs.
         self._reads_latest = not writer and not space.kind.reads_snapshots
         try:
+            self._load_witness()
             self._discover()
             if writer:
                 self._finish_interrupted_commit()
@@ -191,6 +193,7 @@ class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Co
         partition = self._partitions.get(agent_id)
         if partition is None:
             partition = self.space.open_partition(agent_id, writer=self.is_writer)
+            self._check_generation(agent_id, partition)
             self._partitions = dict(sorted({**self._partitions, agent_id: partition}.items()))
             self._owners = None
         return partition
@@ -258,6 +261,7 @@ class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Co
         partition = self._partitions.pop(agent_id)
         self._agents = [known for known in self._agents if known != agent_id]
         self.space.remove_partition(agent_id, partition)
+        self._forget_generation(agent_id)
 
     @serialized
     def agent_of_session(self, session_id: str) -> str | None:
@@ -304,7 +308,9 @@ class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Co
                 self._in_transaction = False
 
     def committed(self, placed: dict[str, str], agents: list[str], deleted_in: set[str]) -> None:
-        """Bring the session map up to date after the partitions of `agents` committed."""
+        """Bring the session map and the witness up to date after the partitions of
+        `agents` committed."""
+        self._record_generations(agents)
         if self._owners is None:
             return
         done = set(agents)
@@ -492,7 +498,7 @@ class PartitionedStore(JournalledWrites, Backend, Maintenance, Interruptible, Co
         """The partitions the root lists whose folder is gone, then what every partition
         that can tell (`Diagnosable`) found wrong with its files, in agent order."""
         return [*self.space.missing_problems(), *self.space.stray_problems(),
-                *self.journal_problems(),
+                *self.journal_problems(), *self.witness_problems(),
                 *(problem for partition in self._current().values()
                   if isinstance(partition, Diagnosable) for problem in partition.problems())]
 

@@ -112,3 +112,7 @@ class StoreHandle:
 
     def _log_file_location(self, file_number: int) -> str:
         return self.directory.location(log_file_name(file_number))
+
+    def newest_log_location(self) -> str:
+        """Where the log file holding the newest commit read is."""
+        return self._log_file_location(self._cursor.file_number)

@@ -128,7 +128,7 @@ def test_an_agent_id_that_cannot_name_a_folder_is_refused_and_nothing_written(
     assert str(refused.value) == problem
     assert agent_folders(tmp_path / "store") == ["main"]
     assert sorted(path.name for path in (tmp_path / "store").iterdir()) == [
-        "LOCK", "agents", "store.meta"]
+        "LOCK", "agents", "generations", "store.meta"]  # generations: from the first put
     assert [window.session_id for window in store.windows()] == ["m"]
 
 

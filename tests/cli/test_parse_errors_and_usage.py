@@ -72,11 +72,6 @@ def test_a_truncated_config_file_names_line_and_column(session_search, demo_stor
            f"{error.msg}")
 
 
-@pytest.mark.xfail(strict=True, reason="engine/ingest/jsonl.py (the lead's) parses a line "
-                   "with its newline: a line cut short fails on it (column 1 of the next "
-                   "line, or 'Invalid control character at at column N'); the fix is to "
-                   "strip the line end and word the place with engine.errors."
-                   "json_syntax_error")
 def test_a_truncated_import_line_names_pythons_column(session_search,
                                                       tmp_path: Path) -> None:
     whole = json.dumps({"sessionKey": "agent:main:main", "sessionId": "s1",

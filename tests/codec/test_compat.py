@@ -13,8 +13,9 @@ once by the two recipes below and committed:
 * `partitioned/store.meta`, the root metadata of a partitioned store (the files above
   are what one agent's reference partition holds): `write_partitioned_root` (a store
   created through the registry, the clock fixed);
-* `commit.journal`, a store root's journal of a transaction across agents:
-  `write_journal` (`JOURNAL`);
+* `commit.journal`, a store root's journal of a transaction across agents, and
+  `generations`, its witness of each partition's commits: `write_journal` (`JOURNAL`,
+  `GENERATIONS`);
 * `transcripts/compaction.state`: `write_compaction` (the state after one finished
   compaction that reclaimed 640 bytes; the store beside it was never compacted, which
   the state does not contradict: it only counts).
@@ -43,6 +44,7 @@ from engine.cli import main
 from engine.codec import FILE_KINDS, kind_of_magic
 from engine.codec.compaction_file import CompactionState
 from engine.codec.framing import HEADER_SIZE, decode_header, encode_header
+from engine.codec.generations_file import decode_generations_file, encode_generations_file
 from engine.codec.journal_file import (
     CommitJournal,
     JournalOperation,
@@ -81,7 +83,9 @@ TRANSCRIPT_FILES = ("store.meta", "transcripts/segment-000001.log",
                     "transcripts/segment-000002.log", "transcripts/catalog.ckpt")
 ROOT_FILES = ("partitioned/store.meta",)
 COMPACTION_FILES = ("transcripts/compaction.state",)
-JOURNAL_FILES = ("commit.journal",)
+JOURNAL_FILES = ("commit.journal", "generations")
+#: What the committed witness holds: two agents' commit counts.
+GENERATIONS = {"main": 2, "ops": 1}
 #: What the committed compaction state says.
 COMPACTION = CompactionState(compactions=1, in_progress=False, reclaimed_bytes=640)
 
@@ -131,13 +135,16 @@ def write_compaction(folder: Path) -> None:
 
 
 def write_journal(folder: Path) -> None:
-    """The recipe of the committed commit journal."""
+    """The recipe of the committed commit journal and generations witness."""
     FileDirectory(folder).write_atomic("commit.journal", encode_journal_file(JOURNAL))
+    FileDirectory(folder).write_atomic("generations", encode_generations_file(GENERATIONS))
 
 
 def test_the_committed_journal_reads_back():
     data = (FIXTURE / "commit.journal").read_bytes()
     assert decode_journal_file(data, "commit.journal") == JOURNAL
+    witness = (FIXTURE / "generations").read_bytes()
+    assert decode_generations_file(witness, "generations") == GENERATIONS
 
 
 def write_index(folder: Path) -> None:

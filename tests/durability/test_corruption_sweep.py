@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -60,7 +63,31 @@ from engine.store.registry import open_store
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"
 QUERIES = ("cafe", "namespace", "rewrite", "alpha", "digest", "additional", "number7", "the",
-           "hiring", "roadmap")
+           "hiring", "roadmap", "latecomer")
+#: The killed writer's words: no hit in a store closed cleanly.
+LATE_QUERIES = ("latecomer",)
+
+#: The writer killed after two commits (agent `main`, two new windows of five messages),
+#: before it closes: no index flush, no sealed log, no checkpoint of the last commits; a
+#: SQLite partition's newest commits only in its write-ahead log.
+KILLED_WRITER = r"""
+import os, signal, sys
+from engine.model import SessionWindow
+from engine.store.registry import open_backend
+
+store = open_backend(sys.argv[1], writer=True)
+for number in range(2):
+    with store.transaction() as transaction:
+        session_id = f"late{number}"
+        transaction.put_window(SessionWindow(session_id, f"agent:main:late{number}"))
+        for index in range(5):
+            transaction.append_event(session_id, {
+                "type": "message", "id": f"l{number}-{index}",
+                "parentId": f"l{number}-{index - 1}" if index else None,
+                "timestamp": 1767225700000 + index,
+                "message": {"role": "user", "content": f"latecomer words {number} {index}"}})
+os.kill(os.getpid(), signal.SIGKILL)
+"""
 PAGE_SIZE = 4096
 #: The counts that depend on how the index is cut into files, not on what it holds.
 SHAPE_COUNTS = ("index_segments",)
@@ -69,15 +96,20 @@ SHAPE_COUNTS = ("index_segments",)
 @dataclass(frozen=True)
 class Damage:
     """One way of damaging one file: `flip` the byte at `offset`, `truncate` to `offset`
-    bytes, or `delete` it (a folder with everything in it)."""
+    bytes, `delete` it (a folder with everything in it), or put back the `older` copy of
+    it from `older_store` (the store before its writer's last transactions)."""
 
     relative: Path
     kind: str
     offset: int = 0
+    older_store: Path | None = None
 
     def apply(self, store: Path) -> None:
         path = store / self.relative
-        if self.kind == "flip":
+        if self.kind == "older":
+            assert self.older_store is not None
+            shutil.copyfile(self.older_store / self.relative, path)
+        elif self.kind == "flip":
             data = bytearray(path.read_bytes())
             data[self.offset] ^= 0xFF
             path.write_bytes(bytes(data))
@@ -90,7 +122,7 @@ class Damage:
             path.unlink()
 
     def __str__(self) -> str:
-        return f"{self.relative} {self.kind} {self.offset if self.kind != 'delete' else ''}"
+        return f"{self.relative} {self.kind} {self.offset if self.kind in ('flip', 'truncate') else ''}"
 
 
 def answer(store: Path) -> dict[str, Any]:
@@ -190,9 +222,13 @@ def outcome(store: Path, damage: Damage, intact: dict[str, Any], *, reader: bool
     return f"BAD: a different answer, silently ({', '.join(different)})"
 
 
-def damages(store: Path, relative_files: list[Path], *, every_page: bool) -> list[Damage]:
+def damages(store: Path, relative_files: list[Path], *, every_page: bool,
+            older_store: Path | None = None) -> list[Damage]:
     found = []
     for relative in relative_files:
+        if older_store is not None and (older_store / relative).is_file() and (
+                older_store / relative).read_bytes() != (store / relative).read_bytes():
+            found.append(Damage(relative, "older", older_store=older_store))
         size = (store / relative).stat().st_size
         offsets = sorted({0, 8, size // 4, size // 2, 3 * size // 4, size - 1} & set(range(size)))
         if relative.suffix == ".sqlite":
@@ -229,25 +265,48 @@ def scratch() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def sweep(scratch: Path, backend: str, *, every_page: bool) -> Counter[str]:
+def kill_a_writer(store: Path) -> None:
+    """Run `KILLED_WRITER` on `store` (see it)."""
+    child = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(store)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+
+def sweep(scratch: Path, backend: str, *, every_page: bool, killed: bool = False
+          ) -> Counter[str]:
     scratch = Path(tempfile.mkdtemp(prefix=f"{backend}-", dir=scratch))  # one folder a sweep
     store = scratch / backend
     import_into_store(store, backend, [DEMO])
     import_into_store(store, None, [more_messages(scratch / f"more-{backend}.jsonl", 60)])
-    intact = answer(store)
-    assert intact["counts"]["events"] == 133
-    assert all(hits for hits, _ in intact["searches"].values()), intact["searches"]
+    older: Path | None = None
+    if killed:
+        older = scratch / f"older-{backend}"
+        shutil.copytree(store, older)
+        kill_a_writer(store)
+        settled = scratch / f"settled-{backend}"
+        shutil.copytree(store, settled)
+        reconcile_as_writer(settled)
+        intact = answer(settled)
+        assert intact["counts"]["events"] == 143
+    else:
+        intact = answer(store)
+        assert intact["counts"]["events"] == 133
+    assert all(hits for query, (hits, _) in intact["searches"].items()
+               if killed or query not in LATE_QUERIES), intact["searches"]
     files = sorted(relative for relative in (path.relative_to(store) for path in store.rglob("*")
                                              if path.is_file())
                    if len(relative.parts) == 1 or relative.parts[:2] == ("agents", "main"))
     kinds = {path.suffix or path.name for path in files}
-    expected_kinds = ({".meta", "LOCK", ".sqlite"} if backend == "sqlite" else
-                      {".meta", "LOCK", ".log", ".ckpt", "manifest", ".terms", ".postings"})
+    expected_kinds = ({".meta", "LOCK", ".sqlite", "generations"} if backend == "sqlite" else
+                      {".meta", "LOCK", ".log", ".ckpt", "manifest", ".terms", ".postings",
+                       "generations"})
+    if killed and backend == "sqlite":
+        expected_kinds |= {".sqlite-wal", ".sqlite-shm"}
     assert kinds == expected_kinds, kinds
     tally: Counter[str] = Counter()
     bad = []
     copy = scratch / f"copy-{backend}"
-    for damage in damages(store, files, every_page=every_page):
+    for damage in damages(store, files, every_page=every_page, older_store=older):
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(store, copy)
         damage.apply(copy)
@@ -264,7 +323,16 @@ def sweep(scratch: Path, backend: str, *, every_page: bool) -> Counter[str]:
 def test_every_damaged_file_gives_the_intact_answer_or_an_error_naming_it(
         scratch: Path, backend: str, report_figure) -> None:
     tally = sweep(scratch, backend, every_page=False)
-    report_figure(describe(f"corruption sweep ({backend})", tally))
+    report_figure(describe(f"corruption sweep ({backend}, closed cleanly)", tally))
+    assert sum(tally.values()) >= (2 * 90 if backend == "reference" else 2 * 40)
+    assert tally["read: refused"] and tally["read: intact"]
+
+
+@pytest.mark.parametrize("backend", ["reference", "sqlite"])
+def test_every_damaged_file_of_a_killed_writer_gives_the_intact_answer_or_an_error(
+        scratch: Path, backend: str, report_figure) -> None:
+    tally = sweep(scratch, backend, every_page=False, killed=True)
+    report_figure(describe(f"corruption sweep ({backend}, writer killed)", tally))
     assert sum(tally.values()) >= (2 * 90 if backend == "reference" else 2 * 40)
     assert tally["read: refused"] and tally["read: intact"]
 

@@ -189,6 +189,10 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         commits nothing; a compaction keeps the count)."""
         return self.store.generation
 
+    def generation_files(self) -> str:
+        """The newest transcript log file (the count is its last commit's id)."""
+        return f"the transcript log ({self.store.newest_log_location()} is its newest file)"
+
     # ----- reading --------------------------------------------------------------------
 
     def _windows(self) -> Sequence[SessionWindow]:

@@ -274,6 +274,10 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         row = self._reading().execute(schema.COMMIT_GENERATION_SQL).fetchone()
         return int(row[0]) if row is not None else 0
 
+    def generation_files(self) -> str:
+        """The database and its write-ahead log (the newest commits may be in the log)."""
+        return f"{self.path} (with its write-ahead log {self.path}-wal)"
+
     def _rollback(self) -> None:
         """Roll back if SQLite has not already done so (it does after some errors)."""
         if self._writer is not None and self._writer.in_transaction:

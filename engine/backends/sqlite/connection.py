@@ -41,7 +41,8 @@ from engine.backends.sqlite.schema import (
     read_layout,
     store_rows,
 )
-from engine.errors import StoreError, UsageError
+from engine.codec.sqlite_header import HEADER_LENGTH, claimed_size
+from engine.errors import CorruptFile, StoreError, UsageError
 from engine.file_system import sync_folder
 
 STATEMENT_CACHE_SIZE = 512
@@ -186,7 +187,9 @@ class ReadConnection:
 
     @classmethod
     def open(cls, path: Path) -> ReadConnection:
-        """Open `path` read-only (CorruptFile when it is no database of a known layout)."""
+        """Open `path` read-only (CorruptFile when it is no database of a known layout,
+        or is shorter than its header says: `check_whole`)."""
+        check_whole(path)
         stamp = _file_stamp(path)  # before opening: a change after it is seen at once
         immutable = not write_ahead_log(path).exists()
         connection = _connect(_read_uri(path, immutable=immutable), uri=True)
@@ -213,6 +216,28 @@ class ReadConnection:
             self.immutable = False
             self.fixed_status.clear()
         return self.connection
+
+
+def check_whole(path: Path) -> None:
+    """CorruptFile naming `path` when the database file is shorter than its header says
+    (cut short: SQLite would answer without the rows of the missing pages). Not while a
+    write-ahead log holds frames: then the newest pages (and the size) are the log's, and
+    a checkpoint that a full disk cut short is finished from it."""
+    try:
+        if write_ahead_log(path).stat().st_size > 0:
+            return
+    except OSError:
+        pass  # no log: the file alone is the database
+    try:
+        with open(path, "rb") as file:
+            header = file.read(HEADER_LENGTH)
+            size = os.fstat(file.fileno()).st_size
+    except OSError:
+        return  # the open that follows names what the system refused
+    claimed = claimed_size(header)
+    if claimed is not None and size < claimed:
+        raise CorruptFile(str(path), size, f"the database is cut short: its header says "
+                          f"{claimed} bytes, the file holds {size}")
 
 
 def _file_stamp(path: Path) -> tuple[int, int, int] | None:
