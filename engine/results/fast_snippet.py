@@ -76,10 +76,18 @@ def choose_window_start(
     size = len(token_spans)
     starts = fast_sentence_starts(text, token_spans)
     best_score, best_start = 0, 0
+    #: Each window scored once: many hits share a start (a phrase repeated in the query,
+    #: each of its instances a hit at the same position), and a window's score depends
+    #: on its start alone.
+    scored: dict[int, tuple[int, int]] = {}
 
     def window_score(start: int) -> tuple[int, int]:
-        inside = hits[bisect_left(positions, start): bisect_left(positions, start + tokens_per_window)]
-        return score_window(inside, start, tokens_per_window, size)
+        found = scored.get(start)
+        if found is None:
+            inside = hits[bisect_left(positions, start):
+                          bisect_left(positions, start + tokens_per_window)]
+            found = scored[start] = score_window(inside, start, tokens_per_window, size)
+        return found
 
     for _phrase, position, _length in hits:
         if position > size:

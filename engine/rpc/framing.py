@@ -11,7 +11,12 @@ The rules, for both directions:
   surrogate (a Python string may hold one; UTF-8 cannot) is written as its `\\uXXXX`
   escape, so the line is valid UTF-8 and still says exactly the same JSON;
 * a reader skips lines that hold only whitespace; a line that is not UTF-8, or not JSON,
-  is a `FramingError` (the server answers it with a parse error). A line is parsed
+  is a `FramingError` (the server answers it with a parse error);
+* a line longer than `MAX_LINE_BYTES` is not read into memory: `bounded_lines` reads
+  at most that much of it, skips the rest in small pieces and gives an `OversizedLine`
+  in its place (the server answers it with an invalid request). A server's memory so
+  stays bounded whatever its clients send: no request of the protocol comes near the
+  limit (a query is at most 4096 characters, a scope at most 200 keys). A line is parsed
   without its line end, so that the error of a line cut short names the place Python
   names for the line alone (`Unterminated string starting at: line 1 column 72`), not
   its newline ("Invalid control character") or the line after it (`column 1`).
@@ -21,13 +26,60 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+#: The longest request line a reader takes (bytes, its newline included).
+MAX_LINE_BYTES = 1024 * 1024
+#: How much of an over-long line is read at a time while it is skipped.
+_SKIP_PIECE = 64 * 1024
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class FramingError(ValueError):
     """A line that is not one UTF-8 JSON value."""
+
+
+@dataclass(frozen=True, slots=True)
+class OversizedLine:
+    """A line longer than the limit, skipped unread: how many bytes it had."""
+
+    length: int
+
+    def reason(self, limit: int = MAX_LINE_BYTES) -> str:
+        """What the server answers it with.
+
+        >>> OversizedLine(3_000_000).reason()
+        'request line too long: 3000000 bytes (a line holds at most 1048576)'
+        """
+        return f"request line too long: {self.length} bytes (a line holds at most {limit})"
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES
+                  ) -> Iterator[bytes | OversizedLine]:
+    """The lines of `stream`; each longer than `limit` bytes as an `OversizedLine`, read
+    in pieces and dropped, so that no more than `limit` bytes of a line are held.
+
+    >>> import io
+    >>> list(bounded_lines(io.BytesIO(b"ab\\n" + b"x" * 10 + b"\\ncd"), limit=5))
+    [b'ab\\n', OversizedLine(length=11), b'cd']
+    """
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        length = len(line)
+        while True:
+            piece = stream.readline(_SKIP_PIECE)
+            length += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                break
+        yield OversizedLine(length)
 
 
 def escape_lone_surrogates(json_text: str) -> str:

@@ -20,6 +20,8 @@ Envelope rules (`docs/protocol.md` has the whole protocol):
   request object gets its own `INVALID_REQUEST`), with nothing for its notifications;
   a batch of notifications only gets no line at all, and an empty array is one
   `INVALID_REQUEST` response, not an array;
+* a line longer than `framing.MAX_LINE_BYTES` is skipped unread and answered with
+  `INVALID_REQUEST` (id null): `request line too long: N bytes (a line holds at most M)`;
 * no error stops the server: it serves until its input ends.
 
 Exceptions become codes: `RpcError` keeps its own; `InputError` (bad input, e.g. a query
@@ -50,7 +52,14 @@ from engine.rpc.errors import (
     PARSE_ERROR,
     RpcError,
 )
-from engine.rpc.framing import FramingError, decode_message, is_blank_line, message_line
+from engine.rpc.framing import (
+    FramingError,
+    OversizedLine,
+    bounded_lines,
+    decode_message,
+    is_blank_line,
+    message_line,
+)
 from engine.rpc.methods import METHODS, Method, RpcContext
 
 JSONRPC_VERSION = "2.0"
@@ -147,7 +156,7 @@ def handle_line(
 
 def serve(
     backend: SearchBackend | RpcContext,
-    lines: Iterable[bytes | str],
+    lines: Iterable[bytes | str | OversizedLine],
     output: IO[str] | IO[bytes],
     methods: Mapping[str, Method] = METHODS,
 ) -> int:
@@ -161,9 +170,13 @@ def serve(
     context = backend if isinstance(backend, RpcContext) else RpcContext(backend)
     answered = 0
     for line in lines:
-        if is_blank_line(line):
+        if isinstance(line, OversizedLine):
+            response: dict[str, Any] | list[Any] | None = error_response(
+                None, INVALID_REQUEST, line.reason())
+        elif is_blank_line(line):
             continue
-        response = handle_line(context, line, methods)
+        else:
+            response = handle_line(context, line, methods)
         if response is not None:
             text = message_line(response)
             output.write(text.encode("utf-8") if binary else text)  # type: ignore[arg-type]
@@ -174,5 +187,6 @@ def serve(
 
 def serve_stdio(backend: SearchBackend | RpcContext,
                 methods: Mapping[str, Method] = METHODS) -> int:
-    """Serve standard input to standard output, as bytes (UTF-8 whatever the locale)."""
-    return serve(backend, sys.stdin.buffer, sys.stdout.buffer, methods)
+    """Serve standard input to standard output, as bytes (UTF-8 whatever the locale);
+    a line over `framing.MAX_LINE_BYTES` is answered unread."""
+    return serve(backend, bounded_lines(sys.stdin.buffer), sys.stdout.buffer, methods)

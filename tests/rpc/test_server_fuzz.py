@@ -248,3 +248,56 @@ def test_hostile_tool_requests_get_a_result_or_a_deliberate_error(store: Path,
     answer = answer_line(store, line)
     assert isinstance(answer, dict)
     assert answer.get("error", {}).get("code") != INTERNAL_ERROR, answer
+
+
+def resident_kib(pid: int) -> int:
+    """The resident memory of process `pid` (Linux's VmRSS), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def ask(server: subprocess.Popen, line: bytes) -> dict[str, Any]:
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(line + b"\n")
+    server.stdin.flush()
+    return json.loads(server.stdout.readline())
+
+
+#: How much a server may grow while it is sent ten 10 MB lines (KiB): far less than one
+#: of them, so no line was held whole, and none kept.
+MEMORY_ALLOWANCE_KIB = 8 * 1024
+
+
+def test_huge_lines_are_refused_unread_and_memory_stays_flat(store: Path) -> None:
+    """Ten 10 MB lines, each answered with one invalid-request line naming its length,
+    the server's resident memory about what it was, and a 2,000-term query (the longest
+    the 4096-character limit allows) answered like any other."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "engine", "serve", "--quiet", "--store", str(store)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        search = (b'{"jsonrpc": "2.0", "id": 1, "method": "sessions.search", '
+                  b'"params": {"agentId": "main", "query": "cafe"}}')
+        assert ask(server, search)["result"]["hits"]
+        before = resident_kib(server.pid)
+        huge = b'{"jsonrpc": "2.0", "id": 2, "method": "sessions.search", "params": {"query": "' \
+            + b"a" * 10_000_000 + b'"}}'
+        for _ in range(10):
+            answer = ask(server, huge)
+            assert answer["id"] is None and answer["error"]["code"] == -32600
+            assert answer["error"]["message"].startswith(
+                f"request line too long: {len(huge) + 1} bytes")
+        grown = resident_kib(server.pid) - before
+        assert grown < MEMORY_ALLOWANCE_KIB, f"grew {grown} KiB"
+        many = " ".join(["a"] * 2000)  # 2,000 terms in 3,999 characters ("a plan ...")
+        answer = ask(server, json.dumps({"jsonrpc": "2.0", "id": 3, "method": "sessions.search",
+                                         "params": {"agentId": "main", "query": many}}).encode())
+        assert answer["result"]["hits"], answer
+        assert ask(server, search)["id"] == 1  # and the server goes on
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=120)
+    assert server.returncode == 0
