@@ -71,7 +71,7 @@ SETUP_STEP_KEYS = ("window", "message", "messages", "event", "replace", "delete"
 CALL_STEP_KEYS = ("call", "params", "expect", "comment")
 #: What an `expect` object of a call may hold (`engine.conformance.compare`).
 EXPECT_KEYS = ("result", "match", "unordered", "subset", "distinct", "contains", "atMost",
-               "absent", "wellFormed", "order", "tolerance", "error", "save")
+               "absent", "members", "wellFormed", "order", "tolerance", "error", "save")
 
 CASE_KEYS = ("id", "spec", "features", "comment", "corpus", "config", "steps")
 FILE_KEYS = ("comment", "corpus", "cases")

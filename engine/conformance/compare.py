@@ -18,6 +18,7 @@ The expectations of a call step (`"expect": {...}`; any may be combined):
 | `contains` | `{PATH: TEXT}`: every string at the path contains TEXT |
 | `atMost` | `{PATH: N}`: every number at the path is at most N |
 | `absent` | `[PATH, ...]`: these members are not in the result |
+| `members` | `{PATH: [NAME, ...]}`: each object at the path has exactly these members, in this order (the order a byte budget measures) |
 | `wellFormed` | `[PATH, ...]`: every string there is well-formed UTF-16 (no lone surrogate) |
 | `order` | how lists compare in `result` and `match`: `exact` (default), `set`, or `score-then-key` (scores must not rise; hits of equal score may come in any order) |
 | `tolerance` | the relative difference allowed between two numbers that are not whole (default 1e-9) |
@@ -290,6 +291,14 @@ def check(expect: dict[str, Any], result: Any, error: dict[str, Any] | None,
         if actual is not MISSING:
             mismatches.append(Mismatch(f"absent {path}", MISSING, actual,
                                        "the member must not be there"))
+    for path, names in expect.get("members", {}).items():
+        actual = select(result, path)
+        if not all(isinstance(value, dict) and list(value) == names
+                   for value in _values(actual, path)):
+            shown = [list(value) if isinstance(value, dict) else value
+                     for value in _values(actual, path)]
+            mismatches.append(Mismatch(f"members {path}", names, shown,
+                                       "the members or their order differ"))
     for path in expect.get("wellFormed", []):
         actual = select(result, path)
         if not all(isinstance(value, str) and not re.search("[\ud800-\udfff]", value)

@@ -29,3 +29,16 @@ def test_every_unit_is_listed_once() -> None:
     assert len(units) == len(set(units))
     table = coverage_table(CASES)
     assert all(f"| {unit} |" in table for unit in units)
+
+
+def test_every_unit_of_the_specification_has_a_case() -> None:
+    from engine.conformance.coverage import uncovered
+
+    missing = uncovered(CASES)
+    assert missing == [], f"no case pins {', '.join(missing)}: write one (docs/conformance.md)"
+
+
+def test_there_are_at_least_200_cases_with_unique_ids() -> None:
+    ids = [case.id for case in CASES]
+    assert len(ids) >= 200
+    assert len(ids) == len(set(ids))
