@@ -312,14 +312,21 @@ def describe_import(report: ImportReport, store_path: Path, reconciled: int = 0,
     note: 3 messages are stored but never searched (only user and assistant messages are): 1 system, 2 toolResult
     >>> describe_import(ImportReport((("c", "corpus"),), 0, 4, replaced=1), Path("s"))
     'imported 1 source into s: 0 windows, 4 events (c: corpus); replaced the transcript of 1 stored window'
+    >>> describe_import(ImportReport((("m.jsonl", "flat"),), 0, 4, extended=2), Path("s"))
+    'imported 1 source into s: 0 windows, 4 events (m.jsonl: flat); 2 stored windows continued'
     """
     sources = ", ".join(f"{path}: {form}" for path, form in report.sources)
     plural = "" if len(report.sources) == 1 else "s"
     summary = (f"imported {len(report.sources)} source{plural} into {store_path}: "
                f"{report.windows} windows, {report.events} events ({sources})")
+    if report.extended:
+        summary += (f"; {report.extended} stored window{'' if report.extended == 1 else 's'} "
+                    "continued")
     if report.replaced:
         summary += (f"; replaced the transcript of {report.replaced} stored "
                     f"window{'' if report.replaced == 1 else 's'}")
+    if report.reclaimed is not None:
+        summary += f" and compacted the store (reclaimed {format_bytes(report.reclaimed)})"
     if seconds is not None:
         summary += f" in {seconds:.3g} s"
     if reconciled:

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from engine.backends.protocol import BackendTransaction
 from engine.errors import DuplicateImport, InputError, MalformedInput, UnknownSession
-from engine.model import SessionWindow
+from engine.model import SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.transcript.events import SEARCHABLE_ROLES
 from engine.transcript.validation import check_event
@@ -63,6 +63,11 @@ class ImportReport:
     unindexed_roles: tuple[tuple[str, int], ...] = ()
     #: Windows of the store whose transcript this import replaced (`--replace`).
     replaced: int = 0
+    #: Windows of the store that this import appended new messages to (a flat chat log
+    #: that grew since it was imported).
+    extended: int = 0
+    #: Bytes the store reclaimed when it compacted after replacing (None: it did not).
+    reclaimed: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as the `import --json` output."""
@@ -70,6 +75,8 @@ class ImportReport:
             "sources": [{"path": path, "form": form} for path, form in self.sources],
             "windows": self.windows,
             "replaced": self.replaced,
+            "extended": self.extended,
+            "reclaimedBytes": self.reclaimed,
             "events": self.events,
             "unindexedRoles": dict(self.unindexed_roles),
             "notes": list(self.notes),
@@ -87,8 +94,11 @@ class ImportBatch:
         progress: StepProgress | None = None,
         expected_lines: int = 0,
         replace: bool = False,
+        read_events: Callable[[str], list[StoredEvent]] | None = None,
     ) -> None:
         self.transaction = transaction
+        #: The events a stored window holds (for a flat log that continues one).
+        self.read_events = read_events
         #: Replace the transcript of a window the store holds instead of refusing it.
         self.replace = replace
         #: session id -> the events read so far (each with its receipt stamp) for a
@@ -113,6 +123,7 @@ class ImportBatch:
         self.added_at: dict[str, str] = {}
         self.window_count = 0
         self.replaced_count = 0
+        self.extended_ids: set[str] = set()
         self.event_count = 0
         #: role -> messages of that role that are stored but never indexed.
         self.unindexed_roles: Counter[str] = Counter()
@@ -210,6 +221,20 @@ class ImportBatch:
         """Let this import append events to window `session_id`, which the store already
         holds (a live import continuing a transcript that grew)."""
         self.added_at.setdefault(session_id, path)
+
+    def continue_stored(self, session_id: str, path: str, line: int) -> list[StoredEvent]:
+        """Let a flat chat log continue stored window `session_id` (it is read from here
+        on; refused when this import already read it): return the events it holds."""
+        if session_id in self.added_at:
+            raise DuplicateImport(
+                f'{path}:{line}: session window "{session_id}" was already read from '
+                f"{self.added_at[session_id]}; nothing was imported")
+        if self.read_events is None:
+            raise DuplicateImport(
+                f'{path}:{line}: session window "{session_id}" is already in the store; '
+                "nothing was imported")
+        self.added_at[session_id] = f"{path}:{line}"
+        return self.read_events(session_id)
 
     def update_window(self, window: SessionWindow, path: str) -> None:
         """Write new metadata for a window the store holds or this import added; a key

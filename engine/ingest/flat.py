@@ -38,13 +38,20 @@ What the importer builds:
   linear chain in file order. Only `user` and `assistant` messages are searchable; the
   import report counts the others by role (`ImportReport.unindexed_roles`).
 
-A `sessionId` already in the store is a `DuplicateImport` (a flat file never appends to
-an existing window), unless the import replaces (`--replace`): then that window's
-transcript is replaced by this file's lines for it (one chain in file order, as above),
-its metadata and its place in its key's chain unchanged, and its key must be the one the
-line names; the same `sessionId` under two keys, a repeated `messageId` in a
-window, a missing or unknown field, a missing or unreadable timestamp are
-`MalformedInput` with the line.
+A `sessionId` already in the store is **continued**: a chat log grows, and importing it
+again adds what is new. The file's lines for that window must begin with exactly the
+messages the store holds for it (the events this form makes of them, in order); the
+lines past them are appended (their parent: the window's last message), and a window
+with nothing new is left as it is, so importing a file twice adds nothing the second
+time. A window whose stored messages differ from the file's lines (the file changed
+before its end, or the window came from another file) or that holds more messages than
+the file gives it is a `DuplicateImport` naming the line, with nothing imported: it was
+not this file's window, or the file was rewritten (`--replace` takes the file as it is).
+With `--replace`, that window's transcript is replaced by this file's lines for it (one
+chain in file order, as above), its metadata and its place in its key's chain
+unchanged. Either way its key must be the one the line names; the same `sessionId`
+under two keys, a repeated `messageId` in a window, a missing or unknown field, a
+missing or unreadable timestamp are `MalformedInput` with the line.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import MalformedInput
+from engine.errors import DuplicateImport, MalformedInput
 from engine.ingest.batch import ImportBatch
 from engine.ingest.jsonl import iter_objects
 from engine.model import SessionWindow, canonical_session_key
@@ -83,6 +90,10 @@ class _WindowCursor:
     message_lines: dict[str, int]
     new: bool = True
     newest: tuple[float, int] = (float("-inf"), 0)
+    #: A stored window this file continues: the events it held, and how many of the
+    #: file's lines for it were read so far.
+    stored: list[dict[str, Any]] | None = None
+    read: int = 0
 
 
 def is_flat_file(path: Path) -> bool:
@@ -111,10 +122,27 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
             raise MalformedInput(shown, line,
                                  f'messageId "{message_id}" is already used in window '
                                  f'"{session_id}" on line {cursor.message_lines[message_id]}')
-        batch.append(session_id, message_event(fields, cursor.last_message_id), shown, line)
+        event = message_event(fields, cursor.last_message_id)
+        if cursor.stored is None or cursor.read >= len(cursor.stored):
+            batch.append(session_id, event, shown, line)
+            if cursor.stored is not None:
+                batch.extended_ids.add(session_id)
+        elif cursor.stored[cursor.read] != event:
+            raise DuplicateImport(
+                f'{shown}:{line}: session window "{session_id}" is already in the store, '
+                f"and its message {cursor.read + 1} there is not this line's: this file "
+                "does not continue it (--replace takes the file as it is); nothing was "
+                "imported")
+        cursor.read += 1
         cursor.message_lines[message_id] = line
         cursor.last_message_id = message_id
         cursor.newest = max(cursor.newest, (time, line))
+    for session_id, cursor in cursors.items():
+        if cursor.stored is not None and cursor.read < len(cursor.stored):
+            raise DuplicateImport(
+                f'{shown}: session window "{session_id}" holds {len(cursor.stored)} '
+                f"messages in the store, this file only {cursor.read}: it does not continue "
+                "it (--replace takes the file as it is); nothing was imported")
     settle_current_windows(cursors, batch, shown)
 
 
@@ -162,13 +190,17 @@ def _open_window(
     """Create the window of a `sessionId` seen for the first time (`time`: its first
     line's timestamp, its `created_at`)."""
     session_id, session_key = fields["sessionId"], fields["sessionKey"]
-    if batch.is_replacement(session_id):
+    if session_id in batch.stored_ids:
         stored_key = batch.windows[session_id].session_key
         if stored_key != session_key:
             raise MalformedInput(path, line, f'sessionId "{session_id}" belongs to key '
                                              f'"{stored_key}" in the store, not "{session_key}"')
+    if batch.is_replacement(session_id):
         batch.start_replacement(session_id, path, line)
         return _WindowCursor(session_key, line, None, {}, new=False)
+    if session_id in batch.stored_ids and session_id not in batch.added_at:
+        stored = [stored.event for stored in batch.continue_stored(session_id, path, line)]
+        return _WindowCursor(session_key, line, None, {}, new=False, stored=stored)
     batch.check_new(session_id, path, line)
     previous = batch.current_of(session_key)
     window = SessionWindow(

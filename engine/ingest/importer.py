@@ -117,7 +117,7 @@ def import_sources(
         reading = partial(progress, "read")
     with target.transaction() as transaction:
         batch = ImportBatch(transaction, existing, received_at, reading, expected,
-                            replace=replace)
+                            replace=replace, read_events=getattr(target, "events", None))
         for path, form in plan:
             FORMS[form][1](path, batch)
         batch.finish()
@@ -133,6 +133,7 @@ def import_sources(
         notes=tuple(batch.notes),
         unindexed_roles=tuple(sorted(batch.unindexed_roles.items())),
         replaced=batch.replaced_count,
+        extended=len(batch.extended_ids),
     )
 
 

@@ -21,6 +21,9 @@ Rules:
 * then, unless `reconcile=False`, the windows the import left dirty are rebuilt
   (behaviour.md §8.1: imported history and rewinds are indexed by reconcile, as
   `openclaw doctor` imports are), through `maintenance.reconcile_when_needed`;
+* an import that replaced a large share of the store's windows (`--replace`,
+  `COMPACT_AFTER_REPLACING`) then compacts the store (`compact_after_replacing`), so
+  the old transcripts do not stay beside the new ones until `compact`;
 * `live_import_into_store(folder, backend, state)` is the same job for the live import
   of an OpenClaw state (`live_state.py`): it also reads the store's marks before and
   writes them after the commit (`live_marks.py`), and a store it made is kept once the
@@ -89,9 +92,30 @@ def import_into_store(
     def job(backend: PartitionedStore, committed: list[bool]) -> tuple[ImportReport, int]:
         report = import_sources(backend, sources, progress=progress, replace=replace)
         reconciling = partial(progress, "reconcile") if progress is not None else None
-        return report, reconcile_when_needed(backend, reconciling) if reconcile else 0
+        reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
+        return compact_after_replacing(backend, report), reconciled
 
     return _on_store(store_path, backend_name, create_parents, job, warn)
+
+
+#: The share of a store's windows an import must replace before it compacts the store.
+COMPACT_AFTER_REPLACING = 0.25
+
+
+def compact_after_replacing(backend: PartitionedStore, report: ImportReport) -> ImportReport:
+    """After an import that replaced at least `COMPACT_AFTER_REPLACING` of the store's
+    windows (`--replace` of a whole corpus), compact the store, so that it does not keep
+    the old transcripts beside the new ones until `compact` is run; the report says what
+    was reclaimed. A failure to compact is a note: the import is committed either way."""
+    windows = backend.stats().get("windows", 0)
+    if not report.replaced or report.replaced < COMPACT_AFTER_REPLACING * windows:
+        return report
+    try:
+        outcome = backend.compact()
+    except StoreError as error:
+        note = f"the store was not compacted after the replacement ({error}); run compact"
+        return replace(report, notes=(*report.notes, note))
+    return replace(report, reclaimed=outcome.bytes_reclaimed)
 
 
 def live_import_into_store(

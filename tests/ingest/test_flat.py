@@ -116,11 +116,40 @@ def test_interleaved_windows_follow_what_the_store_held_before(
                             ("w2", "w0", "rollover", False)]
 
 
-def test_flat_reimport_is_a_duplicate(store: TranscriptStore, tmp_path: Path) -> None:
+def test_a_flat_file_imported_again_adds_nothing(store: TranscriptStore, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "m.jsonl", LINES)
     import_sources(store, [path])
+    before = (store.stats(), store.generation)
+    report = import_sources(store, [path])
+    assert (report.windows, report.events, report.extended) == (0, 0, 0)
+    assert (store.stats(), store.generation) == before  # not even an empty commit
+
+
+def test_a_flat_file_that_grew_adds_its_new_lines(store: TranscriptStore, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "m.jsonl", LINES[:3])
+    import_sources(store, [path])
+    later = {"sessionKey": "agent:main:main", "sessionId": "s1", "messageId": "q2",
+             "role": "user", "timestamp": 1772359400000, "text": "And the bakery?"}
+    write_lines(path, [*LINES, later])
+    report = import_sources(store, [path])
+    assert (report.windows, report.events, report.extended) == (1, 3, 1)
+    assert [stored.event["id"] for stored in store.events("s1")] == ["q1", "a1", "q2"]
+    assert store.events("s1")[-1].event["parentId"] == "a1"
+    assert [w.session_id for w in store.windows() if w.current] == ["g1", "s2"]
+
+
+@pytest.mark.parametrize(("rows", "problem"), [
+    ([{**LINES[0], "text": "changed"}, *LINES[1:3]],
+     r'm\.jsonl:1: session window "s1" is already in the store, and its message 1 there'),
+    (LINES[:2], r'm\.jsonl: session window "s1" holds 2 messages in the store, this file only 1'),
+])
+def test_a_flat_file_that_does_not_continue_its_windows_is_refused(
+        store: TranscriptStore, tmp_path: Path, rows: list[Any], problem: str) -> None:
+    path = write_lines(tmp_path / "m.jsonl", LINES[:3])
+    import_sources(store, [path])
     before = store.stats()
-    with pytest.raises(DuplicateImport, match=r'm\.jsonl:1: session window "s1"'):
+    write_lines(path, rows)
+    with pytest.raises(DuplicateImport, match=problem):
         import_sources(store, [path])
     assert store.stats() == before
 
