@@ -55,6 +55,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "JSON-RPC 2.0 search, the agent tools and history over stdin/stdout"),
     CommandEntry("mcp", "engine.cli.mcp_command",
                  "serve sessions_search and sessions_history to an MCP client over stdio"),
+    CommandEntry("conform", "engine.cli.conform_command",
+                 "run the specification's conformance cases against a backend (or a program)"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
     CommandEntry("compact", "engine.cli.compact_command",

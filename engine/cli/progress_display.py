@@ -27,6 +27,7 @@ PHASES: dict[str, tuple[str, str | None]] = {
     "read": ("reading records", "rows"),
     "commit": ("writing the index", None),
     "reconcile": ("reconciling windows", "windows"),
+    "conform": ("running conformance cases", "cases"),
 }
 
 

@@ -44,13 +44,16 @@ progress bar on a terminal (`--quiet`: no bar and no summary line).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Collection, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from engine import MAX_LIMIT
 from engine.cli.commands import (
+    STORE_VARIABLE,
     add_command,
     add_json_arguments,
     add_read_only_arguments,
@@ -218,7 +221,8 @@ def run_explain(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """`session-search serve`."""
+    """`session-search serve`: the store of `--store` (else `$SESSION_SEARCH_STORE`), or,
+    with neither, a scratch store speaking the conformance set-up methods."""
     from engine.agent_tools.tool_config import ToolConfig, load_tool_config
     from engine.cli.tool_commands import with_link_base
     from engine.rpc.methods import METHODS, RpcContext
@@ -226,7 +230,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     config = with_link_base(load_tool_config(args.config) if args.config else ToolConfig(),
                             args.session_link_base)
-    backend = open_store(args.store, "serve", warn=warn)
+    args.store = args.store or os.environ.get(STORE_VARIABLE) or None
+    if args.store is None:  # a scratch store, with the conformance set-up methods
+        from engine.conformance.scratch import serve_scratch
+
+        serve_scratch(args.backend or "reference", config,
+                      ready=None if args.quiet else partial(print, file=sys.stderr, flush=True))
+        return 0
+    backend = open_store(args.store, "serve", backend=args.backend, warn=warn)
     try:
         if not args.quiet:
             print(ready_line(args.store, backend.name, METHODS), file=sys.stderr, flush=True)
@@ -362,7 +373,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "\"params\": {\"sessionKeys\": [], \"query\": \"cafe\"}}' | "
                   "session-search serve --store demo")],
     )
-    add_store_argument(serve_parser)
+    add_store_argument(serve_parser, help="the store folder; without it (and without "
+                       f"${STORE_VARIABLE}) a scratch store that the conformance set-up "
+                       "methods fill, removed when the input ends (docs/conformance.md)")
+    serve_parser.set_defaults(store_needed=False)
+    serve_parser.add_argument("--backend", choices=BACKEND_NAMES, default=None,
+                              help="the backend of the scratch store (default reference); "
+                                   "with --store, the backend the store must have")
     add_json_arguments(serve_parser, help="every answer is a JSON-RPC line already; "
                                            "accepted for scripts that pass --json to every "
                                            "command")

@@ -65,14 +65,17 @@ class ScratchStore:
 
     `backend_name` is the backend of every store it makes (`reference`, `sqlite`); the
     tool configuration and time budgets are those the product methods run under, set by
-    `conformance.configure` and put back to the defaults by `reset`. (A mutable holder,
+    `conformance.configure` and put back by `reset` (to `base_config`, the configuration
+    the server was started with, and the default budgets). (A mutable holder,
     not a value: the set-up methods change what it holds.)
     """
 
-    def __init__(self, backend_name: str = "reference") -> None:
+    def __init__(self, backend_name: str = "reference",
+                 base_config: ToolConfig | None = None) -> None:
         self.backend_name = backend_name
+        self.base_config = base_config or ToolConfig()
         self.folder = Path(tempfile.mkdtemp(prefix="session-search-scratch-"))
-        self.tool_config = ToolConfig()
+        self.tool_config = self.base_config
         self.budgets = TimeBudgets()
         self.backend: Any = None
         self.generation = 0
@@ -84,7 +87,7 @@ class ScratchStore:
         store = self.folder / f"store-{self.generation}"
         self.backend = open_backend(store, backend=self.backend_name, create=True,
                                     writer=True, config=SCRATCH_CONFIG)
-        self.tool_config = ToolConfig()
+        self.tool_config = self.base_config
         self.budgets = TimeBudgets()
 
     def context(self) -> RpcContext:
@@ -297,3 +300,42 @@ def scratch_methods(scratch: ScratchStore) -> Mapping[str, Method]:
     return method_table(*(product(method) for method in METHODS.values()),
                         *(setup(name, handler, summary)
                           for name, (handler, summary) in SETUP_METHODS.items()))
+
+
+def scratch_ready_line(backend_name: str) -> str:
+    """What `serve` without a store says on standard error once it reads requests.
+
+    >>> scratch_ready_line("sqlite").split(" over ")[0]
+    'session-search: serving a scratch store (backend sqlite)'
+    """
+    return (f"session-search: serving a scratch store (backend {backend_name}) over "
+            f"JSON-RPC 2.0, one request per line on standard input (methods: "
+            f"{', '.join(METHODS)}; set-up methods: {', '.join(SETUP_METHODS)}); the store "
+            "is removed when the input ends")
+
+
+#: The longest request line a scratch server reads: a corpus travels in one
+#: `conformance.load` line, and a case may load a transcript of several MiB (a store's
+#: own server keeps the 1 MiB bound of `engine.rpc.framing`).
+SETUP_LINE_BYTES = 64 * 1024 * 1024
+
+
+def serve_scratch(backend_name: str, tool_config: ToolConfig | None = None, *,
+                  ready: Callable[[str], None] | None = None) -> int:
+    """Serve standard input on a new scratch store until the input ends, then remove it
+    (`session-search serve` without `--store`); `ready` is told the ready line."""
+    import sys
+
+    from engine.rpc.framing import bounded_lines
+    from engine.rpc.server import serve
+
+    scratch = ScratchStore(backend_name, tool_config)
+    try:
+        scratch.reset()
+        if ready is not None:
+            ready(scratch_ready_line(backend_name))
+        return serve(RpcContext(scratch.backend),
+                     bounded_lines(sys.stdin.buffer, SETUP_LINE_BYTES), sys.stdout.buffer,
+                     scratch_methods(scratch))
+    finally:
+        scratch.close()

@@ -167,8 +167,15 @@ class ExecTarget:
         text = self._stderr.read().decode("utf-8", "replace").strip()
         return "\n".join(text.splitlines()[-lines:])
 
-    def _failure(self, what: str) -> TargetFailure:
-        status = self._process.poll() if self._process is not None else None
+    def _failure(self, what: str, *, ended: bool = False) -> TargetFailure:
+        """The failure to raise (the process is ended first); `ended`: its output closed,
+        so its exit status is waited for (briefly) to be named."""
+        status = None
+        if self._process is not None:
+            try:
+                status = self._process.wait(timeout=5) if ended else self._process.poll()
+            except subprocess.TimeoutExpired:
+                status = None
         tail = self.stderr_tail()
         self._kill()
         exited = f" (it exited with status {status})" if status is not None else ""
@@ -187,7 +194,8 @@ class ExecTarget:
             process.stdin.write(request)
             process.stdin.flush()
         except (BrokenPipeError, OSError):
-            raise self._failure(f"the backend closed its input before {method}") from None
+            raise self._failure(f"the backend closed its input before {method}",
+                                ended=True) from None
         line = self._read_line(method)
         try:
             return reply_of(decode_message(line), self._next_id)
@@ -217,7 +225,8 @@ class ExecTarget:
                                         f"{self.timeout:g} s (timed out)")
                 chunk = os.read(descriptor, 65536)
                 if not chunk:
-                    raise self._failure(f"the backend ended before answering {method}")
+                    raise self._failure(f"the backend ended before answering {method}",
+                                        ended=True)
                 self._buffer += chunk
 
     def restart(self) -> None:

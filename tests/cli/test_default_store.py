@@ -40,8 +40,9 @@ def test_an_explicit_store_wins(session_search, demo_store: Path, tmp_path: Path
         2, f"{tmp_path / 'elsewhere'}: no session-search store here")
 
 
+# (`serve` given neither serves a scratch store: tests/conformance/test_conform_command.py)
 @pytest.mark.parametrize("argv", [("search", "cafe"), ("stats",), ("dump",),
-                                  ("history", "agent:main:main"), ("serve",),
+                                  ("history", "agent:main:main"),
                                   ("call", "sessions_search", "--requester",
                                    "agent:main:main", '{"query": "cafe"}')])
 @pytest.mark.parametrize("value", [None, ""])
