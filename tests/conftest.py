@@ -70,6 +70,44 @@ def pg_connection(pg_dsn: str) -> Iterator[object]:
         connection.close()
 
 
+#: The variable naming the prefix of the schemas the postgres backend makes.
+PG_SCHEMA_PREFIX_VARIABLE = "SESSION_SEARCH_PG_SCHEMA_PREFIX"
+
+
+def drop_schemas(connection: object, prefix: str) -> int:
+    """Drop every schema whose name starts with `prefix` (a test's own); how many."""
+    names = [row[0] for row in connection.execute(
+        "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", (prefix,))]
+    for name in names:
+        connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    return len(names)
+
+
+@pytest.fixture
+def postgres_stores(pg_dsn: str, pg_connection: object,
+                    monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Stores of the postgres backend made in this test land on the test server, in
+    schemas of a prefix of their own (dropped afterwards); yields the DSN. With it a test
+    makes a postgres store as it makes any other (`open_backend(path, backend="postgres",
+    create=True)`)."""
+    import secrets
+
+    prefix = f"t{secrets.token_hex(4)}_"
+    monkeypatch.setenv(PG_DSN_VARIABLE, pg_dsn)
+    monkeypatch.setenv(PG_SCHEMA_PREFIX_VARIABLE, prefix)
+    try:
+        yield pg_dsn
+    finally:
+        drop_schemas(pg_connection, prefix)
+
+
+def backend_environment(request: pytest.FixtureRequest, backend: str) -> None:
+    """For a test parametrized over backends: the postgres one needs its server
+    (`postgres_stores`); the others need nothing."""
+    if backend == "postgres":
+        request.getfixturevalue("postgres_stores")
+
+
 # ----- a small file system ----------------------------------------------------------
 
 #: The size of the tmpfs a `small_disk` test gets.

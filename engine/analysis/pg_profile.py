@@ -1,7 +1,9 @@
-"""The `pg` profile: `to_tsvector('simple', unaccent(text))` of PostgreSQL 15, in Python.
+"""The `pg` profile: `to_tsvector('simple', unaccent(text))` of PostgreSQL 15, in Python, and
+its per-token flavour, the configuration the PostgreSQL backend indexes with.
 
 Owns: the pipeline whole-text unaccent → `default` parser → `simple` mapping → per-character
-lowercase → positions → tsvector, and the offsets of each token in the original text.
+lowercase → positions → tsvector, and the offsets of each token in the original text; and
+the same pipeline with unaccent applied to each token instead (`unaccent="dictionary"`).
 Must not touch: the parser's rules (`pg_parser.py`, `pg_parser_states.py`,
 `pg_character_classes.py`), the unaccent map (`unaccent.py`), query syntax (`pg_query.py`),
 or the profile registry (`profiles.py`).
@@ -9,9 +11,23 @@ or the profile registry (`profiles.py`).
 Locale assumption: a UTF8 database with `LC_CTYPE = C.UTF-8` (glibc 2.36 locale data,
 Unicode 14.0); checked against PostgreSQL 15.20 (the specification measured 15.18).
 
+Two flavours (the `unaccent` option):
+
+* `function` (the default): `to_tsvector('simple', unaccent(text))`, as tokenizers.md §4
+  describes it: `unaccent()` runs on the whole text first, so it can change token
+  boundaries (`«quote»` becomes `<<quote>>`, a tag, and is lost; `½` becomes `1/2`);
+* `dictionary`: `to_tsvector(cfg, text)` for a configuration copied from `simple` whose
+  every mapped token type goes through the `unaccent` dictionary, then `simple`. The
+  parser reads the original text; each mapped token is unaccented (the same per-code-point
+  map: the function calls the dictionary), then lowercased. The byte limit is measured on
+  the parser token, before unaccent. This is what `engine.backends.postgres` creates
+  (its package docstring says why), checked against the server by
+  `tests/parity/test_pg_dictionary_profile.py`.
+
 The rules (tokenizers.md §4):
 
-* `unaccent()` runs on the whole text first, so it can change token boundaries.
+* `unaccent()` runs on the whole text first (flavour `function`), or on each token
+  (flavour `dictionary`).
 * The `simple` configuration maps every parser token type except `blank`, `tag`,
   `protocol` and `entity`; unmapped tokens are dropped and take no position.
 * A mapped token longer than 2047 bytes (UTF-8, measured after unaccent and before
@@ -22,6 +38,11 @@ The rules (tokenizers.md §4):
   and each of its parts are separate tokens).
 * The lexeme is the token lowercased code point by code point (glibc `towlower`; never
   `str.lower()` on a whole word: no final sigma, and `İ` U+0130 becomes `i`).
+* Flavour `dictionary`: a token that unaccent deletes whole (U+0345 alone: a combining mark
+  that is Alphabetic, so it can start a word) reaches `simple` empty, which PostgreSQL
+  treats as a stop word: it takes its position and gives no lexeme. `tokens` lists it
+  (text `''`, so that a token's index is its position minus one); `terms` and `tsvector`
+  leave it out.
 * The tsvector keeps, per lexeme, its distinct positions in increasing order, at most 255;
   lexemes are ordered by their UTF-8 bytes. Its size, computed as PostgreSQL does, must stay
   within 1,048,575 bytes, or `InputError` carries PostgreSQL's message.
@@ -42,8 +63,8 @@ from engine.analysis.pg_parser import DefaultParser
 from engine.analysis.pg_token_types import TOKEN_ALIASES, ParsedToken
 from engine.analysis.tables.pg_char_classes import LOWERCASE_EXCEPTIONS, PROBED_SERVER_VERSION
 from engine.analysis.token import Token
-from engine.analysis.unaccent import rule_count, unaccent_with_sources
-from engine.errors import InputError
+from engine.analysis.unaccent import rule_count, unaccent, unaccent_with_sources
+from engine.errors import InputError, UsageError
 
 #: Token types the `simple` configuration does not index.
 UNMAPPED_ALIASES = frozenset({"blank", "tag", "protocol", "entity"})
@@ -89,21 +110,40 @@ class _Indexed:
     position: int
 
 
+#: The `unaccent` option's values: the whole-text function, or a dictionary per token.
+UNACCENT_FLAVOURS = ("function", "dictionary")
+
+
 class PgSimpleUnaccentAnalyzer:
-    """`to_tsvector('simple', unaccent(text))` as tokens, terms, and a tsvector.
+    """`to_tsvector('simple', unaccent(text))` as tokens, terms, and a tsvector; with
+    `unaccent="dictionary"`, the per-token configuration's.
 
     >>> analyzer = PgSimpleUnaccentAnalyzer()
     >>> analyzer.terms("Café state-of-the-art")
     ['cafe', 'state-of-the-art', 'state', 'of', 'the', 'art']
     >>> analyzer.tsvector("a b a")
     {'a': [1, 3], 'b': [2]}
+    >>> analyzer.terms("«Bonjour» ½"), PgSimpleUnaccentAnalyzer("dictionary").terms("«Bonjour» ½")
+    (['1/2'], ['bonjour'])
     """
 
     name = "pg"
 
+    def __init__(self, unaccent: str = "function") -> None:
+        if unaccent not in UNACCENT_FLAVOURS:
+            raise UsageError(f"pg profile: unaccent must be one of "
+                             f"{', '.join(UNACCENT_FLAVOURS)}, not {unaccent!r}")
+        self.unaccent = unaccent
+        self._per_token = unaccent == "dictionary"
+
+    def _parsed_text(self, text: str) -> str:
+        """What the parser reads: the unaccented text, or the text itself."""
+        return text if self._per_token else unaccent_with_sources(text).text
+
     def parse(self, text: str) -> list[tuple[str, str]]:
-        """`ts_parse('default', unaccent(text))` as (alias, token text) pairs."""
-        plain = unaccent_with_sources(text).text
+        """`ts_parse('default', unaccent(text))` (flavour `dictionary`: of `text`) as
+        (alias, token text) pairs."""
+        plain = self._parsed_text(text)
         return [
             (token.alias, plain[token.start:token.end])
             for token in DefaultParser(plain).tokens()
@@ -118,7 +158,7 @@ class PgSimpleUnaccentAnalyzer:
             token_text = plain[parsed.start:parsed.end]
             if utf8_length(token_text) > MAX_TOKEN_BYTES:
                 continue
-            lexeme = lowercase(token_text)
+            lexeme = lowercase(unaccent(token_text) if self._per_token else token_text)
             if utf8_length(lexeme) > MAX_LEXEME_BYTES:
                 raise InputError(
                     f"word of {utf8_length(token_text)} bytes grows to "
@@ -134,11 +174,14 @@ class PgSimpleUnaccentAnalyzer:
 
         Every occurrence is listed, also beyond 255 per lexeme (the tsvector drops those).
         """
-        mapped = unaccent_with_sources(text)
+        mapped = None if self._per_token else unaccent_with_sources(text)
         byte_offsets = _ByteOffsets(text)
         result: list[Token] = []
-        for item in self._indexed(mapped.text):
-            start, end = mapped.original_span(item.parsed.start, item.parsed.end)
+        for item in self._indexed(text if mapped is None else mapped.text):
+            if mapped is None:
+                start, end = item.parsed.start, item.parsed.end
+            else:
+                start, end = mapped.original_span(item.parsed.start, item.parsed.end)
             result.append(
                 Token(
                     text=item.lexeme,
@@ -154,17 +197,18 @@ class PgSimpleUnaccentAnalyzer:
 
     def terms(self, text: str) -> list[str]:
         """The lexemes in text order (the `tokens` texts, without building offsets)."""
-        return [item.lexeme for item in self._indexed(unaccent_with_sources(text).text)]
+        return [item.lexeme for item in self._indexed(self._parsed_text(text)) if item.lexeme]
 
     def tsvector(self, text: str) -> dict[str, list[int]]:
         """`to_tsvector('simple', unaccent(text))`: lexeme → positions, lexemes in byte order.
 
         Raises `InputError` with PostgreSQL's wording when the tsvector would be too long.
         """
-        plain = unaccent_with_sources(text).text
+        plain = self._parsed_text(text)
         positions: dict[str, list[int]] = {}
         for item in self._indexed(plain):
-            positions.setdefault(item.lexeme, []).append(item.position)
+            if item.lexeme:
+                positions.setdefault(item.lexeme, []).append(item.position)
         vector: dict[str, list[int]] = {}
         for lexeme in sorted(positions, key=lambda word: word.encode("utf-8", "surrogatepass")):
             distinct = sorted(set(positions[lexeme]))
@@ -178,8 +222,9 @@ class PgSimpleUnaccentAnalyzer:
 
     def describe(self) -> list[str]:
         version = PROBED_SERVER_VERSION.split()[0]
+        where = "each token (dictionary)" if self._per_token else "whole text"
         return [
-            f"unaccent: whole text, PostgreSQL 15 unaccent.rules ({rule_count()} rules)",
+            f"unaccent: {where}, PostgreSQL 15 unaccent.rules ({rule_count()} rules)",
             f"parser: PostgreSQL default parser, C.UTF-8 (glibc 2.36, Unicode 14), {version}",
             "map: simple configuration; drop blank, tag, protocol, entity tokens",
             f"length: drop tokens longer than {MAX_TOKEN_BYTES} bytes, without a position",

@@ -38,7 +38,7 @@ PROFILE_NAMES: tuple[str, ...] = ("unicode61", "icu", "pg")
 PROFILE_OPTIONS: Mapping[str, tuple[str, ...]] = {
     "unicode61": ("remove_diacritics", "tokenchars", "separators", "categories"),
     "icu": ("locale",),
-    "pg": (),
+    "pg": ("unaccent",),
 }
 
 
@@ -87,7 +87,7 @@ def get_analyzer(name: str, **options: Any) -> Analyzer:
     >>> get_analyzer("pg", remove_diacritics=2)
     Traceback (most recent call last):
     ...
-    engine.errors.UsageError: pg profile: unknown option 'remove_diacritics' (it takes no options)
+    engine.errors.UsageError: pg profile: unknown option 'remove_diacritics' (it takes unaccent)
     """
     if name not in _BUILDERS:
         raise UsageError(
@@ -131,6 +131,11 @@ class ProfileConfig:
 #: What session search indexes and queries with: FTS5 `unicode61 remove_diacritics 2`
 #: (seed spec: "SQLite search uses its Unicode word tokenizer with diacritic removal").
 SEARCH_PROFILE = ProfileConfig("unicode61", (("remove_diacritics", 2),))
+
+#: What the PostgreSQL backend indexes and queries with: the `simple` configuration with
+#: `unaccent` as a dictionary on every token (seed: "PostgreSQL search uses the simple
+#: text configuration with unaccent"; why per token: `engine.backends.postgres`).
+POSTGRES_PROFILE = ProfileConfig("pg", (("unaccent", "dictionary"),))
 
 
 def ascii_preview(term: str) -> str:

@@ -1,10 +1,12 @@
-"""Backends: the reference engine and SQLite FTS5 behind one protocol, each a folder of its
-own (`reference/`, `sqlite/`, and later `postgres/`), with its verification beside it.
+"""Backends: the reference engine, SQLite FTS5 and PostgreSQL behind one protocol, each a
+folder of its own (`reference/`, `sqlite/`, `postgres/`), with its verification beside it.
 
 * `protocol`: the capabilities a backend offers (writing, reading transcripts, searching,
   maintenance), as `typing.Protocol`s;
 * `forward_indexing`, `replacement`: rules both backends share (which appends index
   forward, when a transcript replacement defers its rebuild);
+* `reconcile_loop`: reconcile in transactions of bounded size, the loops the database
+  backends (SQLite, PostgreSQL) share;
 * `verify_report`: the report both backends' verifications fill.
 
 Owns: every import of `sqlite3` and `psycopg` (but one: the benchmark's bare upstream

@@ -41,6 +41,19 @@ def fts_text(text: str) -> str:
     return "".join("\ufffd" if "\ud800" <= character <= "\udfff" else character for character in text)
 
 
+def postgres_text(text: str) -> str:
+    """`text` as a PostgreSQL row of the postgres backend holds it (and as the reference
+    engine's PostgreSQL expectation reads it): NUL, which PostgreSQL text cannot hold, and
+    lone surrogates, which UTF-8 cannot, become U+FFFD (a separator to every parser here).
+
+    >>> postgres_text("a\\x00b\\ud800c") == "a\\ufffdb\\ufffdc", postgres_text("plain")
+    (True, 'plain')
+    """
+    if "\x00" not in text:
+        return fts_text(text)
+    return fts_text(text).replace("\x00", "\ufffd")
+
+
 class TextSource(Protocol):
     """Where a flushed row's text is read from (`engine.index.segment_rows.SegmentRows`)."""
 

@@ -117,8 +117,9 @@ WITNESS_NAME = "generations"
 class PartitionClass(Protocol):
     """What a backend class offers the partitioned store (both backends have it)."""
 
-    def create(self, path: str | os.PathLike[str]) -> Backend:
-        """A new partition in folder `path`, opened as the writer."""
+    def create(self, path: str | os.PathLike[str], **options: Any) -> Backend:
+        """A new partition in folder `path`, opened as the writer (`options`: the kind's
+        `create_options`)."""
         ...
 
     def open(self, path: str | os.PathLike[str], *, writer: bool = False,
@@ -140,8 +141,11 @@ class PartitionKind:
     backend_class: PartitionClass
     subfolder: str = ""
     #: Keyword arguments every partition is opened with (`accept_lost_commits` for a
-    #: reference store that `verify` and `stats` open to report what is lost).
+    #: reference store that `verify` and `stats` open to report what is lost; `dsn` for
+    #: a postgres store opened on a given server).
     open_options: tuple[tuple[str, Any], ...] = ()
+    #: Keyword arguments every new partition is made with (`dsn`: a postgres store's server).
+    create_options: tuple[tuple[str, Any], ...] = ()
 
     @property
     def reads_snapshots(self) -> bool:
@@ -366,7 +370,8 @@ class FolderPartitions:
         renamed = False
         try:
             remove_tree(staging, ignore_errors=True)
-            self.kind.backend_class.create(self.partition_folder(staging)).close()
+            self.kind.backend_class.create(self.partition_folder(staging),
+                                          **dict(self.kind.create_options)).close()
             staging.rename(target)
             renamed = True
             sync_folder(target.parent)

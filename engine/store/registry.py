@@ -79,13 +79,19 @@ if TYPE_CHECKING:  # loaded when a store is opened, not when the command line st
 BACKEND_CLASSES: dict[str, str] = {
     "reference": "engine.backends.reference.backend:ReferenceBackend",
     "sqlite": "engine.backends.sqlite.backend:SqliteBackend",
+    "postgres": "engine.backends.postgres.backend:PostgresBackend",
 }
 
 #: name -> the folder of a partition inside `agents/<agentId>/` ("" is that folder).
 PARTITION_SUBFOLDERS: dict[str, str] = {
     "reference": "",
     "sqlite": "agent",
+    "postgres": "",
 }
+
+#: The backends whose partitions live on a server, reached with a connection string
+#: (`dsn`; their folder holds only a file naming the server and the schema).
+SERVER_BACKENDS = frozenset({"postgres"})
 
 #: The backends whose partitions keep a transcript log that can be found shorter than
 #: what was committed, and can be opened all the same to say so (`open_store`'s
@@ -118,12 +124,22 @@ def backend_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def partition_kind(name: str, **open_options: Any) -> PartitionKind:
-    """Backend `name` as the partitions of a store, each opened with `open_options`."""
+def partition_kind(name: str, *, dsn: str | None = None, **open_options: Any) -> PartitionKind:
+    """Backend `name` as the partitions of a store, each opened with `open_options`; `dsn`
+    (a server backend's connection string, `SERVER_BACKENDS`) is given to every partition
+    opened and made (`UsageError` for another backend)."""
     from engine.store.layout import PartitionKind
 
-    return PartitionKind(name, backend_class(name), PARTITION_SUBFOLDERS[name],
-                         tuple(sorted(open_options.items())))
+    klass = backend_class(name)
+    create_options: tuple[tuple[str, Any], ...] = ()
+    if dsn is not None:
+        if name not in SERVER_BACKENDS:
+            raise UsageError(f"--dsn names a PostgreSQL server; backend {name!r} keeps its "
+                             "partitions in files and takes none")
+        open_options = {**open_options, "dsn": dsn}
+        create_options = (("dsn", dsn),)
+    return PartitionKind(name, klass, PARTITION_SUBFOLDERS[name],
+                         tuple(sorted(open_options.items())), create_options)
 
 
 def single_index_problem(directory: Path) -> str | None:
@@ -165,17 +181,23 @@ def open_backend(
     create: bool = False,
     writer: bool = False,
     config: EngineConfig | None = None,
+    dsn: str | None = None,
+    expectation: str | None = None,
 ) -> PartitionedStore:
     """Open the store at `path`; with `create=True` make it first (for `backend`).
 
     Opening an existing store with a different `backend` than it was created for is an
     error that names both. (Commands use `open_store`, which checks the path first.)
-    `config` is the store's (`EngineConfig`; `background_reconcile` and its budget).
+    `config` is the store's (`EngineConfig`; `background_reconcile` and its budget);
+    `dsn` the PostgreSQL server of a postgres store (else `SESSION_SEARCH_PG_DSN`, and
+    for an existing store the server its partitions name); `expectation` makes a reference
+    store answer as another backend would (`postgres`: `ReferenceBackend`'s docstring).
     """
     from engine.store.layout import is_unfinished_creation
     from engine.store.opening import create_partitioned, open_partitioned
 
     directory = Path(path)
+    options = {} if expectation is None else {"expectation": expectation}
     if create:
         name = backend or DEFAULT_BACKEND
         if (directory.exists() and any(directory.iterdir())
@@ -185,12 +207,14 @@ def open_backend(
                 raise UsageError(
                     f"{directory}: store was created for backend {existing!r}, not {name!r}"
                 )
-            return open_partitioned(directory, partition_kind(name), writer=True, config=config)
-        return create_partitioned(directory, partition_kind(name), config)
+            return open_partitioned(directory, partition_kind(name, dsn=dsn, **options),
+                                    writer=True, config=config)
+        return create_partitioned(directory, partition_kind(name, dsn=dsn, **options), config)
     name = detect_backend(directory)
     if backend is not None and backend != name:
         raise UsageError(f"{directory}: store was created for backend {name!r}, not {backend!r}")
-    return open_partitioned(directory, partition_kind(name), writer=writer, config=config)
+    return open_partitioned(directory, partition_kind(name, dsn=dsn, **options), writer=writer,
+                            config=config)
 
 
 # ----- opening a command's store ------------------------------------------------------
@@ -216,6 +240,7 @@ def open_store(
     read_only: bool = False,
     config: EngineConfig | None = None,
     warn: Callable[[str], None] | None = None,
+    dsn: str | None = None,
 ) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
@@ -226,8 +251,9 @@ def open_store(
     to accept, and open as usual); `read_only=True`
     (never with `writer`) also opens a state OpenClaw wrote, read-only; `config` is the
     store's `EngineConfig`; `warn` is told, one line each, of the folders in `agents/`
-    the store does not list, which it ignores (`FolderPartitions.stray_problems`).
-    Refusals are `StorePathError` (see the module docstring).
+    the store does not list, which it ignores (`FolderPartitions.stray_problems`); `dsn`
+    is a postgres store's server (`open_backend`). Refusals are `StorePathError` (see the
+    module docstring).
     """
     if read_only and writer:
         raise UsageError("a store cannot be opened both read-only and as the writer")
@@ -247,7 +273,7 @@ def open_store(
         _require_backend(path, name, backend)
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
-        return _warned(open_partitioned(Path(path), partition_kind(name, **options),
+        return _warned(open_partitioned(Path(path), partition_kind(name, dsn=dsn, **options),
                                         writer=writer, accept_missing=accept_lost_commits,
                                         config=config), warn)
 
@@ -268,13 +294,15 @@ def open_or_create_store(
     create_parents: bool = False,
     config: EngineConfig | None = None,
     warn: Callable[[str], None] | None = None,
+    dsn: str | None = None,
 ) -> OpenedStore:
     """Open the store at `path` as writer, or make one there for `backend` (default
     `DEFAULT_BACKEND`) when the folder is absent or empty.
 
     An existing store keeps its backend: naming another one is a `StorePathError` that
     names both. The parent folder of a new store must exist unless `create_parents`.
-    `warn` is told of the folders the store ignores, as by `open_store`.
+    `warn` is told of the folders the store ignores, as by `open_store`; `dsn` is a
+    postgres store's server (`open_backend`).
     """
     from engine.store.opening import create_partitioned, open_partitioned
 
@@ -283,12 +311,12 @@ def open_or_create_store(
                                     create_parents=create_parents)
         if existing is not None:
             _require_backend(path, existing, backend)
-            store = open_partitioned(Path(path), partition_kind(existing), writer=True,
+            store = open_partitioned(Path(path), partition_kind(existing, dsn=dsn), writer=True,
                                      config=config)
             return OpenedStore(_warned(store, warn), existing, created=False)
         name = backend or DEFAULT_BACKEND
-        return OpenedStore(create_partitioned(Path(path), partition_kind(name), config), name,
-                           created=True)
+        return OpenedStore(create_partitioned(Path(path), partition_kind(name, dsn=dsn), config),
+                           name, created=True)
 
 
 def check_store_folder(path: str | os.PathLike[str], command: str, *,

@@ -62,7 +62,7 @@ def test_unknown_profile_names_the_valid_ones() -> None:
     [
         ("icu", {"remove_diacritics": 2}, "icu profile: unknown option 'remove_diacritics'"),
         ("icu", {"remove_diacritics": 2}, "(it takes locale)"),
-        ("pg", {"locale": "ja"}, "pg profile: unknown option 'locale' (it takes no options)"),
+        ("pg", {"locale": "ja"}, "pg profile: unknown option 'locale' (it takes unaccent)"),
         ("unicode61", {"locale": "ja"}, "unicode61 profile: unknown option 'locale'"),
         ("unicode61", {"locale": "ja"}, "(it takes remove_diacritics, tokenchars, separators"),
         ("unicode61", {"remove_diacritics": 3}, "remove_diacritics must be 0, 1 or 2, not 3"),

@@ -25,8 +25,9 @@ from engine.model import SearchRequest, SearchResult, SessionWindow
 from engine.store.archives import archive_session
 from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore
 from engine.store.registry import detect_backend, open_backend
+from tests.conftest import backend_environment
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)
 
 
@@ -52,6 +53,7 @@ def agent_folders(path: Path) -> list[str]:
 
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
+    backend_environment(request, request.param)
     return request.param
 
 
@@ -86,7 +88,8 @@ def test_each_agent_is_a_partition_and_global_and_unknown_live_in_main(
     with pytest.raises(UnknownSession, match="unknown session id 'nope'"):
         store.window("nope")
     layout = {"reference": "agents/main/store.meta",
-              "sqlite": "agents/main/agent/openclaw-agent.sqlite"}[backend_name]
+              "sqlite": "agents/main/agent/openclaw-agent.sqlite",
+              "postgres": "agents/main/postgres.json"}[backend_name]
     assert (tmp_path / "store" / layout).is_file()
     assert detect_backend(tmp_path / "store") == backend_name
     keys = {hit.session_key for hit in store.search(SearchRequest("saffron", agent_id="main")).hits}
@@ -367,10 +370,10 @@ def test_a_writer_search_inside_a_rolled_back_transaction_leaves_no_status_behin
     assert store.search(request).archived_transcripts_excluded == 0
     with pytest.raises(RuntimeError), store.transaction() as transaction:
         transaction.put_window(SessionWindow("old", "agent:main:old", archived=True))
-        # SQLite reads its own open transaction; the reference backend reads the last
-        # commit (a snapshot), so it does not see the window yet
+        # SQLite and PostgreSQL read their own open transaction; the reference backend
+        # reads the last commit (a snapshot), so it does not see the window yet
         inside = store.search(request).archived_transcripts_excluded
-        assert inside == (1 if store.name == "sqlite" else 0)
+        assert inside == (0 if store.name == "reference" else 1)
         raise RuntimeError("abandon")
     answer = store.search(request)
     assert ([hit.session_id for hit in answer.hits], answer.archived_transcripts_excluded,
@@ -493,7 +496,7 @@ def test_stats_and_dump_walk_the_partitions(tmp_path: Path, capsys: pytest.Captu
                      "agents/work/transcripts/segment-000001.log", "--json"]) == 0
         records = json.loads(capsys.readouterr().out)["records"]
         assert [record["kind"] for record in records][:2] == ["window", "event"]
-    else:
+    elif backend_name == "sqlite":
         assert files["agents/work/agent/openclaw-agent.sqlite"] == "sqlite database"
     assert main(["reconcile", "--store", str(tmp_path / "store"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"reconciled": 0, "rows": 0, "orphans": 0,

@@ -9,6 +9,13 @@ step with the store's commits (`indexing`), reconcile and the other upkeep of th
 (`engine.transcript.projection`), the index-state rules (`engine.index.lifecycle`), the
 query policy or the ranking formulas (the search stage, `engine.search`, calls them).
 
+Expectation modes (`expectation`): `sqlite` (the default) answers as the engine's own kernel
+over the `unicode61` index (what the SQLite backend answers); `postgres` answers what the
+postgres backend answers for the same transcripts (`engine.search.postgres_mode`: the `pg`
+profile's tokens of each indexed row, the compiled tsquery, `ts_rank`), so that the
+reference predicts that backend too (`tests/parity/test_postgres_differential.py`). The
+index, its rows, the scope and the `indexing` flag are the same in both modes.
+
 The clear-path switches of `EngineConfig` are read from `store.config`:
 `defer_large_commits` by the commit hook (`indexing`), `tombstone_runs` by the
 `InvertedIndex` it is handed, and `fast_kernel`, `cjk_gram_index` and `fast_snippets` by
@@ -41,13 +48,14 @@ from engine.codec.manifest_file import decode_manifest_generation
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
-from engine.errors import CorruptFile, StoreError
+from engine.errors import CorruptFile, StoreError, UsageError
 from engine.index.writer import MANIFEST_NAME
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
-from engine.search.scope import Scope, ScopeCache
+from engine.search.postgres_mode import RowVectors, expected_search
+from engine.search.scope import Scope, ScopeCache, rebuild_pending
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.store import TranscriptStore
 from engine.transcript.store_handle import META_NAME
@@ -56,6 +64,8 @@ if TYPE_CHECKING:
     from engine.search.explain import SearchExplanation
 
 BACKEND_NAME = "reference"
+#: What a reference backend's searches answer like (see the module docstring).
+EXPECTATIONS = ("sqlite", "postgres")
 
 
 def generation_reader(store: TranscriptStore) -> Callable[[], int]:
@@ -94,8 +104,13 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         store: TranscriptStore,
         *,
         analyzer: Analyzer | None = None,
+        expectation: str = "sqlite",
     ) -> None:
         """Use `create`, `open`, `create_in` or `open_in`; sizes come from `store.config`."""
+        self.expectation = "sqlite"
+        self.set_expectation(expectation)
+        #: The postgres mode's rows' texts and tsvectors, made once per row.
+        self._postgres_rows: RowVectors | None = None
         self._closed = False
         #: The scopes searches selected, kept while the store's generation and the
         #: index's window states stay the same (`engine.search.scope.ScopeCache`).
@@ -155,10 +170,20 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, writer: bool = False,
-             accept_lost_commits: bool = False) -> ReferenceBackend:
-        """Registry entry point: open the store in folder `path` (see `open_in`)."""
-        return cls.open_in(FileDirectory(path), writer=writer,
-                           accept_lost_commits=accept_lost_commits)
+             accept_lost_commits: bool = False, expectation: str = "sqlite") -> ReferenceBackend:
+        """Registry entry point: open the store in folder `path` (see `open_in`), its
+        searches answering as `expectation` says (module docstring)."""
+        backend = cls.open_in(FileDirectory(path), writer=writer,
+                              accept_lost_commits=accept_lost_commits)
+        backend.set_expectation(expectation)
+        return backend
+
+    def set_expectation(self, expectation: str) -> None:
+        """Answer searches as `expectation` says from now on (module docstring)."""
+        if expectation not in EXPECTATIONS:
+            raise UsageError(f"expectation must be one of {', '.join(EXPECTATIONS)}, "
+                             f"not {expectation!r}")
+        self.expectation = expectation
 
     def problems(self) -> list[StoreProblem]:
         """What opening found wrong with the store's files, or worth knowing
@@ -225,7 +250,9 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         return self.store.event_count(session_id)
 
     def search(self, request: SearchRequest) -> SearchResult:
-        """Run the store-level search of behaviour.md §5."""
+        """Run the store-level search of behaviour.md §5 (as `expectation` says)."""
+        if self.expectation == "postgres":
+            return self._postgres_search(request)
         return search_index(
             self.index.view(), self._lazy_windows(), check_request(request), self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
@@ -236,11 +263,22 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         """`search` as a partition of a merged search answers: snippets cut only for the
         hits the merge keeps (`engine.search.merge.PartitionAnswer`); with `rank_bound`,
         without the rows the merge cannot keep (`engine.search.kernel.run_kernel`)."""
+        if self.expectation == "postgres":
+            return PartitionAnswer(self._postgres_search(request))
         return search_answer(
             self.index.view(), self._lazy_windows(), check_request(request), self.analyzer,
             indexing=self.index_status(), config=self.config, scopes=self._scopes,
             rank_bound=rank_bound,
         )
+
+    def _postgres_search(self, request: SearchRequest) -> SearchResult:
+        """What the postgres backend answers (`engine.search.postgres_mode`)."""
+        if self._postgres_rows is None:
+            self._postgres_rows = RowVectors()
+        view = self.index.view()
+        return expected_search(view.documents, self.store.windows(), check_request(request),
+                               rebuild_pending(view), indexing=self.index_status(),
+                               vectors=self._postgres_rows)
 
     def search_scope(self, request: SearchRequest) -> Scope:
         """The scope a search of `request` would use now (from the scope cache)."""

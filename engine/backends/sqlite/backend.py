@@ -62,6 +62,7 @@ from engine.backends.protocol import (
     ReconcilesInBatches,
     SearchesPartitions,
 )
+from engine.backends.reconcile_loop import reconcile_front, reconcile_pending
 from engine.backends.sqlite import refusals, schema
 from engine.backends.sqlite.connection import (
     ReadConnection,
@@ -321,21 +322,13 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         """Rebuild every window that needs it; sweep orphan rows. Returns the windows
         rebuilt; `progress(done, total)` is called first and after each batch's commit."""
         connection = self._writer_connection()
-        pending = self._windows_needing_reconcile()
-        if progress is not None:
-            progress(0, len(pending))
-        position = 0
-        while position < len(pending):
-            with self.transaction():
-                events = 0
-                while position < len(pending) and events < RECONCILE_BATCH_EVENTS:
-                    events += _write_path().rebuild_window(connection, pending[position])
-                    position += 1
-            if progress is not None:
-                progress(position, len(pending))
+        rebuilt = reconcile_pending(
+            self._windows_needing_reconcile(), self.transaction,
+            lambda session_id: _write_path().rebuild_window(connection, session_id),
+            progress, RECONCILE_BATCH_EVENTS)
         with self.transaction():
             _write_path().sweep_orphans(connection)
-        return len(pending)
+        return rebuilt
 
     @_damage_reported
     def index_status(self) -> bool:
@@ -379,19 +372,11 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         `pending` that are still queued, until about `max_events` events were read or
         `stop()` (`ReconcilesInBatches`)."""
         connection = self._writer_connection()
-        consumed = windows = rows = events = 0
-        with self.transaction():
-            for session_id in pending:
-                if stop() or (windows and events >= max_events):
-                    break
-                consumed += 1
-                if connection.execute(QUEUED, (session_id,)).fetchone() is None:
-                    continue
-                events += _write_path().rebuild_window(connection, session_id)
-                windows += 1
-                (count,) = connection.execute(WINDOW_ROWS, (session_id,)).fetchone()
-                rows += count
-        return ReconcileBatch(consumed, windows, rows)
+        return reconcile_front(
+            pending, max_events, stop, self.transaction,
+            lambda session_id: connection.execute(QUEUED, (session_id,)).fetchone() is not None,
+            lambda session_id: _write_path().rebuild_window(connection, session_id),
+            lambda session_id: connection.execute(WINDOW_ROWS, (session_id,)).fetchone()[0])
 
     @_damage_reported
     def sweep_orphans(self) -> int:
