@@ -145,6 +145,9 @@ def format_metrics(metrics: dict[str, float]) -> str:
     'bare script 39.9 ms'
     >>> format_metrics({"script_seconds": 0.08, "libraries_script_seconds": 0.12})
     "bare script 80 ms; with the engine's libraries 120 ms (1.50×)"
+    >>> format_metrics({"import_seconds": 1.2, "first_query_seconds": 0.25,
+    ...                 "peak_resident_bytes": 6.2e7})
+    'import 1.2 s, first query 250 ms; peak RSS 59.1 MiB'
     """
     parts = []
     if "messages_per_second" in metrics:
@@ -163,6 +166,10 @@ def format_metrics(metrics: dict[str, float]) -> str:
                          f"({libraries / metrics['script_seconds']:.2f}×)")
     if "first_search_seconds" in metrics:
         parts.append(f"first search {format_seconds(metrics['first_search_seconds'])}")
+    if "peak_resident_bytes" in metrics:  # the whole-process ingest
+        parts.append(f"import {format_seconds(metrics['import_seconds'])}, first query "
+                     f"{format_seconds(metrics['first_query_seconds'])}")
+        parts.append(f"peak RSS {metrics['peak_resident_bytes'] / 2**20:.1f} MiB")
     return "; ".join(parts)
 
 

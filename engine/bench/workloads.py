@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.bench.feature_workloads import AgentToolWorkload, HistoryWorkload, UiSearchWorkload
+from engine.bench.process_ingest import ProcessIngestWorkload
 from engine.bench.query_workloads import query_workloads
 from engine.bench.reconcile_workloads import BackgroundReconcileWorkload, ReconcileWorkload
 from engine.bench.reopen_workload import ReopenWorkload
@@ -51,7 +52,7 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
     Ingest first (fresh stores), then reads of the prepared store, then the writes
     and rebuilds that change it.
     """
-    workloads: list[Workload] = [IngestWorkload(), ReopenWorkload()]
+    workloads: list[Workload] = [IngestWorkload(), ProcessIngestWorkload(), ReopenWorkload()]
     workloads.extend(query_workloads(manifest, query_repeats))
     workloads.extend([
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),
