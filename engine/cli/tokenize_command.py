@@ -29,7 +29,6 @@ lone surrogates (they print as U+FFFD).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import unicodedata
 from typing import Any
@@ -44,12 +43,13 @@ from engine.inspection.tokens import (
     ProfileConfig,
     Token,
     ascii_preview,
+    printable,
+    token_record,
 )
 
 #: Wrap the marked source text at this many display columns.
 MARKED_TEXT_COLUMNS = 100
 SPAN_MARKS = ("^", "~")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 TABLE_HEADERS = ("pos", "term", "start", "end", "bytes", "kind", "source", "ascii")
 
 
@@ -131,30 +131,6 @@ def read_text(argument: str) -> str:
     if argument != "-":
         return argument
     return sys.stdin.buffer.read().decode("utf-8", errors="replace")
-
-
-def printable(text: str) -> str:
-    """`text` with lone surrogates replaced by U+FFFD, so it can be written as UTF-8.
-
-    >>> printable("a\\udc80b") == "a\\ufffdb"
-    True
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def token_record(text: str, token: Token) -> dict[str, Any]:
-    """One token as a JSON-ready object (source = the original span of the text)."""
-    return {
-        "position": token.position,
-        "text": printable(token.text),
-        "start": token.start,
-        "end": token.end,
-        "byteStart": token.byte_start,
-        "byteEnd": token.byte_end,
-        "kind": token.kind,
-        "source": printable(text[token.start : token.end]),
-        "ascii": ascii_preview(printable(token.text)),
-    }
 
 
 # --- plain output ---------------------------------------------------------------------
