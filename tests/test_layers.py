@@ -6,6 +6,7 @@ layering is written (README.md's Layout section lists the same layers, checked b
 
     __main__
     cli
+    explorer
     bench | conformance
     rpc | mcp_server
     agent_tools | ingest | diagnostics | inspection
@@ -26,15 +27,17 @@ above say):
     config: errors
     file_system: errors
     __init__: store, backends, ingest, demo_corpus, model, query, history, agent_tools, errors
-    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, conformance, rpc, mcp_server, model, errors, config, progress, cancellation, gc_policy, demo_corpus
+    cli: __init__, store, agent_tools, ingest, diagnostics, inspection, bench, conformance, rpc, mcp_server, explorer, model, errors, config, progress, cancellation, gc_policy, demo_corpus
     conformance: __init__, store, agent_tools, ingest, rpc, model, errors, config
     rpc: __init__, store, agent_tools, model, errors, config, progress, cancellation
     mcp_server: __init__, store, agent_tools, ingest, model, errors
+    explorer: __init__, store, agent_tools, ingest, inspection, conformance, model, errors
 
-The command line, the RPC server and the MCP server are doors a user walks through, so
-they import only the front door (`engine`), the wings (`store`, `agent_tools`, `ingest`,
-`diagnostics`, `bench`, and `inspection`, the teaching wing; the command line also `rpc`
-and `mcp_server`, which it serves) and the bottom layer's shared
+The command line, the RPC server, the MCP server and the explorer are doors a user walks
+through, so they import only the front door (`engine`), the wings (`store`, `agent_tools`,
+`ingest`, `diagnostics`, `bench`, and `inspection`, the teaching wing; the command line
+also `rpc`, `mcp_server` and `explorer`, which it serves; the explorer also `conformance`,
+whose case format its Compare panel saves) and the bottom layer's shared
 values (`model`, `errors`, ...), never the stages below the wings: what a command needs
 of a stage, a wing or the front door offers.
 
@@ -326,7 +329,8 @@ def test_the_readme_lists_the_same_layers():
 #: benchmark's upstream-speed comparators; msgpack to the byte layouts (the codec) and the
 #: comparator that writes the same records; psycopg to the table generator that probes a
 #: real server (and, later, the PostgreSQL backend); the MCP SDK (an optional extra) to
-#: the one module of the MCP server that speaks it. The table generators under
+#: the one module of the MCP server that speaks it; Starlette and uvicorn (the `explore`
+#: extra) to the explorer's application and its server. The table generators under
 #: `analysis/tables` probe the real programs they model.
 ROOMS: dict[str, tuple[str, ...]] = {
     "sqlite3": ("engine.backends.sqlite", "engine.backends.sqlite.backend",
@@ -334,6 +338,8 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "msgpack": ("engine.codec", "engine.bench.sqlite_kernel"),
     "psycopg": ("engine.backends.postgres", "engine.analysis.tables"),
     "mcp": ("engine.mcp_server.server",),
+    "starlette": ("engine.explorer.app",),
+    "uvicorn": ("engine.explorer.server",),
 }
 
 

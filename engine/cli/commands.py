@@ -47,6 +47,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "show a session's history: its tail, or the rows around a message"),
     CommandEntry("explain", "engine.cli.search_commands",
                  "show why each hit ranks where it does (reference stores)"),
+    CommandEntry("explore", "engine.cli.explore_command",
+                 "a local web page that shows why every hit is a hit (read-only)"),
     CommandEntry("call", "engine.cli.tool_commands",
                  "run an agent tool (sessions_search) once as a requester session"),
     CommandEntry("ui-search", "engine.cli.ui_search_command",
