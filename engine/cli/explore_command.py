@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "openclaw.json shape, JSON or TOML")
     parser.add_argument("--host", default="127.0.0.1",
                         help="the address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8765,
+    parser.add_argument("--port", type=int, default=8765, metavar="N",
                         help="the port (default 8765; 0: a free one)")
     parser.add_argument("--open", action="store_true", help="open the page in a browser")
     parser.add_argument("--json", action="store_true",

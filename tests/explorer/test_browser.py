@@ -50,6 +50,7 @@ def browser() -> Iterator[object]:
         from selenium.webdriver.chrome.service import Service
     except ImportError:
         _skip_or_fail("selenium is not installed (pip install -e '.[dev]')")
+    offline = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"  # Selenium Manager may fetch nothing
     if ARTIFACTS.exists():
         shutil.rmtree(ARTIFACTS)
@@ -67,6 +68,10 @@ def browser() -> Iterator[object]:
         yield driver
     finally:
         driver.quit()
+        if offline is None:
+            os.environ.pop("SE_OFFLINE", None)
+        else:
+            os.environ["SE_OFFLINE"] = offline
 
 
 @pytest.fixture(scope="module")
