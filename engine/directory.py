@@ -38,6 +38,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import Protocol
@@ -383,17 +384,19 @@ class FileDirectory:
     def open_append(self, name: str) -> AppendHandle:
         return _FileAppendHandle(self._full(name), self.location(name))
 
-    def write_atomic(self, name: str, data: bytes) -> None:
+    def write_atomic(self, name: str, data: bytes | Iterable[bytes]) -> None:
         """Write a temporary file, fsync it, rename it over `name`, fsync the folder; when
         the system refuses a step before the rename, the temporary is removed and the old
-        file (if any) is left as it was."""
+        file (if any) is left as it was. `data` may come in pieces (an iterable of
+        bytes), so a large file is written without being held whole."""
         target = self._full(name)
         new_folders = make_folders(target.parent)
         temporary = target.with_name(f"{TEMPORARY_PREFIX}{target.name}-{os.getpid()}")
+        pieces = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
         try:
             with os_errors(self.location(name), "write"):
                 with open(temporary, "wb") as file:
-                    file.write(data)
+                    file.writelines(pieces)
                     file.flush()
                     os.fsync(file.fileno())
                 os.replace(temporary, target)

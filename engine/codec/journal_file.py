@@ -38,7 +38,7 @@ back exactly.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +153,39 @@ def decode_operation(value: Any) -> JournalOperation:
     raise DecodeError(f"journal operation: unknown or malformed record tagged {tag!r}")
 
 
+def encode_operation_record(operation: JournalOperation) -> bytes:
+    """One operation as its framed record (what a transaction spills as it writes)."""
+    return encode_record(encode_operation(operation))
+
+
+def encode_journal_chunks(decider: str, generations: dict[str, int], created: Sequence[str],
+                          decided: bool, blocks: Iterable[bytes], records: int
+                          ) -> Iterator[bytes]:
+    """The bytes of a journal file, in pieces: its header, the header record, then
+    `blocks` (the framed operation records, in order, cut anywhere: e.g. read from a
+    spill file in large blocks), of `records` records, then the footer, whose CRC is
+    taken as the pieces pass. So a journal is written without holding its operations in
+    memory.
+
+    >>> journal = CommitJournal("main", {"main": 0, "ops": 1}, (), (
+    ...     JournalOperation("ops", "delete_session", ("agent:ops:x",)),))
+    >>> record = encode_operation_record(journal.operations[0])
+    >>> pieces = encode_journal_chunks("main", {"main": 0, "ops": 1}, (), False,
+    ...                                [record[:3], record[3:]], 1)
+    >>> b"".join(pieces) == encode_journal_file(journal)
+    True
+    """
+    header = encode_record(["h", {"decider": decider, "generations": dict(generations),
+                                  "created": list(created), "decided": decided}])
+    yield encode_header(MAGIC)
+    yield header
+    crc = update_crc(0, header)
+    for block in blocks:
+        yield block
+        crc = update_crc(crc, block)
+    yield encode_footer(records + 1, crc)
+
+
 def encode_journal_file(journal: CommitJournal) -> bytes:
     """The whole file of `journal` (the inverse of `decode_journal_file`).
 
@@ -161,13 +194,10 @@ def encode_journal_file(journal: CommitJournal) -> bytes:
     >>> decode_journal_file(encode_journal_file(journal), "commit.journal") == journal
     True
     """
-    header = ["h", {"decider": journal.decider, "generations": dict(journal.generations),
-                    "created": list(journal.created), "decided": journal.decided}]
-    records = [encode_record(header)]
-    records.extend(encode_record(encode_operation(operation))
-                   for operation in journal.operations)
-    body = b"".join(records)
-    return encode_header(MAGIC) + body + encode_footer(len(records), update_crc(0, body))
+    return b"".join(encode_journal_chunks(
+        journal.decider, journal.generations, journal.created, journal.decided,
+        [encode_operation_record(operation) for operation in journal.operations],
+        len(journal.operations)))
 
 
 def _decode_header(value: Any) -> tuple[str, dict[str, int], tuple[str, ...], bool]:

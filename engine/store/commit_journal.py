@@ -21,7 +21,9 @@ duplicate. The journal makes the whole transaction commit at one point:
    small). The journal is written at once (`write_atomic`: a temporary file, fsync,
    rename, fsync of the folder): each partition's commit generation before the
    transaction (`Generational.commit_generation`), the partitions it made, and every
-   write of every agent *except* the decider.
+   write of every agent *except* the decider. The writes wait for it in unnamed
+   temporary files, one per agent, as they are made (`OperationSpill`), not in
+   memory: an import of any size keeps the memory it had.
 3. The decider commits. **This is the commit point**: from here on the transaction has
    happened, whatever comes next. (If the decider's share changed nothing, its
    generation cannot show that it committed, so the journal is written again, saying
@@ -52,16 +54,18 @@ commits as before, without a journal: one partition is all or nothing already.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from engine.backends.protocol import Backend, BackendTransaction, Generational
 from engine.codec.journal_file import (
     CommitJournal,
     JournalOperation,
     decode_journal_file,
-    encode_journal_file,
+    encode_journal_chunks,
+    encode_operation_record,
     operations_for,
 )
 from engine.directory import FileDirectory
@@ -104,9 +108,58 @@ def has_journal(root: Path) -> bool:
     return journal_path(root).exists()
 
 
-def write_journal(root: Path, journal: CommitJournal) -> None:
-    """Write `journal` at once and durably (a failure leaves no journal behind)."""
-    FileDirectory(root).write_atomic(JOURNAL_NAME, encode_journal_file(journal))
+def write_journal(root: Path, pieces: Iterable[bytes]) -> None:
+    """Write the journal made of `pieces` (`OperationSpill.journal`) at once and durably
+    (a failure leaves no journal behind)."""
+    FileDirectory(root).write_atomic(JOURNAL_NAME, pieces)
+
+
+#: How much of a spill file is read at a time while it is copied into the journal.
+_SPILL_BLOCK = 1 << 20
+
+
+class OperationSpill:
+    """Every write of a transaction across agents, as journal records, in one unnamed
+    temporary file per agent: what the journal will need of the agents that are not the
+    decider, kept on disk instead of in memory, so that an import's memory does not grow
+    with its size. The files are unlinked from the start (`tempfile.TemporaryFile`), so
+    a crash leaves nothing; `close` releases them."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, IO[bytes]] = {}
+        self._records: dict[str, int] = {}
+
+    def add(self, operation: JournalOperation) -> None:
+        """Keep one write, after its partition took it."""
+        spill = self._files.get(operation.agent_id)
+        if spill is None:
+            spill = self._files[operation.agent_id] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+            self._records[operation.agent_id] = 0
+        spill.write(encode_operation_record(operation))
+        self._records[operation.agent_id] += 1
+
+    def journal(self, decider: str, generations: dict[str, int], created: Sequence[str],
+                *, decided: bool = False) -> Iterator[bytes]:
+        """The journal's bytes, in pieces: every agent's writes but the decider's."""
+        others = sorted(agent for agent in self._files if agent != decider)
+        return encode_journal_chunks(decider, generations, created, decided,
+                                     self._blocks(others),
+                                     sum(self._records[agent] for agent in others))
+
+    def _blocks(self, agents: list[str]) -> Iterator[bytes]:
+        for agent in agents:
+            spill = self._files[agent]
+            spill.flush()
+            spill.seek(0)
+            while block := spill.read(_SPILL_BLOCK):
+                yield block
+            spill.seek(0, os.SEEK_END)
+
+    def close(self) -> None:
+        """Release the files."""
+        for spill in self._files.values():
+            spill.close()
+        self._files.clear()
 
 
 def read_journal(root: Path) -> CommitJournal:

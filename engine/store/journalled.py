@@ -22,7 +22,8 @@ from engine.errors import CorruptFile
 from engine.store.layout import JOURNAL_NAME
 
 if TYPE_CHECKING:  # the journal's modules load only when a store writes across agents
-    from engine.codec.journal_file import CommitJournal
+    from collections.abc import Iterable
+
     from engine.store.layout import FolderPartitions
     from engine.transcript.evidence import StoreProblem
 
@@ -38,11 +39,11 @@ class JournalledWrites:
     #: What finishing an interrupted commit did when the store opened, in words.
     finished_commit: str | None = None
 
-    def write_journal(self, journal: CommitJournal) -> None:
+    def write_journal(self, pieces: Iterable[bytes]) -> None:
         """Write the journal of a transaction across agents, durably and at once."""
         from engine.store.commit_journal import write_journal
 
-        write_journal(self.space.root, journal)
+        write_journal(self.space.root, pieces)
 
     def remove_journal(self) -> None:
         """Delete the journal: its transaction is in every partition."""

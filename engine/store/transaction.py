@@ -43,7 +43,9 @@ from engine.errors import InputError, StoreError, unknown_session
 from engine.model import SessionWindow, agent_id_problem, canonical_window, owner_agent_id
 
 if TYPE_CHECKING:  # the journal's modules load with the first write (a search never needs them)
-    from engine.codec.journal_file import CommitJournal, JournalOperation
+    from collections.abc import Iterable
+
+    from engine.store.commit_journal import OperationSpill
 
 
 class PartitionsForWriting(Protocol):
@@ -70,7 +72,7 @@ class PartitionsForWriting(Protocol):
         """Bring the session map up to date after the partitions of `agents` committed."""
         ...
 
-    def write_journal(self, journal: CommitJournal) -> None:
+    def write_journal(self, pieces: Iterable[bytes]) -> None:
         """Write the journal of a transaction across agents (durably, at once)."""
         ...
 
@@ -101,8 +103,9 @@ class PartitionedTransaction(BackendTransaction):
         self._deleted_in: set[str] = set()
         #: Each partition's commit generation when this transaction first wrote to it.
         self._generations: dict[str, int] = {}
-        #: Every write made, in order (what the journal holds of a commit across agents).
-        self._operations: list[JournalOperation] = []
+        #: Every write made, per agent, on disk (what the journal holds of a commit
+        #: across agents); made at the first write.
+        self._spill: OperationSpill | None = None
         #: Per agent, how many events its writes carried (the decider has the most).
         self._weights: dict[str, int] = {}
 
@@ -175,8 +178,11 @@ class PartitionedTransaction(BackendTransaction):
 
     def _record(self, agent_id: str, kind: str, arguments: tuple[Any, ...], weight: int) -> None:
         from engine.codec.journal_file import JournalOperation
+        from engine.store.commit_journal import OperationSpill
 
-        self._operations.append(JournalOperation(agent_id, kind, arguments))
+        if self._spill is None:
+            self._spill = OperationSpill()
+        self._spill.add(JournalOperation(agent_id, kind, arguments))
         self._weights[agent_id] = self._weights.get(agent_id, 0) + weight
 
     def _agent_of(self, session_id: str) -> str | None:
@@ -206,31 +212,40 @@ class PartitionedTransaction(BackendTransaction):
 
         agents = sorted(self._contexts)
         with signals_held():
-            if len(agents) > 1:
-                self._commit_across(agents)
-                return
-            for agent_id in agents:
-                try:
-                    self._contexts[agent_id].__exit__(None, None, None)
-                except BaseException:
-                    self._remove_created([agent_id])
-                    self._store.committed(self._placed, [], self._deleted_in)
-                    raise
-            self._store.committed(self._placed, agents, self._deleted_in)
+            try:
+                if len(agents) > 1:
+                    self._commit_across(agents)
+                else:
+                    self._commit_one(agents)
+            finally:
+                self._close_spill()
+
+    def _close_spill(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+    def _commit_one(self, agents: list[str]) -> None:
+        """Commit the one partition written to (all or nothing on its own)."""
+        for agent_id in agents:
+            try:
+                self._contexts[agent_id].__exit__(None, None, None)
+            except BaseException:
+                self._remove_created([agent_id])
+                self._store.committed(self._placed, [], self._deleted_in)
+                raise
+        self._store.committed(self._placed, agents, self._deleted_in)
 
     def _commit_across(self, agents: list[str]) -> None:
         """The steps of a commit across agents (`engine.store.commit_journal`)."""
-        from engine.codec.journal_file import CommitJournal
-        from engine.store.commit_journal import commit_generation
+        from engine.store.commit_journal import OperationSpill, commit_generation
 
         decider = max(agents, key=lambda agent_id: (self._weights.get(agent_id, 0), agent_id))
         others = [agent_id for agent_id in agents if agent_id != decider]
-        journal = CommitJournal(
-            decider, dict(self._generations), tuple(sorted(self._created)),
-            tuple(operation for operation in self._operations
-                  if operation.agent_id != decider))
+        spill = self._spill if self._spill is not None else OperationSpill()
+        created = tuple(sorted(self._created))
         try:
-            self._store.write_journal(journal)
+            self._store.write_journal(spill.journal(decider, self._generations, created))
         except BaseException as error:
             self._abandon(agents, error)
             raise
@@ -244,9 +259,8 @@ class PartitionedTransaction(BackendTransaction):
         # The commit point is passed: from here on the transaction has happened.
         if commit_generation(self._partitions[decider]) == self._generations[decider]:
             try:  # the decider's share changed nothing: the journal says it committed
-                self._store.write_journal(CommitJournal(
-                    journal.decider, journal.generations, journal.created,
-                    journal.operations, decided=True))
+                self._store.write_journal(spill.journal(decider, self._generations, created,
+                                                        decided=True))
             except Exception:  # noqa: BLE001, S110 - the commit goes on; only a crash
                 pass           # before its end would now lose the other agents' share
         for position, agent_id in enumerate(others):
@@ -273,7 +287,10 @@ class PartitionedTransaction(BackendTransaction):
 
     def roll_back(self, error: BaseException) -> None:
         """Roll every partition transaction back and remove the partitions made here."""
-        self._abandon(sorted(self._contexts), error)
+        try:
+            self._abandon(sorted(self._contexts), error)
+        finally:
+            self._close_spill()
 
     def _abandon(self, agents: list[str], error: BaseException) -> None:
         for agent_id in agents:
