@@ -101,10 +101,13 @@ def postgres_stores(pg_dsn: str, pg_connection: object,
         drop_schemas(pg_connection, prefix)
 
 
-def backend_environment(request: pytest.FixtureRequest, backend: str) -> None:
-    """For a test parametrized over backends: the postgres one needs its server
-    (`postgres_stores`); the others need nothing."""
-    if backend == "postgres":
+@pytest.fixture(autouse=True)
+def postgres_when_parametrized(request: pytest.FixtureRequest) -> None:
+    """A test parametrized with the value "postgres" (a backend name, directly or through
+    a fixture's params) gets the server (`postgres_stores`): a suite runs on the postgres
+    backend by adding the name to its backends, as the others need nothing."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and "postgres" in callspec.params.values():
         request.getfixturevalue("postgres_stores")
 
 

@@ -346,7 +346,9 @@ def verify_store(store: PartitionedStore, *,
 
 def verify_partition(partition: object) -> VerifyReport:
     """The report of one partition: `verify_backend` for a reference one,
-    `sqlite_verify.verify_sqlite_backend` for a SQLite one; `UsageError` for another."""
+    `sqlite_verify.verify_sqlite_backend` for a SQLite one,
+    `engine.backends.postgres.verify.verify_postgres_backend` for a PostgreSQL one;
+    `UsageError` for another."""
     return partition_checks(partition, "verify")[0](partition)
 
 
@@ -369,5 +371,12 @@ def partition_checks(partition: object, action: str) -> tuple[Callable[[Any], Ve
 
     if isinstance(partition, SqliteBackend):
         return verify_sqlite_backend, repair_sqlite_backend
+    if getattr(partition, "name", None) == "postgres":  # loaded only for its partitions
+        from engine.backends.postgres.verify import (
+            repair_postgres_backend,
+            verify_postgres_backend,
+        )
+
+        return verify_postgres_backend, repair_postgres_backend
     name = getattr(partition, "name", type(partition).__name__)
     raise UsageError(f"{action} cannot check a partition of backend {name!r}")

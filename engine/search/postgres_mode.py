@@ -83,11 +83,14 @@ def postgres_queries(query: str, match: str) -> PostgresQueries:
     """
     analyzer = postgres_analyzer()
     terms = split_terms(query)
-    words = compile_terms(terms, analyzer, prefix=match == "prefix")
+    # What PostgreSQL text cannot hold reads as U+FFFD, a separator, as in the rows.
+    words = compile_terms([postgres_text(term) for term in terms], analyzer,
+                          prefix=match == "prefix")
     word_terms, cjk_terms = partition_terms(terms)
     if not cjk_terms:
         return PostgresQueries(words, None)
-    retry_words = compile_terms(word_terms, analyzer, prefix=retry_prefix(terms, match))
+    retry_words = compile_terms([postgres_text(term) for term in word_terms], analyzer,
+                                prefix=retry_prefix(terms, match))
     return PostgresQueries(words, PgQuery(retry_words.phrases,
                                           tuple(substring_needles(cjk_terms))))
 

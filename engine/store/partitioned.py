@@ -460,7 +460,7 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
             raise StoreError("cannot compact: the store was opened read-only")
         if self._in_transaction:
             raise UsageError("cannot compact inside a transaction")
-        kind = "database" if self.name == "sqlite" else "log"
+        kind = "log" if self.name == "reference" else "database"
         from engine.transcript.compaction import CompactionOutcome
 
         total = CompactionOutcome(kind=kind)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from engine.backends.postgres.backend import PostgresBackend
+from engine.backends.postgres.verify import verify_postgres_backend
 from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.sqlite.backend import SqliteBackend
 from engine.config import EngineConfig
@@ -23,7 +25,7 @@ from engine.store.partitioned import PartitionedStore
 from engine.store.registry import open_backend
 from engine.transcript.projection import index_entries
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 #: Every window in its own batch, so that a run takes many batches.
 SMALL_BATCHES = EngineConfig(reconcile_batch_events=1)
 QUIET = EngineConfig(background_reconcile=False)
@@ -106,6 +108,9 @@ def assert_index_equals_a_rebuild(store: PartitionedStore) -> None:
     for partition in store.partitions().values():
         if isinstance(partition, ReferenceBackend):
             assert verify_backend(partition).problems == []
+            continue
+        if isinstance(partition, PostgresBackend):
+            assert verify_postgres_backend(partition).problems == []
             continue
         assert isinstance(partition, SqliteBackend)
         expected = {(entry.session_id, entry.message_id)

@@ -32,7 +32,7 @@ from engine.store.registry import open_backend, open_store
 
 DEMO = Path(__file__).resolve().parents[2] / "engine" / "demo_corpus"
 KEY = "agent:work:recall"
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 @pytest.fixture(params=BACKENDS)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends.postgres.backend import PostgresBackend
 from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.sqlite.backend import DATABASE_NAME
 from engine.config import EngineConfig
@@ -192,6 +193,16 @@ def strip_the_index(store: PartitionedStore, session_ids: list[str]) -> None:
                 partition.index.delete_window_rows(session_id)
                 partition.index.window_states.pop(session_id, None)
             partition.flush()
+            continue
+        if isinstance(partition, PostgresBackend):
+            schema = partition.partition.schema
+            with partition.transaction():
+                connection = partition.reading_connection()
+                connection.execute(f'DELETE FROM "{schema}".session_transcript_messages '
+                                   "WHERE session_id = ANY(%s)", (session_ids,))
+                connection.execute(f'UPDATE "{schema}".session_transcript_index_state SET '
+                                   "indexed_seq = NULL, leaf_event_id = NULL "
+                                   "WHERE session_id = ANY(%s)", (session_ids,))
             continue
         connection = sqlite_writer(partition)
         with partition.transaction():

@@ -22,7 +22,7 @@ from engine.model import SearchRequest, SessionWindow
 from engine.store.partitioned import PartitionedStore
 from engine.store.registry import open_backend
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 QUERIES = ("deployment", "friday", "rollback", "garden", "memo")
 KEYS = ("agent:main:alpha", "agent:main:beta", "agent:ops:gamma", "agent:ops:delta")
 

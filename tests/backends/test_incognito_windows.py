@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from engine.backends.postgres.backend import PostgresBackend
 from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.sqlite.backend import SqliteBackend
 from engine.diagnostics.verify import verify_backend
@@ -27,6 +28,7 @@ BackendFactory = Callable[[Path], Any]
 FACTORIES: dict[str, BackendFactory] = {
     "reference": lambda folder: ReferenceBackend.create_in(MemoryDirectory()),
     "sqlite": lambda folder: SqliteBackend.create(folder / "sqlite"),
+    "postgres": lambda folder: PostgresBackend.create(folder / "postgres"),
 }
 
 KEPT = SessionWindow("kept", "agent:main:main")
@@ -72,10 +74,11 @@ def test_incognito_events_are_stored_and_never_found(backend: Any) -> None:
     assert {session_id for session_id, _, _ in hits(backend, "saffron")} == {"kept"}
 
 
-def test_incognito_text_changes_no_score(backend: Any, tmp_path: Path) -> None:
+def test_incognito_text_changes_no_score(backend: Any, tmp_path: Path,
+                                        request: pytest.FixtureRequest) -> None:
     write(backend, [KEPT, FLAGGED, BY_KEY],
           {"kept": KEPT_EVENTS, "flagged": SECRET_EVENTS, "by-key": SECRET_EVENTS})
-    name = "reference" if isinstance(backend, ReferenceBackend) else "sqlite"
+    name = request.node.callspec.params["backend"]
     plain = FACTORIES[name](tmp_path / "plain")
     try:
         write(plain, [KEPT], {"kept": KEPT_EVENTS})

@@ -1,6 +1,9 @@
 """The whole index lifecycle as a hypothesis state machine, on both backends at once.
 
-Every rule is applied to a reference store and a SQLite store alike (each partitioned
+Every rule is applied to a reference store and a SQLite store alike (and, in
+`PostgresLifecycleMachine`, to a postgres store and a reference store answering as
+PostgreSQL would, compared exactly as `tests/parity/test_postgres_differential.py`
+compares them) (each partitioned
 per agent, the §8.2 limits shrunk so that a replacement of more than three events is a
 large one): appends on and off the active branch, rewinds, resets (a new current window
 under the key), small and large replacements, an old window imported without its index
@@ -27,9 +30,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from engine.config import EngineConfig
 from engine.model import SearchRequest, SessionWindow
@@ -44,6 +54,7 @@ from tests.backends.test_replace_and_delete import (
     new_store,
 )
 from tests.parity.test_backend_differential import outcome, result_differences
+from tests.parity.test_postgres_differential import differences as postgres_differences
 
 CONFIG = EngineConfig(sync_rebuild_max_events=3, sync_rebuild_max_bytes=4096,
                       background_reconcile=False, reconcile_batch_events=3)
@@ -68,11 +79,14 @@ PROBES = probe_requests()
 class LifecycleMachine(RuleBasedStateMachine):
     """Both backends driven alike (see the module docstring)."""
 
+    #: The stores driven alike: the prediction first, then the backend it predicts.
+    backends: tuple[str, str] = BACKENDS
+
     def __init__(self) -> None:
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="lifecycle-"))
         self.stores: dict[str, PartitionedStore] = {
-            name: new_store(self.folder, name, CONFIG) for name in BACKENDS}
+            name: new_store(self.folder, name, CONFIG) for name in self.backends}
         #: session id -> (key, ids of its messages in order), as the stores hold them.
         self.windows: dict[str, tuple[str, list[str]]] = {}
         self.counter = 0
@@ -92,7 +106,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         """Apply `write(store)` to both stores; both must succeed or fail alike (so
         `write` must draw nothing: what it writes is drawn before)."""
         outcomes = []
-        for name in BACKENDS:
+        for name in self.backends:
             try:
                 write(self.stores[name])
                 outcomes.append(None)
@@ -110,7 +124,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         return " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)))
 
     def current_of(self, key: str) -> str | None:
-        for window in self.stores["sqlite"].windows_of(key):
+        for window in self.stores[self.backends[1]].windows_of(key):
             if window.current:
                 return window.session_id
         return None
@@ -139,7 +153,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.windows[session_id] = (key, ["m0"])
 
     def stores_window(self, session_id: str) -> SessionWindow:
-        return self.stores["sqlite"].window(session_id)
+        return self.stores[self.backends[1]].window(session_id)
 
     @precondition(lambda self: self.windows)
     @rule(data=st.data(), branch=st.booleans(), role=st.sampled_from(["user", "assistant"]))
@@ -244,25 +258,46 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule()
     def reopen(self) -> None:
-        for name in BACKENDS:
+        for name in self.backends:
             self.stores[name].close()
             self.stores[name] = open_partitioned(self.folder / name, configured_kind(name, CONFIG),
                                                  writer=True, config=CONFIG)
 
     # ----- the invariant ----------------------------------------------------------------
 
+    @staticmethod
+    def differences(backend: Any, prediction: Any) -> list[str]:
+        """How the backend's answer differs from the prediction's."""
+        return result_differences(backend, prediction)
+
     @invariant()
     def both_backends_answer_alike(self) -> None:
-        reference, sqlite = self.stores["reference"], self.stores["sqlite"]
-        assert reference.index_status() == sqlite.index_status()
+        reference, backend = (self.stores[name] for name in self.backends)
+        assert reference.index_status() == backend.index_status()
         assert sorted(window.session_id for window in reference.windows()) == sorted(
-            window.session_id for window in sqlite.windows())
+            window.session_id for window in backend.windows())
         for request in PROBES:
-            problems = result_differences(outcome(sqlite, request), outcome(reference, request))
+            problems = self.differences(outcome(backend, request), outcome(reference, request))
             assert problems == [], f"{request!r}\n" + "\n".join(problems)
 
 
-LifecycleMachine.TestCase.settings = settings(
+MACHINE_SETTINGS = settings(
     max_examples=30, stateful_step_count=14, deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+LifecycleMachine.TestCase.settings = MACHINE_SETTINGS
 test_the_lifecycle_keeps_both_backends_alike = LifecycleMachine.TestCase
+
+
+class PostgresLifecycleMachine(LifecycleMachine):
+    """The postgres backend and the reference's prediction of it, driven alike."""
+
+    backends = ("postgres-expected", "postgres")
+
+    @staticmethod
+    def differences(backend: Any, prediction: Any) -> list[str]:
+        return postgres_differences(backend, prediction)
+
+
+@pytest.mark.postgres
+def test_the_lifecycle_keeps_postgres_and_its_prediction_alike(postgres_stores: str) -> None:
+    run_state_machine_as_test(PostgresLifecycleMachine, settings=MACHINE_SETTINGS)

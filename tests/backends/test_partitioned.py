@@ -25,7 +25,6 @@ from engine.model import SearchRequest, SearchResult, SessionWindow
 from engine.store.archives import archive_session
 from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore
 from engine.store.registry import detect_backend, open_backend
-from tests.conftest import backend_environment
 
 BACKENDS = ("reference", "sqlite", "postgres")
 NO_HITS = SearchResult(hits=(), truncated=False, indexing=False)
@@ -53,7 +52,6 @@ def agent_folders(path: Path) -> list[str]:
 
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
-    backend_environment(request, request.param)
     return request.param
 
 

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.backends.postgres.backend import PostgresBackend
 from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.replacement import rebuild_is_deferred, transcript_bytes
 from engine.backends.sqlite.backend import SqliteBackend
@@ -48,18 +49,25 @@ OTHER_KEY = "agent:main:other"
 
 
 def configured_kind(name: str, config: EngineConfig) -> PartitionKind:
-    """Partitions of backend `name` made and opened with `config`."""
-    if name == "reference":
+    """Partitions of backend `name` made and opened with `config` (`postgres-expected`:
+    reference partitions answering as the postgres backend would)."""
+    if name in ("reference", "postgres-expected"):
+        expectation = "postgres" if name == "postgres-expected" else "sqlite"
+
         class ConfiguredReference(ReferenceBackend):
             @classmethod
             def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
-                return cls.create_in(FileDirectory(path), config=config)
+                backend = cls.create_in(FileDirectory(path), config=config)
+                backend.set_expectation(expectation)
+                return backend
 
             @classmethod
             def open(cls, path: str | os.PathLike[str], *, writer: bool = False,
                      accept_lost_commits: bool = False) -> ReferenceBackend:
-                return cls.open_in(FileDirectory(path), writer=writer, config=config,
-                                   accept_lost_commits=accept_lost_commits)
+                backend = cls.open_in(FileDirectory(path), writer=writer, config=config,
+                                      accept_lost_commits=accept_lost_commits)
+                backend.set_expectation(expectation)
+                return backend
 
         return PartitionKind("reference", ConfiguredReference)
 
@@ -76,14 +84,37 @@ def configured_kind(name: str, config: EngineConfig) -> PartitionKind:
             backend.config = config
             return backend
 
+    if name == "postgres":
+        return PartitionKind("postgres", configured_postgres(config))
     return PartitionKind("sqlite", ConfiguredSqlite)
+
+
+def configured_postgres(config: EngineConfig) -> type[PostgresBackend]:
+    """The postgres backend with `config` on every partition it makes and opens."""
+
+    class ConfiguredPostgres(PostgresBackend):
+        @classmethod
+        def create(cls, path: str | os.PathLike[str], *, dsn: str | None = None
+                   ) -> PostgresBackend:
+            backend = super().create(path, dsn=dsn)
+            backend.config = config
+            return backend
+
+        @classmethod
+        def open(cls, path: str | os.PathLike[str], *, writer: bool = False,
+                 dsn: str | None = None) -> PostgresBackend:
+            backend = super().open(path, writer=writer, dsn=dsn)
+            backend.config = config
+            return backend
+
+    return ConfiguredPostgres
 
 
 def new_store(folder: Path, name: str, config: EngineConfig = SMALL_LIMITS) -> PartitionedStore:
     return create_partitioned(folder / name, configured_kind(name, config), config=config)
 
 
-@pytest.fixture(params=["reference", "sqlite"])
+@pytest.fixture(params=["reference", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PartitionedStore]:
     backend = new_store(tmp_path, request.param)
     try:

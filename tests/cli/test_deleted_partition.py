@@ -26,7 +26,7 @@ from engine.store.registry import open_backend
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "engine" / "demo_corpus"
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 def engine(*argv: str) -> subprocess.CompletedProcess[str]:

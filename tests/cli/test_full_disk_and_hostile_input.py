@@ -42,7 +42,9 @@ from tests.conftest import SmallDisk
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"
 DEMO_EVENTS = 73
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
+#: The backends whose store lives on the disk the full-disk tests fill.
+FILE_BACKENDS = ("reference", "sqlite")
 DATABASE = Path("agent") / "openclaw-agent.sqlite"
 #: How a full disk is worded: by the system, and by SQLite (for a database, and for the
 #: shared-memory file a writer's open creates).
@@ -108,7 +110,7 @@ def nested(depth: int) -> dict[str, object]:
 # ----- a full disk ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", FILE_BACKENDS)
 def test_a_full_disk_during_import_is_one_line_and_loses_nothing(
         small_disk: SmallDisk, tmp_path: Path, backend: str) -> None:
     store = small_disk.path / "store"
@@ -132,7 +134,7 @@ def test_a_full_disk_during_import_is_one_line_and_loses_nothing(
     assert found.returncode == 0 and json.loads(found.stdout)["hits"]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", FILE_BACKENDS)
 @pytest.mark.parametrize("leave", [0, 64 << 10], ids=["no-space", "some-space"])
 def test_a_store_created_on_a_full_disk_leaves_nothing_behind(
         small_disk: SmallDisk, tmp_path: Path, backend: str, leave: int) -> None:
@@ -169,7 +171,7 @@ def test_a_sqlite_database_created_on_a_full_disk_is_whole_or_absent(
         reopened.close()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", FILE_BACKENDS)
 def test_close_on_a_full_disk_is_a_store_error_and_the_commit_survives(
         small_disk: SmallDisk, backend: str) -> None:
     store = small_disk.path / "store"

@@ -46,7 +46,7 @@ def live_import(session_search, store: Path, state: Path, backend: str):
                           "--openclaw-state", str(state), "--json")
 
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

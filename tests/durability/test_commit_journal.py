@@ -23,7 +23,7 @@ from engine.model import SessionWindow
 from engine.store.registry import open_backend
 
 ROOT = Path(__file__).resolve().parents[2]
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 #: The child: a transaction over four agents, `d` (new) the biggest, so it decides;
 #: `os._exit` right after step `argv[3]` (a count of partition commits, or "journal").

@@ -21,7 +21,7 @@ from engine.model import SessionWindow
 from engine.store.registry import open_backend
 from tests.history.transcripts import BASE_TIME, Transcript, new_store, write
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

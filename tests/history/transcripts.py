@@ -16,7 +16,7 @@ from typing import Any
 from engine.model import SessionWindow
 from engine.store.registry import open_backend
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 BASE_TIME = 1_790_000_000_000
 
 

@@ -17,7 +17,7 @@ from engine.ingest import import_into_store
 from engine.model import SearchRequest
 from engine.store.registry import open_store
 
-BACKENDS = ["reference", "sqlite"]
+BACKENDS = ["reference", "sqlite", "postgres"]
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:

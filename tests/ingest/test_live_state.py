@@ -26,7 +26,7 @@ from engine.store.registry import open_store
 from tests.backends.test_replace_and_delete import SMALL_LIMITS, new_store
 from tests.ingest.test_openclaw_state import build_state, message, write_jsonl
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 @pytest.fixture(params=BACKENDS)

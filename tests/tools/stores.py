@@ -29,7 +29,7 @@ from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.store.partitioned import PartitionedStore
 from engine.store.registry import open_backend
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 
 
 @dataclass(frozen=True, slots=True)

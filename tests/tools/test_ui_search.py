@@ -31,7 +31,7 @@ from engine.model import SearchRequest, SessionWindow
 from engine.store.partitioned import PartitionedStore
 from engine.store.registry import open_backend
 
-BACKENDS = ("reference", "sqlite")
+BACKENDS = ("reference", "sqlite", "postgres")
 BASE_TIME = 1_788_000_000_000
 ARCHIVED_ONE = ("1 archived transcripts excluded; open a session to restore its searchable "
                 "history.")

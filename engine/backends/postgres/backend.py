@@ -38,6 +38,7 @@ from engine.backends.postgres.connection import (
     connect,
     connection_string,
     creation_dsn,
+    is_storable,
     new_partition_file,
     read_partition_file,
     server_label,
@@ -189,6 +190,11 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
             raise UsageError(f"{self.location}: the partition was opened read-only")
         return self._connection
 
+    def reading_connection(self) -> psycopg.Connection:
+        """The partition's connection, for a reader of its rows (`verify`), after writing
+        what an open transaction gathered."""
+        return self._reading()
+
     def _reading(self) -> psycopg.Connection:
         """The connection to read with, after writing what an open transaction gathered."""
         if self._open_transaction is not None:
@@ -308,7 +314,7 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def window(self, session_id: str) -> SessionWindow:
         """One window (UnknownSession if absent)."""
-        found = [] if "\x00" in session_id else self._select_windows(
+        found = [] if not is_storable(session_id) else self._select_windows(
             "WHERE session_id = %s", (session_id,))
         if not found:
             raise UnknownSession(f"unknown session id {session_id!r}")
@@ -316,7 +322,7 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def windows_of(self, session_key: str) -> list[SessionWindow]:
         """The windows of one session key, in first-insertion order."""
-        if "\x00" in session_key:
+        if not is_storable(session_key):
             return []
         return self._select_windows("WHERE session_key = %s", (session_key,))
 

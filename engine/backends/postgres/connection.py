@@ -182,6 +182,22 @@ def connect(dsn: str, *, autocommit: bool) -> psycopg.Connection:
                          ) from None
 
 
+def is_storable(text: str) -> bool:
+    """Whether PostgreSQL text can hold `text` as it is (no NUL, no lone surrogate): what
+    a stored key or id always is, so a value that is not names nothing stored.
+
+    >>> is_storable("agent:main:x"), is_storable("a\\x00"), is_storable("\\udc80")
+    (True, False, False)
+    """
+    if text.isascii():
+        return "\x00" not in text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def check_storable(value: str | None, what: str) -> None:
     """Refuse (`InputError`) an identifier PostgreSQL text cannot hold: one with NUL."""
     if value is not None and "\x00" in value:

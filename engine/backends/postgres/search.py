@@ -44,6 +44,7 @@ from typing import Any
 
 import psycopg
 
+from engine.backends.postgres.connection import is_storable
 from engine.backends.postgres.writes import Statements
 from engine.model import DEFAULT_AGENT_ID, NO_HITS, SearchHit, SearchResult
 from engine.query.checked_request import CheckedRequest
@@ -133,12 +134,19 @@ def status_statement(shape: Shape) -> str:
 
 
 def _parameters(request: CheckedRequest, query: PgQuery, limit: int) -> dict[str, Any]:
-    values: dict[str, Any] = {"limit": limit + 1, "session_id": request.session_id,
-                              "role": request.role, "query": query.text()}
+    session_id = request.session_id
+    values: dict[str, Any] = {"limit": limit + 1, "role": request.role, "query": query.text(),
+                              # an id no stored window can have: NULL, which matches none
+                              "session_id": session_id if session_id is None
+                              or is_storable(session_id) else None}
     if request.session_keys is None:
-        values["agent"] = request.agent_id if request.agent_id is not None else DEFAULT_AGENT_ID
+        agent = request.agent_id if request.agent_id is not None else DEFAULT_AGENT_ID
+        # An id PostgreSQL text cannot hold names no stored key: NULL bounds match none
+        # (`global` and `unknown` still do).
+        values["agent"] = agent if is_storable(agent) else None
     elif request.session_keys:
-        values["keys"] = [key for key in request.session_keys if "\x00" not in key]
+        values["keys"] = [key for key in request.session_keys
+                          if isinstance(key, str) and is_storable(key)]
     for number, needle in enumerate(query.substrings):
         values[f"needle{number}"] = like_pattern(needle)
         values[f"folded{number}"] = like_pattern(needle.translate(
@@ -162,7 +170,7 @@ def _run(connection: psycopg.Connection, schema: str, request: CheckedRequest,
     """`indexing`, the archived windows in scope, and the hit rows of one statement."""
     shape = _shape(schema, request, query)
     values = _parameters(request, query, request.page_limit)
-    if query.matches_nothing or (request.session_id is not None and "\x00" in request.session_id):
+    if query.matches_nothing:
         indexing, archived = connection.execute(status_statement(shape), values).fetchone()
         return bool(indexing), int(archived), []
     rows = connection.execute(search_statement(shape), values).fetchall()

@@ -43,7 +43,7 @@ from typing import Any
 import psycopg
 
 from engine.backends.forward_indexing import classify_append
-from engine.backends.postgres.connection import check_storable
+from engine.backends.postgres.connection import check_storable, is_storable
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
 from engine.config import EngineConfig
@@ -212,7 +212,7 @@ class PostgresTransaction(BackendTransaction):
 
     def delete_session(self, session_key: str) -> int:
         """Delete every window of `session_key`, with its events, rows and state."""
-        if "\x00" in session_key:
+        if not is_storable(session_key):
             return 0
         self.flush()
         deleted = [row[0] for row in self._connection.execute(
@@ -298,7 +298,7 @@ class PostgresTransaction(BackendTransaction):
     def _cursor(self, session_id: str) -> WindowCursor:
         cursor = self._cursors.get(session_id)
         if cursor is None:
-            if "\x00" in session_id:
+            if not is_storable(session_id):
                 raise unknown_session(session_id)
             row = self._connection.execute(self._sql.read_cursor, (session_id,)).fetchone()
             if row is None:
@@ -330,7 +330,7 @@ def stored_window(connection: psycopg.Connection, statements: Statements,
                   session_id: str) -> SessionWindow | None:
     """What the schema says of a window's key and privacy, or None when it has no such
     window."""
-    if "\x00" in session_id:
+    if not is_storable(session_id):
         return None
     row = connection.execute(
         f"SELECT session_key, incognito FROM {statements.table('session_windows')} "
