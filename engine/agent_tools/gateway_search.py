@@ -172,7 +172,7 @@ def schema_problems(params: Any) -> list[str]:
         elif limit > MAX_LIMIT:
             problems.append(f"at /limit: must be <= {MAX_LIMIT}")
     if "scope" in params and ("agentId" in params or "sessionKeys" in params):
-        problems.append("must NOT be valid")
+        problems.append("must not be valid")
     return list(dict.fromkeys(problems))
 
 

@@ -13,7 +13,10 @@ What it does, in order:
 2. prints the store statistics;
 3. runs the showcase queries below on every backend and prints the reference engine's
    hits, then whether every other backend returned the identical result (hits, order,
-   scores, snippets, `truncated`, `indexing`) — the conformance oracle in miniature.
+   scores, snippets, `truncated`, `indexing`) — the conformance oracle in miniature;
+4. ends with one line: the conformance cases written on the bundled corpus
+   (`engine.conformance`, whose `corpus` is `demo`) run on every backend, as
+   `session-search conform` runs all of them.
 """
 
 from __future__ import annotations
@@ -115,7 +118,9 @@ def run_demo(args: argparse.Namespace) -> int:
                                         for name, counts in report["stats"].items()}})
     else:
         print(format_demo(report))
-    return 0 if report["allBackendsAgree"] else 1
+    conformance = report["conformance"]
+    conforms = all(count == conformance["cases"] for count in conformance["passed"].values())
+    return 0 if report["allBackendsAgree"] and conforms else 1
 
 
 def demo_report(corpus: Path, folder: Path) -> dict[str, Any]:
@@ -130,12 +135,34 @@ def demo_report(corpus: Path, folder: Path) -> dict[str, Any]:
     finally:
         for backend in backends.values():
             backend.close()
+    conformance = demo_conformance()
     return {
         "corpus": str(corpus),
         "stats": stats,
         "queries": queries,
         "allBackendsAgree": all(query["agree"] for query in queries),
+        "conformance": conformance,
     }
+
+
+def demo_conformance() -> dict[str, Any]:
+    """The conformance cases on the bundled corpus, run on every backend in-process:
+    `{"cases": n, "passed": {backend: n}, "allCases": n}`."""
+    from engine.conformance.case_files import load_cases
+    from engine.conformance.runner import run_cases
+    from engine.conformance.targets import InProcessTarget
+
+    every_case = load_cases()
+    cases = [case for case in every_case if case.corpus == "demo"]
+    passed = {}
+    for name in DEMO_BACKENDS:
+        target = InProcessTarget(name)
+        try:
+            _, outcomes = run_cases(target, cases)
+        finally:
+            target.close()
+        passed[name] = sum(outcome.status == "passed" for outcome in outcomes)
+    return {"cases": len(cases), "passed": passed, "allCases": len(every_case)}
 
 
 def showcase_result(showcase: Showcase, backends: dict[str, Any]) -> dict[str, Any]:
@@ -183,6 +210,10 @@ def format_demo(report: dict[str, Any]) -> str:
     agreement = ("every backend returned identical results" if report["allBackendsAgree"]
                  else "the backends disagree (see above)")
     lines.append(agreement)
+    conformance = report["conformance"]
+    passed = ", ".join(f"{count} on {name}" for name, count in conformance["passed"].items())
+    lines.append(f"conformance on the bundled corpus: {conformance['cases']} cases, passed "
+                 f"{passed} (session-search conform runs all {conformance['allCases']})")
     return "\n".join(lines)
 
 

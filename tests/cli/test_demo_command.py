@@ -74,6 +74,10 @@ def test_plain_output_names_each_rule_and_the_verdict(capsys: pytest.CaptureFixt
     status, out, err = run_demo(capsys, "--keep", str(tmp_path / "stores"))
     assert (status, err) == (0, "")
     assert "CJK retry" in out and "same result on reference, sqlite" in out
-    assert out.rstrip().endswith("every backend returned identical results")
+    *_, agreement, conformance = out.rstrip().splitlines()
+    assert agreement == "every backend returned identical results"
+    assert conformance.startswith("conformance on the bundled corpus: ")
+    cases = int(conformance.split(": ")[1].split()[0])
+    assert cases > 10 and f"passed {cases} on reference, {cases} on sqlite" in conformance
     assert sorted(path.name for path in (tmp_path / "stores").iterdir()) == [
         "reference", "sqlite"]
