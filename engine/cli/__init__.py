@@ -111,6 +111,10 @@ def _run(arguments: list[str]) -> int:
     try:
         if getattr(args, "store_needed", False):
             args.store = store_or_default(args.store, args.command)
+        if hasattr(args, "dsn"):  # a store command: its --dsn, or none (each run anew)
+            from engine.store.registry import use_dsn
+
+            use_dsn(args.dsn)
         return int(args.run(args) or 0)
     except EngineError as error:
         return _fail(str(error), error.exit_status)

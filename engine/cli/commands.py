@@ -178,6 +178,9 @@ def add_store_argument(parser: argparse.ArgumentParser,
     `--store` wins), and with neither the command is refused naming both."""
     parser.add_argument("--store", metavar="DIR", default=None,
                         help=f"{help} (default: ${STORE_VARIABLE})")
+    parser.add_argument("--dsn", metavar="DSN", default=None,
+                        help="the PostgreSQL server of a postgres store (default: "
+                             "$SESSION_SEARCH_PG_DSN, then the server the store names)")
     parser.set_defaults(store_needed=True)
 
 

@@ -124,13 +124,28 @@ def backend_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+#: The connection string the command line was given (`--dsn`, `use_dsn`): the server of
+#: every postgres store this process opens or makes when no call names one.
+_given_dsn: str | None = None
+
+
+def use_dsn(dsn: str | None) -> None:
+    """Make `dsn` the server of the postgres stores this process opens without naming one
+    (the command line's `--dsn`; None: `SESSION_SEARCH_PG_DSN`, then the server each
+    partition's file names)."""
+    global _given_dsn
+    _given_dsn = dsn
+
+
 def partition_kind(name: str, *, dsn: str | None = None, **open_options: Any) -> PartitionKind:
     """Backend `name` as the partitions of a store, each opened with `open_options`; `dsn`
-    (a server backend's connection string, `SERVER_BACKENDS`) is given to every partition
-    opened and made (`UsageError` for another backend)."""
+    (a server backend's connection string, `SERVER_BACKENDS`; default: `use_dsn`'s) is
+    given to every partition opened and made (`UsageError` for another backend)."""
     from engine.store.layout import PartitionKind
 
     klass = backend_class(name)
+    if dsn is None and name in SERVER_BACKENDS:
+        dsn = _given_dsn
     create_options: tuple[tuple[str, Any], ...] = ()
     if dsn is not None:
         if name not in SERVER_BACKENDS:

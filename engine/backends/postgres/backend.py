@@ -143,7 +143,10 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
         string to use instead of the file's; see `connection.connection_string`)."""
         folder = Path(path)
         partition = read_partition_file(folder)
-        connection = connect(connection_string(partition.server, dsn), autocommit=True)
+        try:
+            connection = connect(connection_string(partition.server, dsn), autocommit=True)
+        except StoreError as error:  # name the partition (its folder is its agent's)
+            raise StoreError(f"{folder / PARTITION_FILE}: {error}") from None
         try:
             _check_partition(connection, folder, partition, writer=writer)
         except BaseException:
