@@ -23,15 +23,15 @@ from engine.cli.json_output import print_json
 from engine.errors import EngineError, UsageError
 
 #: The backends this engine runs in-process.
-IN_PROCESS = ("reference", "sqlite")
+IN_PROCESS = ("reference", "sqlite", "postgres")
 
 
 def backend_argument(value: str) -> str:
-    """`--backend`: `reference`, `sqlite` or `exec:COMMAND` (argparse's type)."""
+    """`--backend`: `reference`, `sqlite`, `postgres` or `exec:COMMAND` (argparse's type)."""
     if value in IN_PROCESS or (value.startswith("exec:") and value[len("exec:"):].strip()):
         return value
     raise argparse.ArgumentTypeError(
-        f"{value!r} is no backend: choose reference, sqlite or exec:COMMAND "
+        f"{value!r} is no backend: choose reference, sqlite, postgres or exec:COMMAND "
         "(e.g. exec:'session-search serve')")
 
 
@@ -93,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   ("session-search conform --backend exec:'node my-backend.mjs' "
                    "--expectations my-expectations.json --junit report.xml")])
     parser.add_argument("--backend", type=backend_argument, required=True,
-                        metavar="reference|sqlite|exec:COMMAND",
+                        metavar="reference|sqlite|postgres|exec:COMMAND",
                         help="the backend under test: in-process, or a command started "
                              "once (and again after a crash or a hang) that speaks the "
                              "protocol on its standard input and output")

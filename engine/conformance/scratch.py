@@ -49,6 +49,7 @@ from engine.ingest.records import window_from_record
 from engine.rpc.errors import INVALID_PARAMS, RpcError
 from engine.rpc.methods import METHODS, Method, RpcContext, method_table
 from engine.store.archives import set_session_archived
+from engine.store.registry import discard_server_data
 
 #: The version of the set-up protocol this module speaks (`conformance.describe`).
 PROTOCOL_VERSION = 1
@@ -102,7 +103,9 @@ class ScratchStore:
         if self.backend is not None:
             self.backend.close()
             self.backend = None
-            shutil.rmtree(self.folder / f"store-{self.generation}", ignore_errors=True)
+            store = self.folder / f"store-{self.generation}"
+            discard_server_data(store)  # a postgres store's schemas
+            shutil.rmtree(store, ignore_errors=True)
 
     def close(self) -> None:
         """Close the store and remove the whole temporary folder."""

@@ -157,6 +157,25 @@ def partition_kind(name: str, *, dsn: str | None = None, **open_options: Any) ->
                          tuple(sorted(open_options.items())), create_options)
 
 
+def discard_server_data(path: str | os.PathLike[str]) -> None:
+    """Drop what the store at `path` keeps outside its folder (a postgres store's schemas,
+    one per partition), before the folder itself is removed; nothing for a store whose
+    backend keeps everything in its folder, or for a folder that holds no store."""
+    from engine.store.layout import AGENTS_FOLDER, is_partitioned_store, read_root_meta
+
+    directory = Path(path)
+    if not is_partitioned_store(directory):
+        return
+    name = read_root_meta(directory).backend
+    if name not in SERVER_BACKENDS:
+        return
+    klass = backend_class(name)
+    for folder in sorted((directory / AGENTS_FOLDER).iterdir()):
+        partition = folder / PARTITION_SUBFOLDERS[name] if PARTITION_SUBFOLDERS[name] else folder
+        if klass.claims(partition):
+            klass.discard(partition, dsn=_given_dsn)
+
+
 def single_index_problem(directory: Path) -> str | None:
     """Why `directory` holds no store this build opens although it holds one, or None:
     it is one partition of a store, or a store of the old single-index layout."""

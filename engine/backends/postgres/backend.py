@@ -154,6 +154,18 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
             raise
         return cls(folder, partition, connection, writer=writer)
 
+    @classmethod
+    def discard(cls, path: str | os.PathLike[str], *, dsn: str | None = None) -> None:
+        """Drop the schema of the partition whose file is in folder `path` (what deleting
+        the folder cannot do: the rows live on the server). The folder is the caller's."""
+        folder = Path(path)
+        partition = read_partition_file(folder)
+        connection = connect(connection_string(partition.server, dsn), autocommit=True)
+        try:
+            _drop_schema(connection, partition.schema)
+        finally:
+            connection.close()
+
     # ---- writing ------------------------------------------------------------------
 
     @contextmanager
