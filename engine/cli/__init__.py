@@ -112,7 +112,7 @@ def _run(arguments: list[str]) -> int:
         if getattr(args, "store_needed", False):
             args.store = store_or_default(args.store, args.command)
         if hasattr(args, "dsn"):  # a store command: its --dsn, or none (each run anew)
-            from engine.store.registry import use_dsn
+            from engine.store.servers import use_dsn
 
             use_dsn(args.dsn)
         return int(args.run(args) or 0)

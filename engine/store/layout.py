@@ -30,9 +30,13 @@ Layout of a store folder (`FolderPartitions`)::
                                   (`engine.store.commit_journal`)
     generations                   each partition's commit count after the store's last
                                   commit to it (`engine.store.witness`)
+    servers.json                  a postgres store's servers by agent, when its agents live
+                                  on several servers (`engine.store.registry.read_servers`)
     agents/<agentId>/             one partition per agent: a reference store (its own
                                   store.meta, transcripts/, index/, LOCK), or
     agents/<agentId>/agent/openclaw-agent.sqlite      a SQLite one (upstream's path)
+    agents/<agentId>/postgres.json                    a PostgreSQL one: its server and
+                                                      schema (`engine.backends.postgres`)
     new-partition/                a partition being made (see "Creating a partition")
 
 An agent id names a folder, so it must be one safe path component
@@ -146,6 +150,22 @@ class PartitionKind:
     open_options: tuple[tuple[str, Any], ...] = ()
     #: Keyword arguments every new partition is made with (`dsn`: a postgres store's server).
     create_options: tuple[tuple[str, Any], ...] = ()
+    #: A server backend's servers by agent: a new partition of an agent listed here is
+    #: made with `dsn` set to its server (a store whose agents live on several servers).
+    agent_servers: tuple[tuple[str, str], ...] = ()
+
+    def options_to_create(self, agent_id: str) -> dict[str, Any]:
+        """The keyword arguments `agent_id`'s new partition is made with.
+
+        >>> kind = PartitionKind("postgres", object, "", (), (("dsn", "a"),), (("ops", "b"),))
+        >>> kind.options_to_create("ops"), kind.options_to_create("main")
+        ({'dsn': 'b'}, {'dsn': 'a'})
+        """
+        options = dict(self.create_options)
+        server = dict(self.agent_servers).get(agent_id)
+        if server is not None:
+            options["dsn"] = server
+        return options
 
     @property
     def reads_snapshots(self) -> bool:
@@ -371,7 +391,7 @@ class FolderPartitions:
         try:
             remove_tree(staging, ignore_errors=True)
             self.kind.backend_class.create(self.partition_folder(staging),
-                                          **dict(self.kind.create_options)).close()
+                                          **self.kind.options_to_create(agent_id)).close()
             staging.rename(target)
             renamed = True
             sync_folder(target.parent)

@@ -11,7 +11,8 @@ are imported lazily so that a missing optional dependency only matters when that
 is chosen, and a command pays only for the backend its store has.
 
 Every store is partitioned: one partition per agent, as OpenClaw keeps one database per
-agent (`engine.store.partitioned`), whichever backend the partitions are;
+agent (`engine.store.partitioned`), whichever backend the partitions are (a postgres
+partition lives on a server, named in its folder: `engine.store.servers`);
 `open_backend` and `open_store` return the partitioned store, so every caller gets
 partitions. Each backend class provides, for one partition in one folder:
 * `create(path) -> Backend`: make a new partition at `path` and open it as writer;
@@ -54,7 +55,7 @@ from __future__ import annotations
 import errno
 import importlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,10 +90,6 @@ PARTITION_SUBFOLDERS: dict[str, str] = {
     "postgres": "",
 }
 
-#: The backends whose partitions live on a server, reached with a connection string
-#: (`dsn`; their folder holds only a file naming the server and the schema).
-SERVER_BACKENDS = frozenset({"postgres"})
-
 #: The backends whose partitions keep a transcript log that can be found shorter than
 #: what was committed, and can be opened all the same to say so (`open_store`'s
 #: `accept_lost_commits`). SQLite's own journal leaves nothing of this kind.
@@ -124,37 +121,29 @@ def backend_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-#: The connection string the command line was given (`--dsn`, `use_dsn`): the server of
-#: every postgres store this process opens or makes when no call names one.
-_given_dsn: str | None = None
-
-
-def use_dsn(dsn: str | None) -> None:
-    """Make `dsn` the server of the postgres stores this process opens without naming one
-    (the command line's `--dsn`; None: `SESSION_SEARCH_PG_DSN`, then the server each
-    partition's file names)."""
-    global _given_dsn
-    _given_dsn = dsn
-
-
-def partition_kind(name: str, *, dsn: str | None = None, **open_options: Any) -> PartitionKind:
-    """Backend `name` as the partitions of a store, each opened with `open_options`; `dsn`
-    (a server backend's connection string, `SERVER_BACKENDS`; default: `use_dsn`'s) is
-    given to every partition opened and made (`UsageError` for another backend)."""
+def partition_kind(name: str, *, dsn: str | None = None,
+                   servers: Mapping[str, str] | None = None, **open_options: Any) -> PartitionKind:
+    """Backend `name` as the partitions of a store, each opened with `open_options`; for a
+    server backend (`engine.store.servers`), `dsn` (default: `use_dsn`'s) is given to
+    every partition opened and made, and `servers` names the server of each listed agent's
+    new partition (`UsageError` for another backend)."""
     from engine.store.layout import PartitionKind
+    from engine.store.servers import server_options
 
-    klass = backend_class(name)
-    if dsn is None and name in SERVER_BACKENDS:
-        dsn = _given_dsn
-    create_options: tuple[tuple[str, Any], ...] = ()
-    if dsn is not None:
-        if name not in SERVER_BACKENDS:
-            raise UsageError(f"--dsn names a PostgreSQL server; backend {name!r} keeps its "
-                             "partitions in files and takes none")
-        open_options = {**open_options, "dsn": dsn}
-        create_options = (("dsn", dsn),)
-    return PartitionKind(name, klass, PARTITION_SUBFOLDERS[name],
-                         tuple(sorted(open_options.items())), create_options)
+    open_more, create_options, agent_servers = server_options(name, dsn, servers)
+    return PartitionKind(name, backend_class(name), PARTITION_SUBFOLDERS[name],
+                         tuple(sorted({**open_options, **open_more}.items())), create_options,
+                         agent_servers)
+
+
+def _store_kind(name: str, directory: Path, dsn: str | None, **open_options: Any
+                ) -> PartitionKind:
+    """`partition_kind` of the store in `directory`, with its agents' servers (a server
+    backend's `servers.json`, `engine.store.servers`)."""
+    from engine.store.servers import SERVER_BACKENDS, read_servers
+
+    servers = read_servers(directory) if name in SERVER_BACKENDS else None
+    return partition_kind(name, dsn=dsn, servers=servers, **open_options)
 
 
 def discard_server_data(path: str | os.PathLike[str]) -> None:
@@ -162,6 +151,7 @@ def discard_server_data(path: str | os.PathLike[str]) -> None:
     one per partition), before the folder itself is removed; nothing for a store whose
     backend keeps everything in its folder, or for a folder that holds no store."""
     from engine.store.layout import AGENTS_FOLDER, is_partitioned_store, read_root_meta
+    from engine.store.servers import SERVER_BACKENDS, given_dsn
 
     directory = Path(path)
     if not is_partitioned_store(directory):
@@ -170,10 +160,11 @@ def discard_server_data(path: str | os.PathLike[str]) -> None:
     if name not in SERVER_BACKENDS:
         return
     klass = backend_class(name)
+    subfolder = PARTITION_SUBFOLDERS[name]
     for folder in sorted((directory / AGENTS_FOLDER).iterdir()):
-        partition = folder / PARTITION_SUBFOLDERS[name] if PARTITION_SUBFOLDERS[name] else folder
+        partition = folder / subfolder if subfolder else folder
         if klass.claims(partition):
-            klass.discard(partition, dsn=_given_dsn)
+            klass.discard(partition, dsn=given_dsn())
 
 
 def single_index_problem(directory: Path) -> str | None:
@@ -217,6 +208,7 @@ def open_backend(
     config: EngineConfig | None = None,
     dsn: str | None = None,
     expectation: str | None = None,
+    servers: Mapping[str, str] | None = None,
 ) -> PartitionedStore:
     """Open the store at `path`; with `create=True` make it first (for `backend`).
 
@@ -224,8 +216,10 @@ def open_backend(
     error that names both. (Commands use `open_store`, which checks the path first.)
     `config` is the store's (`EngineConfig`; `background_reconcile` and its budget);
     `dsn` the PostgreSQL server of a postgres store (else `SESSION_SEARCH_PG_DSN`, and
-    for an existing store the server its partitions name); `expectation` makes a reference
-    store answer as another backend would (`postgres`: `ReferenceBackend`'s docstring).
+    for an existing store the server its partitions name); `servers`, when a postgres store
+    is made, the servers of some of its agents (`engine.store.servers`); `expectation`
+    makes a reference store answer as another backend would (`postgres`:
+    `ReferenceBackend`'s docstring).
     """
     from engine.store.layout import is_unfinished_creation
     from engine.store.opening import create_partitioned, open_partitioned
@@ -241,14 +235,20 @@ def open_backend(
                 raise UsageError(
                     f"{directory}: store was created for backend {existing!r}, not {name!r}"
                 )
-            return open_partitioned(directory, partition_kind(name, dsn=dsn, **options),
+            return open_partitioned(directory, _store_kind(name, directory, dsn, **options),
                                     writer=True, config=config)
-        return create_partitioned(directory, partition_kind(name, dsn=dsn, **options), config)
+        store = create_partitioned(directory, partition_kind(name, dsn=dsn, servers=servers,
+                                                             **options), config)
+        if servers:
+            from engine.store.servers import write_servers
+
+            write_servers(directory, servers)
+        return store
     name = detect_backend(directory)
     if backend is not None and backend != name:
         raise UsageError(f"{directory}: store was created for backend {name!r}, not {backend!r}")
-    return open_partitioned(directory, partition_kind(name, dsn=dsn, **options), writer=writer,
-                            config=config)
+    return open_partitioned(directory, _store_kind(name, directory, dsn, **options),
+                            writer=writer, config=config)
 
 
 # ----- opening a command's store ------------------------------------------------------
@@ -307,7 +307,7 @@ def open_store(
         _require_backend(path, name, backend)
         options = ({"accept_lost_commits": True}
                    if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
-        return _warned(open_partitioned(Path(path), partition_kind(name, dsn=dsn, **options),
+        return _warned(open_partitioned(Path(path), _store_kind(name, Path(path), dsn, **options),
                                         writer=writer, accept_missing=accept_lost_commits,
                                         config=config), warn)
 
@@ -345,8 +345,8 @@ def open_or_create_store(
                                     create_parents=create_parents)
         if existing is not None:
             _require_backend(path, existing, backend)
-            store = open_partitioned(Path(path), partition_kind(existing, dsn=dsn), writer=True,
-                                     config=config)
+            store = open_partitioned(Path(path), _store_kind(existing, Path(path), dsn),
+                                     writer=True, config=config)
             return OpenedStore(_warned(store, warn), existing, created=False)
         name = backend or DEFAULT_BACKEND
         return OpenedStore(create_partitioned(Path(path), partition_kind(name, dsn=dsn), config),
