@@ -59,6 +59,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "serve sessions_search and sessions_history to an MCP client over stdio"),
     CommandEntry("conform", "engine.cli.conform_command",
                  "run the specification's conformance cases against a backend (or a program)"),
+    CommandEntry("diff", "engine.cli.diff_command",
+                 "compare two backends on generated searches; shrink a difference to a case"),
     CommandEntry("reconcile", "engine.cli.search_commands",
                  "reindex windows that need it (imports, rewinds)"),
     CommandEntry("compact", "engine.cli.compact_command",

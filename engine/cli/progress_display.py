@@ -28,6 +28,7 @@ PHASES: dict[str, tuple[str, str | None]] = {
     "commit": ("writing the index", None),
     "reconcile": ("reconciling windows", "windows"),
     "conform": ("running conformance cases", "cases"),
+    "diff": ("comparing backends", "queries"),
 }
 
 

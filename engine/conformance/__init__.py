@@ -16,10 +16,14 @@ Map of the package (the case format and the protocol, for readers and porters, a
 * `targets.py`     - the backends a run drives: this engine in-process, or `exec:COMMAND`;
 * `runner.py`      - running cases: statuses, skips, restarts, the expectations file;
 * `report.py`      - the summary by spec section, readable failures, JUnit XML, JSON;
-* `coverage.py`    - which case pins which part of the specification (docs' table).
+* `coverage.py`    - which case pins which part of the specification (docs' table);
+* `differential.py` - generated corpora and queries, two backends compared, and the
+                     metamorphic relations that need no oracle (`session-search diff`);
+* `shrink.py`      - a difference shrunk (delta debugging) and written as a case file.
 
 Import direction: `spec_units`, `macros` <- `case_files` <- `plan`, `compare` <- `scratch`
-<- `targets` <- `runner` <- `report`, `coverage`. The package sits above `engine.rpc` (a
+<- `targets` <- `runner` <- `report`, `coverage`; `targets`, `plan`, `compare` <-
+`differential` <- `shrink`. The package sits above `engine.rpc` (a
 backend under test speaks its protocol) and below `engine.cli` (`conform`, and `serve`'s
 scratch store); it imports only the front door, the wings and bottom values.
 """

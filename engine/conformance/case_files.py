@@ -70,7 +70,7 @@ SETUP_STEP_KEYS = ("window", "message", "messages", "event", "replace", "delete"
 #: The keys a call step may write beside `call`.
 CALL_STEP_KEYS = ("call", "params", "expect", "comment")
 #: What an `expect` object of a call may hold (`engine.conformance.compare`).
-EXPECT_KEYS = ("result", "match", "unordered", "subset", "distinct", "contains", "atMost",
+EXPECT_KEYS = ("result", "match", "unordered", "subset", "prefix", "distinct", "contains", "atMost",
                "absent", "members", "wellFormed", "order", "tolerance", "error", "save")
 
 CASE_KEYS = ("id", "spec", "features", "comment", "corpus", "config", "steps")

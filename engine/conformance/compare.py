@@ -11,9 +11,10 @@ The expectations of a call step (`"expect": {...}`; any may be combined):
 | key | holds when |
 |---|---|
 | `result` | the whole result equals this value |
-| `match` | `{PATH: VALUE}`: the value at each path equals VALUE (`"$name"`: a saved value) |
+| `match` | `{PATH: VALUE}`: the value at each path equals VALUE (`"$name"`: a saved value, also in `unordered` and `subset`) |
 | `unordered` | `{PATH: [...]}`: the list at the path holds these items, in any order |
 | `subset` | `{PATH: [...]}`: the list at the path holds at least these items |
+| `prefix` | `{PATH: [...]}`: the list at the path starts with these items, in this order |
 | `distinct` | `{PATH: [...]}`: the distinct values at the path are these, in any order |
 | `contains` | `{PATH: TEXT}`: every string at the path contains TEXT |
 | `atMost` | `{PATH: N}`: every number at the path is at most N |
@@ -256,17 +257,23 @@ def check(expect: dict[str, Any], result: Any, error: dict[str, Any] | None,
         if not equal(wanted, actual, order=order, tolerance=tolerance):
             mismatches.append(Mismatch(f"match {path}", wanted, actual))
     for path, wanted in expect.get("unordered", {}).items():
-        actual = select(result, path)
+        wanted, actual = with_saved(wanted, saved), select(result, path)
         if not (isinstance(actual, list) and equal(wanted, actual, order="set",
                                                    tolerance=tolerance)):
             mismatches.append(Mismatch(f"unordered {path}", wanted, actual,
                                        "the items differ (in any order)"))
     for path, wanted in expect.get("subset", {}).items():
-        actual = select(result, path)
+        wanted, actual = with_saved(wanted, saved), select(result, path)
         if not (isinstance(actual, list) and _same_items(wanted, actual, order, tolerance,
                                                          at_least=True)):
             mismatches.append(Mismatch(f"subset {path}", wanted, actual,
                                        "some expected items are missing"))
+    for path, wanted in expect.get("prefix", {}).items():
+        wanted, actual = with_saved(wanted, saved), select(result, path)
+        if not (isinstance(actual, list) and isinstance(wanted, list)
+                and equal(wanted, actual[:len(wanted)], order=order, tolerance=tolerance)):
+            mismatches.append(Mismatch(f"prefix {path}", wanted, actual,
+                                       "the list does not start with these items"))
     for path, wanted in expect.get("distinct", {}).items():
         actual = select(result, path)
         values = _values(actual, path)

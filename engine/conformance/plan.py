@@ -176,22 +176,28 @@ class Planner:
             self._windows, self._events = [], []
 
 
-def demo_corpus_steps() -> list[dict[str, Any]]:
-    """The bundled demo corpus as set-up steps: its windows, then each transcript, then a
-    reconcile (as `session-search import` ends: its rewinds leave windows to rebuild)."""
+def corpus_directory_steps(folder: Path) -> list[dict[str, Any]]:
+    """A corpus directory (`sessions.jsonl` and `transcripts/<sessionId>.jsonl`, the form
+    corpora/README.md documents) as set-up steps: its windows, then each transcript, then
+    a reconcile (as `session-search import` ends: rewinds leave windows to rebuild)."""
     steps: list[dict[str, Any]] = []
     windows = [json.loads(line) for line in
-               (DEMO_CORPUS / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+               (folder / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
                if line.strip()]
     steps.extend({"window": window} for window in windows)
     for window in windows:
-        path = DEMO_CORPUS / "transcripts" / f"{window['sessionId']}.jsonl"
+        path = folder / "transcripts" / f"{window['sessionId']}.jsonl"
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 steps.append({"event": {"session": window["sessionId"],
                                         "event": json.loads(line)}})
     steps.append({"reconcile": True})
     return steps
+
+
+def demo_corpus_steps() -> list[dict[str, Any]]:
+    """The bundled demo corpus as set-up steps."""
+    return corpus_directory_steps(DEMO_CORPUS)
 
 
 def corpus_steps(corpus: tuple[dict[str, Any], ...] | str) -> list[dict[str, Any]]:

@@ -10,6 +10,9 @@ then spoils its answers as MODE says:
 * `wrong-error-message`: every error keeps its code but says something else;
 * `crash-on-gamma`: the process exits (status 3) when asked to search for `gamma`;
 * `hang-on-delta`: the process stops answering when asked to search for `delta`;
+* `hide-ballast`: hits whose excerpt says "ballast" are left out (for `diff`'s shrinking);
+* `reverse-odd-limits`: a search with an odd limit gets its hits in reverse order (it
+  breaks the relation "the top k is a prefix of the top k+1", with nothing to compare);
 * `honest`: nothing is spoiled.
 
 Owns nothing of the engine; the runner tests (`test_runner_against_faulty_backends.py`)
@@ -43,6 +46,10 @@ def spoil(mode: str, request: dict[str, Any], response: dict[str, Any]) -> dict[
             hit["snippet"] += "!"
     elif mode == "wrong-error-message" and "error" in response:
         response["error"]["message"] = "something went wrong"
+    elif mode == "hide-ballast" and hits:
+        hits[:] = [hit for hit in hits if "ballast" not in hit["snippet"].lower()]
+    elif mode == "reverse-odd-limits" and hits and (request.get("params") or {}).get("limit", 10) % 2:
+        hits.reverse()
     return response
 
 
