@@ -101,6 +101,41 @@ def postgres_stores(pg_dsn: str, pg_connection: object,
         drop_schemas(pg_connection, prefix)
 
 
+def postgres_configured() -> bool:
+    """Whether `SESSION_SEARCH_PG_DSN` names a server (a module-scoped fixture that makes
+    a store of every backend leaves the postgres one out without it; the postgres tests
+    then skip, or fail under CI, through `pg_dsn`)."""
+    return bool(os.environ.get(PG_DSN_VARIABLE, "").strip())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def postgres_session_schemas() -> Iterator[None]:
+    """Every postgres store this test session makes outside a test's own prefix (a
+    module-scoped fixture's) is made in schemas of the session's prefix, dropped at the
+    end of the session."""
+    import secrets
+
+    prefix = f"t{secrets.token_hex(4)}s_"
+    previous = os.environ.get(PG_SCHEMA_PREFIX_VARIABLE)
+    os.environ[PG_SCHEMA_PREFIX_VARIABLE] = prefix
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(PG_SCHEMA_PREFIX_VARIABLE, None)
+        else:
+            os.environ[PG_SCHEMA_PREFIX_VARIABLE] = previous
+        if postgres_configured():
+            import contextlib
+
+            import psycopg
+
+            # a server gone by the end of the session drops nothing
+            with contextlib.suppress(psycopg.Error), psycopg.connect(
+                    os.environ[PG_DSN_VARIABLE], autocommit=True, connect_timeout=5) as connection:
+                drop_schemas(connection, prefix)
+
+
 @pytest.fixture(autouse=True)
 def postgres_when_parametrized(request: pytest.FixtureRequest) -> None:
     """A test parametrized with the value "postgres" (a backend name, directly or through

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.backends.protocol import Backend
 from engine.bench.signals import CapabilityMissing, FeatureNotBuilt
+from engine.errors import EngineError
 from engine.store.maintenance import reconcile_when_needed
 
 if TYPE_CHECKING:
@@ -63,6 +64,20 @@ def _import_attribute(module_name: str, attribute: str, what: str) -> Any:
         return getattr(module, attribute)
     except AttributeError:
         raise FeatureNotBuilt(f"{what}: {module_name}.{attribute} does not exist") from None
+
+
+def remove_store(directory: Path, *, ignore_errors: bool = False) -> None:
+    """Remove a store folder the harness made, with what its backend keeps outside it (a
+    postgres store's schemas, `engine.store.registry.discard_server_data`)."""
+    import shutil
+
+    discard = _import_attribute("engine.store.registry", "discard_server_data", "remove a store")
+    try:
+        discard(directory)
+    except EngineError:  # a store too damaged to read, a server gone: its folder still goes
+        if not ignore_errors:
+            raise
+    shutil.rmtree(directory, ignore_errors=ignore_errors)
 
 
 def registry_open_store(name: str, path: Path, create: bool, writer: bool) -> Backend:

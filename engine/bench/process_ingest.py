@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.bench.adapters import CapabilityMissing
+from engine.bench.adapters import CapabilityMissing, remove_store
 from engine.bench.reopen_workload import console_script, probe_environment
 from engine.bench.workload_protocol import QUERY_LIMIT, BenchTarget, Sample, WorkloadFailed
 from engine.model import SearchRequest
@@ -77,7 +76,7 @@ class ProcessIngestWorkload:
         probe = target.manifest["probes"]["rare_word"]
         directory = target.scratch_directory / f"process-ingest-{target.backend_name}"
         if directory.exists():
-            shutil.rmtree(directory)
+            remove_store(directory)
         if target.comparator is not None:
             import_command = [sys.executable, "-c", BARE_IMPORT, str(target.corpus_directory),
                               str(directory / "agents" / "main" / "agent" / "openclaw-agent.sqlite")]
@@ -89,7 +88,7 @@ class ProcessIngestWorkload:
             import_seconds, peak, _ = run_measured(import_command)
             search_seconds, hits = self._first_answer(target, directory, probe["query"])
         finally:
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_store(directory, ignore_errors=True)
         expected = min(int(probe["matchingMessages"]), QUERY_LIMIT)
         if hits != expected:
             raise WorkloadFailed(f"{self.name}: the first query found {hits} hits, "

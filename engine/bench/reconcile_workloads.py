@@ -10,12 +10,11 @@ the other workload families, the order of runs (`schedule`), statistics, printin
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 
 from engine.backends.protocol import Backend
-from engine.bench.adapters import CapabilityMissing, backend_method, finish_indexing
+from engine.bench.adapters import CapabilityMissing, backend_method, finish_indexing, remove_store
 from engine.bench.corpus_generator import iter_window_leaves
 from engine.bench.workload_protocol import (
     QUERY_LIMIT,
@@ -46,7 +45,7 @@ class ReconcileWorkload:
     def run_round(self, target: BenchTarget) -> list[Sample]:
         directory = target.scratch_directory / f"reconcile-{target.backend_name}"
         if directory.exists():
-            shutil.rmtree(directory)
+            remove_store(directory)
         backend = target.services.open_store(target.backend_name, directory, True, True)
         try:
             reconcile = backend_method(backend, "reconcile", "reconciliation")
@@ -60,7 +59,7 @@ class ReconcileWorkload:
                                                   session_keys=()))
         finally:
             backend.close()
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_store(directory, ignore_errors=True)
         return rebuilt_samples(self.name, target, result, rebuilt=rebuilt, windows=windows,
                                indexed=indexed, elapsed=elapsed, after="reconcile")
 
@@ -107,7 +106,7 @@ class BackgroundReconcileWorkload:
                                     "reconciles in the background")
         directory = target.scratch_directory / f"background-{target.backend_name}"
         if directory.exists():
-            shutil.rmtree(directory)
+            remove_store(directory)
         try:
             written = target.services.open_store(target.backend_name, directory, True, True)
             try:
@@ -131,7 +130,7 @@ class BackgroundReconcileWorkload:
             finally:
                 backend.close()
         finally:
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_store(directory, ignore_errors=True)
         problems = [] if first.indexing else ["the first search did not report indexing"]
         if not ended or run is None or run.ending != "finished":
             raise WorkloadFailed(f"{self.name}: the background run did not finish: {run}")

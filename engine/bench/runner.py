@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.bench.adapters import BenchServices, finish_indexing
+from engine.bench.adapters import BenchServices, finish_indexing, remove_store
 from engine.bench.corpus_generator import import_source
 from engine.bench.progress import ProgressBar
 from engine.bench.schedule import interleaved_schedule
@@ -106,7 +105,7 @@ def _describe(error: Exception) -> str:
 def _prepare_target(target: BenchTarget) -> tuple[str, float]:
     """Create the backend's store and import the corpus; return (problem, seconds)."""
     if target.store_directory.exists():
-        shutil.rmtree(target.store_directory)
+        remove_store(target.store_directory)
     target.store_directory.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:

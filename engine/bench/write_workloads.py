@@ -9,13 +9,12 @@ runs (`schedule`), statistics, printing.
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.bench.adapters import finish_indexing
+from engine.bench.adapters import finish_indexing, remove_store
 from engine.bench.workload_protocol import BenchTarget, Sample, WorkloadFailed, prepared_backend
 from engine.model import SessionWindow
 
@@ -34,7 +33,7 @@ class IngestWorkload:
     def run_round(self, target: BenchTarget) -> list[Sample]:
         directory = target.scratch_directory / f"ingest-{target.backend_name}"
         if directory.exists():
-            shutil.rmtree(directory)
+            remove_store(directory)
         started = time.perf_counter()
         if target.comparator is not None:
             stats: dict[str, Any] = target.comparator.bare_import(target.corpus_directory, directory)
@@ -61,7 +60,7 @@ class IngestWorkload:
             if stats.get(name) != counts[key]
         ]
         size_bytes = _directory_bytes(directory)
-        shutil.rmtree(directory)
+        remove_store(directory)
         if problems:
             raise WorkloadFailed(f"{self.name}: " + "; ".join(problems))
         return [Sample(elapsed, {

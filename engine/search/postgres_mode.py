@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.analysis.profiles import POSTGRES_PROFILE
-from engine.analysis.token import Analyzer
+from engine.analysis.token import Analyzer, Token
 from engine.index.documents import DocumentRecord, postgres_text
 from engine.model import NO_HITS, SearchResult, SessionWindow
 from engine.query.checked_request import CheckedRequest
@@ -110,9 +110,16 @@ def postgres_excerpt(text: str, query: PgQuery) -> tuple[str, tuple[tuple[int, i
     if not query.phrases and query.substrings:
         excerpt = substring_excerpt(text, query.substrings)
         return excerpt, substring_spans(excerpt, query.substrings)
-    tokens = postgres_analyzer().tokens(text)
+    tokens = row_tokens(text)
     return fast_fts5_snippet_matches(text, [(token.start, token.end) for token in tokens],
                                      phrase_instances(tokens, query))
+
+
+@lru_cache(maxsize=512)
+def row_tokens(text: str) -> tuple[Token, ...]:
+    """The `pg` tokens of a row's stored text, kept for the rows cut last (the parser is
+    most of an excerpt's cost, and the same rows come back search after search)."""
+    return tuple(postgres_analyzer().tokens(text))
 
 
 class RowVectors:

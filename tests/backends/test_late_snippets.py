@@ -35,7 +35,7 @@ from tests.parity.strategies import (
 )
 
 
-@pytest.mark.parametrize("backend", ["reference", "sqlite"])
+@pytest.mark.parametrize("backend", ["reference", "sqlite", "postgres"])
 @settings(max_examples=40, deadline=None)
 @given(drawn=corpus_and_requests())
 def test_a_merged_search_gives_the_eager_merge(backend, drawn):

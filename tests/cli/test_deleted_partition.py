@@ -23,6 +23,7 @@ from engine.errors import InputError, StoreError
 from engine.model import SessionWindow
 from engine.store.layout import read_root_meta
 from engine.store.registry import open_backend
+from tests.conftest import postgres_configured
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "engine" / "demo_corpus"
@@ -39,6 +40,8 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("imported")
     stores = {}
     for backend in BACKENDS:
+        if backend == "postgres" and not postgres_configured():
+            continue  # its tests skip (or fail under CI) through the pg_dsn fixture
         store = folder / backend
         completed = engine("import", "--quiet", "--store", str(store), "--backend", backend, str(DEMO))
         assert completed.returncode == 0, completed.stderr

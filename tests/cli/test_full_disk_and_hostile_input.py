@@ -37,7 +37,7 @@ import pytest
 from engine.errors import InputError, StoreError
 from engine.model import SessionWindow
 from engine.store.registry import open_backend
-from tests.conftest import SmallDisk
+from tests.conftest import SmallDisk, postgres_configured
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "engine" / "demo_corpus"
@@ -354,6 +354,8 @@ def demo_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("demo")
     stores = {}
     for backend in BACKENDS:
+        if backend == "postgres" and not postgres_configured():
+            continue  # its tests skip (or fail under CI) through the pg_dsn fixture
         store = folder / backend
         made = engine("import", "--quiet", "--backend", backend, "--store", str(store), str(DEMO))
         assert made.returncode == 0, made.stderr

@@ -20,6 +20,8 @@ KEY = "agent:work:recall"
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    if request.param == "postgres":
+        request.getfixturevalue("pg_dsn")  # the server, or the skip (a failure under CI)
     tmp_path = tmp_path_factory.mktemp("served")
     before = Transcript("before", KEY, {"current": False})
     before.messages("old", 3)

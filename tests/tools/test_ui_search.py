@@ -242,6 +242,8 @@ CONFIGURED = ToolConfig(agents=("main", "work"))
 def scope_store(tmp_path_factory: pytest.TempPathFactory,
                 request: pytest.FixtureRequest) -> Iterator[PartitionedStore]:
     """One store per backend for every scope case (they only read it)."""
+    if request.param == "postgres":
+        request.getfixturevalue("pg_dsn")  # the server, or the skip (a failure under CI)
     opened = open_backend(tmp_path_factory.mktemp("scope") / "store", backend=request.param,
                           create=True)
     try:

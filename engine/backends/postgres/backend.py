@@ -52,8 +52,9 @@ from engine.backends.postgres.schema import (
     migrate,
     schema_exists,
 )
-from engine.backends.postgres.search import run_search
+from engine.backends.postgres.search import run_search, search_answer
 from engine.backends.protocol import (
+    AnswersLate,
     Backend,
     Compactable,
     Generational,
@@ -68,6 +69,7 @@ from engine.errors import StoreError, UnknownSession, UnsupportedVersion, UsageE
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, agent_id_of
 from engine.progress import StepProgress
 from engine.query.checked_request import check_request
+from engine.search.merge import PartitionAnswer
 
 if TYPE_CHECKING:
     from engine.transcript.compaction import CompactionOutcome
@@ -86,10 +88,11 @@ TABLES = ("session_windows", "transcript_events", "session_transcript_index_stat
           "session_transcript_messages", "session_search_store")
 
 
-class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Compactable,
-                      Generational):
+class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, AnswersLate,
+                      Compactable, Generational):
     """One partition's schema (capabilities: `Backend`, `Maintenance`,
-    `ReconcilesInBatches`, `Interruptible`, `Compactable`, `Generational`)."""
+    `ReconcilesInBatches`, `Interruptible`, `AnswersLate`, `Compactable`,
+    `Generational`)."""
 
     name = BACKEND_NAME
 
@@ -307,8 +310,23 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.postgres.search`)."""
         checked = check_request(request)
-        try:
+        with self._searching():
             return run_search(self._reading(), self.partition.schema, checked)
+
+    def search_answer(self, request: SearchRequest,
+                      rank_bound: float | None = None) -> PartitionAnswer:
+        """`search` as a partition of a merged search answers (`AnswersLate`): excerpts
+        cut only for the hits the merge keeps (`rank_bound` is not used: the statement's
+        `LIMIT` already bounds what is read)."""
+        checked = check_request(request)
+        with self._searching():
+            return search_answer(self._reading(), self.partition.schema, checked)
+
+    @contextmanager
+    def _searching(self) -> Iterator[None]:
+        """A search's PostgreSQL errors as `StoreError`s naming the partition."""
+        try:
+            yield
         except psycopg.errors.QueryCanceled:
             raise StoreError(f"{self.location}: the search was interrupted") from None
         except psycopg.Error as error:

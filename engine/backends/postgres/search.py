@@ -38,7 +38,7 @@ reference's `postgres` mode predicts it exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -46,11 +46,12 @@ import psycopg
 
 from engine.backends.postgres.connection import is_storable
 from engine.backends.postgres.writes import Statements
-from engine.model import DEFAULT_AGENT_ID, NO_HITS, SearchHit, SearchResult
+from engine.model import DEFAULT_AGENT_ID, SearchHit, SearchResult
 from engine.query.checked_request import CheckedRequest
 from engine.query.cjk import like_pattern
 from engine.query.pg_tsquery import PgQuery
 from engine.search.hits import search_hit
+from engine.search.merge import NO_ANSWER, PartitionAnswer
 from engine.search.postgres_mode import postgres_excerpt, postgres_queries
 
 ASCII_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -178,9 +179,11 @@ def _run(connection: psycopg.Connection, schema: str, request: CheckedRequest,
     return bool(indexing), int(archived), [row[2:] for row in rows if row[3] is not None]
 
 
-def run_search(connection: psycopg.Connection, schema: str,
-               request: CheckedRequest) -> SearchResult:
-    """The store-level search of behaviour.md §5 on one partition (module docstring)."""
+def search_answer(connection: psycopg.Connection, schema: str,
+                  request: CheckedRequest) -> PartitionAnswer:
+    """The store-level search of behaviour.md §5 on one partition (module docstring), its
+    hits without excerpts and the `finish` that cuts them for the hits a merge keeps
+    (`engine.search.merge.PartitionAnswer`)."""
     queries = postgres_queries(request.trimmed_query, request.match)
     query = queries.words
     indexing, archived, rows = _run(connection, schema, request, query)
@@ -189,15 +192,31 @@ def run_search(connection: psycopg.Connection, schema: str,
         indexing, archived, rows = _run(connection, schema, request, query)
     limit = request.page_limit
     if not rows and not indexing and not archived:
-        return NO_HITS
-    hits = [_hit(row, query) for row in rows[:limit]]
-    return SearchResult(hits=tuple(hits), truncated=len(rows) > limit, indexing=indexing,
-                        archived_transcripts_excluded=archived)
+        return NO_ANSWER
+    kept = rows[:limit]
+    result = SearchResult(hits=tuple(_hit(row, ("", ())) for row in kept),
+                          truncated=len(rows) > limit, indexing=indexing,
+                          archived_transcripts_excluded=archived)
+    if not kept:
+        return PartitionAnswer(result)
+    return PartitionAnswer(result, lambda positions: [
+        _hit(kept[position], postgres_excerpt(kept[position][5], query))
+        for position in positions])
 
 
-def _hit(row: tuple, query: PgQuery) -> SearchHit:
-    session_key, session_id, message_id, role, timestamp, text, rank = row
-    excerpt, matched = postgres_excerpt(text, query)
+def run_search(connection: psycopg.Connection, schema: str,
+               request: CheckedRequest) -> SearchResult:
+    """`search_answer` with every hit's excerpt."""
+    answer = search_answer(connection, schema, request)
+    if answer.finish is None:
+        return answer.result
+    return replace(answer.result,
+                   hits=tuple(answer.finish(range(len(answer.result.hits)))))
+
+
+def _hit(row: tuple, excerpt: tuple[str, tuple[tuple[int, int], ...]]) -> SearchHit:
+    """The hit of a row (key, id, message, role, time, text, rank) with its excerpt."""
+    session_key, session_id, message_id, role, timestamp, _text, rank = row
     return search_hit(session_key=session_key, session_id=session_id, message_id=message_id,
-                      role=role, timestamp=timestamp, excerpt=excerpt, rank=-rank,
-                      matched=matched)
+                      role=role, timestamp=timestamp, excerpt=excerpt[0], rank=-rank,
+                      matched=excerpt[1])
