@@ -15,8 +15,8 @@ The backend's search, which this predicts (behaviour.md §5 with the PostgreSQL 
 §7.2):
 1. the scope of §5.3 (agent namespace, keys, `sessionId`, archived windows counted and
    left out, dirty windows left out), the role filter;
-2. the rows whose stored text (`engine.index.documents.postgres_text`) has a tsvector
-   (`POSTGRES_PROFILE`) matching the compiled word query (`PgQuery`; a query with an
+2. the rows whose stored text (`engine.index.documents.postgres_text`; its first
+   `INDEXED_CHARACTERS`) has a tsvector (`POSTGRES_PROFILE`) matching the compiled word query (`PgQuery`; a query with an
    empty term matches nothing), ranked by `ts_rank(vector, query, 1)` (float4);
 3. order: rank descending, timestamp descending, message id, session id (UTF-8 bytes),
    row id (insertion order) ascending; `recent`: timestamp descending, row id descending;
@@ -57,6 +57,12 @@ from engine.score.ts_rank import BACKEND_NORMALIZATION, ts_rank
 from engine.search.hits import search_hit
 from engine.search.order import RankedRow, order_rows
 from engine.search.scope import select_scope
+
+#: The characters of a row's text its tsvector is made of (the first ones): a tsvector
+#: holds at most 1,048,575 bytes, and a longer text could need more (PostgreSQL would
+#: then refuse the whole write); 150,000 characters stay below it whatever they are.
+#: The rest of the text is still shown in excerpts and found by the CJK retry's LIKE.
+INDEXED_CHARACTERS = 150_000
 
 
 @lru_cache(maxsize=1)
@@ -132,7 +138,8 @@ class RowVectors:
         kept = self._kept.get(record.doc_id)
         if kept is None or kept[0] != postgres_text(record.text):
             text = postgres_text(record.text)
-            kept = self._kept[record.doc_id] = (text, postgres_analyzer().tsvector(text))
+            kept = self._kept[record.doc_id] = (
+                text, postgres_analyzer().tsvector(text[:INDEXED_CHARACTERS]))
         return kept
 
 

@@ -57,7 +57,10 @@ measurements are in ../shared/spec/postgres/fts-facts.md and re-run by
    backends, and `ts_headline` re-parses every returned row on the server anyway.
 6. *A stored tsvector column* (not an expression index): GIN keeps no positions, so every
    phrase candidate is rechecked on the heap, which then reads the stored vector rather than
-   parsing the text again.
+   parsing the text again. It is made of the text's first 150,000 characters: a tsvector
+   holds at most 1,048,575 bytes, and a longer text could need more, which PostgreSQL
+   refuses with the whole transaction (an import would fail on one long paste); the
+   reference predicts the bound (`engine.search.postgres_mode.INDEXED_CHARACTERS`).
 
 **A store folder** holds, per agent, `agents/<agentId>/postgres.json` naming the server
 (without password) and the schema; the server is given at creation with `--dsn` (or

@@ -36,8 +36,8 @@ ranges and `ORDER BY` are byte order, the order of UTF-8 bytes the other backend
         no state or it is dirty), so `indexing` is one probe; partial index WHERE needs_rebuild
     S.session_transcript_messages(id bigint identity PK (insertion order), session_id FK ON DELETE CASCADE, session_key,
                         message_id, role, timestamp float8, seq int, text text,
-                        lexemes tsvector GENERATED ALWAYS AS
-                            (to_tsvector('S.session_search_simple_unaccent', text)) STORED)
+                        lexemes tsvector GENERATED ALWAYS AS (to_tsvector(
+                            'S.session_search_simple_unaccent', left(text, 150000))) STORED)
         GIN (lexemes); GIN (text gin_trgm_ops) for the CJK retry's LIKE; btree (session_key)
         for the agent range; btree (session_id)
     S.session_search_simple_unaccent   text search configuration: `simple` with `unaccent`
@@ -46,7 +46,10 @@ ranges and `ORDER BY` are byte order, the order of UTF-8 bytes the other backend
 
 One row of `session_transcript_messages` per searchable message (behaviour.md §2.3); its
 tsvector is a stored generated column, written by the same `INSERT` as the row, so a
-message and its index entry are one row in one transaction. A stored column (not an
+message and its index entry are one row in one transaction. It is made of the text's first
+150,000 characters (`engine.search.postgres_mode.INDEXED_CHARACTERS`, migration 2): a
+tsvector holds at most 1,048,575 bytes, and PostgreSQL refuses the whole write of a row
+whose text would need more. A stored column (not an
 expression index) because GIN keeps no positions: a phrase query rechecks every candidate
 on the heap, which then reads the stored vector instead of parsing the text again.
 
@@ -74,10 +77,11 @@ import psycopg
 from psycopg import sql
 
 from engine.errors import StoreError, UnsupportedVersion
+from engine.search.postgres_mode import INDEXED_CHARACTERS
 
 BACKEND_NAME = "postgres"
 #: The layout version this build writes (the newest migration).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: The text search configuration's name inside a partition's schema.
 CONFIGURATION = "session_search_simple_unaccent"
 #: The token types `simple` maps (every type but blank, tag, protocol and entity).
@@ -161,10 +165,31 @@ def _schema_v1(schema: str, extensions: dict[str, str]) -> list[sql.Composable]:
     return [sql.SQL(statement).format(**names) for statement in statements]
 
 
+def lexemes_sql(regconfig: str) -> str:
+    """The expression of a message row's stored tsvector (the text's first
+    `INDEXED_CHARACTERS`, so that no text makes a tsvector PostgreSQL refuses)."""
+    return f"to_tsvector({regconfig}::regconfig, left(text, {INDEXED_CHARACTERS}))"
+
+
+def _schema_v2(schema: str, extensions: dict[str, str]) -> list[sql.Composable]:
+    """The tsvector of a row made of its text's first `INDEXED_CHARACTERS` (version 1 made
+    it of the whole text, and PostgreSQL refused a text whose tsvector passed 1 MiB)."""
+    table = sql.Identifier(schema, "session_transcript_messages")
+    regconfig = sql.Literal(f'"{schema}".{CONFIGURATION}').as_string(None)
+    return [
+        sql.SQL("ALTER TABLE {} DROP COLUMN lexemes").format(table),
+        sql.SQL("ALTER TABLE {} ADD COLUMN lexemes tsvector GENERATED ALWAYS AS ({}) STORED"
+                ).format(table, sql.SQL(lexemes_sql(regconfig))),
+        sql.SQL("CREATE INDEX session_transcript_lexemes ON {} USING gin (lexemes)").format(
+            table),
+    ]
+
+
 #: Every migration, oldest first; a partition holds the first `n` of them.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "windows, events, index state, messages with their tsvector, the "
                  "simple+unaccent configuration, the agent namespace function", _schema_v1),
+    Migration(2, "the tsvector made of the text's first 150,000 characters", _schema_v2),
 )
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import psycopg
 
 from engine.backends.postgres.backend import PostgresBackend
-from engine.backends.postgres.schema import CONFIGURATION
+from engine.backends.postgres.schema import CONFIGURATION, lexemes_sql
 from engine.backends.postgres.writes import Statements, read_events
 from engine.backends.sqlite.verify import Row, compare_rows
 from engine.backends.verify_report import MAX_LISTED, VerifyReport
@@ -109,11 +109,10 @@ def _compare(connection: psycopg.Connection, sql: Statements, report: VerifyRepo
 
 def _vector_problems(connection: psycopg.Connection, sql: Statements) -> list[str]:
     """Rows whose stored tsvector is not what the configuration gives their text now."""
-    configuration = f'"{sql.schema}".{CONFIGURATION}'
     stale = connection.execute(
         f"SELECT session_id, message_id FROM {sql.table('session_transcript_messages')} "
-        "WHERE lexemes IS DISTINCT FROM to_tsvector(%s::regconfig, text) ORDER BY id",
-        (configuration,)).fetchall()
+        f"WHERE lexemes IS DISTINCT FROM {lexemes_sql('%s')} ORDER BY id",
+        (f'"{sql.schema}".{CONFIGURATION}',)).fetchall()
     problems = [f"row (session {session_id!r}, message {message_id!r}): its stored tsvector "
                 "is not what the configuration gives its text now (the unaccent rules or the "
                 "locale changed; run verify --repair)" for session_id, message_id in
