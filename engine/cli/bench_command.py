@@ -204,6 +204,11 @@ def run(args: argparse.Namespace) -> int:
             rounds=args.rounds, progress=progress,
         )
     finally:
+        from engine.bench.adapters import remove_store
+
+        stores = work_directory / "stores"
+        for store in sorted(stores.iterdir()) if stores.is_dir() else ():
+            remove_store(store, ignore_errors=True)  # with a postgres store's schemas
         shutil.rmtree(work_directory, ignore_errors=True)
     rows = report_rows(bench_run)
     document = report_document(bench_run, rows)
