@@ -111,10 +111,11 @@ def _run(arguments: list[str]) -> int:
     try:
         if getattr(args, "store_needed", False):
             args.store = store_or_default(args.store, args.command)
-        if hasattr(args, "dsn"):  # a store command: its --dsn, or none (each run anew)
-            from engine.store.servers import use_dsn
+        if getattr(args, "dsn", None):  # a store command's --dsn, for this command only
+            from engine.store.servers import given_dsn_for
 
-            use_dsn(args.dsn)
+            with given_dsn_for(args.dsn):
+                return int(args.run(args) or 0)
         return int(args.run(args) or 0)
     except EngineError as error:
         return _fail(str(error), error.exit_status)

@@ -2,7 +2,8 @@
 on and opened from, and what such a store keeps outside its folder.
 
 Owns: the backends that keep their partitions on a server (`SERVER_BACKENDS`), the
-connection string a command was given (`use_dsn`, the command line's `--dsn`), the map
+connection string a command was given (`use_dsn`, `given_dsn_for`: the command line's
+`--dsn`, for that command's run), the map
 of a store's agents to servers (`servers.json` at the store's root: `read_servers`,
 `write_servers`), the options a server backend's partitions are made and opened with
 (`server_options`). Must not
@@ -31,7 +32,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,17 @@ def use_dsn(dsn: str | None) -> None:
     server each partition's file names)."""
     global _given_dsn
     _given_dsn = dsn
+
+
+@contextmanager
+def given_dsn_for(dsn: str) -> Iterator[None]:
+    """`use_dsn(dsn)` for the block (a command's run), then the one before again."""
+    previous = _given_dsn
+    use_dsn(dsn)
+    try:
+        yield
+    finally:
+        use_dsn(previous)
 
 
 def given_dsn() -> str | None:
