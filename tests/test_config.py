@@ -85,6 +85,9 @@ def test_the_codec_defaults_are_the_production_values() -> None:
 #: Upper-case module names a test may replace, each with why it is not a tunable.
 REPLACEABLE_NAMES = {
     "COMMAND_MODULES": "the command modules the CLI registers (a test registers one alone)",
+    "MIGRATIONS": "the postgres layout's migrations (a test makes a partition as an earlier "
+                  "build did, to check that a reader refuses it and the writer migrates it)",
+    "FORMAT_VERSION": "the postgres layout's version, with MIGRATIONS (the same test)",
 }
 
 
