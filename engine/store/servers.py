@@ -31,12 +31,12 @@ by hand; like `postgres.json`, it should not hold passwords (use `~/.pgpass`).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from engine.directory import FileDirectory
 from engine.errors import CorruptFile, StoreError, UsageError
 
 #: The backends whose partitions live on a server, reached with a connection string
@@ -125,9 +125,4 @@ def write_servers(root: Path, servers: Mapping[str, str]) -> None:
     """Write `servers.json` at store root `root`, whole or not at all."""
     data = json.dumps({"format": SERVERS_FORMAT, "agents": dict(sorted(servers.items()))},
                       indent=1).encode("utf-8") + b"\n"
-    temporary = root / (SERVERS_NAME + ".tmp")
-    with open(temporary, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, root / SERVERS_NAME)
+    FileDirectory(root).write_atomic(SERVERS_NAME, data)

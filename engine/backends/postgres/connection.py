@@ -44,6 +44,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from engine.directory import FileDirectory
 from engine.errors import CorruptFile, InputError, StoreError, UsageError
 
 PARTITION_FILE = "postgres.json"
@@ -164,12 +165,7 @@ def write_partition_file(folder: Path, partition: PartitionFile) -> None:
     data = json.dumps({"format": PARTITION_FILE_FORMAT, "server": partition.server,
                        "schema": partition.schema, "partition": partition.partition},
                       indent=1).encode("utf-8") + b"\n"
-    temporary = folder / (PARTITION_FILE + ".tmp")
-    with open(temporary, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, folder / PARTITION_FILE)
+    FileDirectory(folder).write_atomic(PARTITION_FILE, data)
 
 
 def connect(dsn: str, *, autocommit: bool) -> psycopg.Connection:
