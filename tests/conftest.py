@@ -25,19 +25,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.ci_policy import running_in_ci, skip_or_fail
+
 PG_DSN_VARIABLE = "SESSION_SEARCH_PG_DSN"
 PG_SKIP_REASON = f"set {PG_DSN_VARIABLE}=postgresql://... to run PostgreSQL tests"
 
 
-def _running_in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() == "true"
-
-
 def _skip_or_fail(reason: str) -> None:
     """Skip locally, fail in CI: a missing server must never make CI green."""
-    if _running_in_ci():
-        pytest.fail(f"CI=true but PostgreSQL is unavailable: {reason}", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(reason, "PostgreSQL is unavailable")
 
 
 @pytest.fixture(scope="session")
@@ -198,6 +194,6 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
 
 
 def _skip_or_fail_mount(reason: str) -> None:
-    if _running_in_ci():
+    if running_in_ci():
         pytest.fail(f"CI=true but the full-disk tests cannot run: {reason}", pytrace=False)
     pytest.skip(reason)

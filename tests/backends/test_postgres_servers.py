@@ -28,6 +28,7 @@ from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.model import SearchRequest
 from engine.store.registry import open_backend
+from tests.ci_policy import skip_or_fail
 from tests.parity.strategies import PARITY_SETTINGS, Corpus, corpora, load_corpus, requests
 from tests.parity.test_postgres_differential import differences, outcome
 
@@ -52,10 +53,8 @@ def cluster_command(*arguments: str) -> subprocess.CompletedProcess:
 def servers(pg_dsn: str) -> Iterator[list[tuple[str, str]]]:
     """The test server and two clusters made for this module: (cluster name, DSN) each."""
     if shutil.which("pg_createcluster") is None or os.geteuid() != 0:
-        reason = "making extra PostgreSQL clusters needs pg_createcluster and root"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {reason}", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail("making extra PostgreSQL clusters needs pg_createcluster and root",
+                     "the several-server tests cannot run")
     made: list[tuple[str, str]] = []
     try:
         for _ in range(2):

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from engine.conformance.case_files import cases_of_file
+from tests.ci_policy import skip_or_fail
 from tests.explorer.client import CHECKOUT, Explorer, run_engine
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -34,9 +35,7 @@ WAIT_SECONDS = 60
 
 
 def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(f"CI=true but the browser test cannot run: {reason}", pytrace=False)
-    pytest.skip(reason)
+    skip_or_fail(reason, "the browser test cannot run")
 
 
 @pytest.fixture(scope="module")
