@@ -102,7 +102,7 @@ class WitnessedPartitions:
         message = (f"{partition.generation_files()}: holds {holds} committed transactions, "
                    f"but the store recorded {recorded} for agent {agent_id!r}: the file was "
                    "replaced by an older copy or lost its newest commits")
-        if getattr(self.space, "reports_damage", False):
+        if self.space.reports_damage:
             from engine.transcript.evidence import StoreProblem
 
             if isinstance(partition, Diagnosable) and any(
