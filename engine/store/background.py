@@ -183,6 +183,7 @@ class ReconcileWorker:
             ending, error = "failed", str(failure) or type(failure).__name__
         finally:
             watchdog.cancel()
+            watchdog.join()  # so no timer thread outlives the run (close() promises none does)
             with self._state:
                 self._unfinished = None
             self.last_run = BackgroundRun(totals[0], totals[1], totals[2],

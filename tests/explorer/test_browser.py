@@ -89,12 +89,20 @@ def page_server(demo_store: Path, tmp_path_factory: pytest.TempPathFactory
 
 def test_a_newcomer_s_walk_through_the_explorer(browser, page_server: Explorer,
                                                demo_store: Path) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as shown
     from selenium.webdriver.support.ui import WebDriverWait
 
     explorer = page_server
-    wait = WebDriverWait(browser, WAIT_SECONDS)
+    # The page re-renders a panel when an answer arrives (as the person types), so an
+    # element found a moment ago may be gone: every wait and every read retries then.
+    wait = WebDriverWait(browser, WAIT_SECONDS,
+                         ignored_exceptions=(StaleElementReferenceException,))
+
+    def steady(read):
+        """`read()` once the panel it reads holds still (retried on a stale element)."""
+        return wait.until(lambda driver: (read(),))[0]
 
     def css(selector: str):
         return wait.until(shown.visibility_of_element_located((By.CSS_SELECTOR, selector)))
@@ -114,18 +122,19 @@ def test_a_newcomer_s_walk_through_the_explorer(browser, page_server: Explorer,
     query.send_keys("per-session OR - 会议")
     tab("query")
     css("#panel-query .warning")
-    warnings = [element.text for element in browser.find_elements(By.CSS_SELECTOR,
-                                                                  "#panel-query .warning")]
+    warnings = steady(lambda: [element.text for element in browser.find_elements(
+        By.CSS_SELECTOR, "#panel-query .warning")])
     assert any("`-` has no tokens" in text for text in warnings)
     assert any("`OR` is a literal word" in text for text in warnings)
-    assert browser.find_element(By.ID, "fts5-match").text == \
+    assert steady(lambda: browser.find_element(By.ID, "fts5-match").text) == \
         '"per-session" AND "OR" AND "-" AND "会议"'
     photograph("query")
     tab("analysis")
     css('#analysis-out .tokens[data-profile="icu"] .token')
-    assert browser.find_element(By.CSS_SELECTOR, "#analysis-source mark.cjk").text == "会议"
-    icu_terms = [element.text for element in browser.find_elements(
-        By.CSS_SELECTOR, '.tokens[data-profile="icu"] .term')]
+    assert steady(lambda: browser.find_element(
+        By.CSS_SELECTOR, "#analysis-source mark.cjk").text) == "会议"
+    icu_terms = steady(lambda: [element.text for element in browser.find_elements(
+        By.CSS_SELECTOR, '.tokens[data-profile="icu"] .term')])
     assert icu_terms == ["per", "session", "or", "会议"]
     photograph("analysis")
 
@@ -137,10 +146,14 @@ def test_a_newcomer_s_walk_through_the_explorer(browser, page_server: Explorer,
                                                        "#hits-table tr.hit")) == 2)
     expected = json.loads(run_engine("search", "--store", str(demo_store), "--json",
                                      "cafe").stdout)
-    rows = browser.find_elements(By.CSS_SELECTOR, "#hits-table tr.hit")
-    assert [row.get_attribute("data-message-id") for row in rows] == \
-        [hit["messageId"] for hit in expected["hits"]]
-    assert [mark.text for mark in rows[0].find_elements(By.TAG_NAME, "mark")] == ["Café"]
+
+    def shown_hits() -> tuple[list[str], list[str]]:
+        rows = browser.find_elements(By.CSS_SELECTOR, "#hits-table tr.hit")
+        return ([row.get_attribute("data-message-id") for row in rows],
+                [mark.text for mark in rows[0].find_elements(By.TAG_NAME, "mark")])
+    message_ids, first_marks = steady(shown_hits)
+    assert message_ids == [hit["messageId"] for hit in expected["hits"]]
+    assert first_marks == ["Café"]
     photograph("hits")
 
     # Why this hit: every number shown is explain --json's.
@@ -148,34 +161,41 @@ def test_a_newcomer_s_walk_through_the_explorer(browser, page_server: Explorer,
                                       "cafe").stdout)
     for number, hit in enumerate(explained["hits"]):
         tab("hits")
-        browser.find_elements(By.CSS_SELECTOR, '#hits-table button[data-action="why"]')[
-            number].click()
+        steady(lambda number=number: browser.find_elements(
+            By.CSS_SELECTOR, '#hits-table button[data-action="why"]')[number].click())
         wait.until(lambda driver, number=number: driver.find_element(
             By.CSS_SELECTOR, "#why-out p.big").text.startswith(f"#{number} of 2"))
-        values = [float(element.get_attribute("data-value") or element.text)
-                  for element in browser.find_elements(By.CSS_SELECTOR, "#why-inputs .num")]
+
+        def shown_why() -> tuple[list[float], list[dict[str, float]], list[float], str]:
+            values = [float(element.get_attribute("data-value") or element.text)
+                      for element in browser.find_elements(By.CSS_SELECTOR, "#why-inputs .num")]
+            phrases = [{field: float(row.find_element(
+                By.CSS_SELECTOR, f'td[data-field="{field}"] .num').get_attribute("data-value")
+                or row.find_element(By.CSS_SELECTOR, f'td[data-field="{field}"]').text)
+                for field in ("n", "f", "idf", "contribution")}
+                for row in browser.find_elements(By.CSS_SELECTOR, "#why-phrases tr.phrase")]
+            totals = [float(element.get_attribute("data-value"))
+                      for element in browser.find_elements(By.CSS_SELECTOR, "#why-total .num")]
+            return values, phrases, totals, browser.find_element(By.ID, "why-ties").text
+        values, phrases, totals, ties = steady(shown_why)
         bm25 = hit["bm25"]
         assert values == [bm25["N"], bm25["D"], bm25["avgdl"], bm25["k1"], bm25["b"]]
-        [row] = browser.find_elements(By.CSS_SELECTOR, "#why-phrases tr.phrase")
-        shown_phrase = {field: float(row.find_element(
-            By.CSS_SELECTOR, f'td[data-field="{field}"] .num').get_attribute("data-value")
-            or row.find_element(By.CSS_SELECTOR, f'td[data-field="{field}"]').text)
-            for field in ("n", "f", "idf", "contribution")}
+        [shown_phrase] = phrases
         [phrase] = bm25["phrases"]
         assert shown_phrase == {field: phrase[field] for field in shown_phrase}
-        totals = [float(element.get_attribute("data-value"))
-                  for element in browser.find_elements(By.CSS_SELECTOR, "#why-total .num")]
         assert totals == [bm25["bm25"], bm25["score"]]
-        assert "score (higher first)" in browser.find_element(By.ID, "why-ties").text
+        assert "score (higher first)" in ties
         if number == 0:
             photograph("why")
 
     # History around the first hit: the anchor marked.
     tab("hits")
-    browser.find_elements(By.CSS_SELECTOR, '#hits-table button[data-action="history"]')[0].click()
-    anchor = css("#history-table tr.anchor")
-    assert "Café meeting notes" in anchor.text
-    assert "current view" in browser.find_element(By.ID, "history-view").text
+    steady(lambda: browser.find_elements(
+        By.CSS_SELECTOR, '#hits-table button[data-action="history"]')[0].click())
+    css("#history-table tr.anchor")
+    assert "Café meeting notes" in steady(lambda: browser.find_element(
+        By.CSS_SELECTOR, "#history-table tr.anchor").text)
+    assert "current view" in steady(lambda: browser.find_element(By.ID, "history-view").text)
     photograph("history")
     browser.find_element(By.ID, "history-key").clear()
     browser.find_element(By.ID, "history-key").send_keys("agent:main:logical-reset")
@@ -188,14 +208,15 @@ def test_a_newcomer_s_walk_through_the_explorer(browser, page_server: Explorer,
     tab("index")
     css("#index-postings table")
     css("#index-facts table")
-    assert "n = 2 row(s)" in browser.find_element(By.ID, "index-postings").text
+    assert "n = 2 row(s)" in steady(lambda: browser.find_element(By.ID, "index-postings").text)
     photograph("index")
 
     # Compare, then save the request as a conformance case.
     tab("compare")
     browser.find_element(By.ID, "compare-run").click()
-    verdict = css("#compare-verdict")
-    assert verdict.text == "Same answer on reference and sqlite."
+    css("#compare-verdict")
+    assert steady(lambda: browser.find_element(By.ID, "compare-verdict").text) == \
+        "Same answer on reference and sqlite."
     photograph("compare")
     css("#save-case").click()
     downloads = ARTIFACTS / "downloads"
