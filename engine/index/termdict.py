@@ -1,7 +1,9 @@
 """The term dictionary: an ordered map from term to whatever a segment keeps for it.
 
 Owns: exact, prefix and range lookup over sorted terms. It is the only module that
-imports `sortedcontainers`. Must not touch: postings, bytes, tokens.
+imports `sortedcontainers`, when the first dictionary is made: a store opened to read
+makes none (its segments' terms are read from their files, `engine.index.stored_terms`), so
+a search never loads it. Must not touch: postings, bytes, tokens.
 
 Terms are compared as Python strings (code-point order). Because UTF-8 preserves
 code-point order, this is also FTS5's byte order, and a prefix in code points is a prefix
@@ -19,9 +21,10 @@ Invariant (checked by `engine.index.check`): `terms()` is strictly increasing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from sortedcontainers import SortedDict
+if TYPE_CHECKING:
+    from sortedcontainers import SortedDict
 
 Value = TypeVar("Value")
 
@@ -57,6 +60,8 @@ class TermDictionary(Generic[Value]):
     __slots__ = ("_entries",)
 
     def __init__(self, entries: Iterable[tuple[str, Value]] | dict[str, Value] = ()) -> None:
+        from sortedcontainers import SortedDict  # loaded by the first dictionary (docstring)
+
         self._entries: SortedDict = SortedDict(entries)
 
     def __len__(self) -> int:

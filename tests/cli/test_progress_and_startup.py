@@ -106,11 +106,11 @@ def test_version(session_search, option: str) -> None:
 
 
 def engine_modules_after(*argv: str) -> set[str]:
-    """The `engine` modules (and `icu`) a fresh process has loaded after `main(ARGV)`."""
+    """The `engine` modules, and the top-level name of every other package (`icu`,
+    `rich`, `sortedcontainers`), a fresh process has loaded after `main(ARGV)`."""
     program = ("import sys; from engine.cli import main; status = main(sys.argv[1:]); "
-               "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-               "('engine', 'icu'))), "
-               "file=sys.stderr); sys.exit(status)")
+               "print(' '.join(sorted({m for m in sys.modules if m.startswith('engine.')} | "
+               "{m.split('.')[0] for m in sys.modules})), file=sys.stderr); sys.exit(status)")
     completed = subprocess.run([sys.executable, "-c", program, *argv], cwd=CHECKOUT,
                                capture_output=True, text=True, timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
@@ -159,6 +159,25 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
     # finds work pending, and a command's store is a reader.
     assert "engine.store.background" not in loaded
     assert "engine.store.lock" in loaded
+
+
+def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
+        tmp_path: Path, session_search) -> None:
+    source = flat_source(tmp_path / "m.jsonl", messages=5)
+    store = str(tmp_path / "s")
+    assert session_search("import", "--store", store, "--quiet", str(source)).status == 0
+    loaded = engine_modules_after("search", "--store", store, "--json", "saffron")
+    assert "engine.backends.reference.backend" in loaded
+    # The postgres expectation's parser and tsquery, the write transaction, the
+    # in-memory term dictionary's sorted map (a reader's terms come from files), the
+    # readable output, ICU, and the other commands' worlds.
+    unwanted = {"engine.search.postgres_mode", "engine.query.pg_tsquery",
+                "engine.analysis.pg_parser", "engine.analysis.pg_query",
+                "engine.backends.reference.transaction", "sortedcontainers",
+                "engine.cli.output", "engine.cli.search_view", "rich", "icu",
+                "engine.explorer", "engine.bench", "engine.ingest", "engine.rpc.server",
+                "engine.backends.sqlite.backend", "engine.backends.postgres"}
+    assert loaded & unwanted == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:

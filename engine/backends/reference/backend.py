@@ -43,7 +43,6 @@ from engine.backends.protocol import (
     Refreshable,
 )
 from engine.backends.reference.maintenance import IndexMaintenance
-from engine.backends.reference.transaction import ReferenceTransaction
 from engine.codec.manifest_file import decode_manifest_generation
 from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
@@ -54,14 +53,15 @@ from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow,
 from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
-from engine.search.postgres_mode import RowVectors, expected_search
 from engine.search.scope import Scope, ScopeCache, rebuild_pending
 from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.store import TranscriptStore
 from engine.transcript.store_handle import META_NAME
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where they are used: a search in the default mode reads only
+    from engine.backends.reference.transaction import ReferenceTransaction
     from engine.search.explain import SearchExplanation
+    from engine.search.postgres_mode import RowVectors
 
 BACKEND_NAME = "reference"
 #: What a reference backend's searches answer like (see the module docstring).
@@ -206,6 +206,8 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
     @contextmanager
     def transaction(self) -> Iterator[ReferenceTransaction]:
         """The store's write transaction; its index rows are added when it commits."""
+        from engine.backends.reference.transaction import ReferenceTransaction  # writes only
+
         with self.store.transaction() as transaction:
             yield ReferenceTransaction(transaction, self.config)
 
@@ -272,7 +274,10 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         )
 
     def _postgres_search(self, request: SearchRequest) -> SearchResult:
-        """What the postgres backend answers (`engine.search.postgres_mode`)."""
+        """What the postgres backend answers (`engine.search.postgres_mode`, imported
+        here: the default mode never loads the `pg` profile's parser)."""
+        from engine.search.postgres_mode import RowVectors, expected_search
+
         if self._postgres_rows is None:
             self._postgres_rows = RowVectors()
         view = self.index.view()
