@@ -2,8 +2,9 @@
 
 Owns: synthetic transcript corpora (`vocabulary`, `text_synthesis`, `probes`,
 `corpus_plan`, `window_events`, `corpus_generator`) and a real-text corpus
-(`real_text`), workload definitions (`workloads`, the catalogue, over `workload_protocol`,
-`query_workloads`, `write_workloads`, `reopen_workload`, `feature_workloads` and
+(`real_text`), the OpenClaw state folder made of a corpus (`state_folder`), workload
+definitions (`workloads`, the catalogue, over `workload_protocol`, `query_workloads`,
+`write_workloads`, `process_ingest`, `reopen_workload`, `feature_workloads` and
 `reconcile_workloads`), interleaved timing rounds (`schedule`, `runner`, `progress`),
 statistics (`statistics`), the report with its charts (`report`, `chart_data`, `charts`;
 drawing needs matplotlib, the `bench` extra), and the comparator measured beside the SQLite
@@ -18,7 +19,7 @@ comparator opens a backend's database files itself, read-only.
 
 Reading order: `vocabulary` → `text_synthesis` → `probes` → `corpus_plan` →
 `window_events` → `corpus_generator` (what a corpus is and how its expected answers are
-counted while it is written), then `adapters` → `workload_protocol` → the workload
+counted while it is written) → `state_folder`, then `adapters` → `workload_protocol` → the workload
 families → `workloads` → `schedule` → `runner` → `statistics` → `report` → `chart_data` →
 `charts` (how it is timed and shown), and
 `comparators` → `bare_write` → `sqlite_kernel` (what the SQLite figures are compared to).

@@ -1,6 +1,7 @@
 """The bare upstream write path: a corpus's final rows into the upstream tables, one transaction.
 
-Owns: reading a benchmark corpus (a corpus directory or a flat messages file) into the
+Owns: reading a benchmark corpus (a corpus directory, a flat messages file, or the OpenClaw
+state folder made of one by `engine.bench.state_folder`) into the
 rows OpenClaw's agent database holds once every message is indexed, and writing them with
 one `executemany` per table in one transaction. Must not touch: the backend's write path
 (`engine.backends.sqlite.writes`, which this is measured against), timing, statistics.
@@ -30,6 +31,7 @@ from typing import Any
 
 from engine.backends.sqlite import schema, storable, writes
 from engine.ingest.flat import message_event
+from engine.ingest.openclaw_state import canonical_key
 from engine.ingest.records import window_from_record
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.events import event_type
@@ -47,10 +49,22 @@ UPSTREAM_PRAGMAS = (
 )
 #: Gathered events written at once.
 FLUSH_EVENTS = 4096
+#: An OpenClaw state folder (openclaw-state-format.md): `agents/<agentId>/sessions/`
+#: holding `sessions.json`, live transcripts and reset archives `<id>.jsonl.reset.<stamp>`.
+AGENTS_FOLDER = "agents"
+SESSIONS_FOLDER = "sessions"
+INDEX_FILE = "sessions.json"
+RESET_MARKER = ".jsonl.reset."
+#: The window id the engine's importer gives a reset archive: `<base>.reset.<stamp>`.
+ARCHIVE_ID_MARKER = ".reset."
 
 
 def read_corpus(source: Path) -> Iterator[tuple[SessionWindow, list[dict[str, Any]]]]:
-    """Each window of a corpus directory or flat messages file, with its events in order."""
+    """Each window of a corpus directory, flat messages file or OpenClaw state folder
+    (`engine.bench.state_folder`), with its events in order."""
+    if (source / AGENTS_FOLDER).is_dir():
+        yield from read_state_folder(source)
+        return
     if source.is_dir():
         with open(source / "sessions.jsonl", encoding="utf-8") as sessions:
             for line in sessions:
@@ -70,6 +84,35 @@ def read_corpus(source: Path) -> Iterator[tuple[SessionWindow, list[dict[str, An
             parent = entry[1][-1]["id"] if entry[1] else None
             entry[1].append(message_event(record, parent))
     yield from windows.values()
+
+
+def read_state_folder(state: Path) -> Iterator[tuple[SessionWindow, list[dict[str, Any]]]]:
+    """Each transcript of a state folder as a window and its events, the bare way: the
+    key from `sessions.json` (its entry's `sessionId` names the live window and, as the
+    base of their names, the key's reset archives), every line parsed, nothing checked."""
+    for agent in sorted((state / AGENTS_FOLDER).iterdir()):
+        sessions = agent / SESSIONS_FOLDER
+        if not sessions.is_dir():
+            continue
+        index_path = sessions / INDEX_FILE
+        index = (json.loads(index_path.read_text(encoding="utf-8"))
+                 if index_path.is_file() else {})
+        keys = {entry["sessionId"]: canonical_key(agent.name, key)
+                for key, entry in index.items()}
+        for path in sorted(sessions.iterdir()):
+            name = path.name
+            if RESET_MARKER in name:
+                base, stamp = name.split(RESET_MARKER, 1)
+                window = SessionWindow(f"{base}{ARCHIVE_ID_MARKER}{stamp}",
+                                       keys.get(base, "unknown"), current=False)
+            elif name.endswith(".jsonl"):
+                session_id = name[: -len(".jsonl")]
+                window = SessionWindow(session_id, keys.get(session_id, "unknown"),
+                                       current=session_id in keys)
+            else:
+                continue
+            with open(path, encoding="utf-8") as transcript:
+                yield window, [json.loads(line) for line in transcript]
 
 
 class BareRows:

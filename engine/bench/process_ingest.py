@@ -1,14 +1,17 @@
 """The whole-process ingest workload: from the file to the first answer, as a user waits.
 
-Owns: `ProcessIngestWorkload` (`ingest/file_to_answer`): a fresh process imports the
-corpus file into a new store the way a user does (`session-search import`), then another
-fresh process answers the corpus's rare-word probe (`session-search search`); the
-comparator does the same job its bare way (a fresh process reads the same file and writes
-upstream's tables and FTS5 index in one transaction, `bare_write.bare_import`; then the
-bare search script answers the probe). Its sample is the wall time of both processes; its
-metrics are each part and the import process's peak resident memory. Must not touch:
-`IngestWorkload` (the in-process import kept for history), the probes' code, the order of
-runs, statistics, printing.
+Owns: `ProcessIngestWorkload` in its two forms: `ingest/file_to_answer`, a fresh process
+imports the corpus file into a new store the way a user does (`session-search import`),
+and `ingest/state_to_answer`, the same from the OpenClaw state folder made of the corpus
+(`engine.bench.state_folder`, written once per run before the first round, untimed) with
+`session-search import --openclaw-state`; then another fresh process answers the
+corpus's rare-word probe (`session-search search`). The comparator does the same job its
+bare way (a fresh process reads the same files and writes upstream's tables and FTS5
+index in one transaction, `bare_write.bare_import`; then the bare search script answers
+the probe). Its sample is the wall time of both processes; its metrics are each part and
+the import process's peak resident memory. Also how a child process is timed and its
+peak memory read (`run_measured`). Must not touch: `IngestWorkload` (the in-process
+import kept for history), the probes' code, the order of runs, statistics, printing.
 
 Why whole processes: what a user waits for is the command, and that includes reading and
 checking the file, building events and trees, the reconcile after the import, closing
@@ -16,23 +19,27 @@ checking the file, building events and trees, the reconcile after the import, cl
 the write path sees. Both sides start from the same file and end with the same answer
 checked (the probe's known hit count), so neither can win by skipping work.
 
-Peak memory is the import child's `ru_maxrss` (`os.wait4`), the high-water mark of its
-resident memory, in bytes.
+Peak memory is the import child's `ru_maxrss`, the high-water mark of its resident
+memory, in bytes. Linux keeps that mark across `exec`, so a child forked from the
+benchmark's own process would report at least the benchmark's size (its prepared stores
+and corpus); each measured command is therefore started by a small launcher
+(`LAUNCHER`: the interpreter without `site`, the standard library only), which forks it,
+times it and reads its `ru_maxrss` with `os.wait4`: the mark starts from the launcher's
+few megabytes.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.bench.adapters import CapabilityMissing, remove_store
 from engine.bench.reopen_workload import console_script, probe_environment
+from engine.bench.state_folder import ensure_state_folder
 from engine.bench.workload_protocol import QUERY_LIMIT, BenchTarget, Sample, WorkloadFailed
 from engine.model import SearchRequest
 
@@ -40,50 +47,71 @@ from engine.model import SearchRequest
 BARE_IMPORT = ("import sys; from pathlib import Path; "
                "from engine.bench.bare_write import bare_import; "
                "bare_import(Path(sys.argv[1]), Path(sys.argv[2]))")
+#: The launcher of a measured command (`python -S -c LAUNCHER COMMAND...`): it runs the
+#: command as its child, with its own standard streams, and prints on its standard error,
+#: last, the child's wall seconds, exit code and `ru_maxrss` (KiB).
+LAUNCHER = ("import os, sys, time; started = time.perf_counter(); "
+            "child = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ); "
+            "_, status, usage = os.wait4(child, 0); "
+            "elapsed = time.perf_counter() - started; "
+            "print('\\nmeasured', elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss, "
+            "file=sys.stderr)")
+#: The import's source, per form of the workload.
+FILE, STATE = "file", "openclaw-state"
+#: Where the state folder of a run's corpus is written, under its scratch folder.
+STATE_FOLDER = "openclaw-state"
 
 
 def run_measured(command: list[str]) -> tuple[float, int, str]:
-    """Run `command` to its end: (wall seconds, peak resident bytes, standard output);
-    `WorkloadFailed` when it fails. The child is reaped with `os.wait4`, which gives its
-    own resource usage (its output goes to temporary files, so nothing waits on a pipe)."""
+    """Run `command` to its end through the launcher (see the module docstring): (wall
+    seconds, peak resident bytes, standard output); `WorkloadFailed` when it fails. Its
+    output goes to temporary files, so nothing waits on a pipe."""
     with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=output, stderr=errors,
-                                 env=probe_environment())
-        _, status, usage = os.wait4(child.pid, 0)
-        elapsed = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
+        subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], stdout=output,
+                       stderr=errors, env=probe_environment(), check=False)
         output.seek(0)
         errors.seek(0)
-        text, problem = output.read().decode("utf-8", "replace"), errors.read()
-    if child.returncode != 0:
+        text = output.read().decode("utf-8", "replace")
+        problem = errors.read().decode("utf-8", "replace")
+    *said, report = problem.rstrip("\n").rsplit("\n", 1) if problem.strip() else ("", "")
+    fields = report.split()
+    if len(fields) != 4 or fields[0] != "measured":
+        raise WorkloadFailed(f"{' '.join(command[:4])}... could not be measured: "
+                             f"{problem.strip()[-500:]}")
+    elapsed, returncode, peak_kib = float(fields[1]), int(fields[2]), int(fields[3])
+    if returncode != 0:
         raise WorkloadFailed(f"{' '.join(command[:4])}... failed: "
-                             f"{problem.decode('utf-8', 'replace').strip()[-500:]}")
-    return elapsed, usage.ru_maxrss * 1024, text
+                             f"{''.join(said).strip()[-500:]}")
+    return elapsed, peak_kib * 1024, text
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessIngestWorkload:
-    """Import the corpus file in a fresh process, then answer the rare-word probe in
+    """Import the corpus file (`source` `FILE`) or its OpenClaw state folder (`STATE`:
+    use `state_ingest_workload()`) in a fresh process, then answer the rare-word probe in
     another (one sample per round); see the module docstring."""
 
     name: str = "ingest/file_to_answer"
     group: str = "ingest"
     query_class: str = "whole process: file to first answer"
     comparable: bool = True
+    source: str = FILE
 
     def run_round(self, target: BenchTarget) -> list[Sample]:
         probe = target.manifest["probes"]["rare_word"]
         directory = target.scratch_directory / f"process-ingest-{target.backend_name}"
         if directory.exists():
             remove_store(directory)
+        source = target.corpus_directory
+        if self.source == STATE:
+            source = ensure_state_folder(source, target.scratch_directory / STATE_FOLDER)
         if target.comparator is not None:
-            import_command = [sys.executable, "-c", BARE_IMPORT, str(target.corpus_directory),
+            import_command = [sys.executable, "-c", BARE_IMPORT, str(source),
                               str(directory / "agents" / "main" / "agent" / "openclaw-agent.sqlite")]
         else:
             import_command = [*console_script(), "import", "--store", str(directory),
                               "--backend", target.backend_name, "--quiet",
-                              str(target.corpus_directory)]
+                              *(("--openclaw-state",) if self.source == STATE else ()), str(source)]
         try:
             import_seconds, peak, _ = run_measured(import_command)
             search_seconds, hits = self._first_answer(target, directory, probe["query"])
@@ -117,3 +145,9 @@ class ProcessIngestWorkload:
         seconds, _, output = run_measured(command)
         return seconds, len(json.loads(output)["hits"])
 
+
+def state_ingest_workload() -> ProcessIngestWorkload:
+    """`ingest/state_to_answer`: the whole-process ingest from the OpenClaw state folder."""
+    return ProcessIngestWorkload("ingest/state_to_answer",
+                                 query_class="whole process: OpenClaw state folder to first answer",
+                                 source=STATE)

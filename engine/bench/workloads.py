@@ -11,6 +11,8 @@ search (`workload_protocol`), the query workloads (`query_workloads`), ingest an
 | group     | workload                  | timed call                                   |
 |-----------|---------------------------|----------------------------------------------|
 | ingest    | `ingest/import`           | create a store + import the whole corpus     |
+|           | `ingest/file_to_answer`   | new processes: `import` the corpus file, then the first `search` |
+|           | `ingest/state_to_answer`  | the same from the corpus as an OpenClaw state folder (`import --openclaw-state`) |
 | append    | `append/one_message`      | one message in its own durable transaction   |
 | reopen    | `reopen/first_query`      | new process: open the store + first query    |
 |           | (metric `command_seconds`) | new process: the whole `session-search search` |
@@ -21,14 +23,16 @@ search (`workload_protocol`), the query workloads (`query_workloads`), ingest an
 | reconcile | `reconcile/all_windows`   | `reconcile()` with every window dirty        |
 |           | `reconcile/background`    | the first search on a writer with every window dirty, and the background run it starts, to its end (metric `first_search_seconds`: that search alone) |
 
-A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the three workloads
-marked `comparable`: a query workload times its prepared statements (`PreparedSearch.run`)
-and checks `PreparedSearch.result` like a backend's answer; the ingest workload times its
-bare write path into a fresh database and checks the same counts; the reopen workload
-runs its bare search script in a fresh process (`engine.bench.bare_search_script`: the
-sample is the script's own open and first query, metric `script_seconds` its whole wall
-time, the yardstick of the `search` command's `command_seconds`; `libraries_script_seconds`
-the same script after importing the engine's libraries).
+A comparator (`engine.bench.comparators`, e.g. `sqlite-kernel`) runs the workloads marked
+`comparable`: a query workload times its prepared statements (`PreparedSearch.run`) and
+checks `PreparedSearch.result` like a backend's answer; the ingest workload times its bare
+write path into a fresh database and checks the same counts; the whole-process ingest
+workloads run that path in a fresh process on the same file or state folder, then the
+bare search script; the reopen workload runs its bare search script in a fresh process
+(`engine.bench.bare_search_script`: the sample is the script's own open and first query,
+metric `script_seconds` its whole wall time, the yardstick of the `search` command's
+`command_seconds`; `libraries_script_seconds` the same script after importing the
+engine's libraries).
 
 A workload a backend cannot run at all raises `FeatureNotBuilt` (`workload_protocol`).
 """
@@ -38,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.bench.feature_workloads import AgentToolWorkload, HistoryWorkload, UiSearchWorkload
-from engine.bench.process_ingest import ProcessIngestWorkload
+from engine.bench.process_ingest import ProcessIngestWorkload, state_ingest_workload
 from engine.bench.query_workloads import query_workloads
 from engine.bench.reconcile_workloads import BackgroundReconcileWorkload, ReconcileWorkload
 from engine.bench.reopen_workload import ReopenWorkload
@@ -52,7 +56,8 @@ def standard_workloads(manifest: dict[str, Any], query_repeats: int = 5) -> list
     Ingest first (fresh stores), then reads of the prepared store, then the writes
     and rebuilds that change it.
     """
-    workloads: list[Workload] = [IngestWorkload(), ProcessIngestWorkload(), ReopenWorkload()]
+    workloads: list[Workload] = [IngestWorkload(), ProcessIngestWorkload(),
+                                 state_ingest_workload(), ReopenWorkload()]
     workloads.extend(query_workloads(manifest, query_repeats))
     workloads.extend([
         HistoryWorkload(anchored=False), HistoryWorkload(anchored=True),

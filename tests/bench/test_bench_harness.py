@@ -412,13 +412,14 @@ def test_bench_command_write_and_lifecycle_workloads_on_real_backends(
     saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
     cells = {(cell["workload"], cell["backend"]): cell for cell in saved["cells"]}
     assert {workload for workload, _ in cells} == {
-        "ingest/import", "ingest/file_to_answer", "reopen/first_query", "append/one_message",
-        "reconcile/all_windows", "reconcile/background",
+        "ingest/import", "ingest/file_to_answer", "ingest/state_to_answer", "reopen/first_query",
+        "append/one_message", "reconcile/all_windows", "reconcile/background",
     }
     assert [key for key, cell in cells.items() if cell["status"] != "ok"] == []
     for backend in ("sqlite", "reference"):
         assert cells[("ingest/import", backend)]["metrics"]["messages_per_second"] > 0
-        assert cells[("ingest/file_to_answer", backend)]["metrics"]["peak_resident_bytes"] > 0
+        for whole_process in ("ingest/file_to_answer", "ingest/state_to_answer"):
+            assert cells[(whole_process, backend)]["metrics"]["peak_resident_bytes"] > 0
         background = cells[("reconcile/background", backend)]["metrics"]
         assert background["messages_per_second"] > 0 and background["first_search_seconds"] > 0
         assert background["windows_rebuilt"] == cells[("reconcile/all_windows", backend)][

@@ -22,7 +22,7 @@ from engine.backends.sqlite.backend import SqliteBackend
 from engine.bench.adapters import BenchServices
 from engine.bench.corpus_generator import generate_corpus, read_manifest
 from engine.bench.corpus_plan import corpus_size
-from engine.bench.process_ingest import ProcessIngestWorkload
+from engine.bench.process_ingest import ProcessIngestWorkload, state_ingest_workload
 from engine.bench.query_workloads import QueryWorkload, query_workloads
 from engine.bench.report import format_markdown_table, report_rows
 from engine.bench.runner import NOT_APPLICABLE, OK, import_source, run_benchmark
@@ -309,17 +309,20 @@ def test_a_fast_query_is_called_until_its_round_has_lasted_long_enough(tmp_path:
     assert [len(cell.samples) for cell in run.cells] == [3, 3]
 
 
+@pytest.mark.parametrize("workload", [ProcessIngestWorkload(), state_ingest_workload()],
+                         ids=lambda workload: workload.name)
 @pytest.mark.parametrize("name", ["reference", "sqlite", "sqlite-kernel"])
 def test_the_whole_process_ingest_imports_the_file_and_answers_the_probe(
-        tiny_corpus: Path, tmp_path: Path, name: str) -> None:
-    """`ingest/file_to_answer` on each side: two real processes, the probe's hits checked
-    (a wrong count fails the cell), each part and the import's peak memory reported."""
+        tiny_corpus: Path, tmp_path: Path, name: str, workload: ProcessIngestWorkload) -> None:
+    """`ingest/file_to_answer` and `ingest/state_to_answer` on each side: two real
+    processes, the probe's hits checked (a wrong count fails the cell), each part and the
+    import's peak memory reported."""
     manifest = read_manifest(tiny_corpus)
     target = BenchTarget(name, import_source(tiny_corpus, manifest), manifest,
                          tmp_path / "store", tmp_path, None,  # type: ignore[arg-type]
                          backend=object() if name != "sqlite-kernel" else None,  # type: ignore[arg-type]
                          comparator=SqliteKernel() if name == "sqlite-kernel" else None)
-    [sample] = ProcessIngestWorkload().run_round(target)
+    [sample] = workload.run_round(target)
     metrics = sample.metrics
     assert sample.seconds == pytest.approx(metrics["import_seconds"]
                                            + metrics["first_query_seconds"])
@@ -329,4 +332,4 @@ def test_the_whole_process_ingest_imports_the_file_and_answers_the_probe(
         **manifest["probes"]["rare_word"], "matchingMessages": 1}}}
     found = min(manifest["probes"]["rare_word"]["matchingMessages"], 25)
     with pytest.raises(WorkloadFailed, match=f"found {found} hits, expected 1"):
-        ProcessIngestWorkload().run_round(replace(target, manifest=wrong))
+        workload.run_round(replace(target, manifest=wrong))
