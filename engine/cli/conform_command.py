@@ -1,7 +1,7 @@
 """`session-search conform`: run the conformance cases against a backend and report.
 
 Owns: the command's arguments, choosing the cases (`--cases`, `--features`, `--case`),
-opening the target (`--backend reference|sqlite|exec:COMMAND`), the progress bar, and
+opening the target (`--backend reference|sqlite|postgres|reference:postgres|exec:COMMAND`), the progress bar, and
 where each part of the report goes: the readable report (every unexpected result with
 its diff, the summary by spec section, one summary line) on standard output, or the JSON
 report with `--json`; JUnit XML to `--junit FILE`. Must not touch: what a case is, how it
@@ -22,17 +22,19 @@ from engine.cli.commands import add_command, add_json_arguments
 from engine.cli.json_output import print_json
 from engine.errors import EngineError, UsageError
 
-#: The backends this engine runs in-process.
-IN_PROCESS = ("reference", "sqlite", "postgres")
+#: The backends this engine runs in-process (`reference:postgres`: the reference engine
+#: answering as the postgres backend, held to the cases' postgres expectations).
+IN_PROCESS = ("reference", "sqlite", "postgres", "reference:postgres")
 
 
 def backend_argument(value: str) -> str:
-    """`--backend`: `reference`, `sqlite`, `postgres` or `exec:COMMAND` (argparse's type)."""
+    """`--backend`: `reference`, `sqlite`, `postgres`, `reference:postgres` or
+    `exec:COMMAND` (argparse's type)."""
     if value in IN_PROCESS or (value.startswith("exec:") and value[len("exec:"):].strip()):
         return value
     raise argparse.ArgumentTypeError(
-        f"{value!r} is no backend: choose reference, sqlite, postgres or exec:COMMAND "
-        "(e.g. exec:'session-search serve')")
+        f"{value!r} is no backend: choose reference, sqlite, postgres, reference:postgres "
+        "or exec:COMMAND (e.g. exec:'session-search serve')")
 
 
 def run_conform(args: argparse.Namespace) -> int:
@@ -81,8 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "conform",
         description="Run the conformance cases (the specification's behaviour as data: "
-        "docs/conformance.md) against a backend: this engine's reference or sqlite backend "
-        "in-process, or any program that speaks the JSON-RPC protocol of `serve` plus the "
+        "docs/conformance.md) against a backend: this engine's reference, sqlite or postgres "
+        "backend in-process, or any program that speaks the JSON-RPC protocol of `serve` plus the "
         "conformance set-up methods (exec:COMMAND; `session-search serve` without --store "
         "is one). Prints each unexpected result with a diff of what was expected and what "
         "came, a summary by spec section and one summary line; exit status 1 on any "
@@ -90,13 +92,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=["session-search conform --backend reference",
                   "session-search conform --backend \"exec:session-search serve\"",
                   "session-search conform --backend sqlite --features cjk-retry prefix",
+                  "SESSION_SEARCH_PG_DSN=postgresql://app@db/test session-search conform "
+                  "--backend postgres",
                   ("session-search conform --backend exec:'node my-backend.mjs' "
                    "--expectations my-expectations.json --junit report.xml")])
     parser.add_argument("--backend", type=backend_argument, required=True,
-                        metavar="reference|sqlite|postgres|exec:COMMAND",
-                        help="the backend under test: in-process, or a command started "
+                        metavar="reference|sqlite|postgres|reference:postgres|exec:COMMAND",
+                        help="the backend under test: in-process (postgres on the server "
+                             "of $SESSION_SEARCH_PG_DSN; reference:postgres is the "
+                             "reference engine predicting it), or a command started "
                              "once (and again after a crash or a hang) that speaks the "
-                             "protocol on its standard input and output")
+                             "protocol on its standard input and output; a backend is "
+                             "held to the cases' expectations of the set it names "
+                             "(postgres for both postgres backends, else sqlite)")
     parser.add_argument("--cases", metavar="DIR",
                         help="a folder of case files (default: the cases shipped with "
                              "session-search)")

@@ -20,10 +20,13 @@ Map of the package (the case format and the protocol, for readers and porters, a
 * `differential.py` - generated corpora and queries, two backends compared, and the
                      metamorphic relations that need no oracle (`session-search diff`);
 * `shrink.py`      - a difference shrunk (delta debugging) and written as a case file.
+* `predicted.py`   - a backend's own expectations (`expectOn`) written into the case
+                     files from the engine that predicts it (the reference engine's
+                     postgres mode for PostgreSQL).
 
 Import direction: `spec_units`, `macros` <- `case_files` <- `plan`, `compare` <- `scratch`
 <- `targets` <- `runner` <- `report`, `coverage`; `targets`, `plan`, `compare` <-
-`differential` <- `shrink`. The package sits above `engine.rpc` (a
-backend under test speaks its protocol) and below `engine.cli` (`conform`, and `serve`'s
+`differential` <- `shrink`; `targets`, `runner` <- `predicted`. The package sits above
+`engine.rpc` (a backend under test speaks its protocol) and below `engine.cli` (`conform`, and `serve`'s
 scratch store); it imports only the front door, the wings and bottom values.
 """

@@ -11,13 +11,26 @@ A file (`*.json`, UTF-8) holds cases that share a corpus:
     {"comment": "why these cases exist", "corpus": [SET-UP STEP, ...] | "NAME",
      "cases": [{"id": "scope/namespace-is-literal", "spec": ["§5.3", "seed ¶29"],
                 "features": ["scope"], "comment": "...", "config": {...}?,
-                "corpus": ...?, "steps": [STEP, ...]}]}
+                "corpus": ...?, "differsOn": {SET: {"spec", "comment"}}?,
+                "steps": [STEP, ...]}]}
 
 Every case runs on an empty store: the file's corpus (or the case's own) is loaded, the
 case's `config` (the params of `conformance.configure`) applied, then its steps run in
 order. `comment` may be a string or a list of strings (lines of one text). Unknown keys
 are refused, so a misspelt expectation never passes silently: `CaseFileError` names the
 file, the case and the key.
+
+**Expectation sets.** A call's `expect` is what every backend must answer, unless the
+specification says a backend answers otherwise: the seed's PostgreSQL path tokenizes
+with `simple` and `unaccent` and ranks with its own function, "so scores and result order
+can differ from SQLite" (behaviour.md §7.2). A backend says which set of expectations it
+is held to (`EXPECTATION_SETS`; `conformance.describe`'s `expectationSet`, `sqlite` when
+absent), and a call step may carry `"expectOn": {SET: EXPECT}`: for a backend of that
+set, EXPECT replaces the step's `expect` whole. A case with any `expectOn` says why once,
+`"differsOn": {SET: {"spec": [UNIT, ...], "comment": "why"}}`, naming the part of the
+specification that makes the backend differ; an override without it is refused, so no
+override is left unexplained. The overrides are generated from the engine that predicts
+the set's backends, not written by hand (`engine.conformance.predicted`).
 """
 
 from __future__ import annotations
@@ -64,22 +77,44 @@ FEATURES: dict[str, str] = {
     "redaction": "excerpts and history keep credentials verbatim (no redaction)",
 }
 
+#: The expectation sets a backend may be held to (`conformance.describe`'s
+#: `expectationSet`): the default, what `expect` says, and those a step may override.
+EXPECTATION_SETS: dict[str, str] = {
+    "sqlite": "SQLite FTS5: unicode61 remove_diacritics 2 tokens, bm25 scores and order "
+              "(the default: every call's `expect`)",
+    "postgres": "PostgreSQL: the simple configuration with unaccent, ts_rank scores and "
+                "order (behaviour.md §7.2; a step's `expectOn.postgres` when it has one)",
+}
+DEFAULT_EXPECTATION_SET = "sqlite"
+
 #: The set-up steps a case may write, each a key of its own step object.
 SETUP_STEP_KEYS = ("window", "message", "messages", "event", "replace", "delete",
                    "reconcile", "compact", "archive", "restore", "configure")
 #: The keys a call step may write beside `call`.
-CALL_STEP_KEYS = ("call", "params", "expect", "comment")
+CALL_STEP_KEYS = ("call", "params", "expect", "expectOn", "comment")
 #: What an `expect` object of a call may hold (`engine.conformance.compare`).
 EXPECT_KEYS = ("result", "match", "unordered", "subset", "prefix", "distinct", "contains", "atMost",
                "absent", "members", "wellFormed", "order", "tolerance", "error", "save")
 
-CASE_KEYS = ("id", "spec", "features", "comment", "corpus", "config", "steps")
+CASE_KEYS = ("id", "spec", "features", "comment", "corpus", "config", "differsOn", "steps")
+#: What a case's `differsOn` says for one expectation set.
+DIFFERENCE_KEYS = ("spec", "comment")
 FILE_KEYS = ("comment", "corpus", "cases")
 CASE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)+$")
 
 
 class CaseFileError(ValueError):
     """A case file that is not valid; the message names the file, the case and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """Why a case expects other answers of the backends of one expectation set: the
+    parts of the specification that say so, and the reason in words."""
+
+    expectation_set: str
+    spec: tuple[str, ...]
+    comment: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +133,17 @@ class Case:
     config: dict[str, Any] | None
     steps: tuple[dict[str, Any], ...]
     source: str
+    differences: tuple[Difference, ...] = ()
 
     def methods(self) -> set[str]:
         """The product methods the steps call."""
         return {step["call"] for step in self.steps if "call" in step}
+
+    def differs_on(self, expectation_set: str) -> Difference | None:
+        """Why the case expects other answers of the backends of `expectation_set`
+        (None: it expects of them what it expects of every backend)."""
+        return next((difference for difference in self.differences
+                     if difference.expectation_set == expectation_set), None)
 
 
 def text_of(comment: Any) -> str:
@@ -143,6 +185,55 @@ def _check_step(step: Any, where: str) -> None:
         if not isinstance(expect, dict):
             raise CaseFileError(f"{where}: expect must be an object")
         _only(expect, EXPECT_KEYS, where, "expectation(s)")
+        if "expectOn" not in step:
+            return
+        overrides = step["expectOn"]
+        if not isinstance(overrides, dict) or not overrides:
+            raise CaseFileError(f"{where}: expectOn must be an object of expectation "
+                                "sets, each with the expect that replaces the step's")
+        for name, override in overrides.items():
+            _expectation_set(name, f"{where} expectOn")
+            if not isinstance(override, dict):
+                raise CaseFileError(f"{where}: expectOn.{name} must be an object")
+            _only(override, EXPECT_KEYS, f"{where} expectOn.{name}", "expectation(s)")
+
+
+def _expectation_set(name: str, where: str) -> None:
+    """Refuse a name that is no expectation set a step may override."""
+    overridable = [known for known in EXPECTATION_SETS if known != DEFAULT_EXPECTATION_SET]
+    if name not in overridable:
+        raise CaseFileError(f"{where}: {name!r} is no expectation set a case may override "
+                            f"(the sets: {', '.join(overridable)}; {DEFAULT_EXPECTATION_SET} "
+                            "is the step's own expect)")
+
+
+def _differences(item: dict[str, Any], steps: list[Any], where: str) -> tuple[Difference, ...]:
+    """The case's `differsOn`, checked against the sets its steps override: every set
+    overridden is explained. (An explanation not yet followed by overrides is what the
+    case is between its author's `differsOn` and `engine.conformance.predicted`'s run,
+    which fills them; `tests/conformance/test_expectation_sets.py` refuses it shipped.)"""
+    declared = item.get("differsOn", {})
+    if not isinstance(declared, dict):
+        raise CaseFileError(f"{where}: differsOn must be an object of expectation sets")
+    differences = []
+    for name, entry in declared.items():
+        _expectation_set(name, f"{where} differsOn")
+        if not isinstance(entry, dict):
+            raise CaseFileError(f"{where}: differsOn.{name} must be {{\"spec\": [...], "
+                                "\"comment\": \"why\"}")
+        _only(entry, DIFFERENCE_KEYS, f"{where} differsOn.{name}")
+        comment = text_of(entry.get("comment"))
+        if not comment.strip():
+            raise CaseFileError(f"{where}: differsOn.{name} must say why in its comment")
+        differences.append(Difference(name, _strings(entry.get("spec"), f"{where} differsOn."
+                                                     f"{name}", "spec", UNIT_TITLES), comment))
+    overridden = {name for step in steps if isinstance(step, dict)
+                  for name in step.get("expectOn", {})}
+    unexplained = sorted(overridden - set(declared))
+    if unexplained:
+        raise CaseFileError(f"{where}: steps override the expectations of "
+                            f"{', '.join(unexplained)} but differsOn does not say why")
+    return tuple(differences)
 
 
 def _strings(value: Any, where: str, name: str, known: Iterable[str]) -> tuple[str, ...]:
@@ -203,7 +294,8 @@ def cases_of_file(document: Any, source: str) -> list[Case]:
             features=_strings(item.get("features"), where, "features", FEATURES),
             comment=text_of(item.get("comment")),
             corpus=_corpus(item["corpus"], where) if "corpus" in item else corpus,
-            config=config, steps=tuple(steps), source=source))
+            config=config, steps=tuple(steps), source=source,
+            differences=_differences(item, steps, where)))
     return loaded
 
 

@@ -24,6 +24,10 @@ The set-up steps (one key each; docs/conformance.md has examples):
   `{"restore": KEY}`, `{"configure": PARAMS}`; `"expect": N` on the first four checks the
   count the method answers (windows deleted, windows rebuilt, windows changed).
 
+A call's expectation is its step's `expect`, or, for a backend held to another
+expectation set (`engine.conformance.case_files`, "Expectation sets"), the step's
+`expectOn` entry for that set when it has one.
+
 Consecutive `window`, `message`, `messages` and `event` steps become one
 `conformance.load` (one transaction). Every event is stamped `createdAt` 0 unless the
 step says otherwise, so a message without a timestamp is dated 0 on every backend.
@@ -37,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import DEMO_CORPUS
-from engine.conformance.case_files import Case, CaseFileError
+from engine.conformance.case_files import DEFAULT_EXPECTATION_SET, Case, CaseFileError
 from engine.conformance.macros import MacroError, expand
 
 #: The folder of the named corpora (`"corpus": "NAME"` reads `NAME.json` there).
@@ -93,9 +97,11 @@ def is_tree_entry(event: dict[str, Any]) -> bool:
 
 
 class Planner:
-    """Turns the steps of one case into calls, remembering each window's last entry."""
+    """Turns the steps of one case into calls, remembering each window's last entry;
+    each call expects what `expectation_set` is held to."""
 
-    def __init__(self) -> None:
+    def __init__(self, expectation_set: str = DEFAULT_EXPECTATION_SET) -> None:
+        self.expectation_set = expectation_set
         self.last_entry: dict[str, str | None] = {}
         self.calls: list[Call] = []
         self._windows: list[dict[str, Any]] = []
@@ -113,8 +119,8 @@ class Planner:
             return
         self.flush()
         if kind == "call":
-            self.calls.append(Call(step["call"], step.get("params", {}),
-                                   step.get("expect", {}), index))
+            expect = step.get("expectOn", {}).get(self.expectation_set, step.get("expect", {}))
+            self.calls.append(Call(step["call"], step.get("params", {}), expect, index))
         elif kind == "replace":
             self._replace(step["replace"], index)
         elif kind == "compact":
@@ -214,9 +220,10 @@ def corpus_steps(corpus: tuple[dict[str, Any], ...] | str) -> list[dict[str, Any
     return list(document["steps"])
 
 
-def plan_case(case: Case) -> list[Call]:
-    """Every call of `case`, in order: its corpus, its configuration, then its steps."""
-    planner = Planner()
+def plan_case(case: Case, expectation_set: str = DEFAULT_EXPECTATION_SET) -> list[Call]:
+    """Every call of `case`, in order: its corpus, its configuration, then its steps,
+    each expecting what a backend held to `expectation_set` must answer."""
+    planner = Planner(expectation_set)
     try:
         for step in corpus_steps(case.corpus):
             planner.add(step, None)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree
 
+from engine.conformance.case_files import DEFAULT_EXPECTATION_SET
 from engine.conformance.runner import STATUSES, CaseOutcome, Description
 from engine.conformance.spec_units import SPEC_UNITS, unit_group
 
@@ -33,6 +34,8 @@ def summary_line(description: Description, outcomes: Sequence[CaseOutcome]) -> s
     >>> from engine.conformance.runner import Description
     >>> summary_line(Description("session-search", "0.1.0", None, frozenset(), {}), [])
     'conformance of session-search 0.1.0: 0 cases: 0 passed, 0 failed, 0 skipped'
+    >>> summary_line(Description("pg", "1", None, frozenset(), {}, "postgres"), [])
+    'conformance of pg 1 (postgres expectations): 0 cases: 0 passed, 0 failed, 0 skipped'
     """
     tally = counts(outcomes)
     parts = [f"{tally['passed']} passed", f"{tally['failed']} failed",
@@ -42,6 +45,8 @@ def summary_line(description: Description, outcomes: Sequence[CaseOutcome]) -> s
     if tally["fixed"]:
         parts.append(f"{tally['fixed']} listed as failing but passed")
     who = " ".join(part for part in (description.name, description.version) if part)
+    if description.expectation_set != DEFAULT_EXPECTATION_SET:
+        who += f" ({description.expectation_set} expectations)"
     return f"conformance of {who}: {len(outcomes)} cases: {', '.join(parts)}"
 
 

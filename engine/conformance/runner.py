@@ -22,6 +22,10 @@ An expectations file (JSON; docs/conformance.md):
      "features": {"FEATURE": {"status": "fail" | "skip", "reason": "why"}}}
 
 An entry under `features` applies to every case tagged with that feature.
+
+Which answers a case expects: those of the expectation set the backend names in its
+`conformance.describe` answer (`expectationSet`, `sqlite` when it names none; a name
+that is no set is a `TargetFailure`), `engine.conformance.plan` picks each call's.
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.conformance.case_files import Case, CaseFileError
+from engine.conformance.case_files import (
+    DEFAULT_EXPECTATION_SET,
+    EXPECTATION_SETS,
+    Case,
+    CaseFileError,
+)
 from engine.conformance.compare import Mismatch, check, with_saved
 from engine.conformance.plan import plan_case
 from engine.conformance.targets import SKIPPED, Target, TargetFailure
@@ -44,13 +53,15 @@ UNEXPECTED = ("failed", "fixed")
 
 @dataclass(frozen=True, slots=True)
 class Description:
-    """What a backend says of itself (`conformance.describe`)."""
+    """What a backend says of itself (`conformance.describe`): `expectation_set` is the
+    set of expectations it is held to (`expectationSet`; `sqlite` when it says none)."""
 
     name: str
     version: str
     methods: frozenset[str] | None
     unsupported_features: frozenset[str]
     raw: dict[str, Any]
+    expectation_set: str = DEFAULT_EXPECTATION_SET
 
 
 def describe_target(target: Target) -> Description:
@@ -62,10 +73,16 @@ def describe_target(target: Target) -> Description:
                             "answer the set-up methods (docs/conformance.md)")
     raw = reply.result if isinstance(reply.result, dict) else {}
     methods = raw.get("methods")
+    expectation_set = raw.get("expectationSet", DEFAULT_EXPECTATION_SET)
+    if not isinstance(expectation_set, str) or expectation_set not in EXPECTATION_SETS:
+        raise TargetFailure(f"conformance.describe names the expectation set "
+                            f"{expectation_set!r}; the sets are {', '.join(EXPECTATION_SETS)} "
+                            "(docs/conformance.md)")
     return Description(
         name=str(raw.get("name", target.name)), version=str(raw.get("version", "")),
         methods=frozenset(methods) if isinstance(methods, list) else None,
-        unsupported_features=frozenset(raw.get("unsupportedFeatures") or ()), raw=raw)
+        unsupported_features=frozenset(raw.get("unsupportedFeatures") or ()), raw=raw,
+        expectation_set=expectation_set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +176,11 @@ def _skip_reason(case: Case, description: Description) -> str | None:
     return None
 
 
-def _raw_outcome(target: Target, case: Case) -> tuple[str, str, list[tuple[str, Mismatch]]]:
-    """Run one case: (status, reason, mismatches), before the expectations file."""
-    calls = plan_case(case)
+def _raw_outcome(target: Target, case: Case, expectation_set: str
+                 ) -> tuple[str, str, list[tuple[str, Mismatch]]]:
+    """Run one case, expecting what `expectation_set` is held to: (status, reason,
+    mismatches), before the expectations file."""
+    calls = plan_case(case, expectation_set)
     reply = target.call("conformance.reset", {})
     if reply.error is not None:
         return "failed", f"conformance.reset failed: {reply.error.get('message')}", []
@@ -195,7 +214,7 @@ def run_case(target: Target, case: Case, description: Description,
     if reason is not None:
         return CaseOutcome(case, "skipped", reason)
     try:
-        status, reason, mismatches = _raw_outcome(target, case)
+        status, reason, mismatches = _raw_outcome(target, case, description.expectation_set)
     except TargetFailure as failure:
         target.restart()
         status, reason, mismatches = "failed", str(failure), []

@@ -18,7 +18,7 @@ The set-up methods (`docs/conformance.md` is the protocol for porters):
 
 | method | params | result |
 |---|---|---|
-| `conformance.describe` | none | `{"name", "version", "backend", "protocol": 1, "methods", "unsupportedFeatures"}` |
+| `conformance.describe` | none | `{"name", "version", "backend", "protocol": 1, "methods", "unsupportedFeatures", "expectationSet"}` |
 | `conformance.reset` | none | `{}`: an empty store and the default tool configuration |
 | `conformance.load` | `{"windows": [window record], "events": [{"sessionId", "event", "createdAt"?}]}` | `{"windows": n, "events": n}`, written in one transaction |
 | `conformance.replace` | `{"sessionId", "events": [event], "createdAt"?}` | `{"events": n}` |
@@ -27,6 +27,13 @@ The set-up methods (`docs/conformance.md` is the protocol for porters):
 | `conformance.compact` | none | `{}` |
 | `conformance.archive` | `{"sessionKey", "archived": bool}` | `{"changed": n}` |
 | `conformance.configure` | `{"config"?: openclaw.json object, "budgets"?: {"requestSeconds", "readerSeconds"}}` | `{}` |
+
+Which expectations a scratch store is held to (`describe`'s `expectationSet`): those of
+the backend it answers as (`expectation_set_of`): `postgres` for the postgres backend and
+for `reference:postgres`, the reference engine in its postgres expectation mode (the
+`pg` profile's tokens and `ts_rank`: `engine.backends.reference.backend`), which is how
+the cases' postgres expectations are made and checked without a server; `sqlite` for
+the others.
 
 A window record is a line of a corpus's `sessions.jsonl` (`engine.ingest.records`); an
 event is a transcript event as OpenClaw writes it.
@@ -43,6 +50,7 @@ from typing import Any
 from engine import __version__, open_backend
 from engine.agent_tools.budgets import ReaderGate, TimeBudgets
 from engine.agent_tools.tool_config import ToolConfig, tool_config_from_json
+from engine.conformance.case_files import DEFAULT_EXPECTATION_SET
 from engine.config import EngineConfig
 from engine.errors import InputError
 from engine.ingest.records import window_from_record
@@ -60,11 +68,28 @@ SETUP_PREFIX = "conformance."
 #: A scratch store never reconciles behind the runner's back (module docstring).
 SCRATCH_CONFIG = EngineConfig(background_reconcile=False)
 
+#: Scratch backends that answer as another backend would: name -> (the backend the
+#: store is made with, the expectation mode it answers in).
+PREDICTING: dict[str, tuple[str, str]] = {"reference:postgres": ("reference", "postgres")}
+#: The expectation set of each backend held to another set than the default.
+BACKEND_EXPECTATION_SETS: dict[str, str] = {"postgres": "postgres"}
+
+
+def expectation_set_of(backend_name: str) -> str:
+    """The expectation set a scratch store of `backend_name` is held to.
+
+    >>> [expectation_set_of(name) for name in ("sqlite", "postgres", "reference:postgres")]
+    ['sqlite', 'postgres', 'postgres']
+    """
+    name, mode = PREDICTING.get(backend_name, (backend_name, None))
+    return mode or BACKEND_EXPECTATION_SETS.get(name, DEFAULT_EXPECTATION_SET)
+
 
 class ScratchStore:
     """A store in a temporary folder, emptied by `reset` and removed by `close`.
 
-    `backend_name` is the backend of every store it makes (`reference`, `sqlite`); the
+    `backend_name` is the backend of every store it makes (`reference`, `sqlite`,
+    `postgres`, or `reference:postgres`: a reference store answering as postgres); the
     tool configuration and time budgets are those the product methods run under, set by
     `conformance.configure` and put back by `reset` (to `base_config`, the configuration
     the server was started with, and the default budgets). (A mutable holder,
@@ -86,8 +111,9 @@ class ScratchStore:
         self._close_backend()
         self.generation += 1
         store = self.folder / f"store-{self.generation}"
-        self.backend = open_backend(store, backend=self.backend_name, create=True,
-                                    writer=True, config=SCRATCH_CONFIG)
+        backend_name, expectation = PREDICTING.get(self.backend_name, (self.backend_name, None))
+        self.backend = open_backend(store, backend=backend_name, create=True, writer=True,
+                                    config=SCRATCH_CONFIG, expectation=expectation)
         self.tool_config = self.base_config
         self.budgets = TimeBudgets()
 
@@ -159,7 +185,8 @@ def describe(scratch: ScratchStore, params: Any) -> dict[str, Any]:
     _object(params, "conformance.describe", ())
     return {"name": "session-search", "version": __version__, "backend": scratch.backend_name,
             "protocol": PROTOCOL_VERSION, "methods": sorted(scratch_method_names()),
-            "unsupportedFeatures": []}
+            "unsupportedFeatures": [],
+            "expectationSet": expectation_set_of(scratch.backend_name)}
 
 
 def reset(scratch: ScratchStore, params: Any) -> dict[str, Any]:
