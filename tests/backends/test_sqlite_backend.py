@@ -550,6 +550,25 @@ def test_rows_are_written_as_upstream_writes_them(store: SqliteBackend) -> None:
         "FROM session_transcript_index_state").fetchall() == [(2, "m2", 0, 2, 2)]
 
 
+def test_a_later_event_with_an_id_takes_its_identity(store: SqliteBackend) -> None:
+    """Identities are inserted first and rewritten in order only when an id was held
+    (`writes.write_identities`): in one batch, and across transactions, the last event
+    with an id holds it."""
+    with store.transaction() as transaction:
+        transaction.put_window(SessionWindow("s1", "agent:main:main"))
+        transaction.append_event("s1", message("m1", None, "user", "first", 1))
+        transaction.append_event("s1", message("m2", "m1", "assistant", "second", 2))
+        transaction.append_event("s1", {"type": "custom", "id": "m1", "parentId": "m2"})
+    identities = "SELECT event_id, seq, event_type FROM transcript_event_identities ORDER BY event_id"
+    assert store._connection.execute(identities).fetchall() == [
+        ("m1", 2, "custom"), ("m2", 1, "message")]
+    with store.transaction() as transaction:
+        transaction.append_event("s1", message("m2", "m1", "user", "third", 3))
+        transaction.append_event("s1", message("m3", "m2", "assistant", "fourth", 4))
+    assert store._connection.execute(identities).fetchall() == [
+        ("m1", 2, "custom"), ("m2", 3, "message"), ("m3", 4, "message")]
+
+
 def test_a_database_at_any_file_path(tmp_path: Path) -> None:
     path = tmp_path / "state" / "agents" / "work" / "agent" / "openclaw-agent.sqlite"
     writer = SqliteBackend.create_file(path)
