@@ -24,7 +24,8 @@ at a version of the rows, O(rows), and reused by the next ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from engine.index.postings import PostingColumns
@@ -73,3 +74,27 @@ class ImpactOrder:
             doc_ids_of.append(tuple(doc_ids))
         return cls(tuple(LengthRuns(frequency, tuple(lengths_of), tuple(doc_ids_of))
                          for frequency, (lengths_of, doc_ids_of) in by_frequency.items()))
+
+    def walk(self, rank_of: Callable[[int, int], float]
+             ) -> Iterator[tuple[float, int, tuple[int, ...]]]:
+        """`(rank_of(f, D), D, doc_ids)` of every group, in non-decreasing rank, made as
+        they are asked for: each frequency's lengths from the shortest, merged with a
+        heap (`rank_of` must not decrease as `D` grows for one `f`; the caller scores).
+
+        >>> columns = PostingColumns([1, 2, 5, 7], [1, 2, 1, 1], [(0,), (0, 3), (4,), (1,)])
+        >>> order = ImpactOrder.of(columns, [0, 9, 4, 0, 0, 6, 0, 4])
+        >>> [(rank, length, doc_ids) for rank, length, doc_ids in order.walk(lambda f, d: d / f)]
+        [(2.0, 4, (2,)), (4.0, 4, (7,)), (6.0, 6, (5,)), (9.0, 9, (1,))]
+        """
+        heap = [(rank_of(runs.frequency, runs.lengths[0]), position, 0)
+                for position, runs in enumerate(self.by_frequency)]
+        heapq.heapify(heap)
+        while heap:
+            rank, position, step = heap[0]
+            runs = self.by_frequency[position]
+            yield rank, runs.lengths[step], runs.doc_ids[step]
+            if step + 1 < len(runs.lengths):
+                heapq.heapreplace(heap, (rank_of(runs.frequency, runs.lengths[step + 1]),
+                                         position, step + 1))
+            else:
+                heapq.heappop(heap)

@@ -38,12 +38,15 @@ from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
 from engine.index.termdict import index_term
+from engine.index.token_bitmaps import TokenLine, term_bitmap
 
 if TYPE_CHECKING:
     from engine.index.inverted_index import InvertedIndex
 
 #: The term cache is emptied when it reaches this many entries.
 CACHED_TERMS = 1024
+#: The token bitmaps a view keeps hold at most this many slots (bits) in all.
+CACHED_BITMAP_SLOTS = 1 << 29
 
 
 def index_version(index: InvertedIndex) -> tuple[int, int, int, int]:
@@ -76,6 +79,8 @@ class IndexView:
     rows: RowColumns
     _terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
     _impacts: dict[tuple[str, bool], ImpactOrder] = field(default_factory=dict)
+    _bitmaps: dict[tuple[str, bool], int] = field(default_factory=dict)
+    _line: list[TokenLine] = field(default_factory=list)
 
     # ----- corpus statistics (FTS5's, over the whole index) ---------------------------
 
@@ -199,6 +204,39 @@ class IndexView:
             self._impacts[key] = cached
         return cached
 
+    def token_line(self) -> TokenLine:
+        """The live rows on one line of token slots (`engine.index.token_bitmaps`), made
+        the first time a view is asked."""
+        if not self._line:
+            self._line.append(TokenLine.of(self.rows.lengths))
+        return self._line[0]
+
+    def term_bitmap(self, term: str, *, prefix: bool) -> int:
+        """`term_columns(term, prefix=prefix)` as a bitmap over `token_line()`
+        (`engine.index.token_bitmaps.term_bitmap`), kept for this version while the kept
+        bitmaps hold at most `CACHED_BITMAP_SLOTS` slots (the oldest go first).
+
+        >>> from engine.index.inverted_index import InvertedIndex
+        >>> from engine.model import IndexEntry
+        >>> index = InvertedIndex()
+        >>> _ = index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b a", 0), ["a", "b", "a"])
+        >>> _ = index.add_entry(IndexEntry("w1", "m2", "user", 6.0, "a", 1), ["a"])
+        >>> view = index.view()
+        >>> bin(view.term_bitmap("a", prefix=False)), view.token_line().starts
+        ('0b10101', [0, 4])
+        """
+        key = (index_term(term), prefix)
+        cached = self._bitmaps.get(key)
+        if cached is None:
+            line = self.token_line()
+            cached = term_bitmap(self.term_columns(term, prefix=prefix), line)
+            room = CACHED_BITMAP_SLOTS // max(line.size, 1)
+            while self._bitmaps and len(self._bitmaps) >= room:
+                del self._bitmaps[next(iter(self._bitmaps))]
+            if room:
+                self._bitmaps[key] = cached
+        return cached
+
     def _prefix_columns(self, prefix: str) -> PostingColumns:
         parts = [self.term_columns(completion, prefix=False)
                  for completion in self._index.terms_with_prefix(prefix)]
@@ -230,5 +268,7 @@ def next_view(index: InvertedIndex, previous: IndexView | None) -> IndexView:
     same_rows = previous is not None and previous.version[1:] == version[1:]
     terms = previous._terms if same_rows and previous is not None else {}
     impacts = previous._impacts if same_rows and previous is not None else {}
-    return IndexView(index, version, rows, terms, impacts)
+    bitmaps = previous._bitmaps if same_rows and previous is not None else {}
+    line = previous._line if same_rows and previous is not None else []
+    return IndexView(index, version, rows, terms, impacts, bitmaps, line)
 

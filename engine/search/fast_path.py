@@ -10,8 +10,13 @@ every row, so the ranks are the same bits), the order keys (`engine.search.order
 
 How it is faster:
 
-* a phrase is `{doc_id: instances}` plus a way to get its instance starts; a one-token
-  phrase reads them straight from the view's cached posting columns;
+* a phrase is `{doc_id: instances}` plus a way to get its instance starts
+  (`engine.search.phrases`); a one-token phrase reads them straight from the view's
+  cached posting columns, a longer one is matched over token bitmaps when its tokens are
+  common;
+* a query of one phrase of common tokens in relevance order counts the rows that hold
+  it (bm25's `n`) on its bitmap, then reads only the rows that can reach the first ranks
+  (`_one_phrase_rows`, `engine.search.phrases.best_rows_by_bound`);
 * the scope and role filter is one mask lookup per row (`scope_mask`), the mask kept with
   the scope while it is kept (`kept_scope_mask`);
 * bm25 depends on a row only through `(D, f_1, ..., f_k)`, so each distinct tuple is
@@ -39,16 +44,24 @@ from __future__ import annotations
 import heapq
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress, islice, repeat
 
 from engine.index.impact_order import ImpactOrder
+from engine.index.postings import PostingColumns
 from engine.index.row_columns import RowColumns
+from engine.index.token_bitmaps import RowReader, rows_holding
 from engine.index.view import IndexView
 from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import substring_matches
 from engine.score.bm25 import bm25, inverse_document_frequency
 from engine.search.order import RankedRow, order_rows, sqlite_value_key
+from engine.search.phrases import (
+    best_rows_by_bound,
+    bitmaps_pay,
+    phrase_bitmap,
+    phrase_rows,
+    walk_pays,
+)
 from engine.search.scope import Scope
 
 
@@ -66,54 +79,6 @@ class _ScoreMemo(dict):
         value = bm25(zip(self.idfs, key[1:]), key[0], self.average)
         self[key] = value
         return value
-
-
-@dataclass(frozen=True, slots=True)
-class PhraseRows:
-    """One phrase over the whole index (fast path): instances per row, and their starts."""
-
-    phrase: Phrase
-    counts: Mapping[int, int]
-    starts: Callable[[int], Sequence[int]]
-
-
-def phrase_rows(view: IndexView, phrase: Phrase) -> PhraseRows:
-    """`phrase_occurrences` of `engine.index.matching` (the clear version), from columns."""
-    terms = phrase.terms
-    if not terms:
-        return PhraseRows(phrase, {}, lambda doc_id: ())
-    last = len(terms) - 1
-    tokens = [
-        view.term_columns(term, prefix=phrase.prefix and position == last)
-        for position, term in enumerate(terms)
-    ]
-    if len(tokens) == 1:
-        only = tokens[0]
-        return PhraseRows(phrase, dict(zip(only.doc_ids, only.counts)), only.positions_of)
-    rarest = min(tokens, key=len)
-    candidates = set(rarest.doc_ids).intersection(
-        *(token.doc_ids for token in tokens if token is not rarest)
-    )
-    found: dict[int, list[int]] = {}
-    ordered = sorted(candidates)
-    rows = zip(ordered, *(token.positions_in_order(ordered) for token in tokens))
-    if len(tokens) == 2:  # the common phrase (`per-session`): one set per row
-        for doc_id, first, second in rows:
-            following = set(second)
-            starts = [start for start in first if start + 1 in following]
-            if starts:
-                found[doc_id] = starts
-    else:
-        for doc_id, first, *others in rows:
-            later = [set(positions) for positions in others]
-            starts = [
-                start for start in first
-                if all(start + offset in positions for offset, positions in enumerate(later, 1))
-            ]
-            if starts:
-                found[doc_id] = starts
-    return PhraseRows(phrase, {doc_id: len(starts) for doc_id, starts in found.items()},
-                      found.__getitem__)
 
 
 def scope_mask(
@@ -269,6 +234,7 @@ def top_rows(
     *,
     cjk_grams: bool = True,
     rank_bound: float | None = None,
+    phrase_bitmaps: bool | None = None,
 ) -> tuple[list[RankedRow], bool]:
     """The first `count` rows of `order_rows(rank_rows(...), order, count)`, faster, and
     whether at least `count` rows match (all of them in scope).
@@ -287,8 +253,17 @@ def top_rows(
     if (order == "relevance" and not plan.substrings and len(plan.phrases) == 1
             and len(plan.phrases[0].terms) == 1):
         return _one_word_rows(view, plan.phrases[0], scope, role, count, rank_bound)
+    if order == "relevance" and not plan.substrings and len(plan.phrases) == 1:
+        phrase = plan.phrases[0]
+        tokens = [view.term_columns(term, prefix=phrase.prefix and position == len(phrase.terms) - 1)
+                  for position, term in enumerate(phrase.terms)]
+        if tokens and all(tokens) and (phrase_bitmaps if phrase_bitmaps is not None
+                                       else bitmaps_pay(view, tokens)):
+            walked = _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
+            if walked is not None:
+                return walked
     rows = view.rows
-    phrases = [phrase_rows(view, phrase) for phrase in plan.phrases]
+    phrases = [phrase_rows(view, phrase, bitmaps=phrase_bitmaps) for phrase in plan.phrases]
     narrowed: list[int] | None = None  # rows that may hold every substring
     checks = [(term.text, literal_check(term.text)) for term in plan.substrings]
     if cjk_grams:
@@ -412,6 +387,57 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
     return order_rows(ranked, "relevance", count), full
 
 
+def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumns],
+                     scope: Scope, role: str | None, count: int,
+                     rank_bound: float | None = None) -> tuple[list[RankedRow], bool] | None:
+    """`top_rows` of a query of one phrase of several tokens in relevance order, over
+    bitmaps: bm25's `n` from the phrase's bitmap (`rows_holding`), then the rows of its
+    rarest token walked by their best possible rank (`best_rows_by_bound`: a row holds
+    the phrase at most as often as it holds each of its tokens), each counted exactly
+    from the bitmap, until no unread row can reach the `count`-th rank. None when the
+    walk does not pay (`walk_pays`): `top_rows` then lists the instances instead."""
+    line = view.token_line()
+    bits = phrase_bitmap(view, phrase)
+    matching = rows_holding(bits, line)
+    if not matching:
+        return [], False
+    if not walk_pays(bits, tokens):
+        return None
+    mask = kept_scope_mask(view.rows, scope, role)
+    keep: Callable[[int], bool] | None = None
+    if mask is not None:
+        groups = view.rows.groups
+        keep = lambda doc_id: bool(mask[groups[doc_id]])
+    memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
+                      view.average_length)
+    reader = RowReader.of(bits, line)
+
+    def exact_ranks(doc_ids: Sequence[int], length: int) -> list[float | None]:
+        return [memo[(length, instances)] if instances else None
+                for instances in reader.counts(doc_ids, length)]
+
+    last = len(phrase.terms) - 1
+    rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
+    impacts = view.term_impacts(phrase.terms[rarest], prefix=phrase.prefix and rarest == last)
+    # Every matching row is in scope: `matching` says whether `count` rows match, and a
+    # merged search's bound can cut the walk short from its first row.
+    ceiling = rank_bound if mask is None and matching >= count else None
+    chosen = best_rows_by_bound(impacts, lambda frequency, length: memo[(length, frequency)],
+                                exact_ranks, keep, count, ceiling)
+    full = len(chosen) >= count if ceiling is None else True
+    if rank_bound is not None and full:
+        chosen = _not_worse(chosen, rank_bound)
+    chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
+    width = len(phrase.terms)
+    ranked = [
+        RankedRow(view.document(doc_id), rank,
+                  tuple((0, start, width) for start in reader.positions(doc_id)),
+                  by_substring=False)
+        for doc_id, rank in chosen
+    ]
+    return order_rows(ranked, "relevance", count), full
+
+
 def best_rows_by_impact(
     impacts: ImpactOrder,
     rank_of: Callable[[int, int], float],
@@ -423,10 +449,10 @@ def best_rows_by_impact(
 
     `rank_of(f, D)` must not decrease as `D` grows for one `f` (bm25 does not: see
     `engine.index.impact_order`). Each frequency's lengths are walked from the shortest,
-    and the walks are merged by rank with a heap, so groups come out in non-decreasing
-    rank; once `count` kept rows are out, the walk stops at the first group ranked
-    worse than the last one needed, and every group tied with it is still taken, as
-    the `threshold` of `top_rows` takes every row tied at it. The naive version, every
+    and the walks are merged by rank with a heap (`ImpactOrder.walk`), so groups come
+    out in non-decreasing rank; once `count` kept rows are out, the walk stops at the
+    first group ranked worse than the last one needed, and every group tied with it is
+    still taken, as the `threshold` of `top_rows` takes every row tied at it. The naive version, every
     row ranked and cut at that threshold, is its oracle in the tests.
 
     >>> from engine.index.impact_order import ImpactOrder
@@ -439,22 +465,11 @@ def best_rows_by_impact(
     >>> best_rows_by_impact(impacts, rank, lambda doc_id: doc_id != 1, 2)
     [(2, -0.4), (0, -0.2)]
     """
-    heap = [(rank_of(runs.frequency, runs.lengths[0]), position, 0)
-            for position, runs in enumerate(impacts.by_frequency)]
-    heapq.heapify(heap)
     chosen: list[tuple[int, float]] = []
     threshold: float | None = None
-    while heap:
-        rank, position, step = heap[0]
+    for rank, _length, doc_ids in impacts.walk(rank_of):
         if threshold is not None and rank > threshold:
             break
-        runs = impacts.by_frequency[position]
-        if step + 1 < len(runs.lengths):
-            heapq.heapreplace(heap, (rank_of(runs.frequency, runs.lengths[step + 1]),
-                                     position, step + 1))
-        else:
-            heapq.heappop(heap)
-        doc_ids = runs.doc_ids[step]
         chosen.extend((doc_id, rank) for doc_id in (
             doc_ids if keep is None else filter(keep, doc_ids)))
         if threshold is None and len(chosen) >= count:

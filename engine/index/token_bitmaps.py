@@ -1,0 +1,238 @@
+"""Token bitmaps: phrase instances found by a few big-integer operations, not row by row.
+
+Owns: `TokenLine`, the live rows of one view laid end to end on one line of token slots
+(row `d` at `starts[d] .. starts[d] + D - 1`, then one empty slot), a term's bitmap over
+that line (bit `starts[d] + p` set when the term is at position `p` of row `d`), and
+what a phrase's bitmap says: how many rows hold it, how often each row does, and where.
+Must not touch: scoring, the scope, the order of hits (the search stage does those with
+what it reads here), files, or the index's mutable state.
+
+Why: a phrase of two common words (`of the`) has tens of thousands of candidate rows, and
+matching positions row by row costs a few microseconds of interpreted code a row. Over
+bitmaps, the rows where token `i` of the phrase follows token `0` are one AND of shifted
+integers (`phrase_bits`), which CPython runs in C over the whole line at once, and the
+number of rows that hold the phrase (bm25's `n`) is one subtraction (`rows_holding`):
+with the empty slot after each row set, subtracting 1 at each row's first slot borrows
+through a row only when none of its bits is set, and the borrow then clears that row's
+empty slot. The empty slot also keeps a phrase from running from the end of one row into
+the next.
+
+Costs: a line is O(rows), a term's bitmap O(line + positions) (the view keeps both for
+its version, `engine.index.view`); a phrase's bitmap and its row count are O(line / 64)
+machine words; listing every instance is O(line) in C plus O(instances) in Python, and
+one row's instances O(its length). The clear version, matching each row's positions
+(`engine.index.matching.phrase_occurrences`), is the oracle of the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate, chain, repeat
+from operator import add
+
+from engine.index.postings import FlatPositions, PostingColumns
+
+#: `bytes.translate` table writing a byte-per-slot map as the digits of a base-2 number.
+_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
+_ONE = re.compile("1")
+_NONZERO = re.compile(b"[^\x00]")
+#: `_BITS[byte]`: the numbers of the bits set in `byte`, increasing.
+_BITS = tuple(tuple(bit for bit in range(8) if value >> bit & 1) for value in range(256))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenLine:
+    """The rows of `lengths` (indexed by doc id) on one line of slots, an empty slot
+    after each.
+
+    >>> line = TokenLine.of([2, 0, 3])
+    >>> line.starts, line.size
+    ([0, 3, 4], 8)
+    >>> bin(line.gaps), bin(line.firsts)
+    ('0b10001100', '0b11001')
+    """
+
+    #: `starts[d]`: the slot of row `d`'s first token; the row's empty slot is
+    #: `starts[d] + lengths[d]`, the slot before `starts[d + 1]`.
+    starts: list[int]
+    size: int
+    lengths: Sequence[int]
+    _masks: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, lengths: Sequence[int]) -> TokenLine:
+        """The line of the rows `lengths` (each row's length in tokens, by doc id)."""
+        lengths = lengths[:]  # a copy: the view's row columns grow in place
+        ends = list(accumulate(map(add, lengths, repeat(1)), initial=0))
+        return cls(ends[:-1], ends[-1], lengths)
+
+    @property
+    def gaps(self) -> int:
+        """The bitmap of every row's empty slot."""
+        self._ensure_masks()
+        return self._masks[0]
+
+    @property
+    def firsts(self) -> int:
+        """The bitmap of every row's first slot (its empty slot, for a row of no token)."""
+        self._ensure_masks()
+        return self._masks[1]
+
+    def _ensure_masks(self) -> None:
+        if not self._masks:
+            gaps = bytearray(self.size)
+            firsts = bytearray(self.size)
+            deque(map(gaps.__setitem__, map(add, self.starts, self.lengths), repeat(1)), maxlen=0)
+            deque(map(firsts.__setitem__, self.starts, repeat(1)), maxlen=0)
+            self._masks.extend((_bitmap_of_map(gaps), _bitmap_of_map(firsts)))
+
+    def row_of(self, slot: int) -> int:
+        """The doc id of the row that holds `slot`.
+
+        >>> TokenLine.of([2, 0, 3]).row_of(5)
+        2
+        """
+        return bisect_right(self.starts, slot) - 1
+
+
+def _bitmap_of_map(slots: bytearray) -> int:
+    """The integer whose bit `i` is `slots[i]` (each 0 or 1); `slots` is reversed.
+
+    >>> _bitmap_of_map(bytearray([1, 0, 1, 1]))
+    13
+    """
+    if not slots:
+        return 0
+    slots.reverse()  # base-2 digits are written from the highest bit
+    return int(slots.translate(_DIGITS), 2)
+
+
+def term_bitmap(columns: PostingColumns, line: TokenLine) -> int:
+    """The bitmap of one term's positions on `line` (its rows must be on the line).
+
+    >>> line = TokenLine.of([2, 0, 3])
+    >>> bin(term_bitmap(PostingColumns([0, 2], [1, 2], [(1,), (0, 2)]), line))
+    '0b1010010'
+    """
+    positions = columns.positions
+    if isinstance(positions, FlatPositions) and positions.dense:
+        values: Sequence[int] | Iterator[int] = positions.values
+    else:
+        values = chain.from_iterable(positions)
+    slots = map(add, values, chain.from_iterable(
+        map(repeat, map(line.starts.__getitem__, columns.doc_ids), columns.counts)))
+    found = bytearray(line.size)
+    deque(map(found.__setitem__, slots, repeat(1)), maxlen=0)
+    return _bitmap_of_map(found)
+
+
+def phrase_bits(bitmaps: Sequence[int]) -> int:
+    """The slots where a phrase starts: token `i` of it at the slot `i` further on.
+
+    >>> bin(phrase_bits([0b0110, 0b1100])), bin(phrase_bits([0b111, 0b111, 0b111]))
+    ('0b110', '0b1')
+    """
+    found = bitmaps[0]
+    for offset, bitmap in enumerate(bitmaps[1:], 1):
+        found &= bitmap >> offset
+    return found
+
+
+def rows_holding(bits: int, line: TokenLine) -> int:
+    """How many rows hold at least one set bit of `bits` (a phrase's `n`); no bit may be
+    set on an empty slot.
+
+    >>> line = TokenLine.of([2, 0, 3])
+    >>> rows_holding(0b0100010, line), rows_holding(0b0010000, line), rows_holding(0, line)
+    (2, 1, 0)
+    """
+    gaps = line.gaps
+    return (((bits | gaps) - line.firsts) & gaps).bit_count()
+
+
+def instances_by_row(bits: int, line: TokenLine) -> dict[int, list[int]]:
+    """`{doc_id: phrase start positions}` of every set bit, rows increasing.
+
+    The bitmap's bytes are scanned for non-zero ones in C (`re`), so the cost is
+    O(line / 8) plus O(set bits).
+
+    >>> instances_by_row(0b1010010, TokenLine.of([2, 0, 3]))
+    {0: [1], 2: [0, 2]}
+    >>> instances_by_row(1 << 9 | 1 << 8 | 1 << 2, TokenLine.of([7, 3]))
+    {0: [2], 1: [0, 1]}
+    """
+    data = bits.to_bytes((line.size + 7) // 8, "little")
+    found: dict[int, list[int]] = {}
+    starts = line.starts
+    for match in _NONZERO.finditer(data):
+        base = match.start() << 3
+        for bit in _BITS[match.group()[0]]:
+            slot = base + bit
+            doc_id = bisect_right(starts, slot) - 1
+            positions = found.get(doc_id)
+            if positions is None:
+                found[doc_id] = [slot - starts[doc_id]]
+            else:
+                positions.append(slot - starts[doc_id])
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class RowReader:
+    """One phrase bitmap read row by row: its bytes, made once (O(line / 8))."""
+
+    line: TokenLine
+    data: bytes
+
+    @classmethod
+    def of(cls, bits: int, line: TokenLine) -> RowReader:
+        return cls(line, bits.to_bytes((line.size + 7) // 8, "little"))
+
+    def _row_bits(self, doc_id: int) -> int:
+        start = self.line.starts[doc_id]
+        length = self.line.lengths[doc_id]
+        word = int.from_bytes(self.data[start >> 3:(start + length + 7) >> 3], "little")
+        return (word >> (start & 7)) & ~(-1 << length)
+
+    def count(self, doc_id: int) -> int:
+        """How many set bits row `doc_id` holds.
+
+        >>> reader = RowReader.of(0b1010010, TokenLine.of([2, 0, 3]))
+        >>> [reader.count(doc_id) for doc_id in range(3)]
+        [1, 0, 2]
+        """
+        return self._row_bits(doc_id).bit_count()
+
+    def counts(self, doc_ids: Sequence[int], length: int) -> list[int]:
+        """`count(doc_id)` of each row of `doc_ids`, rows of `length` tokens each (one
+        loop, without a call a row).
+
+        >>> RowReader.of(0b1010010, TokenLine.of([2, 3, 3])).counts([1, 2], 3)
+        [1, 0]
+        """
+        starts, data, from_bytes = self.line.starts, self.data, int.from_bytes
+        mask = ~(-1 << length)
+        width = length + 7
+        found = []
+        for doc_id in doc_ids:
+            start = starts[doc_id]
+            word = from_bytes(data[start >> 3:(start + width) >> 3], "little")
+            found.append((word >> (start & 7) & mask).bit_count())
+        return found
+
+    def positions(self, doc_id: int) -> list[int]:
+        """The positions of row `doc_id` whose bit is set, increasing.
+
+        >>> RowReader.of(0b1010010, TokenLine.of([2, 0, 3])).positions(2)
+        [0, 2]
+        """
+        row = self._row_bits(doc_id)
+        if not row:
+            return []
+        digits = format(row, "b")[::-1]
+        return [match.start() for match in _ONE.finditer(digits)]
+

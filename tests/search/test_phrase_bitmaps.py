@@ -1,0 +1,159 @@
+"""Phrases over token bitmaps (`engine.index.token_bitmaps`) against the clear matcher.
+
+The fast phrase path has two parts, each with the clear version as its oracle:
+
+* matching: `phrase_rows` over bitmaps and row by row must both equal
+  `engine.query.phrase_match.phrase_positions` run on every live row's own terms
+  (documents made of few words, repeated, joined by punctuation, so that phrases
+  overlap, repeat a word, and sit at the ends of rows next to each other);
+* ranking: a query of one phrase in relevance order walks the rows of its rarest token
+  by their best possible rank (`_one_phrase_rows`); its rows, ranks and instances must
+  be those of the clear kernel (`EngineConfig(fast_kernel=False)`), with the walk forced
+  on and off, with scopes, roles, limits, and bitmaps the view cannot keep.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.analysis.profiles import SEARCH_PROFILE
+from engine.config import EngineConfig
+from engine.directory import MemoryDirectory
+from engine.index import view as view_module
+from engine.index.inverted_index import InvertedIndex
+from engine.index.token_bitmaps import rows_holding
+from engine.index.writer import flush_index
+from engine.model import IndexEntry, SearchRequest, SessionWindow
+from engine.query.ast import Phrase
+from engine.query.checked_request import check_request
+from engine.query.phrase_match import phrase_positions
+from engine.search import kernel, phrases
+from engine.search.phrases import phrase_bitmap, phrase_rows
+
+ANALYZER = SEARCH_PROFILE.analyzer()
+PROFILE = "test-phrase-bitmaps"
+CLEAR_KERNEL = EngineConfig(fast_kernel=False)
+WINDOWS = [
+    SessionWindow("w1", "agent:main:main"),
+    SessionWindow("w2", "agent:main:other"),
+    SessionWindow("w3", "global"),
+]
+#: Few words, so that phrases repeat, overlap and meet at the ends of rows; inner
+#: punctuation makes one word several tokens (`that's` is `that` `s`).
+WORDS = ["a", "a", "b", "of", "the", "the", "that's", "a-b", "b.a", "per-session", "s",
+         "a's", "--", "ab", "Of", "THE", "b,a"]
+texts = st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join)
+TERMS = ["a", "b", "of", "the", "that", "s", "per", "session", "ab", "x"]
+phrase_terms = st.one_of(
+    st.lists(st.sampled_from(TERMS), min_size=2, max_size=4),
+    st.sampled_from([["of", "the"], ["a", "a"], ["a", "b", "a"], ["that", "s"],
+                     ["the", "the"], ["a", "a", "a"], ["b", "a"]]),
+)
+
+
+def indexed(documents: list[str], deleted: set[int], flushed: bool) -> InvertedIndex:
+    index = InvertedIndex()
+    for number, text in enumerate(documents):
+        index.add_entry(IndexEntry(f"w{1 + number % 3}", f"m{number}", "user" if number % 2
+                                   else "assistant", number % 4, text, number),
+                        ANALYZER.terms(text))
+    if flushed:  # the columns are then read from a postings file (flat position arrays)
+        flush_index(MemoryDirectory(), index, PROFILE, EngineConfig())
+    for doc_id in sorted(deleted):
+        if doc_id < len(documents):
+            index.delete_document(doc_id)
+    return index
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts, max_size=16), st.sets(st.integers(0, 15)), phrase_terms, st.booleans(),
+       st.booleans())
+def test_bitmap_and_row_matching_equal_the_clear_matcher(documents, deleted, terms, prefix,
+                                                         flushed):
+    index = indexed(documents, deleted, flushed)
+    phrase = Phrase(tuple(terms), prefix)
+    expected = {}
+    for doc_id, text in enumerate(documents):
+        if doc_id in deleted:
+            continue
+        starts = phrase_positions(ANALYZER.terms(text), phrase)
+        if starts:
+            expected[doc_id] = starts
+    view = index.view()
+    for bitmaps in (True, False):
+        found = phrase_rows(view, phrase, bitmaps=bitmaps)
+        assert dict(found.counts) == {doc_id: len(starts) for doc_id, starts in expected.items()}
+        assert {doc_id: list(found.starts(doc_id)) for doc_id in found.counts} == expected
+    bits = phrase_bitmap(view, phrase)
+    assert rows_holding(bits, view.token_line()) == len(expected)
+    assert bits.bit_count() == sum(map(len, expected.values()))
+
+
+requests = st.builds(
+    SearchRequest,
+    query=st.sampled_from(["of-the", "a-a", "the-the", "that's", "a-b-a", "b.a", "a-a-a",
+                           "per-session", "s-a", "x-a"]),
+    limit=st.sampled_from([1, 2, 3, 5, 30]),
+    session_keys=st.sampled_from([(), (), ("agent:main:main",), ("global", "agent:main:other")]),
+    role=st.sampled_from([None, None, "user"]),
+    match=st.sampled_from(["exact", "exact", "prefix"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=60), st.sets(st.integers(0, 59)), requests,
+       st.booleans(), st.sampled_from([0, 8, 10**9]), st.booleans())
+def test_one_phrase_walk_equals_the_clear_kernel(documents, deleted, request, flushed,
+                                                rare_share, tight_cache):
+    """`rare_share` 0 walks every phrase, 10**9 lists every phrase's instances instead;
+    `tight_cache` leaves the view room for no bitmap (each is made again when asked)."""
+    index = indexed(documents, deleted, flushed)
+    checked = check_request(request)
+    clear = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, config=CLEAR_KERNEL)
+    slots = 1 if tight_cache else view_module.CACHED_BITMAP_SLOTS
+    with mock.patch.object(phrases, "RARE_PHRASE_SHARE", rare_share), \
+            mock.patch.object(phrases, "BITMAP_SHARE", 10**9), \
+            mock.patch.object(view_module, "CACHED_BITMAP_SLOTS", slots):
+        for _ in range(2):  # the second run reads what the view kept
+            fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER)
+            assert [(row.record.doc_id, row.rank, row.phrase_hits) for row in fast.rows] == [
+                (row.record.doc_id, row.rank, row.phrase_hits) for row in clear.rows]
+            assert fast.truncated == clear.truncated
+            assert kernel.result_of_run(fast, ANALYZER, indexing=False) == \
+                kernel.result_of_run(clear, ANALYZER, indexing=False)
+    if tight_cache:
+        assert not index.view()._bitmaps
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=60), st.sets(st.integers(0, 59)), requests,
+       st.sampled_from([0, 8, 10**9]), st.integers(0, 30), st.sampled_from([0.0, -1e-9, 1e-9]))
+def test_a_merged_search_bound_leaves_out_exactly_the_worse_rows(documents, deleted, request,
+                                                                 rare_share, pick, nudge):
+    """`rank_bound` (a merged search): when more than `limit` rows match, the rows ranked
+    worse than the bound are left out, and the others are those of the clear kernel."""
+    index = indexed(documents, deleted, flushed=False)
+    checked = check_request(request)
+    clear = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, config=CLEAR_KERNEL)
+    if not clear.rows:
+        return
+    bound = clear.rows[min(pick, len(clear.rows) - 1)].rank + nudge
+    with mock.patch.object(phrases, "RARE_PHRASE_SHARE", rare_share), \
+            mock.patch.object(phrases, "BITMAP_SHARE", 10**9):
+        fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, rank_bound=bound)
+    full = len(clear.rows) > clear.limit
+    expected = [row for row in clear.rows if not row.rank > bound] if full else list(clear.rows)
+    assert [(row.record.doc_id, row.rank, row.phrase_hits) for row in fast.rows] == [
+        (row.record.doc_id, row.rank, row.phrase_hits) for row in expected]
+    assert fast.truncated == clear.truncated
+
+
+def test_a_phrase_does_not_run_from_one_row_into_the_next():
+    """`of` ends a row and `the` starts the next: the empty slot between rows keeps
+    them apart, on the bitmaps as in the clear matcher."""
+    index = indexed(["x of", "the x", "of the"], set(), flushed=True)
+    found = phrase_rows(index.view(), Phrase(("of", "the")), bitmaps=True)
+    assert dict(found.counts) == {2: 1}
