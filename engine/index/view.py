@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 #: The term cache is emptied when it reaches this many entries.
 CACHED_TERMS = 1024
 #: The token bitmaps a view keeps hold at most this many slots (bits) in all.
-CACHED_BITMAP_SLOTS = 1 << 29
+CACHED_BITMAP_SLOTS = 1 << 28
 
 
 def index_version(index: InvertedIndex) -> tuple[int, int, int, int]:
