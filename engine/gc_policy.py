@@ -21,6 +21,16 @@ cycle is collected at the next (rarer) collection instead of soon. In an interle
 thresholds than with the default ones, and about as fast as with the former in-library
 pause, so the policy at the edge keeps the speed the pause bought.
 
+And at the program's exit, the heap is frozen (`gc.freeze`, an `atexit` handler) before
+the interpreter tears it down: its last collections would otherwise walk every object a
+command made (the modules, the classes, an opened store's catalog and index) only to
+free them, as tearing the modules down frees them anyway by reference counting. That
+walk is a noticeable part of a short command such as a fresh `search` (bench/RESULTS.md,
+"Start-up"). What a frozen heap leaves out at exit is the finalizer of an object caught
+in a reference cycle, which CPython does not promise to run at exit anyway; a command
+closes the store it opened (files, connections, lock) before it returns, and `atexit`
+handlers and the flush of standard streams run as before.
+
 >>> import gc
 >>> saved = gc.get_threshold()
 >>> use_bulk_work_policy() == BULK_WORK_THRESHOLDS == gc.get_threshold()
@@ -30,6 +40,7 @@ True
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 #: (young, middle, old) collection thresholds: a young collection every 100,000 net
@@ -40,9 +51,12 @@ BULK_WORK_THRESHOLDS = (100_000, 50, 100)
 
 
 def use_bulk_work_policy() -> tuple[int, int, int]:
-    """Set the collector's thresholds for a program that does bulk work; return them.
+    """Set the collector's thresholds for a program that does bulk work, and have its heap
+    frozen at exit (registered once, however often this is called); return the thresholds.
 
     For programs only (see the module docstring); the collector stays enabled.
     """
     gc.set_threshold(*BULK_WORK_THRESHOLDS)
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     return gc.get_threshold()

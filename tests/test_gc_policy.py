@@ -100,3 +100,16 @@ def test_the_command_line_sets_the_policy_at_its_edge() -> None:
     completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                                check=True, cwd=ENGINE.parent)
     assert completed.stdout.splitlines()[-1] == "0 (100000, 50, 100) True"
+
+
+def test_the_command_line_freezes_the_heap_at_exit() -> None:
+    # atexit handlers run last registered first: this one, registered before `main`,
+    # runs after the policy's and sees the heap frozen (the interpreter's last
+    # collections then leave it alone).
+    program = ("import atexit, gc; atexit.register(lambda: print(gc.get_freeze_count() > 0)); "
+               "from engine.cli import main; "
+               "status = main(['tokenize', '--profile', 'unicode61', 'x']); "
+               "print(status, gc.get_freeze_count())")
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                               check=True, cwd=ENGINE.parent)
+    assert completed.stdout.splitlines()[-2:] == ["0 0", "True"]
