@@ -310,11 +310,17 @@ class SqliteTransaction(BackendTransaction):
         pending = self._pending
         add_event_rows(pending, session_id, seq, event, received)
         stored = StoredEvent(session_id, seq, event, received)
-        entry = None if cursor.incognito else extract_index_entry(stored)
-        action, new_state = classify_append(cursor.state, stored, indexable=entry is not None)
-        if action in ("index", "advance"):
-            if entry is not None and action == "index":
+        # Whether the event yields an index entry only tells `index` from `advance`
+        # (`classify_append`'s table), so the entry is extracted for an event the
+        # forward indexer takes, never for one of a dirty or deferred window.
+        action, new_state = classify_append(cursor.state, stored, indexable=True)
+        if action == "index":
+            entry = None if cursor.incognito else extract_index_entry(stored)
+            if entry is None:
+                action = "advance"
+            else:
                 self._add_entry(entry)
+        if action in ("index", "advance"):
             if canonical_entry_id(event) is not None:
                 self._add_active(session_id, cursor, seq, event)
         if action in ("index", "advance", "dirty"):
