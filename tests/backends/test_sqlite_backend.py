@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends.sqlite import schema, search
 from engine.backends.sqlite.backend import DATABASE_NAME, SqliteBackend, search_database
 from engine.backends.sqlite.search import glob_literal
 from engine.errors import (
@@ -190,6 +191,25 @@ def test_schema_pragmas_and_registry(store: SqliteBackend) -> None:
     assert backend_class("sqlite") is SqliteBackend
     assert SqliteBackend.claims(store.directory)
     assert not SqliteBackend.claims(store.directory / "elsewhere")
+
+
+def test_the_indexes_beyond_upstreams_are_ours_and_each_is_read(store: SqliteBackend) -> None:
+    """The footprint rule of `schema`: a new database has upstream's indexes and exactly
+    `OWN_INDEXES` besides; each partial index of ours is in the plan of the statement it
+    is kept for (the exclusions of every search, the archived count of its status)."""
+    upstream = sqlite3.connect(":memory:")
+    upstream.executescript(schema.UPSTREAM_TABLES)
+    indexes = "SELECT name FROM sqlite_master WHERE type = 'index'"
+    upstreams = {row[0] for row in upstream.execute(indexes)}
+    ours = {row[0] for row in store._connection.execute(indexes)}
+    assert upstreams <= ours and ours - upstreams == schema.OWN_INDEXES
+    plans = {
+        "session_search_dirty_windows": search.excluded_windows_sql(schema.OWN),
+        "session_search_windows_archived": search.status_statement(schema.OWN, "all", False),
+    }
+    for index, sql in plans.items():
+        plan = " | ".join(row[3] for row in store._connection.execute("EXPLAIN QUERY PLAN " + sql))
+        assert f"USING INDEX {index}" in plan, (index, plan)
 
 
 def test_a_failed_transaction_leaves_nothing(store: SqliteBackend) -> None:

@@ -52,6 +52,24 @@ Differences from upstream's DDL, each for a reason:
   queue: a lagging window's rows are a consistent prefix and stay searchable, as
   upstream's kernel keeps them), read without a pass over every state.
 
+**Footprint: upstream's indexes, plus ours only where a statement needs one.** Every
+index of `UPSTREAM_TABLES` is upstream's (a database OpenClaw writes has each), so it is
+kept whether or not a statement of ours reads it. Beyond them a database made here has
+exactly the indexes of `OWN_INDEXES`: these four, each read by a statement that runs all
+the time (a test lists them and reads each one's query plan; what each saves is
+measured in `bench/RESULTS.md`), and the primary key of `session_search_store`:
+
+| index | the statement that reads it | without it |
+|---|---|---|
+| `session_search_dirty_windows` (partial: dirty windows only, empty when none is) | every search's exclusion of the dirty windows (`search.excluded_windows_sql`) | each search reads every window's state |
+| `session_search_windows_archived` (partial: archived windows only) | every search's count of archived windows in scope (`search.status_statement`) and their exclusion | each search reads every window's metadata |
+| the primary key of `session_search_reconcile_queue` (the table itself, `WITHOUT ROWID`) | `indexing` in every search's status and `index_status`, one probe; the reconcile's list of windows | each search evaluates the needs-reconcile predicate over every window, as upstream does |
+| the primary key of `session_search_windows` | a window's metadata by id: the writer's cursor (`writes.READ_CURSOR`), every window read (`backend.WINDOW_SELECT`), the privacy check of `put_window` | each of those scans the table |
+
+The queue's triggers are the other cost of our own: one per written event (`session_search_queue_after_event_insert`
+runs for each row of `transcript_events`), paid so that the queue stays exact whoever
+writes.
+
 **Layouts.** A file this backend made has `session_search_store` (layout `OWN`); a file
 the real OpenClaw wrote has the upstream tables without it (layout `OPENCLAW`), which a
 reader searches as it is (the queue is then the predicate evaluated per search, as
@@ -396,6 +414,17 @@ BEGIN
   INSERT OR IGNORE INTO session_search_reconcile_queue (session_id) VALUES (NEW.session_id);
 END;
 {_QUEUE_TRIGGERS}"""
+
+
+#: The indexes a database made here has beyond upstream's (see the module docstring), as
+#: `sqlite_schema` names them (the primary keys of our rowid tables included; the
+#: reconcile queue, `WITHOUT ROWID`, is its own primary key and has no entry).
+OWN_INDEXES = frozenset({
+    "session_search_dirty_windows",
+    "session_search_windows_archived",
+    "sqlite_autoindex_session_search_windows_1",
+    "sqlite_autoindex_session_search_store_1",
+})
 
 
 def ensure_own_indexes(connection: sqlite3.Connection) -> None:
