@@ -21,7 +21,7 @@ which module of `DECODERS` reads its records.
 | `postings`  | `SS.POSTS` | 2       | `index/segment-NNNNNN.postings`  | posting lists (`postings_file`) |
 | `terms`     | `SS.TERMS` | 2       | `index/segment-NNNNNN.terms`     | documents and term dictionary (`terms_file`) |
 | `manifest`  | `SS.MANIF` | 2       | `index/manifest`                 | index commit point (`manifest_file`) |
-| `journal`   | `SS.JOURN` | 1       | `commit.journal` at a store's root | a transaction across agents, until every partition committed it (`journal_file`) |
+| `journal`   | `SS.JOURN` | 2       | `commit.journal` at a store's root | a transaction across agents, until every partition committed it (`journal_file`) |
 | `generations` | `SS.GENER` | 1     | `generations` at a store's root  | each partition's commit count after the store's last commit to it (`generations_file`) |
 
 A store's root holds the `partitioned` kind (the backend of its partitions, one per
@@ -84,7 +84,7 @@ FILE_KINDS: dict[str, FileKind] = {
     "postings": FileKind("postings", b"SS.POSTS", "index/segment-NNNNNN.postings", "index segment posting lists", 2),
     "terms": FileKind("terms", b"SS.TERMS", "index/segment-NNNNNN.terms", "index segment documents and term dictionary", 2),
     "manifest": FileKind("manifest", b"SS.MANIF", "index/manifest", "index manifest (commit point)", 2),
-    "journal": FileKind("journal", b"SS.JOURN", "commit.journal", "commit journal of a transaction across agents (present only until every partition committed it)", 1),
+    "journal": FileKind("journal", b"SS.JOURN", "commit.journal", "commit journal of a transaction across agents (present only until every partition committed it)", 2),
     "generations": FileKind("generations", b"SS.GENER", "generations", "each partition's commit count after the store's last commit to it (a witness that a partition did not go back)", 1),
 }
 
@@ -100,7 +100,7 @@ DECODERS: dict[str, dict[int, str]] = {
     "postings": {2: "engine.codec.postings_file"},
     "terms": {2: "engine.codec.terms_file"},
     "manifest": {2: "engine.codec.manifest_file"},
-    "journal": {1: "engine.codec.journal_file"},
+    "journal": {1: "engine.codec.journal_file", 2: "engine.codec.journal_file"},
     "generations": {1: "engine.codec.generations_file"},
 }
 

@@ -23,16 +23,22 @@ even at its end, is corruption::
     operation   := window | event | replace | delete
     window      := ["w", agent:str, {field: value, ...}]
                    every field of `engine.model.SessionWindow` (as in a log's window record)
-    event       := ["e", agent:str, session_id:str, created_at:float|nil, event:str]
-    replace     := ["r", agent:str, session_id:str, [event:str, ...],
+    event       := ["e", agent:str, session_id:str, created_at:float|nil, event]
+    replace     := ["r", agent:str, session_id:str, [event, ...],
                     created_at:float|nil|[float|nil, ...]]
+    event       := the transcript event, a msgpack map (or, as earlier builds wrote it,
+                   its JSON text: str)
     delete      := ["d", agent:str, session_key:str]
 
 Each operation is one write of the transaction, in the order it was made, for every
 agent except the decider (its share is in its own partition once it committed). An
-`event` is the transcript JSON object as JSON text with every non-ASCII character
-escaped, so that any value JSON can hold (a 20-digit integer, a lone surrogate) comes
-back exactly.
+`event` is the transcript JSON object as a msgpack value, as a log's event record keeps
+it (`framing.encode_payload`: a lone surrogate passes through): every value a store
+accepts comes back exactly (`engine.transcript.validation`: integers within 64 bits,
+string keys). Earlier builds wrote its JSON text instead, every non-ASCII character
+escaped (version 1 of the kind; version 2 packs events); such a journal is read as it
+was written, so a commit an earlier build left unfinished is still finished. (Packing the event as it is costs a
+fraction of encoding it as JSON again, which an import spilled for every event.)
 """
 
 from __future__ import annotations
@@ -83,15 +89,13 @@ class CommitJournal:
     decided: bool = False
 
 
-def _event_text(event: dict[str, Any]) -> str:
-    return json.dumps(event, ensure_ascii=True, separators=(",", ":"))
-
-
-def _event_of(text: Any) -> dict[str, Any]:
-    if not isinstance(text, str):
-        raise DecodeError("journal event is not JSON text")
-    try:
-        event = json.loads(text)
+def _event_of(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        raise DecodeError("journal event is neither an object nor JSON text")
+    try:  # written by an earlier build
+        event = json.loads(value)
     except ValueError as error:
         raise DecodeError(f"journal event is not JSON: {error}") from None
     if not isinstance(event, dict):
@@ -111,7 +115,7 @@ def encode_operation(operation: JournalOperation) -> list[Any]:
     >>> encode_operation(JournalOperation("ops", "delete_session", ("agent:ops:main",)))
     ['d', 'ops', 'agent:ops:main']
     >>> encode_operation(JournalOperation("ops", "append_event", ("s1", {"a": 1}, None)))
-    ['e', 'ops', 's1', None, '{"a":1}']
+    ['e', 'ops', 's1', None, {'a': 1}]
     """
     agent, arguments = operation.agent_id, operation.arguments
     match operation.kind:
@@ -119,11 +123,10 @@ def encode_operation(operation: JournalOperation) -> list[Any]:
             return ["w", agent, encode_window_fields(arguments[0])]
         case "append_event":
             session_id, event, created_at = arguments
-            return ["e", agent, session_id, _stamps_value(created_at), _event_text(event)]
+            return ["e", agent, session_id, _stamps_value(created_at), event]
         case "replace_transcript":
             session_id, events, created_at = arguments
-            return ["r", agent, session_id, [_event_text(event) for event in events],
-                    _stamps_value(created_at)]
+            return ["r", agent, session_id, list(events), _stamps_value(created_at)]
         case "delete_session":
             return ["d", agent, arguments[0]]
     raise ValueError(f"not a journal operation: {operation.kind!r}")
@@ -132,8 +135,10 @@ def encode_operation(operation: JournalOperation) -> list[Any]:
 def decode_operation(value: Any) -> JournalOperation:
     """The operation of a decoded record value (DecodeError when it is none).
 
-    >>> decode_operation(['e', 'ops', 's1', 5.0, '{"a":1}'])
+    >>> decode_operation(['e', 'ops', 's1', 5.0, {'a': 1}])
     JournalOperation(agent_id='ops', kind='append_event', arguments=('s1', {'a': 1}, 5.0))
+    >>> decode_operation(['e', 'ops', 's1', None, '{"a":1}']).arguments  # an earlier build's
+    ('s1', {'a': 1}, None)
     """
     if not (isinstance(value, list) and len(value) >= 3 and isinstance(value[1], str)):
         raise DecodeError("journal operation: expected [tag, agent, ...]")

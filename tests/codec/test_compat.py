@@ -147,6 +147,17 @@ def test_the_committed_journal_reads_back():
     assert decode_generations_file(witness, "generations") == GENERATIONS
 
 
+#: A journal of version 1 (events as JSON text), as the build before version 2 wrote it:
+#: a commit such a build left unfinished is finished by this one.
+JOURNAL_V1 = Path(__file__).parent / "compat_journal_v1" / "commit.journal"
+
+
+def test_a_journal_of_version_1_still_reads_back():
+    data = JOURNAL_V1.read_bytes()
+    assert decode_header(data, "commit.journal").version == 1
+    assert decode_journal_file(data, "commit.journal") == JOURNAL
+
+
 def write_index(folder: Path) -> None:
     """The recipe of the committed index files."""
     analyzer = SEARCH_PROFILE.analyzer()
