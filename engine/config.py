@@ -32,11 +32,16 @@ Either gives the same answers, bit for bit; only the time and memory differ.
                           deleted rows by runs            (tests/index/test_index_structures.py)
     defer_large_commits   a large commit that dirties a   every commit indexed at once
                           window waits for reconcile      (tests/transcript/test_write_path.py)
+    stream_large_transactions (a large transaction is indexed as it is written, its
+                          segments named at its commit)   every transaction indexed at
+                                                          its commit
+                                                          (tests/ingest/test_streamed_import.py)
     catalog_checkpoints   open from transcripts/          replay every log record
                           catalog.ckpt                    (tests/transcript/test_store_checkpoint.py)
 
 The search stage reads the first three from the config the reference backend hands it,
-`InvertedIndex` the fourth, the reference backend the fifth, `TranscriptStore` the last.
+`InvertedIndex` the fourth, the reference backend the fifth and sixth, `TranscriptStore`
+the last.
 `EngineConfig.clear_paths()` selects every clear path at once, for differential runs:
 `tests/parity/test_backend_differential.py` runs the reference backend so against its
 default config, against the fast paths forced onto small inputs, and against SQLite, on
@@ -138,6 +143,11 @@ class EngineConfig:
     #: Let a large commit (at least `index_flush_documents` changes) that leaves windows
     #: dirty wait for `reconcile` (`engine.backends.reference.indexing`).
     defer_large_commits: bool = _switch()
+    #: Index a transaction of at least `index_flush_documents` changes as it is written,
+    #: its rows kept apart (their segments named by no manifest) until it commits
+    #: (`engine.backends.reference.streaming`), so an import's memory does not grow with
+    #: its size. It then never waits (`defer_large_commits` applies to the others).
+    stream_large_transactions: bool = _switch()
     #: Drop deleted rows from long posting lists by runs (`tombstone_runs_factor`).
     tombstone_runs: bool = _switch()
 
@@ -205,8 +215,8 @@ def clear_path_switches() -> tuple[str, ...]:
     """The names of the fields that choose between a fast and a clear version.
 
     >>> clear_path_switches()  # doctest: +NORMALIZE_WHITESPACE
-    ('catalog_checkpoints', 'defer_large_commits', 'tombstone_runs', 'fast_kernel',
-     'cjk_gram_index', 'fast_snippets')
+    ('catalog_checkpoints', 'defer_large_commits', 'stream_large_transactions',
+     'tombstone_runs', 'fast_kernel', 'cjk_gram_index', 'fast_snippets')
     """
     return tuple(item.name for item in fields(EngineConfig) if item.metadata.get(_CLEAR_PATH))
 

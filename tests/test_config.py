@@ -51,7 +51,7 @@ def test_every_flag_is_true_or_false_and_never_a_clear_path(name: str) -> None:
 
 def test_clear_paths_turns_every_switch_off_and_keeps_the_sizes() -> None:
     default, clear = EngineConfig(), EngineConfig.clear_paths()
-    assert len(SWITCHES) == 6
+    assert len(SWITCHES) == 7
     assert [getattr(clear, name) for name in SWITCHES] == [False] * len(SWITCHES)
     assert [getattr(clear, name) for name in SIZES] == [getattr(default, name) for name in SIZES]
     assert EngineConfig.clear_paths(fast_kernel=True, log_roll_bytes=100) == replace(

@@ -163,6 +163,21 @@ def encode_posting_value(doc_ids: Sequence[int], positions: Sequence[Positions])
     return [LIST_KIND, doc_type, doc_bytes, count_type, count_bytes, position_type, position_bytes]
 
 
+def encode_flat_posting_value(doc_ids: Sequence[int], counts: Sequence[int],
+                              positions: Sequence[int]) -> list[Any]:
+    """`encode_posting_value` of a list given as its three columns (each document's
+    position count, then every position, document after document): the same bytes,
+    made by a few C calls (a merge joins the columns it read this way).
+
+    >>> encode_flat_posting_value([3, 7], [2, 1], [0, 4, 2]) == encode_posting_value([3, 7], [[0, 4], 2])
+    True
+    """
+    doc_type, doc_bytes = _packed(doc_ids)
+    count_type, count_bytes = _packed(counts)
+    position_type, position_bytes = _packed(positions)
+    return [LIST_KIND, doc_type, doc_bytes, count_type, count_bytes, position_type, position_bytes]
+
+
 def decode_posting_value(value: Any) -> PostingArrays:
     """A record's msgpack value as arrays (DecodeError when it is not a posting list
     record or its columns' sizes are inconsistent; the invariants of the values are
@@ -207,11 +222,13 @@ def check_posting_arrays(lists: PostingArrays) -> None:
 
 
 def encode_postings_file(
-    lists: Iterable[tuple[str, Sequence[int], Sequence[Positions]]],
+    lists: Iterable[tuple[str, Sequence[int], Sequence[Positions]]
+                    | tuple[str, Sequence[int], Sequence[int], Sequence[int]]],
 ) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
     """The whole file, and `{term: (document_frequency, offset, length)}` of each record.
 
-    `lists` is every `(term, doc_ids, positions)` in term order (see `encode_posting_value`).
+    `lists` is every `(term, doc_ids, positions)` in term order (see `encode_posting_value`),
+    or `(term, doc_ids, counts, positions)` given flat (`encode_flat_posting_value`).
 
     >>> data, slots = encode_postings_file([("a", [0], [1]), ("b", [0, 2], [0, [5, 6]])])
     >>> read = lambda offset, length: data[offset: offset + length]
@@ -221,8 +238,9 @@ def encode_postings_file(
     parts = [encode_header(MAGIC)]
     offset = HEADER_SIZE
     slots: dict[str, tuple[int, int, int]] = {}
-    for term, doc_ids, positions in lists:
-        record = encode_record(encode_posting_value(doc_ids, positions))
+    for term, doc_ids, *columns in lists:
+        record = encode_record(encode_posting_value(doc_ids, columns[0]) if len(columns) == 1
+                               else encode_flat_posting_value(doc_ids, *columns))
         slots[term] = (len(doc_ids), offset, len(record))
         parts.append(record)
         offset += len(record)

@@ -264,13 +264,41 @@ class InvertedIndex:
             self._cjk_grams = grams
         return self._cjk_grams
 
-    def replace_segments(self, segments: Sequence[Segment]) -> None:
-        """After a flush or merge: these segments now hold every live row; empty buffer.
+    def replace_segments(self, segments: Sequence[Segment], *, keep_buffer: bool = False) -> None:
+        """After a flush or merge: these segments now hold every live row; empty buffer
+        (with `keep_buffer`, after a merge of segments only: they hold every live row
+        but the buffer's, which stays).
 
         The caller has already dropped the tombstones the new segments no longer need.
         """
         self.segments = list(segments)
-        self.buffer = WriteBuffer()
+        if not keep_buffer:
+            self.buffer = WriteBuffer()
+        self._index_segment_starts()
+
+    def absorb(self, pending: InvertedIndex) -> None:
+        """Take over every row of `pending`, an index started at this one's
+        `next_doc_id` (so its doc ids follow all of this one's), segments, buffer and
+        tombstones: what an open transaction indexed, once it committed
+        (`engine.backends.reference.streaming`). This index's buffer must be empty, so
+        that its rows stay in doc-id order (segments, then the buffer). Window states
+        are the caller's to move.
+        """
+        if len(self.buffer) or pending.next_doc_id < self.next_doc_id:
+            raise ValueError("internal error: rows absorbed behind a non-empty buffer or "
+                             "before this index's doc ids")
+        if pending.segments and pending.segments[0].documents and segment_bounds(
+                pending.segments[0].documents)[0] < self.next_doc_id:
+            raise ValueError("internal error: absorbed rows overlap this index's doc ids")
+        self.segments.extend(pending.segments)
+        self.buffer = pending.buffer
+        self.deleted |= pending.deleted
+        self._deleted_runs = None
+        self.next_doc_id = pending.next_doc_id
+        self._count += pending.document_count
+        self.total_tokens += pending.total_tokens
+        self._by_session = None
+        self._cjk_grams = None
         self._index_segment_starts()
 
     # ----- reading -------------------------------------------------------------------

@@ -18,8 +18,15 @@ that generation on open. A crash after step 2 leaves only unreferenced files, re
 the next writer. Readers never see a half-written index.
 
 A merge writes one segment holding every live row of all segments and the buffer, with
-no tombstones, then commits it the same way. Sizes come from `engine.config.EngineConfig`
-(`index_flush_documents`, `index_merge_segments`); tests shrink them.
+no tombstones, then commits it the same way (`merge()`, `verify --repair`). A flush
+merges by tiers instead: a segment's tier is how many times `index_merge_segments` its
+rows are of `index_flush_documents` (`segment_tier`), and when the newest
+`index_merge_segments` segments are of one tier they are rewritten as one segment of the
+next (`tail_to_merge`, then again while that holds), their tombstones dropped, before
+the manifest is committed. So a row is rewritten once a tier (a few times in all)
+rather than at every merge of everything, which made a large import's merges grow with
+the square of its rows; the segments stay few (fewer than `index_merge_segments` a
+tier). Sizes come from `engine.config.EngineConfig`; tests shrink them.
 """
 
 from __future__ import annotations
@@ -263,10 +270,13 @@ def _write_segment(
 
 def _live_lists(
     segments: Sequence[Segment], deleted: set[int]
-) -> Iterator[tuple[str, list[int], list[tuple[int, ...]]]]:
+) -> Iterator[tuple[str, Sequence[int], list[tuple[int, ...]]]
+              | tuple[str, Sequence[int], Sequence[int], Sequence[int]]]:
     """Every term of `segments` with its live postings as `(term, doc_ids, positions)`,
-    in term order (terms left with none dropped). Lists are read without being cached
-    by the segments, so a merge holds one term's lists at a time."""
+    or, when no row of it was dropped, `(term, doc_ids, counts, positions)` as the files
+    hold them (flat: copied, never made into a tuple a row), in term order (terms left
+    with none dropped). Lists are read without being cached by the segments, so a merge
+    holds one term's lists at a time."""
     terms: set[str] = set()
     for segment in segments:
         terms.update(segment.terms())
@@ -274,8 +284,13 @@ def _live_lists(
         joined = concatenate_columns([read_posting_columns(segment, term) for segment in segments])
         if deleted:
             joined = columns_without_deleted(joined, deleted)
-        if joined.doc_ids:
-            yield term, joined.doc_ids, list(joined.positions)
+        if not joined.doc_ids:
+            continue
+        positions = joined.positions
+        if isinstance(positions, FlatPositions) and positions.dense:  # no row dropped:
+            yield term, joined.doc_ids, positions.counts, positions.values  # copied flat
+        else:
+            yield term, joined.doc_ids, list(positions)
 
 
 def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
@@ -323,25 +338,121 @@ def flush_index(
     rebuilt, e.g. by a reconcile of everything) leaves the manifest with its tombstones:
     dropping it is a merge that has nothing to copy.
     """
-    buffer = index.buffer
     deleted = index.deleted
-    live = [record for doc_id, record in buffer.documents.items() if doc_id not in deleted]
-    new_segments = []
+    new_segments, dropped = [], []
     for segment in index.segments:
         if len(deleted) >= len(segment.documents) and deleted.issuperset(segment.documents):
-            deleted.difference_update(segment.documents)
+            dropped.append(segment)
         else:
             new_segments.append(segment)
+    buffer_segment(directory, index, new_segments, new_segments[-1] if new_segments else None)
+    for segment in dropped:  # only once they are no segment of the index (a write can fail)
+        deleted.difference_update(segment.documents)
+    merge_tiers(directory, index, config)
+    commit_manifest(directory, index, profile)
+
+
+def segment_tier(rows: int, flush_rows: int, fan_in: int) -> int:
+    """The tier of a segment of `rows` rows: 0 below `fan_in` flushes of `flush_rows`,
+    1 below `fan_in` squared of them, and so on.
+
+    >>> segment_tier(2000, 2000, 8), segment_tier(15999, 2000, 8), segment_tier(16000, 2000, 8)
+    (0, 0, 1)
+    >>> segment_tier(1, 3, 1), segment_tier(200_000, 2000, 8)
+    (0, 2)
+    """
+    tier = 0
+    bound = max(1, flush_rows) * max(2, fan_in)
+    while rows >= bound:
+        tier += 1
+        bound *= max(2, fan_in)
+    return tier
+
+
+def tail_to_merge(sizes: Sequence[int], flush_rows: int, fan_in: int) -> int:
+    """How many of the newest segments (`sizes`: their rows, oldest first) a flush
+    rewrites as one: the newest `fan_in` (at least two) when they are all of one tier
+    (`segment_tier`), else none.
+
+    >>> tail_to_merge([2000] * 8, 2000, 8), tail_to_merge([16000] + [2000] * 7, 2000, 8)
+    (8, 0)
+    >>> tail_to_merge([16000] * 7 + [2100], 2000, 8), tail_to_merge([3, 3], 3, 2)
+    (0, 2)
+    """
+    count = max(2, fan_in)
+    if len(sizes) < count:
+        return 0
+    tail = sizes[-count:]
+    tiers = {segment_tier(rows, flush_rows, fan_in) for rows in tail}
+    return count if len(tiers) == 1 else 0
+
+
+def merge_tiers(directory: Directory, index: InvertedIndex, config: EngineConfig) -> list[Segment]:
+    """Rewrite the newest segments as one while `tail_to_merge` says so; return the
+    segments merged away (a committed manifest may still name their files: the next
+    manifest commit removes them, `remove_unreferenced`)."""
+    merged: list[Segment] = []
+    while count := tail_to_merge([len(segment.documents) for segment in index.segments],
+                                 config.index_flush_documents, config.index_merge_segments):
+        merged.extend(merge_tail(directory, index, count))
+    return merged
+
+
+def merge_tail(directory: Directory, index: InvertedIndex, count: int) -> list[Segment]:
+    """Rewrite the newest `count` segments of `index` as one segment (their deleted rows
+    left out, their tombstones dropped), which then ends its segments; return the
+    segments merged away. The buffer stays as it is; no manifest is written."""
+    kept, sources = index.segments[:-count], index.segments[-count:]
+    records = [document for segment in sources
+               for document in _live_records(segment, index.deleted)]
+    segments = list(kept)
+    if records:
+        postings = encode_postings_file(_live_lists(sources, index.deleted))
+        name = _next_segment_name(directory, index)
+        segments.append(_write_segment(directory, name, records, postings,
+                                       kept[-1] if kept else None))
+    for segment in sources:
+        index.deleted.difference_update(segment.documents)
+    index.replace_segments(segments, keep_buffer=True)
+    return list(sources)
+
+
+def _live_records(segment: Segment, deleted: set[int]) -> Iterator[DocumentRecord]:
+    documents = segment.documents
+    for doc_id in documents:
+        if doc_id not in deleted:
+            yield documents[doc_id]
+
+
+def buffer_segment(directory: Directory, index: InvertedIndex, segments: Sequence[Segment],
+                   previous: Segment | None) -> None:
+    """Write the live rows of `index`'s buffer as a new segment's files (durable, named
+    by no manifest yet), then make `segments` and that segment the index's segments and
+    empty its buffer (its rows' tombstones dropped). `previous` is the segment before
+    it, whose group table starts the new one's (`_write_segment`).
+
+    A flush commits the manifest after it; an open transaction's rows
+    (`engine.backends.reference.streaming`) are written so as they are read, and named
+    by the manifest only when the transaction commits.
+    """
+    buffer = index.buffer
+    live = [record for doc_id, record in buffer.documents.items() if doc_id not in index.deleted]
+    segments = list(segments)
     if live:
         name = _next_segment_name(directory, index)
         postings = encode_postings_file(buffer.posting_columns(index.deleted))
-        previous = new_segments[-1] if new_segments else None
-        new_segments.append(_write_segment(directory, name, live, postings, previous))
+        segments.append(_write_segment(directory, name, live, postings, previous))
     index.deleted.difference_update(buffer.documents)
-    index.replace_segments(new_segments)
-    commit_manifest(directory, index, profile)
-    if len(index.segments) >= config.index_merge_segments:
-        merge_index(directory, index, profile, config)
+    index.replace_segments(segments)
+
+
+def remove_segment_files(directory: Directory, segments: Sequence[Segment]) -> None:
+    """Delete the files of `segments`, which no manifest names (an open transaction's,
+    when it does not commit)."""
+    for segment in segments:
+        for file_name in segment_file_names(segment.name):
+            if directory.exists(file_name):
+                directory.remove(file_name)
 
 
 def merge_index(

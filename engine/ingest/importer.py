@@ -19,8 +19,9 @@ through a backend indexes at commit (and is checked by `engine.transcript.valida
 
 Progress (`progress(phase, done, total)`, optional): phase `"read"` counts the lines of
 the sources read so far against `source_lines` (every form keeps a record per line), then
-phase `"commit"` (total unknown) runs while the transaction commits — the index is
-written then — and reports `(1, 1)` when it has.
+phase `"commit"` (total unknown) runs while the transaction commits (a reference
+store indexes a large import as it reads it, and names its index files at the commit)
+and reports `(1, 1)` when it has.
 """
 
 from __future__ import annotations

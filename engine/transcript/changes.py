@@ -12,12 +12,21 @@ A store is followed in two ways that yield the same values: a commit hook is cal
 with `(generation, changes)` after the fsync of each later transaction (live, in the
 writer), and `TranscriptStore.changes_since(generation)` re-reads the changes of the
 transactions after `generation` from the log (catching up, in any handle).
+
+A large transaction (an import) need not be held whole until its commit: a
+`StreamingFollower` registered with `stream_to(follower, after)` is handed an open
+transaction's changes as they are written, once it holds `after` of them (`start` gets
+those first, and returns the function that takes each later one); the commit hooks are
+then called with no change (the follower had them all), and `discard` is called instead
+when the transaction ends without committing. So what the follower builds from them
+(an index) must stay its own until the commit hook tells it the generation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from engine.codec.log_file import (
     DeleteSessionRecord,
@@ -64,6 +73,28 @@ class SessionDeleted:
 
 Change = WindowPut | EventAppended | TranscriptReplaced | SessionDeleted
 CommitHook = Callable[[int, list[Change]], None]
+#: Takes one change of the open transaction, just after its record was written.
+ChangeTaker = Callable[[Change], None]
+
+
+class TransactionWindows(Protocol):
+    """The windows as an open transaction sees them (a `StoreTransaction` does)."""
+
+    def window(self, session_id: str) -> SessionWindow:
+        """The window as the transaction sees it (UnknownSession if absent)."""
+        ...
+
+
+class StreamingFollower(Protocol):
+    """Takes a large open transaction's changes as they are written (module docstring)."""
+
+    def start(self, windows: TransactionWindows, written: list[Change]) -> ChangeTaker:
+        """The transaction holds `written` (in order) so far; return what takes the rest."""
+        ...
+
+    def discard(self) -> None:
+        """The transaction that was started ended without committing."""
+        ...
 
 
 def change_of(record: LogRecord) -> Change:
@@ -122,11 +153,13 @@ class ChangeFeed:
     [(3, [SessionDeleted(session_key='k', session_ids=('w',))])]
     """
 
-    __slots__ = ("_hooks",)
+    __slots__ = ("_hooks", "streaming")
 
     def __init__(self) -> None:
         """No hooks yet."""
         self._hooks: list[CommitHook] = []
+        #: The follower of large open transactions and how many changes make one large.
+        self.streaming: tuple[StreamingFollower, int] | None = None
 
     @property
     def is_followed(self) -> bool:
@@ -143,6 +176,11 @@ class ChangeFeed:
         for hook in list(self._hooks):
             hook(generation, list(changes))
 
+    def stream_to(self, follower: StreamingFollower, after: int) -> None:
+        """Hand `follower` each open transaction's changes once it holds `after` of them."""
+        self.streaming = (follower, after)
+
     def clear(self) -> None:
-        """Drop every hook."""
+        """Drop every hook and the streaming follower."""
         self._hooks.clear()
+        self.streaming = None

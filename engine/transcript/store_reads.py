@@ -14,7 +14,7 @@ were committed when they opened or last called `refresh()`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent, agent_id_of
@@ -65,6 +65,32 @@ class StoreReads(StoreCompaction):
             return self._reader.read_events(session_id, seq, [positions[seq]])[0]
 
         return self._compaction_safe(read)
+
+    def event_runs(self, session_id: str, seqs: Sequence[int] | None = None, *,
+                   size: int = 1000) -> Iterator[list[StoredEvent]]:
+        """The committed events of a window (all of them, or those at `seqs`, increasing)
+        in seq order, in lists of at most `size`: a long window read a run at a time, so
+        that its events are never all in memory at once (UnknownSession if absent)."""
+        wanted: Sequence[int] = (range(self.event_count(session_id)) if seqs is None
+                                 else seqs)
+        for start in range(0, len(wanted), size):
+            chunk = wanted[start:start + size]
+
+            def read(chunk: Sequence[int] = chunk) -> list[StoredEvent]:
+                positions = self._catalog.entry(session_id).events
+                events: list[StoredEvent] = []
+                first = 0
+                while first < len(chunk):  # each run of consecutive seqs in one call
+                    last = first
+                    while last + 1 < len(chunk) and chunk[last + 1] == chunk[last] + 1:
+                        last += 1
+                    events.extend(self._reader.read_events(
+                        session_id, chunk[first],
+                        [positions[seq] for seq in chunk[first:last + 1]]))
+                    first = last + 1
+                return events
+
+            yield self._compaction_safe(read)
 
     def event_count(self, session_id: str) -> int:
         """How many committed events a window has (UnknownSession if absent)."""

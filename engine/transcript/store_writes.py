@@ -14,7 +14,8 @@ overlay that reads inside the transaction see. Leaving the block normally writes
 commit record and fsyncs; only then is the overlay applied to the catalog (through the
 same functions replay uses), the generation bumped, the checkpoint saved when due and
 the commit hooks called. Leaving it with an exception truncates the log file back and
-drops the overlay. A transaction that wrote nothing commits nothing. So an error out of
+drops the overlay (and tells a streaming follower that had its changes to discard
+them, `changes.StreamingFollower`). A transaction that wrote nothing commits nothing. So an error out of
 the block means the transaction is absent: once the fsync returned, nothing raises (a
 checkpoint the disk refuses is retried later; a log file that cannot be sealed leaves
 the writer failed, to be reopened).
@@ -27,7 +28,7 @@ from contextlib import contextmanager
 
 from engine.codec.log_file import CommitRecord
 from engine.errors import StoreError, UsageError
-from engine.transcript.changes import CommitHook
+from engine.transcript.changes import CommitHook, StreamingFollower
 from engine.transcript.checkpoint import checkpoint_is_due
 from engine.transcript.clock import now_milliseconds
 from engine.transcript.log_positions import CommittedTransaction, sealed_log_file_of
@@ -51,26 +52,33 @@ class StoreWrites(StoreReads):
         writer.begin()
         transaction = self._transaction = StoreTransaction(
             self._catalog, writer, self._reader.read_events,
-            keep_changes=self._change_feed.is_followed)
+            keep_changes=self._change_feed.is_followed,
+            streaming=self._change_feed.streaming)
+        committed = False
         try:
-            yield transaction
-        except BaseException:
+            try:
+                yield transaction
+            except BaseException:
+                transaction.closed = True
+                self._transaction = None
+                writer.abort()
+                raise
             transaction.closed = True
             self._transaction = None
-            writer.abort()
-            raise
-        transaction.closed = True
-        self._transaction = None
-        if self._closed:  # close() inside the block already cut the records back
-            raise StoreError(
-                "the store was closed inside the transaction; nothing was committed")
-        if not transaction.records:
-            writer.abort()
-            return
-        if transaction.failed is not None:
-            writer.abort()
-            raise StoreError(f"nothing was committed: {transaction.failed}")
-        self._commit(writer, transaction)
+            if self._closed:  # close() inside the block already cut the records back
+                raise StoreError(
+                    "the store was closed inside the transaction; nothing was committed")
+            if not transaction.records:
+                writer.abort()
+                return
+            if transaction.failed is not None:
+                writer.abort()
+                raise StoreError(f"nothing was committed: {transaction.failed}")
+            self._commit(writer, transaction)
+            committed = True
+        finally:
+            if not committed and transaction.streamed_to is not None:
+                transaction.streamed_to.discard()
 
     def _commit(self, writer: LogWriter, transaction: StoreTransaction) -> None:
         generation = self._catalog.generation + 1
@@ -103,3 +111,8 @@ class StoreWrites(StoreReads):
     def add_commit_hook(self, hook: CommitHook) -> None:
         """Call `hook(generation, changes)` after the fsync of each later transaction."""
         self._change_feed.add(hook)
+
+    def stream_large_transactions(self, follower: StreamingFollower, after: int) -> None:
+        """Hand `follower` each later transaction's changes as they are written once it
+        holds `after` of them (`changes.StreamingFollower`; hooks then get none)."""
+        self._change_feed.stream_to(follower, after)

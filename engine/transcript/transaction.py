@@ -13,8 +13,11 @@ read function it is given.
 
 A transaction is made from its collaborators only: the committed `Catalog`, the
 `LogWriter` (between its `begin()` and the commit or abort), a function that reads
-events at log positions (`LogReader.read_events`), and whether to keep its changes for
-the change feed. It never sees the store.
+events at log positions (`LogReader.read_events`), whether to keep its changes for
+the change feed, and the feed's streaming follower (`changes.StreamingFollower`): once
+the changes kept reach the follower's count, they are handed to it, and so is each
+later one as it is written, instead of being kept (`streamed_to` names it). It never
+sees the store.
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ from engine.codec.log_file import (
 from engine.errors import InputError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.catalog import Catalog, EventPositions
-from engine.transcript.changes import Change, TranscriptReplaced, change_of
+from engine.transcript.changes import (
+    Change,
+    ChangeTaker,
+    StreamingFollower,
+    TranscriptReplaced,
+    change_of,
+)
 from engine.transcript.clock import now_milliseconds
 from engine.transcript.log_positions import RecordPosition
 from engine.transcript.log_writer import LogWriter
@@ -59,9 +68,11 @@ class StoreTransaction:
     """The write operations of one transaction (the `BackendTransaction` protocol)."""
 
     def __init__(self, catalog: Catalog, writer: LogWriter, read_events: EventReader, *,
-                 keep_changes: bool = False) -> None:
+                 keep_changes: bool = False,
+                 streaming: tuple[StreamingFollower, int] | None = None) -> None:
         """A transaction over the committed `catalog` whose records go to `writer`
-        (already begun); `keep_changes` when the change feed has followers."""
+        (already begun); `keep_changes` when the change feed has followers, and
+        `streaming`, the feed's streaming follower and its count (module docstring)."""
         self._catalog = catalog
         self._writer = writer
         self._read_events = read_events
@@ -74,6 +85,10 @@ class StoreTransaction:
         self._joined: dict[str, dict[str, None]] = {}
         self._records: list[tuple[RecordPosition, LogRecord]] = []
         self._changes: list[Change] | None = [] if keep_changes else None
+        self._streaming = streaming if keep_changes else None
+        #: The follower this transaction's changes are handed to (once it is large).
+        self.streamed_to: StreamingFollower | None = None
+        self._taker: ChangeTaker | None = None
         self.closed = False
         #: Why this transaction must not commit (a write failed half-way), or None.
         self.failed: str | None = None
@@ -182,9 +197,7 @@ class StoreTransaction:
             # Half a replacement must never commit: the store aborts a failed transaction.
             self.failed = f"replacing the transcript of {session_id!r} failed: {error}"
             raise
-        if self._changes is not None:
-            self._changes.append(TranscriptReplaced(session_id, tuple(stored),
-                                                    bool(rebuild_deferred)))
+        self._keep(TranscriptReplaced(session_id, tuple(stored), bool(rebuild_deferred)))
         return len(events)
 
     def delete_session(self, session_key: str) -> int:
@@ -303,5 +316,20 @@ class StoreTransaction:
         return position
 
     def _note_change(self, record: LogRecord) -> None:
-        if self._changes is not None:
-            self._changes.append(change_of(record))
+        if self._taker is not None or self._changes is not None:
+            self._keep(change_of(record))
+
+    def _keep(self, change: Change) -> None:
+        """Keep `change` for the commit hooks, or hand it to the streaming follower."""
+        if self._taker is not None:
+            self._taker(change)
+            return
+        changes = self._changes
+        if changes is None:
+            return
+        changes.append(change)
+        if self._streaming is not None and len(changes) >= self._streaming[1]:
+            follower, self._streaming = self._streaming[0], None
+            self._changes = []
+            self.streamed_to = follower
+            self._taker = follower.start(self, changes)

@@ -10,6 +10,7 @@ parity target).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -357,8 +358,9 @@ def test_transcript_reads_are_answered_like_the_sqlite_backend(backend):
 
 
 def test_a_failed_automatic_flush_does_not_fail_the_committed_transaction():
-    directory = FaultyDirectory(MemoryDirectory())
-    backend = ReferenceBackend.create_in(directory, config=TINY)
+    directory = FaultyDirectory(MemoryDirectory())  # indexed at its commit, then flushed
+    backend = ReferenceBackend.create_in(directory, config=replace(
+        TINY, stream_large_transactions=False))
     # The transaction's six log writes (header, window, three events, commit) succeed;
     # then the disk is full, from the first write of the flush that is now due.
     directory.faults = (Fault("write", directory.counts["write"] + 7, ENOSPC,

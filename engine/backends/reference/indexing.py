@@ -34,14 +34,17 @@ Index files (see `engine.index.writer`) live under `index/` in the store's direc
 buffer is flushed into an immutable segment after a commit once it holds
 `EngineConfig.index_flush_documents` rows (so the manifest covers a large import as soon as
 it commits, and a reopen replays only the commits after it), on `flush()`, after
-`reconcile()` and on `close()`. A large commit that leaves windows dirty (a bulk import
-with rewinds) is not applied at once but when the index is next read, or by `reconcile`,
-which then leaves out the rows it would delete (`_on_commit`). (An earlier attempt that
-indexed those rows and then filtered them out of the buffer before the flush measured
-slower than writing them; not analysing them at all is what saves the time.) Until then
-a crash replays that commit from the log at the next open. Segments are merged when there are
-`index_merge_segments` of them or on `merge()`. Merging runs synchronously in the writer (no
-background thread: the reference keeps one thread of control).
+`reconcile()` (between two rebuilt windows, and between runs of a long window's events:
+`_rebuild_in_runs`) and on `close()`. A large transaction (an import) is indexed while it
+is written, into rows of its own that become the index's at its commit
+(`streaming.StreamedIndexing`, `EngineConfig.stream_large_transactions`), so no change
+and no more than a buffer of rows waits in memory. With that switch off (the clear
+version), a large commit that leaves windows dirty is not applied at once but when the
+index is next read, or by `reconcile`, which then leaves out the rows it would delete
+(`_on_commit`; `defer_large_commits`). Until then a crash replays that commit from the
+log at the next open. A flush merges segments by tiers, `merge()` all of them
+(`engine.index.writer`). Merging runs synchronously in the writer (no background thread:
+the reference keeps one thread of control).
 
 Replacements (behaviour.md §8.2). `replace_transcript` decides in its transaction
 whether the window is rebuilt now (`engine.backends.replacement`) and writes the decision
@@ -70,10 +73,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
+from itertools import pairwise
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
+from engine.backends.reference.streaming import PendingRows, StreamedIndexing
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
@@ -86,11 +92,17 @@ from engine.index.writer import (
     merge_index,
 )
 from engine.model import IndexEntry, StoredEvent
-from engine.transcript.changes import Change, EventAppended, SessionDeleted, TranscriptReplaced
+from engine.transcript.changes import (
+    Change,
+    EventAppended,
+    SessionDeleted,
+    TranscriptReplaced,
+    TransactionWindows,
+)
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import TranscriptStore
-from engine.transcript.tree import scan_tree
+from engine.transcript.tree import outline, scan_tree, visible_events
 
 
 def windows_left_dirty(
@@ -170,6 +182,11 @@ class IndexedStore:
         self._deferred: list[tuple[int, list[Change]]] = []
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
+        #: Indexes a large open transaction as it is written (`streaming`), or None.
+        self._streamed: StreamedIndexing | None = None
+        if self.config.stream_large_transactions and store.is_writer:
+            self._streamed = StreamedIndexing(self)
+            store.stream_large_transactions(self._streamed, self.config.index_flush_documents)
 
     @property
     def index(self) -> InvertedIndex:
@@ -243,6 +260,12 @@ class IndexedStore:
         that reach the index and their relative order are the same either way (the
         doc ids the skipped rows would have taken are not handed out).
         """
+        pending = self._streamed.committed() if self._streamed is not None else None
+        if pending is not None:  # indexed as it was written: no change was kept
+            self._absorb(pending)
+            self._index.generation = generation
+            self._flush_when_due(always=True)  # the manifest names its segments now
+            return
         if self._deferred or self._defers(changes):
             self._deferred.append((generation, changes))
             return
@@ -250,6 +273,17 @@ class IndexedStore:
             self._apply(change)
         self._index.generation = generation
         self._flush_when_due()
+
+    def _absorb(self, pending: PendingRows) -> None:
+        """Make the rows a committed transaction indexed as it was written the index's
+        (`streaming`): its deletes of committed rows, its window states, its segments
+        and buffer (the flush that follows names its segments in the manifest)."""
+        self._index_changes += 1
+        index = self._index
+        for session_id in sorted(pending.deleted_windows):
+            index.delete_window_rows(session_id)
+        pending.window_states.apply_to(index.window_states)
+        index.absorb(pending.rows)
 
     def _defers(self, changes: list[Change]) -> bool:
         return (self.config.defer_large_commits and self.store.is_writer
@@ -284,8 +318,9 @@ class IndexedStore:
             self._flush_when_due()
         return appended
 
-    def _flush_when_due(self) -> None:
-        if self.store.is_writer and len(self._index.buffer) >= self.config.index_flush_documents:
+    def _flush_when_due(self, *, always: bool = False) -> None:
+        if self.store.is_writer and (always or len(self._index.buffer)
+                                     >= self.config.index_flush_documents):
             # The transaction is already durable: a failed flush of derived data must not
             # report it as failed. Keep the rows in memory and retry at the next commit.
             try:
@@ -298,32 +333,38 @@ class IndexedStore:
     def _terms(self, text: str) -> list[str]:
         return self.analyzer.terms(text)
 
-    def _add(self, entry: IndexEntry) -> None:
-        self.index.add_entry(entry, self._terms(entry.text))
+    def _add(self, entry: IndexEntry, rows: InvertedIndex | PendingRows | None = None) -> None:
+        (self.index if rows is None else rows).add_entry(entry, self._terms(entry.text))
 
-    def _incognito(self, session_id: str) -> bool:
-        """Whether the window's rows stay out of the index (`SessionWindow.is_incognito`).
-        A window a later commit deleted answers False: that commit removes its rows."""
+    def _incognito(self, session_id: str, windows: TransactionWindows | None = None) -> bool:
+        """Whether the window's rows stay out of the index (`SessionWindow.is_incognito`),
+        as `windows` (an open transaction streamed, else the store) has it. A window a
+        later commit deleted answers False: that commit removes its rows."""
         try:
-            return self.store.window(session_id).is_incognito
+            return (self.store if windows is None else windows).window(session_id).is_incognito
         except UnknownSession:
             return False
 
-    def _apply(self, change: Change, left_dirty: AbstractSet[str] = frozenset()) -> None:
+    def _apply(self, change: Change, left_dirty: AbstractSet[str] = frozenset(), *,
+               rows: PendingRows | None = None,
+               windows: TransactionWindows | None = None) -> None:
         """Apply one committed change to the index (§8.1; deletes remove rows). Events of
-        windows in `left_dirty` move the window's state as usual but add no row."""
+        windows in `left_dirty` move the window's state as usual but add no row. With
+        `rows`, the change of an open transaction (`streaming`) is applied to its own
+        rows and states, its windows read from `windows`."""
         self._index_changes += 1
-        states = self.index.window_states
+        target = self.index if rows is None else rows
+        states = target.window_states
         if isinstance(change, EventAppended):
             stored = change.event
             entry = None if stored.session_id in left_dirty else extract_index_entry(stored)
-            if entry is not None and self._incognito(stored.session_id):
+            if entry is not None and self._incognito(stored.session_id, windows):
                 entry = None
             action, state = classify_append(
                 states.get(stored.session_id), stored, indexable=entry is not None
             )
             if action == "index" and entry is not None:
-                self._add(entry)
+                self._add(entry, rows)
             if state is not None:
                 states[stored.session_id] = state
         elif isinstance(change, TranscriptReplaced):
@@ -332,25 +373,61 @@ class IndexedStore:
                 states[session_id] = replaced_state(change, states.get(session_id))
             else:
                 self._rebuild_from(session_id, change.events,
-                                   add_rows=session_id not in left_dirty)
+                                   add_rows=session_id not in left_dirty,
+                                   rows=rows, windows=windows)
         elif isinstance(change, SessionDeleted):
             for session_id in change.session_ids:
-                self.index.delete_window_rows(session_id)
+                target.delete_window_rows(session_id)
                 states.pop(session_id, None)
         # WindowPut changes only metadata, which search reads from the store.
 
     def _rebuild_from(self, session_id: str, events: Sequence[StoredEvent], *,
-                      add_rows: bool = True) -> None:
+                      add_rows: bool = True, rows: PendingRows | None = None,
+                      windows: TransactionWindows | None = None) -> None:
         """Replace a window's rows by those of the active path of `events` (all of its
         events, seq 0 first) and set its rebuilt state; without `add_rows` only the
-        state (a window a later change leaves dirty again, see `_on_commit`)."""
+        state (a window a later change leaves dirty again, see `_on_commit`). `rows`
+        and `windows` are `_apply`'s."""
         self._index_changes += 1
-        self.index.delete_window_rows(session_id)
+        target = self.index if rows is None else rows
+        target.delete_window_rows(session_id)
         tree = scan_tree(events)
-        if add_rows and not self._incognito(session_id):
+        if add_rows and not self._incognito(session_id, windows):
             for entry in index_entries(events, tree):
-                self._add(entry)
-        self.index.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
+                self._add(entry, rows)
+        target.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
+
+    def _rebuild_in_runs(self, session_id: str) -> bool:
+        """`_rebuild_from` for a long window of the store, its events read a run of
+        `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
+        outlines (`tree.outline`: the tree's fields), then the visible events whole, the
+        buffer flushed when due between runs; so a long window's events are never all
+        in memory. The window is marked dirty first, so that a flush in the middle
+        shows none of its rows (a crash then leaves it to the next reconcile). The same
+        rows in the same order; False, with nothing done, when its active path is not in
+        seq order (then `_rebuild_from` does it, holding every event)."""
+        size = self.config.index_flush_documents
+        outlines = [outline(stored) for run in self.store.event_runs(session_id, size=size)
+                    for stored in run]
+        tree = scan_tree(outlines)
+        seqs = [stored.seq for stored in visible_events(outlines, tree)]
+        if any(later <= earlier for earlier, later in pairwise(seqs)):
+            return False
+        self._index_changes += 1
+        states = self.index.window_states
+        states[session_id] = replace(states.get(session_id) or WindowIndexState(),
+                                     needs_rebuild=True)
+        self.index.delete_window_rows(session_id)
+        if not self._incognito(session_id):
+            for run in self.store.event_runs(session_id, seqs, size=size):
+                for stored in run:
+                    entry = extract_index_entry(stored)
+                    if entry is not None:
+                        self._add(entry)
+                self._flush_when_due()
+        self._index_changes += 1
+        states[session_id] = rebuilt_state(len(outlines) - 1, tree.leaf_id)
+        return True
 
     # ----- index files ----------------------------------------------------------------
 

@@ -54,9 +54,15 @@ class IndexMaintenance(IndexedStore):
         they are all of them (seq 0, 1, ... up to the window's count), else the events
         are read from the store.
         """
-        if known is not None and len(known) == self.store.event_count(session_id) and all(
+        count = self.store.event_count(session_id)
+        if known is not None and len(known) == count and all(
                 event.seq == seq for seq, event in enumerate(known)):
             events = list(known)
+        elif count > self.config.index_flush_documents and self.store.is_writer:
+            with signals_held():  # a long window, read a run at a time
+                if self._rebuild_in_runs(session_id):
+                    return
+            events = self.store.events(session_id)
         else:
             events = self.store.events(session_id)
         with signals_held():  # a Ctrl-C between two windows, never inside one's rows
@@ -74,6 +80,7 @@ class IndexMaintenance(IndexedStore):
             progress(0, len(work))
         for done, session_id in enumerate(work, 1):
             self.rebuild_window(session_id, known.pop(session_id, None))
+            self._flush_when_due()  # the buffer stays small, whatever the work
             if progress is not None:
                 progress(done, len(work))
         self.sweep_orphans()

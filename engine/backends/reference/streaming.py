@@ -1,0 +1,196 @@
+"""A large transaction indexed while it is written: its rows, kept apart until it commits.
+
+Owns: `StreamedIndexing`, the transcript store's streaming follower
+(`engine.transcript.changes.StreamingFollower`) for a reference backend: once an open
+transaction holds `EngineConfig.index_flush_documents` changes (an import), each change
+is applied as it is written, by the same rules as at commit (`indexing.IndexedStore`),
+to `PendingRows`: an index of its own, whose doc ids follow the committed index's, whose
+buffer is written as a segment's files every `index_flush_documents` rows (named by no
+manifest, merged by tiers as a flush merges: `engine.index.writer.merge_tiers`), plus the window states it moved and the committed windows whose rows it
+deletes. Must not touch: the committed index until the commit (searches inside the
+transaction read the last commit, as before), byte layouts (`engine.codec`), what is
+searchable (`engine.transcript.projection`), the forward indexer's rules
+(`forward_indexing`).
+
+Why. Indexed at commit, an import's changes (every event, its text) and then its whole
+index buffer were held in memory until the end: its peak grew with the corpus. Applied
+as they are written, no change is kept, and at most `index_flush_documents` rows wait
+in a buffer.
+
+All or nothing. The pending rows become the index's only in the commit hook, after the
+fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
+the segments and buffer taken over by `InvertedIndex.absorb`, then a flush whose
+manifest names them). A transaction that does not commit is discarded (`discard`): its
+segment files are removed and the committed index is untouched. After a crash the
+files are named by no manifest, so the next writer's manifest commit removes them
+(`engine.index.writer.remove_unreferenced`), and the log replays what was committed.
+
+The clear version, and this one's oracle, is the commit-time path
+(`EngineConfig(stream_large_transactions=False)`): the same rows in the same order,
+tested in `tests/transcript/test_write_path.py` and `tests/ingest/test_streamed_import.py`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+from engine.errors import StoreError
+from engine.index.inverted_index import InvertedIndex
+from engine.index.lifecycle import WindowIndexState
+from engine.index.writer import buffer_segment, merge_tiers, remove_segment_files
+from engine.model import IndexEntry
+from engine.transcript.changes import Change, ChangeTaker, TransactionWindows
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from engine.backends.reference.indexing import IndexedStore
+    from engine.index.documents import DocumentRecord
+
+
+class StateOverlay:
+    """Window states as an open transaction moved them, over the committed ones (which
+    it never changes): what `IndexedStore._apply` reads and writes of a target's
+    `window_states`.
+
+    >>> overlay = StateOverlay({"w": WindowIndexState(0, "m1")})
+    >>> overlay["v"] = WindowIndexState(2, "m3")
+    >>> overlay.pop("w", None), overlay.get("w"), overlay.get("v").indexed_seq
+    (WindowIndexState(indexed_seq=0, leaf_event_id='m1', needs_rebuild=False), None, 2)
+    >>> states = {"w": WindowIndexState(0, "m1")}
+    >>> overlay.apply_to(states); sorted(states)
+    ['v']
+    """
+
+    def __init__(self, committed: Mapping[str, WindowIndexState]) -> None:
+        self.committed = committed
+        #: session id -> its new state, or None when the transaction dropped it.
+        self.changed: dict[str, WindowIndexState | None] = {}
+
+    def get(self, session_id: str, default: WindowIndexState | None = None
+            ) -> WindowIndexState | None:
+        """The window's state as the transaction left it so far."""
+        if session_id in self.changed:
+            state = self.changed[session_id]
+            return default if state is None else state
+        return self.committed.get(session_id, default)
+
+    def __setitem__(self, session_id: str, state: WindowIndexState) -> None:
+        self.changed[session_id] = state
+
+    def pop(self, session_id: str, default: WindowIndexState | None = None
+            ) -> WindowIndexState | None:
+        """Drop the window's state; return what it was."""
+        state = self.get(session_id, default)
+        self.changed[session_id] = None
+        return state
+
+    def apply_to(self, states: dict[str, WindowIndexState]) -> None:
+        """Make the committed `states` what the transaction left them."""
+        for session_id, state in self.changed.items():
+            if state is None:
+                states.pop(session_id, None)
+            else:
+                states[session_id] = state
+
+
+class PendingRows:
+    """What an open transaction indexed: its own rows (`rows`, doc ids after the
+    committed index's), the states it moved, the committed windows whose rows go."""
+
+    def __init__(self, committed: InvertedIndex) -> None:
+        self.rows = InvertedIndex(next_doc_id=committed.next_doc_id, config=committed.config)
+        self.window_states = StateOverlay(committed.window_states)
+        #: Committed windows whose committed rows the commit deletes (rebuilt or deleted
+        #: by the transaction); their rows made in it are in `rows`.
+        self.deleted_windows: set[str] = set()
+
+    def add_entry(self, entry: IndexEntry, terms: Sequence[str]) -> DocumentRecord:
+        """Add one row (as `InvertedIndex.add_entry`)."""
+        return self.rows.add_entry(entry, terms)
+
+    def delete_window_rows(self, session_id: str) -> int:
+        """Delete the window's rows: those made in the transaction now, the committed
+        ones at the commit."""
+        self.deleted_windows.add(session_id)
+        return self.rows.delete_window_rows(session_id)
+
+
+class StreamedIndexing:
+    """The streaming follower of one reference backend's store (module docstring). It
+    holds its backend weakly: the backend holds it, and a closed backend must be freed by
+    reference counting, with no cycle left to the collector."""
+
+    def __init__(self, owner: IndexedStore) -> None:
+        self._owner_reference = weakref.ref(owner)
+        self._windows: TransactionWindows | None = None
+        #: The open transaction's rows, from `start` to the commit or `discard`.
+        self.pending: PendingRows | None = None
+        #: The buffer's rows at which it is written next (later after a failed write).
+        self._write_at = 0
+
+    @property
+    def _owner(self) -> IndexedStore:
+        owner = self._owner_reference()
+        if owner is None:
+            raise RuntimeError("internal error: the backend of a streamed transaction is gone")
+        return owner
+
+    def start(self, windows: TransactionWindows, written: list[Change]) -> ChangeTaker:
+        """Index the changes `written` so far and return what indexes each next one. The
+        committed buffer is flushed first, so the transaction's segments follow it."""
+        owner = self._owner
+        committed = owner.index  # commits left waiting are applied first
+        if len(committed.buffer):
+            owner.flush()
+        self._windows = windows
+        self.pending = PendingRows(committed)
+        self._write_at = owner.config.index_flush_documents
+        for change in written:
+            self.take(change)
+        return self.take
+
+    def take(self, change: Change) -> None:
+        """Index one change of the open transaction; write its buffer when full."""
+        pending = self.pending
+        if pending is None:
+            raise RuntimeError("internal error: a change was streamed outside a transaction")
+        owner = self._owner
+        owner._apply(change, rows=pending, windows=self._windows)
+        rows = pending.rows
+        if len(rows.buffer) >= self._write_at:
+            self._write_buffer(owner, rows)
+
+    def _write_buffer(self, owner: IndexedStore, rows: InvertedIndex) -> None:
+        """Write the buffer as a segment. A failure to (a full disk) does not fail the
+        transaction, as a failed flush after a commit does not: the rows stay in the
+        buffer, the write is tried again once as many more rows came, and the error is
+        the backend's `flush_error` until a write succeeds."""
+        segments = rows.segments
+        previous = segments[-1] if segments else (
+            owner._index.segments[-1] if owner._index.segments else None)
+        directory = owner.store.directory
+        try:
+            buffer_segment(directory, rows, segments, previous)
+            # Merged by tiers as a flush merges (no manifest names these files yet).
+            remove_segment_files(directory, merge_tiers(directory, rows, owner.config))
+        except (OSError, StoreError) as error:
+            owner.flush_error = error
+            self._write_at = len(rows.buffer) + owner.config.index_flush_documents
+        else:
+            owner.flush_error = None
+            self._write_at = owner.config.index_flush_documents
+
+    def committed(self) -> PendingRows | None:
+        """The rows of the transaction that just committed (None: none was streamed);
+        the commit hook makes them the index's."""
+        pending, self.pending, self._windows = self.pending, None, None
+        return pending
+
+    def discard(self) -> None:
+        """The transaction did not commit: drop its rows and remove its segment files."""
+        pending, self.pending, self._windows = self.pending, None, None
+        if pending is not None:
+            remove_segment_files(self._owner.store.directory, pending.rows.segments)
+
