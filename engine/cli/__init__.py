@@ -98,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:  # a Ctrl-C while the command line is still being read
+        print("session-search: interrupted", file=sys.stderr)
+        return 1
 
 
 def _run(arguments: list[str]) -> int:
