@@ -8,8 +8,10 @@ and `ingest/state_to_answer`, the same from the OpenClaw state folder made of th
 corpus's rare-word probe (`session-search search`). The comparator does the same job its
 bare way (a fresh process reads the same files and writes upstream's tables and FTS5
 index in one transaction, `bare_write.bare_import`; then the bare search script answers
-the probe). Its sample is the wall time of both processes; its metrics are each part and
-the import process's peak resident memory. Also how a child process is timed and its
+the probe). Its sample is the wall time of both processes; its metrics are each part,
+the import process's peak resident memory, and the processor seconds of both (user and
+system: the work done, which other jobs competing for the cores stretch far less than
+the wall time). Also how a child process is timed and its
 peak memory read (`run_measured`). Must not touch: `IngestWorkload` (the in-process
 import kept for history), the probes' code, the order of runs, statistics, printing.
 
@@ -49,23 +51,35 @@ BARE_IMPORT = ("import sys; from pathlib import Path; "
                "bare_import(Path(sys.argv[1]), Path(sys.argv[2]))")
 #: The launcher of a measured command (`python -S -c LAUNCHER COMMAND...`): it runs the
 #: command as its child, with its own standard streams, and prints on its standard error,
-#: last, the child's wall seconds, exit code and `ru_maxrss` (KiB).
+#: last, the child's wall seconds, exit code, `ru_maxrss` (KiB) and processor seconds
+#: (user and system).
 LAUNCHER = ("import os, sys, time; started = time.perf_counter(); "
             "child = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ); "
             "_, status, usage = os.wait4(child, 0); "
             "elapsed = time.perf_counter() - started; "
             "print('\\nmeasured', elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss, "
-            "file=sys.stderr)")
+            "usage.ru_utime + usage.ru_stime, file=sys.stderr)")
 #: The import's source, per form of the workload.
 FILE, STATE = "file", "openclaw-state"
 #: Where the state folder of a run's corpus is written, under its scratch folder.
 STATE_FOLDER = "openclaw-state"
 
 
-def run_measured(command: list[str]) -> tuple[float, int, str]:
-    """Run `command` to its end through the launcher (see the module docstring): (wall
-    seconds, peak resident bytes, standard output); `WorkloadFailed` when it fails. Its
-    output goes to temporary files, so nothing waits on a pipe."""
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What one measured command did: wall and processor seconds, peak resident bytes,
+    its standard output."""
+
+    seconds: float
+    processor_seconds: float
+    peak_bytes: int
+    output: str
+
+
+def run_measured(command: list[str]) -> Measured:
+    """Run `command` to its end through the launcher (see the module docstring);
+    `WorkloadFailed` when it fails. Its output goes to temporary files, so nothing waits
+    on a pipe."""
     with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
         subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], stdout=output,
                        stderr=errors, env=probe_environment(), check=False)
@@ -75,14 +89,13 @@ def run_measured(command: list[str]) -> tuple[float, int, str]:
         problem = errors.read().decode("utf-8", "replace")
     *said, report = problem.rstrip("\n").rsplit("\n", 1) if problem.strip() else ("", "")
     fields = report.split()
-    if len(fields) != 4 or fields[0] != "measured":
+    if len(fields) != 5 or fields[0] != "measured":
         raise WorkloadFailed(f"{' '.join(command[:4])}... could not be measured: "
                              f"{problem.strip()[-500:]}")
-    elapsed, returncode, peak_kib = float(fields[1]), int(fields[2]), int(fields[3])
-    if returncode != 0:
+    if int(fields[2]) != 0:
         raise WorkloadFailed(f"{' '.join(command[:4])}... failed: "
                              f"{''.join(said).strip()[-500:]}")
-    return elapsed, peak_kib * 1024, text
+    return Measured(float(fields[1]), float(fields[4]), int(fields[3]) * 1024, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,22 +126,23 @@ class ProcessIngestWorkload:
                               "--backend", target.backend_name, "--quiet",
                               *(("--openclaw-state",) if self.source == STATE else ()), str(source)]
         try:
-            import_seconds, peak, _ = run_measured(import_command)
-            search_seconds, hits = self._first_answer(target, directory, probe["query"])
+            imported = run_measured(import_command)
+            search = self._first_answer(target, directory, probe["query"])
         finally:
             remove_store(directory, ignore_errors=True)
+        hits = len(json.loads(search.output)["hits"])
         expected = min(int(probe["matchingMessages"]), QUERY_LIMIT)
         if hits != expected:
             raise WorkloadFailed(f"{self.name}: the first query found {hits} hits, "
                                  f"expected {expected}")
-        return [Sample(import_seconds + search_seconds, {
-            "import_seconds": import_seconds, "first_query_seconds": search_seconds,
-            "peak_resident_bytes": float(peak),
+        return [Sample(imported.seconds + search.seconds, {
+            "import_seconds": imported.seconds, "first_query_seconds": search.seconds,
+            "peak_resident_bytes": float(imported.peak_bytes),
+            "processor_seconds": imported.processor_seconds + search.processor_seconds,
         })]
 
-    def _first_answer(self, target: BenchTarget, directory: Path, query: str
-                      ) -> tuple[float, int]:
-        """The wall time of a fresh process answering `query` on the new store; its hits."""
+    def _first_answer(self, target: BenchTarget, directory: Path, query: str) -> Measured:
+        """A fresh process answering `query` on the new store, measured (JSON output)."""
         if target.comparator is not None:
             store = target.comparator.open(directory)
             try:
@@ -136,14 +150,11 @@ class ProcessIngestWorkload:
                                                              session_keys=()))
             finally:
                 store.close()
-            seconds, _, output = run_measured(command)
-            return seconds, len(json.loads(output)["hits"])
+            return run_measured(command)
         if target.backend is None:
             raise CapabilityMissing("no backend")
-        command = [*console_script(), "search", "--store", str(directory), "--json",
-                   "--limit", str(QUERY_LIMIT), query]
-        seconds, _, output = run_measured(command)
-        return seconds, len(json.loads(output)["hits"])
+        return run_measured([*console_script(), "search", "--store", str(directory), "--json",
+                             "--limit", str(QUERY_LIMIT), query])
 
 
 def state_ingest_workload() -> ProcessIngestWorkload:

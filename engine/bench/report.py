@@ -148,6 +148,9 @@ def format_metrics(metrics: dict[str, float]) -> str:
     >>> format_metrics({"import_seconds": 1.2, "first_query_seconds": 0.25,
     ...                 "peak_resident_bytes": 6.2e7})
     'import 1.2 s, first query 250 ms; peak RSS 59.1 MiB'
+    >>> format_metrics({"import_seconds": 1.2, "first_query_seconds": 0.25,
+    ...                 "peak_resident_bytes": 6.2e7, "processor_seconds": 1.3})
+    'import 1.2 s, first query 250 ms; peak RSS 59.1 MiB; CPU 1.3 s'
     """
     parts = []
     if "messages_per_second" in metrics:
@@ -170,6 +173,8 @@ def format_metrics(metrics: dict[str, float]) -> str:
         parts.append(f"import {format_seconds(metrics['import_seconds'])}, first query "
                      f"{format_seconds(metrics['first_query_seconds'])}")
         parts.append(f"peak RSS {metrics['peak_resident_bytes'] / 2**20:.1f} MiB")
+        if "processor_seconds" in metrics:
+            parts.append(f"CPU {format_seconds(metrics['processor_seconds'])}")
     return "; ".join(parts)
 
 

@@ -20,6 +20,7 @@ from engine.bench.corpus_generator import generate_corpus, read_manifest
 from engine.bench.corpus_plan import corpus_size
 from engine.bench.process_ingest import run_measured
 from engine.bench.query_workloads import query_workloads
+from engine.bench.workload_protocol import WorkloadFailed
 from engine.bench.state_folder import ensure_state_folder, write_state_folder
 from engine.ingest.into_store import live_import_into_store
 from engine.store.registry import open_store
@@ -84,9 +85,14 @@ def test_a_measured_child_reports_its_own_peak_memory() -> None:
     large process reports the parent's size. Through the launcher it reports its own."""
     ballast = bytearray(256 * 2**20)
     ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touched, so resident
-    seconds, small_peak, _ = run_measured([sys.executable, "-S", "-c", "pass"])
-    _, large_peak, output = run_measured(
+    small = run_measured([sys.executable, "-S", "-c", "pass"])
+    large = run_measured(
         [sys.executable, "-S", "-c", "held = bytearray(96 * 2**20); print(len(held))"])
-    assert seconds > 0 and output == f"{96 * 2**20}\n"
-    assert small_peak < 64 * 2**20 < 96 * 2**20 < large_peak < len(ballast)
+    assert small.seconds > 0 and small.processor_seconds > 0
+    assert large.output == f"{96 * 2**20}\n"
+    assert small.peak_bytes < 64 * 2**20 < 96 * 2**20 < large.peak_bytes < len(ballast)
     del ballast
+    with pytest.raises(WorkloadFailed, match="failed"):
+        run_measured([sys.executable, "-S", "-c", "raise SystemExit(3)"])
+    with pytest.raises(WorkloadFailed, match="could not be measured"):
+        run_measured([str(Path(sys.executable).with_name("no-such-program"))])

@@ -327,6 +327,7 @@ def test_the_whole_process_ingest_imports_the_file_and_answers_the_probe(
     assert sample.seconds == pytest.approx(metrics["import_seconds"]
                                            + metrics["first_query_seconds"])
     assert metrics["peak_resident_bytes"] > 10 * 2**20  # a Python process that imported
+    assert metrics["processor_seconds"] > 0
     assert not (tmp_path / f"process-ingest-{name}").exists()
     wrong = {**manifest, "probes": {**manifest["probes"], "rare_word": {
         **manifest["probes"]["rare_word"], "matchingMessages": 1}}}
