@@ -1,0 +1,93 @@
+"""Phrase queries side by side in one process: the reference engine with and without its
+token bitmaps, the SQLite backend, and upstream's bare statement (`sqlite-kernel`).
+
+Usage (stores imported from the same corpus, e.g. `session-search import --store S
+--backend reference CORPUS` and the same with `--backend sqlite`):
+
+    python bench/phrase_queries.py --reference S1 --sqlite S2 --rounds 16 of-the "of the"
+
+Each query is a search over every agent (`sessionKeys: []`), limit 25, relevance order.
+Per round, the four calls run in ABBA order (the order reverses every round), so every
+figure of a query comes from the same seconds of the machine. `reference (rows)` is the
+same backend with phrases matched row by row (`top_rows(..., phrase_bitmaps=False)`,
+the path before the bitmaps); the two reference answers must be equal. Prints median and
+p95 (nearest rank) per variant and the p95 ratio to the kernel's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from engine.bench.sqlite_kernel import KernelStore, store_databases
+from engine.config import EngineConfig
+from engine.model import SearchRequest, SearchResult
+from engine.search import fast_path, kernel
+from engine.store.registry import open_backend
+
+
+def nearest_rank(values: list[float], share: float) -> float:
+    """The observed sample at `share` of the sorted values (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def timed(call: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    answer = call()
+    return time.perf_counter() - started, answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, required=True)
+    parser.add_argument("--sqlite", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("queries", nargs="+")
+    arguments = parser.parse_args()
+    config = EngineConfig(background_reconcile=False)
+    reference = open_backend(arguments.reference, backend="reference", config=config)
+    sqlite = open_backend(arguments.sqlite, backend="sqlite", config=config)
+    kernel_store = KernelStore(store_databases(arguments.sqlite))
+    bitmaps = fast_path.top_rows
+    rows = partial(fast_path.top_rows, phrase_bitmaps=False)
+
+    def reference_search(top_rows: Callable[..., object], request: SearchRequest) -> SearchResult:
+        kernel.top_rows = top_rows  # type: ignore[assignment]
+        return reference.search(request)
+
+    for query in arguments.queries:
+        request = SearchRequest(query=query, limit=25, session_keys=())
+        prepared = kernel_store.prepare_search(request)
+        calls: dict[str, Callable[[], object]] = {
+            "reference": partial(reference_search, bitmaps, request),
+            "reference (rows)": partial(reference_search, rows, request),
+            "sqlite": partial(sqlite.search, request),
+            "sqlite-kernel": prepared.run,
+        }
+        answers = {name: call() for name, call in calls.items()}  # warm-up, untimed
+        assert answers["reference"] == answers["reference (rows)"], query
+        samples: dict[str, list[float]] = {name: [] for name in calls}
+        names = list(calls)
+        for number in range(arguments.rounds):
+            for name in names if number % 2 == 0 else names[::-1]:
+                samples[name].append(timed(calls[name])[0])
+        base = nearest_rank(samples["sqlite-kernel"], 0.95)
+        result = answers["reference"]
+        assert isinstance(result, SearchResult)
+        print(f"{query!r}: {len(result.hits)} hits, truncated {result.truncated}")
+        for name, values in samples.items():
+            p95 = nearest_rank(values, 0.95)
+            print(f"  {name:17} median {statistics.median(values) * 1e3:8.2f} ms"
+                  f"  p95 {p95 * 1e3:8.2f} ms  p95 / kernel p95 {p95 / base:5.2f}x")
+    kernel_store.close()
+    reference.close()
+    sqlite.close()
+
+
+if __name__ == "__main__":
+    main()
