@@ -168,12 +168,14 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
     assert session_search("import", "--store", store, "--quiet", str(source)).status == 0
     loaded = engine_modules_after("search", "--store", store, "--json", "saffron")
     assert "engine.backends.reference.backend" in loaded
-    # The postgres expectation's parser and tsquery, the write transaction, the
-    # in-memory term dictionary's sorted map (a reader's terms come from files), the
-    # readable output, ICU, and the other commands' worlds.
+    # The postgres expectation's parser and tsquery, the write transaction and a
+    # writer's streaming follower, the in-memory term dictionary's sorted map (a
+    # reader's terms come from files), the readable output, ICU, and the other
+    # commands' worlds.
     unwanted = {"engine.search.postgres_mode", "engine.query.pg_tsquery",
                 "engine.analysis.pg_parser", "engine.analysis.pg_query",
-                "engine.backends.reference.transaction", "sortedcontainers",
+                "engine.backends.reference.transaction",
+                "engine.backends.reference.streaming", "sortedcontainers",
                 "engine.cli.output", "engine.cli.search_view", "rich", "icu",
                 "engine.explorer", "engine.bench", "engine.ingest", "engine.rpc.server",
                 "engine.backends.sqlite.backend", "engine.backends.postgres"}

@@ -75,11 +75,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
 from engine.backends.forward_indexing import classify_append
-from engine.backends.reference.streaming import PendingRows, StreamedIndexing
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
@@ -103,6 +103,9 @@ from engine.transcript.evidence import CommittedClaim
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import TranscriptStore
 from engine.transcript.tree import outline, scan_tree, visible_events
+
+if TYPE_CHECKING:  # a writer's follower, imported when a writer opens (a search only reads)
+    from engine.backends.reference.streaming import PendingRows, StreamedIndexing
 
 
 def windows_left_dirty(
@@ -185,6 +188,8 @@ class IndexedStore:
         #: Indexes a large open transaction as it is written (`streaming`), or None.
         self._streamed: StreamedIndexing | None = None
         if self.config.stream_large_transactions and store.is_writer:
+            from engine.backends.reference.streaming import StreamedIndexing
+
             self._streamed = StreamedIndexing(self)
             store.stream_large_transactions(self._streamed, self.config.index_flush_documents)
 
