@@ -237,7 +237,7 @@ def run_serve(args: argparse.Namespace) -> int:
         serve_scratch(args.backend or "reference", config,
                       ready=None if args.quiet else partial(print, file=sys.stderr, flush=True))
         return 0
-    backend = open_store(args.store, "serve", backend=args.backend, warn=warn)
+    backend = open_store(args.store, "serve", backend=args.backend, warn=warn, pooled=True)
     try:
         if not args.quiet:
             print(ready_line(args.store, backend.name, METHODS), file=sys.stderr, flush=True)

@@ -275,6 +275,7 @@ def open_store(
     config: EngineConfig | None = None,
     warn: Callable[[str], None] | None = None,
     dsn: str | None = None,
+    pooled: bool = False,
 ) -> PartitionedStore:
     """Open the existing store at `path` for `command` (named in every message).
 
@@ -286,8 +287,10 @@ def open_store(
     (never with `writer`) also opens a state OpenClaw wrote, read-only; `config` is the
     store's `EngineConfig`; `warn` is told, one line each, of the folders in `agents/`
     the store does not list, which it ignores (`FolderPartitions.stray_problems`); `dsn`
-    is a postgres store's server (`open_backend`). Refusals are `StorePathError` (see the
-    module docstring).
+    is a postgres store's server (`open_backend`); `pooled`, for a long-running reader
+    (`serve`), makes a server backend's read-only partitions read through a pool per
+    server (`engine.backends.postgres.pool`; the other backends have no connections).
+    Refusals are `StorePathError` (see the module docstring).
     """
     if read_only and writer:
         raise UsageError("a store cannot be opened both read-only and as the writer")
@@ -305,8 +308,14 @@ def open_store(
             _require_state_backend(path, backend)
             return open_openclaw_state(Path(path), partition_kind(name))
         _require_backend(path, name, backend)
-        options = ({"accept_lost_commits": True}
-                   if accept_lost_commits and name in LOST_COMMITS_REPORTED else {})
+        options: dict[str, Any] = ({"accept_lost_commits": True}
+                                   if accept_lost_commits and name in LOST_COMMITS_REPORTED
+                                   else {})
+        if pooled and not writer:
+            from engine.store.servers import SERVER_BACKENDS
+
+            if name in SERVER_BACKENDS:
+                options["pooled"] = True
         return _warned(open_partitioned(Path(path), _store_kind(name, Path(path), dsn, **options),
                                         writer=writer, accept_missing=accept_lost_commits,
                                         config=config), warn)

@@ -10,6 +10,8 @@ planner-selective prefix predicate" (behaviour.md §7.2, §7.4). One concept per
   configuration, the agent namespace function), made and upgraded by numbered migrations;
 * `connection` — the partition's file in its folder (`postgres.json`: server and schema),
   which connection string opens it, connecting;
+* `pool` — the connection pools of long-running readers (`serve`): one per server,
+  shared by the read-only partitions on it, replacing connections that died;
 * `writes` — the write path: one transaction's rows, and the rebuild of a window;
 * `search` — the search statement and its parameters;
 * `backend` — `PostgresBackend`, which puts them together behind the backend protocol.

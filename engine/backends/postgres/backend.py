@@ -15,6 +15,9 @@ transaction commit one by one as the store's journal orders them
 writes what the transaction gathered first and reads on the same connection, so it sees
 it; every other read is one statement (one snapshot): a search is one statement, plus one
 for the CJK retry. Reads always see the latest commit, so there is no `Refreshable`.
+A read-only partition opened with `pooled=True` (a long-running reader: `serve`) holds
+no connection of its own: each read borrows one from its server's pool, which replaces
+connections that died (`pool`'s docstring says why); `interrupt` cancels what it lent.
 
 Commit count (`Generational`): the `generation` row of `session_search_store`, moved by
 the same transaction as the rows.
@@ -24,10 +27,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 
@@ -44,6 +48,7 @@ from engine.backends.postgres.connection import (
     server_label,
     write_partition_file,
 )
+from engine.backends.postgres.pool import acquire_pool, read_pooled, release_pool
 from engine.backends.postgres.schema import (
     BACKEND_NAME,
     FORMAT_VERSION,
@@ -74,6 +79,8 @@ from engine.search.merge import PartitionAnswer
 if TYPE_CHECKING:
     from engine.transcript.compaction import CompactionOutcome
 
+Value = TypeVar("Value")
+
 #: Reconcile commits after rebuilding windows holding about this many events.
 RECONCILE_BATCH_EVENTS = 50_000
 WINDOW_COLUMNS = (
@@ -96,14 +103,21 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     name = BACKEND_NAME
 
-    def __init__(self, folder: Path, partition: PartitionFile, connection: psycopg.Connection,
-                 *, writer: bool, config: EngineConfig | None = None) -> None:
-        """Use `create` or `open`."""
+    def __init__(self, folder: Path, partition: PartitionFile,
+                 connection: psycopg.Connection | None, *, writer: bool,
+                 config: EngineConfig | None = None, pool: tuple[Any, str] | None = None
+                 ) -> None:
+        """Use `create` or `open` (`pool`: the server's pool and its connection string,
+        for a read-only partition that reads through it instead of `connection`)."""
         self.folder = folder
         self.partition = partition
         self.config = config or EngineConfig()
         self.is_writer = writer
         self._connection = connection
+        self._pool = pool
+        #: The pool's connections this partition has lent out now (`interrupt`).
+        self._lent: set[psycopg.Connection] = set()
+        self._lent_lock = threading.Lock()
         self._sql = writes.Statements(partition.schema)
         self._open_transaction: writes.PostgresTransaction | None = None
         self.location = f"{partition.server} schema {partition.schema}"
@@ -141,13 +155,18 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, writer: bool = False,
-             dsn: str | None = None) -> PostgresBackend:
+             dsn: str | None = None, pooled: bool = False) -> PostgresBackend:
         """Open the partition whose file is in folder `path` (`dsn`: the connection
-        string to use instead of the file's; see `connection.connection_string`)."""
+        string to use instead of the file's; see `connection.connection_string`);
+        `pooled`, for a read-only partition, reads through its server's pool (`pool`;
+        a writer keeps its own connection whatever it says)."""
         folder = Path(path)
         partition = read_partition_file(folder)
+        server = connection_string(partition.server, dsn)
+        if pooled and not writer:
+            return cls._open_pooled(folder, partition, server)
         try:
-            connection = connect(connection_string(partition.server, dsn), autocommit=True)
+            connection = connect(server, autocommit=True)
         except StoreError as error:  # name the partition (its folder is its agent's)
             raise StoreError(f"{folder / PARTITION_FILE}: {error}") from None
         try:
@@ -156,6 +175,23 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
             connection.close()
             raise
         return cls(folder, partition, connection, writer=writer)
+
+    @classmethod
+    def _open_pooled(cls, folder: Path, partition: PartitionFile, server: str
+                     ) -> PostgresBackend:
+        """A read-only partition reading through the pool of `server`."""
+        try:
+            pool = acquire_pool(server)
+        except StoreError as error:
+            raise StoreError(f"{folder / PARTITION_FILE}: {error}") from None
+        backend = cls(folder, partition, None, writer=False, pool=(pool, server))
+        try:
+            backend._read(lambda connection: _check_partition(connection, folder, partition,
+                                                              writer=False))
+        except BaseException:
+            backend.close()
+            raise
+        return backend
 
     @classmethod
     def discard(cls, path: str | os.PathLike[str], *, dsn: str | None = None) -> None:
@@ -194,9 +230,9 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def commit_generation(self) -> int:
         """How many transactions committed (the `generation` row)."""
-        row = self._reading().execute(
+        row = self._read(lambda connection: connection.execute(
             f"SELECT value FROM {self._sql.table('session_search_store')} "
-            "WHERE key = 'generation'").fetchone()
+            "WHERE key = 'generation'").fetchone())
         return int(row[0]) if row is not None else 0
 
     def generation_files(self) -> str:
@@ -204,28 +240,44 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
         return f"the generation row of {self.location}"
 
     def _writer_connection(self) -> psycopg.Connection:
-        if not self.is_writer:
+        if not self.is_writer or self._connection is None:
             raise UsageError(f"{self.location}: the partition was opened read-only")
         return self._connection
 
     def reading_connection(self) -> psycopg.Connection:
-        """The partition's connection, for a reader of its rows (`verify`), after writing
-        what an open transaction gathered."""
-        return self._reading()
+        """The partition's own connection, for a reader of its rows (tests, plans), after
+        writing what an open transaction gathered (`UsageError` for a pooled partition,
+        which has none: use `read`)."""
+        if self._connection is None:
+            raise UsageError(f"{self.location}: a pooled partition lends connections "
+                             "one read at a time (read)")
+        return self._read(lambda connection: connection)
 
-    def _reading(self) -> psycopg.Connection:
-        """The connection to read with, after writing what an open transaction gathered."""
+    def read(self, read: Callable[[psycopg.Connection], Value]) -> Value:
+        """`read(connection)` for a reader of the partition's rows (`verify`), after
+        writing what an open transaction gathered; the connection is the reader's only
+        until `read` returns."""
+        return self._read(read)
+
+    def _read(self, read: Callable[[psycopg.Connection], Value]) -> Value:
+        """Run `read` on the connection to read with: the partition's own, after writing
+        what an open transaction gathered, or one lent by the pool."""
+        if self._pool is not None:
+            pool, server = self._pool
+            return read_pooled(pool, server, read, self._lent, self._lent_lock)
         if self._open_transaction is not None:
             self._open_transaction.flush()
-        return self._connection
+        if self._connection is None:
+            raise StoreError(f"{self.location}: the partition is closed")
+        return read(self._connection)
 
     # ---- maintenance --------------------------------------------------------------
 
     def windows_needing_reconcile(self) -> list[str]:
         """Session ids of the windows that need reconcile (§8.3), in byte order."""
-        return [row[0] for row in self._reading().execute(
+        return self._read(lambda connection: [row[0] for row in connection.execute(
             f"SELECT session_id FROM {self._sql.table('session_transcript_index_state')} "
-            f"WHERE {NEEDS_RECONCILE} ORDER BY session_id")]
+            f"WHERE {NEEDS_RECONCILE} ORDER BY session_id")])
 
     def reconcile(self, progress: StepProgress | None = None) -> int:
         """Rebuild every window that needs it, then sweep orphans; return the windows
@@ -262,9 +314,9 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def index_status(self) -> bool:
         """True when any window needs reconcile (the `indexing` flag of §8.4)."""
-        return bool(self._reading().execute(
+        return bool(self._read(lambda connection: connection.execute(
             f"SELECT EXISTS (SELECT 1 FROM {self._sql.table('session_transcript_index_state')} "
-            f"WHERE {NEEDS_RECONCILE})").fetchone()[0])
+            f"WHERE {NEEDS_RECONCILE})").fetchone()[0]))
 
     def rebuild_index(self) -> int:
         """Rebuild every window with events, and sweep orphans, in one transaction
@@ -300,18 +352,24 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
     # ---- searching ----------------------------------------------------------------
 
     def interrupt(self) -> None:
-        """Cancel the statement running on this partition's connection (safe from any
-        thread); the search running it fails with a `StoreError`."""
-        try:
-            self._connection.cancel_safe(timeout=5.0)
-        except psycopg.Error:
-            pass
+        """Cancel the statement running on this partition's connection, or on each it
+        has lent from its pool (safe from any thread); the search running it fails with
+        a `StoreError`."""
+        with self._lent_lock:
+            connections = [self._connection] if self._connection is not None else []
+            connections.extend(self._lent)
+        for connection in connections:
+            try:
+                connection.cancel_safe(timeout=5.0)
+            except psycopg.Error:
+                pass
 
     def search(self, request: SearchRequest) -> SearchResult:
         """The store-level search of behaviour.md §5 (`engine.backends.postgres.search`)."""
         checked = check_request(request)
         with self._searching():
-            return run_search(self._reading(), self.partition.schema, checked)
+            return self._read(lambda connection: run_search(connection, self.partition.schema,
+                                                            checked))
 
     def search_answer(self, request: SearchRequest,
                       rank_bound: float | None = None) -> PartitionAnswer:
@@ -320,7 +378,8 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
         `LIMIT` already bounds what is read)."""
         checked = check_request(request)
         with self._searching():
-            return search_answer(self._reading(), self.partition.schema, checked)
+            return self._read(lambda connection: search_answer(
+                connection, self.partition.schema, checked))
 
     @contextmanager
     def _searching(self) -> Iterator[None]:
@@ -336,9 +395,9 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def _select_windows(self, condition: str = "", parameters: tuple = ()) -> list[SessionWindow]:
         columns = ", ".join('"group"' if name == "group" else name for name in WINDOW_COLUMNS)
-        rows = self._reading().execute(
+        rows = self._read(lambda connection: connection.execute(
             f"SELECT {columns} FROM {self._sql.table('session_windows')} {condition} "
-            "ORDER BY row_order", parameters)
+            "ORDER BY row_order", parameters).fetchall())
         return [_window_from_row(row) for row in rows]
 
     def windows(self) -> list[SessionWindow]:
@@ -361,41 +420,45 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
 
     def session_keys(self) -> list[str]:
         """Every session key holding a window, in order of first appearance."""
-        return [row[0] for row in self._reading().execute(
+        return self._read(lambda connection: [row[0] for row in connection.execute(
             f"SELECT session_key FROM {self._sql.table('session_windows')} "
-            "GROUP BY session_key ORDER BY min(row_order)")]
+            "GROUP BY session_key ORDER BY min(row_order)")])
 
     def events(self, session_id: str) -> list[StoredEvent]:
         """Every event of a window in seq order (UnknownSession if the window is absent)."""
         self.window(session_id)
-        return writes.read_events(self._reading(), self._sql, session_id)
+        return self._read(lambda connection: writes.read_events(connection, self._sql,
+                                                                session_id))
 
     def event_count(self, session_id: str) -> int:
         """How many events a window has (UnknownSession if absent)."""
         self.window(session_id)
-        return self._reading().execute(
+        return self._read(lambda connection: connection.execute(
             f"SELECT count(*) FROM {self._sql.table('transcript_events')} "
-            "WHERE session_id = %s", (session_id,)).fetchone()[0]
+            "WHERE session_id = %s", (session_id,)).fetchone()[0])
 
     # ---- inspection ---------------------------------------------------------------
 
     def _bytes(self) -> int:
-        return int(self._reading().execute(
+        return int(self._read(lambda connection: connection.execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c "
             "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relkind = 'r'", (self.partition.schema,)).fetchone()[0])
+            "WHERE n.nspname = %s AND c.relkind = 'r'", (self.partition.schema,)
+        ).fetchone()[0]))
 
     def stats(self) -> dict[str, int]:
         """Counts: agents, sessions, windows, events, messages indexed, bytes (the schema's
         tables with their indexes and TOAST)."""
-        connection = self._reading()
-        keys = [row[0] for row in connection.execute(
-            f"SELECT DISTINCT session_key FROM {self._sql.table('session_windows')}")]
-        counts = connection.execute(
-            f"SELECT (SELECT count(*) FROM {self._sql.table('session_windows')}), "
-            f"(SELECT count(*) FROM {self._sql.table('transcript_events')}), "
-            f"(SELECT count(*) FROM {self._sql.table('session_transcript_messages')})"
-        ).fetchone()
+        def counted(connection: psycopg.Connection) -> tuple[list[str], tuple]:
+            keys = [row[0] for row in connection.execute(
+                f"SELECT DISTINCT session_key FROM {self._sql.table('session_windows')}")]
+            return keys, connection.execute(
+                f"SELECT (SELECT count(*) FROM {self._sql.table('session_windows')}), "
+                f"(SELECT count(*) FROM {self._sql.table('transcript_events')}), "
+                f"(SELECT count(*) FROM {self._sql.table('session_transcript_messages')})"
+            ).fetchone()
+
+        keys, counts = self._read(counted)
         return {
             "agents": len({agent_id_of(key) for key in keys} - {None}),
             "sessions": len(keys),
@@ -406,8 +469,12 @@ class PostgresBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, 
         }
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
-        self._connection.close()
+        """Close the connection, or give the pool back (idempotent)."""
+        if self._connection is not None:
+            self._connection.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            release_pool(pool[1])
 
 
 def _message(error: psycopg.Error) -> str:

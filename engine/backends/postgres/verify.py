@@ -42,12 +42,15 @@ from engine.transcript.tree import scan_tree
 def verify_postgres_backend(backend: PostgresBackend) -> VerifyReport:
     """Check one partition's schema (one snapshot, nothing written)."""
     report = VerifyReport()
-    connection = backend.reading_connection()
     sql = Statements(backend.partition.schema)
-    try:
+
+    def compared(connection: psycopg.Connection) -> None:
         with connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             _compare(connection, sql, report)
+
+    try:
+        backend.read(compared)
     except psycopg.Error as error:
         report.problems.append(f"{backend.location}: cannot be read: {error}")
     return report
