@@ -1,7 +1,7 @@
 """Token bitmaps: phrase instances found by a few big-integer operations, not row by row.
 
-Owns: `TokenLine`, the live rows of one view laid end to end on one line of token slots
-(row `d` at `starts[d] .. starts[d] + D - 1`, then one empty slot), a term's bitmap over
+Owns: `TokenLine`, the rows of one view (every doc id below its next one) laid end to
+end on one line of token slots (row `d` at `starts[d] .. starts[d] + D - 1`, then one empty slot), a term's bitmap over
 that line (bit `starts[d] + p` set when the term is at position `p` of row `d`), and
 what a phrase's bitmap says: how many rows hold it, how often each row does, and where.
 Must not touch: scoring, the scope, the order of hits (the search stage does those with
@@ -19,8 +19,8 @@ the next.
 
 Costs: a line is O(rows), a term's bitmap O(line + positions) (the view keeps both for
 its version, `engine.index.view`); a phrase's bitmap and its row count are O(line / 64)
-machine words; listing every instance is O(line) in C plus O(instances) in Python, and
-one row's instances O(its length). The clear version, matching each row's positions
+machine words; listing every instance is O(line / 8) in C plus O(instances) in Python,
+and one row's instances O(its length). The clear version, matching each row's positions
 (`engine.index.matching.phrase_occurrences`), is the oracle of the tests.
 """
 

@@ -1,8 +1,8 @@
 """`IndexView`: the read-only face of the index at one version, the only thing search reads.
 
 Owns: what a query may read from an `InvertedIndex` (rows, texts, posting lists, the
-corpus statistics of bm25, window states, the row columns) and the per-version cache of
-term columns. Must not touch: writes of any kind, scope rules, scoring, orders, excerpts
+corpus statistics of bm25, window states, the row columns) and the per-version caches of
+what is derived from them (term columns, impact orders, token bitmaps). Must not touch: writes of any kind, scope rules, scoring, orders, excerpts
 (the search stage, `engine.search`, does those with what it reads here).
 
 The index hands out one view per version (`InvertedIndex.view()`): the same object while
@@ -22,7 +22,10 @@ Costs: making a view after a change is O(new rows) (`RowColumns.extend`); the te
 holds the columns of the terms queried at this version of the rows (at most
 `CACHED_TERMS`; a segment keeps its own decoded lists, so a refill is a concatenation, not
 a decode), and beside it the impact cache their rows grouped by `(f, D)`
-(`engine.index.impact_order`), made when a one-word query first asks.
+(`engine.index.impact_order`), made when a one-word query first asks, and the bitmaps of
+the tokens of phrases over the rows laid end to end (`engine.index.token_bitmaps`), made
+when a phrase of common tokens first asks (O(rows) for the line, O(line + positions) a
+token; at most `CACHED_BITMAP_SLOTS` slots in all).
 """
 
 from __future__ import annotations
