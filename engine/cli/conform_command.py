@@ -92,8 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=["session-search conform --backend reference",
                   "session-search conform --backend \"exec:session-search serve\"",
                   "session-search conform --backend sqlite --features cjk-retry prefix",
-                  "SESSION_SEARCH_PG_DSN=postgresql://app@db/test session-search conform "
-                  "--backend postgres",
+                  ("SESSION_SEARCH_PG_DSN=postgresql://app@db/test session-search conform "
+                   "--backend postgres"),
                   ("session-search conform --backend exec:'node my-backend.mjs' "
                    "--expectations my-expectations.json --junit report.xml")])
     parser.add_argument("--backend", type=backend_argument, required=True,

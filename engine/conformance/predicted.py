@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.conformance.case_files import CASES_FOLDER, Case, load_cases
-from engine.conformance.compare import MISSING, check, equal, select, with_saved
+from engine.conformance.compare import MISSING, check, select, with_saved
 from engine.conformance.plan import plan_case
 from engine.conformance.runner import select_cases
 from engine.conformance.targets import InProcessTarget, Target
@@ -228,7 +228,7 @@ def with_step_member(text: str, case_id: str, step: int, name: str, value: Any) 
       {"call": "x", "expect": {}, "expectOn": {"postgres": {}}}
     ]}]}
     """
-    root = dict((member[0], member) for member in _members(text, _skip_space(text, 0)))
+    root = {member[0]: member for member in _members(text, _skip_space(text, 0))}
     for case_start in _items(text, root["cases"][2]):
         case = {member[0]: member for member in _members(text, case_start)}
         if json.loads(text[case["id"][2]:case["id"][3]]) == case_id:

@@ -50,8 +50,8 @@ from typing import Any
 from engine import __version__, open_backend
 from engine.agent_tools.budgets import ReaderGate, TimeBudgets
 from engine.agent_tools.tool_config import ToolConfig, tool_config_from_json
-from engine.conformance.case_files import DEFAULT_EXPECTATION_SET
 from engine.config import EngineConfig
+from engine.conformance.case_files import DEFAULT_EXPECTATION_SET
 from engine.errors import InputError
 from engine.ingest.records import window_from_record
 from engine.rpc.errors import INVALID_PARAMS, RpcError

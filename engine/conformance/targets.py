@@ -2,8 +2,9 @@
 
 Owns: `Target` (what the runner needs of a backend: call a method and get its answer,
 start again after a failure, stop), `Reply`, `TargetFailure`, and the two kinds:
-`InProcessTarget` (`--backend reference|sqlite`: a scratch store and its method table in
-this process, every request and answer passed through JSON exactly as over a pipe) and
+`InProcessTarget` (`--backend reference|sqlite|postgres|reference:postgres`: a scratch
+store and its method table in this process, every request and answer passed through JSON
+exactly as over a pipe) and
 `ExecTarget` (`--backend exec:COMMAND`: a process that speaks JSON-RPC 2.0 lines on its
 standard input and output, with a timeout on every answer). Must not touch: what a case
 is or expects (the runner and `engine.conformance.compare`), or the methods themselves
@@ -86,7 +87,8 @@ def reply_of(response: Any, request_id: int) -> Reply:
 
 
 class InProcessTarget:
-    """This engine's `backend` (`reference`, `sqlite`) on a scratch store in this process."""
+    """This engine's `backend` (`reference`, `sqlite`, `postgres`, `reference:postgres`) on
+    a scratch store in this process."""
 
     def __init__(self, backend: str) -> None:
         self.name = backend
@@ -237,7 +239,8 @@ class ExecTarget:
 
 
 def open_target(backend: str, *, timeout: float = DEFAULT_TIMEOUT) -> Target:
-    """The target `--backend` names: `reference`, `sqlite` or `exec:COMMAND`."""
+    """The target `--backend` names: an in-process backend (`reference`, `sqlite`,
+    `postgres`, `reference:postgres`) or `exec:COMMAND`."""
     if backend.startswith("exec:"):
         return ExecTarget(backend[len("exec:"):], timeout=timeout)
     return InProcessTarget(backend)
