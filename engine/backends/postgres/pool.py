@@ -4,9 +4,9 @@ serve` opens its store with).
 
 Owns: making, sharing and closing the pools (`acquire_pool`, `release_pool`: one per
 connection string, counted by the partitions using it), and lending a connection for one
-read (`read_pooled`: taken, checked, given back; a read that finds its connection killed
-is run once more on a fresh one; a server that gives none within `CONNECT_TIMEOUT` is an
-error naming it). Must not touch: what a read does (`backend`, `search`), the writer's
+read (`read_pooled`: taken and given back; a read that finds its connection killed is
+run again on another; a server that gives none within `CONNECT_TIMEOUT` is an error
+naming it). Must not touch: what a read does (`backend`, `search`), the writer's
 connection, or where a partition lives (`connection`).
 
 **Why a pool, when `serve` answers one request at a time.** Its loop reads a line,
@@ -17,10 +17,12 @@ let requests run together; it is there for what a process that stays up for days
 * *connections die under it*: a server restart, a failover, `pg_terminate_backend`, an
   idle timeout of a proxy or a firewall. A partition holding one connection then fails
   every later request with "the connection is closed" until the server process is
-  restarted by hand. A pooled connection is checked as it is taken
-  (`ConnectionPool.check_connection`, one empty round trip), a dead one replaced, and a
-  read whose connection died in the middle is run again once on a fresh one (reads
-  change nothing, so running one again is safe);
+  restarted by hand. A read on a pooled connection that died (psycopg marks it broken)
+  is run again on another one, the dead one dropped and replaced by the pool, up to
+  `MAX_CONNECTIONS + 1` times, so that every connection of the pool may have died (reads
+  change nothing, so running one again is safe). The connections are not checked as
+  they are taken (`ConnectionPool.check_connection` costs a round trip per read, and a
+  search across agents reads once per partition): a dead one is found by its first use;
 * *many agents on one server*: a store keeps one partition per agent, and a search
   across agents opens them all. Holding one connection each, a `serve` over 200 agents
   on one server would hold 200 connections (PostgreSQL's default `max_connections` is
@@ -84,8 +86,7 @@ def _new_pool(dsn: str) -> Any:
     connect(dsn, autocommit=True).close()
     pool = ConnectionPool(dsn, min_size=1, max_size=MAX_CONNECTIONS, open=False,
                           kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-                          check=ConnectionPool.check_connection, timeout=CONNECT_TIMEOUT,
-                          name=f"session-search {server_label(dsn)}")
+                          timeout=CONNECT_TIMEOUT, name=f"session-search {server_label(dsn)}")
     pool.open(wait=False)
     return pool
 
@@ -123,11 +124,12 @@ def open_pools() -> dict[str, int]:
 def read_pooled(pool: Any, dsn: str, read: Callable[[psycopg.Connection], Value],
                 lent: set[psycopg.Connection], lent_lock: threading.Lock) -> Value:
     """`read(connection)` on a connection of `pool` (server `dsn`), kept in `lent` while
-    it reads (so that a cancel reaches it); run once more on a fresh connection when the
-    first one died during the read."""
+    it reads (so that a cancel reaches it); run again on another connection when the one
+    it had was dead (as many times as the pool has connections, and once more)."""
     from psycopg_pool import PoolTimeout
 
-    for attempt in (1, 2):
+    attempts = MAX_CONNECTIONS + 1
+    for attempt in range(1, attempts + 1):
         try:
             with pool.connection() as connection:
                 with lent_lock:
@@ -135,7 +137,7 @@ def read_pooled(pool: Any, dsn: str, read: Callable[[psycopg.Connection], Value]
                 try:
                     return read(connection)
                 except psycopg.OperationalError:
-                    if attempt == 1 and connection.broken:
+                    if attempt < attempts and connection.broken:
                         continue  # the pool drops it when it comes back
                     raise
                 finally:
@@ -145,4 +147,4 @@ def read_pooled(pool: Any, dsn: str, read: Callable[[psycopg.Connection], Value]
             connect(dsn, autocommit=True).close()  # names the server's reason when it has one
             raise StoreError(f"PostgreSQL server {server_label(dsn)!r} gave no connection "
                              f"within {CONNECT_TIMEOUT} s") from None
-    raise AssertionError("unreachable: the second attempt returns or raises")
+    raise AssertionError("unreachable: the last attempt returns or raises")
