@@ -6,7 +6,9 @@ the next request answers as before (a partition with one connection of its own f
 instead, which is why `serve` pools); the partitions of every agent on one server share
 one small pool; reads from several threads at once each get a connection and the same
 answers; the watchdog's cancel reaches a connection the pool lent; a server that does
-not answer is one clear error, from one direct connection (not after a pool's waits).
+not answer is one clear error, from one direct connection (not after a pool's waits);
+and, on a cluster of the test's own, `serve` answers again after its server restarts
+(slow: it makes the cluster).
 
 Connections are killed with `pg_terminate_backend`, only those whose last statement
 named this test's own schemas (the server is shared with other test runs).
@@ -15,8 +17,11 @@ named this test's own schemas (the server is shared with other test runs).
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,7 +34,9 @@ from engine.cli import main
 from engine.errors import StoreError
 from engine.model import SearchRequest
 from engine.rpc.client import RpcClient
+from engine.rpc.errors import RpcError
 from engine.store.registry import open_store
+from tests.ci_policy import skip_or_fail
 
 pytestmark = pytest.mark.postgres
 
@@ -158,3 +165,53 @@ def test_a_server_that_does_not_answer_is_one_error_at_once(demo_store: Path) ->
                              dsn="postgresql://postgres@127.0.0.1:1/test")
     assert "postgres.json" in str(refused.value) and "port=1" in str(refused.value)
     assert open_pools() == {}
+
+
+# ----- a server restarted under serve (a private cluster) -----------------------------
+
+
+@pytest.fixture
+def private_server(pg_dsn: str) -> Iterator[tuple[str, str]]:
+    """A cluster of this test's own (so that restarting it disturbs no other test): its
+    name and DSN; dropped at the end."""
+    from tests.backends.test_postgres_servers import VERSION, cluster_command, free_port
+
+    if shutil.which("pg_createcluster") is None or os.geteuid() != 0:
+        skip_or_fail("making a PostgreSQL cluster needs pg_createcluster and root",
+                     "the server-restart test cannot run")
+    name, port = f"sp{secrets.token_hex(3)}", free_port()
+    created = cluster_command("pg_createcluster", VERSION, name, "-p", str(port), "--start",
+                              "--", "--auth-host=trust", "--auth-local=trust",
+                              "--encoding=UTF8", "--locale=C.UTF-8")
+    assert created.returncode == 0, created.stderr
+    try:
+        yield name, f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        cluster_command("pg_dropcluster", "--stop", VERSION, name)
+
+
+@pytest.mark.slow
+def test_serve_answers_again_after_its_server_restarts(
+        private_server: tuple[str, str], tmp_path: Path) -> None:
+    """Restarted under a running `serve`, the server answers the next request as before;
+    stopped, a request gets an error naming it (the server goes on); started again, the
+    answers come back, without restarting `serve`."""
+    from tests.backends.test_postgres_servers import VERSION, cluster_command
+
+    name, dsn = private_server
+    store = tmp_path / "store"
+    assert main(["import", "--store", str(store), "--backend", "postgres", "--dsn", dsn,
+                 "--quiet", str(DEMO)]) == 0
+    with RpcClient.serve_store(store) as client:
+        before = [client.call("sessions.search", search_params(query)) for query in QUERIES]
+        assert cluster_command("pg_ctlcluster", VERSION, name, "restart").returncode == 0
+        assert [client.call("sessions.search", search_params(query))
+                for query in QUERIES] == before
+        assert cluster_command("pg_ctlcluster", VERSION, name, "stop").returncode == 0
+        with pytest.raises(RpcError) as refused:
+            client.call("sessions.search", search_params(QUERIES[0]))
+        port = dsn.rsplit(":", 1)[1].split("/")[0]
+        assert f"port={port}" in refused.value.message
+        assert cluster_command("pg_ctlcluster", VERSION, name, "start").returncode == 0
+        assert [client.call("sessions.search", search_params(query))
+                for query in QUERIES] == before

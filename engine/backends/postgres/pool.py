@@ -40,8 +40,10 @@ threads and a connection of its own, which a command that reads once does not ne
 
 **Failing fast.** A new pool is made only after one direct connection answered, so a
 server that is down at start is one clear error at once, as without a pool; later, a
-read that gets no connection within `CONNECT_TIMEOUT` tries one direct connection to
-name the server's own reason.
+read that gets no connection from the pool within `CONNECT_TIMEOUT` runs on one direct
+connection: a server still down is then an error with its own reason (`connect`'s,
+naming the server), and a server back from a restart answers at once, whatever the
+pool's reconnections, which back off, are waiting for.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from engine.backends.postgres.connection import CONNECT_TIMEOUT, connect, server_label
-from engine.errors import StoreError, UsageError
+from engine.errors import UsageError
 
 Value = TypeVar("Value")
 
@@ -144,7 +146,20 @@ def read_pooled(pool: Any, dsn: str, read: Callable[[psycopg.Connection], Value]
                     with lent_lock:
                         lent.discard(connection)
         except PoolTimeout:
-            connect(dsn, autocommit=True).close()  # names the server's reason when it has one
-            raise StoreError(f"PostgreSQL server {server_label(dsn)!r} gave no connection "
-                             f"within {CONNECT_TIMEOUT} s") from None
+            return _read_directly(dsn, read, lent, lent_lock)
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _read_directly(dsn: str, read: Callable[[psycopg.Connection], Value],
+                   lent: set[psycopg.Connection], lent_lock: threading.Lock) -> Value:
+    """`read` on a connection of its own, when the pool gave none in time: the server's
+    own reason when it does not answer (`StoreError` naming it), else the answer, while
+    the pool's reconnections back off (a server back from a restart answers at once)."""
+    with connect(dsn, autocommit=True) as connection:
+        with lent_lock:
+            lent.add(connection)
+        try:
+            return read(connection)
+        finally:
+            with lent_lock:
+                lent.discard(connection)
