@@ -29,9 +29,11 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -414,25 +416,33 @@ def test_window_chain_with_archived_retained_window_and_deletion() -> None:
         assert ([hit.session_key for hit in main.hits], main.indexing) == (["global"], False)
 
 
-#: Every commit of two changes or more counts as large: the reference defers each one
-#: that leaves a window dirty, and reconcile applies it without the doomed rows.
-DEFERRING = EngineConfig(index_flush_documents=2)
+#: Every commit of two changes or more counts as large: indexed at its commit, the
+#: reference defers each one that leaves a window dirty, and reconcile applies it without
+#: the doomed rows; streamed (the default), each is indexed as it is written.
+DEFERRING = EngineConfig(index_flush_documents=2, stream_large_transactions=False)
+STREAMING = EngineConfig(index_flush_documents=2)
 
 
-def test_deferred_large_commits_agree_with_sqlite_after_reconcile() -> None:
-    """Load, reconcile at once (no read in between, so the deferred commits are applied
+def streamed(partition: Any) -> bool:
+    """Whether a reference partition indexed a transaction as it was written."""
+    return partition._streamed is not None and partition._streamed.started > 0
+
+
+@pytest.mark.parametrize(("config", "path"), [(DEFERRING, "deferred"), (STREAMING, "streamed")])
+def test_large_commits_agree_with_sqlite_after_reconcile(config: EngineConfig, path: str) -> None:
+    """Load, reconcile at once (no read in between, so deferred commits are applied
     without the rows reconcile deletes), compare; append more, reconcile, compare."""
     tally: Counter[str] = Counter()
+    ran = {"deferred": lambda partition: bool(partition._deferred), "streamed": streamed}[path]
 
     @PARITY_SETTINGS
     @given(differential_cases())
     def run(case: tuple[Corpus, list[SearchRequest], list]) -> None:
         corpus, request_list, late = case
-        with both_backends(DEFERRING) as (reference, sqlite):
+        with both_backends(config) as (reference, sqlite):
             load_corpus(reference, corpus)
             load_corpus(sqlite, corpus)
-            tally["deferred"] += any(partition._deferred
-                                     for partition in reference.partitions().values())
+            tally[path] += any(ran(partition) for partition in reference.partitions().values())
             assert reference.reconcile() == sqlite.reconcile()
             compare_requests(reference, sqlite, corpus, request_list, reconciled=True,
                              tally=tally)
@@ -446,18 +456,21 @@ def test_deferred_large_commits_agree_with_sqlite_after_reconcile() -> None:
                                  tally=tally)
 
     run()
-    print("deferred differential tally:", dict(sorted(tally.items())))
-    assert tally["deferred"] > 0  # the path under test ran
+    print(f"{path} differential tally:", dict(sorted(tally.items())))
+    assert tally[path] > 0  # the path under test ran
 
 
 # ---- every clear path: the same answers as the fast paths, and as SQLite --------------
 
-#: The fast versions on inputs small enough to run them: commits of two changes or more
-#: defer, every posting list drops its tombstones by runs, a flush every two rows.
+#: The fast versions on inputs small enough to run them: transactions of two changes or
+#: more are streamed (or, with streaming off, defer), every posting list drops its
+#: tombstones by runs, a flush every two rows.
 FAST_ON_SMALL_INPUTS = EngineConfig(index_flush_documents=2, tombstone_runs_factor=0)
+DEFERRING_ON_SMALL_INPUTS = replace(FAST_ON_SMALL_INPUTS, stream_large_transactions=False)
 #: The configs whose answers must be identical to the clear paths' (and the clear paths
 #: on the same small sizes, so that a difference is not blamed on the sizes).
 CLEAR_PATH_RIVALS = {"default": EngineConfig(), "fast on small inputs": FAST_ON_SMALL_INPUTS,
+                     "deferring on small inputs": DEFERRING_ON_SMALL_INPUTS,
                      "clear on small inputs": EngineConfig.clear_paths(index_flush_documents=2)}
 
 
@@ -508,7 +521,8 @@ def test_every_clear_path_gives_the_answers_of_the_fast_paths_and_of_sqlite() ->
                 for backend in (clear, sqlite, *rivals.values()):
                     load_corpus(backend, corpus)
                 tally["deferred"] += any(partition._deferred
-                                         for partition in partitions_of("fast on small inputs"))
+                                         for partition in partitions_of("deferring on small inputs"))
+                tally["streamed"] += any(map(streamed, partitions_of("fast on small inputs")))
                 identical_outcomes(clear, rivals, request_list, "loading")
                 compare_requests(clear, sqlite, corpus, request_list, reconciled=False,
                                  tally=tally)
@@ -546,5 +560,6 @@ def test_every_clear_path_gives_the_answers_of_the_fast_paths_and_of_sqlite() ->
 
     run()
     print("clear-path differential tally:", dict(sorted(tally.items())))
-    assert all(tally[kind] > 0 for kind in ("deferred", "tombstones", "opened from a checkpoint"))
+    assert all(tally[kind] > 0 for kind in ("deferred", "streamed", "tombstones",
+                                            "opened from a checkpoint"))
     assert [kind for kind in REQUIRED_COVERAGE if tally[kind] == 0] == [], dict(tally)

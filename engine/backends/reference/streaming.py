@@ -129,6 +129,8 @@ class StreamedIndexing:
         self.pending: PendingRows | None = None
         #: The buffer's rows at which it is written next (later after a failed write).
         self._write_at = 0
+        #: How many transactions were streamed (for tests: the path ran).
+        self.started = 0
 
     @property
     def _owner(self) -> IndexedStore:
@@ -146,6 +148,7 @@ class StreamedIndexing:
             owner.flush()
         self._windows = windows
         self.pending = PendingRows(committed)
+        self.started += 1
         self._write_at = owner.config.index_flush_documents
         for change in written:
             self.take(change)
