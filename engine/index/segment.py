@@ -132,6 +132,14 @@ class FrozenSegment:
     def documents(self) -> Mapping[int, DocumentRecord]:
         return self._documents
 
+    def term_slots(self) -> Iterator[tuple[str, PostingsSlot]]:
+        """Every `(term, slot)` of the segment, terms in increasing order (a merge)."""
+        items = getattr(self._slots, "items", None)
+        if items is not None:
+            return items()
+        return ((term, slot) for term in self._slots.terms()
+                if (slot := self._slots.get(term)) is not None)
+
     def slot(self, term: str) -> PostingsSlot | None:
         """The byte range of `term`'s list, or None."""
         return self._slots.get(term)

@@ -66,3 +66,8 @@ class StoredTermDictionary:
         """Every term, in increasing order."""
         for number in range(len(self._reader.table.term_firsts)):
             yield from self._record(number)
+
+    def items(self) -> Iterator[tuple[str, PostingsSlot]]:
+        """Every `(term, slot)`, terms in increasing order (a merge reads them all)."""
+        for number in range(len(self._reader.table.term_firsts)):
+            yield from self._load_record(number).items()  # once each: not cached

@@ -31,8 +31,11 @@ tier). Sizes come from `engine.config.EngineConfig`; tests shrink them.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
@@ -281,16 +284,59 @@ def _live_lists(
     for segment in segments:
         terms.update(segment.terms())
     for term in sorted(terms):
-        joined = concatenate_columns([read_posting_columns(segment, term) for segment in segments])
-        if deleted:
-            joined = columns_without_deleted(joined, deleted)
-        if not joined.doc_ids:
-            continue
-        positions = joined.positions
-        if isinstance(positions, FlatPositions) and positions.dense:  # no row dropped:
-            yield term, joined.doc_ids, positions.counts, positions.values  # copied flat
-        else:
-            yield term, joined.doc_ids, list(positions)
+        listed = _live_list(term, concatenate_columns(
+            [read_posting_columns(segment, term) for segment in segments]), deleted)
+        if listed is not None:
+            yield listed
+
+
+def _live_list(term: str, joined: PostingColumns, deleted: set[int]
+               ) -> tuple[str, Sequence[int], list[tuple[int, ...]]] | tuple[
+                   str, Sequence[int], Sequence[int], Sequence[int]] | None:
+    """One term's list of a merge without its deleted rows (None when none is left):
+    flat when no row was dropped (copied, never made into a tuple a row)."""
+    if deleted:
+        joined = columns_without_deleted(joined, deleted)
+    if not joined.doc_ids:
+        return None
+    positions = joined.positions
+    if isinstance(positions, FlatPositions) and positions.dense:
+        return term, joined.doc_ids, positions.counts, positions.values
+    return term, joined.doc_ids, list(positions)
+
+
+def _merged_lists(
+    directory: Directory, segments: Sequence[FrozenSegment], deleted: set[int]
+) -> Iterator[tuple[str, Sequence[int], list[tuple[int, ...]]]
+              | tuple[str, Sequence[int], Sequence[int], Sequence[int]]]:
+    """What `_live_lists` yields, for flushed segments, made the way a merge of many
+    segments can afford: each postings file read whole once, and each segment's terms
+    walked in order beside the others' (`heapq.merge`), so that only the lists a segment
+    holds are read, never a lookup of a term it lacks. `_live_lists` is its oracle
+    (`tests/index/test_index_structures.py`)."""
+    files = []
+    for segment in segments:
+        name = segment_file_names(segment.name)[1]
+        files.append((directory.read_bytes(name), directory.location(name)))
+    walks = [_numbered(number, segment.term_slots()) for number, segment in enumerate(segments)]
+    for term, group in groupby(heapq.merge(*walks), key=itemgetter(0)):
+        parts = []
+        for _term, number, slot in group:
+            data, location = files[number]
+            lists = read_posting_record(lambda offset, length, data=data: data[offset:offset + length],
+                                        slot.offset, slot.length, location)
+            parts.append(PostingColumns(lists.doc_ids, lists.counts,
+                                        FlatPositions.of_counts(lists.positions, lists.counts)))
+        listed = _live_list(term, concatenate_columns(parts), deleted)
+        if listed is not None:
+            yield listed
+
+
+def _numbered(number: int, slots: Iterator[tuple[str, PostingsSlot]]
+              ) -> Iterator[tuple[str, int, PostingsSlot]]:
+    """`(term, number, slot)` for each of a segment's `slots` (its number in a merge)."""
+    for term, slot in slots:
+        yield term, number, slot
 
 
 def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
@@ -407,7 +453,10 @@ def merge_tail(directory: Directory, index: InvertedIndex, count: int) -> list[S
                for document in _live_records(segment, index.deleted)]
     segments = list(kept)
     if records:
-        postings = encode_postings_file(_live_lists(sources, index.deleted))
+        lists = (_merged_lists(directory, sources, index.deleted)  # type: ignore[arg-type]
+                 if all(isinstance(segment, FrozenSegment) for segment in sources)
+                 else _live_lists(sources, index.deleted))
+        postings = encode_postings_file(lists)
         name = _next_segment_name(directory, index)
         segments.append(_write_segment(directory, name, records, postings,
                                        kept[-1] if kept else None))

@@ -3,6 +3,8 @@ flush / merge / reload, and the invariant checker."""
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +17,14 @@ from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
 from engine.index.termdict import TermDictionary
-from engine.index.writer import ProfileMismatch, flush_index, load_index, merge_index
+from engine.index.writer import (
+    ProfileMismatch,
+    _live_lists,
+    _merged_lists,
+    flush_index,
+    load_index,
+    merge_index,
+)
 from engine.model import IndexEntry
 from engine.query.ast import Phrase
 from engine.query.phrase_match import phrase_positions
@@ -77,12 +86,9 @@ def test_statistics_count_every_live_row_and_drop_deleted_ones():
     assert index.postings("a") == [Posting(0, (0,)), Posting(2, (0, 1, 2))]
 
 
-@settings(max_examples=25, deadline=None)
-@given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush", "merge"]), max_size=10))
-def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
-    directory = MemoryDirectory()
-    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=3)
-    index = InvertedIndex()
+def apply_actions(directory, index, documents, actions, config) -> None:
+    """Run `actions` (add the next of `documents`, delete the first row, flush, merge)
+    on `index`, checking it after each one."""
     pending = list(documents)
     for action in actions:
         if action == "add" and pending:
@@ -90,10 +96,19 @@ def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
         elif action == "delete" and index.document_count:
             index.delete_document(next(iter(index.documents())).doc_id)
         elif action == "flush":
-            flush_index(directory, index, PROFILE, tiny)
+            flush_index(directory, index, PROFILE, config)
         elif action == "merge":
-            merge_index(directory, index, PROFILE, tiny)
+            merge_index(directory, index, PROFILE, config)
         assert check_index(index) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush", "merge"]), max_size=10))
+def test_flush_merge_and_reload_keep_the_same_index(documents, actions):
+    directory = MemoryDirectory()
+    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=3)
+    index = InvertedIndex()
+    apply_actions(directory, index, documents, actions, tiny)
     flush_index(directory, index, PROFILE, tiny)
     reloaded = load_index(directory, PROFILE)
     assert check_index(reloaded) == []
@@ -252,3 +267,24 @@ def test_the_config_chooses_how_tombstones_are_dropped(
     assert list(index.term_columns("alpha").doc_ids) == [
         doc_id for doc_id in range(30) if doc_id not in (3, 10, 11, 20)]
     assert len(calls) == by_runs
+
+
+@settings(max_examples=25, deadline=None)
+@given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush"]), max_size=12))
+def test_a_merge_of_flushed_segments_lists_what_the_clear_merge_lists(documents, actions):
+    """`writer._merged_lists` (files read whole, terms walked side by side) against
+    `writer._live_lists` (every term looked up in every segment), tombstones and all."""
+    directory = MemoryDirectory()
+    tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=100)
+    index = InvertedIndex()
+    apply_actions(directory, index, documents, [*actions, "flush"], tiny)
+
+    def shown(lists):
+        return [(item[0], list(item[1]), [list(positions) for positions in item[2]])
+                if len(item) == 3 else
+                (item[0], list(item[1]), [list(item[3][start:start + count]) for start, count
+                                          in zip(accumulate(item[2], initial=0), item[2])])
+                for item in lists]
+
+    assert shown(_merged_lists(directory, index.segments, index.deleted)) == shown(
+        _live_lists(index.segments, index.deleted))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.reference.streaming import segment_rows
 from engine.bench.corpus_generator import generate_corpus, read_manifest
 from engine.bench.corpus_plan import corpus_size
 from engine.config import EngineConfig
@@ -74,7 +75,7 @@ def test_a_streamed_import_indexes_what_the_commit_time_path_indexes(corpus: Pat
             assert streamed.search(request) == oracle.search(request), request
         assert verify_backend(streamed).ok and verify_backend(oracle).ok
         assert not streamed.index_status()
-        # Written as it was read, and merged by tiers: more than one segment, few of each tier.
+        # Written as it was read: more than one segment, few of each tier.
         assert 1 < len(streamed.index.segments) < 3 * SMALL.index_merge_segments
         names = streamed.store.directory.list_names("index/segment-")
         assert len(names) == 2 * len(streamed.index.segments)  # no file left behind
@@ -135,20 +136,21 @@ def test_a_search_inside_a_streamed_transaction_reads_the_last_commit() -> None:
 def test_a_failed_segment_write_inside_a_streamed_transaction_fails_nothing() -> None:
     directory = FaultyDirectory(MemoryDirectory())
     backend = ReferenceBackend.create_in(directory, config=SMALL)
+    rows = segment_rows(SMALL)
     try:
         with backend.transaction() as transaction:
             transaction.put_window(SessionWindow("w", "agent:main:main"))
-            for number in range(SMALL.index_flush_documents - 5):
+            for number in range(rows - 5):
                 transaction.append_event("w", chat(number, f"saffron number {number}"))
             # The next five rows fill the buffer: its segment's first file write fails.
             directory.faults = (Fault("write", directory.counts["write"] + 6, ENOSPC),)
-            for number in range(SMALL.index_flush_documents - 5, SMALL.index_flush_documents):
+            for number in range(rows - 5, rows):
                 transaction.append_event("w", chat(number, f"saffron number {number}"))
             assert isinstance(backend.flush_error, FileSystemError)
-            for number in range(SMALL.index_flush_documents, 2 * SMALL.index_flush_documents):
+            for number in range(rows, 2 * rows):
                 transaction.append_event("w", chat(number, f"saffron number {number}"))
         request = SearchRequest("saffron", limit=25, session_keys=())
-        assert backend.index.document_count == 2 * SMALL.index_flush_documents
+        assert backend.index.document_count == 2 * rows
         assert backend.flush_error is None  # written again, and so at the commit
         assert verify_backend(backend).ok
         reopened = ReferenceBackend.open_in(directory)

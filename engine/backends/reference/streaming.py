@@ -5,8 +5,8 @@ Owns: `StreamedIndexing`, the transcript store's streaming follower
 transaction holds `EngineConfig.index_flush_documents` changes (an import), each change
 is applied as it is written, by the same rules as at commit (`indexing.IndexedStore`),
 to `PendingRows`: an index of its own, whose doc ids follow the committed index's, whose
-buffer is written as a segment's files every `index_flush_documents` rows (named by no
-manifest, merged by tiers as a flush merges: `engine.index.writer.merge_tiers`), plus the window states it moved and the committed windows whose rows it
+buffer is written as a segment's files every `segment_rows` rows (named by no manifest,
+merged by tiers as a flush merges: `engine.index.writer.merge_tiers`), plus the window states it moved and the committed windows whose rows it
 deletes. Must not touch: the committed index until the commit (searches inside the
 transaction read the last commit, as before), byte layouts (`engine.codec`), what is
 searchable (`engine.transcript.projection`), the forward indexer's rules
@@ -14,8 +14,9 @@ searchable (`engine.transcript.projection`), the forward indexer's rules
 
 Why. Indexed at commit, an import's changes (every event, its text) and then its whole
 index buffer were held in memory until the end: its peak grew with the corpus. Applied
-as they are written, no change is kept, and at most `index_flush_documents` rows wait
-in a buffer.
+as they are written, no change is kept, and at most `segment_rows` rows wait in a
+buffer (a segment that size is not merged again before its tier fills: smaller ones
+were, and each merge rewrites its rows).
 
 All or nothing. The pending rows become the index's only in the commit hook, after the
 fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
@@ -35,6 +36,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
@@ -117,6 +119,18 @@ class PendingRows:
         return self.rows.delete_window_rows(session_id)
 
 
+def segment_rows(config: EngineConfig) -> int:
+    """The rows of a segment a transaction writes: as many as a merge of one tier's
+    flushed segments makes (`index_flush_documents` times `index_merge_segments`), so
+    that an import's segments are not merged again soon after being written (a merge
+    rewrites every row it takes: `engine.index.writer.merge_tiers`).
+
+    >>> segment_rows(EngineConfig(index_flush_documents=2000, index_merge_segments=8))
+    16000
+    """
+    return config.index_flush_documents * max(2, config.index_merge_segments)
+
+
 class StreamedIndexing:
     """The streaming follower of one reference backend's store (module docstring). It
     holds its backend weakly: the backend holds it, and a closed backend must be freed by
@@ -149,7 +163,7 @@ class StreamedIndexing:
         self._windows = windows
         self.pending = PendingRows(committed)
         self.started += 1
-        self._write_at = owner.config.index_flush_documents
+        self._write_at = segment_rows(owner.config)
         for change in written:
             self.take(change)
         return self.take
@@ -180,10 +194,10 @@ class StreamedIndexing:
             remove_segment_files(directory, merge_tiers(directory, rows, owner.config))
         except (OSError, StoreError) as error:
             owner.flush_error = error
-            self._write_at = len(rows.buffer) + owner.config.index_flush_documents
+            self._write_at = len(rows.buffer) + segment_rows(owner.config)
         else:
             owner.flush_error = None
-            self._write_at = owner.config.index_flush_documents
+            self._write_at = segment_rows(owner.config)
 
     def committed(self) -> PendingRows | None:
         """The rows of the transaction that just committed (None: none was streamed);
