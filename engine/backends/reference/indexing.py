@@ -402,12 +402,12 @@ class IndexedStore:
                 self._add(entry, rows)
         target.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
 
-    def _rebuild_in_runs(self, session_id: str) -> bool:
+    def _rebuild_in_runs(self, session_id: str, *, flushing: bool = True) -> bool:
         """`_rebuild_from` for a long window of the store, its events read a run of
         `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
         outlines (`tree.outline`: the tree's fields), then the visible events whole, the
-        buffer flushed when due between runs; so a long window's events are never all
-        in memory. The window is marked dirty first, so that a flush in the middle
+        buffer flushed when due between runs (with `flushing`); so a long window's
+        events are never all in memory. The window is marked dirty first, so that a flush in the middle
         shows none of its rows (a crash then leaves it to the next reconcile). The same
         rows in the same order; False, with nothing done, when its active path is not in
         seq order (then `_rebuild_from` does it, holding every event)."""
@@ -429,7 +429,8 @@ class IndexedStore:
                     entry = extract_index_entry(stored)
                     if entry is not None:
                         self._add(entry)
-                self._flush_when_due()
+                if flushing:
+                    self._flush_when_due()
         self._index_changes += 1
         states[session_id] = rebuilt_state(len(outlines) - 1, tree.leaf_id)
         return True

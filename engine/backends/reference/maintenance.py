@@ -47,12 +47,14 @@ class IndexMaintenance(IndexedStore):
         orphans = {session_id for session_id in unknown if self.index.window_doc_ids(session_id)}
         return sorted(orphans | (set(self.index.window_states) - known))
 
-    def rebuild_window(self, session_id: str, known: Sequence[StoredEvent] | None = None) -> None:
+    def rebuild_window(self, session_id: str, known: Sequence[StoredEvent] | None = None,
+                       *, flushing: bool = True) -> None:
         """Replace a window's rows by its active path's entries and reset its state.
 
         `known` may hold the window's events as they were committed; they are used when
         they are all of them (seq 0, 1, ... up to the window's count), else the events
-        are read from the store.
+        are read from the store, a long window's a run at a time (flushing the buffer
+        between runs unless not `flushing`: a whole rebuild commits its index at the end).
         """
         count = self.store.event_count(session_id)
         if known is not None and len(known) == count and all(
@@ -60,7 +62,7 @@ class IndexMaintenance(IndexedStore):
             events = list(known)
         elif count > self.config.index_flush_documents and self.store.is_writer:
             with signals_held():  # a long window, read a run at a time
-                if self._rebuild_in_runs(session_id):
+                if self._rebuild_in_runs(session_id, flushing=flushing):
                     return
             events = self.store.events(session_id)
         else:
@@ -154,6 +156,6 @@ class IndexMaintenance(IndexedStore):
         windows = [window.session_id for window in self.store.windows()]
         for session_id in windows:
             if self.store.event_count(session_id):
-                self.rebuild_window(session_id)
+                self.rebuild_window(session_id, flushing=False)
         self.merge()
         return len(windows)
