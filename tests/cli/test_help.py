@@ -8,6 +8,7 @@ does not exist.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -33,6 +34,17 @@ def examples_of(text: str) -> list[str]:
     return [line.strip() for line in tail.splitlines() if line.startswith("  ")]
 
 
+def without_assignments(command: str) -> str:
+    """`command` without the `NAME=value` environment assignments it starts with.
+
+    >>> without_assignments("A=1 B_2=x session-search search cafe")
+    'session-search search cafe'
+    >>> without_assignments("session-search search A=1")
+    'session-search search A=1'
+    """
+    return re.sub(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+", "", command.strip())
+
+
 def test_the_program_help_lists_every_command(capsys) -> None:
     text = help_of(capsys)
     for entry in COMMANDS:
@@ -54,8 +66,9 @@ def test_every_command_has_an_example(capsys, name: str) -> None:
     parser = build_parser((name,))
     for example in examples:
         # the session-search stage of a pipeline (`echo ... | session-search serve`,
-        # `session-search search --jsonl ... | jq ...`)
-        stage = next(part for part in example.split(" | ")
+        # `session-search search --jsonl ... | jq ...`), after the environment
+        # assignments a shell line may start with (`SESSION_SEARCH_PG_DSN=... session-search`)
+        stage = next(part for part in map(without_assignments, example.split(" | "))
                      if part.startswith(("session-search", "eval")))
         words = shlex.split(stage.split(" > ")[0])
         if words[0] == "eval":  # eval "$(session-search ...)"
