@@ -22,6 +22,7 @@ import pytest
 from engine.analysis.pg_parser import DefaultParser
 from engine.analysis.pg_profile import lowercase
 from engine.analysis.unaccent import unaccent
+from tests.ci_policy import skip_or_fail
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -56,7 +57,8 @@ def server(pg_connection: object) -> object:
         "SELECT datctype FROM pg_database WHERE datname = current_database()"
     ).fetchone()[0]
     if not version.startswith("15.") or ctype != "C.UTF-8":
-        pytest.skip(f"sweep pinned to PostgreSQL 15 / C.UTF-8; server is {version} / {ctype}")
+        skip_or_fail(f"sweep pinned to PostgreSQL 15 / C.UTF-8; server is {version} / {ctype}",
+                     "the PostgreSQL code point sweep cannot run on this server")
     pg_connection.execute("CREATE EXTENSION IF NOT EXISTS unaccent")
     return pg_connection
 

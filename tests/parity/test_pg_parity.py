@@ -26,6 +26,7 @@ from engine.analysis import pg_query
 from engine.analysis.pg_parser import parse
 from engine.analysis.pg_profile import PgSimpleUnaccentAnalyzer
 from engine.errors import InputError
+from tests.ci_policy import skip_or_fail
 
 pytestmark = pytest.mark.postgres
 
@@ -53,10 +54,9 @@ def server(pg_connection: object) -> object:
         "WHERE datname = current_database()"
     ).fetchone()
     if not version.startswith(PINNED_MAJOR) or ctype != PINNED_CTYPE or encoding != "UTF8":
-        pytest.skip(
-            f"pg parity is pinned to PostgreSQL 15 / UTF8 / {PINNED_CTYPE}; "
-            f"this server is {version} / {encoding} / {ctype}"
-        )
+        skip_or_fail(f"pg parity is pinned to PostgreSQL 15 / UTF8 / {PINNED_CTYPE}; "
+                     f"this server is {version} / {encoding} / {ctype}",
+                     "the PostgreSQL parity tests cannot run on this server")
     pg_connection.execute("CREATE EXTENSION IF NOT EXISTS unaccent")
     return pg_connection
 
