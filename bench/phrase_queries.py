@@ -24,16 +24,11 @@ from functools import partial
 from pathlib import Path
 
 from engine.bench.sqlite_kernel import KernelStore, store_databases
+from engine.bench.statistics import p95
 from engine.config import EngineConfig
 from engine.model import SearchRequest, SearchResult
 from engine.search import fast_path, kernel
 from engine.store.registry import open_backend
-
-
-def nearest_rank(values: list[float], share: float) -> float:
-    """The observed sample at `share` of the sorted values (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def timed(call: Callable[[], object]) -> tuple[float, object]:
@@ -76,14 +71,14 @@ def main() -> None:
         for number in range(arguments.rounds):
             for name in names if number % 2 == 0 else names[::-1]:
                 samples[name].append(timed(calls[name])[0])
-        base = nearest_rank(samples["sqlite-kernel"], 0.95)
+        base = p95(samples["sqlite-kernel"])
         result = answers["reference"]
         assert isinstance(result, SearchResult)
         print(f"{query!r}: {len(result.hits)} hits, truncated {result.truncated}")
         for name, values in samples.items():
-            p95 = nearest_rank(values, 0.95)
+            slowest = p95(values)
             print(f"  {name:17} median {statistics.median(values) * 1e3:8.2f} ms"
-                  f"  p95 {p95 * 1e3:8.2f} ms  p95 / kernel p95 {p95 / base:5.2f}x")
+                  f"  p95 {slowest * 1e3:8.2f} ms  p95 / kernel p95 {slowest / base:5.2f}x")
     kernel_store.close()
     reference.close()
     sqlite.close()

@@ -41,7 +41,6 @@ BITMAP_SHARE = 32
 RARE_PHRASE_SHARE = 8
 
 
-
 @dataclass(frozen=True, slots=True)
 class PhraseRows:
     """One phrase over the whole index (fast path): instances per row, and their starts."""
