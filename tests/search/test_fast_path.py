@@ -27,7 +27,8 @@ from engine.query.ast import Phrase
 from engine.query.checked_request import check_request
 from engine.query.cjk import substring_matches
 from engine.search import kernel
-from engine.search.fast_path import kept_scope_mask, literal_check, phrase_rows, scope_mask
+from engine.search.fast_path import kept_scope_mask, literal_check, scope_mask
+from engine.search.phrases import phrase_rows
 from engine.search.scope import Scope
 
 ANALYZER = SEARCH_PROFILE.analyzer()
