@@ -19,7 +19,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from engine.rpc.framing import escape_lone_surrogates, message_line
 
 
 def print_json(value: Any) -> None:
@@ -33,8 +32,26 @@ def print_json(value: Any) -> None:
       "text": "é\\ud800"
     }
     """
-    sys.stdout.write(escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)))
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    if not encodes(text):  # only then is the RPC layer's escaping loaded
+        from engine.rpc.framing import escape_lone_surrogates
+
+        text = escape_lone_surrogates(text)
+    sys.stdout.write(text)
     sys.stdout.write("\n")
+
+
+def encodes(text: str) -> bool:
+    """Whether `text` encodes to UTF-8 as it is (it holds no lone surrogate).
+
+    >>> encodes("é"), encodes("é" + chr(0xD800))
+    (True, False)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def print_json_lines(records: Iterable[Any]) -> None:
@@ -45,5 +62,7 @@ def print_json_lines(records: Iterable[Any]) -> None:
     {"a": 1}
     {"text": "é"}
     """
+    from engine.rpc.framing import message_line
+
     for record in records:
         sys.stdout.write(message_line(record))

@@ -8,7 +8,10 @@ Must not touch: posting lists (a lookup answers where a term's list lies), bytes
 answer `get`, `with_prefix` and `terms` alike (`tests/index/test_stored_terms.py`). This
 one keeps only the first term of each record in memory (from the table), so opening a
 segment of a million terms decodes none of them; a lookup bisects those first terms and
-decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term.
+decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term. A decoded
+record keeps its entries as the codec's tuples, and a `PostingsSlot` is made only for the
+term looked up: a one-word search reads a record per segment, and making a value for
+each of its other terms cost more than decoding it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.codec.terms_file import TermsFileReader
+from engine.codec.terms_file import TermEntry, TermsFileReader
 from engine.index.recent_cache import RecentlyUsed
 
 
@@ -34,22 +37,23 @@ class StoredTermDictionary:
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
         self._reader = reader
-        self._records: RecentlyUsed[int, dict[str, PostingsSlot]] = RecentlyUsed(cached_records)
+        self._records: RecentlyUsed[int, dict[str, TermEntry]] = RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
         return self._reader.table.term_count
 
-    def _record(self, number: int) -> dict[str, PostingsSlot]:
+    def _record(self, number: int) -> dict[str, TermEntry]:
         return self._records.get(number, self._load_record)
 
-    def _load_record(self, number: int) -> dict[str, PostingsSlot]:
-        return {term: PostingsSlot(frequency, offset, length)
-                for term, frequency, offset, length in self._reader.term_record(number)}
+    def _load_record(self, number: int) -> dict[str, TermEntry]:
+        """Record `number`'s entries by term, in the record's (sorted) order."""
+        return {entry[0]: entry for entry in self._reader.term_record(number)}
 
     def get(self, term: str) -> PostingsSlot | None:
         """The slot of `term`, or None."""
         number = self._reader.term_record_of(term)
-        return None if number < 0 else self._record(number).get(term)
+        entry = None if number < 0 else self._record(number).get(term)
+        return None if entry is None else PostingsSlot(entry[1], entry[2], entry[3])
 
     def with_prefix(self, prefix: str) -> Iterator[str]:
         """Every term starting with `prefix`, in order."""
@@ -70,4 +74,5 @@ class StoredTermDictionary:
     def items(self) -> Iterator[tuple[str, PostingsSlot]]:
         """Every `(term, slot)`, terms in increasing order (a merge reads them all)."""
         for number in range(len(self._reader.table.term_firsts)):
-            yield from self._load_record(number).items()  # once each: not cached
+            for term, frequency, offset, length in self._reader.term_record(number):
+                yield term, PostingsSlot(frequency, offset, length)  # once each: not cached

@@ -41,10 +41,10 @@ from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
 from engine.index.termdict import index_term
-from engine.index.token_bitmaps import TokenLine, term_bitmap
 
 if TYPE_CHECKING:
     from engine.index.inverted_index import InvertedIndex
+    from engine.index.token_bitmaps import TokenLine
 
 #: The term cache is emptied when it reaches this many entries.
 CACHED_TERMS = 1024
@@ -209,8 +209,11 @@ class IndexView:
 
     def token_line(self) -> TokenLine:
         """The live rows on one line of token slots (`engine.index.token_bitmaps`), made
-        the first time a view is asked."""
+        the first time a view is asked (the module is imported then: a search without a
+        phrase of common tokens never loads it)."""
         if not self._line:
+            from engine.index.token_bitmaps import TokenLine
+
             self._line.append(TokenLine.of(self.rows.lengths))
         return self._line[0]
 
@@ -231,6 +234,8 @@ class IndexView:
         key = (index_term(term), prefix)
         cached = self._bitmaps.get(key)
         if cached is None:
+            from engine.index.token_bitmaps import term_bitmap
+
             line = self.token_line()
             cached = term_bitmap(self.term_columns(term, prefix=prefix), line)
             room = CACHED_BITMAP_SLOTS // max(line.size, 1)

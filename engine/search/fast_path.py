@@ -49,19 +49,11 @@ from itertools import compress, islice, repeat
 from engine.index.impact_order import ImpactOrder
 from engine.index.postings import PostingColumns
 from engine.index.row_columns import RowColumns
-from engine.index.token_bitmaps import RowReader, rows_holding
 from engine.index.view import IndexView
 from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import substring_matches
 from engine.score.bm25 import bm25, inverse_document_frequency
 from engine.search.order import RankedRow, order_rows, sqlite_value_key
-from engine.search.phrases import (
-    best_rows_by_bound,
-    bitmaps_pay,
-    phrase_bitmap,
-    phrase_rows,
-    walk_pays,
-)
 from engine.search.scope import Scope
 
 
@@ -253,6 +245,10 @@ def top_rows(
     if (order == "relevance" and not plan.substrings and len(plan.phrases) == 1
             and len(plan.phrases[0].terms) == 1):
         return _one_word_rows(view, plan.phrases[0], scope, role, count, rank_bound)
+    # Imported here: a one-word query (the commonest kind, and a fresh `search`'s) never
+    # needs the phrases' instances or bitmaps, and each module costs start-up time.
+    from engine.search.phrases import bitmaps_pay, phrase_rows
+
     if order == "relevance" and not plan.substrings and len(plan.phrases) == 1:
         phrase = plan.phrases[0]
         tokens = [view.term_columns(term, prefix=phrase.prefix and position == len(phrase.terms) - 1)
@@ -396,6 +392,9 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
     the phrase at most as often as it holds each of its tokens), each counted exactly
     from the bitmap, until no unread row can reach the `count`-th rank. None when the
     walk does not pay (`walk_pays`): `top_rows` then lists the instances instead."""
+    from engine.index.token_bitmaps import RowReader, rows_holding
+    from engine.search.phrases import best_phrase_rows, phrase_bitmap, walk_pays
+
     line = view.token_line()
     bits = phrase_bitmap(view, phrase)
     matching = rows_holding(bits, line)
@@ -411,19 +410,14 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
     memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
                       view.average_length)
     reader = RowReader.of(bits, line)
-
-    def exact_ranks(doc_ids: Sequence[int], length: int) -> list[float | None]:
-        return [memo[(length, instances)] if instances else None
-                for instances in reader.counts(doc_ids, length)]
-
     last = len(phrase.terms) - 1
     rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
     impacts = view.term_impacts(phrase.terms[rarest], prefix=phrase.prefix and rarest == last)
     # Every matching row is in scope: `matching` says whether `count` rows match, and a
     # merged search's bound can cut the walk short from its first row.
     ceiling = rank_bound if mask is None and matching >= count else None
-    chosen = best_rows_by_bound(impacts, lambda frequency, length: memo[(length, frequency)],
-                                exact_ranks, keep, count, ceiling)
+    chosen = best_phrase_rows(impacts, lambda frequency, length: memo[(length, frequency)],
+                              reader, keep, count, ceiling)
     full = len(chosen) >= count if ceiling is None else True
     if rank_bound is not None and full:
         chosen = _not_worse(chosen, rank_bound)

@@ -44,7 +44,6 @@ from engine.index.view import IndexView
 from engine.model import NO_HITS, SearchHit, SearchResult, SessionWindow
 from engine.query.ast import QueryPlan
 from engine.query.checked_request import CheckedRequest
-from engine.search.clear_path import rank_rows
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
 from engine.search.hits import search_hit
@@ -112,6 +111,8 @@ def run_kernel(
         if config.fast_kernel:
             return top_rows(view, plan, scope, request.role, request.order, limit + 1,
                             cjk_grams=use_grams, rank_bound=rank_bound)
+        from engine.search.clear_path import rank_rows  # the oracle: not on the fast path
+
         rows = rank_rows(view, plan, scope, request.role, cjk_grams=use_grams)
         return order_rows(rows, request.order, limit + 1), False
 

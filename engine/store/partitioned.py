@@ -86,7 +86,6 @@ from engine.store.fan_out import SearchTargets, answer_search, explain_search, r
 from engine.store.journalled import JournalledWrites
 from engine.store.layout import FolderPartitions
 from engine.store.lock import StoreLock, serialized
-from engine.store.transaction import PartitionedTransaction
 from engine.store.witness import WitnessedPartitions
 
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
@@ -94,6 +93,7 @@ if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never n
     # each class costs start-up time: see `engine.cli.commands`)
     from engine.store.background import BackgroundRun, PartitionReconciled, ReconcileWorker
     from engine.store.explanation import PartitionedExplanation
+    from engine.store.transaction import PartitionedTransaction  # a writer's only
     from engine.transcript.compaction import CompactionOutcome
 
 #: The counts every store reports, even one without partitions.
@@ -296,6 +296,8 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
             except BaseException:
                 self._in_transaction = False
                 raise
+            from engine.store.transaction import PartitionedTransaction
+
             transaction = PartitionedTransaction(self)
             try:
                 try:

@@ -159,6 +159,9 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
     # finds work pending, and a command's store is a reader.
     assert "engine.store.background" not in loaded
     assert "engine.store.lock" in loaded
+    # Nor a writer's transaction across partitions, nor the RPC layer's framing (JSON
+    # without a lone surrogate is printed as it is).
+    assert loaded & {"engine.store.transaction", "engine.rpc", "engine.rpc.framing"} == set()
 
 
 def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
@@ -180,6 +183,13 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
                 "engine.explorer", "engine.bench", "engine.ingest", "engine.rpc.server",
                 "engine.backends.sqlite.backend", "engine.backends.postgres"}
     assert loaded & unwanted == set()
+    # A one-word query reads its term's columns only: not the phrases' instances and
+    # bitmaps, nor the clear path (the fast path's oracle), nor the RPC layer's framing,
+    # nor a writer's transaction across partitions.
+    one_word_never = {"engine.index.token_bitmaps", "engine.search.phrases",
+                      "engine.search.clear_path", "engine.rpc", "engine.rpc.framing",
+                      "engine.store.transaction"}
+    assert loaded & one_word_never == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
