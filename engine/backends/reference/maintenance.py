@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from engine.backends.protocol import ReconcileBatch
 from engine.backends.reference.indexing import IndexedStore
 from engine.errors import UnknownSession
-from engine.held_signals import signals_held
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import needs_reconcile
 from engine.model import StoredEvent
@@ -56,6 +55,8 @@ class IndexMaintenance(IndexedStore):
         are read from the store, a long window's a run at a time (flushing the buffer
         between runs unless not `flushing`: a whole rebuild commits its index at the end).
         """
+        from engine.held_signals import signals_held  # here: a search never rebuilds
+
         count = self.store.event_count(session_id)
         if known is not None and len(known) == count and all(
                 event.seq == seq for seq, event in enumerate(known)):
