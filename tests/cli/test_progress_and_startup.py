@@ -185,10 +185,10 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
     assert loaded & unwanted == set()
     # A one-word query reads its term's columns only: not the phrases' instances and
     # bitmaps, nor the clear path (the fast path's oracle), nor the RPC layer's framing,
-    # nor a writer's transaction across partitions.
+    # nor a writer's transaction across partitions, nor what a rebuild holds signals with.
     one_word_never = {"engine.index.token_bitmaps", "engine.search.phrases",
                       "engine.search.clear_path", "engine.rpc", "engine.rpc.framing",
-                      "engine.store.transaction"}
+                      "engine.store.transaction", "engine.held_signals"}
     assert loaded & one_word_never == set()
 
 
