@@ -7,11 +7,13 @@ Usage (stores imported from the same corpus, e.g. `session-search import --store
     python bench/phrase_queries.py --reference S1 --sqlite S2 --rounds 16 of-the "of the"
 
 Each query is a search over every agent (`sessionKeys: []`), limit 25, relevance order.
-Per round, the four calls run in ABBA order (the order reverses every round), so every
+Per round, the five calls run in ABBA order (the order reverses every round), so every
 figure of a query comes from the same seconds of the machine. `reference (rows)` is the
 same backend with phrases matched row by row (`top_rows(..., phrase_bitmaps=False)`,
-the path before the bitmaps); the two reference answers must be equal. Prints median and
-p95 (nearest rank) per variant and the p95 ratio to the kernel's.
+the path before the bitmaps), `reference (walk)` with a query of one phrase walked by
+bound to its end (`engine.search.phrases.SEED_ROWS` unbounded: the rows are never counted
+in one loop); the three reference answers must be equal. Prints median and p95 (nearest
+rank) per variant and the p95 ratio to the kernel's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from engine.bench.sqlite_kernel import KernelStore, store_databases
 from engine.bench.statistics import p95
 from engine.config import EngineConfig
 from engine.model import SearchRequest, SearchResult
-from engine.search import fast_path, kernel
+from engine.search import fast_path, kernel, phrases
 from engine.store.registry import open_backend
 
 
@@ -51,21 +53,30 @@ def main() -> None:
     bitmaps = fast_path.top_rows
     rows = partial(fast_path.top_rows, phrase_bitmaps=False)
 
-    def reference_search(top_rows: Callable[..., object], request: SearchRequest) -> SearchResult:
+    seed_rows = phrases.SEED_ROWS
+
+    def reference_search(top_rows: Callable[..., object], request: SearchRequest,
+                         walk: bool = False) -> SearchResult:
         kernel.top_rows = top_rows  # type: ignore[assignment]
-        return reference.search(request)
+        phrases.SEED_ROWS = 1 << 62 if walk else seed_rows
+        try:
+            return reference.search(request)
+        finally:
+            phrases.SEED_ROWS = seed_rows
 
     for query in arguments.queries:
         request = SearchRequest(query=query, limit=25, session_keys=())
         prepared = kernel_store.prepare_search(request)
         calls: dict[str, Callable[[], object]] = {
             "reference": partial(reference_search, bitmaps, request),
+            "reference (walk)": partial(reference_search, bitmaps, request, True),
             "reference (rows)": partial(reference_search, rows, request),
             "sqlite": partial(sqlite.search, request),
             "sqlite-kernel": prepared.run,
         }
         answers = {name: call() for name, call in calls.items()}  # warm-up, untimed
         assert answers["reference"] == answers["reference (rows)"], query
+        assert answers["reference"] == answers["reference (walk)"], query
         samples: dict[str, list[float]] = {name: [] for name in calls}
         names = list(calls)
         for number in range(arguments.rounds):

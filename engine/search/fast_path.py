@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import heapq
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from itertools import compress, islice, repeat
 
 from engine.index.impact_order import ImpactOrder

@@ -2,8 +2,9 @@
 
 Owns: `phrase_rows` (every row that holds one phrase, how often, and where), the choice
 between matching a phrase row by row and over token bitmaps (`bitmaps_pay`), and the
-walk that finds the best rows of a phrase without counting its instances in every row
-(`best_rows_by_bound`, used by `engine.search.fast_path` for a query of one phrase).
+search for the best rows of a phrase without counting its instances in every row
+(`best_phrase_rows`, used by `engine.search.fast_path` for a query of one phrase: a walk
+by bound, `best_rows_by_bound`, then the rows still in reach counted in one loop).
 Must not touch: the index's mutable state (it reads one `IndexView`), scores (the
 caller hands in its ranks, made by `engine.score.bm25`), scope rules, the order of hits.
 
@@ -14,22 +15,27 @@ for the whole index, then either every instance listed (O(index / 8) in C plus
 O(instances)) or, for a query of one phrase, only the rows that can reach the first
 ranks counted: a row holds a phrase at most as often as it holds each of its tokens, so
 the rows of the rarest token, grouped by `(f, D)` (`engine.index.impact_order`), are
-walked from their best possible rank until no unread row can reach the `count`-th.
+walked from their best possible rank until no unread row can reach the `count`-th (or,
+past the first few hundred rows, every row still in reach is counted at once).
 
 The clear version is `engine.index.matching.phrase_occurrences`; the tests compare both
-matchers with `engine.query.phrase_match.phrase_positions` on every row and the walk with
-the clear kernel (`tests/search/test_phrase_bitmaps.py`).
+matchers with `engine.query.phrase_match.phrase_positions` on every row, the walk with
+the clear kernel, and `best_phrase_rows` with the walk to its end
+(`tests/search/test_phrase_bitmaps.py`).
 """
 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain, repeat
 
 from engine.index.impact_order import ImpactOrder
 from engine.index.postings import PostingColumns
-from engine.index.token_bitmaps import instances_by_row, phrase_bits
+from engine.index.token_bitmaps import RowReader, instances_by_row, phrase_bits
 from engine.index.view import IndexView
 from engine.query.ast import Phrase
 
@@ -39,6 +45,9 @@ BITMAP_SHARE = 32
 #: `walk_pays`: a phrase with fewer instances than one in this many rows of its rarest
 #: token has its instances listed (`phrase_rows`) rather than its rows walked.
 RARE_PHRASE_SHARE = 8
+#: `best_phrase_rows`: how many kept rows the walk by bound reads before the rest of the
+#: rows that can reach the first ranks are counted in one loop.
+SEED_ROWS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +163,34 @@ def best_rows_by_bound(
     >>> best_rows_by_bound(impacts, lambda f, d: -f / d, ranks_of, None, 2, -0.3)
     [(2, -0.4)]
     """
+    return _walk_by_bound(impacts, bound_of, ranks_of, keep, count, ceiling)[0]
+
+
+def _walk_by_bound(
+    impacts: ImpactOrder,
+    bound_of: Callable[[int, int], float],
+    ranks_of: Callable[[Sequence[int], int], Iterable[float | None]],
+    keep: Callable[[int], bool] | None,
+    count: int,
+    ceiling: float | None,
+    rows: int | None = None,
+) -> tuple[list[tuple[int, float]], float | None, bool]:
+    """The walk of `best_rows_by_bound`, stopped early (`rows`) once it has read that
+    many kept rows and holds a threshold: `(its answer, the threshold, whether the walk
+    ended)`; the threshold is then the `count`-th smallest exact rank read (or
+    `ceiling`, when smaller or when fewer rows were found), never better than the
+    `count`-th smallest of all the kept rows."""
     chosen: list[tuple[int, float]] = []
     best: list[float] = []  # the `count` smallest exact ranks so far, negated (a max-heap)
     threshold = ceiling  # no row ranked worse is wanted
+    read = 0
     for bound, length, group in impacts.walk(bound_of):
         if threshold is not None and bound > threshold:
             break
+        if rows is not None and read >= rows and threshold is not None:
+            return chosen, threshold, False
         doc_ids = group if keep is None else tuple(filter(keep, group))
+        read += len(doc_ids)
         for doc_id, rank in zip(doc_ids, ranks_of(doc_ids, length)):
             if rank is None or (threshold is not None and rank > threshold):
                 continue
@@ -175,5 +205,130 @@ def best_rows_by_bound(
                 continue
             threshold = -best[0] if ceiling is None else min(ceiling, -best[0])
     if threshold is None:
+        return chosen, None, True
+    return [(doc_id, rank) for doc_id, rank in chosen if rank <= threshold], threshold, True
+
+
+def best_phrase_rows(
+    impacts: ImpactOrder,
+    rank_of: Callable[[int, int], float],
+    reader: RowReader,
+    keep: Callable[[int], bool] | None,
+    count: int,
+    ceiling: float | None = None,
+    *,
+    seed_rows: int | None = None,
+) -> list[tuple[int, float]]:
+    """`best_rows_by_bound` of a phrase query whose rank is `rank_of(f, D)` for a row of
+    `D` tokens holding the phrase `f` times (the same function bounds a group of the
+    rarest token's rows, `f` its count of that token), the phrase's instances counted on
+    `reader`; the same rows and ranks, read with less work per row.
+
+    The walk by bound reads a group at a time (a heap step, a bound, a call): a phrase
+    whose words repeat inside long rows (`the the`, `to the`) walks thousands of groups,
+    since a row's count of its rarest word bounds its count of the phrase loosely. So the
+    walk runs only until it has read `seed_rows` kept rows (`SEED_ROWS`) and holds a
+    threshold `T` (the `count`-th exact rank so far, or `ceiling`); then every row of a
+    group whose bound is not worse than `T` (for each `f`, a first run of lengths, found
+    by bisection) has its instances counted in one loop, and a row is kept when its rank
+    is not worse than `T`: for each count `c`, when its length is at most the longest
+    one ranked not worse than `T` (bisection again; ranks never improve as `D` grows).
+    Only those rows are ranked. `T` is never better than the `count`-th rank of all the
+    kept rows, so no row of the answer is missed.
+
+    >>> from engine.index.postings import PostingColumns
+    >>> from engine.index.token_bitmaps import RowReader, TokenLine
+    >>> line = TokenLine.of([3, 2, 3, 1])
+    >>> columns = PostingColumns([0, 1, 2, 3], [3, 1, 2, 1], [(0, 1, 2), (0,), (0, 1), (0,)])
+    >>> impacts = ImpactOrder.of(columns, line.lengths)
+    >>> reader = RowReader.of(0b10000101, line)  # instances: row 0 twice, row 2 once
+    >>> rank = lambda f, d: -f / d
+    >>> best_phrase_rows(impacts, rank, reader, None, 1, seed_rows=0)
+    [(0, -0.6666666666666666)]
+    >>> sorted(best_phrase_rows(impacts, rank, reader, None, 2, seed_rows=0))
+    [(0, -0.6666666666666666), (2, -0.3333333333333333)]
+    """
+    chosen, threshold, ended = _walk_by_bound(
+        impacts, rank_of, lambda doc_ids, length: [
+            rank_of(instances, length) if instances else None
+            for instances in reader.counts(doc_ids, length)],
+        keep, count, ceiling, SEED_ROWS if seed_rows is None else seed_rows)
+    if ended or threshold is None:
         return chosen
-    return [(doc_id, rank) for doc_id, rank in chosen if rank <= threshold]
+    candidates: list[int] = []
+    for runs in impacts.by_frequency:
+        frequency = runs.frequency
+        reached = bisect_right(runs.lengths, threshold,
+                               key=lambda length: rank_of(frequency, length))
+        candidates.extend(chain.from_iterable(runs.doc_ids[:reached]))
+    if not candidates:
+        return []
+    counts = reader.row_counts(candidates)
+    lengths = reader.line.lengths
+    longest = _longest_lengths(rank_of, threshold, max(counts),
+                               max(map(lengths.__getitem__, candidates)))
+    found = [(doc_id, instances) for doc_id, instances in zip(candidates, counts)
+             if lengths[doc_id] <= longest[instances]]
+    if keep is not None:
+        found = [(doc_id, instances) for doc_id, instances in found if keep(doc_id)]
+    ranked = [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in found]
+    if len(ranked) >= count:
+        threshold = min(threshold, heapq.nsmallest(count, [rank for _doc_id, rank in ranked])[-1])
+    return [(doc_id, rank) for doc_id, rank in ranked if rank <= threshold]
+
+
+def _longest_lengths(rank_of: Callable[[int, int], float], threshold: float,
+                     most: int, longest: int) -> list[int]:
+    """`found[c]`: the longest row length up to `longest` whose rank with `c` instances
+    is not worse than `threshold` (0 when none is: a row holding an instance is never
+    empty), for `c` from 1 up to `most`, and -1 for `c` = 0; a rank never improves as
+    the length grows, nor worsens as `c` does.
+
+    >>> _longest_lengths(lambda f, d: -f / d, -0.5, 3, 10)
+    [-1, 2, 4, 6]
+    >>> _longest_lengths(lambda f, d: -f / d, -0.5, 4, 7)
+    [-1, 2, 4, 6, 7]
+    >>> _longest_lengths(lambda f, d: -f / d, -3.0, 2, 7)
+    [-1, 0, 0]
+    """
+    found = [-1]
+    for instances in range(1, most + 1):
+        if rank_of(instances, longest) <= threshold:  # and so for every larger count
+            found.extend(repeat(longest, most + 1 - instances))
+            break
+        found.append(_last_not_worse(partial(rank_of, instances), threshold,
+                                     max(found[-1], 0), longest))
+    return found
+
+
+def _last_not_worse(rank_at: Callable[[int], float], threshold: float, low: int,
+                    high: int) -> int:
+    """The largest length in `low + 1 .. high - 1` whose rank (`rank_at`, never better
+    as the length grows) is not worse than `threshold`, or `low` when none is: the
+    rank at `high` is known to be worse, and the one at `low` is not asked.
+
+    bm25's rank of one phrase is `-a / (c + d * length)` for constants of the query and
+    the row's count, so the length where the reciprocal of the rank crosses the
+    threshold's is a close first guess (from the ranks at `low + 1` and `high`); the
+    bisection that follows is what is exact.
+
+    >>> rank = lambda length: -3 / (2 + 0.5 * length)
+    >>> [_last_not_worse(rank, threshold, 0, 40) for threshold in (-2.0, -1.0, -0.3, -0.1)]
+    [0, 2, 16, 39]
+    """
+    if high - low > 3 and threshold < 0:
+        first, first_rank, high_rank = low + 1, rank_at(low + 1), rank_at(high)
+        if first_rank > threshold:
+            return low
+        if high_rank < 0 and high_rank != first_rank:
+            share = (1 / threshold - 1 / first_rank) / (1 / high_rank - 1 / first_rank)
+            guess = first + int(share * (high - first))
+            low = first
+            for probe in (guess, guess + 1):  # narrow the bracket around the guess
+                if low < probe < high:
+                    if rank_at(probe) <= threshold:
+                        low = probe
+                    else:
+                        high = probe
+                        break
+    return bisect_right(range(high), threshold, lo=low + 1, key=rank_at) - 1

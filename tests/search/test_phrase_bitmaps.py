@@ -23,15 +23,18 @@ from engine.analysis.profiles import SEARCH_PROFILE
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index import view as view_module
+from engine.index.impact_order import ImpactOrder
 from engine.index.inverted_index import InvertedIndex
-from engine.index.token_bitmaps import rows_holding
+from engine.index.postings import PostingColumns
+from engine.index.token_bitmaps import RowReader, TokenLine, instances_by_row, rows_holding
 from engine.index.writer import flush_index
 from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.ast import Phrase
 from engine.query.checked_request import check_request
 from engine.query.phrase_match import phrase_positions
+from engine.score.bm25 import bm25
 from engine.search import kernel, phrases
-from engine.search.phrases import phrase_bitmap, phrase_rows
+from engine.search.phrases import best_phrase_rows, best_rows_by_bound, phrase_bitmap, phrase_rows
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-phrase-bitmaps"
@@ -103,19 +106,26 @@ requests = st.builds(
 )
 
 
+#: `SEED_ROWS`: 0 and 1 count every row the walk would read in one loop at once (after the
+#: first group), 10**9 walks to the end.
+seed_rows = st.sampled_from([0, 1, 4, 10**9])
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=60), st.sets(st.integers(0, 59)), requests,
-       st.booleans(), st.sampled_from([0, 8, 10**9]), st.booleans())
+       st.booleans(), st.sampled_from([0, 8, 10**9]), st.booleans(), seed_rows)
 def test_one_phrase_walk_equals_the_clear_kernel(documents, deleted, request, flushed,
-                                                rare_share, tight_cache):
+                                                rare_share, tight_cache, seed):
     """`rare_share` 0 walks every phrase, 10**9 lists every phrase's instances instead;
-    `tight_cache` leaves the view room for no bitmap (each is made again when asked)."""
+    `tight_cache` leaves the view room for no bitmap (each is made again when asked);
+    `seed` is how many rows the walk reads before the rest are counted in one loop."""
     index = indexed(documents, deleted, flushed)
     checked = check_request(request)
     clear = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, config=CLEAR_KERNEL)
     slots = 1 if tight_cache else view_module.CACHED_BITMAP_SLOTS
     with mock.patch.object(phrases, "RARE_PHRASE_SHARE", rare_share), \
             mock.patch.object(phrases, "BITMAP_SHARE", 10**9), \
+            mock.patch.object(phrases, "SEED_ROWS", seed), \
             mock.patch.object(view_module, "CACHED_BITMAP_SLOTS", slots):
         for _ in range(2):  # the second run reads what the view kept
             fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER)
@@ -130,9 +140,10 @@ def test_one_phrase_walk_equals_the_clear_kernel(documents, deleted, request, fl
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=60), st.sets(st.integers(0, 59)), requests,
-       st.sampled_from([0, 8, 10**9]), st.integers(0, 30), st.sampled_from([0.0, -1e-9, 1e-9]))
+       st.sampled_from([0, 8, 10**9]), st.integers(0, 30), st.sampled_from([0.0, -1e-9, 1e-9]),
+       seed_rows)
 def test_a_merged_search_bound_leaves_out_exactly_the_worse_rows(documents, deleted, request,
-                                                                 rare_share, pick, nudge):
+                                                                 rare_share, pick, nudge, seed):
     """`rank_bound` (a merged search): when more than `limit` rows match, the rows ranked
     worse than the bound are left out, and the others are those of the clear kernel."""
     index = indexed(documents, deleted, flushed=False)
@@ -142,7 +153,8 @@ def test_a_merged_search_bound_leaves_out_exactly_the_worse_rows(documents, dele
         return
     bound = clear.rows[min(pick, len(clear.rows) - 1)].rank + nudge
     with mock.patch.object(phrases, "RARE_PHRASE_SHARE", rare_share), \
-            mock.patch.object(phrases, "BITMAP_SHARE", 10**9):
+            mock.patch.object(phrases, "BITMAP_SHARE", 10**9), \
+            mock.patch.object(phrases, "SEED_ROWS", seed):
         fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, rank_bound=bound)
     full = len(clear.rows) > clear.limit
     expected = [row for row in clear.rows if not row.rank > bound] if full else list(clear.rows)
@@ -157,3 +169,91 @@ def test_a_phrase_does_not_run_from_one_row_into_the_next():
     index = indexed(["x of", "the x", "of the"], set(), flushed=True)
     found = phrase_rows(index.view(), Phrase(("of", "the")), bitmaps=True)
     assert dict(found.counts) == {2: 1}
+
+
+@st.composite
+def counted_rows(draw):
+    """Rows of random lengths, a token's count in each (its `f`) and a phrase's count
+    (at most `f`, placed on the row's first slots): the inputs of the walk by bound."""
+    lengths = draw(st.lists(st.integers(0, 40), min_size=1, max_size=80))
+    rows, tokens, instances = [], [], []
+    for doc_id, length in enumerate(lengths):
+        if length and draw(st.booleans()):
+            frequency = draw(st.integers(1, length))
+            rows.append(doc_id)
+            tokens.append(frequency)
+            instances.append(draw(st.integers(0, frequency)))
+    return lengths, rows, tokens, instances
+
+
+@settings(max_examples=300, deadline=None)
+@given(counted_rows(), st.integers(1, 12), st.sampled_from([0, 1, 3, 7, 10**9]),
+       st.sampled_from([None, None, 0.0, 0.5, 0.9]), st.booleans(),
+       st.floats(0.01, 5.0), st.integers(1, 3))
+def test_counting_in_one_loop_equals_the_walk_by_bound(rows, count, seed, ceiling_share, scoped,
+                                                       idf, average):
+    """`best_phrase_rows` (a seed walk, then the rows that can still reach the first ranks
+    counted in one loop) returns the rows and ranks of `best_rows_by_bound` (the walk to
+    its end), ties at the threshold included, with bm25's ranks, scopes and ceilings."""
+    lengths, doc_ids, frequencies, instances = rows
+    line = TokenLine.of(lengths)
+    bits = 0
+    for doc_id, found in zip(doc_ids, instances):
+        bits |= ((1 << found) - 1) << line.starts[doc_id]
+    reader = RowReader.of(bits, line)
+    impacts = ImpactOrder.of(PostingColumns(doc_ids, frequencies,
+                                            [tuple(range(f)) for f in frequencies]), lengths)
+
+    def rank_of(found: int, length: int) -> float:
+        return bm25([(idf, found)], length, float(average))
+
+    keep = (lambda doc_id: doc_id % 3 != 1) if scoped else None
+    ranks = sorted(rank_of(found, lengths[doc_id]) for doc_id, found in zip(doc_ids, instances)
+                   if found)
+    ceiling = None if ceiling_share is None or not ranks else \
+        ranks[int(ceiling_share * (len(ranks) - 1))]
+    walked = best_rows_by_bound(
+        impacts, rank_of,
+        lambda group, length: [rank_of(found, length) if found else None
+                               for found in reader.counts(group, length)],
+        keep, count, ceiling)
+    counted = best_phrase_rows(impacts, rank_of, reader, keep, count, ceiling, seed_rows=seed)
+    assert sorted(counted) == sorted(walked)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(1e-6, 8.0), st.floats(1.0, 300.0), st.floats(-6.0, -1e-4),
+       st.integers(1, 30), st.integers(1, 3000))
+def test_the_longest_lengths_are_those_of_every_length_ranked(idf, average, threshold, most,
+                                                              longest):
+    """`_longest_lengths` (a guess from the shape of bm25, then bisection) against every
+    length ranked with bm25 itself."""
+    def rank_of(found: int, length: int) -> float:
+        return bm25([(idf, found)], length, average)
+
+    expected = [-1] + [
+        max((length for length in range(1, longest + 1) if rank_of(found, length) <= threshold),
+            default=0)
+        for found in range(1, most + 1)
+    ]
+    assert phrases._longest_lengths(rank_of, threshold, most, longest) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 70), min_size=1, max_size=40), st.data())
+def test_instances_by_row_lists_every_set_bit(lengths, data):
+    """Every set bit, by row, on lines with empty rows and long runs of zero bytes."""
+    line = TokenLine.of(lengths)
+    expected = {}
+    bits = 0
+    for doc_id, length in enumerate(lengths):
+        starts = sorted(data.draw(st.sets(st.integers(0, length - 1), max_size=length)
+                                  if length else st.just(set())))
+        if starts:
+            expected[doc_id] = starts
+            for start in starts:
+                bits |= 1 << (line.starts[doc_id] + start)
+    assert instances_by_row(bits, line) == expected
+    reader = RowReader.of(bits, line)
+    assert reader.row_counts(range(len(lengths))) == [
+        len(expected.get(doc_id, ())) for doc_id in range(len(lengths))]
