@@ -344,10 +344,19 @@ class FileDirectory:
         return str(self._full(name))
 
     def list_names(self, prefix: str = "") -> list[str]:
-        if not self.path.is_dir():
+        # Only the folder the prefix names is walked: a reader's refresh lists the log
+        # folder of every partition before each search, not the index files beside it.
+        top = self.path
+        folder_name = prefix.rpartition("/")[0]
+        if folder_name:
+            try:
+                top = self._full(folder_name)
+            except StoreError:  # no store file can be in it: walk everything, as before
+                top = self.path
+        if not top.is_dir():
             return []
         names = []
-        for folder, _subfolders, files in os.walk(self.path, onerror=_raise_listing_error):
+        for folder, _subfolders, files in os.walk(top, onerror=_raise_listing_error):
             relative = Path(folder).relative_to(self.path)
             for file in files:
                 name = (relative / file).as_posix()
