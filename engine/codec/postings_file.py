@@ -34,6 +34,7 @@ record (`verify`, `dump`).
 from __future__ import annotations
 
 import sys
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
+    MAX_PAYLOAD_LENGTH,
+    RECORD_HEAD,
     DecodeError,
     decode_footer_at_end,
     decode_header,
@@ -61,7 +64,7 @@ MAGIC = FILE_KINDS["postings"].magic
 LIST_KIND = "postings"
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
-#: One row's positions as the write buffer keeps them: a bare int for a single one.
+#: One row's positions in a paired list: a sequence, or a bare int for a single one.
 Positions = Sequence[int] | int
 
 #: Unsigned typecodes by size, with the first value each cannot hold.
@@ -82,12 +85,35 @@ def smallest_typecode(largest: int) -> str:
 
 
 def _packed(values: Sequence[int]) -> tuple[str, bytes]:
-    """`(typecode, little-endian bytes)` of non-negative ints in the smallest typecode."""
+    """`(typecode, little-endian bytes)` of non-negative ints in the smallest typecode.
+
+    An unsigned `array` of a wider typecode (the index's write buffer keeps its columns
+    so) is narrowed by slicing its bytes in C rather than converted item by item: a
+    little-endian value's low bytes come first.
+
+    >>> _packed(array("I", [1, 300])) == _packed([1, 300]), _packed(array("Q", [7]))
+    (True, ('B', b'\\x07'))
+    """
     typecode = smallest_typecode(max(values, default=0))
+    if sys.byteorder == "little" and isinstance(values, array) and values.typecode in _WIDER:
+        raw = values.tobytes()
+        step, width = values.itemsize, _TYPECODE_WIDTHS[typecode]
+        if width == step:
+            return typecode, raw
+        if width == 1:
+            return typecode, raw[0::step]
+        narrowed = bytearray(len(values) * width)
+        for byte in range(width):
+            narrowed[byte::width] = raw[byte::step]
+        return typecode, bytes(narrowed)
     packed = array(typecode, values)
     if sys.byteorder != "little":
         packed.byteswap()
     return typecode, packed.tobytes()
+
+
+#: Unsigned `array` typecodes `_packed` narrows by slicing bytes (4 or 8 bytes an item).
+_WIDER = frozenset(typecode for typecode in ("I", "L", "Q") if array(typecode).itemsize in (4, 8))
 
 
 def _packed_one(value: int) -> tuple[str, bytes]:
@@ -136,8 +162,7 @@ class PostingArrays:
 
 def encode_posting_value(doc_ids: Sequence[int], positions: Sequence[Positions]) -> list[Any]:
     """The msgpack value of one posting list given as parallel columns: the doc ids
-    (increasing) and each document's positions (increasing; a bare int is one position,
-    as the index's write buffer keeps single positions).
+    (increasing) and each document's positions (increasing; a bare int is one position).
 
     >>> encode_posting_value([3, 7], [[0, 4], 2])
     ['postings', 'B', b'\\x03\\x07', 'B', b'\\x02\\x01', 'B', b'\\x00\\x04\\x02']
@@ -176,6 +201,70 @@ def encode_flat_posting_value(doc_ids: Sequence[int], counts: Sequence[int],
     count_type, count_bytes = _packed(counts)
     position_type, position_bytes = _packed(positions)
     return [LIST_KIND, doc_type, doc_bytes, count_type, count_bytes, position_type, position_bytes]
+
+
+#: The msgpack bytes a posting record's payload starts with: a 7-item array, then the
+#: string "postings".
+_PAYLOAD_PREFIX = b"\x97\xa8postings"
+#: The msgpack bytes of each typecode string (a 1-character str).
+_TYPECODE_BYTES = {typecode: b"\xa1" + typecode.encode() for typecode in _TYPECODE_WIDTHS}
+#: The payload's middle for a list of one row holding one position: the count column
+#: (typecode "B", one byte 1) between the doc id column and the position column.
+_ONE_COUNT = b"\xa1B\xc4\x01\x01"
+
+
+def _bin_head(length: int) -> bytes:
+    """The msgpack head of a `bin` of `length` bytes (bin 8, 16 or 32).
+
+    >>> _bin_head(3), _bin_head(300), _bin_head(70_000)
+    (b'\\xc4\\x03', b'\\xc5\\x01,', b'\\xc6\\x00\\x01\\x11p')
+    """
+    if length < 0x100:
+        return bytes((0xC4, length))
+    if length < 0x10000:
+        return b"\xc5" + length.to_bytes(2, "big")
+    return b"\xc6" + length.to_bytes(4, "big")
+
+
+def _column_bytes(values: Sequence[int]) -> bytes:
+    """One column of a payload: its typecode's msgpack string, then its packed values as
+    a msgpack `bin` (what `encode_payload` makes of `_packed(values)`)."""
+    typecode, packed = _packed(values)
+    return _TYPECODE_BYTES[typecode] + _bin_head(len(packed)) + packed
+
+
+def _one_value_bytes(value: int) -> bytes:
+    """`_column_bytes([value])`, without making an array.
+
+    >>> _one_value_bytes(300) == _column_bytes([300])
+    True
+    """
+    typecode, packed = _packed_one(value)
+    return _TYPECODE_BYTES[typecode] + bytes((0xC4, len(packed))) + packed
+
+
+def encode_flat_posting_record(doc_ids: Sequence[int], counts: Sequence[int],
+                               positions: Sequence[int]) -> bytes:
+    """The framed record of one posting list given as its three columns: the same bytes
+    as `encode_record(encode_flat_posting_value(doc_ids, counts, positions))` (its
+    oracle, `tests/codec/test_postings_file.py`), written here byte by byte (the msgpack
+    heads of a 7-item array, short strings and `bin`s) instead of through msgpack
+    objects: a flush writes one record per term of its segment.
+
+    >>> from engine.codec.framing import encode_record
+    >>> encode_flat_posting_record([3, 7], [2, 1], [0, 4, 2]) == encode_record(
+    ...     encode_flat_posting_value([3, 7], [2, 1], [0, 4, 2]))
+    True
+    """
+    if len(doc_ids) == 1 and len(positions) == 1:  # most terms of a segment: one row, once
+        payload = b"".join((_PAYLOAD_PREFIX, _one_value_bytes(doc_ids[0]), _ONE_COUNT,
+                            _one_value_bytes(positions[0])))
+    else:
+        payload = b"".join((_PAYLOAD_PREFIX, _column_bytes(doc_ids), _column_bytes(counts),
+                            _column_bytes(positions)))
+    if len(payload) > MAX_PAYLOAD_LENGTH:
+        raise DecodeError(f"record payload of {len(payload)} bytes is out of range")
+    return RECORD_HEAD.pack(len(payload), zlib.crc32(payload)) + payload
 
 
 def decode_posting_value(value: Any) -> PostingArrays:
@@ -228,7 +317,7 @@ def encode_postings_file(
     """The whole file, and `{term: (document_frequency, offset, length)}` of each record.
 
     `lists` is every `(term, doc_ids, positions)` in term order (see `encode_posting_value`),
-    or `(term, doc_ids, counts, positions)` given flat (`encode_flat_posting_value`).
+    or `(term, doc_ids, counts, positions)` given flat (`encode_flat_posting_record`).
 
     >>> data, slots = encode_postings_file([("a", [0], [1]), ("b", [0, 2], [0, [5, 6]])])
     >>> read = lambda offset, length: data[offset: offset + length]
@@ -239,8 +328,8 @@ def encode_postings_file(
     offset = HEADER_SIZE
     slots: dict[str, tuple[int, int, int]] = {}
     for term, doc_ids, *columns in lists:
-        record = encode_record(encode_posting_value(doc_ids, columns[0]) if len(columns) == 1
-                               else encode_flat_posting_value(doc_ids, *columns))
+        record = (encode_record(encode_posting_value(doc_ids, columns[0])) if len(columns) == 1
+                  else encode_flat_posting_record(doc_ids, *columns))
         slots[term] = (len(doc_ids), offset, len(record))
         parts.append(record)
         offset += len(record)

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import re
+from array import array
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec.framing import DecodeError, decode_payload, encode_frame, encode_payload
+from engine.codec.framing import (
+    DecodeError,
+    decode_payload,
+    encode_frame,
+    encode_payload,
+    encode_record,
+)
 from engine.codec.postings_file import (
     check_posting_arrays,
     check_postings_file,
     decode_posting_value,
+    encode_flat_posting_record,
+    encode_flat_posting_value,
     encode_posting_value,
     encode_postings_file,
     read_posting_record,
@@ -37,6 +46,44 @@ def test_posting_list_round_trip_as_arrays(postings, singles_as_ints):
     decoded = decode_posting_value(decode_payload(encode_payload(value)))
     assert decoded.pairs() == postings
     check_posting_arrays(decoded)
+
+
+@st.composite
+def flat_columns(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
+    """Three columns of any widths: a few values up to 2**64 - 1, or long columns (their
+    bytes past a `bin 8`, and sometimes past a `bin 16`)."""
+    width = draw(st.sampled_from([2**8, 2**16, 2**32, 2**64]))
+    values = st.integers(0, width - 1)
+    rows = draw(st.sampled_from([1, 1, 2, 40, 300, 20_000]))
+    doc_ids = sorted(draw(st.sets(values, min_size=1, max_size=3)))
+    doc_ids = doc_ids + list(range(doc_ids[-1] + 1, doc_ids[-1] + 1 + rows - len(doc_ids)))
+    counts = [draw(st.integers(1, 3)) if index < 3 else 1 for index in range(len(doc_ids))]
+    positions = [draw(values) if index < 5 else index for index in range(sum(counts))]
+    return doc_ids, counts, positions
+
+
+@settings(max_examples=60, deadline=None)
+@given(flat_columns())
+def test_a_record_written_byte_by_byte_is_the_msgpack_record(columns):
+    """`encode_flat_posting_record` against its oracle, the record msgpack makes of the
+    same value (the bytes, not only what they decode to)."""
+    expected = encode_record(encode_flat_posting_value(*columns))
+    assert encode_flat_posting_record(*columns) == expected
+    # as the write buffer hands them: arrays of a wider typecode, narrowed by bytes
+    for typecode in ("I", "Q"):
+        if max(max(column) for column in columns) < 2 ** (8 * array(typecode).itemsize):
+            arrays = [array(typecode, column) for column in columns]
+            assert encode_flat_posting_record(*arrays) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(posting_lists().filter(bool))
+def test_flat_and_paired_columns_write_the_same_file(postings):
+    doc_ids = [doc_id for doc_id, _positions in postings]
+    counts = [len(positions) for _doc_id, positions in postings]
+    flat = [position for _doc_id, positions in postings for position in positions]
+    paired = encode_postings_file([("t", doc_ids, [list(p) for _d, p in postings])])
+    assert encode_postings_file([("t", doc_ids, counts, flat)]) == paired
 
 
 def test_posting_columns_take_the_smallest_typecode():
