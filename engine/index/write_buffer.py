@@ -1,71 +1,57 @@
 """The index's write buffer: the segment new rows go into, laid out for fast appends.
 
-Owns: the in-memory layout of unflushed rows (documents, and per term one list of its
-rows' doc ids and positions, interleaved) and handing them to a flush in term order, as
-columns. Must not touch: tombstones, files, bytes, scoring.
+Owns: the in-memory layout of unflushed rows (documents, and per term two packed arrays
+of its rows' doc ids, counts and positions) and handing them to a flush in term order,
+as the columns a postings file holds. Must not touch: tombstones, files, bytes, scoring.
 
 `MemorySegment` (in `engine.index.segment`) is the clear version of the same segment and
 this module's test oracle: after the same `add` calls both answer `documents`,
 `postings`, `terms` and `terms_with_prefix` alike (`tests/index/test_write_buffer.py`).
-What makes this one faster on the write path:
+What makes this one faster and smaller on the write path:
 
 * terms live in a plain `dict` (O(1) insert); the sorted term list that prefix lookups
   and flushes need is built when first asked for and kept until a new term arrives;
-* an added row appends its doc id and its positions to one list per term, instead of
-  making a `Posting` object and inserting into a sorted map; a term that occurs once in
-  the row (about 70% of postings) keeps its position as a bare int, not a list;
-  `Posting` objects are made only when a query reads a term's list (and kept until the
+* an added row is walked once, token by token, straight into its terms' columns (no
+  per-row grouping of positions, no `Posting` object): a term's column is two
+  `array`s, `[doc_id, count, doc_id, count, ...]` and every position one after another,
+  so a posting costs a few bytes instead of list slots, int objects and a list of
+  positions (about a quarter of the memory), and a flush hands the arrays, sliced in C,
+  to the postings file's encoder without flattening anything;
+* `Posting` objects are made only when a query reads a term's list (and kept until the
   next `add`).
 
 Rows are appended in doc-id order (the index hands out increasing ids), so each term's
-list stays sorted by doc id. Deleted rows stay until the flush leaves them out.
+column stays sorted by doc id; a token of the row being added is the same row's posting
+exactly when the column's last doc id is the row's. Deleted rows stay until the flush
+leaves them out.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import accumulate, compress
 
 from engine.index.documents import DocumentRecord
 from engine.index.postings import Posting
 
-#: One row's positions of one term: a bare int when it occurs once (most terms do; small
-#: ints are shared objects, so the common case allocates nothing), else a list.
-Positions = int | list[int]
-#: One term's rows, interleaved: `[doc_id, positions, doc_id, positions, ...]` in doc-id
-#: order (one `+=` per row; `[0::2]` and `[1::2]` split it into columns in C).
-Interleaved = list[int | Positions]
+#: One term's rows: `(doc_ids_and_counts, positions)`, the first interleaved
+#: `[doc_id, count, doc_id, count, ...]` in doc-id order, the second each row's
+#: positions, row after row (`count` of them each).
+Column = tuple[array, array]
+#: Doc ids a column of typecode "I" holds; a larger one widens every column to "Q".
+_NARROW_DOC_IDS = 1 << 32
 
 
-def group_positions(terms: Sequence[str]) -> dict[str, Positions]:
-    """The token positions of one row's terms, grouped by term in first-seen order; a
-    term seen once has its position as a bare int.
+def column_rows(column: Column) -> tuple[array, array, array]:
+    """`(doc_ids, counts, positions)` of a column (slices made in C).
 
-    Same grouping as `engine.index.postings.positions_by_term` (the clear version).
-
-    >>> group_positions(["to", "be", "or", "not", "to", "be"])
-    {'to': [0, 4], 'be': [1, 5], 'or': 2, 'not': 3}
+    >>> column_rows((array("I", [3, 2, 7, 1]), array("I", [0, 4, 2])))
+    (array('I', [3, 7]), array('I', [2, 1]), array('I', [0, 4, 2]))
     """
-    grouped: dict[str, Positions] = {}
-    lookup = grouped.get
-    for position, term in enumerate(terms):
-        positions = lookup(term)
-        if positions is None:
-            grouped[term] = position
-        elif positions.__class__ is int:
-            grouped[term] = [positions, position]  # type: ignore[list-item]
-        else:
-            positions.append(position)  # type: ignore[union-attr]
-    return grouped
-
-
-def positions_tuple(positions: Positions) -> tuple[int, ...]:
-    """The positions as a tuple (`Posting.positions`).
-
-    >>> positions_tuple(4), positions_tuple([1, 5])
-    ((4,), (1, 5))
-    """
-    return (positions,) if positions.__class__ is int else tuple(positions)  # type: ignore[arg-type]
+    doc_ids_and_counts, positions = column
+    return doc_ids_and_counts[0::2], doc_ids_and_counts[1::2], positions
 
 
 class WriteBuffer:
@@ -76,17 +62,20 @@ class WriteBuffer:
     ...            ["to", "be", "or", "not", "to", "be"])
     >>> buffer.postings("be"), list(buffer.terms_with_prefix("n"))
     ([Posting(doc_id=0, positions=(1, 5))], ['not'])
-    >>> list(buffer.posting_columns())[:2]
-    [('be', [0], [[1, 5]]), ('not', [0], [3])]
+    >>> [(term, list(doc_ids), list(counts), list(positions))
+    ...  for term, doc_ids, counts, positions in buffer.posting_columns()][:2]
+    [('be', [0], [2], [1, 5]), ('not', [0], [1], [3])]
     """
 
     name = "buffer"
 
     def __init__(self) -> None:
         self._documents: dict[int, DocumentRecord] = {}
-        self._columns: dict[str, Interleaved] = {}
+        self._columns: dict[str, Column] = {}
         self._sorted_terms: list[str] | None = None
         self._decoded: dict[str, list[Posting]] = {}
+        #: The typecode of the doc-id columns: "I" until a doc id needs 64 bits.
+        self._doc_typecode = "I"
 
     @property
     def documents(self) -> Mapping[int, DocumentRecord]:
@@ -101,15 +90,32 @@ class WriteBuffer:
         self._documents[doc_id] = record
         if self._decoded:
             self._decoded.clear()
+        if doc_id >= _NARROW_DOC_IDS and self._doc_typecode == "I":
+            self._widen()
         columns = self._columns
         lookup = columns.get
-        for term, positions in group_positions(terms).items():
+        typecode = self._doc_typecode
+        new_terms = len(columns)
+        for position, term in enumerate(terms):
             column = lookup(term)
             if column is None:
-                columns[term] = [doc_id, positions]
-                self._sorted_terms = None
+                columns[term] = (array(typecode, (doc_id, 1)), array("I", (position,)))
+                continue
+            doc_ids_and_counts, positions = column
+            if doc_ids_and_counts[-2] == doc_id:  # again in this row
+                doc_ids_and_counts[-1] += 1
             else:
-                column += (doc_id, positions)
+                doc_ids_and_counts.append(doc_id)
+                doc_ids_and_counts.append(1)
+            positions.append(position)
+        if len(columns) != new_terms:
+            self._sorted_terms = None
+
+    def _widen(self) -> None:
+        """Make every doc-id column hold 64-bit doc ids (a doc id reached 2**32)."""
+        self._doc_typecode = "Q"
+        for term, (doc_ids_and_counts, positions) in self._columns.items():
+            self._columns[term] = (array("Q", doc_ids_and_counts), positions)
 
     # ----- the Segment protocol (reads) -----------------------------------------------
 
@@ -120,9 +126,11 @@ class WriteBuffer:
         column = self._columns.get(term)
         if column is None:
             return ()
+        doc_ids, counts, positions = column_rows(column)
         postings = [
-            Posting(doc_id, positions_tuple(positions))  # type: ignore[arg-type]
-            for doc_id, positions in zip(column[0::2], column[1::2], strict=True)
+            Posting(doc_id, tuple(positions[start:end]))
+            for doc_id, start, end in zip(doc_ids, accumulate(counts, initial=0),
+                                          accumulate(counts), strict=False)
         ]
         self._decoded[term] = postings
         return postings
@@ -147,18 +155,24 @@ class WriteBuffer:
 
     def posting_columns(
         self, deleted: frozenset[int] | set[int] = frozenset()
-    ) -> Iterator[tuple[str, list[int], list[Positions]]]:
-        """Every `(term, doc_ids, positions)` in term order, rows in `deleted` left out
-        (and terms left with no row dropped); see `Positions` (what
-        `engine.codec.postings_file.encode_postings_file` takes)."""
+    ) -> Iterator[tuple[str, array, array, array]]:
+        """Every `(term, doc_ids, counts, positions)` in term order (each row's positions
+        one after another in `positions`), rows in `deleted` left out (and terms left
+        with no row dropped): what `engine.codec.postings_file.encode_postings_file`
+        takes."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
-            column = self._columns[term]
-            doc_ids, positions = column[0::2], column[1::2]
+            doc_ids, counts, positions = column_rows(self._columns[term])
             if filtering and not deleted.isdisjoint(doc_ids):
-                kept = [index for index, doc_id in enumerate(doc_ids) if doc_id not in deleted]
-                if not kept:
+                keep = [doc_id not in deleted for doc_id in doc_ids]
+                if not any(keep):
                     continue
-                doc_ids = [doc_ids[index] for index in kept]
-                positions = [positions[index] for index in kept]
-            yield term, doc_ids, positions
+                kept_positions = array("I")
+                for start, end, kept in zip(accumulate(counts, initial=0), accumulate(counts),
+                                            keep, strict=False):
+                    if kept:
+                        kept_positions.extend(positions[start:end])
+                doc_ids = array(doc_ids.typecode, compress(doc_ids, keep))
+                counts = array(counts.typecode, compress(counts, keep))
+                positions = kept_positions
+            yield term, doc_ids, counts, positions

@@ -3,6 +3,7 @@ flush / merge / reload, and the invariant checker."""
 
 from __future__ import annotations
 
+from array import array
 from itertools import accumulate
 
 import pytest
@@ -177,7 +178,7 @@ def test_loading_with_another_profile_is_refused():
 
 def test_checker_reports_a_position_past_the_row_length():
     index = build([["a", "b"]])
-    index.buffer._columns["zz"] = [0, [7]]  # damage on purpose
+    index.buffer._columns["zz"] = (array("I", [0, 1]), array("I", [7]))  # damage on purpose
     index.buffer._sorted_terms = None
     problems = check_index(index)
     assert "buffer: term 'zz' doc 0: position outside 0..1" in problems

@@ -6,9 +6,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.index.documents import DocumentRecord
-from engine.index.postings import positions_by_term
 from engine.index.segment import MemorySegment
-from engine.index.write_buffer import WriteBuffer, group_positions, positions_tuple
+from engine.index.write_buffer import WriteBuffer
+
+
+def column_pairs(doc_ids, counts, positions) -> list[tuple[int, tuple[int, ...]]]:
+    """One term's rows as `posting_columns` gives them, as `(doc_id, positions)` pairs."""
+    pairs, start = [], 0
+    for doc_id, count in zip(doc_ids, counts, strict=True):
+        pairs.append((doc_id, tuple(positions[start:start + count])))
+        start += count
+    assert start == len(positions)
+    return pairs
 
 WORDS = st.sampled_from(["a", "ab", "abc", "b", "ba", "é", "zz", "z"])
 ROWS = st.lists(st.lists(WORDS, min_size=0, max_size=8), min_size=0, max_size=12)
@@ -35,8 +44,8 @@ def test_buffer_matches_the_memory_segment(rows: list[list[str]], prefix: str) -
     assert list(fast.postings("missing")) == []
     pairs = [(term, [(p.doc_id, p.positions) for p in postings])
              for term, postings in clear.posting_lists()]
-    assert [(term, [(doc_id, positions_tuple(item)) for doc_id, item in zip(ids, positions)])
-            for term, ids, positions in fast.posting_columns()] == pairs
+    assert [(term, column_pairs(*columns))
+            for term, *columns in fast.posting_columns()] == pairs
 
 
 @settings(max_examples=40, deadline=None)
@@ -51,15 +60,23 @@ def test_posting_columns_leave_out_deleted_rows(rows: list[list[str]], deleted: 
                  if p.doc_id not in deleted]
         if pairs:
             expected.append((term, pairs))
-    assert [(term, [(doc_id, positions_tuple(item)) for doc_id, item in zip(ids, positions)])
-            for term, ids, positions in fast.posting_columns(deleted)] == expected
+    assert [(term, column_pairs(*columns))
+            for term, *columns in fast.posting_columns(deleted)] == expected
 
 
-@given(st.lists(WORDS, max_size=20))
-def test_group_positions_is_positions_by_term(terms: list[str]) -> None:
-    grouped = {term: list(positions_tuple(value)) for term, value in group_positions(terms).items()}
-    assert grouped == positions_by_term(terms)
-    assert list(grouped) == list(positions_by_term(terms))
+@settings(max_examples=30, deadline=None)
+@given(ROWS, st.integers(2**32 - 3, 2**32 + 2))
+def test_doc_ids_past_32_bits_widen_the_columns(rows: list[list[str]], first: int) -> None:
+    """Doc ids are never reused, so they may pass 2**32: the columns widen, same answers."""
+    clear, fast = MemorySegment(), WriteBuffer()
+    for number, terms in enumerate(rows):
+        clear.add(record(first + number, terms), terms)
+        fast.add(record(first + number, terms), terms)
+    pairs = [(term, [(p.doc_id, p.positions) for p in postings])
+             for term, postings in clear.posting_lists()]
+    assert [(term, column_pairs(*columns)) for term, *columns in fast.posting_columns()] == pairs
+    for term in clear.terms():
+        assert list(fast.postings(term)) == list(clear.postings(term))
 
 
 def test_doctests_of_the_module() -> None:
