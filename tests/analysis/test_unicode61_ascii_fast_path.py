@@ -14,9 +14,9 @@ from engine.analysis.unicode61 import Unicode61Tokenizer
 OPTIONS = [
     {}, {"remove_diacritics": 0}, {"remove_diacritics": 2}, {"tokenchars": "'-_"},
     {"separators": "Xe"}, {"tokenchars": "q"}, {"separators": "a"}, {"categories": "L* N*"},
-    {"categories": "Lu"},
+    {"categories": "Lu"}, {"tokenchars": "\t"}, {"tokenchars": "\x1c "}, {"separators": "\x1f"},
 ]
-ASCII_TEXT = st.text(alphabet=string.printable + "\x00\x7f", max_size=60)
+ASCII_TEXT = st.text(alphabet=string.printable + "\x00\x7f\x1c\x1d\x1e\x1f", max_size=60)
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
@@ -32,3 +32,12 @@ def test_the_shortcut_is_off_when_case_pairs_split_differently() -> None:
     assert Unicode61Tokenizer(separators="X")._ascii_lower_first is False
     assert Unicode61Tokenizer(categories="Lu")._ascii_lower_first is False
     assert Unicode61Tokenizer(separators="X").terms("aXb AxB") == ["a", "b", "axb"]
+
+
+def test_the_split_path_is_off_when_a_split_character_is_a_token_character() -> None:
+    """`str.split` also cuts at tabs and at \\x1c..\\x1f: such a token character keeps
+    the pattern (the tests above check both paths against the clear walk)."""
+    assert Unicode61Tokenizer()._ascii_split_table is not None
+    assert Unicode61Tokenizer(tokenchars="\x1d")._ascii_split_table is None
+    assert Unicode61Tokenizer(tokenchars="\x1d").terms("a\x1db c") == ["a\x1db", "c"]
+    assert Unicode61Tokenizer().terms("a\x1db\tC") == ["a", "b", "c"]
