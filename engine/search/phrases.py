@@ -16,7 +16,7 @@ O(instances)) or, for a query of one phrase, only the rows that can reach the fi
 ranks counted: a row holds a phrase at most as often as it holds each of its tokens, so
 the rows of the rarest token, grouped by `(f, D)` (`engine.index.impact_order`), are
 walked from their best possible rank until no unread row can reach the `count`-th (or,
-past the first few hundred rows, every row still in reach is counted at once).
+past its first few hundred rows, every row still in reach is counted at once).
 
 The clear version is `engine.index.matching.phrase_occurrences`; the tests compare both
 matchers with `engine.query.phrase_match.phrase_positions` on every row, the walk with
@@ -31,7 +31,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, repeat
+from itertools import chain, compress
 
 from engine.index.impact_order import ImpactOrder
 from engine.index.postings import PostingColumns
@@ -47,7 +47,7 @@ BITMAP_SHARE = 32
 RARE_PHRASE_SHARE = 8
 #: `best_phrase_rows`: how many kept rows the walk by bound reads before the rest of the
 #: rows that can reach the first ranks are counted in one loop.
-SEED_ROWS = 256
+SEED_ROWS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,12 +174,13 @@ def _walk_by_bound(
     count: int,
     ceiling: float | None,
     rows: int | None = None,
-) -> tuple[list[tuple[int, float]], float | None, bool]:
+) -> tuple[list[tuple[int, float]], float | None, float | None]:
     """The walk of `best_rows_by_bound`, stopped early (`rows`) once it has read that
-    many kept rows and holds a threshold: `(its answer, the threshold, whether the walk
-    ended)`; the threshold is then the `count`-th smallest exact rank read (or
-    `ceiling`, when smaller or when fewer rows were found), never better than the
-    `count`-th smallest of all the kept rows."""
+    many kept rows and holds a threshold: `(its answer, the threshold, the bound of the
+    first group not read)`, the bound None when the walk ended (the answer is then
+    whole). A threshold is the `count`-th smallest exact rank read (or `ceiling`, when
+    smaller or when fewer rows were found), never better than the `count`-th smallest
+    of all the kept rows."""
     chosen: list[tuple[int, float]] = []
     best: list[float] = []  # the `count` smallest exact ranks so far, negated (a max-heap)
     threshold = ceiling  # no row ranked worse is wanted
@@ -188,7 +189,7 @@ def _walk_by_bound(
         if threshold is not None and bound > threshold:
             break
         if rows is not None and read >= rows and threshold is not None:
-            return chosen, threshold, False
+            return chosen, threshold, bound
         doc_ids = group if keep is None else tuple(filter(keep, group))
         read += len(doc_ids)
         for doc_id, rank in zip(doc_ids, ranks_of(doc_ids, length)):
@@ -205,8 +206,8 @@ def _walk_by_bound(
                 continue
             threshold = -best[0] if ceiling is None else min(ceiling, -best[0])
     if threshold is None:
-        return chosen, None, True
-    return [(doc_id, rank) for doc_id, rank in chosen if rank <= threshold], threshold, True
+        return chosen, None, None
+    return [(doc_id, rank) for doc_id, rank in chosen if rank <= threshold], threshold, None
 
 
 def best_phrase_rows(
@@ -228,13 +229,15 @@ def best_phrase_rows(
     whose words repeat inside long rows (`the the`, `to the`) walks thousands of groups,
     since a row's count of its rarest word bounds its count of the phrase loosely. So the
     walk runs only until it has read `seed_rows` kept rows (`SEED_ROWS`) and holds a
-    threshold `T` (the `count`-th exact rank so far, or `ceiling`); then every row of a
-    group whose bound is not worse than `T` (for each `f`, a first run of lengths, found
-    by bisection) has its instances counted in one loop, and a row is kept when its rank
-    is not worse than `T`: for each count `c`, when its length is at most the longest
-    one ranked not worse than `T` (bisection again; ranks never improve as `D` grows).
-    Only those rows are ranked. `T` is never better than the `count`-th rank of all the
-    kept rows, so no row of the answer is missed.
+    threshold `T` (the `count`-th exact rank so far, or `ceiling`). Then every row of a
+    group whose bound is not worse than `T` (for each `f`, a first run of its lengths,
+    found by bisection) has its instances counted in one loop, and the rows ranked not
+    worse than `T` are ranked: a row of `c` instances is when its length is at most the
+    longest one ranked not worse than `T` with `c` instances (`_LongestLengths`; ranks
+    never improve as `D` grows). `T` is never better than the `count`-th rank of all the
+    kept rows (unless it is `ceiling`, and every kept row ranked not worse is then the
+    answer), and any row ranked as well has a bound not worse than `T`: it was counted,
+    and the answer is cut at the `count`-th rank of the rows ranked.
 
     >>> from engine.index.postings import PostingColumns
     >>> from engine.index.token_bitmaps import RowReader, TokenLine
@@ -248,57 +251,57 @@ def best_phrase_rows(
     >>> sorted(best_phrase_rows(impacts, rank, reader, None, 2, seed_rows=0))
     [(0, -0.6666666666666666), (2, -0.3333333333333333)]
     """
-    chosen, threshold, ended = _walk_by_bound(
+    chosen, threshold, stopped_at = _walk_by_bound(
         impacts, rank_of, lambda doc_ids, length: [
             rank_of(instances, length) if instances else None
             for instances in reader.counts(doc_ids, length)],
         keep, count, ceiling, SEED_ROWS if seed_rows is None else seed_rows)
-    if ended or threshold is None:
+    if stopped_at is None or threshold is None:
         return chosen
-    candidates: list[int] = []
-    for runs in impacts.by_frequency:
-        frequency = runs.frequency
-        reached = bisect_right(runs.lengths, threshold,
-                               key=lambda length: rank_of(frequency, length))
-        candidates.extend(chain.from_iterable(runs.doc_ids[:reached]))
-    if not candidates:
-        return []
-    counts = reader.row_counts(candidates)
     lengths = reader.line.lengths
-    longest = _longest_lengths(rank_of, threshold, max(counts),
-                               max(map(lengths.__getitem__, candidates)))
-    found = [(doc_id, instances) for doc_id, instances in zip(candidates, counts)
-             if lengths[doc_id] <= longest[instances]]
-    if keep is not None:
-        found = [(doc_id, instances) for doc_id, instances in found if keep(doc_id)]
-    ranked = [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in found]
-    if len(ranked) >= count:
-        threshold = min(threshold, heapq.nsmallest(count, [rank for _doc_id, rank in ranked])[-1])
-    return [(doc_id, rank) for doc_id, rank in ranked if rank <= threshold]
+    rows: list[int] = []
+    for runs in impacts.by_frequency:
+        end = bisect_right(runs.lengths, threshold, key=partial(rank_of, runs.frequency))
+        rows.extend(chain.from_iterable(runs.doc_ids[:end]))
+    counts = reader.row_counts(rows)
+    cut = _LongestLengths(rank_of, threshold,
+                          max(runs.lengths[-1] for runs in impacts.by_frequency))
+    ranked = []
+    for doc_id, instances in zip(compress(rows, counts), filter(None, counts)):
+        length = lengths[doc_id]
+        if length <= cut[instances] and (keep is None or keep(doc_id)):
+            ranked.append((doc_id, rank_of(instances, length)))
+    if len(ranked) < count:  # only when `threshold` is the ceiling
+        return ranked
+    last = heapq.nsmallest(count, [rank for _doc_id, rank in ranked])[-1]
+    return [(doc_id, rank) for doc_id, rank in ranked if rank <= last]
 
 
-def _longest_lengths(rank_of: Callable[[int, int], float], threshold: float,
-                     most: int, longest: int) -> list[int]:
-    """`found[c]`: the longest row length up to `longest` whose rank with `c` instances
-    is not worse than `threshold` (0 when none is: a row holding an instance is never
-    empty), for `c` from 1 up to `most`, and -1 for `c` = 0; a rank never improves as
-    the length grows, nor worsens as `c` does.
+class _LongestLengths(dict[int, int]):
+    """`cut[x]`: the longest row length up to `longest` whose rank with `x` instances
+    (`rank_of(x, D)`) is not worse than `threshold`, 0 when none is (a row holding an
+    instance is never empty); found when first asked (`_last_not_worse`).
 
-    >>> _longest_lengths(lambda f, d: -f / d, -0.5, 3, 10)
-    [-1, 2, 4, 6]
-    >>> _longest_lengths(lambda f, d: -f / d, -0.5, 4, 7)
-    [-1, 2, 4, 6, 7]
-    >>> _longest_lengths(lambda f, d: -f / d, -3.0, 2, 7)
-    [-1, 0, 0]
+    >>> cut = _LongestLengths(lambda f, d: -f / d, -0.5, 7)
+    >>> [cut[x] for x in (1, 2, 3, 4)], _LongestLengths(lambda f, d: -f / d, -3.0, 7)[2]
+    ([2, 4, 6, 7], 0)
     """
-    found = [-1]
-    for instances in range(1, most + 1):
-        if rank_of(instances, longest) <= threshold:  # and so for every larger count
-            found.extend(repeat(longest, most + 1 - instances))
-            break
-        found.append(_last_not_worse(partial(rank_of, instances), threshold,
-                                     max(found[-1], 0), longest))
-    return found
+
+    __slots__ = ("longest", "rank_of", "threshold")
+
+    def __init__(self, rank_of: Callable[[int, int], float], threshold: float,
+                 longest: int) -> None:
+        super().__init__()
+        self.rank_of, self.threshold, self.longest = rank_of, threshold, longest
+
+    def __missing__(self, instances: int) -> int:
+        rank_at = partial(self.rank_of, instances)
+        if rank_at(self.longest) <= self.threshold:
+            found = self.longest
+        else:
+            found = _last_not_worse(rank_at, self.threshold, 0, self.longest)
+        self[instances] = found
+        return found
 
 
 def _last_not_worse(rank_at: Callable[[int], float], threshold: float, low: int,

@@ -223,20 +223,19 @@ def test_counting_in_one_loop_equals_the_walk_by_bound(rows, count, seed, ceilin
 
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-6, 8.0), st.floats(1.0, 300.0), st.floats(-6.0, -1e-4),
-       st.integers(1, 30), st.integers(1, 3000))
-def test_the_longest_lengths_are_those_of_every_length_ranked(idf, average, threshold, most,
+       st.lists(st.integers(1, 40), min_size=1, max_size=8), st.integers(1, 3000))
+def test_the_longest_lengths_are_those_of_every_length_ranked(idf, average, threshold, asked,
                                                               longest):
-    """`_longest_lengths` (a guess from the shape of bm25, then bisection) against every
+    """`_LongestLengths` (a guess from the shape of bm25, then bisection) against every
     length ranked with bm25 itself."""
     def rank_of(found: int, length: int) -> float:
         return bm25([(idf, found)], length, average)
 
-    expected = [-1] + [
-        max((length for length in range(1, longest + 1) if rank_of(found, length) <= threshold),
+    cut = phrases._LongestLengths(rank_of, threshold, longest)
+    for found in asked:
+        assert cut[found] == max(
+            (length for length in range(1, longest + 1) if rank_of(found, length) <= threshold),
             default=0)
-        for found in range(1, most + 1)
-    ]
-    assert phrases._longest_lengths(rank_of, threshold, most, longest) == expected
 
 
 @settings(max_examples=200, deadline=None)
