@@ -6,6 +6,14 @@ Usage (stores imported from the same corpus, e.g. `session-search import --store
 
     python bench/phrase_queries.py --reference S1 --sqlite S2 --rounds 16 of-the "of the"
 
+With `--serve`, the same queries go through `sessions.search` of `serve` processes
+instead (round trip of one request line), fed in turn: this tree's over the reference
+store and over the SQLite store, and, with `--before TREE` (a checkout of an earlier
+commit, e.g. `git archive COMMIT | tar -x -C TREE`), that tree's over the reference
+store; upstream's bare statement runs beside them in this process:
+
+    python bench/phrase_queries.py --reference S1 --sqlite S2 --serve --before TREE the-the
+
 Each query is a search over every agent (`sessionKeys: []`), limit 25, relevance order.
 Per round, the five calls run in ABBA order (the order reverses every round), so every
 figure of a query comes from the same seconds of the machine. `reference (rows)` is the
@@ -29,6 +37,7 @@ from engine.bench.sqlite_kernel import KernelStore, store_databases
 from engine.bench.statistics import p95
 from engine.config import EngineConfig
 from engine.model import SearchRequest, SearchResult
+from engine.rpc.client import RpcClient, engine_command
 from engine.search import fast_path, kernel, phrases
 from engine.store.registry import open_backend
 
@@ -39,13 +48,80 @@ def timed(call: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - started, answer
 
 
+def compare(name_of_calls: Callable[[str], dict[str, Callable[[], object]]],
+            queries: list[str], rounds: int, check: Callable[[str, dict[str, object]], None]
+            ) -> None:
+    """Time each query's calls in ABBA rounds and print median, p95 and p95 / kernel p95."""
+    for query in queries:
+        calls = name_of_calls(query)
+        answers = {name: call() for name, call in calls.items()}  # warm-up, untimed
+        check(query, answers)
+        samples: dict[str, list[float]] = {name: [] for name in calls}
+        names = list(calls)
+        for number in range(rounds):
+            for name in names if number % 2 == 0 else names[::-1]:
+                samples[name].append(timed(calls[name])[0])
+        base = p95(samples["sqlite-kernel"])
+        for name, values in samples.items():
+            slowest = p95(values)
+            print(f"  {name:17} median {statistics.median(values) * 1e3:8.2f} ms"
+                  f"  p95 {slowest * 1e3:8.2f} ms  p95 / kernel p95 {slowest / base:5.2f}x")
+
+
+def serve_main(arguments: argparse.Namespace) -> None:
+    """The queries through `serve` processes (module docstring)."""
+    servers: dict[str, RpcClient] = {}
+
+    def server(tree: Path, store: Path) -> RpcClient:
+        command, environment = engine_command("serve", "--store", store.resolve())
+        environment["PYTHONPATH"] = str(tree.resolve())
+        return RpcClient.spawn(command, env=environment)
+
+    here = Path(__file__).resolve().parent.parent
+    servers["serve"] = server(here, arguments.reference)
+    if arguments.before is not None:
+        servers["serve (before)"] = server(arguments.before, arguments.reference)
+    servers["serve sqlite"] = server(here, arguments.sqlite)
+    kernel_store = KernelStore(store_databases(arguments.sqlite))
+
+    def calls_of(query: str) -> dict[str, Callable[[], object]]:
+        params = {"query": query, "limit": 25, "sessionKeys": []}
+        calls: dict[str, Callable[[], object]] = {
+            name: partial(client.call, "sessions.search", params)
+            for name, client in servers.items()}
+        calls["sqlite-kernel"] = kernel_store.prepare_search(
+            SearchRequest(query=query, limit=25, session_keys=())).run
+        return calls
+
+    def check(query: str, answers: dict[str, object]) -> None:
+        if "serve (before)" in answers:
+            assert answers["serve"] == answers["serve (before)"], query
+        served = answers["serve"]
+        assert isinstance(served, dict)
+        print(f"{query!r}: {len(served['hits'])} hits, truncated {served['truncated']}")
+
+    try:
+        compare(calls_of, arguments.queries, arguments.rounds, check)
+    finally:
+        kernel_store.close()
+        for client in servers.values():
+            client.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, required=True)
     parser.add_argument("--sqlite", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("--serve", action="store_true",
+                        help="through serve processes instead of in this process")
+    parser.add_argument("--before", type=Path,
+                        help="with --serve: also serve from this checkout of an earlier commit")
     parser.add_argument("queries", nargs="+")
     arguments = parser.parse_args()
+    if arguments.serve:
+        serve_main(arguments)
+        return
     config = EngineConfig(background_reconcile=False)
     reference = open_backend(arguments.reference, backend="reference", config=config)
     sqlite = open_backend(arguments.sqlite, backend="sqlite", config=config)
@@ -64,32 +140,24 @@ def main() -> None:
         finally:
             phrases.SEED_ROWS = seed_rows
 
-    for query in arguments.queries:
+    def calls_of(query: str) -> dict[str, Callable[[], object]]:
         request = SearchRequest(query=query, limit=25, session_keys=())
-        prepared = kernel_store.prepare_search(request)
-        calls: dict[str, Callable[[], object]] = {
+        return {
             "reference": partial(reference_search, bitmaps, request),
             "reference (walk)": partial(reference_search, bitmaps, request, True),
             "reference (rows)": partial(reference_search, rows, request),
             "sqlite": partial(sqlite.search, request),
-            "sqlite-kernel": prepared.run,
+            "sqlite-kernel": kernel_store.prepare_search(request).run,
         }
-        answers = {name: call() for name, call in calls.items()}  # warm-up, untimed
+
+    def check(query: str, answers: dict[str, object]) -> None:
         assert answers["reference"] == answers["reference (rows)"], query
         assert answers["reference"] == answers["reference (walk)"], query
-        samples: dict[str, list[float]] = {name: [] for name in calls}
-        names = list(calls)
-        for number in range(arguments.rounds):
-            for name in names if number % 2 == 0 else names[::-1]:
-                samples[name].append(timed(calls[name])[0])
-        base = p95(samples["sqlite-kernel"])
         result = answers["reference"]
         assert isinstance(result, SearchResult)
         print(f"{query!r}: {len(result.hits)} hits, truncated {result.truncated}")
-        for name, values in samples.items():
-            slowest = p95(values)
-            print(f"  {name:17} median {statistics.median(values) * 1e3:8.2f} ms"
-                  f"  p95 {slowest * 1e3:8.2f} ms  p95 / kernel p95 {slowest / base:5.2f}x")
+
+    compare(calls_of, arguments.queries, arguments.rounds, check)
     kernel_store.close()
     reference.close()
     sqlite.close()

@@ -48,6 +48,9 @@ RARE_PHRASE_SHARE = 8
 #: `best_phrase_rows`: how many kept rows the walk by bound reads before the rest of the
 #: rows that can reach the first ranks are counted in one loop.
 SEED_ROWS = 512
+#: `SEED_ROWS` of a walk given a ceiling (a merged search's rank bound, already close to
+#: the threshold the walk would find).
+BOUNDED_SEED_ROWS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +258,8 @@ def best_phrase_rows(
         impacts, rank_of, lambda doc_ids, length: [
             rank_of(instances, length) if instances else None
             for instances in reader.counts(doc_ids, length)],
-        keep, count, ceiling, SEED_ROWS if seed_rows is None else seed_rows)
+        keep, count, ceiling,
+        (SEED_ROWS if ceiling is None else BOUNDED_SEED_ROWS) if seed_rows is None else seed_rows)
     if stopped_at is None or threshold is None:
         return chosen
     lengths = reader.line.lengths
