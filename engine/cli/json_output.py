@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import Any
 
 
-
 def print_json(value: Any) -> None:
     """Print one JSON document, UTF-8, keys in the order given, newline-terminated.
 
@@ -33,25 +32,14 @@ def print_json(value: Any) -> None:
     }
     """
     text = json.dumps(value, ensure_ascii=False, indent=2)
-    if not encodes(text):  # only then is the RPC layer's escaping loaded
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: only then is the RPC layer's escaping loaded
         from engine.rpc.framing import escape_lone_surrogates
 
         text = escape_lone_surrogates(text)
     sys.stdout.write(text)
     sys.stdout.write("\n")
-
-
-def encodes(text: str) -> bool:
-    """Whether `text` encodes to UTF-8 as it is (it holds no lone surrogate).
-
-    >>> encodes("é"), encodes("é" + chr(0xD800))
-    (True, False)
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def print_json_lines(records: Iterable[Any]) -> None:
