@@ -36,6 +36,7 @@ dirty is always safe: the rebuild from the active path is the authority.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -116,3 +117,29 @@ def classify_append(
     new_leaf = entry_id if entry_id is not None else state.leaf_event_id
     new_state = WindowIndexState(indexed_seq=stored.seq, leaf_event_id=new_leaf)
     return ("index" if indexable else "advance"), new_state
+
+
+def forward_state(events: Iterable[StoredEvent]) -> WindowIndexState | None:
+    """The state the forward indexer leaves a window in that held no event and no state
+    when `events` (seq 0, 1, ...) were appended to it one by one: dirty as soon as one
+    event makes it so (dirty is sticky), None for no event. Only the state moves of
+    `classify_append` are followed (they do not depend on whether an event is
+    indexable), so no text is read.
+
+    A window this leaves clean gets from the forward indexer exactly the rows a rebuild
+    of its events would give it; a dirty one gets its rows from a rebuild (reconcile, or
+    a writer that rebuilds the window at once, `engine.backends.sqlite.writes`).
+
+    >>> first = StoredEvent("w", 0, {"type": "message", "id": "m1", "parentId": None})
+    >>> rewind = StoredEvent("w", 1, {"type": "leaf", "id": "l1", "targetId": "m1"})
+    >>> forward_state([first])
+    WindowIndexState(indexed_seq=0, leaf_event_id='m1', needs_rebuild=False)
+    >>> forward_state([first, rewind]).needs_rebuild, forward_state([]) is None
+    (True, True)
+    """
+    state: WindowIndexState | None = None
+    for stored in events:
+        state = classify_append(state, stored, indexable=True)[1]
+        if state is not None and state.needs_rebuild:
+            break
+    return state

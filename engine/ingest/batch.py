@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from engine.backends.protocol import BackendTransaction
 from engine.errors import DuplicateImport, InputError, MalformedInput, UnknownSession
 from engine.model import SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.transcript.events import SEARCHABLE_ROLES
-from engine.transcript.validation import check_event
+from engine.transcript.validation import check_event, check_shaped_event
 from engine.transcript.windows import chain_problems
 
 #: How many records (windows + events) pass between two progress reports.
@@ -83,6 +84,19 @@ class ImportReport:
         }
 
 
+@runtime_checkable
+class TranscriptAppender(Protocol):
+    """A transaction that takes a new window's whole transcript at once and indexes it
+    once, from its final active branch (the SQLite backend's, the reference backend's
+    and the partitioned store's transactions have it; `ImportBatch.whole_transcript`)."""
+
+    def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
+                          created_at: Sequence[float | None]) -> int:
+        """Append `events`, each already checked (`validation.check_event`) and stamped
+        by its item of `created_at`, to a window that holds none yet; how many."""
+        ...
+
+
 class ImportBatch:
     """The state of one import inside its transaction."""
 
@@ -95,8 +109,16 @@ class ImportBatch:
         expected_lines: int = 0,
         replace: bool = False,
         read_events: Callable[[str], list[StoredEvent]] | None = None,
+        whole_windows: bool = False,
     ) -> None:
         self.transaction = transaction
+        #: Hand each new window's transcript to the transaction whole
+        #: (`whole_transcript`); only an import that reconciles after it does.
+        self.whole_windows = whole_windows and isinstance(transaction, TranscriptAppender)
+        #: Windows this import added that hold no event yet.
+        self._fresh: set[str] = set()
+        #: The window whose transcript is being read whole: its id, events and stamps.
+        self._holding: tuple[str, list[dict[str, Any]], list[float | None]] | None = None
         #: The events a stored window holds (for a flat log that continues one).
         self.read_events = read_events
         #: Replace the transcript of a window the store holds instead of refusing it.
@@ -206,6 +228,7 @@ class ImportBatch:
             self.replaced_count += 1
         else:
             self.window_count += 1
+            self._fresh.add(window.session_id)
         self._counted(path, line)
 
     def retire(self, window: SessionWindow) -> SessionWindow:
@@ -266,10 +289,36 @@ class ImportBatch:
 
     # ---- events ---------------------------------------------------------------------
 
+    @contextmanager
+    def whole_transcript(self, session_id: str) -> Iterator[None]:
+        """Read one source's events of window `session_id` as its whole transcript: when
+        the import hands windows whole (`whole_windows`) and this import added the window
+        and gave it no event yet, the events `append`ed inside the block are held (each
+        checked as it is read) and handed to the transaction at its end, in one
+        `append_transcript`, which indexes the window once from its final active branch
+        instead of leaving a rewound window to reconcile; otherwise they are appended
+        one by one. Only a block that ends without an exception hands them over (one
+        that raised fails the import)."""
+        if not self.whole_windows or session_id not in self._fresh or self._holding is not None:
+            yield
+            return
+        self._fresh.discard(session_id)
+        self._holding = (session_id, [], [])
+        try:
+            yield
+            _, events, stamps = self._holding
+        finally:
+            self._holding = None
+        if events:
+            assert isinstance(self.transaction, TranscriptAppender)
+            self.transaction.append_transcript(session_id, events, stamps)
+
     def append(self, session_id: str, event: dict[str, Any], path: str, line: int | None,
-               *, created_at: float | None = None) -> int:
+               *, created_at: float | None = None, shaped: bool = False) -> int:
         """Append the event read at `path:line` to a window this import added; return seq.
-        Its receipt time is `created_at`, else the import's `received_at`.
+        Its receipt time is `created_at`, else the import's `received_at`. `shaped`: the
+        reader already checked it with `events.validation_problem`, so that check is not
+        run again on it when it is held (`whole_transcript`).
 
         A value the store refuses (an `InputError`, e.g. a lone surrogate it cannot
         encode) is reported as `MalformedInput` at that line.
@@ -278,9 +327,16 @@ class ImportBatch:
             raise DuplicateImport(
                 f'events for window "{session_id}" can only be imported with the window')
         replacement = self.replacements.get(session_id)
+        holding = self._holding
         try:
             stamp = self.received_at if created_at is None else created_at
-            if replacement is None:
+            if holding is not None and holding[0] == session_id:
+                (check_shaped_event if shaped else check_event)(session_id, event, stamp)
+                seq = len(holding[1])
+                holding[1].append(event)
+                holding[2].append(stamp)
+            elif replacement is None:
+                self._fresh.discard(session_id)
                 seq = self.transaction.append_event(session_id, event, created_at=stamp)
             else:
                 check_event(session_id, event, stamp)

@@ -98,13 +98,17 @@ def import_sources(
     received_at: float | None = None,
     progress: PhasedProgress | None = None,
     replace: bool = False,
+    whole_windows: bool = False,
 ) -> ImportReport:
     """Import every source into `target` in one transaction; return what was added.
 
     `received_at` (epoch ms) is recorded as every event's `created_at`; None lets the
     store use its clock. `progress` is described in the module docstring. With
     `replace`, a window the store holds gets the transcript the sources give it
-    (`ImportBatch`) instead of being refused as a duplicate.
+    (`ImportBatch`) instead of being refused as a duplicate. `whole_windows`: each new
+    window's transcript file is handed to the transaction whole and indexed once from its
+    active branch (`ImportBatch.whole_transcript`), for an import that reconciles after
+    it (a rewound window is then not left dirty for that reconcile).
     """
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")
@@ -118,7 +122,8 @@ def import_sources(
         reading = partial(progress, "read")
     with target.transaction() as transaction:
         batch = ImportBatch(transaction, existing, received_at, reading, expected,
-                            replace=replace, read_events=getattr(target, "events", None))
+                            replace=replace, read_events=getattr(target, "events", None),
+                            whole_windows=whole_windows)
         for path, form in plan:
             FORMS[form][1](path, batch)
         batch.finish()

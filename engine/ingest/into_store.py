@@ -90,7 +90,8 @@ def import_into_store(
         detect_form(Path(source))
 
     def job(backend: PartitionedStore, committed: list[bool]) -> tuple[ImportReport, int]:
-        report = import_sources(backend, sources, progress=progress, replace=replace)
+        report = import_sources(backend, sources, progress=progress, replace=replace,
+                                whole_windows=reconcile)
         reconciling = partial(progress, "reconcile") if progress is not None else None
         reconciled = reconcile_when_needed(backend, reconciling) if reconcile else 0
         return compact_after_replacing(backend, report), reconciled
@@ -142,7 +143,8 @@ def live_import_into_store(
         notes: list[str] = []
         marks = read_marks(store_path, notes)
         name = state_name(state)
-        report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()))
+        report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()),
+                                                whole_windows=reconcile)
         committed.append(True)
         for reason in report.newly_set_aside:
             if warn is not None:

@@ -307,10 +307,13 @@ def _decide_database_window(target: ImportTarget, source: _Source,
 
 def import_live_state(
     target: ImportTarget, state: Path, marks: StateMarks, *, received_at: float | None = None,
+    whole_windows: bool = False,
 ) -> tuple[LiveReport, StateMarks]:
     """Bring `target` up to date with the state folder `state` in one transaction;
     return what was done and the new marks (to be written after this returns). A source
-    that cannot be read is set aside and the import made without it (`set_aside.py`)."""
+    that cannot be read is set aside and the import made without it (`set_aside.py`).
+    `whole_windows`: hand each new window's transcript to the transaction whole
+    (`ImportBatch`; for an import that reconciles after it)."""
     if not is_live_state(state):
         raise MalformedInput(str(state), None, NOT_A_STATE)
     aside = still_aside(state, marks.set_aside)
@@ -318,7 +321,8 @@ def import_live_state(
     while True:
         excluded = frozenset({*aside, *fresh})
         try:
-            report, new_marks = _import_once(target, state, marks, excluded, received_at)
+            report, new_marks = _import_once(target, state, marks, excluded, received_at,
+                                              whole_windows)
             break
         except MalformedInput as error:
             name = source_of_error(state, error)
@@ -337,8 +341,8 @@ def import_live_state(
 
 
 def _import_once(target: ImportTarget, state: Path, marks: StateMarks,
-                 excluded: frozenset[str], received_at: float | None
-                 ) -> tuple[LiveReport, StateMarks]:
+                 excluded: frozenset[str], received_at: float | None,
+                 whole_windows: bool = False) -> tuple[LiveReport, StateMarks]:
     """One try of the import, leaving out the sources named in `excluded`."""
     notes: list[str] = []
     existing = stored_windows(target)
@@ -356,7 +360,8 @@ def _import_once(target: ImportTarget, state: Path, marks: StateMarks,
                 with _source_errors(source.path):
                     _decide_file(target, source, marks.files.get(source.name))
         with target.transaction() as transaction:
-            batch = ImportBatch(transaction, existing, received_at)
+            batch = ImportBatch(transaction, existing, received_at,
+                                whole_windows=whole_windows)
             _write(target, batch, sources, notes)
             batch.finish()  # the replacements gathered (`replace_transcript`)
     finally:

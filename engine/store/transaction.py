@@ -146,6 +146,27 @@ class PartitionedTransaction(BackendTransaction):
         self._record(agent_id, "append_event", (session_id, event, created_at), 1)
         return seq
 
+    def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
+                          created_at: Sequence[float | None]) -> int:
+        """Append the whole transcript of a window that holds no event yet, its events
+        already checked (`engine.ingest.batch.TranscriptAppender`), to its partition, by
+        the partition's `append_transcript` when it has one, else event by event; return
+        how many. The journal records them as appends."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            raise unknown_session(session_id)
+        transaction = self._partition_transaction(agent_id)
+        events = list(events)
+        appender = getattr(transaction, "append_transcript", None)
+        if appender is not None:
+            appender(session_id, events, created_at)
+        else:
+            for event, stamp in zip(events, created_at, strict=True):
+                transaction.append_event(session_id, event, stamp)
+        for event, stamp in zip(events, created_at, strict=True):
+            self._record(agent_id, "append_event", (session_id, event, stamp), 1)
+        return len(events)
+
     def replace_transcript(
         self, session_id: str, events: Sequence[dict[str, Any]],
         created_at: float | Sequence[float | None] | None = None,

@@ -316,6 +316,24 @@ def check_event(session_id: object, event: object, created_at: object = None) ->
         raise InputError(f"session {session_id}: {problem}")
 
 
+def check_shaped_event(session_id: object, event: dict[str, Any],
+                       created_at: object = None) -> None:
+    """`check_event` for an event an importer already checked with
+    `events.validation_problem` (and found none): the rest of its checks, with the same
+    messages, so the event is not checked twice.
+
+    >>> check_shaped_event("s1", {"type": "custom", "n": 2**64})
+    Traceback (most recent call last):
+    ...
+    engine.errors.InputError: session s1: event["n"] is an integer outside the 64-bit range
+    """
+    problem = json_value_problem(event, "event")
+    if problem is None:
+        problem = created_at_problem(created_at)
+    if problem is not None:
+        raise InputError(f"session {session_id}: {problem}")
+
+
 def replacement_stamps(created_at: object, count: int) -> list[Any]:
     """The receipt stamp of each of the `count` events of a replaced transcript:
     `created_at` for every one, or, when it is a sequence (a list or tuple), its items,

@@ -53,6 +53,15 @@ class ReferenceTransaction(BackendTransaction):
         check_event(session_id, event, created_at)
         return self._transaction.append_event(session_id, event, created_at)
 
+    def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
+                          created_at: Sequence[float | None]) -> int:
+        """Append the whole transcript of a window, each event already checked as
+        `append_event` checks it (`engine.ingest.batch.TranscriptAppender`), so it is not
+        checked again; return how many. The store's transaction takes them one by one."""
+        for event, stamp in zip(events, created_at, strict=True):
+            self._transaction.append_event(session_id, event, stamp)
+        return len(created_at)
+
     def replace_transcript(
         self, session_id: str, events: Sequence[dict[str, Any]],
         created_at: float | Sequence[float | None] | None = None,

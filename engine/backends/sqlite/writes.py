@@ -55,13 +55,15 @@ with the same message.
 from __future__ import annotations
 
 import json
+import marshal
 import sqlite3
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
-from engine.backends.forward_indexing import canonical_entry_id, classify_append
+from engine.backends.forward_indexing import canonical_entry_id, classify_append, forward_state
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
 from engine.backends.sqlite.storable import is_storable, storable_text
@@ -154,6 +156,7 @@ INSERT_ACTIVE = (
     "message_position, context_eligible) VALUES (?, ?, ?, ?, ?)"
 )
 LAST_FTS_ROW = "SELECT coalesce(max(id), 0) FROM session_transcript_fts_rows"
+ANY_QUEUED = "SELECT EXISTS (SELECT 1 FROM session_search_reconcile_queue)"
 READ_EVENTS = (
     "SELECT seq, event_json, created_at FROM transcript_events WHERE session_id = ? ORDER BY seq"
 )
@@ -245,6 +248,71 @@ def write_identities(connection: sqlite3.Connection, rows: list[tuple]) -> None:
         connection.executemany(UPSERT_IDENTITY, rows)
 
 
+class HeldRows:
+    """The FTS rows of the windows a transaction rebuilt at once (`append_transcript`),
+    held until it ends, in an unnamed temporary file (an import of any size keeps the
+    memory it had): per window, its rows and the dirty state the forward indexer would
+    have left it in.
+
+    >>> held = HeldRows()
+    >>> held.add("b", [("m1", "hi", "user", 1)], WindowIndexState(0, "m1", True))
+    >>> held.add("a", [], WindowIndexState(0, "m1", True))
+    >>> "b" in held, held.drop("a").needs_rebuild, list(held.in_order())
+    (True, True, [('b', [('m1', 'hi', 'user', 1)])])
+    >>> bool(held)
+    False
+    """
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        #: session id -> (offset, size, dirty state)
+        self._windows: dict[str, tuple[int, int, WindowIndexState]] = {}
+
+    def __contains__(self, session_id: str) -> bool:
+        return session_id in self._windows
+
+    def __bool__(self) -> bool:
+        return bool(self._windows)
+
+    def add(self, session_id: str, rows: list[tuple], dirty: WindowIndexState) -> None:
+        """Hold one window's rows `(message_id, text, role, timestamp)`, in path order."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by `close`
+        data = marshal.dumps(rows)
+        offset = self._file.seek(0, 2)
+        self._file.write(data)
+        self._windows[session_id] = (offset, len(data), dirty)
+
+    def drop(self, session_id: str) -> WindowIndexState | None:
+        """Forget a window's rows; the dirty state it was held with (None: not held)."""
+        held = self._windows.pop(session_id, None)
+        return None if held is None else held[2]
+
+    def dirty_states(self) -> dict[str, WindowIndexState]:
+        """Every held window's dirty state; forgets them all."""
+        states = {session_id: held[2] for session_id, held in self._windows.items()}
+        self.close()
+        return states
+
+    def in_order(self) -> Iterator[tuple[str, list[tuple]]]:
+        """Every held window's rows, in session-id order (SQLite's BINARY collation: UTF-8
+        bytes, the order a reconcile rebuilds in); forgets them all."""
+        file = self._file
+        for session_id in sorted(self._windows, key=lambda key: key.encode("utf-8")):
+            offset, size, _ = self._windows[session_id]
+            assert file is not None
+            file.seek(offset)
+            yield session_id, marshal.loads(file.read(size))
+        self.close()
+
+    def close(self) -> None:
+        """Forget every held window and remove the file."""
+        self._windows.clear()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 class SqliteTransaction(BackendTransaction):
     """The write operations of one SQLite transaction (see `SqliteBackend.transaction`);
     `flush()` writes what it has gathered, the backend calls it before committing."""
@@ -255,6 +323,8 @@ class SqliteTransaction(BackendTransaction):
         self._cursors: dict[str, WindowCursor] = {}
         self._pending = PendingRows()
         self._next_row_id: int | None = None
+        #: Windows rebuilt at once whose FTS rows wait for `finish` (`append_transcript`).
+        self._held = HeldRows()
 
     # ---- windows ------------------------------------------------------------------
 
@@ -286,7 +356,7 @@ class SqliteTransaction(BackendTransaction):
         for a key SQLite cannot bind, which no window holds)."""
         if not is_storable(session_key):
             return 0
-        self.flush()
+        self._pending.write(self._connection)
         session_ids = [row[0] for row in self._connection.execute(
             "SELECT session_id FROM session_windows WHERE session_key = ?", (session_key,))]
         self._connection.execute(
@@ -297,6 +367,7 @@ class SqliteTransaction(BackendTransaction):
         self._connection.execute("DELETE FROM session_nodes WHERE session_key = ?", (session_key,))
         for session_id in session_ids:
             self._cursors.pop(session_id, None)
+            self._held.drop(session_id)
         return len(session_ids)
 
     # ---- events -------------------------------------------------------------------
@@ -304,10 +375,71 @@ class SqliteTransaction(BackendTransaction):
     def append_event(self, session_id: str, event: dict[str, Any], created_at: float | None = None) -> int:
         """Append one event, index it in this transaction when the lifecycle allows; return seq."""
         check_event(session_id, event, created_at)
+        return self._append_checked(session_id, event, created_at)
+
+    def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
+                          created_at: Sequence[float | None]) -> int:
+        """Append `events` (seq 0, 1, ...), each stamped by its item of `created_at`, to
+        a window that holds no event yet and has no index state (one put in this
+        transaction), each event already checked as `append_event` checks it
+        (`validation.check_event`); return how many.
+
+        The rows are those `append_event` would leave once reconcile ran, each made once:
+        a window the forward indexer leaves clean (`forward_indexing.forward_state`) is
+        indexed event by event, as `append_event` does; one it would leave dirty (a
+        rewind, a side append, a new branch) is rebuilt from its active path at once:
+        its active rows and rebuilt state now, its FTS rows held (`HeldRows`) until
+        `finish` adds them in session-id order after every other row of the transaction,
+        where reconcile would have added them. When something else is left for reconcile
+        in this partition at `finish` (or a read makes the transaction `flush` first, or
+        the window gets another event), the held windows are left dirty instead, and
+        reconcile rebuilds them with the rest, as before. Any other window takes
+        `append_event`'s path."""
         cursor = self._cursor(session_id)
+        events = list(events)
+        stamps = [float(now_milliseconds()) if given is None else float(given)
+                  for given in created_at]
+        if len(stamps) != len(events):
+            raise ValueError("append_transcript needs one stamp per event")
+        if cursor.last_seq != -1 or cursor.state is not None or not events:
+            for event, stamp in zip(events, stamps, strict=True):
+                self._append_checked(session_id, event, stamp)
+            return len(events)
+        stored = [StoredEvent(session_id, seq, event, stamp)
+                  for seq, (event, stamp) in enumerate(zip(events, stamps, strict=True))]
+        dirty = forward_state(stored)
+        if dirty is None or not dirty.needs_rebuild:
+            for event, stamp in zip(events, stamps, strict=True):
+                self._append_checked(session_id, event, stamp)
+            return len(events)
+        pending = self._pending
+        for item in stored:
+            add_event_rows(pending, session_id, item.seq, item.event, item.created_at)
+        tree = scan_tree(stored)
+        active = active_rows(session_id, tree.active_path())
+        pending.active.extend(active)
+        cursor.active_events = len(active)
+        cursor.active_messages = sum(1 for row in active if row[3] is not None)
+        cursor.state = rebuilt_state(stored[-1].seq, tree.leaf_id)
+        cursor.last_seq = stored[-1].seq
+        pending.states[session_id] = cursor
+        entries = [] if cursor.incognito else index_entries(stored, tree)
+        self._held.add(session_id, [(entry.message_id, entry.text, entry.role, entry.timestamp)
+                                    for entry in entries], dirty)
+        if len(pending.events) >= FLUSH_EVENTS:
+            pending.write(self._connection)
+        return len(events)
+
+    def _append_checked(self, session_id: str, event: dict[str, Any],
+                        created_at: float | None) -> int:
+        """`append_event` after its check."""
+        cursor = self._cursor(session_id)
+        pending = self._pending
+        if session_id in self._held:  # rebuilt at once, and now it goes on: as before,
+            cursor.state = self._held.drop(session_id)  # it is left to reconcile
+            pending.states[session_id] = cursor
         seq = cursor.last_seq + 1
         received = float(now_milliseconds()) if created_at is None else float(created_at)
-        pending = self._pending
         add_event_rows(pending, session_id, seq, event, received)
         stored = StoredEvent(session_id, seq, event, received)
         # Whether the event yields an index entry only tells `index` from `advance`
@@ -328,7 +460,7 @@ class SqliteTransaction(BackendTransaction):
             pending.states[session_id] = cursor
         cursor.last_seq = seq
         if len(pending.events) >= FLUSH_EVENTS:
-            self.flush()
+            pending.write(self._connection)
         return seq
 
     def replace_transcript(
@@ -342,7 +474,8 @@ class SqliteTransaction(BackendTransaction):
         events = list(events)
         stamps = check_replacement(session_id, events, created_at)
         deferred = rebuild_is_deferred(events, self._config)
-        self.flush()
+        self._pending.write(self._connection)
+        self._held.drop(session_id)  # its rows are the replacement's now
         self._connection.execute("DELETE FROM transcript_events WHERE session_id = ?",
                                  (session_id,))
         rows = PendingRows()
@@ -369,7 +502,50 @@ class SqliteTransaction(BackendTransaction):
         return len(events)
 
     def flush(self) -> None:
-        """Write the gathered rows (before a commit, a delete, or when enough are waiting)."""
+        """Write the gathered rows (for a read inside the transaction). Windows whose FTS
+        rows are held (`append_transcript`) are left dirty for reconcile instead: rows
+        added now would precede those of windows appended later."""
+        self._pending.write(self._connection)
+        self._leave_held_to_reconcile()
+
+    def finish(self) -> None:
+        """Write every gathered row before the commit: the held windows' FTS rows after
+        all others, in session-id order, unless something else waits for reconcile in
+        this partition (then they are left dirty too, and reconcile rebuilds them all in
+        its order)."""
+        self._pending.write(self._connection)
+        if not self._held:
+            return
+        if self._connection.execute(ANY_QUEUED).fetchone()[0]:
+            self._leave_held_to_reconcile()
+            return
+        fts_map: list[tuple] = []
+        fts: list[tuple] = []
+        for session_id, rows in self._held.in_order():
+            for message_id, text, role, timestamp in rows:
+                row_id = self._next_fts_row()
+                fts_map.append((row_id, session_id, message_id))
+                fts.append((row_id, storable_text(text), session_id, message_id, role,
+                            timestamp))
+            if len(fts) >= FLUSH_EVENTS:
+                self._write_fts(fts_map, fts)
+        self._write_fts(fts_map, fts)
+
+    def _write_fts(self, fts_map: list[tuple], fts: list[tuple]) -> None:
+        if fts:
+            self._connection.executemany(INSERT_FTS_ROW, fts_map)
+            self._connection.executemany(INSERT_FTS, fts)
+            fts_map.clear()
+            fts.clear()
+
+    def _leave_held_to_reconcile(self) -> None:
+        """Mark every held window dirty, as the forward indexer had left it."""
+        if not self._held:
+            return
+        for session_id, dirty in self._held.dirty_states().items():
+            cursor = self._cursor(session_id)
+            cursor.state = dirty
+            self._pending.states[session_id] = cursor
         self._pending.write(self._connection)
 
     def _cursor(self, session_id: str) -> WindowCursor:
@@ -389,11 +565,15 @@ class SqliteTransaction(BackendTransaction):
             self._cursors[session_id] = cursor
         return cursor
 
-    def _add_entry(self, entry: IndexEntry) -> None:
+    def _next_fts_row(self) -> int:
         if self._next_row_id is None:
             self._next_row_id = self._connection.execute(LAST_FTS_ROW).fetchone()[0] + 1
         row_id = self._next_row_id
         self._next_row_id += 1
+        return row_id
+
+    def _add_entry(self, entry: IndexEntry) -> None:
+        row_id = self._next_fts_row()
         self._pending.fts_map.append((row_id, entry.session_id, entry.message_id))
         self._pending.fts.append((row_id, storable_text(entry.text), entry.session_id,
                                   entry.message_id, entry.role, entry.timestamp))
