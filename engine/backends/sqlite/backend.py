@@ -251,7 +251,7 @@ class SqliteBackend(Backend, Maintenance, ReconcilesInBatches, Interruptible, Co
         self._open_transaction = transaction
         try:
             yield transaction
-            transaction.flush()
+            transaction.finish()
         except sqlite3.Error as error:
             self._rollback()
             raise StoreError(f"{self.path}: write failed: {error}") from error
