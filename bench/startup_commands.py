@@ -23,6 +23,15 @@ Processor time (user + system of the child, from `getrusage`) is printed beside 
 time: on a machine shared with other jobs the wall time stretches with their load, the
 work a command does much less. Ratios are against the bare script of the same run. Every
 variant must print the same hits (keys, ids, snippets).
+
+`--phases` also splits each install's search into where its processor time goes, in
+rounds of their own (ABBA as well): the interpreter and `site`; the libraries the search
+loads (every module outside `engine`, imported in the order a warm-up search loaded
+them); `engine.cli` and `search`'s module; the other `engine` modules the search loads
+(in their order), with the time spent creating dataclasses among them; `main` (parse,
+open, search, print), which then imports nothing; and the exit, the child's total from
+`getrusage` less the last mark. The probe runs `main` in the install's own interpreter
+(the console script's first line).
 """
 
 from __future__ import annotations
@@ -107,6 +116,8 @@ def main() -> int:
                         metavar="NAME=SCRIPT[:TREE]")
     parser.add_argument("--rounds", type=int, default=16)
     parser.add_argument("--query", default="quokka", help="a one-word query")
+    parser.add_argument("--phases", action="store_true",
+                        help="also split each install's search into phases (docstring)")
     args = parser.parse_args()
     environment = probe_environment()
     every = variants(args)
@@ -137,7 +148,109 @@ def main() -> int:
               f"| {min(sample.processor) * 1000:.1f} ms | {used / base_processor:.2f}× |")
     answers = {tuple(sorted(sample.hits or ())) for sample in samples.values()}
     print("same hits in every variant:", len(answers) == 1)
+    if args.phases:
+        print_phases(args, environment)
     return 0 if len(answers) == 1 else 1
+
+
+#: The phase probe, run as `python -c PROBE STORE QUERY LISTING`: with an empty LISTING
+#: file it searches and writes the modules it loaded there, in load order; with a full
+#: one it imports them phase by phase first, then searches, and prints its marks.
+PHASE_PROBE = """
+import time
+marks = [("interpreter and site", time.process_time())]
+import sys
+store, query, listing = sys.argv[1:4]
+with open(listing) as file:
+    listed = file.read().split()
+engine_modules = [name for name in listed if name == "engine" or name.startswith("engine.")]
+for name in listed:
+    if name not in engine_modules:
+        __import__(name)
+marks.append(("libraries", time.process_time()))
+import dataclasses
+creation = [0.0, 0]
+create = dataclasses._process_class
+def timed_creation(*arguments, **options):
+    started = time.process_time()
+    try:
+        return create(*arguments, **options)
+    finally:
+        creation[0] += time.process_time() - started
+        creation[1] += 1
+dataclasses._process_class = timed_creation
+import engine.cli
+import engine.cli.search_commands
+marks.append(("engine.cli and search's module", time.process_time()))
+for name in engine_modules:
+    __import__(name)
+marks.append(("the other engine modules", time.process_time()))
+import contextlib, io, json
+with contextlib.redirect_stdout(io.StringIO()):
+    status = engine.cli.main(["search", "--store", store, "--json", "--limit", "25", query])
+marks.append(("main: parse, open, search, print", time.process_time()))
+if not listed:
+    with open(listing, "w") as file:
+        file.write(" ".join(sys.modules))
+print(json.dumps({"marks": marks, "creation": creation}), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+def interpreter_of(script: str) -> str:
+    """The interpreter a console script runs under (its `#!` line)."""
+    with open(script, encoding="utf-8") as file:
+        return file.readline()[2:].strip()
+
+
+def print_phases(args: argparse.Namespace, environment: dict[str, str]) -> None:
+    """Run the phase probe for every install on both stores, in ABBA rounds, and print
+    the median processor time of each phase (`--phases` in the module docstring)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="startup-phases-"))
+    probes = []
+    for backend, store in (("reference", args.reference), ("sqlite", args.sqlite)):
+        for install in args.install:
+            name, _, target = install.partition("=")
+            script, _, tree = target.partition(":")
+            listing = folder / f"{len(probes)}.modules"
+            listing.write_text("")
+            probes.append((f"{backend}, {name}",
+                           (interpreter_of(script), "-c", PHASE_PROBE, str(store), args.query,
+                            str(listing)),
+                           {**environment, **({"PYTHONPATH": tree} if tree else {})}))
+    phases: dict[str, dict[str, list[float]]] = {label: {} for label, _, _ in probes}
+    created: dict[str, int] = {}
+    for round_number in range(args.rounds + 2):  # the first two list and warm
+        for label, command, variables in probes if round_number % 2 == 0 else probes[::-1]:
+            before = children_processor_seconds()
+            # run outside the checkout: `python -c` puts the working folder first on the path
+            completed = subprocess.run(command, capture_output=True, text=True, check=False,
+                                       env=variables, cwd=folder)
+            total = children_processor_seconds() - before
+            if completed.returncode != 0:
+                raise SystemExit(f"{label} probe failed: {completed.stderr.strip()[-800:]}")
+            if round_number < 2:
+                continue
+            report = json.loads(completed.stderr.strip().splitlines()[-1])
+            last = 0.0
+            for phase, mark in report["marks"]:
+                phases[label].setdefault(phase, []).append(mark - last)
+                last = mark
+            phases[label].setdefault("exit", []).append(total - last)
+            phases[label].setdefault("whole process", []).append(total)
+            phases[label].setdefault("(creating dataclasses, within the two above)",
+                                     []).append(report["creation"][0])
+            created[label] = report["creation"][1]
+    labels = list(phases)
+    print(f"phases, {args.rounds} rounds, processor time (median)")
+    print("| phase | " + " | ".join(labels) + " |")
+    print("|---|" + "---|" * len(labels))
+    for phase in phases[labels[0]]:
+        print(f"| {phase} | " + " | ".join(
+            f"{statistics.median(phases[label][phase]) * 1000:.1f} ms" for label in labels) + " |")
+    print("| dataclasses created | " + " | ".join(str(created[label]) for label in labels) + " |")
 
 
 if __name__ == "__main__":
