@@ -18,6 +18,14 @@ as they are written, no change is kept, and at most `segment_rows` rows wait in 
 buffer (a segment that size is not merged again before its tier fills: smaller ones
 were, and each merge rewrites its rows).
 
+One budget for the process. A store of several agents streams one transaction per
+partition, and an import's events interleave the agents, so each partition's buffer
+would fill at once: the peak would grow with the number of agents. The rows the
+buffers of every streamed transaction of the process hold are counted together
+(`SharedBuffers`), and when they reach `segment_rows` the largest buffer is written,
+however full it is, if it holds `index_flush_documents` rows or more (so that a store
+of many agents does not write, and then merge, tiny segments).
+
 All or nothing. The pending rows become the index's only in the commit hook, after the
 fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
 the segments and buffer taken over by `InvertedIndex.absorb`, then a flush whose
@@ -131,6 +139,41 @@ def segment_rows(config: EngineConfig) -> int:
     return config.index_flush_documents * max(2, config.index_merge_segments)
 
 
+class SharedBuffers:
+    """The streamed transactions open in this process and the rows their buffers hold
+    together (the module docstring's budget). One thread of control writes them all."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        #: The followers whose transaction is open (weakly: a backend may be dropped).
+        self.open: weakref.WeakSet[StreamedIndexing] = weakref.WeakSet()
+        #: The rows at which the largest buffer is written next (0: at the budget).
+        self.next_write = 0
+
+    def over_budget(self, config: EngineConfig) -> bool:
+        """Whether the buffers hold enough rows for the largest to be written."""
+        return self.rows >= max(self.next_write, segment_rows(config))
+
+    def write_largest(self, config: EngineConfig) -> None:
+        """Write the largest buffer when it holds `index_flush_documents` rows or more;
+        when none does (or the write failed), wait for as many more rows."""
+        largest, size = None, 0
+        for follower in self.open:
+            pending = follower.pending
+            if pending is not None and len(pending.rows.buffer) > size:
+                largest, size = follower, len(pending.rows.buffer)
+        written = False
+        if largest is not None and size >= config.index_flush_documents:
+            rows = largest.pending.rows  # type: ignore[union-attr]
+            largest._write_buffer(largest._owner, rows)
+            written = len(rows.buffer) < size
+        self.next_write = 0 if written else self.rows + config.index_flush_documents
+
+
+#: The budget of every streamed transaction of this process.
+SHARED_BUFFERS = SharedBuffers()
+
+
 class StreamedIndexing:
     """The streaming follower of one reference backend's store (module docstring). It
     holds its backend weakly: the backend holds it, and a closed backend must be freed by
@@ -164,6 +207,7 @@ class StreamedIndexing:
         self.pending = PendingRows(committed)
         self.started += 1
         self._write_at = segment_rows(owner.config)
+        SHARED_BUFFERS.open.add(self)
         for change in written:
             self.take(change)
         return self.take
@@ -174,10 +218,15 @@ class StreamedIndexing:
         if pending is None:
             raise RuntimeError("internal error: a change was streamed outside a transaction")
         owner = self._owner
-        owner._apply(change, rows=pending, windows=self._windows)
         rows = pending.rows
+        before = len(rows.buffer)
+        owner._apply(change, rows=pending, windows=self._windows)
+        shared = SHARED_BUFFERS
+        shared.rows += len(rows.buffer) - before
         if len(rows.buffer) >= self._write_at:
             self._write_buffer(owner, rows)
+        elif shared.over_budget(owner.config):
+            shared.write_largest(owner.config)
 
     def _write_buffer(self, owner: IndexedStore, rows: InvertedIndex) -> None:
         """Write the buffer as a segment. A failure to (a full disk) does not fail the
@@ -188,8 +237,10 @@ class StreamedIndexing:
         previous = segments[-1] if segments else (
             owner._index.segments[-1] if owner._index.segments else None)
         directory = owner.store.directory
+        buffered = len(rows.buffer)
         try:
             buffer_segment(directory, rows, segments, previous)
+            SHARED_BUFFERS.rows -= buffered
             # Merged by tiers as a flush merges (no manifest names these files yet).
             remove_segment_files(directory, merge_tiers(directory, rows, owner.config))
         except (OSError, StoreError) as error:
@@ -203,11 +254,19 @@ class StreamedIndexing:
         """The rows of the transaction that just committed (None: none was streamed);
         the commit hook makes them the index's."""
         pending, self.pending, self._windows = self.pending, None, None
+        self._leave_budget(pending)
         return pending
+
+    def _leave_budget(self, pending: PendingRows | None) -> None:
+        """The transaction ended: its buffer no longer counts in the process's budget."""
+        SHARED_BUFFERS.open.discard(self)
+        if pending is not None:
+            SHARED_BUFFERS.rows -= len(pending.rows.buffer)
 
     def discard(self) -> None:
         """The transaction did not commit: drop its rows and remove its segment files."""
         pending, self.pending, self._windows = self.pending, None, None
+        self._leave_budget(pending)
         if pending is not None:
             remove_segment_files(self._owner.store.directory, pending.rows.segments)
 

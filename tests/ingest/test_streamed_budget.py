@@ -1,0 +1,104 @@
+"""One budget for the buffers of every streamed transaction of a process
+(`engine.backends.reference.streaming.SharedBuffers`): an import into a store of several
+agents streams a transaction per partition, and their buffers together stay within one
+segment's rows (plus what a partition holds below the smallest segment it writes),
+with the answers of the commit-time path, its oracle."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.backends.reference import streaming
+from engine.backends.reference.backend import ReferenceBackend
+from engine.backends.reference.streaming import SHARED_BUFFERS, StreamedIndexing, segment_rows
+from engine.bench.corpus_generator import generate_corpus, read_manifest
+from engine.bench.corpus_plan import corpus_size
+from engine.config import EngineConfig
+from engine.directory import FileDirectory
+from engine.ingest import import_sources
+from engine.model import SearchRequest
+from engine.store.layout import PartitionKind
+from engine.store.opening import create_partitioned, open_partitioned
+
+#: Segments of 3 x 20 rows; a buffer is written for the budget from 20 rows on.
+SMALL = EngineConfig(index_flush_documents=20, index_merge_segments=3)
+AT_COMMIT = replace(SMALL, stream_large_transactions=False, defer_large_commits=False)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("budget") / "tiny"
+    generate_corpus(corpus_size("tiny"), 20260105, directory)
+    return directory
+
+
+def configured(config: EngineConfig) -> PartitionKind:
+    """Reference partitions made and opened with `config`."""
+
+    class Configured(ReferenceBackend):
+        @classmethod
+        def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
+            return cls.create_in(FileDirectory(path), config=config)
+
+        @classmethod
+        def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
+            return cls.open_in(FileDirectory(path), writer=writer, config=config)
+
+    return PartitionKind("reference", Configured)
+
+
+def answers(path: Path, corpus: Path, config: EngineConfig) -> list:
+    store = open_partitioned(path, configured(config), writer=False)
+    try:
+        requests = [SearchRequest(probe["query"], limit=25, session_keys=(), order=order)
+                    for probe in read_manifest(corpus)["probes"].values()
+                    for order in ("relevance", "recent")]
+        return [store.search(request) for request in requests]
+    finally:
+        store.close()
+
+
+def test_the_buffers_of_all_partitions_share_one_budget(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    peaks: list[int] = []
+    partitions: set[int] = set()
+    original = StreamedIndexing.take
+
+    def take(self: StreamedIndexing, change: object) -> None:
+        original(self, change)
+        partitions.add(id(self))
+        peaks.append(sum(len(follower.pending.rows.buffer) for follower in SHARED_BUFFERS.open
+                         if follower.pending is not None))
+        assert peaks[-1] == SHARED_BUFFERS.rows
+
+    monkeypatch.setattr(streaming.StreamedIndexing, "take", take)
+    written: list[int] = []
+    write_largest = streaming.SharedBuffers.write_largest
+
+    def counted(self: streaming.SharedBuffers, config: EngineConfig) -> None:
+        before = self.rows
+        write_largest(self, config)
+        written.append(before - self.rows)
+
+    monkeypatch.setattr(streaming.SharedBuffers, "write_largest", counted)
+    results = {}
+    for name, config in (("streamed", SMALL), ("at commit", AT_COMMIT)):
+        store = create_partitioned(tmp_path / name, configured(config),
+                                   EngineConfig(background_reconcile=False))
+        try:
+            import_sources(store, [corpus], received_at=1.0)
+            store.reconcile()
+        finally:
+            store.close()
+        results[name] = answers(tmp_path / name, corpus, config)
+    assert len(partitions) > 1, "the import streamed one partition only"
+    assert any(written), "no buffer was written for the budget"
+    # Each partition may keep up to the smallest segment it writes for the budget.
+    assert max(peaks) <= segment_rows(SMALL) + len(partitions) * SMALL.index_flush_documents
+    assert SHARED_BUFFERS.rows == 0 and not list(SHARED_BUFFERS.open)
+    assert results["streamed"] == results["at commit"]
+    assert any(result.hits for result in results["streamed"])
