@@ -21,12 +21,15 @@ same backend with phrases matched row by row (`top_rows(..., phrase_bitmaps=Fals
 the path before the bitmaps), `reference (walk)` with a query of one phrase walked by
 bound to its end (`engine.search.phrases.SEED_ROWS` unbounded: the rows are never counted
 in one loop); the three reference answers must be equal. Prints median and p95 (nearest
-rank) per variant and the p95 ratio to the kernel's.
+rank) per variant and the p95 ratio to the kernel's, and the processor time (user +
+system) a call took on average in the process that answered it, with its ratio to the
+kernel's.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -48,24 +51,42 @@ def timed(call: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - started, answer
 
 
+def process_seconds(pid: int | None) -> float:
+    """Processor time (user + system) of process `pid` so far; None: this process."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def compare(name_of_calls: Callable[[str], dict[str, Callable[[], object]]],
-            queries: list[str], rounds: int, check: Callable[[str, dict[str, object]], None]
-            ) -> None:
-    """Time each query's calls in ABBA rounds and print median, p95 and p95 / kernel p95."""
+            queries: list[str], rounds: int, check: Callable[[str, dict[str, object]], None],
+            pids: dict[str, int | None] | None = None) -> None:
+    """Time each query's calls in ABBA rounds and print median, p95 and p95 / kernel p95,
+    and the processor time a call took on average (user + system of the process that
+    answers it, `pids`: this one when not named; a shared machine's load moves wall
+    times much more than these)."""
+    pids = pids or {}
     for query in queries:
         calls = name_of_calls(query)
         answers = {name: call() for name, call in calls.items()}  # warm-up, untimed
         check(query, answers)
         samples: dict[str, list[float]] = {name: [] for name in calls}
+        spent = dict.fromkeys(calls, 0.0)
         names = list(calls)
         for number in range(rounds):
             for name in names if number % 2 == 0 else names[::-1]:
+                before = process_seconds(pids.get(name))
                 samples[name].append(timed(calls[name])[0])
+                spent[name] += process_seconds(pids.get(name)) - before
         base = p95(samples["sqlite-kernel"])
+        base_processor = spent["sqlite-kernel"]
         for name, values in samples.items():
             slowest = p95(values)
             print(f"  {name:17} median {statistics.median(values) * 1e3:8.2f} ms"
-                  f"  p95 {slowest * 1e3:8.2f} ms  p95 / kernel p95 {slowest / base:5.2f}x")
+                  f"  p95 {slowest * 1e3:8.2f} ms  p95 / kernel p95 {slowest / base:5.2f}x"
+                  f"  processor {spent[name] / rounds * 1e3:8.2f} ms a call"
+                  f" ({spent[name] / base_processor if base_processor else 0.0:5.2f}x)")
 
 
 def serve_main(arguments: argparse.Namespace) -> None:
@@ -101,7 +122,9 @@ def serve_main(arguments: argparse.Namespace) -> None:
         print(f"{query!r}: {len(served['hits'])} hits, truncated {served['truncated']}")
 
     try:
-        compare(calls_of, arguments.queries, arguments.rounds, check)
+        compare(calls_of, arguments.queries, arguments.rounds, check,
+                {name: client.process.pid if client.process else None
+                 for name, client in servers.items()})
     finally:
         kernel_store.close()
         for client in servers.values():

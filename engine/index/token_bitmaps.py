@@ -43,6 +43,8 @@ _ONE = re.compile("1")
 _MARK_NONZERO = bytes([0] + [1] * 255)
 #: `_BITS[byte]`: the numbers of the bits set in `byte`, increasing.
 _BITS = tuple(tuple(bit for bit in range(8) if value >> bit & 1) for value in range(256))
+#: `_POPCOUNT[byte]`: how many bits `byte` has set.
+_POPCOUNT = tuple(map(len, _BITS))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -245,6 +247,40 @@ class RowReader:
             word = from_bytes(data[start >> 3:(start + length + 7) >> 3], "little")
             found.append((word >> (start & 7) & ~(-1 << length)).bit_count())
         return found
+
+    def holding(self) -> tuple[list[int], list[int]]:
+        """The rows holding a set bit, increasing, and how many each holds: the counts
+        of `instances_by_row` without the positions (a byte wholly inside the row being
+        counted is added at once).
+
+        >>> RowReader.of(0b1010010, TokenLine.of([2, 0, 3])).holding()
+        ([0, 2], [1, 2])
+        >>> RowReader.of(0xFFFF << 3 | 1, TokenLine.of([1, 0, 30])).holding()
+        ([0, 2], [1, 16])
+        """
+        data, line = self.data, self.line
+        marked = data.translate(_MARK_NONZERO)
+        rows: list[int] = []
+        counts: list[int] = []
+        starts = line.starts
+        row, following = 0, 0
+        byte = marked.find(1)
+        while byte >= 0:
+            base = byte << 3
+            if rows and base + 8 <= following:  # the whole byte is in the current row
+                counts[-1] += _POPCOUNT[data[byte]]
+            else:
+                for bit in _BITS[data[byte]]:
+                    slot = base + bit
+                    if not rows or slot >= following:  # the next row holding one
+                        row = bisect_right(starts, slot, row) - 1
+                        following = starts[row + 1] if row + 1 < len(starts) else line.size
+                        rows.append(row)
+                        counts.append(1)
+                    else:
+                        counts[-1] += 1
+            byte = marked.find(1, byte + 1)
+        return rows, counts
 
     def positions(self, doc_id: int) -> list[int]:
         """The positions of row `doc_id` whose bit is set, increasing.

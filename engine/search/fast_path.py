@@ -16,7 +16,7 @@ How it is faster:
   common;
 * a query of one phrase of common tokens in relevance order counts the rows that hold
   it (bm25's `n`) on its bitmap, then reads only the rows that can reach the first ranks
-  (`_one_phrase_rows`, `engine.search.phrases.best_rows_by_bound`);
+  (`_one_phrase_rows`, `engine.search.phrases.best_phrase_rows` and `best_listed_rows`);
 * the scope and role filter is one mask lookup per row (`scope_mask`), the mask kept with
   the scope while it is kept (`kept_scope_mask`);
 * bm25 depends on a row only through `(D, f_1, ..., f_k)`, so each distinct tuple is
@@ -255,9 +255,7 @@ def top_rows(
                   for position, term in enumerate(phrase.terms)]
         if tokens and all(tokens) and (phrase_bitmaps if phrase_bitmaps is not None
                                        else bitmaps_pay(view, tokens)):
-            walked = _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
-            if walked is not None:
-                return walked
+            return _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
     rows = view.rows
     phrases = [phrase_rows(view, phrase, bitmaps=phrase_bitmaps) for phrase in plan.phrases]
     narrowed: list[int] | None = None  # rows that may hold every substring
@@ -385,23 +383,27 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
 
 def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumns],
                      scope: Scope, role: str | None, count: int,
-                     rank_bound: float | None = None) -> tuple[list[RankedRow], bool] | None:
+                     rank_bound: float | None = None) -> tuple[list[RankedRow], bool]:
     """`top_rows` of a query of one phrase of several tokens in relevance order, over
     bitmaps: bm25's `n` from the phrase's bitmap (`rows_holding`), then the rows of its
-    rarest token walked by their best possible rank (`best_rows_by_bound`: a row holds
+    rarest token walked by their best possible rank (`best_phrase_rows`: a row holds
     the phrase at most as often as it holds each of its tokens), each counted exactly
-    from the bitmap, until no unread row can reach the `count`-th rank. None when the
-    walk does not pay (`walk_pays`): `top_rows` then lists the instances instead."""
+    from the bitmap, until no unread row can reach the `count`-th rank; when the walk
+    does not pay (`walk_pays`), the rows holding the phrase listed from its bitmap and
+    only the shortest of each count ranked first (`best_listed_rows`)."""
     from engine.index.token_bitmaps import RowReader, rows_holding
-    from engine.search.phrases import best_phrase_rows, phrase_bitmap, walk_pays
+    from engine.search.phrases import (
+        best_listed_rows,
+        best_phrase_rows,
+        phrase_bitmap,
+        walk_pays,
+    )
 
     line = view.token_line()
     bits = phrase_bitmap(view, phrase)
     matching = rows_holding(bits, line)
     if not matching:
         return [], False
-    if not walk_pays(bits, tokens):
-        return None
     mask = kept_scope_mask(view.rows, scope, role)
     keep: Callable[[int], bool] | None = None
     if mask is not None:
@@ -410,14 +412,20 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
     memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
                       view.average_length)
     reader = RowReader.of(bits, line)
-    last = len(phrase.terms) - 1
-    rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
-    impacts = view.term_impacts(phrase.terms[rarest], prefix=phrase.prefix and rarest == last)
     # Every matching row is in scope: `matching` says whether `count` rows match, and a
     # merged search's bound can cut the walk short from its first row.
     ceiling = rank_bound if mask is None and matching >= count else None
-    chosen = best_phrase_rows(impacts, lambda frequency, length: memo[(length, frequency)],
-                              reader, keep, count, ceiling)
+    if walk_pays(bits, tokens):
+        last = len(phrase.terms) - 1
+        rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
+        impacts = view.term_impacts(phrase.terms[rarest],
+                                    prefix=phrase.prefix and rarest == last)
+        chosen = best_phrase_rows(impacts, lambda frequency, length: memo[(length, frequency)],
+                                  reader, keep, count, ceiling)
+    else:
+        chosen = best_listed_rows(*reader.holding(), line.lengths,
+                                  lambda instances, length: memo[(length, instances)],
+                                  keep, count, ceiling)
     full = len(chosen) >= count if ceiling is None else True
     if rank_bound is not None and full:
         chosen = _not_worse(chosen, rank_bound)

@@ -4,7 +4,8 @@ Owns: `phrase_rows` (every row that holds one phrase, how often, and where), the
 between matching a phrase row by row and over token bitmaps (`bitmaps_pay`), and the
 search for the best rows of a phrase without counting its instances in every row
 (`best_phrase_rows`, used by `engine.search.fast_path` for a query of one phrase: a walk
-by bound, `best_rows_by_bound`, then the rows still in reach counted in one loop).
+by bound, `best_rows_by_bound`, then the rows still in reach counted in one loop; or,
+for a phrase much rarer than its words, `best_listed_rows` over the rows holding it).
 Must not touch: the index's mutable state (it reads one `IndexView`), scores (the
 caller hands in its ranks, made by `engine.score.bm25`), scope rules, the order of hits.
 
@@ -43,7 +44,8 @@ from engine.query.ast import Phrase
 #: row in this many.
 BITMAP_SHARE = 32
 #: `walk_pays`: a phrase with fewer instances than one in this many rows of its rarest
-#: token has its instances listed (`phrase_rows`) rather than its rows walked.
+#: token has the rows holding it listed (`best_listed_rows`) rather than its rarest
+#: token's rows walked.
 RARE_PHRASE_SHARE = 8
 #: `best_phrase_rows`: how many kept rows the walk by bound reads before the rest of the
 #: rows that can reach the first ranks are counted in one loop.
@@ -129,9 +131,9 @@ def phrase_bitmap(view: IndexView, phrase: Phrase) -> int:
 
 def walk_pays(bits: int, tokens: Sequence[PostingColumns]) -> bool:
     """Whether a query of one phrase should walk its rarest token's rows
-    (`best_rows_by_bound`) rather than list every instance: not when the phrase (its
-    bitmap `bits`) has fewer instances than one in `RARE_PHRASE_SHARE` of those rows,
-    which the walk would then read for few matches."""
+    (`best_phrase_rows`) rather than list the rows holding it (`best_listed_rows`): not
+    when the phrase (its bitmap `bits`) has fewer instances than one in
+    `RARE_PHRASE_SHARE` of those rows, which the walk would then read for few matches."""
     return bits.bit_count() * RARE_PHRASE_SHARE >= min(map(len, tokens))
 
 
@@ -279,6 +281,55 @@ def best_phrase_rows(
         return ranked
     last = heapq.nsmallest(count, [rank for _doc_id, rank in ranked])[-1]
     return [(doc_id, rank) for doc_id, rank in ranked if rank <= last]
+
+
+def best_listed_rows(
+    doc_ids: Sequence[int],
+    counts: Sequence[int],
+    lengths: Sequence[int],
+    rank_of: Callable[[int, int], float],
+    keep: Callable[[int], bool] | None,
+    count: int,
+    ceiling: float | None = None,
+) -> list[tuple[int, float]]:
+    """`best_rows_by_bound` of a phrase query from every row holding the phrase
+    (`doc_ids`, each holding it `counts` times, listed from its bitmap: the walk does
+    not pay for a phrase rarer than its rarest word, `walk_pays`), ranking only a few.
+
+    Among rows holding the phrase equally often the shortest rank best, so the `count`
+    best ranks are among those of the `count` shortest rows of each count: their
+    `count`-th rank `T` is found from these alone, and the rows ranked not worse than
+    `T` are those of each count `c` no longer than the longest length ranked not worse
+    with `c` instances (`_LongestLengths`).
+
+    >>> rank = lambda f, d: -f / d
+    >>> best_listed_rows([0, 2, 5], [1, 2, 1], [4, 0, 5, 0, 0, 2], rank, None, 2)
+    [(2, -0.4), (5, -0.5)]
+    >>> best_listed_rows([0, 2, 5], [1, 2, 1], [4, 0, 5, 0, 0, 2], rank, None, 2, -0.45)
+    [(5, -0.5)]
+    """
+    pairs = list(zip(doc_ids, counts))
+    if keep is not None:
+        pairs = [(doc_id, instances) for doc_id, instances in pairs if keep(doc_id)]
+    if not pairs:
+        return []
+    by_count: dict[int, list[int]] = {}
+    for doc_id, instances in pairs:
+        found = by_count.get(instances)
+        if found is None:
+            by_count[instances] = [lengths[doc_id]]
+        else:
+            found.append(lengths[doc_id])
+    best = [rank_of(instances, length) for instances, found in by_count.items()
+            for length in heapq.nsmallest(count, found)]
+    threshold = heapq.nsmallest(count, best)[-1] if len(best) >= count else None
+    if ceiling is not None:
+        threshold = ceiling if threshold is None else min(threshold, ceiling)
+    if threshold is None:  # fewer than `count` rows: all of them
+        return [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in pairs]
+    cut = _LongestLengths(rank_of, threshold, max(map(max, by_count.values())))
+    return [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in pairs
+            if lengths[doc_id] <= cut[instances]]
 
 
 class _LongestLengths(dict[int, int]):

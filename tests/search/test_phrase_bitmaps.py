@@ -26,7 +26,12 @@ from engine.index import view as view_module
 from engine.index.impact_order import ImpactOrder
 from engine.index.inverted_index import InvertedIndex
 from engine.index.postings import PostingColumns
-from engine.index.token_bitmaps import RowReader, TokenLine, instances_by_row, rows_holding
+from engine.index.token_bitmaps import (
+    RowReader,
+    TokenLine,
+    instances_by_row,
+    rows_holding,
+)
 from engine.index.writer import flush_index
 from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.ast import Phrase
@@ -34,7 +39,13 @@ from engine.query.checked_request import check_request
 from engine.query.phrase_match import phrase_positions
 from engine.score.bm25 import bm25
 from engine.search import kernel, phrases
-from engine.search.phrases import best_phrase_rows, best_rows_by_bound, phrase_bitmap, phrase_rows
+from engine.search.phrases import (
+    best_listed_rows,
+    best_phrase_rows,
+    best_rows_by_bound,
+    phrase_bitmap,
+    phrase_rows,
+)
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PROFILE = "test-phrase-bitmaps"
@@ -176,13 +187,14 @@ def counted_rows(draw):
     """Rows of random lengths, a token's count in each (its `f`) and a phrase's count
     (at most `f`, placed on the row's first slots): the inputs of the walk by bound."""
     lengths = draw(st.lists(st.integers(0, 40), min_size=1, max_size=80))
+    most = draw(st.sampled_from([1, 2, 40]))  # few counts: many rows share each one
     rows, tokens, instances = [], [], []
     for doc_id, length in enumerate(lengths):
         if length and draw(st.booleans()):
             frequency = draw(st.integers(1, length))
             rows.append(doc_id)
             tokens.append(frequency)
-            instances.append(draw(st.integers(0, frequency)))
+            instances.append(draw(st.integers(0, min(frequency, most))))
     return lengths, rows, tokens, instances
 
 
@@ -193,8 +205,10 @@ def counted_rows(draw):
 def test_counting_in_one_loop_equals_the_walk_by_bound(rows, count, seed, ceiling_share, scoped,
                                                        idf, average):
     """`best_phrase_rows` (a seed walk, then the rows that can still reach the first ranks
-    counted in one loop) returns the rows and ranks of `best_rows_by_bound` (the walk to
-    its end), ties at the threshold included, with bm25's ranks, scopes and ceilings."""
+    counted in one loop) and `best_listed_rows` (every row holding the phrase, the
+    shortest of each count ranked first) return the rows and ranks of
+    `best_rows_by_bound` (the walk to its end), ties at the threshold included, with
+    bm25's ranks, scopes and ceilings."""
     lengths, doc_ids, frequencies, instances = rows
     line = TokenLine.of(lengths)
     bits = 0
@@ -219,6 +233,8 @@ def test_counting_in_one_loop_equals_the_walk_by_bound(rows, count, seed, ceilin
         keep, count, ceiling)
     counted = best_phrase_rows(impacts, rank_of, reader, keep, count, ceiling, seed_rows=seed)
     assert sorted(counted) == sorted(walked)
+    listed = best_listed_rows(*reader.holding(), lengths, rank_of, keep, count, ceiling)
+    assert sorted(listed) == sorted(walked)
 
 
 @settings(max_examples=200, deadline=None)
@@ -254,5 +270,6 @@ def test_instances_by_row_lists_every_set_bit(lengths, data):
                 bits |= 1 << (line.starts[doc_id] + start)
     assert instances_by_row(bits, line) == expected
     reader = RowReader.of(bits, line)
+    assert reader.holding() == (list(expected), list(map(len, expected.values())))
     assert reader.row_counts(range(len(lengths))) == [
         len(expected.get(doc_id, ())) for doc_id in range(len(lengths))]
