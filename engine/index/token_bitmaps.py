@@ -86,12 +86,15 @@ class TokenLine:
         return self._masks[1]
 
     def _ensure_masks(self) -> None:
-        if not self._masks:
-            gaps = bytearray(self.size)
-            firsts = bytearray(self.size)
-            deque(map(gaps.__setitem__, map(add, self.starts, self.lengths), repeat(1)), maxlen=0)
-            deque(map(firsts.__setitem__, self.starts, repeat(1)), maxlen=0)
-            self._masks.extend((_bitmap_of_map(gaps), _bitmap_of_map(firsts)))
+        if not self._masks and self.size:
+            found = bytearray(self.size)
+            deque(map(found.__setitem__, self.starts, repeat(1)), maxlen=0)
+            firsts = _bitmap_of_map(found)
+            # A row's empty slot is the slot before the next row's first (the last row's,
+            # the line's last slot): one shift, not a second map of the line.
+            self._masks.extend((firsts >> 1 | 1 << (self.size - 1), firsts))
+        elif not self._masks:
+            self._masks.extend((0, 0))
 
     def row_of(self, slot: int) -> int:
         """The doc id of the row that holds `slot`.

@@ -273,3 +273,12 @@ def test_instances_by_row_lists_every_set_bit(lengths, data):
     assert reader.holding() == (list(expected), list(map(len, expected.values())))
     assert reader.row_counts(range(len(lengths))) == [
         len(expected.get(doc_id, ())) for doc_id in range(len(lengths))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=30))
+def test_the_line_masks_mark_each_rows_first_and_empty_slot(lengths):
+    """`TokenLine.gaps` (made from `firsts` by one shift) against its definition."""
+    line = TokenLine.of(lengths)
+    assert line.firsts == sum(1 << start for start in line.starts)
+    assert line.gaps == sum(1 << (start + length) for start, length in zip(line.starts, lengths))
