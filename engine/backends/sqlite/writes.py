@@ -452,9 +452,8 @@ class SqliteTransaction(BackendTransaction):
                 action = "advance"
             else:
                 self._add_entry(entry)
-        if action in ("index", "advance"):
-            if canonical_entry_id(event) is not None:
-                self._add_active(session_id, cursor, seq, event)
+        if action in ("index", "advance") and canonical_entry_id(event) is not None:
+            self._add_active(session_id, cursor, seq, event)
         if action in ("index", "advance", "dirty"):
             cursor.state = new_state
             pending.states[session_id] = cursor
