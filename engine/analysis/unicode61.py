@@ -33,6 +33,9 @@ Decisions this module documents (the real SQLite agrees with each; see the parit
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import chain
+
 from engine.analysis.tables import unicode61_data as data
 from engine.analysis.token import Token
 from engine.analysis.unicode61_code_points import category_of, effective_code_point, utf8_width
@@ -84,10 +87,12 @@ class Unicode61Tokenizer:
         #: lowering first is, and no character `str.split` splits at is a token
         #: character (a `tokenchars` option could make a tab one).
         self._ascii_split_table: bytes | None = None
+        self._piece_terms = PieceTerms(self._general_terms)
         if self._ascii_lower_first and not any(
                 ascii_table[code_point] for code_point in range(128) if chr(code_point).isspace()):
             self._ascii_split_table = bytes(
-                ord(chr(code_point).lower()) if code_point < 128 and ascii_table[code_point]
+                code_point if code_point >= 128  # a byte of a non-ASCII character: kept
+                else ord(chr(code_point).lower()) if ascii_table[code_point]
                 else 0x20 for code_point in range(256))
 
     # -- the clear version ------------------------------------------------------------
@@ -138,10 +143,33 @@ class Unicode61Tokenizer:
             if table is not None:
                 return text.encode("ascii").translate(table).decode("ascii").split()
             return self._compiled.ascii_pattern.findall(text.lower())
+        table = self._ascii_split_table
+        if table is not None and len(text) <= MAX_TERM_BYTES // 4:
+            return self._pieces_terms(text, table)
+        return self._general_terms(text)
+
+    def _general_terms(self, text: str) -> list[str]:
+        """`terms` of any text: the pattern of its code points, or the clear walk."""
         if self._compiled.walks_instead(text):
             return [token.text for token in self.tokens(text)]
         pattern, prepared = self._compiled.prepare(text)
         return self._compiled.fold_all(pattern.findall(prepared))
+
+    def _pieces_terms(self, text: str, table: bytes) -> list[str]:
+        """`terms` of a text holding non-ASCII characters, most of it ASCII as a rule:
+        its UTF-8 bytes are cut at ASCII separators by the ASCII path's translate and
+        split (a separator never belongs to a token, so no token spans two pieces); a
+        piece of ASCII only is one term (lowered by the translate), a piece holding a
+        non-ASCII character is split by the general path (`_general_terms`; ASCII
+        letters fold to their lower case either way). Each piece's terms are looked up
+        in C through a cache of pieces (`PieceTerms`: natural text repeats its words).
+        Too short for a term to be cut (`MAX_TERM_BYTES`), which the caller checks."""
+        pieces = text.encode("utf-8", "surrogatepass").translate(table).decode(
+            "utf-8", "surrogatepass").split()
+        cache = self._piece_terms
+        if len(cache) >= PIECE_CACHE_ENTRIES:
+            cache.clear()
+        return list(chain.from_iterable(map(cache.__getitem__, pieces)))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) per token, indexing `text`: `token_spans` without folding the
@@ -203,6 +231,29 @@ class Unicode61Tokenizer:
 
     def __repr__(self) -> str:
         return f"Unicode61Tokenizer({self.fts5_tokenize_option()!r})"
+
+
+#: The pieces whose terms `PieceTerms` keeps (emptied when full).
+PIECE_CACHE_ENTRIES = 65_536
+
+
+class PieceTerms(dict[str, tuple[str, ...]]):
+    """The terms of a piece of text cut at ASCII separators, made on a miss: the piece
+    itself when it is ASCII, else what `split` (the general path) makes of it.
+
+    >>> pieces = PieceTerms(lambda piece: piece.replace("\u00bf", " ").split())
+    >>> pieces["word"], pieces["\u00bfqu\u00e9"]
+    (('word',), ('qué',))
+    """
+
+    def __init__(self, split: Callable[[str], list[str]]) -> None:
+        super().__init__()
+        self.split = split
+
+    def __missing__(self, piece: str) -> tuple[str, ...]:
+        terms = (piece,) if piece.isascii() else tuple(self.split(piece))
+        self[piece] = terms
+        return terms
 
 
 def quote_option(value: str) -> str:

@@ -41,3 +41,27 @@ def test_the_split_path_is_off_when_a_split_character_is_a_token_character() -> 
     assert Unicode61Tokenizer(tokenchars="\x1d")._ascii_split_table is None
     assert Unicode61Tokenizer(tokenchars="\x1d").terms("a\x1db c") == ["a\x1db", "c"]
     assert Unicode61Tokenizer().terms("a\x1db\tC") == ["a", "b", "c"]
+
+
+#: Mostly ASCII with non-ASCII letters, marks (U+0300..U+0331 continue a token, U+0332
+#: does not), non-ASCII separators, supplementary characters and lone surrogates.
+MIXED_TEXT = st.text(alphabet=st.one_of(
+    st.sampled_from(string.printable + "\x1c\x1f"),
+    st.sampled_from("éÉßİıǅ¿¡«»—\u00a0\u0301\u0331\u0332\u2066🤯😀𝐀\ud800\udfffΣσς中文"),
+    st.characters(max_codepoint=0x2FFFF)), max_size=60)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+@settings(max_examples=80, deadline=None)
+@given(text=MIXED_TEXT)
+def test_terms_of_mixed_text_cut_at_ascii_separators_equal_the_clear_tokens(
+        options: dict[str, object], text: str) -> None:
+    """Non-ASCII text is cut into pieces at ASCII separators, each piece's terms cached:
+    the same terms as the clear walk, on a first call and on a second (cached) one."""
+    tokenizer = Unicode61Tokenizer(**options)  # type: ignore[arg-type]
+    expected = [token.text for token in tokenizer.tokens(text)]
+    assert tokenizer.terms(text) == expected
+    assert tokenizer.terms(text) == expected
+    patterned = Unicode61Tokenizer(**options)  # type: ignore[arg-type]
+    patterned._compiled.clear_budget = 0  # the pieces split by the patterns, not walked
+    assert patterned.terms(text) == expected
