@@ -93,15 +93,14 @@ class WriteBuffer:
         if doc_id >= _NARROW_DOC_IDS and self._doc_typecode == "I":
             self._widen()
         columns = self._columns
-        lookup = columns.get
         typecode = self._doc_typecode
         new_terms = len(columns)
         for position, term in enumerate(terms):
-            column = lookup(term)
-            if column is None:
+            try:
+                doc_ids_and_counts, positions = columns[term]
+            except KeyError:  # a new term (few: a subscript is cheaper than `get`)
                 columns[term] = (array(typecode, (doc_id, 1)), array("I", (position,)))
                 continue
-            doc_ids_and_counts, positions = column
             if doc_ids_and_counts[-2] == doc_id:  # again in this row
                 doc_ids_and_counts[-1] += 1
             else:
