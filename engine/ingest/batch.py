@@ -47,6 +47,10 @@ from engine.transcript.windows import chain_problems
 
 #: How many records (windows + events) pass between two progress reports.
 PROGRESS_EVERY = 256
+#: The most events of one window held to be handed whole (`ImportBatch.whole_transcript`):
+#: a longer window is appended event by event, as before, so an import holds at most
+#: this many events whatever the corpus.
+WHOLE_WINDOW_EVENTS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,18 +301,19 @@ class ImportBatch:
         checked as it is read) and handed to the transaction at its end, in one
         `append_transcript`, which indexes the window once from its final active branch
         instead of leaving a rewound window to reconcile; otherwise they are appended
-        one by one. Only a block that ends without an exception hands them over (one
+        one by one (and so are those of a window that reaches `WHOLE_WINDOW_EVENTS`,
+        from there on, so that the events held stay few whatever the corpus). Only a block that ends without an exception hands them over (one
         that raised fails the import)."""
         if not self.whole_windows or session_id not in self._fresh or self._holding is not None:
             yield
             return
         self._fresh.discard(session_id)
-        self._holding = (session_id, [], [])
+        holding = self._holding = (session_id, [], [])
         try:
             yield
-            _, events, stamps = self._holding
         finally:
             self._holding = None
+        _, events, stamps = holding
         if events:
             assert isinstance(self.transaction, TranscriptAppender)
             self.transaction.append_transcript(session_id, events, stamps)
@@ -335,6 +340,11 @@ class ImportBatch:
                 seq = len(holding[1])
                 holding[1].append(event)
                 holding[2].append(stamp)
+                if len(holding[1]) >= WHOLE_WINDOW_EVENTS:  # too long to hold: as before
+                    self._holding = None
+                    for held, held_stamp in zip(holding[1], holding[2], strict=True):
+                        self.transaction.append_event(session_id, held, created_at=held_stamp)
+                    holding[1].clear()
             elif replacement is None:
                 self._fresh.discard(session_id)
                 seq = self.transaction.append_event(session_id, event, created_at=stamp)

@@ -301,3 +301,16 @@ def test_a_held_window_that_goes_on_is_left_to_reconcile(tmp_path: Path) -> None
         results.append([connection.execute(sql).fetchall() for sql in INDEX_ROWS])
         backend.close()
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_window_too_long_to_hold_is_appended_as_before(
+        tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.ingest.batch
+
+    monkeypatch.setattr(engine.ingest.batch, "WHOLE_WINDOW_EVENTS", 4)
+    corpus = write_corpus(tmp_path / "corpus", transcripts())
+    old, new = same_as_old_path(tmp_path, backend, [[corpus]])
+    assert old == [6]
+    if backend == "sqlite":  # rebuilt at the commit, read back, in reconcile's order
+        assert new == [0]

@@ -156,7 +156,7 @@ INSERT_ACTIVE = (
     "message_position, context_eligible) VALUES (?, ?, ?, ?, ?)"
 )
 LAST_FTS_ROW = "SELECT coalesce(max(id), 0) FROM session_transcript_fts_rows"
-ANY_QUEUED = "SELECT EXISTS (SELECT 1 FROM session_search_reconcile_queue)"
+QUEUED_WINDOWS = "SELECT session_id FROM session_search_reconcile_queue ORDER BY session_id"
 READ_EVENTS = (
     "SELECT seq, event_json, created_at FROM transcript_events WHERE session_id = ? ORDER BY seq"
 )
@@ -257,8 +257,8 @@ class HeldRows:
     >>> held = HeldRows()
     >>> held.add("b", [("m1", "hi", "user", 1)], WindowIndexState(0, "m1", True))
     >>> held.add("a", [], WindowIndexState(0, "m1", True))
-    >>> "b" in held, held.drop("a").needs_rebuild, list(held.in_order())
-    (True, True, [('b', [('m1', 'hi', 'user', 1)])])
+    >>> "b" in held, held.drop("a").needs_rebuild, list(held.in_order(["c"]))
+    (True, True, [('b', [('m1', 'hi', 'user', 1)]), ('c', None)])
     >>> bool(held)
     False
     """
@@ -294,15 +294,19 @@ class HeldRows:
         self.close()
         return states
 
-    def in_order(self) -> Iterator[tuple[str, list[tuple]]]:
-        """Every held window's rows, in session-id order (SQLite's BINARY collation: UTF-8
-        bytes, the order a reconcile rebuilds in); forgets them all."""
+    def in_order(self, others: Sequence[str] = ()) -> Iterator[tuple[str, list[tuple] | None]]:
+        """Every held window's rows, and each of `others` with None, in session-id order
+        (SQLite's BINARY collation: UTF-8 bytes, the order a reconcile rebuilds in);
+        forgets them all."""
         file = self._file
-        for session_id in sorted(self._windows, key=lambda key: key.encode("utf-8")):
-            offset, size, _ = self._windows[session_id]
+        for session_id in sorted({*self._windows, *others}, key=lambda key: key.encode("utf-8")):
+            held = self._windows.get(session_id)
+            if held is None:
+                yield session_id, None
+                continue
             assert file is not None
-            file.seek(offset)
-            yield session_id, marshal.loads(file.read(size))
+            file.seek(held[0])
+            yield session_id, marshal.loads(file.read(held[1]))
         self.close()
 
     def close(self) -> None:
@@ -325,6 +329,10 @@ class SqliteTransaction(BackendTransaction):
         self._next_row_id: int | None = None
         #: Windows rebuilt at once whose FTS rows wait for `finish` (`append_transcript`).
         self._held = HeldRows()
+        #: Whether `append_transcript` was called (an import that reconciles after it).
+        self._whole = False
+        #: Windows that held no event and had no index state when first appended to.
+        self._fresh: set[str] = set()
 
     # ---- windows ------------------------------------------------------------------
 
@@ -396,6 +404,7 @@ class SqliteTransaction(BackendTransaction):
         reconcile rebuilds them with the rest, as before. Any other window takes
         `append_event`'s path."""
         cursor = self._cursor(session_id)
+        self._whole = True
         events = list(events)
         stamps = [float(now_milliseconds()) if given is None else float(given)
                   for given in created_at]
@@ -508,19 +517,28 @@ class SqliteTransaction(BackendTransaction):
         self._leave_held_to_reconcile()
 
     def finish(self) -> None:
-        """Write every gathered row before the commit: the held windows' FTS rows after
-        all others, in session-id order, unless something else waits for reconcile in
-        this partition (then they are left dirty too, and reconcile rebuilds them all in
-        its order)."""
+        """Write every gathered row before the commit. After an `append_transcript`, the
+        held windows' FTS rows come after all others, in session-id order, and so do the
+        rebuilds of the windows this transaction made that wait for reconcile (a window
+        too long to hand whole, one that went on after it was), read back as reconcile
+        would: the rows of the reconcile that follows the import, in its order. When a
+        window the transaction did not make waits for reconcile too, the held windows are
+        left dirty instead, and reconcile rebuilds them all in its order."""
         self._pending.write(self._connection)
-        if not self._held:
+        if not self._whole:
             return
-        if self._connection.execute(ANY_QUEUED).fetchone()[0]:
+        queued = [row[0] for row in self._connection.execute(QUEUED_WINDOWS)]
+        if any(session_id not in self._fresh for session_id in queued):
             self._leave_held_to_reconcile()
             return
         fts_map: list[tuple] = []
         fts: list[tuple] = []
-        for session_id, rows in self._held.in_order():
+        for session_id, rows in self._held.in_order(queued):
+            if rows is None:
+                self._write_fts(fts_map, fts)
+                rebuild_window(self._connection, session_id)
+                self._next_row_id = None  # the rebuild took ids after the largest one
+                continue
             for message_id, text, role, timestamp in rows:
                 row_id = self._next_fts_row()
                 fts_map.append((row_id, session_id, message_id))
@@ -562,6 +580,8 @@ class SqliteTransaction(BackendTransaction):
                                   active_events or 0, active_messages or 0,
                                   bool(incognito) or is_incognito_key(session_key))
             self._cursors[session_id] = cursor
+            if last_seq is None and state is None:
+                self._fresh.add(session_id)
         return cursor
 
     def _next_fts_row(self) -> int:
