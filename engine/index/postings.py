@@ -199,8 +199,8 @@ def _flat_parts(parts: Sequence[Sequence[tuple[int, ...]]]) -> FlatPositions:
     return FlatPositions(values, starts, ends)
 
 
-#: `bytes.translate` table swapping 0 and 1.
-_FLIP = bytes([1, 0, *range(2, 256)])
+#: `bytes.translate` table swapping 0 and 1 (deleted marks to keep marks).
+FLIP_KEEP = bytes([1, 0, *range(2, 256)])
 
 _doc_id_of = attrgetter("doc_id")
 _positions_of = attrgetter("positions")
@@ -301,7 +301,7 @@ def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) ->
     """
     # One byte per row, 1 = keep, made in C: `bytes(map(...))` marks the deleted rows,
     # `translate` flips the marks.
-    keep = bytes(map(deleted.__contains__, columns.doc_ids)).translate(_FLIP)
+    keep = bytes(map(deleted.__contains__, columns.doc_ids)).translate(FLIP_KEEP)
     if 0 not in keep:
         return columns
     positions = columns.positions

@@ -31,10 +31,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import accumulate, compress
+from itertools import accumulate, chain, compress, repeat
 
 from engine.index.documents import DocumentRecord
-from engine.index.postings import Posting
+from engine.index.postings import FLIP_KEEP, Posting
 
 #: One term's rows: `(doc_ids_and_counts, positions)`, the first interleaved
 #: `[doc_id, count, doc_id, count, ...]` in doc-id order, the second each row's
@@ -163,15 +163,13 @@ class WriteBuffer:
         for term in self._terms_in_order():
             doc_ids, counts, positions = column_rows(self._columns[term])
             if filtering and not deleted.isdisjoint(doc_ids):
-                keep = [doc_id not in deleted for doc_id in doc_ids]
-                if not any(keep):
+                # One byte a row, 1 = kept, then one a position (each row's repeated by
+                # its count): every column filtered by `compress`, in C.
+                keep = bytes(map(deleted.__contains__, doc_ids)).translate(FLIP_KEEP)
+                if 1 not in keep:
                     continue
-                kept_positions = array("I")
-                for start, end, kept in zip(accumulate(counts, initial=0), accumulate(counts),
-                                            keep, strict=False):
-                    if kept:
-                        kept_positions.extend(positions[start:end])
                 doc_ids = array(doc_ids.typecode, compress(doc_ids, keep))
+                positions = array("I", compress(positions, bytes(
+                    chain.from_iterable(map(repeat, keep, counts)))))
                 counts = array(counts.typecode, compress(counts, keep))
-                positions = kept_positions
             yield term, doc_ids, counts, positions
