@@ -401,9 +401,12 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
 
     line = view.token_line()
     bits = phrase_bitmap(view, phrase)
-    matching = rows_holding(bits, line)
-    if not matching:
+    if not bits:
         return [], False
+    reader = RowReader.of(bits, line)
+    walks = walk_pays(bits, tokens)
+    holding = None if walks else reader.holding()  # then also bm25's `n`, at no cost
+    matching = rows_holding(bits, line) if holding is None else len(holding[0])
     mask = kept_scope_mask(view.rows, scope, role)
     keep: Callable[[int], bool] | None = None
     if mask is not None:
@@ -411,11 +414,10 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
         keep = lambda doc_id: bool(mask[groups[doc_id]])
     memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
                       view.average_length)
-    reader = RowReader.of(bits, line)
     # Every matching row is in scope: `matching` says whether `count` rows match, and a
     # merged search's bound can cut the walk short from its first row.
     ceiling = rank_bound if mask is None and matching >= count else None
-    if walk_pays(bits, tokens):
+    if holding is None:
         last = len(phrase.terms) - 1
         rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
         impacts = view.term_impacts(phrase.terms[rarest],
@@ -423,7 +425,7 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
         chosen = best_phrase_rows(impacts, lambda frequency, length: memo[(length, frequency)],
                                   reader, keep, count, ceiling)
     else:
-        chosen = best_listed_rows(*reader.holding(), line.lengths,
+        chosen = best_listed_rows(*holding, line.lengths,
                                   lambda instances, length: memo[(length, instances)],
                                   keep, count, ceiling)
     full = len(chosen) >= count if ceiling is None else True
