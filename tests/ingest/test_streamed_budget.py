@@ -102,3 +102,53 @@ def test_the_buffers_of_all_partitions_share_one_budget(
     assert SHARED_BUFFERS.rows == 0 and not list(SHARED_BUFFERS.open)
     assert results["streamed"] == results["at commit"]
     assert any(result.hits for result in results["streamed"])
+
+
+def chat(number: int, text: str) -> dict:
+    return {"type": "message", "id": f"m{number}", "parentId": f"m{number - 1}" if number else None,
+            "timestamp": 1000 + number, "message": {"role": "user", "content": text}}
+
+
+def test_a_window_rebuilt_in_one_change_writes_its_rows_when_due(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replacement rebuilt at once adds all its window's rows in one change: the
+    buffer is written when due between those rows, not only after the change."""
+    from engine.directory import MemoryDirectory
+    from engine.diagnostics.verify import verify_backend
+    from engine.index.write_buffer import WriteBuffer
+    from engine.model import SessionWindow
+
+    largest: list[int] = [0]
+    add = WriteBuffer.add
+
+    def measured(self: WriteBuffer, record: object, terms: object) -> None:
+        add(self, record, terms)  # type: ignore[arg-type]
+        largest[0] = max(largest[0], len(self))
+
+    monkeypatch.setattr(WriteBuffer, "add", measured)
+    limit = segment_rows(SMALL)
+    results = []
+    for config in (SMALL, AT_COMMIT):
+        backend = ReferenceBackend.create_in(MemoryDirectory(), config=config)
+        try:
+            with backend.transaction() as transaction:
+                transaction.put_window(SessionWindow("w", "agent:main:main"))
+                for number in range(2 * SMALL.index_flush_documents):
+                    transaction.append_event("w", chat(number, f"saffron first {number}"))
+                if config is SMALL:
+                    largest[0] = 0
+                transaction.replace_transcript(
+                    "w", [chat(number, f"saffron again {number}") for number in range(5 * limit)])
+                inside = largest[0]  # the buffers filled inside the transaction
+            assert verify_backend(backend).ok
+            results.append([backend.search(SearchRequest(query, limit=25, session_keys=(),
+                                                         order=order))
+                            for query in ("saffron", "again", "first")
+                            for order in ("relevance", "recent")])
+            if config is SMALL:
+                assert backend._streamed is not None and backend._streamed.started == 1
+                assert inside <= limit
+        finally:
+            backend.close()
+    assert results[0] == results[1]
+    assert results[0][0].hits and not results[0][4].hits

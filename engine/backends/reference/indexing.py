@@ -398,8 +398,13 @@ class IndexedStore:
         target.delete_window_rows(session_id)
         tree = scan_tree(events)
         if add_rows and not self._incognito(session_id, windows):
+            # A streamed transaction writes its buffer when due between the rows of a
+            # long window too, not only between changes.
+            streamed = self._streamed if rows is not None else None
             for entry in index_entries(events, tree):
                 self._add(entry, rows)
+                if streamed is not None:
+                    streamed.write_when_due()
         target.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
 
     def _rebuild_in_runs(self, session_id: str, *, flushing: bool = True) -> bool:

@@ -188,6 +188,8 @@ class StreamedIndexing:
         self._write_at = 0
         #: How many transactions were streamed (for tests: the path ran).
         self.started = 0
+        #: The buffer's rows as `SHARED_BUFFERS` counts them (`_account`).
+        self._counted = 0
 
     @property
     def _owner(self) -> IndexedStore:
@@ -207,6 +209,7 @@ class StreamedIndexing:
         self.pending = PendingRows(committed)
         self.started += 1
         self._write_at = segment_rows(owner.config)
+        self._counted = 0
         SHARED_BUFFERS.open.add(self)
         for change in written:
             self.take(change)
@@ -217,16 +220,30 @@ class StreamedIndexing:
         pending = self.pending
         if pending is None:
             raise RuntimeError("internal error: a change was streamed outside a transaction")
+        self._owner._apply(change, rows=pending, windows=self._windows)
+        self.write_when_due()
+
+    def write_when_due(self) -> None:
+        """Write the buffer when it is full, or the largest of the process's when the
+        buffers are over their budget: after each change, and after each row of a
+        change that adds many (a window rebuilt from its events,
+        `IndexedStore._rebuild_from`)."""
+        pending = self.pending
+        if pending is None:
+            return
         owner = self._owner
         rows = pending.rows
-        before = len(rows.buffer)
-        owner._apply(change, rows=pending, windows=self._windows)
-        shared = SHARED_BUFFERS
-        shared.rows += len(rows.buffer) - before
+        self._account(rows)
         if len(rows.buffer) >= self._write_at:
             self._write_buffer(owner, rows)
-        elif shared.over_budget(owner.config):
-            shared.write_largest(owner.config)
+        elif SHARED_BUFFERS.over_budget(owner.config):
+            SHARED_BUFFERS.write_largest(owner.config)
+
+    def _account(self, rows: InvertedIndex) -> None:
+        """Count the buffer's rows in the process's budget as they are now."""
+        size = len(rows.buffer)
+        SHARED_BUFFERS.rows += size - self._counted
+        self._counted = size
 
     def _write_buffer(self, owner: IndexedStore, rows: InvertedIndex) -> None:
         """Write the buffer as a segment. A failure to (a full disk) does not fail the
@@ -237,10 +254,10 @@ class StreamedIndexing:
         previous = segments[-1] if segments else (
             owner._index.segments[-1] if owner._index.segments else None)
         directory = owner.store.directory
-        buffered = len(rows.buffer)
+        self._account(rows)
         try:
             buffer_segment(directory, rows, segments, previous)
-            SHARED_BUFFERS.rows -= buffered
+            self._account(rows)  # empty now
             # Merged by tiers as a flush merges (no manifest names these files yet).
             remove_segment_files(directory, merge_tiers(directory, rows, owner.config))
         except (OSError, StoreError) as error:
@@ -254,19 +271,19 @@ class StreamedIndexing:
         """The rows of the transaction that just committed (None: none was streamed);
         the commit hook makes them the index's."""
         pending, self.pending, self._windows = self.pending, None, None
-        self._leave_budget(pending)
+        self._leave_budget()
         return pending
 
-    def _leave_budget(self, pending: PendingRows | None) -> None:
+    def _leave_budget(self) -> None:
         """The transaction ended: its buffer no longer counts in the process's budget."""
         SHARED_BUFFERS.open.discard(self)
-        if pending is not None:
-            SHARED_BUFFERS.rows -= len(pending.rows.buffer)
+        SHARED_BUFFERS.rows -= self._counted
+        self._counted = 0
 
     def discard(self) -> None:
         """The transaction did not commit: drop its rows and remove its segment files."""
         pending, self.pending, self._windows = self.pending, None, None
-        self._leave_budget(pending)
+        self._leave_budget()
         if pending is not None:
             remove_segment_files(self._owner.store.directory, pending.rows.segments)
 
