@@ -15,13 +15,16 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.sqlite.backend import SqliteBackend
 from engine.bench.corpus_generator import generate_corpus, read_manifest
 from engine.bench.corpus_plan import corpus_size
 from engine.config import EngineConfig
+from engine.directory import MemoryDirectory
 from engine.errors import MalformedInput
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest
@@ -121,6 +124,10 @@ def write_flat(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
     return path
 
 
+#: Small index buffers, so that a reference import of a few windows streams (the
+#: streaming follower rebuilds the windows held) and writes several segments.
+SMALL = EngineConfig(background_reconcile=False, index_flush_documents=4,
+                     index_merge_segments=2)
 #: store folder -> the windows each of its imports' reconcile rebuilt.
 RECONCILED: dict[Path, list[int]] = {}
 
@@ -131,8 +138,7 @@ def imported(folder: Path, backend: str, steps: list[list[Path]], *, whole: bool
     `reconcile` says otherwise), every one through the whole path or the old one."""
     shutil.rmtree(folder, ignore_errors=True)
     RECONCILED[folder] = []
-    store = open_or_create_store(folder, "import", backend=backend,
-                                 config=EngineConfig(background_reconcile=False)).backend
+    store = open_or_create_store(folder, "import", backend=backend, config=SMALL).backend
     try:
         for position, sources in enumerate(steps):
             reconciling = True if reconcile is None else reconcile[position]
@@ -150,6 +156,14 @@ def answers(folder: Path, queries: tuple[str, ...] = QUERIES) -> list[object]:
     what the store counts."""
     store = open_store(folder, "search")
     try:
+        return answers_of(store, queries)
+    finally:
+        store.close()
+
+
+def answers_of(store: Any, queries: tuple[str, ...] = QUERIES) -> list[object]:
+    """`answers` of an open store or backend."""
+    if True:
         result: list[object] = []
         for query in queries:
             for order in ("relevance", "recent"):
@@ -163,12 +177,11 @@ def answers(folder: Path, queries: tuple[str, ...] = QUERIES) -> list[object]:
         for window in windows:
             result.append([(event.seq, event.event) for event in store.events(window.session_id)])
         counts = store.stats()
-        counts.pop("bytes", None)  # the files' size, not an answer
+        for layout in ("bytes", "index_bytes", "index_segments"):
+            counts.pop(layout, None)  # the files' sizes and number, not an answer
         result.append(counts)
         result.append(store.index_status())
         return result
-    finally:
-        store.close()
 
 
 def index_rows(folder: Path) -> dict[str, list[list[tuple]]]:
@@ -217,8 +230,10 @@ def test_rewinds_side_appends_branches_and_opaque_entries(tmp_path: Path,
     corpus = write_corpus(tmp_path / "corpus", transcripts())
     old, new = same_as_old_path(tmp_path, backend, [[corpus]])
     assert old == [6]  # every window but the linear and the empty one
+    # Indexed once, in the import (a reference partition holds a window once its
+    # transaction streams: `test_the_reference_rebuilds_held_windows_once`).
     if backend == "sqlite":
-        assert new == [0]  # indexed once, in the import
+        assert new == [0]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -314,3 +329,48 @@ def test_a_window_too_long_to_hold_is_appended_as_before(
     assert old == [6]
     if backend == "sqlite":  # rebuilt at the commit, read back, in reconcile's order
         assert new == [0]
+
+
+def reference_answers(steps: list[list[Path]], *, whole: bool,
+                      queries: tuple[str, ...] = QUERIES) -> tuple[list[object], int, int]:
+    """A reference backend with small buffers (`SMALL`) after one import per step, each
+    reconciled after it: its answers, the windows its reconciles rebuilt, and how many
+    transactions streamed."""
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
+    try:
+        rebuilt = 0
+        for sources in steps:
+            import_sources(backend, sources, received_at=1.0, whole_windows=whole)
+            rebuilt += backend.reconcile()
+        assert backend._streamed is not None
+        return answers_of(backend, queries), rebuilt, backend._streamed.started
+    finally:
+        backend.close()
+
+
+def test_the_reference_rebuilds_held_windows_once(tmp_path: Path, tiny: Path) -> None:
+    """A reference partition whose import streams holds each window the forward indexer
+    would leave dirty and rebuilds it once at the end: the answers of the old path."""
+    corpus = write_corpus(tmp_path / "corpus", transcripts())
+    old, old_rebuilt, streamed = reference_answers([[corpus]], whole=False)
+    new, new_rebuilt, _ = reference_answers([[corpus]], whole=True)
+    assert new == old and streamed == 1
+    assert old_rebuilt == 6 and new_rebuilt < old_rebuilt
+    queries = tuple(probe["query"] for probe in read_manifest(tiny)["probes"].values())
+    old, old_rebuilt, _ = reference_answers([[tiny]], whole=False, queries=queries)
+    new, new_rebuilt, _ = reference_answers([[tiny]], whole=True, queries=queries)
+    assert new == old and new_rebuilt < old_rebuilt
+
+
+def test_the_reference_with_windows_waiting_and_interleaved(tmp_path: Path) -> None:
+    windows = transcripts()
+    first = write_corpus(tmp_path / "first", renamed(windows, "-1"))
+    second = write_corpus(tmp_path / "second", windows)
+    flat = write_flat(tmp_path / "chat.jsonl", [
+        ("agent:main:x-1", "w-flat-1", "f1", "flat later tie"),
+        ("agent:ops:y", "w-flat", "f1", "flat alpha tie"),
+        ("agent:main:x-1", "w-flat-1", "f2", "flat later two")])
+    for steps in ([[first, flat], [second]], [[flat, second, first]]):
+        old, old_rebuilt, _ = reference_answers(steps, whole=False)
+        new, new_rebuilt, _ = reference_answers(steps, whole=True)
+        assert new == old and new_rebuilt < old_rebuilt
