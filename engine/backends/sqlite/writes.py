@@ -75,8 +75,9 @@ from engine.backends.forward_indexing import canonical_entry_id, classify_append
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
 from engine.backends.sqlite.storable import is_storable, storable_text
-from engine.backends.sqlite.write_rows import (
+from engine.backends.sqlite.write_rows import (  # noqa: F401 - INSERT_EVENT, write_identities: read as writes' by the bench's bare path
     INSERT_ACTIVE,
+    INSERT_EVENT,
     INSERT_FTS,
     INSERT_FTS_ROW,
     UPSERT_STATE,
@@ -86,6 +87,7 @@ from engine.backends.sqlite.write_rows import (
     add_event_rows,
     context_eligibility,
     now_milliseconds,
+    write_identities,
 )
 from engine.config import EngineConfig
 from engine.errors import StoreError, unknown_session
