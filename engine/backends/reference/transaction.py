@@ -84,7 +84,9 @@ class ReferenceTransaction(BackendTransaction):
         """The windows besides those `held` that need reconcile (§8.3), as the streaming
         follower's states of the open transaction and its event counts have it, when
         this transaction made them all (they are rebuilt with the held ones, as the
-        reconcile after the import would); None when it did not make one of them."""
+        reconcile after the import would); None when it did not make one of them, or one
+        holds more than `index_flush_documents` events (rebuilt in one change, it would
+        be read back whole, where reconcile reads it a run at a time)."""
         follower = self._transaction.streamed_to
         pending = getattr(follower, "pending", None)
         if pending is None:
@@ -95,7 +97,10 @@ class ReferenceTransaction(BackendTransaction):
                    if window.session_id not in held and needs_reconcile(
                        states.get(window.session_id),
                        transaction.event_count(window.session_id) - 1)]
-        if not all(transaction.made_here(session_id) for session_id in waiting):
+        longest = self._config.index_flush_documents  # reconcile reads longer ones in runs
+        if not all(transaction.made_here(session_id)
+                   and transaction.event_count(session_id) <= longest
+                   for session_id in waiting):
             return None
         return waiting
 
