@@ -328,17 +328,29 @@ class _FileLock:
                 file.close()  # type: ignore[attr-defined]
 
 
+#: `FileDirectory._full`: how many checked names a directory keeps before it starts again.
+_FULL_PATHS_KEPT = 4096
+
+
 class FileDirectory:
     """Store files under a folder on disk (created on the first write)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        #: The full path of each name already checked: a reader's refresh asks for the
+        #: same few files of every partition before each served search.
+        self._full_paths: dict[str, Path] = {}
 
     def __repr__(self) -> str:
         return f"FileDirectory({str(self.path)!r})"
 
     def _full(self, name: str) -> Path:
-        return self.path / check_name(name)
+        full = self._full_paths.get(name)
+        if full is None:
+            if len(self._full_paths) >= _FULL_PATHS_KEPT:
+                self._full_paths.clear()
+            full = self._full_paths[name] = self.path / check_name(name)
+        return full
 
     def location(self, name: str) -> str:
         return str(self._full(name))
@@ -356,10 +368,17 @@ class FileDirectory:
         if not top.is_dir():
             return []
         names = []
+        root = str(self.path)
         for folder, _subfolders, files in os.walk(top, onerror=_raise_listing_error):
-            relative = Path(folder).relative_to(self.path)
+            if folder == root:
+                base = ""
+            elif folder.startswith(root + os.sep):
+                base = folder[len(root) + 1:].replace(os.sep, "/") + "/"
+            else:  # a root such as "." that the walk's folders do not start with
+                relative = os.path.relpath(folder, root).replace(os.sep, "/")
+                base = "" if relative == "." else relative + "/"
             for file in files:
-                name = (relative / file).as_posix()
+                name = base + file
                 if name.startswith(prefix) and not file.startswith(TEMPORARY_PREFIX):
                     names.append(name)
         return sorted(names)
