@@ -70,7 +70,17 @@ def choose_window_start(
     phrase_hits: Sequence[tuple[int, int, int]],
     tokens_per_window: int = DEFAULT_TOKENS,
 ) -> int:
-    """The first token of the excerpt window (rules 1–2 of `results.snippet`)."""
+    """The first token of the excerpt window (rules 1–2 of `results.snippet`).
+
+    A row of at most `tokens_per_window` tokens (most rows) is its own window: every
+    hit's window is pushed back to token 0 by `score_window`'s rule that a window ends
+    by the row's end, and sentence starts are scored only past that size.
+
+    >>> choose_window_start("a b. c", [(0, 1), (2, 3), (5, 6)], [(0, 2, 1)])
+    0
+    """
+    if len(token_spans) <= tokens_per_window:
+        return 0
     hits = ordered_hits(phrase_hits)
     positions = [position for _phrase, position, _length in hits]
     size = len(token_spans)
