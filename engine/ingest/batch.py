@@ -90,9 +90,10 @@ class ImportReport:
 
 @runtime_checkable
 class TranscriptAppender(Protocol):
-    """A transaction that takes a new window's whole transcript at once and indexes it
-    once, from its final active branch (the SQLite backend's, the reference backend's
-    and the partitioned store's transactions have it; `ImportBatch.whole_transcript`)."""
+    """A transaction that takes a new window's whole transcript at once, its events
+    checked by the importer (`ImportBatch.whole_transcript`): the SQLite backend's
+    indexes it once, from its final active branch; the reference backend's appends the
+    events one by one without checking them again; the partitioned store's routes it."""
 
     def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
                           created_at: Sequence[float | None]) -> int:
@@ -298,11 +299,12 @@ class ImportBatch:
         """Read one source's events of window `session_id` as its whole transcript: when
         the import hands windows whole (`whole_windows`) and this import added the window
         and gave it no event yet, the events `append`ed inside the block are held (each
-        checked as it is read) and handed to the transaction at its end, in one
-        `append_transcript`, which indexes the window once from its final active branch
-        instead of leaving a rewound window to reconcile; otherwise they are appended
-        one by one (and so are those of a window that reaches `WHOLE_WINDOW_EVENTS`,
-        from there on, so that the events held stay few whatever the corpus). Only a block that ends without an exception hands them over (one
+        checked once, as it is read) and handed to the transaction at its end, in one
+        `append_transcript` (the SQLite backend indexes the window once from its final
+        active branch instead of leaving a rewound window to reconcile); otherwise they
+        are appended one by one, and so are those of a window that reaches
+        `WHOLE_WINDOW_EVENTS`, from there on, so that the events held stay few whatever
+        the corpus. Only a block that ends without an exception hands them over (one
         that raised fails the import)."""
         if not self.whole_windows or session_id not in self._fresh or self._holding is not None:
             yield

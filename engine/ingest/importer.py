@@ -106,9 +106,9 @@ def import_sources(
     store use its clock. `progress` is described in the module docstring. With
     `replace`, a window the store holds gets the transcript the sources give it
     (`ImportBatch`) instead of being refused as a duplicate. `whole_windows`: each new
-    window's transcript file is handed to the transaction whole and indexed once from its
-    active branch (`ImportBatch.whole_transcript`), for an import that reconciles after
-    it (a rewound window is then not left dirty for that reconcile).
+    window's transcript file is handed to the transaction whole, for an import that
+    reconciles after it (`ImportBatch.whole_transcript`: on the SQLite backend a rewound
+    window is then indexed once, not left dirty for that reconcile).
     """
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")

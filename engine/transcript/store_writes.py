@@ -58,7 +58,6 @@ class StoreWrites(StoreReads):
         try:
             try:
                 yield transaction
-                transaction.finish()
             except BaseException:
                 transaction.closed = True
                 self._transaction = None

@@ -16,11 +16,8 @@ A transaction is made from its collaborators only: the committed `Catalog`, the
 events at log positions (`LogReader.read_events`), whether to keep its changes for
 the change feed, and the feed's streaming follower (`changes.StreamingFollower`): once
 the changes kept reach the follower's count, they are handed to it, and so is each
-later one as it is written, instead of being kept (`streamed_to` names it). A window
-whose events are appended held (`append_held`, a new window's whole transcript that the
-forward indexer would leave dirty) hands its changes to that follower only at `finish`,
-which the store calls before the commit: as one rebuild of the window, in session-id
-order after every other change, or as the appends they were. It never sees the store.
+later one as it is written, instead of being kept (`streamed_to` names it). It never
+sees the store.
 """
 
 from __future__ import annotations
@@ -43,7 +40,6 @@ from engine.transcript.catalog import Catalog, EventPositions
 from engine.transcript.changes import (
     Change,
     ChangeTaker,
-    EventAppended,
     StreamingFollower,
     TranscriptReplaced,
     change_of,
@@ -93,10 +89,6 @@ class StoreTransaction:
         #: The follower this transaction's changes are handed to (once it is large).
         self.streamed_to: StreamingFollower | None = None
         self._taker: ChangeTaker | None = None
-        #: Windows whose appended events were not handed to the follower yet
-        #: (`append_held`), in order, and what decides at `finish` how they are handed.
-        self._held: dict[str, None] = {}
-        self._rebuild_now: Callable[[set[str]], list[str] | None] | None = None
         self.closed = False
         #: Why this transaction must not commit (a write failed half-way), or None.
         self.failed: str | None = None
@@ -143,14 +135,6 @@ class StoreTransaction:
         self, session_id: str, event: dict[str, Any], created_at: float | None = None
     ) -> int:
         """Append `event` to an existing window; return its seq (0-based)."""
-        if session_id in self._held:  # it goes on: its appends are handed as they were
-            del self._held[session_id]
-            self._release(session_id)
-        return self._append(session_id, event, created_at, note=True)
-
-    def _append(self, session_id: str, event: dict[str, Any], created_at: float | None, *,
-                note: bool) -> int:
-        """`append_event`; its change kept or handed when `note`."""
         self._check_open()
         if not isinstance(event, dict):
             raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
@@ -168,58 +152,8 @@ class StoreTransaction:
         position = self._write(record)
         self._pending[session_id] = pending
         pending.new_events.append(position)
-        if note:
-            self._note_change(record)
+        self._note_change(record)
         return seq
-
-    def append_held(self, session_id: str, events: Sequence[dict[str, Any]],
-                    created_at: Sequence[float | None],
-                    rebuild_now: Callable[[set[str]], list[str] | None]) -> int:
-        """Append `events` (each stamped by its item of `created_at`) to a window that
-        holds none, as `append_event` does, but hand their changes to the streaming
-        follower only at `finish`. Then `rebuild_now(held windows)` names the other
-        windows to rebuild with them (windows made here that the follower left dirty),
-        or None: each held or named window is handed, in session-id order after every
-        other change, as one `TranscriptReplaced` of its events read back from the log,
-        not deferred (the follower rebuilds it from its active path, as reconcile
-        would); with None, the held windows' changes are handed as the
-        `EventAppended` changes they were. The log holds the same records either way (a
-        replay reads them as appends). Only a transaction that streams holds; another
-        appends. Return how many."""
-        holds = self._taker is not None and self.event_count(session_id) == 0
-        if holds:
-            self._rebuild_now = rebuild_now
-            self._held[session_id] = None
-        for event, stamp in zip(events, created_at, strict=True):
-            self._append(session_id, event, stamp, note=not holds)
-        return len(created_at)
-
-    def finish(self) -> None:
-        """Hand the held windows' changes to the follower (`append_held`); the store
-        calls it before the commit."""
-        if not self._held:
-            return
-        held, self._held = self._held, {}
-        others = None if self._rebuild_now is None else self._rebuild_now(set(held))
-        if others is None:
-            for session_id in held:
-                self._release(session_id)
-            return
-        for session_id in sorted({*held, *others},
-                                 key=lambda key: key.encode("utf-8", "surrogatepass")):
-            self._keep(TranscriptReplaced(session_id, tuple(self.events(session_id)), False))
-
-    def made_here(self, session_id: str) -> bool:
-        """Whether this transaction inserted window `session_id` and it keeps no
-        committed event."""
-        pending = self._pending.get(session_id)
-        return (session_id in self._inserted and pending is not None
-                and pending.kept_events == 0)
-
-    def _release(self, session_id: str) -> None:
-        """Hand a held window's appends to the follower, as they were."""
-        for stored in self.events(session_id):
-            self._keep(EventAppended(stored))
 
     def replace_transcript(
         self,
@@ -248,7 +182,6 @@ class StoreTransaction:
             if not isinstance(event, dict):
                 raise InputError(f"an event must be a JSON object, not {type(event).__name__}")
         stamps = replacement_stamps(created_at, len(events))
-        self._held.pop(session_id, None)  # the replacement's change covers it
         record = ReplaceRecord(session_id, len(events), bool(rebuild_deferred))
         self._write(record)
         pending.kept_events, pending.new_events = 0, EventPositions()
@@ -276,7 +209,6 @@ class StoreTransaction:
         record = DeleteSessionRecord(session_key, session_ids)
         self._write(record)
         for session_id in session_ids:
-            self._held.pop(session_id, None)  # the delete's change covers it
             self._pending[session_id] = PendingWindow(None, 0, EventPositions())
             self._inserted.pop(session_id, None)
             self._leave(session_id, session_key)

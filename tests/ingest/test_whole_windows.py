@@ -124,8 +124,8 @@ def write_flat(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
     return path
 
 
-#: Small index buffers, so that a reference import of a few windows streams (the
-#: streaming follower rebuilds the windows held) and writes several segments.
+#: Small index buffers, so that a reference import of a few windows streams and writes
+#: several segments.
 SMALL = EngineConfig(background_reconcile=False, index_flush_documents=4,
                      index_merge_segments=2)
 #: store folder -> the windows each of its imports' reconcile rebuilt.
@@ -230,8 +230,7 @@ def test_rewinds_side_appends_branches_and_opaque_entries(tmp_path: Path,
     corpus = write_corpus(tmp_path / "corpus", transcripts())
     old, new = same_as_old_path(tmp_path, backend, [[corpus]])
     assert old == [6]  # every window but the linear and the empty one
-    # Indexed once, in the import (a reference partition holds a window once its
-    # transaction streams: `test_the_reference_rebuilds_held_windows_once`).
+    # Indexed once, in the import (the reference backend appends them one by one).
     if backend == "sqlite":
         assert new == [0]
 
@@ -348,18 +347,18 @@ def reference_answers(steps: list[list[Path]], *, whole: bool,
         backend.close()
 
 
-def test_the_reference_rebuilds_held_windows_once(tmp_path: Path, tiny: Path) -> None:
-    """A reference partition whose import streams holds each window the forward indexer
-    would leave dirty and rebuilds it once at the end: the answers of the old path."""
+def test_a_streaming_reference_import_answers_as_the_old_path(tmp_path: Path,
+                                                              tiny: Path) -> None:
+    """A reference partition whose import streams, handed new windows whole: the
+    answers of the old path (it appends them event by event, checked once)."""
     corpus = write_corpus(tmp_path / "corpus", transcripts())
     old, old_rebuilt, streamed = reference_answers([[corpus]], whole=False)
     new, new_rebuilt, _ = reference_answers([[corpus]], whole=True)
-    assert new == old and streamed == 1
-    assert old_rebuilt == 6 and new_rebuilt < old_rebuilt
+    assert new == old and streamed == 1 and old_rebuilt == new_rebuilt == 6
     queries = tuple(probe["query"] for probe in read_manifest(tiny)["probes"].values())
-    old, old_rebuilt, _ = reference_answers([[tiny]], whole=False, queries=queries)
-    new, new_rebuilt, _ = reference_answers([[tiny]], whole=True, queries=queries)
-    assert new == old and new_rebuilt < old_rebuilt
+    old, _, _ = reference_answers([[tiny]], whole=False, queries=queries)
+    new, _, _ = reference_answers([[tiny]], whole=True, queries=queries)
+    assert new == old
 
 
 def test_the_reference_with_windows_waiting_and_interleaved(tmp_path: Path) -> None:
@@ -371,6 +370,6 @@ def test_the_reference_with_windows_waiting_and_interleaved(tmp_path: Path) -> N
         ("agent:ops:y", "w-flat", "f1", "flat alpha tie"),
         ("agent:main:x-1", "w-flat-1", "f2", "flat later two")])
     for steps in ([[first, flat], [second]], [[flat, second, first]]):
-        old, old_rebuilt, _ = reference_answers(steps, whole=False)
-        new, new_rebuilt, _ = reference_answers(steps, whole=True)
-        assert new == old and new_rebuilt < old_rebuilt
+        old, _, _ = reference_answers(steps, whole=False)
+        new, _, _ = reference_answers(steps, whole=True)
+        assert new == old
