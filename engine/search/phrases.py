@@ -28,14 +28,15 @@ the clear kernel, and `best_phrase_rows` with the walk to its end
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import add, and_, eq, itemgetter, not_
 
 from engine.index.impact_order import ImpactOrder
-from engine.index.postings import PostingColumns
+from engine.index.postings import FlatPositions, PostingColumns
 from engine.index.token_bitmaps import RowReader, instances_by_row, phrase_bits
 from engine.index.view import IndexView
 from engine.query.ast import Phrase
@@ -92,26 +93,73 @@ def phrase_rows(view: IndexView, phrase: Phrase, *, bitmaps: bool | None = None)
     candidates = set(rarest.doc_ids).intersection(
         *(token.doc_ids for token in tokens if token is not rarest)
     )
-    found: dict[int, list[int]] = {}
     ordered = sorted(candidates)
-    rows = zip(ordered, *(token.positions_in_order(ordered) for token in tokens))
-    if len(tokens) == 2:  # the common phrase (`per-session`): one set per row
-        for doc_id, first, second in rows:
-            following = set(second)
-            starts = [start for start in first if start + 1 in following]
-            if starts:
-                found[doc_id] = starts
-    else:
-        for doc_id, first, *others in rows:
-            later = [set(positions) for positions in others]
-            starts = [
-                start for start in first
-                if all(start + offset in positions for offset, positions in enumerate(later, 1))
-            ]
-            if starts:
-                found[doc_id] = starts
+    if len(tokens) == 2:  # the common phrase (`per-session`)
+        return PhraseRows(phrase, *_two_token_rows(ordered, tokens[0], tokens[1]))
+    found: dict[int, list[int]] = {}
+    for doc_id, first, *others in zip(ordered, *(token.positions_in_order(ordered)
+                                                 for token in tokens)):
+        later = [set(positions) for positions in others]
+        starts = [
+            start for start in first
+            if all(start + offset in positions for offset, positions in enumerate(later, 1))
+        ]
+        if starts:
+            found[doc_id] = starts
     return PhraseRows(phrase, {doc_id: len(starts) for doc_id, starts in found.items()},
                       found.__getitem__)
+
+
+def _two_token_rows(ordered: list[int], first: PostingColumns, second: PostingColumns
+                    ) -> tuple[dict[int, int], Callable[[int], Sequence[int]]]:
+    """The counts and starts of `phrase_rows` for a phrase of two tokens over the rows
+    `ordered` (increasing, each holding both). A row holding each token once (most rows
+    of rare words) is matched with C loops over the columns, its one start the first
+    token's position when the second follows it; the other rows one at a time.
+
+    >>> first = PostingColumns([1, 4, 9], [2, 1, 1], [(0, 3), (2,), (5,)])
+    >>> second = PostingColumns([1, 4, 9], [2, 1, 1], [(1, 4), (3,), (7,)])
+    >>> counts, starts = _two_token_rows([1, 4, 9], first, second)
+    >>> counts, list(starts(1)), list(starts(4))
+    ({1: 2, 4: 1}, [0, 3], [2])
+    """
+    first_indexes = _column_indexes(first, ordered)
+    second_indexes = _column_indexes(second, ordered)
+    # A row holds each token at least once: twice in all means once each.
+    once = list(map(eq, map(add, map(first.counts.__getitem__, first_indexes),
+                                map(second.counts.__getitem__, second_indexes)), repeat(2)))
+    first_starts = list(_first_positions(first, first_indexes))
+    matched = list(map(and_, once, map(eq, map(add, first_starts, repeat(1)),
+                                       _first_positions(second, second_indexes))))
+    found: dict[int, Sequence[int]] = dict(zip(compress(ordered, matched),
+                                               zip(compress(first_starts, matched))))
+    counts = dict.fromkeys(found, 1)
+    if not all(once):
+        more = compress(zip(ordered, first_indexes, second_indexes), map(not_, once))
+        for doc_id, first_index, second_index in more:
+            following = set(second.positions[second_index])
+            starts = [start for start in first.positions[first_index] if start + 1 in following]
+            if starts:
+                found[doc_id] = starts
+                counts[doc_id] = len(starts)
+        counts = dict(sorted(counts.items()))
+    return counts, found.__getitem__
+
+
+def _column_indexes(token: PostingColumns, ordered: list[int]) -> Sequence[int]:
+    """Where each row of `ordered` (increasing, each held by `token`) is in its columns."""
+    if len(ordered) == len(token.doc_ids):
+        return range(len(ordered))
+    return list(map(bisect_left, repeat(token.doc_ids), ordered))
+
+
+def _first_positions(token: PostingColumns, indexes: Sequence[int]) -> Iterable[int]:
+    """The first position of `token` in each of its rows at `indexes` (C loops over a
+    flat position array)."""
+    positions = token.positions
+    if isinstance(positions, FlatPositions):
+        return map(positions.values.__getitem__, map(positions.bounds()[0].__getitem__, indexes))
+    return map(itemgetter(0), map(positions.__getitem__, indexes))
 
 
 def bitmaps_pay(view: IndexView, tokens: Sequence[PostingColumns]) -> bool:
@@ -157,7 +205,7 @@ def best_rows_by_bound(
     `ceiling`): no unread row can then reach it.
 
     >>> from engine.index.impact_order import ImpactOrder
-    >>> from engine.index.postings import PostingColumns
+    >>> from engine.index.postings import FlatPositions, PostingColumns
     >>> columns = PostingColumns([0, 1, 2, 3], [3, 1, 2, 1], [(0, 1, 2), (0,), (0, 1), (0,)])
     >>> impacts = ImpactOrder.of(columns, [5, 2, 5, 9])
     >>> exact = {0: 1, 1: None, 2: 2, 3: 1}
@@ -244,7 +292,7 @@ def best_phrase_rows(
     answer), and any row ranked as well has a bound not worse than `T`: it was counted,
     and the answer is cut at the `count`-th rank of the rows ranked.
 
-    >>> from engine.index.postings import PostingColumns
+    >>> from engine.index.postings import FlatPositions, PostingColumns
     >>> from engine.index.token_bitmaps import RowReader, TokenLine
     >>> line = TokenLine.of([3, 2, 3, 1])
     >>> columns = PostingColumns([0, 1, 2, 3], [3, 1, 2, 1], [(0, 1, 2), (0,), (0, 1), (0,)])
