@@ -21,8 +21,8 @@ same backend with phrases matched row by row (`top_rows(..., phrase_bitmaps=Fals
 the path before the bitmaps), `reference (walk)` with a query of one phrase walked by
 bound to its end (`engine.search.phrases.SEED_ROWS` unbounded: the rows are never counted
 in one loop); the three reference answers must be equal. Prints median and p95 (nearest
-rank) per variant and the p95 ratio to the kernel's, and the processor time (user +
-system) a call took on average in the process that answered it, with its ratio to the
+rank) per variant and the p95 ratio to the kernel's, and the processor time a call took
+on average in the process that answered it (`process_seconds`), with its ratio to the
 kernel's.
 """
 
@@ -52,18 +52,26 @@ def timed(call: Callable[[], object]) -> tuple[float, object]:
 
 
 def process_seconds(pid: int | None) -> float:
-    """Processor time (user + system) of process `pid` so far; None: this process."""
+    """Processor time of process `pid` so far (None: this process), to the nanosecond:
+    the sum of its threads' run time in `/proc/PID/task/*/schedstat`. The user and
+    system times of `/proc/PID/stat` count whole clock ticks, too coarse for calls of a
+    few milliseconds (bench/RESULTS.md, 2026-12-06, says what they misled)."""
     if pid is None:
         return time.process_time()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    folder = Path(f"/proc/{pid}/task")
+    try:
+        return sum(int((folder / task / "schedstat").read_text().split()[0])
+                   for task in os.listdir(folder)) / 1e9
+    except (FileNotFoundError, IndexError, ValueError):  # no schedstat: whole ticks
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def compare(name_of_calls: Callable[[str], dict[str, Callable[[], object]]],
             queries: list[str], rounds: int, check: Callable[[str, dict[str, object]], None],
             pids: dict[str, int | None] | None = None) -> None:
     """Time each query's calls in ABBA rounds and print median, p95 and p95 / kernel p95,
-    and the processor time a call took on average (user + system of the process that
+    and the processor time a call took on average (`process_seconds` of the process that
     answers it, `pids`: this one when not named; a shared machine's load moves wall
     times much more than these)."""
     pids = pids or {}
