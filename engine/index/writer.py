@@ -415,6 +415,19 @@ def segment_tier(rows: int, flush_rows: int, fan_in: int) -> int:
     return tier
 
 
+def first_tier_rows(config: EngineConfig) -> int:
+    """The rows of the smallest segment of tier 1 (`segment_tier`): as many as a merge of
+    one tier's flushed segments makes, `index_flush_documents` times
+    `index_merge_segments` (at least two). A writer that writes a segment of that many
+    rows at once (a streamed transaction, a reconcile) does not see it merged again
+    before its tier fills: smaller ones were, and each merge rewrites its rows.
+
+    >>> first_tier_rows(EngineConfig(index_flush_documents=2000, index_merge_segments=8))
+    16000
+    """
+    return config.index_flush_documents * max(2, config.index_merge_segments)
+
+
 def tail_to_merge(sizes: Sequence[int], flush_rows: int, fan_in: int) -> int:
     """How many of the newest segments (`sizes`: their rows, oldest first) a flush
     rewrites as one: the newest `fan_in` (at least two) when they are all of one tier

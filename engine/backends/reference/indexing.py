@@ -323,9 +323,11 @@ class IndexedStore:
             self._flush_when_due()
         return appended
 
-    def _flush_when_due(self, *, always: bool = False) -> None:
-        if self.store.is_writer and (always or len(self._index.buffer)
-                                     >= self.config.index_flush_documents):
+    def _flush_when_due(self, *, always: bool = False, rows: int | None = None) -> None:
+        """Flush when the buffer holds `rows` rows (`index_flush_documents` unless
+        given; a reconcile gives more: `maintenance.IndexMaintenance.reconcile`)."""
+        due = self.config.index_flush_documents if rows is None else rows
+        if self.store.is_writer and (always or len(self._index.buffer) >= due):
             # The transaction is already durable: a failed flush of derived data must not
             # report it as failed. Keep the rows in memory and retry at the next commit.
             try:
@@ -407,7 +409,8 @@ class IndexedStore:
                     streamed.write_when_due()
         target.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
 
-    def _rebuild_in_runs(self, session_id: str, *, flushing: bool = True) -> bool:
+    def _rebuild_in_runs(self, session_id: str, *, flushing: bool = True,
+                         flush_rows: int | None = None) -> bool:
         """`_rebuild_from` for a long window of the store, its events read a run of
         `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
         outlines (`tree.outline`: the tree's fields), then the visible events whole, the
@@ -415,7 +418,8 @@ class IndexedStore:
         events are never all in memory. The window is marked dirty first, so that a flush in the middle
         shows none of its rows (a crash then leaves it to the next reconcile). The same
         rows in the same order; False, with nothing done, when its active path is not in
-        seq order (then `_rebuild_from` does it, holding every event)."""
+        seq order (then `_rebuild_from` does it, holding every event). `flush_rows`
+        is `_flush_when_due`'s `rows`."""
         size = self.config.index_flush_documents
         outlines = [outline(stored) for run in self.store.event_runs(session_id, size=size)
                     for stored in run]
@@ -435,7 +439,7 @@ class IndexedStore:
                     if entry is not None:
                         self._add(entry)
                 if flushing:
-                    self._flush_when_due()
+                    self._flush_when_due(rows=flush_rows)
         self._index_changes += 1
         states[session_id] = rebuilt_state(len(outlines) - 1, tree.leaf_id)
         return True

@@ -29,6 +29,7 @@ from engine.backends.reference.indexing import IndexedStore
 from engine.errors import UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import needs_reconcile
+from engine.index.writer import first_tier_rows
 from engine.model import StoredEvent
 from engine.progress import StepProgress
 from engine.transcript.compaction import CompactionOutcome
@@ -47,13 +48,14 @@ class IndexMaintenance(IndexedStore):
         return sorted(orphans | (set(self.index.window_states) - known))
 
     def rebuild_window(self, session_id: str, known: Sequence[StoredEvent] | None = None,
-                       *, flushing: bool = True) -> None:
+                       *, flushing: bool = True, flush_rows: int | None = None) -> None:
         """Replace a window's rows by its active path's entries and reset its state.
 
         `known` may hold the window's events as they were committed; they are used when
         they are all of them (seq 0, 1, ... up to the window's count), else the events
         are read from the store, a long window's a run at a time (flushing the buffer
-        between runs unless not `flushing`: a whole rebuild commits its index at the end).
+        between runs unless not `flushing`: a whole rebuild commits its index at the end;
+        when it holds `flush_rows` rows, see `IndexedStore._flush_when_due`).
         """
         from engine.held_signals import signals_held  # here: a search never rebuilds
 
@@ -63,7 +65,8 @@ class IndexMaintenance(IndexedStore):
             events = list(known)
         elif count > self.config.index_flush_documents and self.store.is_writer:
             with signals_held():  # a long window, read a run at a time
-                if self._rebuild_in_runs(session_id, flushing=flushing):
+                if self._rebuild_in_runs(session_id, flushing=flushing,
+                                         flush_rows=flush_rows):
                     return
             events = self.store.events(session_id)
         else:
@@ -75,15 +78,21 @@ class IndexMaintenance(IndexedStore):
         """Rebuild every window needing work, sweep orphans, flush; return the windows
         rebuilt (the orphans swept are not counted: `sweep_orphans` says how many).
 
-        `progress(done, total)` is called first and after each rebuilt window."""
+        `progress(done, total)` is called first and after each rebuilt window.
+
+        The buffer is flushed when it holds a segment of tier 1 (`first_tier_rows`),
+        not `index_flush_documents` rows: flushed at that size, a large reconcile's
+        segments were merged again by tiers (every row rewritten once more), and the
+        buffer is small enough for it (`engine.index.write_buffer`)."""
         self._require_writer("reconcile")
         known = self._apply_deferred(skip_left_dirty=True) if self._deferred else {}
         work = self.windows_needing_reconcile()
+        flush_rows = first_tier_rows(self.config)
         if progress is not None:
             progress(0, len(work))
         for done, session_id in enumerate(work, 1):
-            self.rebuild_window(session_id, known.pop(session_id, None))
-            self._flush_when_due()  # the buffer stays small, whatever the work
+            self.rebuild_window(session_id, known.pop(session_id, None), flush_rows=flush_rows)
+            self._flush_when_due(rows=flush_rows)  # the buffer stays bounded, whatever the work
             if progress is not None:
                 progress(done, len(work))
         self.sweep_orphans()

@@ -48,7 +48,12 @@ from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
-from engine.index.writer import buffer_segment, merge_tiers, remove_segment_files
+from engine.index.writer import (
+    buffer_segment,
+    first_tier_rows,
+    merge_tiers,
+    remove_segment_files,
+)
 from engine.model import IndexEntry
 from engine.transcript.changes import Change, ChangeTaker, TransactionWindows
 
@@ -128,15 +133,14 @@ class PendingRows:
 
 
 def segment_rows(config: EngineConfig) -> int:
-    """The rows of a segment a transaction writes: as many as a merge of one tier's
-    flushed segments makes (`index_flush_documents` times `index_merge_segments`), so
-    that an import's segments are not merged again soon after being written (a merge
-    rewrites every row it takes: `engine.index.writer.merge_tiers`).
+    """The rows of a segment a transaction writes: a segment of tier 1
+    (`engine.index.writer.first_tier_rows`), so that an import's segments are not merged
+    again soon after being written (a merge rewrites every row it takes).
 
     >>> segment_rows(EngineConfig(index_flush_documents=2000, index_merge_segments=8))
     16000
     """
-    return config.index_flush_documents * max(2, config.index_merge_segments)
+    return first_tier_rows(config)
 
 
 class SharedBuffers:
