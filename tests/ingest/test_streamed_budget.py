@@ -6,7 +6,6 @@ with the answers of the commit-time path, its oracle."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,47 +14,24 @@ import pytest
 from engine.backends.reference import streaming
 from engine.backends.reference.backend import ReferenceBackend
 from engine.backends.reference.streaming import SHARED_BUFFERS, StreamedIndexing, segment_rows
-from engine.bench.corpus_generator import generate_corpus, read_manifest
-from engine.bench.corpus_plan import corpus_size
+from engine.bench.corpus_generator import read_manifest
 from engine.config import EngineConfig
-from engine.directory import FileDirectory
 from engine.ingest import import_sources
 from engine.model import SearchRequest
-from engine.store.layout import PartitionKind
 from engine.store.opening import create_partitioned, open_partitioned
+from tests.ingest.test_streamed_import import chat, corpus  # noqa: F401 (corpus: a fixture)
+from tests.parity.test_backend_differential import reference_partitions
 
 #: Segments of 3 x 20 rows; a buffer is written for the budget from 20 rows on.
 SMALL = EngineConfig(index_flush_documents=20, index_merge_segments=3)
 AT_COMMIT = replace(SMALL, stream_large_transactions=False, defer_large_commits=False)
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("budget") / "tiny"
-    generate_corpus(corpus_size("tiny"), 20260105, directory)
-    return directory
-
-
-def configured(config: EngineConfig) -> PartitionKind:
-    """Reference partitions made and opened with `config`."""
-
-    class Configured(ReferenceBackend):
-        @classmethod
-        def create(cls, path: str | os.PathLike[str]) -> ReferenceBackend:
-            return cls.create_in(FileDirectory(path), config=config)
-
-        @classmethod
-        def open(cls, path: str | os.PathLike[str], *, writer: bool = False) -> ReferenceBackend:
-            return cls.open_in(FileDirectory(path), writer=writer, config=config)
-
-    return PartitionKind("reference", Configured)
-
-
-def answers(path: Path, corpus: Path, config: EngineConfig) -> list:
-    store = open_partitioned(path, configured(config), writer=False)
+def answers(path: Path, source: Path, config: EngineConfig) -> list:
+    store = open_partitioned(path, reference_partitions(config), writer=False)
     try:
         requests = [SearchRequest(probe["query"], limit=25, session_keys=(), order=order)
-                    for probe in read_manifest(corpus)["probes"].values()
+                    for probe in read_manifest(source)["probes"].values()
                     for order in ("relevance", "recent")]
         return [store.search(request) for request in requests]
     finally:
@@ -63,7 +39,7 @@ def answers(path: Path, corpus: Path, config: EngineConfig) -> list:
 
 
 def test_the_buffers_of_all_partitions_share_one_budget(
-        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     peaks: list[int] = []
     partitions: set[int] = set()
     original = StreamedIndexing.take
@@ -87,7 +63,7 @@ def test_the_buffers_of_all_partitions_share_one_budget(
     monkeypatch.setattr(streaming.SharedBuffers, "write_largest", counted)
     results = {}
     for name, config in (("streamed", SMALL), ("at commit", AT_COMMIT)):
-        store = create_partitioned(tmp_path / name, configured(config),
+        store = create_partitioned(tmp_path / name, reference_partitions(config),
                                    EngineConfig(background_reconcile=False))
         try:
             import_sources(store, [corpus], received_at=1.0)
@@ -104,17 +80,12 @@ def test_the_buffers_of_all_partitions_share_one_budget(
     assert any(result.hits for result in results["streamed"])
 
 
-def chat(number: int, text: str) -> dict:
-    return {"type": "message", "id": f"m{number}", "parentId": f"m{number - 1}" if number else None,
-            "timestamp": 1000 + number, "message": {"role": "user", "content": text}}
-
-
 def test_a_window_rebuilt_in_one_change_writes_its_rows_when_due(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A replacement rebuilt at once adds all its window's rows in one change: the
     buffer is written when due between those rows, not only after the change."""
-    from engine.directory import MemoryDirectory
     from engine.diagnostics.verify import verify_backend
+    from engine.directory import MemoryDirectory
     from engine.index.write_buffer import WriteBuffer
     from engine.model import SessionWindow
 
