@@ -27,6 +27,8 @@ implementation (the tantivy `RamDirectory` pattern):
   every file cut back to its synced length (atomic writes and removals are durable at
   once, as they are on disk after the folder fsync).
 
+The handles they give out (appending, reading, the lock) are `engine.directory.handles`.
+
 Names are relative, use `/` between folders (`transcripts/segment-000001.log`), and never
 start with `/` or contain `..`; folders are created on demand (and their names fsynced with
 the first file in them) and are not listed; leftover `write_atomic` temporaries are not
@@ -43,6 +45,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Protocol
 
+from engine.directory.handles import BytesReadHandle, FileAppendHandle, FileLock, FileReadHandle
 from engine.errors import FileSystemError, StoreError, StoreLocked
 from engine.file_system import make_folders, os_errors, sync_folder, sync_new_folders
 
@@ -172,162 +175,6 @@ def check_name(name: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-#: How many appended bytes `_FileAppendHandle` keeps before it hands them to the system.
-APPEND_BUFFER_BYTES = 1 << 16
-
-
-class _FileAppendHandle:
-    """An append-only file with its own buffer; remembers whether its name still needs a
-    folder fsync.
-
-    The buffer is ours (not a buffered file object's) so that `truncate` can drop bytes
-    the system refused: after a failed write (a full disk) the file is cut back to what
-    the caller asks and nothing refused past that size is retried, so a transaction
-    rolls back without needing space for what it wrote. Bytes go to the system by `os.write`, looping over short
-    writes."""
-
-    def __init__(self, path: Path, location: str) -> None:
-        self._location = location
-        self._descriptor: int | None = None
-        self._new_folders = make_folders(path.parent)
-        created = not path.exists()
-        with os_errors(location, "open for appending"):
-            self._descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-            self._written = os.fstat(self._descriptor).st_size  # bytes the system holds
-        self._path = path
-        self._pending = bytearray()
-        self._name_needs_sync = created
-
-    def _open_descriptor(self) -> int:
-        if self._descriptor is None:
-            raise StoreError(f"{self._location}: write to a closed store file")
-        return self._descriptor
-
-    def write(self, data: bytes) -> None:
-        self._open_descriptor()
-        self._pending += data
-        if len(self._pending) >= APPEND_BUFFER_BYTES:
-            self.flush()
-
-    def flush(self) -> None:
-        descriptor = self._open_descriptor()
-        pending = self._pending
-        with os_errors(self._location, "write"):
-            while pending:
-                written = os.write(descriptor, pending)
-                del pending[:written]
-                self._written += written
-
-    def sync(self) -> None:
-        self.flush()
-        with os_errors(self._location, "sync"):
-            os.fsync(self._open_descriptor())
-        if self._name_needs_sync:
-            sync_folder(self._path.parent)
-            sync_new_folders(self._new_folders)
-            self._name_needs_sync = False
-            self._new_folders = []
-
-    def truncate(self, size: int) -> None:
-        descriptor = self._open_descriptor()
-        if size >= self._written:
-            del self._pending[size - self._written:]
-            self.flush()  # the file now ends at `size`, as after an ftruncate
-            return
-        self._pending.clear()
-        with os_errors(self._location, "truncate"):
-            os.ftruncate(descriptor, size)
-        self._written = size
-
-    def size(self) -> int:
-        return self._written + len(self._pending)
-
-    def close(self) -> None:
-        if self._descriptor is None:
-            return
-        try:
-            self.flush()
-        finally:
-            descriptor, self._descriptor = self._descriptor, None
-            os.close(descriptor)
-
-
-class _FileReadHandle:
-    """`os.pread` on a file descriptor held open (so a removed file stays readable)."""
-
-    def __init__(self, path: Path, location: str) -> None:
-        self._location = location
-        self._descriptor: int | None = None  # set first: __del__ runs even if open fails
-        try:
-            self._descriptor = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            raise StoreError(f"{location}: no such store file") from None
-        except OSError as error:
-            raise FileSystemError(location, "open", error.errno,
-                                  error.strerror or str(error)) from None
-        with os_errors(location, "read"):
-            self._size = os.fstat(self._descriptor).st_size
-
-    def read(self, offset: int, length: int) -> bytes:
-        if self._descriptor is None:
-            raise StoreError(f"{self._location}: read after close")
-        with os_errors(self._location, "read"):
-            data = os.pread(self._descriptor, length, offset)
-        if len(data) != length:
-            raise StoreError(f"{self._location}: {length} bytes at offset {offset} run past "
-                             f"the end of the file ({self._size} bytes)")
-        return data
-
-    def size(self) -> int:
-        return self._size
-
-    def close(self) -> None:
-        if self._descriptor is not None:
-            os.close(self._descriptor)
-            self._descriptor = None
-
-    def __del__(self) -> None:
-        self.close()
-
-
-class _BytesReadHandle:
-    """A `ReadHandle` over a snapshot of bytes (the in-memory directory's files)."""
-
-    def __init__(self, data: bytes, location: str) -> None:
-        self._data: bytes | None = data
-        self._location = location
-
-    def read(self, offset: int, length: int) -> bytes:
-        if self._data is None:
-            raise StoreError(f"{self._location}: read after close")
-        if offset < 0 or offset + length > len(self._data):
-            raise StoreError(f"{self._location}: {length} bytes at offset {offset} run past "
-                             f"the end of the file ({len(self._data)} bytes)")
-        return self._data[offset: offset + length]
-
-    def size(self) -> int:
-        return len(self._data or b"")
-
-    def close(self) -> None:
-        self._data = None
-
-
-class _FileLock:
-    """An `flock` held on an open lock file; closing the file releases it."""
-
-    def __init__(self, file: object) -> None:
-        self._file = file
-
-    def release(self) -> None:
-        file = self._file
-        if file is not None:
-            self._file = None
-            try:
-                fcntl.flock(file.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
-            finally:
-                file.close()  # type: ignore[attr-defined]
-
-
 #: `FileDirectory._full`: how many checked names a directory keeps before it starts again.
 _FULL_PATHS_KEPT = 4096
 
@@ -407,10 +254,10 @@ class FileDirectory:
                                   error.strerror or str(error)) from None
 
     def open_read(self, name: str) -> ReadHandle:
-        return _FileReadHandle(self._full(name), self.location(name))
+        return FileReadHandle(self._full(name), self.location(name))
 
     def open_append(self, name: str) -> AppendHandle:
-        return _FileAppendHandle(self._full(name), self.location(name))
+        return FileAppendHandle(self._full(name), self.location(name))
 
     def write_atomic(self, name: str, data: bytes | Iterable[bytes]) -> None:
         """Write a temporary file, fsync it, rename it over `name`, fsync the folder; when
@@ -449,7 +296,7 @@ class FileDirectory:
         path = self._full(name)
         sync_new_folders(make_folders(path.parent))
         with os_errors(str(path), "open the lock file"):
-            file = open(path, "a+")  # noqa: SIM115 - owned by the returned _FileLock
+            file = open(path, "a+")  # noqa: SIM115 - owned by the returned FileLock
         try:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -459,7 +306,7 @@ class FileDirectory:
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise StoreError(f"{path}: cannot lock: {error.strerror}") from None
             raise StoreLocked(_locked_message(str(path), holder)) from None
-        lock = _FileLock(file)
+        lock = FileLock(file)
         try:
             with os_errors(str(path), "write the lock file"):
                 file.seek(0)
@@ -585,7 +432,7 @@ class MemoryDirectory:
         return bytes(data[offset:end])
 
     def open_read(self, name: str) -> ReadHandle:
-        return _BytesReadHandle(bytes(self._file(name).data), self.location(name))
+        return BytesReadHandle(bytes(self._file(name).data), self.location(name))
 
     def open_append(self, name: str) -> AppendHandle:
         file = self._files.setdefault(check_name(name), _MemoryFile())
