@@ -129,14 +129,15 @@ class OperationSpill:
         self._files: dict[str, IO[bytes]] = {}
         self._records: dict[str, int] = {}
 
-    def add(self, operation: JournalOperation) -> None:
-        """Keep one write, after its partition took it."""
-        spill = self._files.get(operation.agent_id)
+    def add(self, agent_id: str, kind: str, arguments: tuple[Any, ...]) -> None:
+        """Keep one write (`JournalOperation(agent_id, kind, arguments)`), after its
+        partition took it."""
+        spill = self._files.get(agent_id)
         if spill is None:
-            spill = self._files[operation.agent_id] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
-            self._records[operation.agent_id] = 0
-        spill.write(encode_operation_record(operation))
-        self._records[operation.agent_id] += 1
+            spill = self._files[agent_id] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+            self._records[agent_id] = 0
+        spill.write(encode_operation_record(JournalOperation(agent_id, kind, arguments)))
+        self._records[agent_id] += 1
 
     def journal(self, decider: str, generations: dict[str, int], created: Sequence[str],
                 *, decided: bool = False) -> Iterator[bytes]:

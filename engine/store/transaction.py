@@ -198,12 +198,12 @@ class PartitionedTransaction(BackendTransaction):
         return count
 
     def _record(self, agent_id: str, kind: str, arguments: tuple[Any, ...], weight: int) -> None:
-        from engine.codec.journal_file import JournalOperation
-        from engine.store.commit_journal import OperationSpill
+        spill = self._spill
+        if spill is None:  # the journal's modules are imported once, at the first write
+            from engine.store.commit_journal import OperationSpill
 
-        if self._spill is None:
-            self._spill = OperationSpill()
-        self._spill.add(JournalOperation(agent_id, kind, arguments))
+            spill = self._spill = OperationSpill()
+        spill.add(agent_id, kind, arguments)
         self._weights[agent_id] = self._weights.get(agent_id, 0) + weight
 
     def _agent_of(self, session_id: str) -> str | None:
