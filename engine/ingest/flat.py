@@ -75,6 +75,7 @@ from engine.transcript.windows import session_key_problem, window_problem
 REQUIRED_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text", "timestamp")
 #: The fields that must be strings (the timestamp may also be a number).
 STRING_FIELDS = ("sessionKey", "sessionId", "messageId", "role", "text")
+_FIELD_NAMES = frozenset(REQUIRED_FIELDS)
 TIMESTAMP_FORMS = "epoch milliseconds or an ISO-8601 date-time string"
 FLAT_REASON_AFTER_EXISTING = "rollover"
 
@@ -105,8 +106,9 @@ def import_flat(path: Path, batch: ImportBatch) -> None:
     """Read the flat messages file at `path` into `batch` (raises on the first problem)."""
     shown = str(path)
     cursors: dict[str, _WindowCursor] = {}
+    known_keys: dict[str, str] = {}
     for line, record in iter_objects(path):
-        fields, time = _checked_fields(record, shown, line)
+        fields, time = _checked_fields(record, shown, line, known_keys)
         session_id = fields["sessionId"]
         cursor = cursors.get(session_id)
         if cursor is None:
@@ -220,31 +222,39 @@ def _open_window(
     return _WindowCursor(session_key, line, None, {})
 
 
-def _checked_fields(record: dict[str, Any], path: str,
-                    line: int) -> tuple[dict[str, Any], float]:
+def _checked_fields(record: dict[str, Any], path: str, line: int,
+                    known_keys: dict[str, str]) -> tuple[dict[str, Any], float]:
     """The record's fields after checking names and types, and its timestamp as epoch
-    milliseconds (MalformedInput otherwise)."""
-    unknown = sorted(set(record) - set(REQUIRED_FIELDS))
-    if unknown:
+    milliseconds (MalformedInput otherwise). `known_keys` maps each `sessionKey` as
+    written in the file to its canonical form once it was checked (a window's lines
+    repeat their key, which is checked once)."""
+    if record.keys() - _FIELD_NAMES:
+        unknown = sorted(set(record) - _FIELD_NAMES)
         allowed = ", ".join(REQUIRED_FIELDS)
         raise MalformedInput(path, line,
                              f"unknown field {', '.join(repr(n) for n in unknown)} "
                              f"(a flat messages line has: {allowed})")
-    for name in REQUIRED_FIELDS:
-        if name not in record:
-            hint = f" ({TIMESTAMP_FORMS})" if name == "timestamp" else ""
-            raise MalformedInput(path, line, f'missing "{name}"{hint}')
+    if len(record) != len(REQUIRED_FIELDS):
+        for name in REQUIRED_FIELDS:
+            if name not in record:
+                hint = f" ({TIMESTAMP_FORMS})" if name == "timestamp" else ""
+                raise MalformedInput(path, line, f'missing "{name}"{hint}')
     for name in STRING_FIELDS:
         if not isinstance(record[name], str):
             raise MalformedInput(path, line, f'"{name}" must be a string')
     for name in ("sessionId", "messageId", "role"):
         if is_blank(record[name]):
             raise MalformedInput(path, line, f'"{name}" must not be blank')
-    # The key as OpenClaw stores it (`engine.model.canonical_session_key`).
-    record["sessionKey"] = canonical_session_key(record["sessionKey"])
-    problem = session_key_problem(record["sessionKey"])
-    if problem is not None:
-        raise MalformedInput(path, line, problem)
+    written_key = record["sessionKey"]
+    session_key = known_keys.get(written_key)
+    if session_key is None:
+        # The key as OpenClaw stores it (`engine.model.canonical_session_key`).
+        session_key = canonical_session_key(written_key)
+        problem = session_key_problem(session_key)
+        if problem is not None:
+            raise MalformedInput(path, line, problem)
+        known_keys[written_key] = session_key
+    record["sessionKey"] = session_key
     try:
         return record, timestamp_value(record["timestamp"])
     except ValueError as problem:
