@@ -24,6 +24,10 @@ An argument no command knows (`search --bogus`) is refused by the command's pars
 the command's usage line, as a missing or invalid one is (argparse would give the
 program's usage).
 
+A Ctrl-C ends the program with `session-search: interrupted` and exit status 1 whenever
+it comes once this module starts loading (while its own imports run, the command line is
+read, or a command runs), never with a traceback.
+
 A reader that closes standard output early (`session-search search ... | head -1`) ends
 the command quietly with exit status 0: no traceback, no "Exception ignored" line.
 
@@ -35,16 +39,25 @@ status 2, anything else: 1).
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
-from collections.abc import Collection, Sequence
 
-from engine import __version__
-from engine.cli.commands import COMMANDS, HelpFormatter, requested_command, store_or_default
-from engine.errors import EngineError
-from engine.gc_policy import use_bulk_work_policy
+try:  # a Ctrl-C while the program is still loading ends it as one during a command does
+    import argparse
+    import importlib
+    import os
+    from collections.abc import Collection, Sequence
+
+    from engine import __version__
+    from engine.cli.commands import (
+        COMMANDS,
+        HelpFormatter,
+        requested_command,
+        store_or_default,
+    )
+    from engine.errors import EngineError
+    from engine.gc_policy import use_bulk_work_policy
+except KeyboardInterrupt:
+    raise SystemExit("session-search: interrupted") from None
 
 #: The modules that may register commands, in table order (tests narrow it to one).
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(entry.module for entry in COMMANDS))

@@ -19,7 +19,11 @@ after it, or after it ended. After each, in this process:
   agent's messages.
 
 The delays are fractions (5% to 110%) of one whole import timed first, so that they
-fall in every phase on a machine of any speed. The seed is fixed, so the schedule of
+fall in every phase on a machine of any speed, but never before the interpreter has
+reached the program's first line (`python -c "import engine"`, timed too): a Ctrl-C
+while Python itself is still starting (its `site` module) is the interpreter's to
+report, with its own traceback, and no program can catch it. From the loading of the
+command line on, a SIGINT must end the command without one. The seed is fixed, so the schedule of
 signals and fractions repeats; where each lands
 depends on the machine's speed, never what is checked. The tally (how many landed
 before, during and after the commit) is in the Durability section of the summary.
@@ -134,6 +138,17 @@ def time_one_import(folder: Path, base: Path, imported: Path) -> float:
     return elapsed
 
 
+def interpreter_start() -> float:
+    """Seconds from starting `python` to its first line of the engine here (the
+    slowest of three), below which a signal lands in the interpreter's own start-up."""
+    timings = []
+    for _ in range(3):
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import engine"], cwd=ROOT, check=True)
+        timings.append(time.monotonic() - started)
+    return max(timings)
+
+
 def interrupt_repeatedly(folder: Path, backend: str, sources: tuple[Path, Path],
                          interrupts: int, report_figure) -> None:
     before, imported = sources
@@ -145,11 +160,12 @@ def interrupt_repeatedly(folder: Path, backend: str, sources: tuple[Path, Path],
     generator = random.Random(f"interrupted-import-{backend}")
     outcomes: Counter[str] = Counter()
     whole = time_one_import(folder, base, imported)
+    earliest = interpreter_start()
     for interrupt in range(interrupts):
         store = folder / f"store-{interrupt}"
         shutil.copytree(base, store)
         number = SIGNALS[interrupt % len(SIGNALS)]
-        delay = generator.uniform(0.05, 1.1) * whole
+        delay = max(generator.uniform(0.05, 1.1) * whole, earliest)
         ended = interrupt_import(store, imported, number, delay)
         where = f"{number.name} after {delay:.2f} s"
         if (store / "commit.journal").exists():
