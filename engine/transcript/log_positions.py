@@ -12,6 +12,7 @@ file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.codec.framing import FOOTER_SIZE, HEADER_SIZE
@@ -31,7 +32,7 @@ class RecordPosition:
 class CommittedTransaction:
     """The records of one committed transaction (commit record excluded)."""
 
-    records: tuple[tuple[RecordPosition, LogRecord], ...]
+    records: Sequence[tuple[RecordPosition, LogRecord]]
     commit: CommitRecord
     start: RecordPosition
 

@@ -22,9 +22,10 @@ sees the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from engine.codec.framing import DecodeError
 from engine.codec.log_file import (
@@ -52,6 +53,89 @@ from engine.transcript.validation import replacement_stamps
 #: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions
 #: (the signature of `LogReader.read_events`).
 EventReader = Callable[[str, int, Sequence[RecordPosition]], list[StoredEvent]]
+
+
+class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
+    """The records a transaction wrote, with their positions, in order, kept compactly:
+    an event record as its window, seq, stamp and position in arrays, any other record
+    as it is. Why: a tuple of a `RecordPosition` and an `EventRecord` per event, kept
+    until the commit, made an import's memory grow with its events (figures in
+    bench/RESULTS.md). Items are made when read, event records without their event
+    object (the catalog keeps positions, not events). Its oracle is the list of pairs
+    it replaces: the doctest, and `tests/transcript/test_transaction.py`.
+
+    >>> pairs = [(RecordPosition(1, 8, 30), EventRecord("w", 0, 2.0, {})),
+    ...          (RecordPosition(1, 38, 9), DeleteSessionRecord("k", ("w",))),
+    ...          (RecordPosition(2, 8, 40), EventRecord("v", 5, 3.5, {}))]
+    >>> written = WrittenRecords()
+    >>> for position, record in pairs:
+    ...     written.append(position, record)
+    >>> list(written) == pairs, written[-1] == pairs[-1], written[0:2] == tuple(pairs[0:2])
+    (True, True, True)
+    >>> len(written), bool(WrittenRecords())
+    (3, False)
+    """
+
+    __slots__ = ("_file_numbers", "_lengths", "_offsets", "_others", "_seqs", "_sessions",
+                 "_stamps")
+
+    def __init__(self) -> None:
+        #: Each record's window for an event record, else None (then in `_others`).
+        self._sessions: list[str | None] = []
+        self._seqs = array("q")
+        self._stamps = array("d")
+        self._file_numbers = array("q")
+        self._offsets = array("q")
+        self._lengths = array("q")
+        #: index -> (position, record) of each record that is not an event record.
+        self._others: dict[int, tuple[RecordPosition, LogRecord]] = {}
+
+    def append(self, position: RecordPosition, record: LogRecord) -> None:
+        """Keep `record`, written at `position` (an event record's event is not kept)."""
+        if isinstance(record, EventRecord):
+            self._sessions.append(record.session_id)
+            self._seqs.append(record.seq)
+            self._stamps.append(record.created_at)
+        else:
+            self._others[len(self._sessions)] = (position, record)
+            self._sessions.append(None)
+            self._seqs.append(0)
+            self._stamps.append(0.0)
+        self._file_numbers.append(position.file_number)
+        self._offsets.append(position.offset)
+        self._lengths.append(position.length)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[RecordPosition, LogRecord]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[tuple[RecordPosition, LogRecord], ...]: ...
+
+    def __getitem__(self, index: int | slice
+                    ) -> tuple[RecordPosition, LogRecord] | tuple[tuple[RecordPosition, LogRecord], ...]:
+        if isinstance(index, slice):
+            return tuple(self._item(number) for number in range(*index.indices(len(self))))
+        count = len(self._sessions)
+        number = index + count if index < 0 else index
+        if not 0 <= number < count:
+            raise IndexError("record index out of range")
+        return self._item(number)
+
+    def __iter__(self) -> Iterator[tuple[RecordPosition, LogRecord]]:
+        item = self._item
+        for number in range(len(self._sessions)):
+            yield item(number)
+
+    def _item(self, number: int) -> tuple[RecordPosition, LogRecord]:
+        session_id = self._sessions[number]
+        if session_id is None:
+            return self._others[number]
+        position = RecordPosition(self._file_numbers[number], self._offsets[number],
+                                  self._lengths[number])
+        return position, EventRecord(session_id, self._seqs[number], self._stamps[number], {})
 
 
 @dataclass(slots=True)
@@ -83,7 +167,7 @@ class StoreTransaction:
         self._relinked: set[str] = set()
         #: session key -> windows that joined it in this transaction, in order.
         self._joined: dict[str, dict[str, None]] = {}
-        self._records: list[tuple[RecordPosition, LogRecord]] = []
+        self._records = WrittenRecords()
         self._changes: list[Change] | None = [] if keep_changes else None
         self._streaming = streaming if keep_changes else None
         #: The follower this transaction's changes are handed to (once it is large).
@@ -94,10 +178,11 @@ class StoreTransaction:
         self.failed: str | None = None
 
     @property
-    def records(self) -> tuple[tuple[RecordPosition, LogRecord], ...]:
+    def records(self) -> Sequence[tuple[RecordPosition, LogRecord]]:
         """The records written so far with their positions, in order (event records
-        without their event object: the catalog keeps positions, not events)."""
-        return tuple(self._records)
+        without their event object: the catalog keeps positions, not events), as
+        `WrittenRecords` keeps them."""
+        return self._records
 
     @property
     def changes(self) -> list[Change] | None:
@@ -310,9 +395,7 @@ class StoreTransaction:
             position = self._writer.write(record)
         except DecodeError as error:
             raise InputError(str(error)) from None
-        if isinstance(record, EventRecord):  # the catalog keeps positions, not events
-            record = EventRecord(record.session_id, record.seq, record.created_at, {})
-        self._records.append((position, record))
+        self._records.append(position, record)
         return position
 
     def _note_change(self, record: LogRecord) -> None:
