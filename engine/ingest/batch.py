@@ -115,11 +115,14 @@ class ImportBatch:
         replace: bool = False,
         read_events: Callable[[str], list[StoredEvent]] | None = None,
         whole_windows: bool = False,
+        held_events: int = WHOLE_WINDOW_EVENTS,
     ) -> None:
         self.transaction = transaction
         #: Hand each new window's transcript to the transaction whole
         #: (`whole_transcript`); only an import that reconciles after it does.
         self.whole_windows = whole_windows and isinstance(transaction, TranscriptAppender)
+        #: The most events of one window held to hand it whole (`WHOLE_WINDOW_EVENTS`).
+        self.held_events = held_events
         #: Windows this import added that hold no event yet.
         self._fresh: set[str] = set()
         #: The window whose transcript is being read whole: its id, events and stamps.
@@ -303,7 +306,7 @@ class ImportBatch:
         `append_transcript` (the SQLite backend indexes the window once from its final
         active branch instead of leaving a rewound window to reconcile); otherwise they
         are appended one by one, and so are those of a window that reaches
-        `WHOLE_WINDOW_EVENTS`, from there on, so that the events held stay few whatever
+        `held_events` (`WHOLE_WINDOW_EVENTS` unless told), from there on, so that the events held stay few whatever
         the corpus. Only a block that ends without an exception hands them over (one
         that raised fails the import)."""
         if not self.whole_windows or session_id not in self._fresh or self._holding is not None:
@@ -342,7 +345,7 @@ class ImportBatch:
                 seq = len(holding[1])
                 holding[1].append(event)
                 holding[2].append(stamp)
-                if len(holding[1]) >= WHOLE_WINDOW_EVENTS:  # too long to hold: as before
+                if len(holding[1]) >= self.held_events:  # too long to hold: as before
                     self._holding = None
                     for held, held_stamp in zip(holding[1], holding[2], strict=True):
                         self.transaction.append_event(session_id, held, created_at=held_stamp)

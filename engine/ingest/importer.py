@@ -34,7 +34,7 @@ from typing import Protocol, runtime_checkable
 
 from engine.backends.protocol import TranscriptWriter, require_capability
 from engine.errors import MalformedInput, UsageError
-from engine.ingest.batch import ImportBatch, ImportReport
+from engine.ingest.batch import WHOLE_WINDOW_EVENTS, ImportBatch, ImportReport
 from engine.ingest.corpus import SESSIONS_FILE, import_corpus, is_corpus_directory
 from engine.ingest.flat import import_flat, is_flat_file
 from engine.ingest.openclaw_state import import_openclaw_state, is_openclaw_state
@@ -99,6 +99,7 @@ def import_sources(
     progress: PhasedProgress | None = None,
     replace: bool = False,
     whole_windows: bool = False,
+    held_events: int = WHOLE_WINDOW_EVENTS,
 ) -> ImportReport:
     """Import every source into `target` in one transaction; return what was added.
 
@@ -108,7 +109,8 @@ def import_sources(
     (`ImportBatch`) instead of being refused as a duplicate. `whole_windows`: each new
     window's transcript file is handed to the transaction whole, for an import that
     reconciles after it (`ImportBatch.whole_transcript`: on the SQLite backend a rewound
-    window is then indexed once, not left dirty for that reconcile).
+    window is then indexed once, not left dirty for that reconcile); a window longer
+    than `held_events` events is appended event by event from there on.
     """
     if not sources:
         raise UsageError("nothing to import: give at least one SOURCE")
@@ -123,7 +125,7 @@ def import_sources(
     with target.transaction() as transaction:
         batch = ImportBatch(transaction, existing, received_at, reading, expected,
                             replace=replace, read_events=getattr(target, "events", None),
-                            whole_windows=whole_windows)
+                            whole_windows=whole_windows, held_events=held_events)
         for path, form in plan:
             FORMS[form][1](path, batch)
         batch.finish()

@@ -29,6 +29,7 @@ from engine.errors import MalformedInput
 from engine.history.pages import read_history
 from engine.history.request import HistoryRequest
 from engine.ingest import import_sources
+from engine.ingest.batch import WHOLE_WINDOW_EVENTS
 from engine.ingest.into_store import import_into_store
 from engine.model import SearchRequest, SessionWindow
 from engine.store.maintenance import reconcile_when_needed
@@ -133,7 +134,8 @@ RECONCILED: dict[Path, list[int]] = {}
 
 
 def imported(folder: Path, backend: str, steps: list[list[Path]], *, whole: bool,
-             reconcile: list[bool] | None = None) -> Path:
+             reconcile: list[bool] | None = None,
+             held_events: int = WHOLE_WINDOW_EVENTS) -> Path:
     """A store at `folder` after one import per step (each reconciled after it unless
     `reconcile` says otherwise), every one through the whole path or the old one."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -143,7 +145,7 @@ def imported(folder: Path, backend: str, steps: list[list[Path]], *, whole: bool
         for position, sources in enumerate(steps):
             reconciling = True if reconcile is None else reconcile[position]
             import_sources(store, sources, received_at=1.0,
-                           whole_windows=whole and reconciling)
+                           whole_windows=whole and reconciling, held_events=held_events)
             if reconciling:
                 RECONCILED[folder].append(reconcile_when_needed(store))
     finally:
@@ -199,11 +201,13 @@ def index_rows(folder: Path) -> dict[str, list[list[tuple]]]:
 
 def same_as_old_path(tmp_path: Path, backend: str, steps: list[list[Path]],
                      queries: tuple[str, ...] = QUERIES,
-                     reconcile: list[bool] | None = None) -> tuple[list[int], list[int]]:
+                     reconcile: list[bool] | None = None,
+                     held_events: int = WHOLE_WINDOW_EVENTS) -> tuple[list[int], list[int]]:
     """Check the two paths agree; the windows each import's reconcile rebuilt, by the
-    old path and by the new one."""
+    old path and by the new one (holding at most `held_events` events of a window)."""
     old = imported(tmp_path / f"old-{backend}", backend, steps, whole=False, reconcile=reconcile)
-    new = imported(tmp_path / f"new-{backend}", backend, steps, whole=True, reconcile=reconcile)
+    new = imported(tmp_path / f"new-{backend}", backend, steps, whole=True, reconcile=reconcile,
+                   held_events=held_events)
     assert answers(new, queries) == answers(old, queries)
     if backend == "sqlite":
         assert index_rows(new) == index_rows(old)
@@ -318,13 +322,9 @@ def test_a_held_window_that_goes_on_is_left_to_reconcile(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_window_too_long_to_hold_is_appended_as_before(
-        tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.ingest.batch
-
-    monkeypatch.setattr(engine.ingest.batch, "WHOLE_WINDOW_EVENTS", 4)
+def test_a_window_too_long_to_hold_is_appended_as_before(tmp_path: Path, backend: str) -> None:
     corpus = write_corpus(tmp_path / "corpus", transcripts())
-    old, new = same_as_old_path(tmp_path, backend, [[corpus]])
+    old, new = same_as_old_path(tmp_path, backend, [[corpus]], held_events=4)
     assert old == [6]
     if backend == "sqlite":  # rebuilt at the commit, read back, in reconcile's order
         assert new == [0]
