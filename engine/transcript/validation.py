@@ -309,11 +309,10 @@ def check_event(session_id: object, event: object, created_at: object = None) ->
     Whether the window exists is the store's to say, after this check
     (`unknown_session`).
     """
-    problem = event_write_problem(event)
-    if problem is None:
-        problem = created_at_problem(created_at)
+    problem = validation_problem(event)
     if problem is not None:
         raise InputError(f"session {session_id}: {problem}")
+    check_shaped_event(session_id, event, created_at)  # type: ignore[arg-type]
 
 
 def check_shaped_event(session_id: object, event: dict[str, Any],
