@@ -9,28 +9,30 @@ this module's test oracle: after the same `add` calls both answer `documents`,
 `postings`, `terms` and `terms_with_prefix` alike (`tests/index/test_write_buffer.py`).
 What makes this one faster and smaller on the write path:
 
-* terms live in a plain `dict` (O(1) insert); the sorted term list that prefix lookups
+* terms live in `dict`s (O(1) insert); the sorted term list that prefix lookups
   and flushes need is built when first asked for and kept until a new term arrives;
-* an added row is walked once, token by token, straight into its terms' columns (no
-  per-row grouping of positions, no `Posting` object): a term's column is two
-  `array`s, `[doc_id, count, doc_id, count, ...]` and every position one after another,
-  so a posting costs a few bytes instead of list slots, int objects and a list of
-  positions (about a quarter of the memory), and a flush hands the arrays, sliced in C,
-  to the postings file's encoder without flattening anything;
+* an added row goes straight into its terms' columns (no `Posting` object): a term's
+  column is two `array`s, `[doc_id, count, doc_id, count, ...]` and every position one
+  after another, so a posting costs a few bytes instead of list slots, int objects and a
+  list of positions (about a quarter of the memory), and a flush hands the arrays,
+  sliced in C, to the postings file's encoder without flattening anything;
+* the row's positions are appended in C (`map`), and its doc id and counts once a
+  distinct term (a term comes back about twice in a chat message), not once a token;
 * `Posting` objects are made only when a query reads a term's list (and kept until the
   next `add`).
 
 Rows are appended in doc-id order (the index hands out increasing ids), so each term's
-column stays sorted by doc id; a token of the row being added is the same row's posting
-exactly when the column's last doc id is the row's. Deleted rows stay until the flush
-leaves them out.
+column stays sorted by doc id, and its positions row after row. Deleted rows stay until
+the flush leaves them out.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from itertools import accumulate, chain, compress, repeat
 
 from engine.index.documents import DocumentRecord
@@ -40,6 +42,7 @@ from engine.index.postings import FLIP_KEEP, Posting
 #: `[doc_id, count, doc_id, count, ...]` in doc-id order, the second each row's
 #: positions, row after row (`count` of them each).
 Column = tuple[array, array]
+_append = array.append
 #: Doc ids a column of typecode "I" holds; a larger one widens every column to "Q".
 _NARROW_DOC_IDS = 1 << 32
 
@@ -71,7 +74,10 @@ class WriteBuffer:
 
     def __init__(self) -> None:
         self._documents: dict[int, DocumentRecord] = {}
-        self._columns: dict[str, Column] = {}
+        #: Per term, its rows' `[doc_id, count, ...]` and every position (a `Column`
+        #: split in two, so that a row's positions are appended in C).
+        self._doc_ids_and_counts: defaultdict[str, array] = defaultdict(partial(array, "I"))
+        self._positions: defaultdict[str, array] = defaultdict(partial(array, "I"))
         self._sorted_terms: list[str] | None = None
         self._decoded: dict[str, list[Posting]] = {}
         #: The typecode of the doc-id columns: "I" until a doc id needs 64 bits.
@@ -85,36 +91,41 @@ class WriteBuffer:
         return len(self._documents)
 
     def add(self, record: DocumentRecord, terms: Sequence[str]) -> None:
-        """Append one row with its analyzed terms; its doc id must exceed every earlier one."""
+        """Append one row with its analyzed terms; its doc id must exceed every earlier one.
+
+        Every token's position goes to its term's positions in C (`map` over the
+        term -> positions `defaultdict`, which makes a new term's array itself); then
+        each distinct term of the row (counted in C by `Counter`) appends its doc id and
+        count: one Python step a distinct term, not a token."""
         doc_id = record.doc_id
         self._documents[doc_id] = record
         if self._decoded:
             self._decoded.clear()
         if doc_id >= _NARROW_DOC_IDS and self._doc_typecode == "I":
             self._widen()
-        columns = self._columns
-        typecode = self._doc_typecode
-        new_terms = len(columns)
-        for position, term in enumerate(terms):
-            try:
-                doc_ids_and_counts, positions = columns[term]
-            except KeyError:  # a new term (few: a subscript is cheaper than `get`)
-                columns[term] = (array(typecode, (doc_id, 1)), array("I", (position,)))
-                continue
-            if doc_ids_and_counts[-2] == doc_id:  # again in this row
-                doc_ids_and_counts[-1] += 1
-            else:
-                doc_ids_and_counts.append(doc_id)
-                doc_ids_and_counts.append(1)
-            positions.append(position)
-        if len(columns) != new_terms:
+        positions = self._positions
+        known_terms = len(positions)
+        any(map(_append, map(positions.__getitem__, terms), range(len(terms))))
+        doc_ids_and_counts = self._doc_ids_and_counts
+        for term, count in Counter(terms).items():
+            column = doc_ids_and_counts[term]
+            column.append(doc_id)
+            column.append(count)
+        if len(positions) != known_terms:
             self._sorted_terms = None
 
     def _widen(self) -> None:
         """Make every doc-id column hold 64-bit doc ids (a doc id reached 2**32)."""
         self._doc_typecode = "Q"
-        for term, (doc_ids_and_counts, positions) in self._columns.items():
-            self._columns[term] = (array("Q", doc_ids_and_counts), positions)
+        columns = self._doc_ids_and_counts
+        columns.default_factory = partial(array, "Q")
+        for term, doc_ids_and_counts in columns.items():
+            columns[term] = array("Q", doc_ids_and_counts)
+
+    def _column(self, term: str) -> Column | None:
+        """`term`'s column, None when no row holds it."""
+        positions = self._positions.get(term)
+        return None if positions is None else (self._doc_ids_and_counts[term], positions)
 
     # ----- the Segment protocol (reads) -----------------------------------------------
 
@@ -122,7 +133,7 @@ class WriteBuffer:
         cached = self._decoded.get(term)
         if cached is not None:
             return cached
-        column = self._columns.get(term)
+        column = self._column(term)
         if column is None:
             return ()
         doc_ids, counts, positions = column_rows(column)
@@ -136,7 +147,7 @@ class WriteBuffer:
 
     def _terms_in_order(self) -> list[str]:
         if self._sorted_terms is None:
-            self._sorted_terms = sorted(self._columns)
+            self._sorted_terms = sorted(self._positions)
         return self._sorted_terms
 
     def terms_with_prefix(self, prefix: str) -> Iterator[str]:
@@ -161,7 +172,8 @@ class WriteBuffer:
         takes."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         for term in self._terms_in_order():
-            doc_ids, counts, positions = column_rows(self._columns[term])
+            doc_ids, counts, positions = column_rows(
+                (self._doc_ids_and_counts[term], self._positions[term]))
             if filtering and not deleted.isdisjoint(doc_ids):
                 # One byte a row, 1 = kept, then one a position (each row's repeated by
                 # its count): every column filtered by `compress`, in C.

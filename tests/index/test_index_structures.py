@@ -178,7 +178,8 @@ def test_loading_with_another_profile_is_refused():
 
 def test_checker_reports_a_position_past_the_row_length():
     index = build([["a", "b"]])
-    index.buffer._columns["zz"] = (array("I", [0, 1]), array("I", [7]))  # damage on purpose
+    index.buffer._doc_ids_and_counts["zz"] = array("I", [0, 1])  # damage on purpose
+    index.buffer._positions["zz"] = array("I", [7])
     index.buffer._sorted_terms = None
     problems = check_index(index)
     assert "buffer: term 'zz' doc 0: position outside 0..1" in problems
