@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine.errors import MalformedInput, json_syntax_error
 
 BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+#: Bytes read from a source file at a time (lines are read from this buffer).
+_READ_BUFFER = 1 << 16
 
 
 def _reject_constant(name: str) -> Any:
@@ -73,11 +75,34 @@ def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
 
 
 def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield `(line_number, object)` for every non-blank line of the file at `path`."""
-    for line_number, _, raw in iter_lines(path):
-        parsed = parse_line(raw, str(path), line_number)
-        if parsed is not None:
-            yield line_number, parsed
+    """Yield `(line_number, object)` for every non-blank line of the file at `path`.
+
+    A line is decoded and parsed here at once; any line that does not make a JSON object
+    that way (a blank line, a byte order mark, every error) is read again by
+    `parse_line`, which says what it is: the same objects and the same errors as
+    `parse_line` over `iter_lines`, its oracle (`tests/ingest/test_jsonl_objects.py`).
+    """
+    name = str(path)
+    decode = _DECODER.decode
+    with _open(path) as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                value = decode(raw.decode("utf-8"))
+            except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                value = None
+            if type(value) is not dict:
+                value = parse_line(raw, name, line_number)
+                if value is None:
+                    continue
+            yield line_number, value
+
+
+def _open(path: Path) -> BinaryIO:
+    """The file at `path` opened for reading bytes, or `MalformedInput` naming it."""
+    try:
+        return path.open("rb", buffering=_READ_BUFFER)
+    except OSError as error:
+        raise MalformedInput(str(path), None, f"cannot read: {error.strerror or error}") from None
 
 
 def iter_lines(path: Path, offset: int = 0, first_line: int = 1
@@ -85,11 +110,7 @@ def iter_lines(path: Path, offset: int = 0, first_line: int = 1
     """Yield `(line_number, start offset, raw bytes)` for every line of the file at `path`
     from byte `offset` on (the line there is numbered `first_line`); the bytes keep their
     newline, and a last line without one is yielded as it is."""
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        raise MalformedInput(str(path), None, f"cannot read: {error.strerror or error}") from None
-    with handle:
+    with _open(path) as handle:
         handle.seek(offset)
         start = offset
         for line_number, raw in enumerate(handle, start=first_line):
