@@ -27,6 +27,10 @@ implementation (the tantivy `RamDirectory` pattern):
   every file cut back to its synced length (atomic writes and removals are durable at
   once, as they are on disk after the folder fsync).
 
+`stamp(name)` tells a reader whether a file changed since it last looked, without
+reading it: on disk its inode, size and times, once its modification time is settled;
+in memory a number per content.
+
 The handles they give out (appending, reading, the lock) are `engine.directory.handles`.
 
 Names are relative, use `/` between folders (`transcripts/segment-000001.log`), and never
@@ -40,8 +44,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Hashable, Iterable
 from contextlib import suppress
+from itertools import count
 from pathlib import Path
 from typing import Protocol
 
@@ -129,6 +135,14 @@ class Directory(Protocol):
         """Up to `length` bytes from `offset` (all the rest when `length` is None)."""
         ...
 
+    def stamp(self, name: str) -> Hashable:
+        """A value equal to a later `stamp(name)` only if `name` was not written,
+        replaced, created or removed in between (None while it is absent): a reader's
+        refresh compares them to skip the files that did not change. A stamp that
+        cannot promise it (a file changed too recently for its times to tell) equals
+        no other value."""
+        ...
+
     def open_read(self, name: str) -> ReadHandle:
         """Open the existing file `name` for reads by offset (StoreError if absent)."""
         ...
@@ -177,6 +191,12 @@ def check_name(name: str) -> str:
 
 #: `FileDirectory._full`: how many checked names a directory keeps before it starts again.
 _FULL_PATHS_KEPT = 4096
+
+#: How old (in nanoseconds) a file's modification time must be for `FileDirectory.stamp`
+#: to vouch for it: a change in the same clock tick as the stamp would leave the file's
+#: times equal (file systems with coarse times have ticks of up to 2 s; the same rule
+#: as `engine.store.layout`'s listing of partitions).
+STAMP_SETTLED_NANOSECONDS = 2_000_000_000
 
 
 class FileDirectory:
@@ -252,6 +272,21 @@ class FileDirectory:
         except OSError as error:
             raise FileSystemError(self.location(name), "read", error.errno,
                                   error.strerror or str(error)) from None
+
+    def stamp(self, name: str) -> Hashable:
+        # Identity, size and times: an append moves the size, a rewrite in place the
+        # modification time, a replacement the inode number. An inode number freed by
+        # one replacement and reused by a later one comes with a later time, since the
+        # stamp's time was already settled when it was taken.
+        try:
+            status = os.stat(self._full(name))
+        except FileNotFoundError:
+            return None
+        except (OSError, StoreError):
+            return object()
+        if time.time_ns() - status.st_mtime_ns <= STAMP_SETTLED_NANOSECONDS:
+            return object()
+        return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
     def open_read(self, name: str) -> ReadHandle:
         return FileReadHandle(self._full(name), self.location(name))
@@ -343,14 +378,20 @@ def _locked_message(location: str, holder: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-class _MemoryFile:
-    """The bytes of one in-memory file and how many of them are durable."""
+#: Numbers no two contents of in-memory files share (`MemoryDirectory.stamp`).
+_MEMORY_VERSIONS = count()
 
-    __slots__ = ("data", "synced")
+
+class _MemoryFile:
+    """The bytes of one in-memory file, how many of them are durable, and the number of
+    its current content (a new one at every change: `MemoryDirectory.stamp`)."""
+
+    __slots__ = ("data", "synced", "version")
 
     def __init__(self, data: bytes = b"", synced: int = 0) -> None:
         self.data = bytearray(data)
         self.synced = synced
+        self.version = next(_MEMORY_VERSIONS)
 
 
 class _MemoryAppendHandle:
@@ -366,7 +407,9 @@ class _MemoryAppendHandle:
         return self._file
 
     def write(self, data: bytes) -> None:
-        self._open_file().data.extend(data)
+        file = self._open_file()
+        file.data.extend(data)
+        file.version = next(_MEMORY_VERSIONS)
 
     def flush(self) -> None:
         self._open_file()
@@ -379,6 +422,7 @@ class _MemoryAppendHandle:
         file = self._open_file()
         del file.data[size:]
         file.synced = min(file.synced, size)
+        file.version = next(_MEMORY_VERSIONS)
 
     def size(self) -> int:
         return len(self._file.data)
@@ -430,6 +474,10 @@ class MemoryDirectory:
         data = self._file(name).data
         end = len(data) if length is None else offset + length
         return bytes(data[offset:end])
+
+    def stamp(self, name: str) -> Hashable:
+        file = self._files.get(check_name(name))
+        return None if file is None else file.version
 
     def open_read(self, name: str) -> ReadHandle:
         return BytesReadHandle(bytes(self._file(name).data), self.location(name))

@@ -63,18 +63,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
+from functools import cache
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from engine.backends.protocol import (
     Backend,
     Compactable,
     Diagnosable,
     Explainable,
+    Generational,
     Interruptible,
     Maintenance,
     ReconcilesInBatches,
     Refreshable,
+    missing_capability,
     require_capability,
 )
 from engine.config import EngineConfig
@@ -560,18 +563,32 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
 # --------------------------------------------------------------------------------------
 
 
+@cache
+def refreshable(kind: type) -> bool:
+    """Whether partitions of class `kind` are `Refreshable` (once per class: fast)."""
+    return issubclass(kind, Refreshable)
+
+
 class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     """A partitioned store whose partitions read the snapshot of their open (`refresh`
     sees later commits and new partitions) and explain their ranking (the reference)."""
 
     @serialized
     def refresh(self) -> None:
-        """See what the writer committed, new partitions included, since the last look."""
+        """See what the writer committed, new partitions included, since the last look
+        (the session map is kept unless a commit count moved)."""
         self._check_open()
+        moved = False
         for partition in self._partitions.values():
-            require_capability(partition, Refreshable, "refresh").refresh()
+            if not refreshable(type(partition)):
+                raise UsageError(missing_capability(partition, Refreshable, "refresh"))
+            count = cast(Generational, partition).commit_generation
+            before = count()
+            cast(Refreshable, partition).refresh()
+            moved = moved or count() != before
         self._discover()
-        self._owners = None
+        if moved:
+            self._owners = None
 
     @serialized
     def explain(self, request: SearchRequest) -> PartitionedExplanation:

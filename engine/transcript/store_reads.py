@@ -14,13 +14,13 @@ were committed when they opened or last called `refresh()`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 
 from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent, agent_id_of
 from engine.transcript.changes import Change, changes_of
-from engine.transcript.compaction import read_compaction_state
-from engine.transcript.log_files import LOG_FOLDER
+from engine.transcript.compaction import COMPACTION_STATE_NAME, read_compaction_state
+from engine.transcript.log_files import LOG_FOLDER, log_file_name
 from engine.transcript.log_positions import CommittedTransaction, LogCursor
 from engine.transcript.log_reader import LogReader
 from engine.transcript.store_compaction import COMPACTION_RETRIES, StoreCompaction
@@ -29,6 +29,9 @@ from engine.transcript.store_handle import META_NAME
 
 class StoreReads(StoreCompaction):
     """The committed windows and events this handle has seen, and catching up."""
+
+    #: The stamps taken as the last refresh that read the files began (None: none did).
+    _refreshed_stamps: tuple[Hashable, ...] | None = None
 
     def windows(self) -> list[SessionWindow]:
         """Every committed window, in first-insertion order."""
@@ -151,10 +154,16 @@ class StoreReads(StoreCompaction):
 
     def refresh(self) -> None:
         """Readers: apply transactions committed since opening or the last refresh (after
-        a compaction of the log, reload the catalog from the start)."""
+        a compaction of the log, reload the catalog from the start). When none of the
+        files that could tell of a change changed since the last refresh began (their
+        `Directory.stamp`s: `refresh_stamps`), nothing is read."""
         self._check_open()
         if self._writer is not None:
             return
+        stamps = self.refresh_stamps()
+        if stamps == self._refreshed_stamps:
+            return
+        self._refreshed_stamps = None
         for _attempt in range(COMPACTION_RETRIES):
             state = read_compaction_state(self.directory)
             try:
@@ -162,8 +171,23 @@ class StoreReads(StoreCompaction):
                     self._reload_all(state)
                 else:
                     self._replay()
+                self._refreshed_stamps = stamps
                 return
             except CorruptFile:
                 if not self._log_moved():
                     raise
         raise self._compaction_busy()
+
+    def refresh_stamps(self) -> tuple[Hashable, ...]:
+        """The stamps of every file whose change a refresh must read: the compaction
+        state (a compaction rewrites the log only after changing it), the log file the
+        cursor is in (every commit appends to it, or seals it before the next file
+        starts) and, once that is sealed, the next one. Taken before the refresh reads,
+        so a change made while it reads shows at the next."""
+        cursor = self._cursor
+        directory = self.directory
+        stamps = (directory.stamp(COMPACTION_STATE_NAME), cursor.file_number,
+                  directory.stamp(log_file_name(cursor.file_number)))
+        if cursor.sealed:
+            return (*stamps, directory.stamp(log_file_name(cursor.file_number + 1)))
+        return stamps

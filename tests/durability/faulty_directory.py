@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import errno
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from engine.directory import AppendHandle, Directory, LockHandle, MemoryDirectory, ReadHandle
@@ -151,6 +152,9 @@ class FaultyDirectory:
 
     def read_bytes(self, name: str, offset: int = 0, length: int | None = None) -> bytes:
         return self.inner.read_bytes(name, offset, length)
+
+    def stamp(self, name: str) -> Hashable:
+        return self.inner.stamp(name)
 
     def open_read(self, name: str) -> ReadHandle:
         return self.inner.open_read(name)

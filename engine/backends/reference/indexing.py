@@ -71,7 +71,7 @@ query term never needs the cut, since a query holds at most 4,096 UTF-16 units (
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from itertools import pairwise
@@ -183,6 +183,9 @@ class IndexedStore:
         self._status = False
         #: Committed transactions not yet applied to the index, in commit order.
         self._deferred: list[tuple[int, list[Change]]] = []
+        #: The manifest's `Directory.stamp` as a reader's refresh last read it (a fresh
+        #: object, equal to no stamp, while none is known).
+        self._manifest_stamp: Hashable = object()
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
         #: Indexes a large open transaction as it is written (`streaming`), or None.
@@ -209,6 +212,7 @@ class IndexedStore:
     def _load_and_replay(self) -> InvertedIndex:
         """The committed index files plus every store change they do not cover yet."""
         self._index_changes += 1
+        self._manifest_stamp = object()
         self._loaded_manifest = manifest_bytes(self.store.directory)
         try:
             index = load_index(self.store.directory, self.profile, config=self.config)
@@ -247,11 +251,21 @@ class IndexedStore:
         transcript log), the index is reloaded from the files first.
         """
         self.store.refresh()
-        committed = manifest_bytes(self.store.directory)
-        if not self.store.is_writer and committed != self._loaded_manifest:
+        if self.store.is_writer:
+            self._replay()
+            return
+        # The manifest is read only when its stamp moved since the last look (taken
+        # before reading, so a manifest written meanwhile is read at the next refresh).
+        stamp = self.store.directory.stamp(MANIFEST_NAME)
+        if stamp == self._manifest_stamp:
+            self._replay()
+            return
+        self._manifest_stamp = object()
+        if manifest_bytes(self.store.directory) != self._loaded_manifest:
             self.index = self._load_and_replay()
         else:
             self._replay()
+        self._manifest_stamp = stamp
 
     def _on_commit(self, generation: int, changes: list[Change]) -> None:
         """The store's commit hook: index the committed changes, flush when due.
