@@ -64,13 +64,20 @@ _ISO_DATE_TIME = re.compile(
     re.VERBOSE | re.ASCII,  # `Date.parse` reads ASCII digits only: "２０２６" is NaN
 )
 
+#: How many of the latest date strings `parse_js_date` keeps the answer of.
+PARSED_DATES = 4096
+
 #: `Date.prototype.toISOString`'s form (`2026-01-23T00:00:22.290Z`), which nearly every
 #: transcript timestamp has: `parse_js_date` reads it by position, without the groups.
 _CANONICAL_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", re.ASCII)
 
 
+@lru_cache(maxsize=PARSED_DATES)
 def parse_js_date(text: str) -> float | None:
     """Epoch milliseconds of a date string as JavaScript `Date.parse` reads it; None = NaN.
+
+    The latest answers are kept (`PARSED_DATES`): an import reads an event's timestamp
+    when it checks the line and again when it indexes the message, moments apart.
 
     >>> parse_js_date("1970-01-01T00:00:01.5Z")
     1500.0
