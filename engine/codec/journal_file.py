@@ -109,6 +109,11 @@ def _stamps_value(created_at: Any) -> Any:
     return [None if stamp is None else float(stamp) for stamp in created_at]
 
 
+def _append_value(agent_id: str, session_id: str, event: dict[str, Any], created_at: Any
+                  ) -> list[Any]:
+    return ["e", agent_id, session_id, _stamps_value(created_at), event]
+
+
 def encode_operation(operation: JournalOperation) -> list[Any]:
     """The msgpack-ready value of one operation.
 
@@ -122,8 +127,7 @@ def encode_operation(operation: JournalOperation) -> list[Any]:
         case "put_window":
             return ["w", agent, encode_window_fields(arguments[0])]
         case "append_event":
-            session_id, event, created_at = arguments
-            return ["e", agent, session_id, _stamps_value(created_at), event]
+            return _append_value(agent, *arguments)
         case "replace_transcript":
             session_id, events, created_at = arguments
             return ["r", agent, session_id, list(events), _stamps_value(created_at)]
@@ -161,6 +165,18 @@ def decode_operation(value: Any) -> JournalOperation:
 def encode_operation_record(operation: JournalOperation) -> bytes:
     """One operation as its framed record (what a transaction spills as it writes)."""
     return encode_record(encode_operation(operation))
+
+
+def encode_append_record(agent_id: str, session_id: str, event: dict[str, Any],
+                         created_at: Any) -> bytes:
+    """`encode_operation_record` of an `append_event` operation, without making it (the
+    commonest write, once an event).
+
+    >>> encode_append_record("ops", "s1", {"a": 1}, 5) == encode_operation_record(
+    ...     JournalOperation("ops", "append_event", ("s1", {"a": 1}, 5)))
+    True
+    """
+    return encode_record(_append_value(agent_id, session_id, event, created_at))
 
 
 def encode_journal_chunks(decider: str, generations: dict[str, int], created: Sequence[str],

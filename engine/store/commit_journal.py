@@ -64,6 +64,7 @@ from engine.codec.journal_file import (
     CommitJournal,
     JournalOperation,
     decode_journal_file,
+    encode_append_record,
     encode_journal_chunks,
     encode_operation_record,
     operations_for,
@@ -116,6 +117,9 @@ def write_journal(root: Path, pieces: Iterable[bytes]) -> None:
 
 #: How much of a spill file is read at a time while it is copied into the journal.
 _SPILL_BLOCK = 1 << 20
+#: The write buffer of a spill file: a transaction's records reach the file in blocks
+#: of this size (one system call each), not one call every few records.
+_SPILL_BUFFER = 1 << 16
 
 
 class OperationSpill:
@@ -134,9 +138,13 @@ class OperationSpill:
         partition took it."""
         spill = self._files.get(agent_id)
         if spill is None:
-            spill = self._files[agent_id] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+            spill = self._files[agent_id] = tempfile.TemporaryFile(  # noqa: SIM115 - closed by close()
+                buffering=_SPILL_BUFFER)
             self._records[agent_id] = 0
-        spill.write(encode_operation_record(JournalOperation(agent_id, kind, arguments)))
+        if kind == "append_event":
+            spill.write(encode_append_record(agent_id, *arguments))
+        else:
+            spill.write(encode_operation_record(JournalOperation(agent_id, kind, arguments)))
         self._records[agent_id] += 1
 
     def journal(self, decider: str, generations: dict[str, int], created: Sequence[str],
