@@ -14,7 +14,8 @@ implementation (the tantivy `RamDirectory` pattern):
   file descriptor and reads with `os.pread`, so an index segment a reader opened stays
   readable after a writer's merge removed its name. `write_atomic` writes a temporary
   file, fsyncs it, renames it over the target and fsyncs the folder (a failure before
-  the rename removes the temporary and leaves the old file). The lock is `fcntl.flock` on a lock file that
+  the rename removes the temporary and leaves the old file); `open_atomic` does the same
+  for a file written piece by piece (a merged index segment). The lock is `fcntl.flock` on a lock file that
   also records the holder's pid for the error message. `flock` locks belong to an open
   file description, so a second `FileDirectory` in the same process is refused exactly
   like a second process. Every `OSError` of a file operation (a full disk, an I/O error,
@@ -49,9 +50,16 @@ from collections.abc import Hashable, Iterable
 from contextlib import suppress
 from itertools import count
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
-from engine.directory.handles import BytesReadHandle, FileAppendHandle, FileLock, FileReadHandle
+from engine.directory.handles import (
+    BytesAtomicWriter,
+    BytesReadHandle,
+    FileAppendHandle,
+    FileAtomicWriter,
+    FileLock,
+    FileReadHandle,
+)
 from engine.errors import FileSystemError, StoreError, StoreLocked
 from engine.file_system import make_folders, os_errors, sync_folder, sync_new_folders
 
@@ -104,6 +112,41 @@ class ReadHandle(Protocol):
         ...
 
 
+class AtomicWriteHandle(Protocol):
+    """A new file written piece by piece that replaces its target only at `commit`.
+
+    Until then the target is untouched (a crash leaves at most a listed-nowhere
+    temporary); leaving its `with` block without a commit aborts it."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exception: object) -> None: ...
+
+    def write(self, data: bytes) -> None:
+        """Append `data`."""
+        ...
+
+    def size(self) -> int:
+        """How many bytes were written so far."""
+        ...
+
+    def write_at(self, offset: int, data: bytes) -> None:
+        """Overwrite bytes already written, from `offset` (StoreError past the end)."""
+        ...
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Exactly `length` bytes already written, from `offset`."""
+        ...
+
+    def commit(self) -> None:
+        """Make every byte durable and replace the target by this file at once."""
+        ...
+
+    def abort(self) -> None:
+        """Drop what was written (idempotent; nothing after a commit)."""
+        ...
+
+
 class LockHandle(Protocol):
     """A held writer lock; `release()` is idempotent."""
 
@@ -153,6 +196,11 @@ class Directory(Protocol):
 
     def write_atomic(self, name: str, data: bytes) -> None:
         """Replace `name` by `data` all at once and durably."""
+        ...
+
+    def open_atomic(self, name: str) -> AtomicWriteHandle:
+        """Start a new file that replaces `name` at its `commit`, as `write_atomic` does
+        with bytes held whole (a large file is written without being held)."""
         ...
 
     def remove(self, name: str) -> None:
@@ -316,6 +364,12 @@ class FileDirectory:
             raise
         sync_folder(target.parent)
         sync_new_folders(new_folders)
+
+    def open_atomic(self, name: str) -> AtomicWriteHandle:
+        """A `FileAtomicWriter` under the temporary name `write_atomic` uses."""
+        target = self._full(name)
+        temporary = target.with_name(f"{TEMPORARY_PREFIX}{target.name}-{os.getpid()}")
+        return FileAtomicWriter(temporary, target, self.location(name))
 
     def remove(self, name: str) -> None:
         try:
@@ -488,6 +542,10 @@ class MemoryDirectory:
 
     def write_atomic(self, name: str, data: bytes) -> None:
         self._files[check_name(name)] = _MemoryFile(data, synced=len(data))
+
+    def open_atomic(self, name: str) -> AtomicWriteHandle:
+        check_name(name)
+        return BytesAtomicWriter(self.location(name), lambda data: self.write_atomic(name, data))
 
     def remove(self, name: str) -> None:
         self._file(name)

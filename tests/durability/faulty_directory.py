@@ -14,11 +14,11 @@ store and index accepts it unchanged.
 What can fail, counted over the whole directory (`counts`, 1-based `at`):
 
 * `write`: bytes handed to a file, by an append handle's `write` or as the data of a
-  `write_atomic`. `ENOSPC` (a full disk) and `EIO` refuse the call: nothing of it
-  lands. `SHORT` is a short write on a disk that just filled: the first half of the
-  bytes land (an append) and the call fails with `ENOSPC`. For `write_atomic` every
-  kind leaves the old file as it was (`FileDirectory` writes a temporary first and
-  removes it when that fails);
+  `write_atomic` (or of an `open_atomic` file, counted once, at its commit). `ENOSPC`
+  (a full disk) and `EIO` refuse the call: nothing of it lands. `SHORT` is a short
+  write on a disk that just filled: the first half of the bytes land (an append) and
+  the call fails with `ENOSPC`. For `write_atomic` every kind leaves the old file as
+  it was (`FileDirectory` writes a temporary first and removes it when that fails);
 * `sync`: an append handle's fsync, or the fsync of a `write_atomic`'s data. `EIO`: the
   bytes may or may not be durable (the handle's bytes stay as written, unsynced);
 * `rename`: the rename of a `write_atomic`, which does not happen: `EIO`, the old file
@@ -41,8 +41,16 @@ import errno
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Self
 
-from engine.directory import AppendHandle, Directory, LockHandle, MemoryDirectory, ReadHandle
+from engine.directory import (
+    AppendHandle,
+    AtomicWriteHandle,
+    Directory,
+    LockHandle,
+    MemoryDirectory,
+    ReadHandle,
+)
 from engine.errors import FileSystemError
 
 #: The operations that can fail.
@@ -170,11 +178,53 @@ class FaultyDirectory:
                 raise self.error(fault, location, action)
         self.inner.write_atomic(name, data)
 
+    def open_atomic(self, name: str) -> AtomicWriteHandle:
+        return _FaultyAtomicWriter(self, self.inner.open_atomic(name), self.location(name))
+
     def remove(self, name: str) -> None:
         self.inner.remove(name)
 
     def acquire_lock(self, name: str) -> LockHandle:
         return self.inner.acquire_lock(name)
+
+
+class _FaultyAtomicWriter:
+    """A file written piece by piece whose `commit` can fail as a `write_atomic` can:
+    its data's write, its sync or its rename (then nothing replaces the target)."""
+
+    def __init__(self, directory: FaultyDirectory, inner: AtomicWriteHandle, location: str) -> None:
+        self._directory = directory
+        self._inner = inner
+        self._location = location
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self._inner.abort()
+
+    def write(self, data: bytes) -> None:
+        self._inner.write(data)
+
+    def size(self) -> int:
+        return self._inner.size()
+
+    def write_at(self, offset: int, data: bytes) -> None:
+        self._inner.write_at(offset, data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self._inner.read(offset, length)
+
+    def commit(self) -> None:
+        for operation, action in (("write", "write"), ("sync", "sync"), ("rename", "rename")):
+            fault = self._directory.check(operation, self._location)
+            if fault is not None:
+                self._inner.abort()
+                raise self._directory.error(fault, self._location, action)
+        self._inner.commit()
+
+    def abort(self) -> None:
+        self._inner.abort()
 
 
 class _FaultyAppendHandle:
