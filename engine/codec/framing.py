@@ -126,6 +126,45 @@ def update_crc(crc: int, data: bytes) -> int:
     return zlib.crc32(data, crc)
 
 
+def _gf2_times(matrix: list[int], vector: int) -> int:
+    """The product of a 32x32 matrix over GF(2) (its columns as ints) and `vector`."""
+    total = 0
+    row = 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return total
+
+
+def _gf2_square(matrix: list[int]) -> list[int]:
+    return [_gf2_times(matrix, column) for column in matrix]
+
+
+def combine_crc(first_crc: int, second_crc: int, second_length: int) -> int:
+    """The CRC32 of two pieces of bytes one after the other, from the CRC32 of each and
+    the second's length (zlib's `crc32_combine`, which Python's `zlib` does not offer):
+    a file whose first record is rewritten once the rest is written gets its footer's
+    CRC without reading the rest again.
+
+    >>> combine_crc(update_crc(0, b"head"), update_crc(0, b"and the rest"), 12) == update_crc(0, b"headand the rest")
+    True
+    >>> combine_crc(5, 0, 0)
+    5
+    """
+    operator = [0xEDB88320] + [1 << power for power in range(31)]  # append one zero bit
+    for _doubling in range(3):
+        operator = _gf2_square(operator)  # then 2, 4, 8 zero bits: one zero byte
+    while second_length > 0:  # append len(second) zero bytes, a power of two at a time
+        if second_length & 1:
+            first_crc = _gf2_times(operator, first_crc)
+        second_length >>= 1
+        if second_length:
+            operator = _gf2_square(operator)
+    return first_crc ^ second_crc
+
+
 _PACKERS = threading.local()
 
 

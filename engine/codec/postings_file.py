@@ -328,13 +328,57 @@ def encode_postings_file(
     offset = HEADER_SIZE
     slots: dict[str, tuple[int, int, int]] = {}
     for term, doc_ids, *columns in lists:
-        record = (encode_record(encode_posting_value(doc_ids, columns[0])) if len(columns) == 1
-                  else encode_flat_posting_record(doc_ids, *columns))
+        record = encode_list_record(doc_ids, *columns)
         slots[term] = (len(doc_ids), offset, len(record))
         parts.append(record)
         offset += len(record)
     records = b"".join(parts[1:])
     return parts[0] + records + encode_footer(len(slots), update_crc(0, records)), slots
+
+
+def encode_list_record(doc_ids: Sequence[int], *columns: Sequence[Any]) -> bytes:
+    """The framed record of one list: `columns` is `(positions,)` (`encode_posting_value`)
+    or `(counts, positions)` given flat (`encode_flat_posting_record`)."""
+    if len(columns) == 1:
+        return encode_record(encode_posting_value(doc_ids, columns[0]))
+    return encode_flat_posting_record(doc_ids, *columns)
+
+
+class PostingsFileWriter:
+    """A postings file written record by record through `write` (a merge writes each
+    term's list as it is made, never the whole file): the bytes `encode_postings_file`
+    returns for the same lists (its oracle).
+
+    >>> lists = [("a", [0], [1]), ("b", [0, 2], [1, 2], [0, 5, 6])]
+    >>> pieces = []
+    >>> writer = PostingsFileWriter(pieces.append)
+    >>> slots = {term: writer.add(doc_ids, *columns) for term, doc_ids, *columns in lists}
+    >>> writer.finish()
+    >>> (b"".join(pieces), slots) == encode_postings_file(lists)
+    True
+    """
+
+    def __init__(self, write: Callable[[bytes], None]) -> None:
+        self._write = write
+        self._offset = HEADER_SIZE
+        self._crc = 0
+        self._count = 0
+        write(encode_header(MAGIC))
+
+    def add(self, doc_ids: Sequence[int], *columns: Sequence[Any]) -> tuple[int, int, int]:
+        """Write the next term's list (terms in order; `columns` as `encode_list_record`
+        takes them); return its `(document_frequency, offset, length)`."""
+        record = encode_list_record(doc_ids, *columns)
+        self._write(record)
+        self._crc = update_crc(self._crc, record)
+        self._count += 1
+        slot = (len(doc_ids), self._offset, len(record))
+        self._offset += len(record)
+        return slot
+
+    def finish(self) -> None:
+        """Seal the file (its footer)."""
+        self._write(encode_footer(self._count, self._crc))
 
 
 def read_posting_record(read: ReadFunction, offset: int, length: int, location: str) -> PostingArrays:

@@ -97,7 +97,6 @@ from engine.codec.framing import (
     decode_sealed_frames,
     decode_whole_record,
     encode_footer,
-    encode_frame,
     encode_header,
     encode_record,
     update_crc,
@@ -304,9 +303,35 @@ def _decode_group_table(body: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def encode_columns_record(table: RowTable) -> bytes:
     """The framed columns record of `table` (its bin always with the 32-bit header)."""
-    columns = b"".join([table.present, table.flags,
-                        *(_to_bytes(getattr(table, name)) for name in _RECORD_COLUMNS)])
-    return encode_frame(COLUMNS_PREFIX + len(columns).to_bytes(4, "big") + columns)
+    return b"".join(columns_record_pieces(table))
+
+
+def columns_record_pieces(table: RowTable) -> list[bytes]:
+    """`encode_columns_record(table)` in pieces, one a column, so that it is written
+    without one more copy of every column: the record head, then the payload."""
+    pieces = [table.present, table.flags,
+              *(_to_bytes(getattr(table, name)) for name in _RECORD_COLUMNS)]
+    size = sum(map(len, pieces))
+    pieces.insert(0, COLUMNS_PREFIX + size.to_bytes(4, "big"))
+    crc = 0
+    for piece in pieces:
+        crc = update_crc(crc, piece)
+    return [RECORD_HEAD.pack(COLUMNS_PREFIX_SIZE + size, crc), *pieces]
+
+
+def encode_table_record(table: RowTable) -> bytes:
+    """The framed table record of `table` (its offsets as they stand)."""
+    return encode_record(_table_value(table))
+
+
+def encode_text_record(body: list[list[Any]]) -> bytes:
+    """The framed text record of `[message_ids, texts]`."""
+    return encode_record([TEXTS_KIND, body])
+
+
+def encode_term_record(entries: Iterable[Sequence[Any]]) -> bytes:
+    """The framed term record of `entries` (at most `TERMS_PER_RECORD`, in order)."""
+    return encode_record([TERMS_KIND, [list(entry) for entry in entries]])
 
 
 def columns_of(payload: memoryview, span: int) -> dict[str, Any]:
@@ -357,20 +382,18 @@ def encode_terms_file(
     """
     entries = [tuple(entry) for entry in terms]
     table, bodies = build_table(rows, entries, group_prefix)  # type: ignore[arg-type]
-    text_records = [encode_record([TEXTS_KIND, body]) for body in bodies]
-    term_records = [
-        encode_record([TERMS_KIND, [list(entry) for entry in entries[begin: begin + TERMS_PER_RECORD]]])
-        for begin in range(0, len(entries), TERMS_PER_RECORD)
-    ]
+    text_records = [encode_text_record(body) for body in bodies]
+    term_records = [encode_term_record(entries[begin: begin + TERMS_PER_RECORD])
+                    for begin in range(0, len(entries), TERMS_PER_RECORD)]
     columns_record = encode_columns_record(table)
-    table_size = len(encode_record(_table_value(table)))
+    table_size = len(encode_table_record(table))
     position = HEADER_SIZE + table_size + len(columns_record)
     for offsets, records in ((table.text_offsets, text_records), (table.term_offsets, term_records)):
         for number, record in enumerate(records):
             offsets[number] = position
             position += len(record)
         offsets[len(records)] = position
-    table_record = encode_record(_table_value(table))
+    table_record = encode_table_record(table)
     assert len(table_record) == table_size, "fixed-width offsets keep the table's size"
     records = [table_record, columns_record, *text_records, *term_records]
     crc = 0
