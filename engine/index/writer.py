@@ -27,38 +27,49 @@ the manifest is committed. So a row is rewritten once a tier (a few times in all
 rather than at every merge of everything, which made a large import's merges grow with
 the square of its rows; the segments stay few (fewer than `index_merge_segments` a
 tier). Sizes come from `engine.config.EngineConfig`; tests shrink them.
+
+A tier merge of flushed segments streams (`_write_merged_segment`): each term's merged
+list goes to the new postings file as it is made, and the terms file is written from
+the sources' columns, text records and the new term records one record at a time
+(`engine.codec.terms_stream`, `Directory.open_atomic`), so what it holds does not grow
+with the texts and files it merges; the merge from records held whole
+(`_write_segment`) is its oracle, and still writes a flush and `merge_index`.
 """
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import groupby
-from operator import itemgetter
 
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
+    PostingsFileWriter,
     check_postings_ends,
     check_postings_file,
     encode_postings_file,
     read_posting_record,
 )
 from engine.codec.terms_file import check_terms_file, encode_terms_file, open_terms_file
+from engine.codec.terms_stream import (
+    TermRecordSpool,
+    live_bounds,
+    merged_table,
+    merged_text_bodies,
+    write_terms_file,
+)
 from engine.config import EngineConfig
-from engine.directory import Directory
+from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
+from engine.index.merged_lists import MergedList, live_lists, merged_lists
 from engine.index.postings import (
     FlatPositions,
     Posting,
     PostingColumns,
-    columns_without_deleted,
-    concatenate_columns,
 )
-from engine.index.segment import FrozenSegment, Segment, read_posting_columns
+from engine.index.segment import FrozenSegment, Segment
 from engine.index.segment_rows import SegmentRows, segment_bounds
 from engine.index.stored_terms import PostingsSlot, StoredTermDictionary
 
@@ -263,80 +274,70 @@ def _write_segment(
     ]
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
-    # A flushed segment's group table starts with the previous segment's, so the query
-    # columns copy its group column as it is (`engine.index.row_columns`).
-    prefix = previous.documents.table.group_table if (
-        previous is not None and isinstance(previous.documents, SegmentRows)) else ()
-    directory.write_atomic(terms_name, encode_terms_file(rows, entries, prefix))
+    directory.write_atomic(terms_name, encode_terms_file(rows, entries, _group_prefix(previous)))
     return load_segment(directory, name)
 
 
-def _live_lists(
-    segments: Sequence[Segment], deleted: set[int]
-) -> Iterator[tuple[str, Sequence[int], list[tuple[int, ...]]]
-              | tuple[str, Sequence[int], Sequence[int], Sequence[int]]]:
-    """Every term of `segments` with its live postings as `(term, doc_ids, positions)`,
-    or, when no row of it was dropped, `(term, doc_ids, counts, positions)` as the files
-    hold them (flat: copied, never made into a tuple a row), in term order (terms left
-    with none dropped). Lists are read without being cached by the segments, so a merge
-    holds one term's lists at a time."""
-    terms: set[str] = set()
-    for segment in segments:
-        terms.update(segment.terms())
-    for term in sorted(terms):
-        listed = _live_list(term, concatenate_columns(
-            [read_posting_columns(segment, term) for segment in segments]), deleted)
-        if listed is not None:
-            yield listed
+def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
+    """What a new segment's group table starts with: the previous segment's, so the
+    query columns copy its group column as it is (`engine.index.row_columns`)."""
+    if previous is not None and isinstance(previous.documents, SegmentRows):
+        return previous.documents.table.group_table
+    return ()
 
 
-def _live_list(term: str, joined: PostingColumns, deleted: set[int]
-               ) -> tuple[str, Sequence[int], list[tuple[int, ...]]] | tuple[
-                   str, Sequence[int], Sequence[int], Sequence[int]] | None:
-    """One term's list of a merge without its deleted rows (None when none is left):
-    flat when no row was dropped (copied, never made into a tuple a row)."""
-    if deleted:
-        joined = columns_without_deleted(joined, deleted)
-    if not joined.doc_ids:
+def _write_merged_segment(
+    directory: Directory, name: str, sources: Sequence[FrozenSegment], deleted: set[int],
+    previous: Segment | None, read_ahead: int = 1 << 18,
+) -> FrozenSegment | None:
+    """Write the segment of the live rows of flushed `sources` (None when they have
+    none) as `_write_segment` writes it from their records, streamed: each term's merged
+    list is written to the postings file as it is made (`_merged_lists`, each source's
+    file read `read_ahead` bytes at a time), its entry to a scratch file of term records,
+    then the terms file from the sources' columns, their text records one at a time,
+    and those term records (`engine.codec.terms_stream`). Both files are durable
+    (`Directory.open_atomic`); the segment is returned opened from them."""
+    tables = [segment.documents.table for segment in sources]  # type: ignore[attr-defined]
+    bounds = live_bounds(tables, deleted)
+    if bounds is None:
         return None
-    positions = joined.positions
-    if isinstance(positions, FlatPositions) and positions.dense:
-        return term, joined.doc_ids, positions.counts, positions.values
-    return term, joined.doc_ids, list(positions)
+    terms_name, postings_name = segment_file_names(name)
+    with directory.open_atomic(postings_name) as postings_file, \
+            directory.open_atomic(f"{INDEX_FOLDER}{name}.spool") as spool:
+        postings = PostingsFileWriter(postings_file.write)
+        term_records = TermRecordSpool(spool)
+        for term, doc_ids, *columns in _merged_lists(directory, sources, deleted, read_ahead):
+            term_records.add((term, *postings.add(doc_ids, *columns)))
+        postings.finish()
+        term_records.finish()
+        postings_file.commit()
+        table = merged_table(tables, deleted, bounds, _group_prefix(previous),
+                             term_records.firsts, term_records.count)
+        texts = merged_text_bodies(
+            [(segment.documents.table, segment.documents.reader.text_record)  # type: ignore[attr-defined]
+             for segment in sources], deleted, bounds)
+        with directory.open_atomic(terms_name) as terms_file:
+            write_terms_file(terms_file, table, texts, term_records.records())
+            terms_file.commit()
+    return load_segment(directory, name)
 
 
 def _merged_lists(
-    directory: Directory, segments: Sequence[FrozenSegment], deleted: set[int]
-) -> Iterator[tuple[str, Sequence[int], list[tuple[int, ...]]]
-              | tuple[str, Sequence[int], Sequence[int], Sequence[int]]]:
-    """What `_live_lists` yields, for flushed segments, made the way a merge of many
-    segments can afford: each postings file read whole once, and each segment's terms
-    walked in order beside the others' (`heapq.merge`), so that only the lists a segment
-    holds are read, never a lookup of a term it lacks. `_live_lists` is its oracle
-    (`tests/index/test_index_structures.py`)."""
-    files = []
-    for segment in segments:
-        name = segment_file_names(segment.name)[1]
-        files.append((directory.read_bytes(name), directory.location(name)))
-    walks = [_numbered(number, segment.term_slots()) for number, segment in enumerate(segments)]
-    for term, group in groupby(heapq.merge(*walks), key=itemgetter(0)):
-        parts = []
-        for _term, number, slot in group:
-            data, location = files[number]
-            lists = read_posting_record(lambda offset, length, data=data: data[offset:offset + length],
-                                        slot.offset, slot.length, location)
-            parts.append(PostingColumns(lists.doc_ids, lists.counts,
-                                        FlatPositions.of_counts(lists.positions, lists.counts)))
-        listed = _live_list(term, concatenate_columns(parts), deleted)
-        if listed is not None:
-            yield listed
-
-
-def _numbered(number: int, slots: Iterator[tuple[str, PostingsSlot]]
-              ) -> Iterator[tuple[str, int, PostingsSlot]]:
-    """`(term, number, slot)` for each of a segment's `slots` (its number in a merge)."""
-    for term, slot in slots:
-        yield term, number, slot
+    directory: Directory, segments: Sequence[FrozenSegment], deleted: set[int],
+    read_ahead: int = 1 << 18,
+) -> Iterator[MergedList]:
+    """`merged_lists` of flushed `segments`, their postings files opened here."""
+    handles: list[ReadHandle] = []
+    try:
+        sources = []
+        for segment in segments:
+            name = segment_file_names(segment.name)[1]
+            handles.append(handle := directory.open_read(name))
+            sources.append((segment, handle, directory.location(name)))
+        yield from merged_lists(sources, deleted, read_ahead)
+    finally:
+        for handle in handles:
+            handle.close()
 
 
 def _manifest_of(index: InvertedIndex, profile: str) -> Manifest:
@@ -457,22 +458,31 @@ def merge_tiers(directory: Directory, index: InvertedIndex, config: EngineConfig
     return merged
 
 
-def merge_tail(directory: Directory, index: InvertedIndex, count: int) -> list[Segment]:
+def merge_tail(directory: Directory, index: InvertedIndex, count: int, *,
+               streamed: bool = True) -> list[Segment]:
     """Rewrite the newest `count` segments of `index` as one segment (their deleted rows
     left out, their tombstones dropped), which then ends its segments; return the
-    segments merged away. The buffer stays as it is; no manifest is written."""
+    segments merged away. The buffer stays as it is; no manifest is written.
+
+    Flushed segments are merged `streamed` (`_write_merged_segment`: what it holds does
+    not grow with their texts and files); otherwise, or with `streamed=False` (the
+    streamed merge's oracle, `tests/index/test_streamed_merge.py`), from their records
+    and lists held whole (`_write_segment`): the same files."""
     kept, sources = index.segments[:-count], index.segments[-count:]
-    records = [document for segment in sources
-               for document in _live_records(segment, index.deleted)]
     segments = list(kept)
-    if records:
-        lists = (_merged_lists(directory, sources, index.deleted)  # type: ignore[arg-type]
-                 if all(isinstance(segment, FrozenSegment) for segment in sources)
-                 else _live_lists(sources, index.deleted))
-        postings = encode_postings_file(lists)
-        name = _next_segment_name(directory, index)
-        segments.append(_write_segment(directory, name, records, postings,
-                                       kept[-1] if kept else None))
+    previous = kept[-1] if kept else None
+    if streamed and all(isinstance(segment, FrozenSegment)
+                        and isinstance(segment.documents, SegmentRows) for segment in sources):
+        merged = _write_merged_segment(directory, _next_segment_name(directory, index),
+                                       sources, index.deleted, previous)  # type: ignore[arg-type]
+        segments.extend([merged] if merged is not None else [])
+    else:
+        records = [document for segment in sources
+                   for document in _live_records(segment, index.deleted)]
+        if records:
+            postings = encode_postings_file(live_lists(sources, index.deleted))
+            name = _next_segment_name(directory, index)
+            segments.append(_write_segment(directory, name, records, postings, previous))
     for segment in sources:
         index.deleted.difference_update(segment.documents)
     index.replace_segments(segments, keep_buffer=True)
@@ -525,7 +535,7 @@ def merge_index(
     live = [record for record in index.documents()]
     new_segments: list[Segment] = []
     if live:
-        postings = encode_postings_file(_live_lists(sources, index.deleted))
+        postings = encode_postings_file(live_lists(sources, index.deleted))
         name = _next_segment_name(directory, index)
         new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.clear()

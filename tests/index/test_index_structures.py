@@ -16,11 +16,11 @@ from engine.errors import CorruptFile
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
 from engine.index.matching import phrase_occurrences
+from engine.index.merged_lists import live_lists
 from engine.index.postings import Posting
 from engine.index.termdict import TermDictionary
 from engine.index.writer import (
     ProfileMismatch,
-    _live_lists,
     _merged_lists,
     flush_index,
     load_index,
@@ -274,8 +274,9 @@ def test_the_config_chooses_how_tombstones_are_dropped(
 @settings(max_examples=25, deadline=None)
 @given(documents_strategy, st.lists(st.sampled_from(["add", "delete", "flush"]), max_size=12))
 def test_a_merge_of_flushed_segments_lists_what_the_clear_merge_lists(documents, actions):
-    """`writer._merged_lists` (files read whole, terms walked side by side) against
-    `writer._live_lists` (every term looked up in every segment), tombstones and all."""
+    """`writer._merged_lists` (files read front to back, terms walked side by side)
+    against `merged_lists.live_lists` (every term looked up in every segment),
+    tombstones and all."""
     directory = MemoryDirectory()
     tiny = EngineConfig(index_flush_documents=1000, index_merge_segments=100)
     index = InvertedIndex()
@@ -288,5 +289,5 @@ def test_a_merge_of_flushed_segments_lists_what_the_clear_merge_lists(documents,
                                           in zip(accumulate(item[2], initial=0), item[2])])
                 for item in lists]
 
-    assert shown(_merged_lists(directory, index.segments, index.deleted)) == shown(
-        _live_lists(index.segments, index.deleted))
+    assert shown(_merged_lists(directory, index.segments, index.deleted, read_ahead=64)) == shown(
+        live_lists(index.segments, index.deleted))
