@@ -10,9 +10,11 @@ Must not touch: how any of them is computed.
 
 from __future__ import annotations
 
-from engine.query.ast import Phrase, QueryPlan, SubstringTerm
-from engine.results.snippet import SnippetExplanation
-from engine.score.bm25 import IDF_FLOOR, Bm25Explanation
+from engine.query.ast import Phrase, QueryPlan
+from engine.query.substring_term import SubstringTerm
+from engine.results.snippet_explanation import SnippetExplanation
+from engine.score.bm25 import IDF_FLOOR
+from engine.score.bm25_explanation import Bm25Explanation
 from engine.search.explain import HitExplanation, SearchExplanation
 from engine.store.explanation import PartitionHitExplanation
 

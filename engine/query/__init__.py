@@ -1,7 +1,8 @@
 """The query stage: from the user's raw string to a plan of phrases and substrings.
 
 Modules, read in this order:
-* `ast` — the immutable plan values (`Phrase`, `SubstringTerm`, `QueryPlan`);
+* `ast` — the immutable plan values (`Phrase`, `QueryPlan`), and `substring_term` the
+  plan's CJK substrings (`SubstringTerm`);
 * `user_query` — the product query policy of behaviour.md §4 (trim, UTF-16 length limit,
   JavaScript whitespace split, one quoted phrase per term, explicit AND, final prefix);
 * `phrase_match` — the naive phrase matcher, the test oracle for every fast matcher;

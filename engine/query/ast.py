@@ -1,15 +1,17 @@
 """The immutable values a query becomes before any backend sees it.
 
-Owns: `Phrase`, `SubstringTerm` and `QueryPlan`. Must not touch: tokenization (the
-analyzer produces a phrase's terms), matching, scoring or storage.
+Owns: `Phrase` and `QueryPlan` (a plan's `SubstringTerm`s are `query.substring_term`'s,
+made only by the CJK retry). Must not touch: tokenization (the analyzer produces a
+phrase's terms), matching, scoring or storage.
 
 Meaning (behaviour.md §4, tokenizers.md §2.3):
 * a `Phrase` is one user term after analysis: its tokens must occur at adjacent positions
   of the same message; with `prefix=True` the *last* token matches any indexed term that
   starts with it (FTS5 `"…"*`). A phrase with no terms (the user typed only separators,
   e.g. `-` or `"`) matches nothing;
-* a `SubstringTerm` is a CJK term of the zero-hit retry (behaviour.md §7.1): its literal
-  text must occur in the message text, with SQLite `LIKE` semantics (see `query.cjk`);
+* a `SubstringTerm` (`query.substring_term`) is a CJK term of the zero-hit retry
+  (behaviour.md §7.1): its literal text must occur in the message text, with SQLite `LIKE`
+  semantics (see `query.cjk`);
 * a `QueryPlan` ANDs everything it holds: a message matches when every phrase and every
   substring matches it. The phrase order is the order of the user's terms; it is also the
   phrase order of `bm25()` and `snippet()`.
@@ -18,6 +20,10 @@ Meaning (behaviour.md §4, tokenizers.md §2.3):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an annotation only: a one-word search makes no substring
+    from engine.query.substring_term import SubstringTerm
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +46,6 @@ class Phrase:
 
 
 @dataclass(frozen=True, slots=True)
-class SubstringTerm:
-    """A literal the message text must contain (the CJK retry), compared as SQLite LIKE."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class QueryPlan:
     """All phrases and substrings of one query, ANDed."""
 
@@ -61,6 +60,7 @@ class QueryPlan:
 
         >>> QueryPlan((Phrase(("deploy",)), Phrase(()), Phrase(("fix",)))).matches_nothing
         True
+        >>> from engine.query.substring_term import SubstringTerm
         >>> QueryPlan((), (SubstringTerm("会议"),)).matches_nothing
         False
         """

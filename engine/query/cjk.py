@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.analysis.cjk_script import contains_cjk
-from engine.query.ast import QueryPlan, SubstringTerm
+from engine.query.ast import QueryPlan
 from engine.query.user_query import split_terms, term_phrases
 
 if TYPE_CHECKING:  # an annotation only: the analyzers' module loads when one is made
@@ -104,6 +104,9 @@ def retry_plan(query: str, analyzer: Analyzer, *, match: str) -> QueryPlan | Non
     word_terms, cjk_terms = partition_terms(terms)
     if not cjk_terms:
         return None
+    # here, not at the top: a query without a CJK term makes no substring (start-up cost)
+    from engine.query.substring_term import SubstringTerm
+
     phrases = term_phrases(word_terms, analyzer, prefix=retry_prefix(terms, match))
     substrings = tuple(SubstringTerm(needle) for needle in substring_needles(cjk_terms))
     return QueryPlan(phrases, substrings)

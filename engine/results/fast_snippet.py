@@ -3,7 +3,7 @@
 Owns: nothing new about excerpts; the rules stay in `engine.results.snippet` (the clear
 version and this module's test oracle). Must not touch: the window rules themselves.
 
-Why: `results.snippet.explain_snippet` scores each candidate window by visiting every
+Why: `results.snippet.window_candidates` scores each candidate window by visiting every
 phrase instance of the row, so a row with h instances costs O(h²) (FTS5 does the same in
 C). A long message holding a common word thousands of times took seconds per snippet.
 Only the instances inside the window `[start, start + N)` change its score, and the

@@ -1,8 +1,9 @@
 """FTS5 `snippet(tbl, 0, '', '', ' … ', 48)`, exactly (behaviour.md §5.5, `fts5_aux.c`).
 
-Owns: choosing the excerpt window of one message and cutting it out of the original text.
-Must not touch: tokenization (the caller passes token spans from the `unicode61` profile),
-phrase matching (the caller passes phrase instances), scoring of hits, the 500/300 bounds
+Owns: choosing the excerpt window of one message and cutting it out of the original text
+(the record of that choice for `explain` is `results.snippet_explanation`'s). Must not
+touch: tokenization (the caller passes token spans from the `unicode61` profile), phrase
+matching (the caller passes phrase instances), scoring of hits, the 500/300 bounds
 (`results.bounds` applies those afterwards).
 
 Inputs:
@@ -36,8 +37,6 @@ documents 64 as its maximum; N = 0 takes another path in SQLite that we do not m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 SENTENCE_END = (".", ":")
 SENTENCE_SPACE = (" ", "\t", "\n", "\r")
@@ -47,6 +46,9 @@ COLUMN_START_BONUS = 120
 SENTENCE_START_BONUS = 100
 DEFAULT_TOKENS = 48
 DEFAULT_ELLIPSIS = " … "
+
+# One window FTS5 considered: (kind, anchor, start, score, chosen), kind "hit" or "sentence"
+ScoredWindow = tuple[str, int, int, int, bool]
 
 
 def c_division(numerator: int, denominator: int) -> int:
@@ -115,88 +117,27 @@ def score_window(
     return score, max(adjusted, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class WindowCandidate:
-    """One window FTS5 considered: from a hit (`kind="hit"`) or a sentence start."""
-
-    kind: str
-    anchor: int
-    start: int
-    score: int
-    chosen: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SnippetExplanation:
-    """How the excerpt window was chosen: every candidate in the order FTS5 tried it."""
-
-    document_tokens: int
-    window_tokens: int
-    sentence_starts: tuple[int, ...]
-    candidates: tuple[WindowCandidate, ...]
-    start: int
-    score: int
-
-    def lines(self) -> list[str]:
-        """A readable rendering, one line per candidate."""
-        header = (
-            f"tokens={self.document_tokens} window={self.window_tokens} "
-            f"sentence starts={list(self.sentence_starts)}"
-        )
-        rows = [header]
-        for candidate in self.candidates:
-            mark = " <- best so far" if candidate.chosen else ""
-            rows.append(
-                f"  {candidate.kind} at {candidate.anchor}: start {candidate.start} "
-                f"score {candidate.score}{mark}"
-            )
-        rows.append(f"chosen start {self.start} (score {self.score})")
-        return rows
-
-    def to_json(self) -> dict[str, Any]:
-        """The same facts as `lines()`, as plain JSON with numbers as numbers.
-
-        >>> explain_snippet("a b", [(0, 1), (2, 3)], [(0, 1, 1)]).to_json()["candidates"]
-        [{'kind': 'hit', 'anchor': 1, 'start': 0, 'score': 1000, 'chosen': True}]
-        """
-        return {
-            "tokens": self.document_tokens,
-            "window": self.window_tokens,
-            "sentenceStarts": list(self.sentence_starts),
-            "candidates": [
-                {
-                    "kind": candidate.kind,
-                    "anchor": candidate.anchor,
-                    "start": candidate.start,
-                    "score": candidate.score,
-                    "chosen": candidate.chosen,
-                }
-                for candidate in self.candidates
-            ],
-            "start": self.start,
-            "score": self.score,
-        }
-
-
-def _check_window(tokens_per_window: int) -> None:
-    if not 1 <= tokens_per_window <= 64:
-        raise ValueError(f"tokens_per_window must be 1..64, got {tokens_per_window}")
-
-
-def explain_snippet(
+def window_candidates(
     text: str,
     token_spans: Sequence[tuple[int, int]],
     phrase_hits: Sequence[tuple[int, int, int]],
     *,
     tokens_per_window: int = DEFAULT_TOKENS,
-) -> SnippetExplanation:
-    """Choose the window (rules 1–2) and record every candidate FTS5 scored."""
-    _check_window(tokens_per_window)
+) -> tuple[list[int], list[ScoredWindow], int, int]:
+    """Choose the window (rules 1–2): the sentence starts, every candidate FTS5 scored in
+    the order it tried them, as `(kind, anchor, start, score, chosen)`, and the chosen
+    start and its score.
+
+    >>> window_candidates("a b", [(0, 1), (2, 3)], [(0, 1, 1)])
+    ([0], [('hit', 1, 0, 1000, True)], 0, 1000)
+    """
+    if not 1 <= tokens_per_window <= 64:
+        raise ValueError(f"tokens_per_window must be 1..64, got {tokens_per_window}")
     hits = ordered_hits(phrase_hits)
     size = len(token_spans)
     starts = sentence_starts(text, token_spans)
     best_score, best_start = 0, 0
-    candidates: list[WindowCandidate] = []
+    candidates: list[ScoredWindow] = []
     for _phrase, position, _length in hits:
         if position > size:
             continue  # SQLite reports FTS5_CORRUPT for such an instance; never from us
@@ -204,7 +145,7 @@ def explain_snippet(
         chosen = score > best_score
         if chosen:
             best_score, best_start = score, adjusted
-        candidates.append(WindowCandidate("hit", position, adjusted, score, chosen))
+        candidates.append(("hit", position, adjusted, score, chosen))
         if starts and size > tokens_per_window:
             sentence = max(start for start in starts if start <= position)
             if sentence < position:
@@ -213,15 +154,8 @@ def explain_snippet(
                 chosen = score > best_score
                 if chosen:
                     best_score, best_start = score, sentence
-                candidates.append(WindowCandidate("sentence", position, sentence, score, chosen))
-    return SnippetExplanation(
-        document_tokens=size,
-        window_tokens=tokens_per_window,
-        sentence_starts=tuple(starts),
-        candidates=tuple(candidates),
-        start=best_start,
-        score=best_score,
-    )
+                candidates.append(("sentence", position, sentence, score, chosen))
+    return starts, candidates, best_start, best_score
 
 
 def render_window(
@@ -425,8 +359,8 @@ def fts5_snippet_matches(
     >>> fts5_snippet_matches("Per-session notes", [(0, 3), (4, 11), (12, 17)], [(0, 0, 2)])
     ('Per-session notes', ((0, 11),))
     """
-    start = explain_snippet(text, token_spans, phrase_hits,
-                            tokens_per_window=tokens_per_window).start
+    start = window_candidates(text, token_spans, phrase_hits,
+                              tokens_per_window=tokens_per_window)[2]
     return cut_window(text, token_spans, start, tokens_per_window, ellipsis, phrase_hits)
 
 

@@ -4,8 +4,8 @@ Owns: the explanation of one search as frozen values (`SearchExplanation`, one
 `HitExplanation` per returned hit) and their plain JSON (`to_json()`: numbers as numbers,
 keys as in the text view: N, n, f, D, avgdl, idf). Must not touch: the search itself (it
 runs the kernel, `engine.search.kernel`, and explains what that returned), the formulas
-(`engine.score.bm25.explain_bm25`, `engine.results.snippet.explain_snippet` record their
-own steps), printing (the CLI renders the text view from `lines()` of each part).
+(`engine.score.bm25_explanation.explain_bm25`,
+`engine.results.snippet_explanation.explain_snippet` record their own steps), printing (the CLI renders the text view from `lines()` of each part).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from engine.index.view import IndexView
 from engine.model import SearchHit, SessionWindow
 from engine.query.ast import QueryPlan
 from engine.query.checked_request import CheckedRequest
-from engine.results.snippet import SnippetExplanation, explain_snippet
-from engine.score.bm25 import Bm25Explanation, explain_bm25
+from engine.results.snippet_explanation import SnippetExplanation, explain_snippet
+from engine.score.bm25_explanation import Bm25Explanation, explain_bm25
 from engine.search.clear_path import match_phrases
 from engine.search.excerpts import token_spans
 from engine.search.kernel import DEFAULT_CONFIG, result_of_run, run_kernel

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engine.model import SearchHit
     from engine.query.ast import QueryPlan
-    from engine.score.bm25 import Bm25Explanation
+    from engine.score.bm25_explanation import Bm25Explanation
     from engine.search.explain import HitExplanation
 
 

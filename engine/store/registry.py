@@ -57,7 +57,6 @@ import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +73,7 @@ from engine.errors import (
 if TYPE_CHECKING:  # loaded when a store is opened, not when the command line starts
     from engine.config import EngineConfig
     from engine.store.layout import PartitionKind
+    from engine.store.opened_store import OpenedStore
     from engine.store.partitioned import PartitionedStore
 
 #: name -> "module:Class", in the order they are shown and probed.
@@ -254,16 +254,6 @@ def open_backend(
 # ----- opening a command's store ------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class OpenedStore:
-    """A store `open_or_create_store` opened as writer: the backend, its name, and
-    whether this call created it (so a failed first import can remove it again)."""
-
-    backend: PartitionedStore
-    name: str
-    created: bool
-
-
 def open_store(
     path: str | os.PathLike[str],
     command: str,
@@ -347,6 +337,7 @@ def open_or_create_store(
     `warn` is told of the folders the store ignores, as by `open_store`; `dsn` is a
     postgres store's server (`open_backend`).
     """
+    from engine.store.opened_store import OpenedStore  # a writer's value, not a reader's
     from engine.store.opening import create_partitioned, open_partitioned
 
     with _opening(path, command, "write"):

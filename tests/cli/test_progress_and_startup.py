@@ -127,6 +127,14 @@ def test_version_and_help_import_no_command_module() -> None:
         "engine", "engine.cli", "engine.cli.commands", "engine.errors", "engine.gc_policy"]
 
 
+#: Modules of values a one-word search never makes, split from the modules it loads so
+#: that their frozen dataclasses are not defined at start-up: `explain`'s records of a
+#: score and of an excerpt window, a CJK term's substring, a writing command's store.
+EXPLAIN_AND_WRITE_VALUES = frozenset({
+    "engine.score.bm25_explanation", "engine.results.snippet_explanation",
+    "engine.query.substring_term", "engine.store.opened_store"})
+
+
 def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
                                                                session_search) -> None:
     source = flat_source(tmp_path / "m.jsonl", messages=5)
@@ -162,6 +170,7 @@ def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
     # Nor a writer's transaction across partitions, nor the RPC layer's framing (JSON
     # without a lone surrogate is printed as it is).
     assert loaded & {"engine.store.transaction", "engine.rpc", "engine.rpc.framing"} == set()
+    assert loaded & EXPLAIN_AND_WRITE_VALUES == set()
 
 
 def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
@@ -190,6 +199,7 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
                       "engine.search.clear_path", "engine.rpc", "engine.rpc.framing",
                       "engine.store.transaction", "engine.held_signals"}
     assert loaded & one_word_never == set()
+    assert loaded & EXPLAIN_AND_WRITE_VALUES == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:

@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.unicode61 import Unicode61Tokenizer
-from engine.query.ast import Phrase, QueryPlan, SubstringTerm
+from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import (
     like_pattern,
     retry_plan,
     substring_excerpt,
     substring_matches,
 )
+from engine.query.substring_term import SubstringTerm
 
 ANALYZER = Unicode61Tokenizer(remove_diacritics=2)
 

@@ -6,12 +6,12 @@ import pytest
 
 from engine.results.snippet import (
     c_division,
-    explain_snippet,
     fts5_snippet,
     render_window,
     score_window,
     sentence_starts,
 )
+from engine.results.snippet_explanation import explain_snippet
 
 
 def spans_of(text: str) -> list[tuple[int, int]]:

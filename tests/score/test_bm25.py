@@ -13,10 +13,10 @@ from engine.score.bm25 import (
     K1,
     B,
     bm25,
-    explain_bm25,
     inverse_document_frequency,
     phrase_term,
 )
+from engine.score.bm25_explanation import explain_bm25
 
 
 def test_constants_are_fts5s() -> None:

@@ -8,7 +8,7 @@ from engine.analysis.profiles import SEARCH_PROFILE
 from engine.index.inverted_index import InvertedIndex
 from engine.model import IndexEntry, SearchRequest, SessionWindow
 from engine.query.checked_request import check_request
-from engine.results.snippet import SnippetExplanation
+from engine.results.snippet_explanation import SnippetExplanation
 from engine.search.explain import SubstringExcerpt, explain_search
 from engine.search.kernel import search_index
 
