@@ -93,7 +93,9 @@ class TranscriptAppender(Protocol):
     """A transaction that takes a new window's whole transcript at once, its events
     checked by the importer (`ImportBatch.whole_transcript`): the SQLite backend's
     indexes it once, from its final active branch; the reference backend's appends the
-    events one by one without checking them again; the partitioned store's routes it."""
+    events one by one without checking them again, and when they leave the window dirty
+    its streamed index rebuilds it with the commit instead of indexing them
+    (`engine.backends.reference.streaming`); the partitioned store's routes it."""
 
     def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
                           created_at: Sequence[float | None]) -> int:

@@ -108,8 +108,9 @@ def import_sources(
     `replace`, a window the store holds gets the transcript the sources give it
     (`ImportBatch`) instead of being refused as a duplicate. `whole_windows`: each new
     window's transcript file is handed to the transaction whole, for an import that
-    reconciles after it (`ImportBatch.whole_transcript`: on the SQLite backend a rewound
-    window is then indexed once, not left dirty for that reconcile); a window longer
+    reconciles after it (`ImportBatch.whole_transcript`: a rewound window is then indexed
+    once, not left dirty for that reconcile: by the SQLite backend as it reads it, by a
+    reference store whose import streams with its commit); a window longer
     than `held_events` events is appended event by event from there on.
     """
     if not sources:

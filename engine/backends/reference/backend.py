@@ -205,11 +205,17 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
 
     @contextmanager
     def transaction(self) -> Iterator[ReferenceTransaction]:
-        """The store's write transaction; its index rows are added when it commits."""
+        """The store's write transaction; its index rows are added when it commits
+        (with the windows it leaves waiting for reconcile when it streamed and handed
+        windows whole: `maintenance`)."""
         from engine.backends.reference.transaction import ReferenceTransaction  # writes only
 
-        with self.store.transaction() as transaction:
-            yield ReferenceTransaction(transaction, self.config)
+        try:
+            with self.store.transaction() as transaction:
+                yield ReferenceTransaction(transaction, self.config, self._streamed)
+        finally:  # nothing it held outlives it, committed or not
+            if self._streamed is not None:
+                self._streamed.begin()
 
     def commit_generation(self) -> int:
         """The transaction id of the log's last commit (a transaction that wrote nothing

@@ -105,7 +105,7 @@ from engine.transcript.store import TranscriptStore
 from engine.transcript.tree import outline, scan_tree, visible_events
 
 if TYPE_CHECKING:  # a writer's follower, imported when a writer opens (a search only reads)
-    from engine.backends.reference.streaming import PendingRows, StreamedIndexing
+    from engine.backends.reference.streaming import HeldWindow, PendingRows, StreamedIndexing
 
 
 def windows_left_dirty(
@@ -424,10 +424,13 @@ class IndexedStore:
         target.window_states[session_id] = rebuilt_state(len(events) - 1, tree.leaf_id)
 
     def _rebuild_in_runs(self, session_id: str, *, flushing: bool = True,
-                         flush_rows: int | None = None) -> bool:
+                         flush_rows: int | None = None, known: HeldWindow | None = None
+                         ) -> bool:
         """`_rebuild_from` for a long window of the store, its events read a run of
         `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
-        outlines (`tree.outline`: the tree's fields), then the visible events whole, the
+        outlines (`tree.outline`: the tree's fields; let go before the rows are made),
+        unless its active path is `known` (an import held it: `streaming.HeldWindow`),
+        then the visible events whole, the
         buffer flushed when due between runs (with `flushing`); so a long window's
         events are never all in memory. The window is marked dirty first, so that a flush in the middle
         shows none of its rows (a crash then leaves it to the next reconcile). The same
@@ -435,10 +438,15 @@ class IndexedStore:
         seq order (then `_rebuild_from` does it, holding every event). `flush_rows`
         is `_flush_when_due`'s `rows`."""
         size = self.config.index_flush_documents
-        outlines = [outline(stored) for run in self.store.event_runs(session_id, size=size)
-                    for stored in run]
-        tree = scan_tree(outlines)
-        seqs = [stored.seq for stored in visible_events(outlines, tree)]
+        if known is None:
+            outlines = [outline(stored) for run in self.store.event_runs(session_id, size=size)
+                        for stored in run]
+            tree = scan_tree(outlines)
+            count, leaf_id = len(outlines), tree.leaf_id
+            seqs: Sequence[int] = [stored.seq for stored in visible_events(outlines, tree)]
+            del outlines, tree
+        else:
+            count, leaf_id, seqs = known.count, known.leaf_id, known.seqs
         if any(later <= earlier for earlier, later in pairwise(seqs)):
             return False
         self._index_changes += 1
@@ -455,7 +463,7 @@ class IndexedStore:
                 if flushing:
                     self._flush_when_due(rows=flush_rows)
         self._index_changes += 1
-        states[session_id] = rebuilt_state(len(outlines) - 1, tree.leaf_id)
+        states[session_id] = rebuilt_state(count - 1, leaf_id)
         return True
 
     # ----- index files ----------------------------------------------------------------

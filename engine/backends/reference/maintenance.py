@@ -2,7 +2,8 @@
 need work, sweeping orphans, compacting the transcript log, rebuilding the whole index.
 
 Owns: `IndexMaintenance`, the part of `ReferenceBackend` that `reconcile`, the store's
-background worker, `compact` and `verify --repair` run. Must not touch: how a committed
+background worker, `compact` and `verify --repair` run, and the reconcile's rebuilds
+made with the commit of an import that asked for them (below). Must not touch: how a committed
 change reaches the index and which windows need work (`indexing`), the index-state rules
 (`engine.index.lifecycle`), what is searchable (`engine.transcript.projection`), when the
 background worker runs (`engine.store.background`).
@@ -18,11 +19,19 @@ writes it to an agent database. The backend itself never starts a reconcile:
 `reconcile_batch` and `sweep_orphans` are the pieces the store's background worker runs
 when a search on the store's writer finds work pending (`engine.store.background`);
 readers cannot write. Or run `session-search reconcile --store DIR`.
+
+With the commit of an import that reconciles after it (a streamed transaction that
+asked for it, `streaming.StreamedIndexing.rebuilds`), the windows waiting for reconcile
+are rebuilt as that reconcile would rebuild them, in the same order after the
+transaction's rows (`_on_commit`), so that reconcile finds nothing left. A window the
+import held (`streaming.HeldWindow`) is read back a run of its active path's events at
+a time, its tree not scanned again; any other, as `rebuild_window` reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from engine.backends.protocol import ReconcileBatch
 from engine.backends.reference.indexing import IndexedStore
@@ -33,6 +42,10 @@ from engine.index.writer import first_tier_rows
 from engine.model import StoredEvent
 from engine.progress import StepProgress
 from engine.transcript.compaction import CompactionOutcome
+
+if TYPE_CHECKING:
+    from engine.backends.reference.streaming import HeldWindow
+    from engine.transcript.changes import Change
 
 
 class IndexMaintenance(IndexedStore):
@@ -86,17 +99,48 @@ class IndexMaintenance(IndexedStore):
         buffer is small enough for it (`engine.index.write_buffer`)."""
         self._require_writer("reconcile")
         known = self._apply_deferred(skip_left_dirty=True) if self._deferred else {}
+        work = self._rebuild_waiting(known, {}, progress)
+        self.sweep_orphans()
+        return work
+
+    def _rebuild_waiting(self, known: dict[str, list[StoredEvent]],
+                         held: Mapping[str, HeldWindow | None],
+                         progress: StepProgress | None = None) -> int:
+        """Rebuild every window needing work, in session-id order, the buffer flushed
+        when it holds a segment of tier 1 (`reconcile`); a window of `held` from its
+        active path, read back a run at a time (`IndexedStore._rebuild_in_runs`), one of
+        `known` from those events (`rebuild_window`). The windows rebuilt."""
         work = self.windows_needing_reconcile()
         flush_rows = first_tier_rows(self.config)
         if progress is not None:
             progress(0, len(work))
         for done, session_id in enumerate(work, 1):
-            self.rebuild_window(session_id, known.pop(session_id, None), flush_rows=flush_rows)
+            window = held.get(session_id)
+            if window is not None:
+                self._rebuild_in_runs(session_id, flush_rows=flush_rows, known=window)
+            else:
+                self.rebuild_window(session_id, known.pop(session_id, None),
+                                    flush_rows=flush_rows)
             self._flush_when_due(rows=flush_rows)  # the buffer stays bounded, whatever the work
             if progress is not None:
                 progress(done, len(work))
-        self.sweep_orphans()
         return len(work)
+
+    def _on_commit(self, generation: int, changes: list[Change]) -> None:
+        """`IndexedStore._on_commit`; then, when the transaction streamed and asked
+        for it (an import that reconciles after it), the rebuild of every window waiting
+        for reconcile, as that reconcile would (module docstring)."""
+        held = self._streamed.rebuilds() if self._streamed is not None else None
+        super()._on_commit(generation, changes)
+        if held is not None:
+            from engine.backends.reference.streaming import SHARED_BUFFERS
+            from engine.held_signals import signals_held  # here: a search never rebuilds
+
+            if self.index_status():  # the other partitions' buffers are not kept meanwhile
+                SHARED_BUFFERS.write_all(self.config)
+            with signals_held():
+                self._rebuild_waiting({}, held)
+            self._flush_when_due(always=True)
 
     def reconcile_batch(self, pending: Sequence[str], max_events: int,
                         stop: Callable[[], bool]) -> ReconcileBatch:

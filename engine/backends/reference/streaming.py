@@ -26,6 +26,17 @@ buffers of every streamed transaction of the process hold are counted together
 however full it is, if it holds `index_flush_documents` rows or more (so that a store
 of many agents does not write, and then merge, tiny segments).
 
+Windows rebuilt with the commit. An import that reconciles after it hands each new
+window's transcript whole (`transaction.ReferenceTransaction.append_transcript`); a
+window the forward indexer would leave dirty (a rewind, a side append, a new branch)
+is then held (`hold`): its events move its state as usual but add no row here (reconcile
+would delete them all), and its active path's seqs are kept (`HeldWindow`, a few
+integers a window: its events are not). Such a transaction asks for the windows it
+leaves waiting to be rebuilt as its commit is applied (`rebuilds`): after its rows,
+in session-id order, each read a run at a time from the committed log
+(`maintenance.IndexMaintenance._on_commit`), the rows and order of the reconcile that
+followed it, which then finds nothing left.
+
 All or nothing. The pending rows become the index's only in the commit hook, after the
 fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
 the segments and buffer taken over by `InvertedIndex.absorb`, then a flush whose
@@ -42,6 +53,7 @@ tested in `tests/transcript/test_write_path.py` and `tests/ingest/test_streamed_
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.config import EngineConfig
@@ -132,6 +144,18 @@ class PendingRows:
         return self.rows.delete_window_rows(session_id)
 
 
+@dataclass(frozen=True, slots=True)
+class HeldWindow:
+    """A window whose rows wait for the rebuild with its transaction's commit (`hold`):
+    how many events it has, the id of its leaf and the seqs of its active path,
+    increasing (the events its rebuild reads back a run at a time,
+    `indexing.IndexedStore._rebuild_in_runs`)."""
+
+    count: int
+    leaf_id: str | None
+    seqs: tuple[int, ...]
+
+
 def segment_rows(config: EngineConfig) -> int:
     """The rows of a segment a transaction writes: a segment of tier 1
     (`engine.index.writer.first_tier_rows`), so that an import's segments are not merged
@@ -173,6 +197,18 @@ class SharedBuffers:
             written = len(rows.buffer) < size
         self.next_write = 0 if written else self.rows + config.index_flush_documents
 
+    def write_all(self, config: EngineConfig) -> None:
+        """Write every open buffer that holds rows now, so that its rows and those of
+        windows rebuilt with a commit (`maintenance.IndexMaintenance._on_commit`) are
+        not in memory together: the buffer of another partition's transaction, whose
+        writes ended and which waits for its commit, is the segment that commit would
+        have written (only where the files' rows are cut can differ, never the rows)."""
+        for follower in list(self.open):
+            pending = follower.pending
+            if pending is not None and len(pending.rows.buffer):
+                follower._write_buffer(follower._owner, pending.rows)
+        self.next_write = 0
+
 
 #: The budget of every streamed transaction of this process.
 SHARED_BUFFERS = SharedBuffers()
@@ -194,6 +230,13 @@ class StreamedIndexing:
         self.started = 0
         #: The buffer's rows as `SHARED_BUFFERS` counts them (`_account`).
         self._counted = 0
+        #: The open transaction's windows whose rows wait for the rebuild with its
+        #: commit (`hold`), each with its active path while nothing else was written to
+        #: it (None once something was).
+        self.held: dict[str, HeldWindow | None] = {}
+        #: Whether the open transaction's commit rebuilds the windows it leaves waiting
+        #: for reconcile (`hold`, `rebuilds`).
+        self.rebuild_on_commit = False
 
     @property
     def _owner(self) -> IndexedStore:
@@ -220,12 +263,47 @@ class StreamedIndexing:
         return self.take
 
     def take(self, change: Change) -> None:
-        """Index one change of the open transaction; write its buffer when full."""
+        """Index one change of the open transaction; write its buffer when full. The
+        events of a window held add no row (`hold`)."""
         pending = self.pending
         if pending is None:
             raise RuntimeError("internal error: a change was streamed outside a transaction")
-        self._owner._apply(change, rows=pending, windows=self._windows)
+        self._owner._apply(change, self.held.keys(), rows=pending, windows=self._windows)
         self.write_when_due()
+
+    # ----- windows rebuilt with the commit (the module docstring) ---------------------
+
+    def begin(self) -> None:
+        """A transaction opens: no window is held yet, and no rebuild is asked for."""
+        self.held = {}
+        self.rebuild_on_commit = False
+
+    def hold(self, session_id: str, window: HeldWindow | None) -> None:
+        """Leave the rows of new window `session_id`, which its events (appended next)
+        leave dirty, to the rebuild with the commit, and ask for that rebuild;
+        `window` is its active path (None: read it again then)."""
+        self.held[session_id] = window
+        self.rebuild_on_commit = True
+
+    def extended(self, session_id: str) -> None:
+        """Events were appended to a window held after its whole transcript: it stays
+        dirty (dirty is sticky), but its active path is read again at the rebuild."""
+        if session_id in self.held:
+            self.held[session_id] = None
+
+    def release(self, session_id: str) -> None:
+        """The window is replaced or deleted: its change removes or rebuilds its rows
+        itself, so it is no longer held."""
+        self.held.pop(session_id, None)
+
+    def rebuilds(self) -> dict[str, HeldWindow | None] | None:
+        """At the commit, before `committed`: the windows held (with their active
+        paths) when the transaction streamed and asked for the rebuild, else None (a
+        transaction that never streamed indexed every row at its commit, and reconcile
+        rebuilds what it left dirty, as before). Forgets them."""
+        held, asked = self.held, self.rebuild_on_commit
+        self.begin()
+        return held if asked and self.pending is not None else None
 
     def write_when_due(self) -> None:
         """Write the buffer when it is full, or the largest of the process's when the
@@ -287,6 +365,7 @@ class StreamedIndexing:
     def discard(self) -> None:
         """The transaction did not commit: drop its rows and remove its segment files."""
         pending, self.pending, self._windows = self.pending, None, None
+        self.begin()
         self._leave_budget()
         if pending is not None:
             remove_segment_files(self._owner.store.directory, pending.rows.segments)
