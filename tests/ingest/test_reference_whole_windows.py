@@ -160,6 +160,25 @@ def test_a_failed_import_holds_nothing_after_it(tmp_path: Path) -> None:
     assert results[0] == results[1]
 
 
+def test_a_rebuild_that_fails_is_left_to_the_reconcile(tmp_path: Path) -> None:
+    """The commit is durable before its rebuild: when that cannot read a file, the
+    import still commits and the reconcile after it rebuilds the windows left."""
+    corpus = write_corpus(tmp_path / "corpus", transcripts())
+    old, _ = imported([[corpus]], whole=False)
+    backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
+    try:
+        def unreadable(*arguments: object, **options: object) -> int:
+            raise OSError("the log cannot be read")
+
+        backend._rebuild_waiting = unreadable  # type: ignore[method-assign]
+        import_sources(backend, [corpus], received_at=1.0, whole_windows=True)
+        del backend._rebuild_waiting
+        assert backend.index_status() and backend.reconcile() == 6
+        assert [index_rows(backend), answers_of(backend)] == old
+    finally:
+        backend.close()
+
+
 # ----- random trees ---------------------------------------------------------------------
 
 WORDS = ("alpha", "beta", "gamma", "tie")

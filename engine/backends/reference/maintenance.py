@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from engine.backends.protocol import ReconcileBatch
 from engine.backends.reference.indexing import IndexedStore
-from engine.errors import UnknownSession
+from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import needs_reconcile
 from engine.index.writer import first_tier_rows
@@ -129,7 +129,10 @@ class IndexMaintenance(IndexedStore):
     def _on_commit(self, generation: int, changes: list[Change]) -> None:
         """`IndexedStore._on_commit`; then, when the transaction streamed and asked
         for it (an import that reconciles after it), the rebuild of every window waiting
-        for reconcile, as that reconcile would (module docstring)."""
+        for reconcile, as that reconcile would (module docstring). The transaction is
+        durable already: a rebuild that cannot read or write a file leaves the windows
+        not rebuilt yet waiting, to that reconcile, which reports it (a commit across
+        agents must not fail after its commit point for derived data)."""
         held = self._streamed.rebuilds() if self._streamed is not None else None
         super()._on_commit(generation, changes)
         if held is not None:
@@ -138,8 +141,11 @@ class IndexMaintenance(IndexedStore):
 
             if self.index_status():  # the other partitions' buffers are not kept meanwhile
                 SHARED_BUFFERS.write_all(self.config)
-            with signals_held():
-                self._rebuild_waiting({}, held)
+            try:
+                with signals_held():
+                    self._rebuild_waiting({}, held)
+            except (OSError, StoreError):
+                pass  # the windows left still need reconcile (`index_status`)
             self._flush_when_due(always=True)
 
     def reconcile_batch(self, pending: Sequence[str], max_events: int,
