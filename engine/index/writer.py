@@ -32,8 +32,9 @@ A tier merge of flushed segments streams (`_write_merged_segment`): each term's 
 list goes to the new postings file as it is made, and the terms file is written from
 the sources' columns, text records and the new term records one record at a time
 (`engine.codec.terms_stream`, `Directory.open_atomic`), so what it holds does not grow
-with the texts and files it merges; the merge from records held whole
-(`_write_segment`) is its oracle, and still writes a flush and `merge_index`.
+with the texts and files it merges; so does `merge_index` when nothing is buffered. The
+merge from records held whole (`_write_segment`) is their oracle, and still writes a
+flush.
 """
 
 from __future__ import annotations
@@ -471,8 +472,7 @@ def merge_tail(directory: Directory, index: InvertedIndex, count: int, *,
     kept, sources = index.segments[:-count], index.segments[-count:]
     segments = list(kept)
     previous = kept[-1] if kept else None
-    if streamed and all(isinstance(segment, FrozenSegment)
-                        and isinstance(segment.documents, SegmentRows) for segment in sources):
+    if streamed and _all_flushed(sources):
         merged = _write_merged_segment(directory, _next_segment_name(directory, index),
                                        sources, index.deleted, previous)  # type: ignore[arg-type]
         segments.extend([merged] if merged is not None else [])
@@ -487,6 +487,12 @@ def merge_tail(directory: Directory, index: InvertedIndex, count: int, *,
         index.deleted.difference_update(segment.documents)
     index.replace_segments(segments, keep_buffer=True)
     return list(sources)
+
+
+def _all_flushed(segments: Sequence[Segment]) -> bool:
+    """Whether every one of `segments` is read from its files (a streamed merge's)."""
+    return all(isinstance(segment, FrozenSegment) and isinstance(segment.documents, SegmentRows)
+               for segment in segments)
 
 
 def _live_records(segment: Segment, deleted: set[int]) -> Iterator[DocumentRecord]:
@@ -528,16 +534,25 @@ def remove_segment_files(directory: Directory, segments: Sequence[Segment]) -> N
 
 
 def merge_index(
-    directory: Directory, index: InvertedIndex, profile: str, config: EngineConfig
+    directory: Directory, index: InvertedIndex, profile: str, config: EngineConfig, *,
+    streamed: bool = True,
 ) -> None:
-    """Rewrite every live row into one segment (tombstones merged away) and commit."""
-    sources = index.all_segments()
-    live = [record for record in index.documents()]
+    """Rewrite every live row into one segment (tombstones merged away) and commit.
+
+    With nothing buffered the flushed segments are merged `streamed`, as a tier merge
+    (`merge_tail`); otherwise, or with `streamed=False` (the oracle), from the records
+    and lists held whole: the same files."""
     new_segments: list[Segment] = []
-    if live:
-        postings = encode_postings_file(live_lists(sources, index.deleted))
-        name = _next_segment_name(directory, index)
-        new_segments.append(_write_segment(directory, name, live, postings))
+    if streamed and not len(index.buffer) and _all_flushed(index.segments):
+        merged = _write_merged_segment(directory, _next_segment_name(directory, index),
+                                       index.segments, index.deleted, None)  # type: ignore[arg-type]
+        new_segments.extend([merged] if merged is not None else [])
+    else:
+        live = list(index.documents())
+        if live:
+            postings = encode_postings_file(live_lists(index.all_segments(), index.deleted))
+            name = _next_segment_name(directory, index)
+            new_segments.append(_write_segment(directory, name, live, postings))
     index.deleted.clear()
     index.replace_segments(new_segments)
     commit_manifest(directory, index, profile)

@@ -18,7 +18,7 @@ from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
-from engine.index.writer import flush_index, merge_tail
+from engine.index.writer import flush_index, merge_index, merge_tail
 from engine.model import IndexEntry
 
 PROFILE = "test-profile"
@@ -70,18 +70,20 @@ def build(directory: Directory, batches, deletions_after: set[int], *,
 
 
 def merged_files(directory: Directory) -> dict[str, bytes]:
-    return {name: directory.read_bytes(name) for name in directory.list_names("index/")
-            if not name.endswith("manifest")}
+    return {name: directory.read_bytes(name) for name in directory.list_names("index/")}
 
 
 def merge_both(batches, deletions_after, count, wide=0, make=MemoryDirectory):
-    """Merge the newest `count` segments streamed and held whole; return both indexes
-    and directories."""
+    """Merge the newest `count` segments (every segment and commit, when None) streamed
+    and held whole; return both indexes and directories."""
     results = []
     for streamed in (True, False):
         directory = make()
         index = build(directory, batches, deletions_after, wide=wide)
-        merge_tail(directory, index, min(count, len(index.segments)), streamed=streamed)
+        if count is None:
+            merge_index(directory, index, PROFILE, NEVER_MERGE, streamed=streamed)
+        else:
+            merge_tail(directory, index, min(count, len(index.segments)), streamed=streamed)
         results.append((directory, index))
     return results
 
@@ -109,6 +111,13 @@ def rows(index: InvertedIndex) -> list[tuple]:
 def test_a_streamed_merge_writes_the_files_of_the_merge_held_whole(batches, deletions_after,
                                                                    count):
     assert_same_merge(merge_both(batches, deletions_after, count))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(batch_strategy, min_size=1, max_size=5), st.sets(st.integers(0, 40)))
+def test_a_streamed_merge_of_everything_writes_the_files_of_the_merge_held_whole(
+        batches, deletions_after):
+    assert_same_merge(merge_both(batches, deletions_after, None))
 
 
 def test_many_terms_and_rows_span_several_term_and_text_records():
