@@ -77,8 +77,9 @@ from engine.index.inverted_index import InvertedIndex
 from engine.index.writer import check_index_files
 from engine.model import IndexEntry
 from engine.store.partitioned import PartitionedStore
-from engine.transcript.evidence import LostCommits, counted
+from engine.transcript.evidence import counted
 from engine.transcript.log_files import log_file_name
+from engine.transcript.lost_commits import LostCommits
 from engine.transcript.projection import extract_index_entry, index_entries
 
 RowKey = tuple[str, int]

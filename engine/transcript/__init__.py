@@ -26,12 +26,15 @@ Map of the package (each module owns one concept; the index never lives here):
                      the log positions of every event, and the replay rule;
 * `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
                      trusted on open;
-* `evidence.py`    — what files written after commits say was committed, the rule that
-                     a log holding less lost committed transactions, and the problems
-                     opening reports (`StoreProblem`);
+* `evidence.py`    — what files written after commits say was committed, and the
+                     problems opening reports (`StoreProblem`);
+* `lost_commits.py` — the rule that a log holding less lost committed transactions, and
+                     what it finds (`LostCommits`);
 * `changes.py`     — the change feed: change values and the commit hooks;
-* `compaction.py`  — which committed records are dead, and rewriting the log files
-                     without them (the compaction state file, crash safety, readers);
+* `compaction.py`  — the rules and steps of a compaction (crash safety, readers), the
+                     compaction state file and what a compaction reports;
+* `compaction_plan.py` — which committed records are dead, the plan, and rewriting the
+                     log files without them;
 * `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads
                      see, built from a catalog, a log writer and a read function;
 * `store_handle.py` — the store's own files and the fields of an open handle;
@@ -48,13 +51,16 @@ Map of the package (each module owns one concept; the index never lives here):
 
 Import direction: `events` ← `tree` ← `projection`; `windows` and `clock` stand alone;
 the log modules `log_files`, `log_positions` and `log_tail` ← `log_reader` ← `log_writer`,
-and `log_files`, `log_positions` ← `log_checks`; the log ← `evidence`, the log ← `catalog`
-← `checkpoint` (which uses `evidence`), the log ← `changes`, `catalog` ← `compaction`
-(which uses `evidence`), and `transaction` and then the store above them: `store_handle`
-← `store_checkpoint` ← `store_compaction` ← `store_reads` ← `store_recovery` and
-`store_writes` (siblings) ← `store`; nothing here imports `engine.index`, `engine.query`
-or a backend. This `__init__` re-exports nothing, so importing one module does not load
-the others.
+and `log_files`, `log_positions` ← `log_checks`; `evidence` ← the log ← `lost_commits`,
+the log ← `catalog` ← `checkpoint` (which uses `evidence`), the log ← `changes`,
+`catalog` ← `compaction` (which uses `evidence`) ← `compaction_plan`, and `transaction`
+and then the store above them: `store_handle` ← `store_checkpoint` ← `store_compaction`
+← `store_reads` ← `store_recovery` and `store_writes` (siblings) ← `store`; nothing here
+imports `engine.index`, `engine.query` or a backend. This `__init__` re-exports nothing,
+so importing one module does not load the others. What only a writer, a compaction or a
+damaged log needs (`transaction`, `log_writer`, `compaction_plan`, `lost_commits`,
+`log_tail`) the store parts import where they use it, so a store opened to be read (a
+search) loads none of them (`tests/cli/test_progress_and_startup.py`).
 
 Two meanings of "segment". In the code, a segment is an *index segment* only
 (`engine/index/segment*.py`: an immutable run of index rows). The transcript's files are

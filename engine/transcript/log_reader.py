@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.codec.framing import (
     FOOTER_SIZE,
@@ -40,7 +41,9 @@ from engine.transcript.log_positions import (
     RecordPosition,
     SealedLogFile,
 )
-from engine.transcript.log_tail import LogTail, check_damage
+
+if TYPE_CHECKING:  # loaded at the first tail a read meets (`_tail`), not at open
+    from engine.transcript.log_tail import LogTail
 
 #: Neighbouring event records at most this many bytes apart are read in one read.
 READ_GAP_BYTES = 4096
@@ -171,20 +174,22 @@ class LogReader:
                                   item.records_crc))
                 return
             else:
+                from engine.transcript.log_tail import check_damage
+
                 check_damage(item, base, data, is_last, location)
-                self.tail = LogTail(cursor.file_number, cursor.offset, base + len(data),
-                                        f"{item.reason} at byte offset {base + item.offset}")
+                self.tail = _tail(cursor.file_number, cursor.offset, base + len(data),
+                                  f"{item.reason} at byte offset {base + item.offset}")
                 return
         if pending:
-            self.tail = LogTail(cursor.file_number, cursor.offset, base + len(data),
-                                    f"{len(pending)} uncommitted records")
+            self.tail = _tail(cursor.file_number, cursor.offset, base + len(data),
+                              f"{len(pending)} uncommitted records")
 
     def _check_header(self, name: str, location: str, is_last: bool) -> bool:
         """Check the log file header; False when a last file's header is torn."""
         header_bytes = self.directory.read_bytes(name, 0, HEADER_SIZE)
         if len(header_bytes) < HEADER_SIZE and is_last:
-            self.tail = LogTail(self.cursor.file_number, 0, len(header_bytes),
-                                    "incomplete segment header")
+            self.tail = _tail(self.cursor.file_number, 0, len(header_bytes),
+                              "incomplete segment header")
             return False
         header = decode_header(header_bytes, location)
         if header.magic != LOG_MAGIC:
@@ -228,3 +233,10 @@ class LogReader:
             raise CorruptFile(location, offset,
                               f"footer says {footer.record_count} records with CRC "
                               f"{footer.records_crc:08x}, found {count} with CRC {crc:08x}")
+
+
+def _tail(file_number: int, committed_end: int, file_size: int, reason: str) -> LogTail:
+    """The `LogTail` a read left out (`log_tail` loads at the first one)."""
+    from engine.transcript.log_tail import LogTail
+
+    return LogTail(file_number, committed_end, file_size, reason)

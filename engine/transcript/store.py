@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
@@ -39,10 +39,12 @@ from engine.transcript.clock import now_milliseconds
 from engine.transcript.compaction import read_compaction_state
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_files import LOG_FOLDER
-from engine.transcript.log_writer import LogWriter
 from engine.transcript.store_handle import LOCK_NAME, META_NAME
 from engine.transcript.store_recovery import StoreRecovery
 from engine.transcript.store_writes import StoreWrites
+
+if TYPE_CHECKING:
+    from engine.transcript.log_writer import LogWriter
 
 
 class TranscriptStore(StoreWrites, StoreRecovery):
@@ -66,7 +68,7 @@ class TranscriptStore(StoreWrites, StoreRecovery):
             meta = StoreMeta(backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta))
             store = cls(directory, meta, config or EngineConfig(), lock)
-            store._writer = LogWriter(directory, store.config)
+            store._writer = _log_writer(directory, store.config)
             return store
         except BaseException:
             lock.release()
@@ -105,7 +107,7 @@ class TranscriptStore(StoreWrites, StoreRecovery):
             for claim in [*store._claims, *committed]:
                 store._check_claim(claim)
             if writer:
-                store._writer = LogWriter(directory, store.config)
+                store._writer = _log_writer(directory, store.config)
                 store.recovered_tail = store._writer.recover(store._reader)
                 if store.lost_commits is not None:
                     store.rewrite_checkpoint()
@@ -171,3 +173,11 @@ class TranscriptStore(StoreWrites, StoreRecovery):
 
     def __exit__(self, *exception: object) -> None:
         self.close()
+
+
+def _log_writer(directory: Directory, config: EngineConfig) -> LogWriter:
+    """The writer's `LogWriter` (its module loads when a writer opens, not when a reader
+    does: a search only reads)."""
+    from engine.transcript.log_writer import LogWriter
+
+    return LogWriter(directory, config)

@@ -30,9 +30,7 @@ from engine.transcript.compaction import (
     begun_state,
     catalog_state,
     finished_state,
-    plan_compaction,
     read_compaction_state,
-    rewrite_log_file,
     write_compaction_state,
 )
 from engine.transcript.log_files import LOG_FOLDER
@@ -61,6 +59,9 @@ class StoreCompaction(StoreCheckpoint):
             raise StoreError("this store was opened read-only; open it with writer=True")
         if self._transaction is not None:
             raise UsageError("cannot compact the log inside a transaction")
+        # here, not at the top: a store opened to be read never compacts (start-up cost)
+        from engine.transcript.compaction_plan import plan_compaction, rewrite_log_file
+
         plan = plan_compaction(self.directory, self._catalog)
         if not plan.dead:
             return CompactionOutcome()

@@ -28,6 +28,8 @@ catalog holds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.codec.compaction_file import CompactionState
 from engine.codec.meta_file import StoreMeta
 from engine.config import EngineConfig
@@ -36,13 +38,16 @@ from engine.errors import StoreError
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import ChangeFeed
 from engine.transcript.checkpoint import CheckpointPositionsReader
-from engine.transcript.evidence import CommittedClaim, LostCommits, StoreProblem
+from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.log_files import log_file_name
 from engine.transcript.log_positions import LogCursor, SealedLogFile
 from engine.transcript.log_reader import LogReader
-from engine.transcript.log_tail import LogTail
-from engine.transcript.log_writer import LogWriter
-from engine.transcript.transaction import StoreTransaction
+
+if TYPE_CHECKING:  # a writer's parts: a reader never makes them (start-up cost)
+    from engine.transcript.log_tail import LogTail
+    from engine.transcript.log_writer import LogWriter
+    from engine.transcript.lost_commits import LostCommits
+    from engine.transcript.transaction import StoreTransaction
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"

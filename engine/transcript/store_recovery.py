@@ -4,10 +4,10 @@ Owns: `StoreRecovery`: checking the claims of what was committed against the log
 (`check_committed`; the refusal of a log that lost committed transactions, or their
 record in `lost_commits`), the unfinished tail of the log (`unfinished_tail`), the
 problems opening found (`problems()`) and the thorough check of the log bytes
-(`verify_log`). Must not touch: the rule that a log holding less lost commits and the
-problem values (`engine.transcript.evidence`), the torn-tail rule and the cutting
-(`log_tail`, `LogWriter.recover`), or the checks of the bytes (`log_checks`). Why
-apart: what opening finds decides whether a store may be opened at all, and it is what
+(`verify_log`). Must not touch: the rule that a log holding less lost commits
+(`engine.transcript.lost_commits`) and the problem values (`engine.transcript.evidence`),
+the torn-tail rule and the cutting (`log_tail`, `LogWriter.recover`), or the checks of
+the bytes (`log_checks`). Why apart: what opening finds decides whether a store may be opened at all, and it is what
 `session-search verify` and `stats` report.
 
 Opening compares what the log holds with what was committed: the checkpoint (even one
@@ -22,12 +22,16 @@ and `stats`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.errors import StoreError
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.evidence import CommittedClaim, StoreProblem, find_lost_commits
+from engine.transcript.evidence import CommittedClaim, StoreProblem
 from engine.transcript.log_checks import check_covered_log, find_damaged_record
-from engine.transcript.log_tail import LogTail
 from engine.transcript.store_reads import StoreReads
+
+if TYPE_CHECKING:
+    from engine.transcript.log_tail import LogTail
 
 
 class StoreRecovery(StoreReads):
@@ -64,6 +68,10 @@ class StoreRecovery(StoreReads):
         self._check_claim(claim)
 
     def _check_claim(self, claim: CommittedClaim) -> None:
+        if claim.transaction_id <= self.generation:
+            return  # the log holds every transaction the claim names
+        from engine.transcript.lost_commits import find_lost_commits  # only when some are not
+
         lost = find_lost_commits(self.directory, claim, self.generation, self._cursor,
                                  self.unfinished_tail, self._catalog.event_total)
         if lost is None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from engine.codec.log_file import CommitRecord
 from engine.errors import StoreError, UsageError
@@ -32,9 +33,11 @@ from engine.transcript.changes import CommitHook, StreamingFollower
 from engine.transcript.checkpoint import checkpoint_is_due
 from engine.transcript.clock import now_milliseconds
 from engine.transcript.log_positions import CommittedTransaction, sealed_log_file_of
-from engine.transcript.log_writer import LogWriter
 from engine.transcript.store_reads import StoreReads
-from engine.transcript.transaction import StoreTransaction
+
+if TYPE_CHECKING:  # a transaction's module loads when a writer begins one, not at start-up
+    from engine.transcript.log_writer import LogWriter
+    from engine.transcript.transaction import StoreTransaction
 
 
 class StoreWrites(StoreReads):
@@ -49,6 +52,8 @@ class StoreWrites(StoreReads):
             raise StoreError("this store was opened read-only; open it with writer=True")
         if self._transaction is not None:
             raise UsageError("a transaction is already open on this store")
+        from engine.transcript.transaction import StoreTransaction
+
         writer.begin()
         transaction = self._transaction = StoreTransaction(
             self._catalog, writer, self._reader.read_events,

@@ -200,6 +200,15 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
                       "engine.store.transaction", "engine.held_signals"}
     assert loaded & one_word_never == set()
     assert loaded & EXPLAIN_AND_WRITE_VALUES == set()
+    # The transcript store opens for reading: not a writer's transaction (and the checks
+    # of what it stores), its log writer, the plan and rewrite of a compaction, the
+    # finding of lost commits (the log holds what the claims name) nor a torn tail's
+    # values (the log ends at a commit).
+    transcript_writes = {"engine.transcript.transaction", "engine.transcript.validation",
+                         "engine.transcript.windows", "engine.transcript.log_writer",
+                         "engine.transcript.compaction_plan", "engine.transcript.lost_commits",
+                         "engine.transcript.log_tail"}
+    assert loaded & transcript_writes == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:

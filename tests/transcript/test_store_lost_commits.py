@@ -27,8 +27,9 @@ from engine.directory import Directory, MemoryDirectory
 from engine.errors import StoreError
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.evidence import CommittedClaim, store_folder
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_files import LOG_FOLDER, log_file_name
+from engine.transcript.lost_commits import store_folder
 from engine.transcript.store import TranscriptStore
 from tests.transcript.store_files import clone, directory_maker
 
