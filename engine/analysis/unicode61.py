@@ -44,6 +44,11 @@ from engine.analysis.unicode61_options import DEFAULT_CATEGORIES, resolve_option
 from engine.analysis.unicode61_patterns import compile_options, merge_intervals
 
 
+#: The most entries each cache of a tokenizer holds (`Unicode61Tokenizer(cache_entries=)`):
+#: enough for the words a corpus repeats, and never more however large the corpus grows.
+CACHE_ENTRIES = 32_768
+
+
 class Unicode61Tokenizer:
     """SQLite 3.40.1 FTS5 `unicode61` with the given options (tokenizers.md §1).
 
@@ -63,7 +68,11 @@ class Unicode61Tokenizer:
         tokenchars: str = "",
         separators: str = "",
         categories: str | None = None,
+        cache_entries: int = CACHE_ENTRIES,
     ) -> None:
+        """`cache_entries`: the most entries each of its caches holds (the pieces'
+        terms, `PieceTerms`, and the fold cache of raw tokens, `CompiledTokenizer.fold_all`);
+        any whole number from 1 gives the same terms."""
         self.options = resolve_options(remove_diacritics, tokenchars, separators, categories)
         self.remove_diacritics = remove_diacritics
         self.tokenchars = tokenchars
@@ -87,7 +96,8 @@ class Unicode61Tokenizer:
         #: lowering first is, and no character `str.split` splits at is a token
         #: character (a `tokenchars` option could make a tab one).
         self._ascii_split_table: bytes | None = None
-        self._piece_terms = PieceTerms(self._general_terms)
+        self.cache_entries = cache_entries
+        self._piece_terms = PieceTerms(self._general_terms, cache_entries)
         if self._ascii_lower_first and not any(
                 ascii_table[code_point] for code_point in range(128) if chr(code_point).isspace()):
             self._ascii_split_table = bytes(
@@ -153,7 +163,7 @@ class Unicode61Tokenizer:
         if self._compiled.walks_instead(text):
             return [token.text for token in self.tokens(text)]
         pattern, prepared = self._compiled.prepare(text)
-        return self._compiled.fold_all(pattern.findall(prepared))
+        return self._compiled.fold_all(pattern.findall(prepared), self.cache_entries)
 
     def _pieces_terms(self, text: str, table: bytes) -> list[str]:
         """`terms` of a text holding non-ASCII characters, most of it ASCII as a rule:
@@ -167,7 +177,7 @@ class Unicode61Tokenizer:
         pieces = text.encode("utf-8", "surrogatepass").translate(table).decode(
             "utf-8", "surrogatepass").split()
         cache = self._piece_terms
-        if len(cache) >= PIECE_CACHE_ENTRIES:
+        if len(cache) >= cache.entries:
             cache.clear()
         return list(chain.from_iterable(map(cache.__getitem__, pieces)))
 
@@ -185,7 +195,7 @@ class Unicode61Tokenizer:
             return [(token.text, token.start, token.end) for token in self.tokens(text)]
         pattern, prepared = self._compiled.prepare(text)
         matches = list(pattern.finditer(prepared))
-        folded = self._compiled.fold_all([match.group() for match in matches])
+        folded = self._compiled.fold_all([match.group() for match in matches], self.cache_entries)
         return [
             (term, match.start(), match.end()) for term, match in zip(folded, matches, strict=True)
         ]
@@ -233,26 +243,26 @@ class Unicode61Tokenizer:
         return f"Unicode61Tokenizer({self.fts5_tokenize_option()!r})"
 
 
-#: The pieces whose terms `PieceTerms` keeps (emptied when full).
-PIECE_CACHE_ENTRIES = 65_536
-
-
 class PieceTerms(dict[str, tuple[str, ...]]):
     """The terms of a piece of text cut at ASCII separators, made on a miss: the piece
-    itself when it is ASCII, else what `split` (the general path) makes of it.
+    itself when it is ASCII, else what `split` (the general path) makes of it. Holds at
+    most `entries` pieces: a miss past them is made and not kept (the caller empties a
+    full cache before a text).
 
-    >>> pieces = PieceTerms(lambda piece: piece.replace("\u00bf", " ").split())
-    >>> pieces["word"], pieces["\u00bfqu\u00e9"]
-    (('word',), ('qué',))
+    >>> pieces = PieceTerms(lambda piece: piece.replace("\u00bf", " ").split(), entries=1)
+    >>> pieces["word"], pieces["\u00bfqu\u00e9"], len(pieces)
+    (('word',), ('qué',), 1)
     """
 
-    def __init__(self, split: Callable[[str], list[str]]) -> None:
+    def __init__(self, split: Callable[[str], list[str]], entries: int) -> None:
         super().__init__()
         self.split = split
+        self.entries = entries
 
     def __missing__(self, piece: str) -> tuple[str, ...]:
         terms = (piece,) if piece.isascii() else tuple(self.split(piece))
-        self[piece] = terms
+        if len(self) < self.entries:
+            self[piece] = terms
         return terms
 
 

@@ -139,10 +139,12 @@ class CompiledTokenizer:
             text = re.sub(f"[{separator_class}]", "\x00", text)
         return self.supplementary_pattern, text
 
-    def fold_all(self, raw_terms: list[str]) -> list[str]:
-        """Fold (and truncate) raw token texts into terms."""
+    def fold_all(self, raw_terms: list[str], cache_entries: int) -> list[str]:
+        """Fold (and truncate) raw token texts into terms, through the fold cache, which
+        never holds more than `cache_entries` (emptied when full: a vocabulary that
+        outgrows it starts again rather than grow with the corpus)."""
         cache = self.fold_cache
-        if len(cache) > FOLD_CACHE_ENTRIES:
+        if len(cache) >= cache_entries:
             cache.clear()
         table = self.fold_table
         folded: list[str] = []
@@ -151,13 +153,12 @@ class CompiledTokenizer:
             term = cache.get(raw)
             if term is None:
                 term = truncate_term(raw.translate(table))
-                if len(raw) <= FOLD_CACHE_MAX_TERM_LENGTH:
+                if len(raw) <= FOLD_CACHE_MAX_TERM_LENGTH and len(cache) < cache_entries:
                     cache[raw] = term
             append(term)
         return folded
 
 
-FOLD_CACHE_ENTRIES = 200_000
 #: How many characters of non-ASCII text are walked before a pattern is compiled
 #: (`CompiledTokenizer.walks_instead`).
 CLEAR_WALK_BUDGET = 20_000
