@@ -128,6 +128,7 @@ DocumentRow = tuple[int, str, str, str, Any, int, int, str]
 TermEntry = tuple[str, int, int, int]
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
+GroupTable = tuple[tuple[str, str], ...]  # distinct (session_id, role) pairs: group_table
 
 _COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
 #: The typed columns in the order the columns record holds them (after present, flags).
@@ -283,14 +284,14 @@ def _group_table_value(group_table: Sequence[tuple[str, str]]) -> dict[str, Any]
             "group_roles": bytes(numbers), "role_names": list(roles)}
 
 
-def _decode_group_table(body: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The group table of a table map, in either form (DecodeError when malformed)."""
+def _decode_group_table(body: dict[str, Any], known: GroupTable = ()) -> GroupTable:
+    """A table map's group table, either form, sharing `known` (DecodeError: malformed)."""
     if "group_table" in body:
         group_table = tuple(map(tuple, body["group_table"]))
         if set(map(len, group_table)) - {2} or \
                 set(map(type, chain.from_iterable(group_table))) - {str}:
             raise DecodeError("group table entry is not [session_id, role]")
-        return group_table  # type: ignore[return-value]
+        return share_prefix(group_table, known)  # type: ignore[arg-type]
     sessions, numbers, names = body["group_sessions"], body["group_roles"], body["role_names"]
     if not (isinstance(sessions, str) and isinstance(numbers, bytes)
             and isinstance(names, list) and not set(map(type, names)) - {str}):
@@ -298,7 +299,19 @@ def _decode_group_table(body: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     session_ids = sessions.split("\x00") if numbers else []
     if len(session_ids) != len(numbers) or (numbers and max(numbers) >= len(names)):
         raise DecodeError("group table columns do not match")
-    return tuple(zip(session_ids, map(names.__getitem__, numbers)))
+    return share_prefix(tuple(zip(session_ids, map(names.__getitem__, numbers))), known)
+
+
+def share_prefix(decoded: tuple[Any, ...], known: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`decoded` (equal), holding `known`'s objects where `known` starts it: a group table
+    starts with the previous segment's, else each open one holds a copy of every earlier pair.
+
+    >>> known = (("w1", "user"),)
+    >>> share_prefix((("w1", "user"), ("w2", "user")), known)[0] is known[0]
+    True
+    """
+    size = len(known)
+    return known + decoded[size:] if size and decoded[:size] == known else decoded
 
 
 def encode_columns_record(table: RowTable) -> bytes:
@@ -412,16 +425,16 @@ def table_span(body: Any) -> tuple[int, int]:
     return first, span
 
 
-def _decode_table(body: Any, columns: dict[str, Any]) -> RowTable:
+def _decode_table(body: Any, columns: dict[str, Any], known_groups: GroupTable = ()) -> RowTable:
     """A table record's map and its `columns` (from `columns_of`) as a `RowTable`
-    (DecodeError on any inconsistency)."""
+    (DecodeError on any inconsistency); `known_groups` as in `_decode_group_table`."""
     first, span = table_span(body)
     try:
         present, flags = columns["present"], columns["flags"]
         if not (isinstance(present, bytes) and isinstance(flags, bytes)
                 and len(present) == span == len(flags)):
             raise DecodeError("table present/flags columns have the wrong size")
-        group_table = _decode_group_table(body)
+        group_table = _decode_group_table(body, known_groups)
         odd = {slot: value for slot, value in body["odd_timestamps"]}
         text_records = -(-span // ROWS_PER_TEXT_RECORD)
         text_offsets = _from_bytes("Q", body["text_offsets"], text_records + 1, "text_offsets")
@@ -446,7 +459,8 @@ class TermsFileReader:
     UnsupportedVersion (naming `location`) at open when the header has another version.
     """
 
-    def __init__(self, read: ReadFunction, size: int, location: str) -> None:
+    def __init__(self, read: ReadFunction, size: int, location: str,
+                 known_groups: GroupTable = ()) -> None:
         self._read = read
         self.location = location
         if size < HEADER_SIZE + RECORD_HEAD_SIZE + FOOTER_SIZE:
@@ -464,7 +478,7 @@ class TermsFileReader:
             columns_at = HEADER_SIZE + RECORD_HEAD_SIZE + length
             try:
                 columns = self._columns_at(columns_at, value[1], size)
-                self.table = _decode_table(value[1], columns)
+                self.table = _decode_table(value[1], columns, known_groups)
             except DecodeError as error:
                 raise CorruptFile(location, HEADER_SIZE, str(error)) from None
             footer = decode_footer_at_end(read(size - FOOTER_SIZE, FOOTER_SIZE))
@@ -542,10 +556,12 @@ class TermsFileReader:
         return bisect_right(self.table.term_firsts, term) - 1
 
 
-def open_terms_file(read: ReadFunction, size: int, location: str) -> TermsFileReader:
+def open_terms_file(read: ReadFunction, size: int, location: str,
+                    known_groups: GroupTable = ()) -> TermsFileReader:
     """Open the terms file of `size` bytes read through `read` (CorruptFile names any
-    damage found at open; UnsupportedVersion a file of another version)."""
-    return TermsFileReader(read, size, location)
+    damage at open; UnsupportedVersion another version). `known_groups`, the previous
+    segment's group table, is shared where it starts this one's (`share_prefix`)."""
+    return TermsFileReader(read, size, location, known_groups)
 
 
 def check_terms_file(data: bytes, location: str) -> int:

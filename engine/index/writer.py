@@ -91,9 +91,11 @@ def segment_file_names(name: str) -> tuple[str, str]:
 # ----- loading ------------------------------------------------------------------------
 
 
-def load_segment(directory: Directory, name: str) -> FrozenSegment:
+def load_segment(directory: Directory, name: str, previous: Segment | None = None) -> FrozenSegment:
     """Open a flushed segment: read its terms file's table (texts, message ids and term
-    records are read when asked for) and check its postings file's ends.
+    records are read when asked for) and check its postings file's ends. Its group
+    table holds the pair objects of `previous`'s (the segment before it) where that
+    table starts it, not copies.
 
     Both files stay open (`Directory.open_read`) for as long as the segment is used, so a
     writer's merge that removes them does not pull them from under a reader.
@@ -108,7 +110,8 @@ def load_segment(directory: Directory, name: str) -> FrozenSegment:
         terms_handle.close()
         raise
     try:
-        reader = open_terms_file(terms_handle.read, terms_handle.size(), terms_location)
+        reader = open_terms_file(terms_handle.read, terms_handle.size(), terms_location,
+                                 _group_prefix(previous))
         lists = check_postings_ends(postings_handle.read, postings_handle.size(),
                                     postings_location)
         if lists != reader.table.term_count:
@@ -192,7 +195,10 @@ def load_index(
                 f"{manifest.profile!r}, this engine analyzes with {profile!r}"
             )
         try:
-            segments = [load_segment(directory, entry[0]) for entry in manifest.segments]
+            segments: list[FrozenSegment] = []
+            for entry in manifest.segments:
+                previous = segments[-1] if segments else None
+                segments.append(load_segment(directory, entry[0], previous))
             for entry, segment in zip(manifest.segments, segments, strict=True):
                 check_segment_rows(directory, entry, segment.documents)
         except StoreError:
@@ -276,7 +282,7 @@ def _write_segment(
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
     directory.write_atomic(terms_name, encode_terms_file(rows, entries, _group_prefix(previous)))
-    return load_segment(directory, name)
+    return load_segment(directory, name, previous)
 
 
 def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
@@ -320,7 +326,7 @@ def _write_merged_segment(
         with directory.open_atomic(terms_name) as terms_file:
             write_terms_file(terms_file, table, texts, term_records.records())
             terms_file.commit()
-    return load_segment(directory, name)
+    return load_segment(directory, name, previous)
 
 
 def _merged_lists(
