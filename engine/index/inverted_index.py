@@ -22,6 +22,7 @@ The search stage never reads an `InvertedIndex` itself: `view()` hands it the re
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
@@ -110,7 +111,8 @@ class InvertedIndex:
         #: The `indexing` flag at `generation`, for the manifest (see `__init__`).
         self.indexing = indexing
         self._segment_starts: list[int] = []
-        self._by_session: dict[str, set[int]] | None = None  # built when first needed
+        #: Live doc ids by window session id, increasing (built when first needed).
+        self._by_session: dict[str, array[int]] | None = None
         self._cjk_grams: CjkGramIndex | None = None
         self._view: IndexView | None = None
         self._deleted_runs = None if deleted_runs is None else DeletedRuns.of_ranges(deleted_runs)
@@ -173,22 +175,32 @@ class InvertedIndex:
         found.update(record.session_id for record in self.buffer.documents.values())
         return found
 
-    def _sessions(self) -> dict[str, set[int]]:
-        """Live doc ids by window session id, made the first time a writer needs them."""
+    def _sessions(self) -> dict[str, array[int]]:
+        """Live doc ids by window session id, increasing, made the first time a writer
+        needs them: an `array('q')` a window, not a set of int objects (no object a
+        row). Segments, then the buffer hold increasing doc ids, and a new row's doc id
+        follows every other, so appending keeps each array sorted; a deleted row is
+        found by bisection."""
         if self._by_session is None:
-            by_session: dict[str, set[int]] = {}
+            by_session: dict[str, array[int]] = {}
             deleted = self.deleted
             for segment in [*self.segments, self.buffer]:
                 documents = segment.documents
                 if isinstance(documents, SegmentRows):
                     pairs = documents.doc_ids_by_session().items()
                 else:
-                    pairs = ((record.session_id, [record.doc_id])
-                             for record in documents.values())
+                    pairs = ((documents[doc_id].session_id, [doc_id])
+                             for doc_id in sorted(documents))
                 for session_id, doc_ids in pairs:
                     live = [doc_id for doc_id in doc_ids if doc_id not in deleted]
                     if live:
-                        by_session.setdefault(session_id, set()).update(live)
+                        rows = by_session.get(session_id)
+                        if rows is None:
+                            by_session[session_id] = array("q", live)
+                        elif live[0] > rows[-1]:
+                            rows.extend(live)
+                        else:  # not met: segments and the buffer follow in doc-id order
+                            by_session[session_id] = array("q", sorted([*rows, *live]))
             self._by_session = by_session
         return self._by_session
 
@@ -196,7 +208,11 @@ class InvertedIndex:
         self._count += 1
         self.total_tokens += record.length
         if self._by_session is not None:
-            self._by_session.setdefault(record.session_id, set()).add(record.doc_id)
+            rows = self._by_session.get(record.session_id)
+            if rows is None:
+                self._by_session[record.session_id] = array("q", (record.doc_id,))
+            else:
+                rows.append(record.doc_id)  # the greatest doc id yet: stays sorted
         if self._cjk_grams is not None:
             self._cjk_grams.add(record.doc_id, record.text)
 
@@ -220,9 +236,16 @@ class InvertedIndex:
         record = self.document(doc_id)
         if self._by_session is not None:
             rows = self._by_session[record.session_id]
-            rows.discard(doc_id)
+            position = bisect_left(rows, doc_id)
+            if position < len(rows) and rows[position] == doc_id:
+                del rows[position]
             if not rows:
                 del self._by_session[record.session_id]
+        self._forget(record)
+
+    def _forget(self, record: DocumentRecord) -> None:
+        """Tombstone live row `record` (its window's doc ids are the caller's)."""
+        doc_id = record.doc_id
         self._count -= 1
         self.total_tokens -= record.length
         if self._cjk_grams is not None:
@@ -232,9 +255,17 @@ class InvertedIndex:
 
     def delete_window_rows(self, session_id: str) -> int:
         """Delete every row of window `session_id`; return how many there were."""
-        doc_ids = sorted(self._sessions().get(session_id, ()))
-        for doc_id in doc_ids:
-            self.delete_document(doc_id)
+        sessions = self._sessions()
+        doc_ids = sessions.get(session_id)
+        if doc_ids is None:
+            return 0
+        try:
+            for doc_id in doc_ids:
+                self._forget(self.document(doc_id))
+        except BaseException:
+            self._by_session = None  # made again from the rows when next needed
+            raise
+        del sessions[session_id]
         return len(doc_ids)
 
     def deleted_runs(self) -> DeletedRuns:
@@ -392,7 +423,7 @@ class InvertedIndex:
 
     def window_doc_ids(self, session_id: str) -> list[int]:
         """The doc ids of window `session_id`'s live rows, increasing."""
-        return sorted(self._sessions().get(session_id, ()))
+        return list(self._sessions().get(session_id, ()))
 
     def all_segments(self) -> list[Segment]:
         """Flushed segments in order, then the buffer."""
