@@ -63,7 +63,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
-from functools import cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
@@ -77,6 +76,7 @@ from engine.backends.protocol import (
     Maintenance,
     ReconcilesInBatches,
     Refreshable,
+    has_capability,
     missing_capability,
     require_capability,
 )
@@ -563,12 +563,6 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
 # --------------------------------------------------------------------------------------
 
 
-@cache
-def refreshable(kind: type) -> bool:
-    """Whether partitions of class `kind` are `Refreshable` (once per class: fast)."""
-    return issubclass(kind, Refreshable)
-
-
 class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     """A partitioned store whose partitions read the snapshot of their open (`refresh`
     sees later commits and new partitions) and explain their ranking (the reference)."""
@@ -580,7 +574,7 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         self._check_open()
         moved = False
         for partition in self._partitions.values():
-            if not refreshable(type(partition)):
+            if not has_capability(partition, Refreshable):  # known per class: fast
                 raise UsageError(missing_capability(partition, Refreshable, "refresh"))
             count = cast(Generational, partition).commit_generation
             before = count()
