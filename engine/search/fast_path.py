@@ -17,6 +17,11 @@ How it is faster:
 * a query of one phrase of common tokens in relevance order counts the rows that hold
   it (bm25's `n`) on its bitmap, then reads only the rows that can reach the first ranks
   (`_one_phrase_rows`, `engine.search.phrases.best_phrase_rows` and `best_listed_rows`);
+* a query of one phrase whose tokens are too rare for bitmaps ranks, of the rows holding
+  it, only those that can reach the first ranks (`_listed_phrase_rows`, with
+  `engine.search.phrases.best_listed_rows`), cut early by a merged search's rank bound;
+* the rows tied at the last rank that the order cannot reach are left out before any is
+  read from the index (`without_surplus_ties`, when every timestamp is a plain number);
 * the scope and role filter is one mask lookup per row (`scope_mask`), the mask kept with
   the scope while it is kept (`kept_scope_mask`);
 * bm25 depends on a row only through `(D, f_1, ..., f_k)`, so each distinct tuple is
@@ -42,9 +47,11 @@ the same conditions.
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress, islice, repeat
+from typing import TYPE_CHECKING
 
 from engine.index.impact_order import ImpactOrder
 from engine.index.postings import PostingColumns
@@ -55,6 +62,9 @@ from engine.query.cjk import substring_matches
 from engine.score.bm25 import bm25, inverse_document_frequency
 from engine.search.order import RankedRow, order_rows, sqlite_value_key
 from engine.search.scope import Scope
+
+if TYPE_CHECKING:  # imported when a phrase is matched (see `top_rows`)
+    from engine.search.phrases import PhraseRows
 
 
 class _ScoreMemo(dict):
@@ -253,9 +263,11 @@ def top_rows(
         phrase = plan.phrases[0]
         tokens = [view.term_columns(term, prefix=phrase.prefix and position == len(phrase.terms) - 1)
                   for position, term in enumerate(phrase.terms)]
-        if tokens and all(tokens) and (phrase_bitmaps if phrase_bitmaps is not None
-                                       else bitmaps_pay(view, tokens)):
-            return _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
+        if tokens and all(tokens):
+            if phrase_bitmaps if phrase_bitmaps is not None else bitmaps_pay(view, tokens):
+                return _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
+            return _listed_phrase_rows(view, phrase_rows(view, phrase, bitmaps=False), scope,
+                                       role, count, rank_bound)
     rows = view.rows
     phrases = [phrase_rows(view, phrase, bitmaps=phrase_bitmaps) for phrase in plan.phrases]
     narrowed: list[int] | None = None  # rows that may hold every substring
@@ -350,6 +362,41 @@ def _not_worse(ranked_ids: list[tuple[int, float]], bound: float) -> list[tuple[
     return [(doc_id, rank) for doc_id, rank in ranked_ids if not rank > bound]
 
 
+def without_surplus_ties(rows: RowColumns, chosen: list[tuple[int, float]], count: int
+                         ) -> list[tuple[int, float]]:
+    """`chosen` without the rows tied at its worst rank that the relevance order cannot
+    put among its first `count`, when every timestamp is a plain number.
+
+    `chosen` holds every row ranked at most the `count`-th rank (`best_rows_by_impact`,
+    `best_listed_rows`, `best_phrase_rows`), so more than `count` rows only when ranks
+    tie at its worst. The order after the rank is timestamp DESC: of the tied rows, only
+    those at least as new as the newest `count - better` of them can be among the first
+    `count` (as `_newest_and_ties`), so no other tied row is read from the index.
+
+    >>> from engine.index.row_columns import RowColumns
+    >>> from array import array
+    >>> rows = RowColumns(timestamps=array("d", [5, 9, 7, 9, 1]))
+    >>> without_surplus_ties(rows, [(0, -2.0), (1, -1.0), (2, -1.0), (3, -1.0), (4, -1.0)], 3)
+    [(0, -2.0), (1, -1.0), (3, -1.0)]
+    >>> without_surplus_ties(rows, [(0, -2.0), (1, -1.0), (2, -1.0)], 3)
+    [(0, -2.0), (1, -1.0), (2, -1.0)]
+    """
+    if len(chosen) <= count or rows.odd_timestamps:
+        return chosen
+    ranks = [rank for _doc_id, rank in chosen]
+    if any(map(math.isnan, ranks)):  # no rank order to trust
+        return chosen
+    worst = max(ranks)
+    better = [pair for pair in chosen if pair[1] < worst]
+    if len(better) >= count:  # not cut at the `count`-th rank: nothing to leave out
+        return chosen
+    tied = [pair for pair in chosen if not pair[1] < worst]
+    timestamps = rows.timestamps
+    newest = heapq.nlargest(count - len(better),
+                            [timestamps[doc_id] for doc_id, _rank in tied])[-1]
+    return better + [pair for pair in tied if timestamps[pair[0]] >= newest]
+
+
 def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | None,
                    count: int, rank_bound: float | None = None
                    ) -> tuple[list[RankedRow], bool]:
@@ -371,6 +418,7 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
     full = len(chosen) >= count  # the walk stops once `count` kept rows are out
     if rank_bound is not None and full:
         chosen = _not_worse(chosen, rank_bound)
+    chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
     ranked = [
         RankedRow(view.document(doc_id), rank,
@@ -407,16 +455,7 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
     walks = walk_pays(bits, tokens)
     holding = None if walks else reader.holding()  # then also bm25's `n`, at no cost
     matching = rows_holding(bits, line) if holding is None else len(holding[0])
-    mask = kept_scope_mask(view.rows, scope, role)
-    keep: Callable[[int], bool] | None = None
-    if mask is not None:
-        groups = view.rows.groups
-        keep = lambda doc_id: bool(mask[groups[doc_id]])
-    memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
-                      view.average_length)
-    # Every matching row is in scope: `matching` says whether `count` rows match, and a
-    # merged search's bound can cut the walk short from its first row.
-    ceiling = rank_bound if mask is None and matching >= count else None
+    keep, memo, ceiling = _phrase_ranking(view, scope, role, matching, count, rank_bound)
     if holding is None:
         last = len(phrase.terms) - 1
         rarest = min(range(len(tokens)), key=lambda position: len(tokens[position]))
@@ -428,15 +467,65 @@ def _one_phrase_rows(view: IndexView, phrase: Phrase, tokens: list[PostingColumn
         chosen = best_listed_rows(*holding, line.lengths,
                                   lambda instances, length: memo[(length, instances)],
                                   keep, count, ceiling)
+    return _ordered_phrase_rows(view, chosen, ceiling, rank_bound, count, len(phrase.terms),
+                                reader.positions)
+
+
+def _listed_phrase_rows(view: IndexView, found: PhraseRows, scope: Scope, role: str | None,
+                        count: int, rank_bound: float | None = None
+                        ) -> tuple[list[RankedRow], bool]:
+    """`top_rows` of a query of one phrase of several tokens in relevance order, matched
+    row by row (`found`: its tokens are too rare for bitmaps to pay): only the rows that
+    can reach the first ranks are ranked (`best_listed_rows`: the `count` shortest rows
+    of each instance count find the `count`-th rank, the rows of each count no longer
+    than the longest one ranked as well are the answer), instead of every matching row,
+    and a merged search's bound cuts them as soon as every matching row is in scope."""
+    from engine.search.phrases import best_listed_rows
+
+    counts = found.counts
+    if not counts:
+        return [], False
+    keep, memo, ceiling = _phrase_ranking(view, scope, role, len(counts), count, rank_bound)
+    chosen = best_listed_rows(list(counts), list(counts.values()), view.rows.lengths,
+                              lambda instances, length: memo[(length, instances)],
+                              keep, count, ceiling)
+    return _ordered_phrase_rows(view, chosen, ceiling, rank_bound, count,
+                                len(found.phrase.terms), found.starts)
+
+
+def _phrase_ranking(view: IndexView, scope: Scope, role: str | None, matching: int,
+                    count: int, rank_bound: float | None
+                    ) -> tuple[Callable[[int], bool] | None, _ScoreMemo, float | None]:
+    """What ranking the `matching` rows of a query of one phrase needs: the scope test
+    (None: every row is in scope), the scores, and the ceiling of the walk: when every
+    matching row is in scope, `matching` says whether `count` rows match, and a merged
+    search's bound can cut the rows short from the first one read."""
+    mask = kept_scope_mask(view.rows, scope, role)
+    keep: Callable[[int], bool] | None = None
+    if mask is not None:
+        groups = view.rows.groups
+        keep = lambda doc_id: bool(mask[groups[doc_id]])
+    memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
+                      view.average_length)
+    return keep, memo, rank_bound if mask is None and matching >= count else None
+
+
+def _ordered_phrase_rows(view: IndexView, chosen: list[tuple[int, float]],
+                         ceiling: float | None, rank_bound: float | None, count: int,
+                         width: int, starts: Callable[[int], Iterable[int]]
+                         ) -> tuple[list[RankedRow], bool]:
+    """The first `count` rows of `chosen` (the rows of a query of one phrase of `width`
+    tokens that can be among them, found with `ceiling`), made `RankedRow`s with their
+    instances (`starts`), and whether `count` rows match; with `rank_bound`, only those
+    not ranked worse."""
     full = len(chosen) >= count if ceiling is None else True
     if rank_bound is not None and full:
         chosen = _not_worse(chosen, rank_bound)
+    chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
-    width = len(phrase.terms)
     ranked = [
         RankedRow(view.document(doc_id), rank,
-                  tuple((0, start, width) for start in reader.positions(doc_id)),
-                  by_substring=False)
+                  tuple((0, start, width) for start in starts(doc_id)), by_substring=False)
         for doc_id, rank in chosen
     ]
     return order_rows(ranked, "relevance", count), full

@@ -5,7 +5,8 @@ between matching a phrase row by row and over token bitmaps (`bitmaps_pay`), and
 search for the best rows of a phrase without counting its instances in every row
 (`best_phrase_rows`, used by `engine.search.fast_path` for a query of one phrase: a walk
 by bound, `best_rows_by_bound`, then the rows still in reach counted in one loop; or,
-for a phrase much rarer than its words, `best_listed_rows` over the rows holding it).
+for a phrase much rarer than its words or matched row by row, `best_listed_rows` over
+the rows holding it).
 Must not touch: the index's mutable state (it reads one `IndexView`), scores (the
 caller hands in its ranks, made by `engine.score.bm25`), scope rules, the order of hits.
 
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import add, and_, eq, itemgetter, not_
+from operator import add, and_, eq, itemgetter, le, not_
 
 from engine.index.impact_order import ImpactOrder
 from engine.index.postings import FlatPositions, PostingColumns
@@ -90,10 +91,12 @@ def phrase_rows(view: IndexView, phrase: Phrase, *, bitmaps: bool | None = None)
         return PhraseRows(phrase, {doc_id: len(starts) for doc_id, starts in found_by_row.items()},
                           found_by_row.__getitem__)
     rarest = min(tokens, key=len)
-    candidates = set(rarest.doc_ids).intersection(
-        *(token.doc_ids for token in tokens if token is not rarest)
-    )
-    ordered = sorted(candidates)
+    ordered: list[int]
+    if all(token.doc_ids == rarest.doc_ids for token in tokens):  # words always together
+        ordered = list(rarest.doc_ids)
+    else:
+        ordered = sorted(set(rarest.doc_ids).intersection(
+            *(token.doc_ids for token in tokens if token is not rarest)))
     if len(tokens) == 2:  # the common phrase (`per-session`)
         return PhraseRows(phrase, *_two_token_rows(ordered, tokens[0], tokens[1]))
     found: dict[int, list[int]] = {}
@@ -126,15 +129,16 @@ def _two_token_rows(ordered: list[int], first: PostingColumns, second: PostingCo
     first_indexes = _column_indexes(first, ordered)
     second_indexes = _column_indexes(second, ordered)
     # A row holds each token at least once: twice in all means once each.
-    once = list(map(eq, map(add, map(first.counts.__getitem__, first_indexes),
-                                map(second.counts.__getitem__, second_indexes)), repeat(2)))
+    once = list(map(eq, map(add, _picked(first.counts, first_indexes),
+                                _picked(second.counts, second_indexes)), repeat(2)))
     first_starts = list(_first_positions(first, first_indexes))
-    matched = list(map(and_, once, map(eq, map(add, first_starts, repeat(1)),
-                                       _first_positions(second, second_indexes))))
+    everywhere_once = all(once)
+    follows = map(eq, map(add, first_starts, repeat(1)), _first_positions(second, second_indexes))
+    matched = list(follows if everywhere_once else map(and_, once, follows))
     found: dict[int, Sequence[int]] = dict(zip(compress(ordered, matched),
                                                zip(compress(first_starts, matched))))
     counts = dict.fromkeys(found, 1)
-    if not all(once):
+    if not everywhere_once:
         more = compress(zip(ordered, first_indexes, second_indexes), map(not_, once))
         for doc_id, first_index, second_index in more:
             following = set(second.positions[second_index])
@@ -147,10 +151,23 @@ def _two_token_rows(ordered: list[int], first: PostingColumns, second: PostingCo
 
 
 def _column_indexes(token: PostingColumns, ordered: list[int]) -> Sequence[int]:
-    """Where each row of `ordered` (increasing, each held by `token`) is in its columns."""
+    """Where each row of `ordered` (increasing, each held by `token`) is in its columns
+    (a `range` over all of them when `ordered` is every row of `token`)."""
     if len(ordered) == len(token.doc_ids):
         return range(len(ordered))
     return list(map(bisect_left, repeat(token.doc_ids), ordered))
+
+
+def _picked(column: Sequence[int], indexes: Sequence[int]) -> Iterable[int]:
+    """`column[index]` for each of `indexes`: the column itself when `indexes` is the
+    `range` over all of it (`_column_indexes`), one lookup less a row.
+
+    >>> list(_picked([5, 6, 7], range(3))), list(_picked([5, 6, 7], [0, 2]))
+    ([5, 6, 7], [5, 7])
+    """
+    if isinstance(indexes, range) and len(indexes) == len(column):
+        return column
+    return map(column.__getitem__, indexes)
 
 
 def _first_positions(token: PostingColumns, indexes: Sequence[int]) -> Iterable[int]:
@@ -158,7 +175,7 @@ def _first_positions(token: PostingColumns, indexes: Sequence[int]) -> Iterable[
     flat position array)."""
     positions = token.positions
     if isinstance(positions, FlatPositions):
-        return map(positions.values.__getitem__, map(positions.bounds()[0].__getitem__, indexes))
+        return map(positions.values.__getitem__, _picked(positions.bounds()[0], indexes))
     return map(itemgetter(0), map(positions.__getitem__, indexes))
 
 
@@ -356,28 +373,52 @@ def best_listed_rows(
     >>> best_listed_rows([0, 2, 5], [1, 2, 1], [4, 0, 5, 0, 0, 2], rank, None, 2, -0.45)
     [(5, -0.5)]
     """
-    pairs = list(zip(doc_ids, counts))
+    ids, instances_of = list(doc_ids), list(counts)
+    row_lengths = list(map(lengths.__getitem__, ids))
+    if ceiling is not None and ids:
+        # No row ranked worse than the ceiling is returned, and when `count` rows are
+        # ranked not worse, the `count`-th best rank is among theirs: only these rows
+        # matter (a length cut per count, as below), and few are ranked.
+        near = _not_longer(row_lengths, instances_of,
+                           _LongestLengths(rank_of, ceiling, max(row_lengths)))
+        ids, instances_of, row_lengths = (list(compress(column, near))
+                                          for column in (ids, instances_of, row_lengths))
     if keep is not None:
-        pairs = [(doc_id, instances) for doc_id, instances in pairs if keep(doc_id)]
-    if not pairs:
+        kept = list(map(keep, ids))
+        ids, instances_of, row_lengths = (list(compress(column, kept))
+                                          for column in (ids, instances_of, row_lengths))
+    if not ids:
         return []
-    by_count: dict[int, list[int]] = {}
-    for doc_id, instances in pairs:
-        found = by_count.get(instances)
-        if found is None:
-            by_count[instances] = [lengths[doc_id]]
-        else:
-            found.append(lengths[doc_id])
+    by_count: dict[int, list[int]]
+    if instances_of.count(instances_of[0]) == len(instances_of):  # one count (common)
+        by_count = {instances_of[0]: row_lengths}
+    else:
+        by_count = {}
+        for instances, length in zip(instances_of, row_lengths):
+            found = by_count.get(instances)
+            if found is None:
+                by_count[instances] = [length]
+            else:
+                found.append(length)
     best = [rank_of(instances, length) for instances, found in by_count.items()
             for length in heapq.nsmallest(count, found)]
     threshold = heapq.nsmallest(count, best)[-1] if len(best) >= count else None
     if ceiling is not None:
         threshold = ceiling if threshold is None else min(threshold, ceiling)
-    if threshold is None:  # fewer than `count` rows: all of them
-        return [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in pairs]
-    cut = _LongestLengths(rank_of, threshold, max(map(max, by_count.values())))
-    return [(doc_id, rank_of(instances, lengths[doc_id])) for doc_id, instances in pairs
-            if lengths[doc_id] <= cut[instances]]
+    if threshold is not None:
+        chosen = _not_longer(row_lengths, instances_of,
+                             _LongestLengths(rank_of, threshold, max(row_lengths)))
+        ids, instances_of, row_lengths = (list(compress(column, chosen))
+                                          for column in (ids, instances_of, row_lengths))
+    # else fewer than `count` rows: all of them
+    return list(zip(ids, map(rank_of, instances_of, row_lengths)))
+
+
+def _not_longer(row_lengths: list[int], instances_of: list[int], cut: _LongestLengths
+                ) -> list[bool]:
+    """Whether each row (its length and instance count) is no longer than the longest
+    length `cut` allows its count (C loops)."""
+    return list(map(le, row_lengths, map(cut.__getitem__, instances_of)))
 
 
 class _LongestLengths(dict[int, int]):

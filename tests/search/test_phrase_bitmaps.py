@@ -140,11 +140,7 @@ def test_one_phrase_walk_equals_the_clear_kernel(documents, deleted, request, fl
             mock.patch.object(view_module, "CACHED_BITMAP_SLOTS", slots):
         for _ in range(2):  # the second run reads what the view kept
             fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER)
-            assert [(row.record.doc_id, row.rank, row.phrase_hits) for row in fast.rows] == [
-                (row.record.doc_id, row.rank, row.phrase_hits) for row in clear.rows]
-            assert fast.truncated == clear.truncated
-            assert kernel.result_of_run(fast, ANALYZER, indexing=False) == \
-                kernel.result_of_run(clear, ANALYZER, indexing=False)
+            assert_same_run(fast, clear)
     if tight_cache:
         assert not index.view()._bitmaps
 
@@ -167,10 +163,28 @@ def test_a_merged_search_bound_leaves_out_exactly_the_worse_rows(documents, dele
             mock.patch.object(phrases, "BITMAP_SHARE", 10**9), \
             mock.patch.object(phrases, "SEED_ROWS", seed):
         fast = kernel.run_kernel(index.view(), WINDOWS, checked, ANALYZER, rank_bound=bound)
+    assert_bounded_run(fast, clear, bound)
+
+
+def rows_of(run: kernel.KernelRun) -> list[tuple[int, float, tuple[tuple[int, int, int], ...]]]:
+    """What must be equal of a run's rows: which, their ranks and instances."""
+    return [(row.record.doc_id, row.rank, row.phrase_hits) for row in run.rows]
+
+
+def assert_same_run(fast: kernel.KernelRun, clear: kernel.KernelRun) -> None:
+    """The fast run has the clear run's rows, ranks, instances, truncation and hits."""
+    assert rows_of(fast) == rows_of(clear)
+    assert fast.truncated == clear.truncated
+    assert kernel.result_of_run(fast, ANALYZER, indexing=False) == \
+        kernel.result_of_run(clear, ANALYZER, indexing=False)
+
+
+def assert_bounded_run(fast: kernel.KernelRun, clear: kernel.KernelRun, bound: float) -> None:
+    """The fast run given `bound` has the clear run's rows not ranked worse than it when
+    more than `limit` rows match (else all of them), and its truncation."""
     full = len(clear.rows) > clear.limit
     expected = [row for row in clear.rows if not row.rank > bound] if full else list(clear.rows)
-    assert [(row.record.doc_id, row.rank, row.phrase_hits) for row in fast.rows] == [
-        (row.record.doc_id, row.rank, row.phrase_hits) for row in expected]
+    assert rows_of(fast) == [(row.record.doc_id, row.rank, row.phrase_hits) for row in expected]
     assert fast.truncated == clear.truncated
 
 
