@@ -153,16 +153,50 @@ def rank_bound_of(hit_lists: Iterable[Sequence[SearchHit]], limit: int) -> float
     >>> rank_bound_of([hits], 2), rank_bound_of([hits], 3), rank_bound_of([hits[:1]], 1)
     (-1.5, None, -3.0)
     """
-    best: dict[tuple[str, str, str], float] = {}
+    bounds = RankBounds()
     for hits in hit_lists:
+        bounds.add(hits)
+    return bounds.bound(limit)
+
+
+class RankBounds:
+    """`rank_bound_of` over the hit lists added so far, each hit read once as its list is
+    added (a merged search asks its partitions one after another, and each one asked
+    after the first `limit` hits gets the bound of all the answers before it).
+
+    >>> from engine.model import SearchHit
+    >>> hits = [SearchHit("k", "w", m, "user", 0.0, "", s) for m, s in [("a", 3.0), ("b", 1.5),
+    ...                                                                   ("a", 2.0)]]
+    >>> bounds = RankBounds()
+    >>> bounds.add(hits[:1]); bounds.bound(2)
+    >>> bounds.add(hits[1:]); bounds.bound(2), bounds.bound(3), bounds.distinct
+    (-1.5, None, 2)
+    """
+
+    __slots__ = ("_best",)
+
+    def __init__(self) -> None:
+        self._best: dict[tuple[str, str, str], float] = {}
+
+    @property
+    def distinct(self) -> int:
+        """How many distinct hits the lists added hold."""
+        return len(self._best)
+
+    def add(self, hits: Iterable[SearchHit]) -> None:
+        """Take one more partition's hits into account."""
+        best = self._best
         for hit in hits:
             identity = (hit.session_key, hit.session_id, hit.message_id)
             if hit.score > best.get(identity, float("-inf")):
                 best[identity] = hit.score
-    if len(best) < limit or limit <= 0:
-        return None
-    score = heapq.nlargest(limit, best.values())[-1]
-    return -score if score > 0.0 else None
+
+    def bound(self, limit: int) -> float | None:
+        """`rank_bound_of(every list added, limit)`."""
+        if len(self._best) < limit or limit <= 0:
+            return None
+        score = heapq.nlargest(limit, self._best.values())[-1]
+        return -score if score > 0.0 else None
 
 
 def merged_order(hit_lists: Sequence[Sequence[SearchHit]], order: str

@@ -70,9 +70,9 @@ from engine.query.checked_request import CheckedRequest
 from engine.query.user_query import MAX_LIMIT, plan_terms
 from engine.search.merge import (
     PartitionAnswer,
+    RankBounds,
     merge_partition_answers,
     merge_partition_results,
-    rank_bound_of,
 )
 
 if TYPE_CHECKING:  # imported when used: a search never explains
@@ -124,12 +124,12 @@ def answer_search(request: CheckedRequest, scoped: bool, targets: SearchTargets,
     if together is not None:
         return merge_partition_results(together, limit, order=request.order)
     answers: list[PartitionAnswer] = []
-    hits = 0  # so far: a bound needs `limit` distinct hits, so at least as many
+    bounds = RankBounds() if request.order == "relevance" else None  # the answers' so far
     for partition, part in asked:
-        bound = (rank_bound_of((answer.result.hits for answer in answers), limit)
-                 if request.order == "relevance" and hits >= limit else None)
-        answers.append(partition_answer(partition, part, bound))
-        hits += len(answers[-1].result.hits)
+        answers.append(partition_answer(
+            partition, part, None if bounds is None else bounds.bound(limit)))
+        if bounds is not None:
+            bounds.add(answers[-1].result.hits)
     return merge_partition_answers(answers, limit, order=request.order)
 
 

@@ -6,7 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.model import SearchHit, SearchResult
-from engine.search.merge import merge_order_key, merge_partition_results, relevance_sorted
+from engine.search.merge import (
+    RankBounds,
+    merge_order_key,
+    merge_partition_results,
+    rank_bound_of,
+    relevance_sorted,
+)
 
 
 def hit(key: str, message_id: str, score: float, timestamp: float = 0.0,
@@ -75,3 +81,29 @@ def test_the_tie_aware_sort_orders_as_the_whole_key_does(rows: list[tuple[str, f
              for position, (message_id, score, timestamp) in enumerate(rows)]
     expected = sorted(items, key=lambda item: merge_order_key(item[0]))
     assert relevance_sorted(items) == expected
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3", "m4", "m5"]),
+                                   st.sampled_from([0.0, 0.5, 1.5, 2.0, 3.0])), max_size=6),
+                max_size=5),
+       st.integers(0, 6))
+def test_rank_bounds_kept_as_lists_come_equal_the_bound_of_them_all(
+        lists: list[list[tuple[str, float]]], limit: int) -> None:
+    """`RankBounds` (what a merged search keeps while it asks its partitions) gives after
+    each list the clear bound: minus the `limit`-th best score of the distinct hits (each
+    hit's best score), None when fewer hits or a score that is not positive."""
+    bounds = RankBounds()
+    seen: list[list[SearchHit]] = []
+    for rows in lists:
+        hits = [hit("agent:a:k", message_id, score, 0.0) for message_id, score in rows]
+        bounds.add(hits)
+        seen.append(hits)
+        best: dict[str, float] = {}
+        for listed in seen:
+            for item in listed:
+                best[item.message_id] = max(best.get(item.message_id, item.score), item.score)
+        scores = sorted(best.values(), reverse=True)
+        expected = (None if limit <= 0 or len(scores) < limit or scores[limit - 1] <= 0.0
+                    else -scores[limit - 1])
+        assert bounds.bound(limit) == expected
+        assert rank_bound_of(seen, limit) == expected
