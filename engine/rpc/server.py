@@ -188,5 +188,9 @@ def serve(
 def serve_stdio(backend: SearchBackend | RpcContext,
                 methods: Mapping[str, Method] = METHODS) -> int:
     """Serve standard input to standard output, as bytes (UTF-8 whatever the locale);
-    a line over `framing.MAX_LINE_BYTES` is answered unread."""
+    a line over `framing.MAX_LINE_BYTES` is answered unread. The process then serves
+    until its input ends (`engine.store.serving.compile_when_first_needed`)."""
+    from engine.store.serving import compile_when_first_needed
+
+    compile_when_first_needed()
     return serve(backend, bounded_lines(sys.stdin.buffer), sys.stdout.buffer, methods)
