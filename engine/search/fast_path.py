@@ -263,11 +263,12 @@ def top_rows(
         phrase = plan.phrases[0]
         tokens = [view.term_columns(term, prefix=phrase.prefix and position == len(phrase.terms) - 1)
                   for position, term in enumerate(phrase.terms)]
-        if tokens and all(tokens):
-            if phrase_bitmaps if phrase_bitmaps is not None else bitmaps_pay(view, tokens):
-                return _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
-            return _listed_phrase_rows(view, phrase_rows(view, phrase, bitmaps=False), scope,
-                                       role, count, rank_bound)
+        if not (tokens and all(tokens)):  # a token the index does not hold: no row
+            return [], False
+        if phrase_bitmaps if phrase_bitmaps is not None else bitmaps_pay(view, tokens):
+            return _one_phrase_rows(view, phrase, tokens, scope, role, count, rank_bound)
+        return _listed_phrase_rows(view, phrase_rows(view, phrase, bitmaps=False), scope,
+                                   role, count, rank_bound)
     rows = view.rows
     phrases = [phrase_rows(view, phrase, bitmaps=phrase_bitmaps) for phrase in plan.phrases]
     narrowed: list[int] | None = None  # rows that may hold every substring
