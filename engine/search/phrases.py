@@ -128,11 +128,15 @@ def _two_token_rows(ordered: list[int], first: PostingColumns, second: PostingCo
     """
     first_indexes = _column_indexes(first, ordered)
     second_indexes = _column_indexes(second, ordered)
-    # A row holds each token at least once: twice in all means once each.
-    once = list(map(eq, map(add, _picked(first.counts, first_indexes),
-                                _picked(second.counts, second_indexes)), repeat(2)))
+    once: list[bool] = []
+    everywhere_once = (_one_position_each(first, first_indexes)
+                       and _one_position_each(second, second_indexes))
+    if not everywhere_once:
+        # A row holds each token at least once: twice in all means once each.
+        once = list(map(eq, map(add, _picked(first.counts, first_indexes),
+                                    _picked(second.counts, second_indexes)), repeat(2)))
+        everywhere_once = all(once)
     first_starts = list(_first_positions(first, first_indexes))
-    everywhere_once = all(once)
     follows = map(eq, map(add, first_starts, repeat(1)), _first_positions(second, second_indexes))
     matched = list(follows if everywhere_once else map(and_, once, follows))
     found: dict[int, Sequence[int]] = dict(zip(compress(ordered, matched),
@@ -170,10 +174,27 @@ def _picked(column: Sequence[int], indexes: Sequence[int]) -> Iterable[int]:
     return map(column.__getitem__, indexes)
 
 
+def _one_position_each(token: PostingColumns, indexes: Sequence[int]) -> bool:
+    """Whether `indexes` are all the rows of `token` and each holds it once, known
+    without reading a row: a dense flat column of as many positions as rows (each row
+    holds at least one).
+
+    >>> from array import array
+    >>> once = PostingColumns([2, 5], [1, 1], FlatPositions.of_counts(array("I", [4, 0]), [1, 1]))
+    >>> _one_position_each(once, range(2)), _one_position_each(once, [1])
+    (True, False)
+    """
+    positions = token.positions
+    return (isinstance(positions, FlatPositions) and positions.dense
+            and isinstance(indexes, range) and len(indexes) == len(positions.values))
+
+
 def _first_positions(token: PostingColumns, indexes: Sequence[int]) -> Iterable[int]:
     """The first position of `token` in each of its rows at `indexes` (C loops over a
-    flat position array)."""
+    flat position array; the array itself when each row holds one)."""
     positions = token.positions
+    if _one_position_each(token, indexes):
+        return positions.values  # type: ignore[union-attr]
     if isinstance(positions, FlatPositions):
         return map(positions.values.__getitem__, _picked(positions.bounds()[0], indexes))
     return map(itemgetter(0), map(positions.__getitem__, indexes))
