@@ -9,7 +9,10 @@ Start-up: the commands are listed in the light table `engine.cli.commands.COMMAN
 (name, module, summary). Only the module of the command being run is imported and
 registers its full parser; every other command is a stub that shows its summary in
 `--help`. So `session-search --version` imports no command module and `search` imports
-what a search needs, not the benchmark's charts or the importers.
+what a search needs, not the benchmark's charts or the importers. A module that adds
+several commands may also offer `register_command(subparsers, name)`, which adds one:
+then only the command being run gets its parser built (`search` does not build the
+arguments of `explain`, `serve`, `reconcile` and `verify`, its module's other commands).
 
 Adding a command: write `engine/cli/<name>_command.py` with a `register(subparsers)`
 function that adds its parser with `engine.cli.commands.add_command` and sets
@@ -80,9 +83,16 @@ def build_parser(commands: Collection[str] | None = None, *,
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     available = [entry for entry in COMMANDS if entry.module in COMMAND_MODULES]
-    wanted = [entry.module for entry in available if commands is None or entry.name in commands]
-    for module_name in dict.fromkeys(wanted):  # a module registers all of its commands
-        importlib.import_module(module_name).register(subparsers)
+    wanted = [entry for entry in available if commands is None or entry.name in commands]
+    for module_name in dict.fromkeys(entry.module for entry in wanted):
+        module = importlib.import_module(module_name)
+        one_command = getattr(module, "register_command", None)
+        if commands is None or one_command is None:  # all of the module's commands
+            module.register(subparsers)
+        else:  # a module of several commands builds only those named
+            for entry in wanted:
+                if entry.module == module_name:
+                    one_command(subparsers, entry.name)
     for entry in available if stubs else ():
         if entry.name not in subparsers.choices:
             subparsers.add_parser(entry.name, help=entry.summary, add_help=False,

@@ -47,7 +47,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -332,6 +332,17 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the five commands."""
+    for name in COMMAND_REGISTERS:
+        register_command(subparsers, name)
+
+
+def register_command(subparsers: argparse._SubParsersAction, name: str) -> None:
+    """Add command `name` alone (`engine.cli.build_parser` builds only the command a
+    command line names: a search need not build the four others' arguments)."""
+    COMMAND_REGISTERS[name](subparsers)
+
+
+def _register_search(subparsers: argparse._SubParsersAction) -> None:
     search = add_command(
         subparsers, "search",
         description="Search the user and assistant messages of the store at DIR: every "
@@ -348,6 +359,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_query_arguments(search, records="the hits")
     search.set_defaults(run=run_search)
 
+
+def _register_explain(subparsers: argparse._SubParsersAction) -> None:
     explain = add_command(
         subparsers, "explain",
         description="Search as `search` does (same arguments), then show the plan the "
@@ -359,6 +372,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_query_arguments(explain)
     explain.set_defaults(run=run_explain)
 
+
+def _register_serve(subparsers: argparse._SubParsersAction) -> None:
     serve_parser = add_command(
         subparsers, "serve",
         description="Answer JSON-RPC 2.0 requests (methods sessions.search, "
@@ -393,6 +408,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "(OpenClaw's openclaw.json shape, JSON or TOML)")
     serve_parser.set_defaults(run=run_serve)
 
+
+def _register_reconcile(subparsers: argparse._SubParsersAction) -> None:
     reconcile = add_command(
         subparsers, "reconcile",
         description="Rebuild the index of every window that needs it (imported with "
@@ -405,6 +422,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            help="no progress bar and no summary (errors are still printed)")
     reconcile.set_defaults(run=run_reconcile)
 
+
+def _register_verify(subparsers: argparse._SubParsersAction) -> None:
     verify = add_command(
         subparsers, "verify",
         description="Check a store, agent by agent: report damaged files (a reference "
@@ -424,3 +443,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "from the transcripts (writer)",
     )
     verify.set_defaults(run=run_verify)
+
+
+#: Each command's registration, in `--help` order.
+COMMAND_REGISTERS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "search": _register_search, "explain": _register_explain, "serve": _register_serve,
+    "reconcile": _register_reconcile, "verify": _register_verify,
+}
