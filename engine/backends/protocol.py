@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from engine.errors import UsageError
@@ -51,10 +50,22 @@ from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.progress import StepProgress
 from engine.search.merge import PartitionAnswer
 
-if TYPE_CHECKING:  # only an annotation: a search never loads the log compaction's modules
-    from engine.transcript.compaction import CompactionOutcome
+if TYPE_CHECKING:  # only annotations: a search never loads the log compaction's modules
+    from engine.backends.reconcile_batch import ReconcileBatch  # nor reconciles
+    from engine.transcript.compaction_outcome import CompactionOutcome
 
 Capability = TypeVar("Capability")
+
+
+def __getattr__(name: str) -> Any:
+    """`ReconcileBatch`, the value of `ReconcilesInBatches.reconcile_batch`, defined in
+    `engine.backends.reconcile_batch` and loaded on first use of the name here (PEP 562),
+    so that loading the protocols, as every search does, defines no dataclass of it."""
+    if name == "ReconcileBatch":
+        from engine.backends.reconcile_batch import ReconcileBatch
+
+        return ReconcileBatch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable
@@ -167,17 +178,6 @@ class Maintenance(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class ReconcileBatch:
-    """What one `reconcile_batch` did: how many windows of the front of the pending list
-    it took (`consumed`: rebuilt, or found no longer needing it), how many it rebuilt,
-    and the index rows those now hold."""
-
-    consumed: int
-    windows: int
-    rows: int
-
-
 @runtime_checkable
 class ReconcilesInBatches(Protocol):
     """`Maintenance.reconcile` in pieces, each its own short write transaction, so that
@@ -268,7 +268,7 @@ class Diagnosable(Protocol):
     def problems(self) -> list[Any]:
         """What opening found wrong or worth knowing: values with `serious` (bool),
         `location` (a file) and `with_advice()` (one line for users); see
-        `engine.transcript.evidence.StoreProblem`."""
+        `engine.transcript.store_problem.StoreProblem`."""
         ...
 
 

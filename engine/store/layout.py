@@ -107,7 +107,7 @@ from engine.errors import CorruptFile, EngineError, StoreError, StoreLocked
 if TYPE_CHECKING:  # imported when used: a search never needs it (the transcript layer's
     # modules define value classes a search never makes, and each class costs start-up
     # time: see `engine.cli.commands`)
-    from engine.transcript.evidence import StoreProblem
+    from engine.transcript.store_problem import StoreProblem
 
 META_NAME = "store.meta"
 LOCK_NAME = "LOCK"
@@ -266,7 +266,7 @@ class FolderPartitions:
 
     def missing_problems(self) -> list[StoreProblem]:
         """One problem for each agent the root lists whose partition folder is gone."""
-        from engine.transcript.evidence import StoreProblem
+        from engine.transcript.store_problem import StoreProblem
 
         return [StoreProblem(
             str(self.root / AGENTS_FOLDER / agent_id),
@@ -286,7 +286,7 @@ class FolderPartitions:
         strays = self.strays()
         if not strays:
             return []
-        from engine.transcript.evidence import StoreProblem
+        from engine.transcript.store_problem import StoreProblem
 
         return [StoreProblem(
             str(self.root / AGENTS_FOLDER / agent_id),

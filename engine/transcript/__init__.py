@@ -26,13 +26,15 @@ Map of the package (each module owns one concept; the index never lives here):
                      the log positions of every event, and the replay rule;
 * `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
                      trusted on open;
-* `evidence.py`    — what files written after commits say was committed, and the
-                     problems opening reports (`StoreProblem`);
+* `evidence.py`    — what files written after commits say was committed;
+* `store_problem.py` — the problems opening reports (`StoreProblem`), loaded where one
+                     is made;
 * `lost_commits.py` — the rule that a log holding less lost committed transactions, and
                      what it finds (`LostCommits`);
 * `changes.py`     — the change feed: change values and the commit hooks;
-* `compaction.py`  — the rules and steps of a compaction (crash safety, readers), the
-                     compaction state file and what a compaction reports;
+* `compaction.py`  — the rules and steps of a compaction (crash safety, readers) and the
+                     compaction state file;
+* `compaction_outcome.py` — what a compaction reports (`CompactionOutcome`);
 * `compaction_plan.py` — which committed records are dead, the plan, and rewriting the
                      log files without them;
 * `transaction.py` — `StoreTransaction`: a transaction's records and the overlay its reads

@@ -2,7 +2,8 @@
 
 Owns: the rules and steps of a compaction (this docstring), the compaction state file
 `transcripts/compaction.state` (its bytes are `engine.codec.compaction_file`), what a
-compaction reports (`CompactionOutcome`) and the state a replay must give again
+compaction reports (`CompactionOutcome`, in `engine.transcript.compaction_outcome`,
+which a read never loads; the name is still offered here) and the state a replay must give again
 (`catalog_state`, which a reader also checks when it reloads). The rule that says which
 committed records are dead (`superseded_records`, the one place to extend), the plan
 (`plan_compaction`) and the rewrite of one sealed log file (`rewrite_log_file`) are
@@ -93,7 +94,7 @@ file with dead records read and written once, in memory (a file is at most
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from engine.codec.compaction_file import (
     CompactionState,
@@ -104,45 +105,23 @@ from engine.directory import Directory
 from engine.errors import StoreError
 from engine.model import SessionWindow
 from engine.transcript.catalog import Catalog
-from engine.transcript.evidence import counted
 from engine.transcript.log_files import LOG_FOLDER
 
 COMPACTION_STATE_NAME = f"{LOG_FOLDER}/compaction.state"
 
+def __getattr__(name: str) -> Any:
+    """`CompactionOutcome`, defined in `engine.transcript.compaction_outcome` and loaded
+    on first use of the name here (PEP 562): a store opened to be read loads this module
+    but never compacts, so it defines no dataclass of the outcome."""
+    if name == "CompactionOutcome":
+        from engine.transcript.compaction_outcome import CompactionOutcome
+
+        return CompactionOutcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: The state read from a damaged compaction state file: a compaction may be running.
 UNKNOWN_STATE = CompactionState(compactions=-1, in_progress=True)
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionOutcome:
-    """What a compaction did: files rewritten (`kind` names them: `log` files of the
-    reference store, a SQLite `database`), bytes reclaimed, dead records dropped.
-
-    >>> CompactionOutcome(2, 300, 7).summary()
-    'compacted 2 log files, reclaimed 300 bytes'
-    >>> (CompactionOutcome(1, 5) + CompactionOutcome(0, 0)).summary()
-    'compacted 1 log file, reclaimed 5 bytes'
-    """
-
-    files_compacted: int = 0
-    bytes_reclaimed: int = 0
-    records_dropped: int = 0
-    kind: str = "log"
-
-    def __add__(self, other: CompactionOutcome) -> CompactionOutcome:
-        return CompactionOutcome(self.files_compacted + other.files_compacted,
-                                 self.bytes_reclaimed + other.bytes_reclaimed,
-                                 self.records_dropped + other.records_dropped, self.kind)
-
-    def summary(self) -> str:
-        """The one-line summary `session-search compact` prints."""
-        return (f"compacted {counted(self.files_compacted, f'{self.kind} file')}, "
-                f"reclaimed {counted(self.bytes_reclaimed, 'byte')}")
-
-    def to_json(self) -> dict[str, int | str]:
-        """`{"filesCompacted", "bytesReclaimed", "recordsDropped", "kind"}`."""
-        return {"filesCompacted": self.files_compacted, "bytesReclaimed": self.bytes_reclaimed,
-                "recordsDropped": self.records_dropped, "kind": self.kind}
 
 
 # --------------------------------------------------------------------------------------

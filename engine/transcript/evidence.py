@@ -1,8 +1,10 @@
 """Evidence of what was committed, and what is wrong when the log falls short of it.
 
-Owns: `CommittedClaim` (what a file written after a commit says the log holds) and the
+Owns: `CommittedClaim` (what a file written after a commit says the log holds); the
 one-line reports of what is wrong with a store's files (`StoreProblem`) that opening
-raises and `session-search verify` and `stats` print; the rule that decides that
+raises and `session-search verify` and `stats` print are
+`engine.transcript.store_problem`'s, loaded where one is made (a store that opens
+without a problem defines no dataclass of it; the name is still offered here); the rule that decides that
 committed transactions are missing from the log, and what it finds (`LostCommits`), are
 `engine.transcript.lost_commits`'s, imported only when a claim names more transactions
 than the log holds. Must not touch: files, the catalog, or any index (a search index's
@@ -37,6 +39,7 @@ claim; if the log is later cut back into them, the cut looks like a crash's torn
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,31 +55,6 @@ class CommittedClaim:
     event_count: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreProblem:
-    """One thing wrong with a store's files: `message` is one line naming the file at
-    `location`; `serious` is False for what is only worth knowing (an unfinished
-    transaction cut off, a checkpoint of another layout), which changes no exit status;
-    `advice` says what to do, where the reader of an error needs it (`with_advice`).
-
-    >>> problem = StoreProblem("s/x.log", "s/x.log: missing", advice="run verify")
-    >>> str(problem), problem.with_advice()
-    ('s/x.log: missing', 's/x.log: missing; run verify')
-    """
-
-    location: str
-    message: str
-    serious: bool = True
-    advice: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
-
-    def with_advice(self) -> str:
-        """The message followed by the advice, one line (what opening raises)."""
-        return self.message if self.advice is None else f"{self.message}; {self.advice}"
-
-
 def counted(count: int, noun: str) -> str:
     """`count` and `noun`, plural unless one.
 
@@ -84,3 +62,13 @@ def counted(count: int, noun: str) -> str:
     ('1 transaction', '3 events')
     """
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def __getattr__(name: str) -> Any:
+    """`StoreProblem`, defined in `engine.transcript.store_problem` and loaded on first
+    use of the name here (PEP 562)."""
+    if name == "StoreProblem":
+        from engine.transcript.store_problem import StoreProblem
+
+        return StoreProblem
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.directory import Directory
-from engine.transcript.evidence import CommittedClaim, StoreProblem, counted
+from engine.transcript.evidence import CommittedClaim, counted
 from engine.transcript.log_files import log_file_name
 from engine.transcript.log_positions import LogCursor
 from engine.transcript.log_tail import LogTail
+from engine.transcript.store_problem import StoreProblem
 
 
 @dataclass(frozen=True, slots=True)

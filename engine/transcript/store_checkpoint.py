@@ -18,6 +18,8 @@ its claim is kept and checked against the log (`store_recovery`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.errors import CorruptFile, StoreError
 from engine.transcript.checkpoint import (
     CHECKPOINT_NAME,
@@ -27,9 +29,19 @@ from engine.transcript.checkpoint import (
     trust_checkpoint,
 )
 from engine.transcript.compaction import read_compaction_state
-from engine.transcript.evidence import StoreProblem
 from engine.transcript.log_positions import LogCursor
 from engine.transcript.store_handle import StoreHandle
+
+if TYPE_CHECKING:
+    from engine.transcript.store_problem import StoreProblem
+
+
+def _unused_checkpoint(location: str, message: str, *, serious: bool = True) -> StoreProblem:
+    """The problem recorded for a checkpoint that was found but not used (its module is
+    loaded here: a store whose checkpoint is used makes none)."""
+    from engine.transcript.store_problem import StoreProblem
+
+    return StoreProblem(location, message, serious=serious)
 
 
 class StoreCheckpoint(StoreHandle):
@@ -56,7 +68,7 @@ class StoreCheckpoint(StoreHandle):
             opened = open_checkpoint(self.directory, self.config)
         except StoreError as error:  # damaged, or another layout: no claim can be read
             self.checkpoint_ignored = str(error)
-            self._checkpoint_problem = StoreProblem(
+            self._checkpoint_problem = _unused_checkpoint(
                 location, f"{error} (the checkpoint was not used: the log was replayed; "
                           "the next writer's close saves a new one)",
                 serious=isinstance(error, CorruptFile))
@@ -70,7 +82,7 @@ class StoreCheckpoint(StoreHandle):
         if self._compaction_seen.in_progress:
             opened.close()
             self.checkpoint_ignored = "a compaction of the log was running or interrupted"
-            self._checkpoint_problem = StoreProblem(
+            self._checkpoint_problem = _unused_checkpoint(
                 location, f"{location}: not used: a compaction of the transcript log was "
                           "running or was interrupted, so the log was replayed (nothing "
                           "committed is lost; the next writer saves a new checkpoint)",
@@ -83,14 +95,14 @@ class StoreCheckpoint(StoreHandle):
             problem = "a compaction of the log was running"
             opened.close()
             self.checkpoint_ignored = problem
-            self._checkpoint_problem = StoreProblem(
+            self._checkpoint_problem = _unused_checkpoint(
                 location, f"{location}: not used: the transcript log was compacted while "
                           "it was opened, so the log was replayed", serious=False)
             return
         if problem is not None:
             opened.close()
             self.checkpoint_ignored = problem
-            self._checkpoint_problem = StoreProblem(
+            self._checkpoint_problem = _unused_checkpoint(
                 location, f"{location}: the catalog checkpoint disagrees with the log "
                           f"({problem}); it was not used: the log was replayed")
             return
@@ -98,7 +110,7 @@ class StoreCheckpoint(StoreHandle):
             loaded = trust_checkpoint(self.directory, opened)
         except StoreError as error:
             self.checkpoint_ignored = str(error)
-            self._checkpoint_problem = StoreProblem(location, f"{location}: {error}")
+            self._checkpoint_problem = _unused_checkpoint(location, f"{location}: {error}")
             return
         self._catalog = loaded.catalog
         self._cursor = loaded.cursor

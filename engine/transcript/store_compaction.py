@@ -20,13 +20,12 @@ damage).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.codec.compaction_file import CompactionState
 from engine.errors import CorruptFile, StoreError, UsageError
 from engine.transcript.catalog import Catalog
 from engine.transcript.compaction import (
-    CompactionOutcome,
     begun_state,
     catalog_state,
     finished_state,
@@ -37,6 +36,9 @@ from engine.transcript.log_files import LOG_FOLDER
 from engine.transcript.log_positions import LogCursor
 from engine.transcript.log_reader import LogReader
 from engine.transcript.store_checkpoint import StoreCheckpoint
+
+if TYPE_CHECKING:  # loaded by compact(): a store opened to be read never compacts
+    from engine.transcript.compaction_outcome import CompactionOutcome
 
 Value = TypeVar("Value")
 
@@ -60,6 +62,7 @@ class StoreCompaction(StoreCheckpoint):
         if self._transaction is not None:
             raise UsageError("cannot compact the log inside a transaction")
         # here, not at the top: a store opened to be read never compacts (start-up cost)
+        from engine.transcript.compaction_outcome import CompactionOutcome
         from engine.transcript.compaction_plan import plan_compaction, rewrite_log_file
 
         plan = plan_compaction(self.directory, self._catalog)

@@ -38,7 +38,7 @@ from engine.errors import StoreError
 from engine.transcript.catalog import Catalog
 from engine.transcript.changes import ChangeFeed
 from engine.transcript.checkpoint import CheckpointPositionsReader
-from engine.transcript.evidence import CommittedClaim, StoreProblem
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_files import log_file_name
 from engine.transcript.log_positions import LogCursor, SealedLogFile
 from engine.transcript.log_reader import LogReader
@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # a writer's parts: a reader never makes them (start-up cost)
     from engine.transcript.log_tail import LogTail
     from engine.transcript.log_writer import LogWriter
     from engine.transcript.lost_commits import LostCommits
+    from engine.transcript.store_problem import StoreProblem
     from engine.transcript.transaction import StoreTransaction
 
 META_NAME = "store.meta"

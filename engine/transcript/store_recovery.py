@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 
 from engine.errors import StoreError
 from engine.transcript.checkpoint import CHECKPOINT_NAME
-from engine.transcript.evidence import CommittedClaim, StoreProblem
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_checks import check_covered_log, find_damaged_record
 from engine.transcript.store_reads import StoreReads
 
 if TYPE_CHECKING:
     from engine.transcript.log_tail import LogTail
+    from engine.transcript.store_problem import StoreProblem
 
 
 class StoreRecovery(StoreReads):
@@ -96,6 +97,8 @@ class StoreRecovery(StoreReads):
         worth knowing, an unfinished transaction at the end of the log."""
         if self.lost_commits is not None:
             return [self.lost_commits.problem]
+        from engine.transcript.store_problem import StoreProblem  # here: opening needs none
+
         found = [] if self._checkpoint_problem is None else [self._checkpoint_problem]
         rebuilt = self.checkpoint_positions_rebuilt
         if rebuilt is not None:

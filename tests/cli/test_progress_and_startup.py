@@ -134,6 +134,13 @@ EXPLAIN_AND_WRITE_VALUES = frozenset({
     "engine.score.bm25_explanation", "engine.results.snippet_explanation",
     "engine.query.substring_term", "engine.store.opened_store"})
 
+#: The same for a reference store's upkeep and problems: a reconcile's batch, a
+#: compaction's outcome, a problem with a store's files (a store that opens whole has
+#: none). Their old modules still offer the names (PEP 562).
+UPKEEP_AND_PROBLEM_VALUES = frozenset({
+    "engine.backends.reconcile_batch", "engine.transcript.compaction_outcome",
+    "engine.transcript.store_problem"})
+
 
 def test_search_imports_its_backend_and_not_the_other_commands(tmp_path: Path,
                                                                session_search) -> None:
@@ -209,6 +216,7 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
                          "engine.transcript.compaction_plan", "engine.transcript.lost_commits",
                          "engine.transcript.log_tail"}
     assert loaded & transcript_writes == set()
+    assert loaded & UPKEEP_AND_PROBLEM_VALUES == set()
 
 
 def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
@@ -219,3 +227,26 @@ def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
          str(flat_source(tmp_path / "m.jsonl", messages=5))],
         cwd=CHECKOUT, capture_output=True, text=True, timeout=120, check=False)
     assert (completed.returncode, completed.stderr) == (0, "False\n")
+
+
+def test_a_reference_stores_problems_and_upkeep_load_their_values(tmp_path: Path,
+                                                                   session_search) -> None:
+    """What the search leaves out is loaded where it is made: `verify` reports the
+    store's problems, `reconcile` and `compact` make their values."""
+    source = flat_source(tmp_path / "m.jsonl", messages=5)
+    store = str(tmp_path / "s")
+    assert session_search("import", "--store", store, "--quiet", str(source)).status == 0
+    assert "engine.transcript.compaction_outcome" in engine_modules_after(
+        "compact", "--store", store)
+    assert "engine.transcript.store_problem" in engine_modules_after("verify", "--store", store)
+
+
+def test_old_modules_still_offer_the_moved_names() -> None:
+    from engine.backends import protocol, reconcile_batch
+    from engine.transcript import compaction, compaction_outcome, evidence, store_problem
+
+    assert protocol.ReconcileBatch is reconcile_batch.ReconcileBatch
+    assert compaction.CompactionOutcome is compaction_outcome.CompactionOutcome
+    assert evidence.StoreProblem is store_problem.StoreProblem
+    with pytest.raises(AttributeError):
+        protocol.NoSuchName  # noqa: B018

@@ -54,7 +54,7 @@ from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
 from engine.search.scope import Scope, ScopeCache, rebuild_pending
-from engine.transcript.evidence import CommittedClaim, StoreProblem
+from engine.transcript.evidence import CommittedClaim
 from engine.transcript.store import TranscriptStore
 from engine.transcript.store_handle import META_NAME
 
@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # imported where they are used: a search in the default mode 
     from engine.backends.reference.transaction import ReferenceTransaction
     from engine.search.explain import SearchExplanation
     from engine.search.postgres_mode import RowVectors
+    from engine.transcript.store_problem import StoreProblem
 
 BACKEND_NAME = "reference"
 #: What a reference backend's searches answer like (see the module docstring).

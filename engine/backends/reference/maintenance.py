@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from engine.backends.protocol import ReconcileBatch
 from engine.backends.reference.indexing import IndexedStore
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
@@ -41,11 +40,12 @@ from engine.index.lifecycle import needs_reconcile
 from engine.index.writer import first_tier_rows
 from engine.model import StoredEvent
 from engine.progress import StepProgress
-from engine.transcript.compaction import CompactionOutcome
 
 if TYPE_CHECKING:
+    from engine.backends.reconcile_batch import ReconcileBatch
     from engine.backends.reference.streaming import HeldWindow
     from engine.transcript.changes import Change
+    from engine.transcript.compaction_outcome import CompactionOutcome
 
 
 class IndexMaintenance(IndexedStore):
@@ -174,6 +174,8 @@ class IndexMaintenance(IndexedStore):
             rows += len(self.index.window_doc_ids(session_id))
             events += count
         self._flush_when_due()
+        from engine.backends.reconcile_batch import ReconcileBatch  # a search never reconciles
+
         return ReconcileBatch(consumed, windows, rows)
 
     def sweep_orphans(self) -> int:
