@@ -513,9 +513,13 @@ def _require_access(directory: Path, shown: str, command: str, access: str) -> N
         raise StorePathError(shown, _denied(directory, command, access))
     for entry in _entries_below(directory):
         if access == "write" and entry.is_symlink():
-            raise StorePathError(str(entry), SYMLINK_REFUSAL.format(command=command))
-        if access_refused(entry, folder_mode, file_mode):
-            raise StorePathError(str(entry), _denied(entry, command, access))
+            raise StorePathError(entry.path, SYMLINK_REFUSAL.format(command=command))
+        # One system call for an entry that allows the mode (its kind comes from the
+        # listing); only a refusal is asked again, the careful way (`access_refused`).
+        if os.access(entry.path, folder_mode if entry.is_dir() else file_mode):
+            continue
+        if access_refused(Path(entry.path), folder_mode, file_mode):
+            raise StorePathError(entry.path, _denied(Path(entry.path), command, access))
 
 
 def access_refused(entry: Path, folder_mode: int, file_mode: int) -> bool:
@@ -539,19 +543,20 @@ def access_refused(entry: Path, folder_mode: int, file_mode: int) -> bool:
     return True
 
 
-def _entries_below(directory: Path) -> Iterator[Path]:
-    """Every file and folder under `directory`; a folder is given before its contents,
-    which are listed only when the caller did not stop at it. A folder a live writer
-    removes while it is listed has nothing below it."""
+def _entries_below(directory: str | os.PathLike[str]) -> Iterator[os.DirEntry[str]]:
+    """Every file and folder under `directory`, as listed (`os.DirEntry`: its kind known
+    without a system call), by name; a folder is given before its contents, which are
+    listed only when the caller did not stop at it. A folder a live writer removes while
+    it is listed has nothing below it."""
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda entry: entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return
     for entry in entries:
-        yield Path(entry.path)
+        yield entry
         if entry.is_dir(follow_symlinks=False):
-            yield from _entries_below(Path(entry.path))
+            yield from _entries_below(entry.path)
 
 
 def _denied(path: Path, command: str, access: str, where: str = "") -> str:
