@@ -15,15 +15,18 @@ commits three times, and a crash (or a SIGKILL) between two of them would keep o
 agent's share and lose the rest, so that the same import run again fails as a
 duplicate. The journal makes the whole transaction commit at one point:
 
-1. Every write of the transaction is made in each partition's open transaction, and
-   recorded. Nothing is committed yet.
-2. One partition is the **decider**: the one with the most writes (so the journal is
-   small). The journal is written at once (`write_atomic`: a temporary file, fsync,
-   rename, fsync of the folder): each partition's commit generation before the
-   transaction (`Generational.commit_generation`), the partitions it made, and every
-   write of every agent *except* the decider. The writes wait for it in unnamed
-   temporary files, one per agent, as they are made (`OperationSpill`), not in
-   memory: an import of any size keeps the memory it had.
+1. Every write of the transaction is made in each partition's open transaction.
+   One partition is the **decider**: the first the transaction wrote to, known from
+   its first write on. Every write for another agent is recorded as it is made, in
+   unnamed temporary files, one per agent (`OperationSpill`), not in memory: an
+   import of any size keeps the memory it had. The decider's writes are not recorded:
+   nothing but its own partition ever needs them, so the largest share of an import
+   (its default agent's, which it meets first) is never encoded twice. Nothing is
+   committed yet.
+2. The journal is written at once (`write_atomic`: a temporary file, fsync, rename,
+   fsync of the folder): each partition's commit generation before the transaction
+   (`Generational.commit_generation`), the decider, the partitions the transaction
+   made, and every write of every agent *except* the decider, copied from the files.
 3. The decider commits. **This is the commit point**: from here on the transaction has
    happened, whatever comes next. (If the decider's share changed nothing, its
    generation cannot show that it committed, so the journal is written again, saying
@@ -123,9 +126,9 @@ _SPILL_BUFFER = 1 << 16
 
 
 class OperationSpill:
-    """Every write of a transaction across agents, as journal records, in one unnamed
-    temporary file per agent: what the journal will need of the agents that are not the
-    decider, kept on disk instead of in memory, so that an import's memory does not grow
+    """The writes of a transaction across agents for every agent but its decider, as
+    journal records, in one unnamed temporary file per agent: what the journal will
+    need, kept on disk instead of in memory, so that an import's memory does not grow
     with its size. The files are unlinked from the start (`tempfile.TemporaryFile`), so
     a crash leaves nothing; `close` releases them."""
 

@@ -23,10 +23,13 @@ first write for that agent (reading the partition's commit generation then), and
 after the `with` block succeeded commits them; an exception anywhere in the block (a
 validation error included) rolls every one of them back, so nothing is written. The
 commit is all or nothing across agents too, through a crash or a SIGKILL between two
-partitions' commits: a transaction that wrote to several partitions records its writes
-and commits through the store's journal (`engine.store.commit_journal`: the order of
-the steps and how an interrupted one is finished); one that wrote to one partition
-commits it directly. Ctrl-C and SIGTERM wait until the commit is over
+partitions' commits: a transaction that wrote to several partitions commits through the
+store's journal (`engine.store.commit_journal`: the order of the steps and how an
+interrupted one is finished); one that wrote to one partition commits it directly. The
+first agent a transaction writes to is its **decider** (its partition commits first);
+every write for another agent is recorded as it is made, for the journal, and the
+decider's writes are never recorded (its partition holds them), so a transaction that
+writes to one agent records nothing. Ctrl-C and SIGTERM wait until the commit is over
 (`engine.held_signals`). The first write for an agent without a partition makes
 one, and a transaction that does not commit removes the partitions it made again (how
 both are done: `engine.store.layout`, "Creating a partition").
@@ -103,11 +106,12 @@ class PartitionedTransaction(BackendTransaction):
         self._deleted_in: set[str] = set()
         #: Each partition's commit generation when this transaction first wrote to it.
         self._generations: dict[str, int] = {}
-        #: Every write made, per agent, on disk (what the journal holds of a commit
-        #: across agents); made at the first write.
+        #: Every write made for an agent other than the decider, on disk (what the
+        #: journal holds of a commit across agents); made at the first such write.
         self._spill: OperationSpill | None = None
-        #: Per agent, how many events its writes carried (the decider has the most).
-        self._weights: dict[str, int] = {}
+        #: The first agent written to: its partition commits first, and its writes are
+        #: not recorded (`engine.store.commit_journal`, step 2).
+        self._decider: str | None = None
 
     def put_window(self, window: SessionWindow) -> None:
         """Insert or update a window in the partition of its key's agent; its keys are
@@ -130,7 +134,7 @@ class PartitionedTransaction(BackendTransaction):
                 "partition of its own)")
         self._partition_transaction(agent_id).put_window(window)
         self._placed[window.session_id] = agent_id
-        self._record(agent_id, "put_window", (window,), 0)
+        self._record(agent_id, "put_window", (window,))
 
     def append_event(
         self, session_id: str, event: dict[str, Any], created_at: float | None = None
@@ -143,7 +147,7 @@ class PartitionedTransaction(BackendTransaction):
             check_event(session_id, event, created_at)
             raise unknown_session(session_id)
         seq = self._partition_transaction(agent_id).append_event(session_id, event, created_at)
-        self._record(agent_id, "append_event", (session_id, event, created_at), 1)
+        self._record(agent_id, "append_event", (session_id, event, created_at))
         return seq
 
     def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
@@ -163,8 +167,9 @@ class PartitionedTransaction(BackendTransaction):
         else:
             for event, stamp in zip(events, created_at, strict=True):
                 transaction.append_event(session_id, event, stamp)
-        for event, stamp in zip(events, created_at, strict=True):
-            self._record(agent_id, "append_event", (session_id, event, stamp), 1)
+        if agent_id != self._decider:
+            for event, stamp in zip(events, created_at, strict=True):
+                self._record(agent_id, "append_event", (session_id, event, stamp))
         return len(events)
 
     def replace_transcript(
@@ -181,8 +186,7 @@ class PartitionedTransaction(BackendTransaction):
             created_at = list(created_at)
         count = self._partition_transaction(agent_id).replace_transcript(
             session_id, events, created_at)
-        self._record(agent_id, "replace_transcript", (session_id, events, created_at),
-                     len(events))
+        self._record(agent_id, "replace_transcript", (session_id, events, created_at))
         return count
 
     def delete_session(self, session_key: str) -> int:
@@ -194,17 +198,20 @@ class PartitionedTransaction(BackendTransaction):
             return 0
         self._deleted_in.add(agent_id)
         count = self._partition_transaction(agent_id).delete_session(session_key)
-        self._record(agent_id, "delete_session", (session_key,), count)
+        self._record(agent_id, "delete_session", (session_key,))
         return count
 
-    def _record(self, agent_id: str, kind: str, arguments: tuple[Any, ...], weight: int) -> None:
+    def _record(self, agent_id: str, kind: str, arguments: tuple[Any, ...]) -> None:
+        """Keep a write the partition of `agent_id` took, for the journal, unless that
+        partition is the decider's (the journal never holds the decider's writes)."""
+        if agent_id == self._decider:
+            return
         spill = self._spill
-        if spill is None:  # the journal's modules are imported once, at the first write
+        if spill is None:  # the journal's modules are imported once, at the first write kept
             from engine.store.commit_journal import OperationSpill
 
             spill = self._spill = OperationSpill()
         spill.add(agent_id, kind, arguments)
-        self._weights[agent_id] = self._weights.get(agent_id, 0) + weight
 
     def _agent_of(self, session_id: str) -> str | None:
         placed = self._placed.get(session_id)
@@ -223,6 +230,8 @@ class PartitionedTransaction(BackendTransaction):
         self._partitions[agent_id] = partition
         self._contexts[agent_id] = context
         self._transactions[agent_id] = transaction
+        if self._decider is None:
+            self._decider = agent_id
         return transaction
 
     def commit(self) -> None:
@@ -261,7 +270,8 @@ class PartitionedTransaction(BackendTransaction):
         """The steps of a commit across agents (`engine.store.commit_journal`)."""
         from engine.store.commit_journal import OperationSpill, commit_generation
 
-        decider = max(agents, key=lambda agent_id: (self._weights.get(agent_id, 0), agent_id))
+        decider = self._decider
+        assert decider is not None  # set when the first partition transaction opened
         others = [agent_id for agent_id in agents if agent_id != decider]
         spill = self._spill if self._spill is not None else OperationSpill()
         created = tuple(sorted(self._created))

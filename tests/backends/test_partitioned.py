@@ -220,7 +220,7 @@ def test_a_transaction_across_agents_commits_at_its_decider_and_finishes_the_res
             transaction.append_event("c", message("c-later", "c-late", "second"))
             for agent in ("b", "a"):
                 transaction.append_event(agent, message(f"{agent}-late", f"{agent}-0", "second"))
-    # c (the most writes) decided; a followed; b failed, and failed again from the journal
+    # c (written to first) decided; a followed; b failed, and failed again from the journal
     assert commits == ["c", "a"]
     assert {agent: store.event_count(agent) for agent in "abc"} == {"a": 2, "b": 1, "c": 3}
     journal = store.space.root / "commit.journal"
@@ -240,11 +240,11 @@ def test_a_failed_decider_commits_nothing_anywhere(
     commits: list[str] = []
     failing_commits(store, monkeypatch, commits, {"b"})
     with pytest.raises(RuntimeError, match="commit of b failed"):
-        with store.transaction() as transaction:
-            transaction.append_event("a", message("a-late", "a-0", "second"))
-            transaction.put_window(SessionWindow("n", "agent:new:main"))
+        with store.transaction() as transaction:  # b, written to first, decides
             for number in range(3):
                 transaction.append_event("b", message(f"b-{number + 1}", f"b-{number}", "x"))
+            transaction.append_event("a", message("a-late", "a-0", "second"))
+            transaction.put_window(SessionWindow("n", "agent:new:main"))
     assert commits == []
     assert {agent: store.event_count(agent) for agent in "ab"} == {"a": 1, "b": 1}
     assert "new" not in store.partitions() and not (store.space.root / "commit.journal").exists()
