@@ -207,6 +207,19 @@ def window_events(draw: st.DrawFn) -> list[dict]:
     return events
 
 
+def random_corpus(tmp_path: Path, transcripts_drawn: list[list[dict]], flush: int
+                  ) -> tuple[Path, EngineConfig] | None:
+    """The drawn windows, of two agents, as a corpus directory, and a config of `flush`
+    rows a buffer; None when this example's corpus was written already."""
+    folder = tmp_path / f"corpus-{abs(hash(json.dumps(transcripts_drawn))) % 10**9}-{flush}"
+    if folder.exists():
+        return None
+    windows = {f"w{number}": (f"agent:{('main', 'ops')[number % 2]}:k{number}", events)
+               for number, events in enumerate(transcripts_drawn)}
+    return write_corpus(folder, windows), EngineConfig(
+        background_reconcile=False, index_flush_documents=flush, index_merge_segments=2)
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(transcripts_drawn=st.lists(window_events(), min_size=1, max_size=6),
@@ -216,14 +229,10 @@ def test_random_trees_answer_as_the_old_path(tmp_path: Path, transcripts_drawn: 
                                              held_events: int, flush: int) -> None:
     """Random windows of two agents, imported in one transaction: the rows, states and
     answers of the old path, and nothing left for the reconcile after it."""
-    folder = tmp_path / f"corpus-{abs(hash(json.dumps(transcripts_drawn))) % 10**9}-{flush}"
-    if folder.exists():
+    drawn = random_corpus(tmp_path, transcripts_drawn, flush)
+    if drawn is None:
         return
-    windows = {f"w{number}": (f"agent:{('main', 'ops')[number % 2]}:k{number}", events)
-               for number, events in enumerate(transcripts_drawn)}
-    corpus = write_corpus(folder, windows)
-    config = EngineConfig(background_reconcile=False, index_flush_documents=flush,
-                          index_merge_segments=2)
+    corpus, config = drawn
     old, new = same_as_old_path([[corpus]], held_events=held_events, config=config,
                                 queries=WORDS)
     assert new == [0] or new == old  # no rebuild asked for when no window was handed whole

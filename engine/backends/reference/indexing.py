@@ -430,7 +430,8 @@ class IndexedStore:
         `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
         outlines (`tree.outline`: the tree's fields; let go before the rows are made),
         unless its active path is `known` (an import held it: `streaming.HeldWindow`),
-        then the visible events whole, the
+        then the visible events whole (or, when `known` holds them, the rows made as the
+        import wrote them: `row_spool`), the
         buffer flushed when due between runs (with `flushing`); so a long window's
         events are never all in memory. The window is marked dirty first, so that a flush in the middle
         shows none of its rows (a crash then leaves it to the next reconcile). The same
@@ -454,7 +455,15 @@ class IndexedStore:
         states[session_id] = replace(states.get(session_id) or WindowIndexState(),
                                      needs_rebuild=True)
         self.index.delete_window_rows(session_id)
-        if not self._incognito(session_id):
+        spooled = known.rows if known is not None else None
+        if spooled is not None and not self._incognito(session_id):
+            for rows in spooled.runs():  # made as the import wrote them (`row_spool`)
+                index = self.index
+                for entry, terms in rows:
+                    index.add_entry(entry, terms)
+                if flushing:
+                    self._flush_when_due(rows=flush_rows)
+        elif not self._incognito(session_id):
             for run in self.store.event_runs(session_id, seqs, size=size):
                 for stored in run:
                     entry = extract_index_entry(stored)

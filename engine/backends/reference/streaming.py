@@ -35,7 +35,9 @@ integers a window: its events are not). Such a transaction asks for the windows 
 leaves waiting to be rebuilt as its commit is applied (`rebuilds`): after its rows,
 in session-id order, each read a run at a time from the committed log
 (`maintenance.IndexMaintenance._on_commit`), the rows and order of the reconcile that
-followed it, which then finds nothing left.
+followed it, which then finds nothing left. A held window whose active path is known
+has its rows made as its events pass here instead (`row_spool`: entries and terms on a
+scratch file until that rebuild adds them), so its events are not read back.
 
 All or nothing. The pending rows become the index's only in the commit hook, after the
 fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
@@ -53,9 +55,10 @@ tested in `tests/transcript/test_write_path.py` and `tests/ingest/test_streamed_
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from engine.backends.reference.row_spool import RowSpool, SpooledWindow
 from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
@@ -67,7 +70,7 @@ from engine.index.writer import (
     remove_segment_files,
 )
 from engine.model import IndexEntry
-from engine.transcript.changes import Change, ChangeTaker, TransactionWindows
+from engine.transcript.changes import Change, ChangeTaker, EventAppended, TransactionWindows
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -154,6 +157,9 @@ class HeldWindow:
     count: int
     leaf_id: str | None
     seqs: tuple[int, ...]
+    #: Its rows, made as its events were written (`row_spool`), or None: made from its
+    #: events read back.
+    rows: SpooledWindow | None = None
 
 
 def segment_rows(config: EngineConfig) -> int:
@@ -237,6 +243,13 @@ class StreamedIndexing:
         #: Whether the open transaction's commit rebuilds the windows it leaves waiting
         #: for reconcile (`hold`, `rebuilds`).
         self.rebuild_on_commit = False
+        #: Make a held window's rows as its events are written (`row_spool`); False
+        #: leaves them to be made from its events read back (the oracle of that).
+        self.spool_rows = True
+        #: The open transaction's scratch file of held windows' rows, and the window whose
+        #: whole transcript is being written (`hold`, `transcript_written`).
+        self._spool: RowSpool | None = None
+        self._spooling: SpooledWindow | None = None
 
     @property
     def _owner(self) -> IndexedStore:
@@ -269,6 +282,10 @@ class StreamedIndexing:
         if pending is None:
             raise RuntimeError("internal error: a change was streamed outside a transaction")
         self._owner._apply(change, self.held.keys(), rows=pending, windows=self._windows)
+        spooling = self._spooling
+        if spooling is not None and type(change) is EventAppended \
+                and change.event.session_id == spooling.session_id:
+            spooling.take(change.event)
         self.write_when_due()
 
     # ----- windows rebuilt with the commit (the module docstring) ---------------------
@@ -277,24 +294,50 @@ class StreamedIndexing:
         """A transaction opens: no window is held yet, and no rebuild is asked for."""
         self.held = {}
         self.rebuild_on_commit = False
+        self._spool = None
+        self._spooling = None
 
     def hold(self, session_id: str, window: HeldWindow | None) -> None:
         """Leave the rows of new window `session_id`, which its events (appended next)
         leave dirty, to the rebuild with the commit, and ask for that rebuild;
-        `window` is its active path (None: read it again then)."""
+        `window` is its active path (None: read it again then). With its path known
+        (and the window not incognito), its rows are made as its events are written
+        (`row_spool`), until `transcript_written`."""
         self.held[session_id] = window
         self.rebuild_on_commit = True
+        self._spooling = None
+        owner = self._owner
+        if window is not None and self.spool_rows \
+                and not owner._incognito(session_id, self._windows):
+            if self._spool is None:
+                self._spool = RowSpool()
+            self._spooling = SpooledWindow(self._spool, session_id, window.seqs,
+                                           owner.config.index_flush_documents, owner._terms)
+
+    def transcript_written(self, session_id: str) -> None:
+        """The whole transcript of held window `session_id` was written: its rows are
+        the rebuild's when every event of its active path passed here (a transaction
+        that streamed before it began), else they are made from its events read back."""
+        spooling, self._spooling = self._spooling, None
+        window = self.held.get(session_id)
+        if spooling is not None and spooling.session_id == session_id and spooling.whole \
+                and window is not None:
+            self.held[session_id] = replace(window, rows=spooling)
 
     def extended(self, session_id: str) -> None:
         """Events were appended to a window held after its whole transcript: it stays
         dirty (dirty is sticky), but its active path is read again at the rebuild."""
         if session_id in self.held:
             self.held[session_id] = None
+        if self._spooling is not None and self._spooling.session_id == session_id:
+            self._spooling = None
 
     def release(self, session_id: str) -> None:
         """The window is replaced or deleted: its change removes or rebuilds its rows
         itself, so it is no longer held."""
         self.held.pop(session_id, None)
+        if self._spooling is not None and self._spooling.session_id == session_id:
+            self._spooling = None
 
     def rebuilds(self) -> dict[str, HeldWindow | None] | None:
         """At the commit, before `committed`: the windows held (with their active

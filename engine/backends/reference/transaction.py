@@ -87,6 +87,8 @@ class ReferenceTransaction(BackendTransaction):
                 self._hold_when_dirty(follower, session_id, events, created_at)
         for event, stamp in zip(events, created_at, strict=True):
             self._transaction.append_event(session_id, event, stamp)
+        if follower is not None:
+            follower.transcript_written(session_id)
         return len(created_at)
 
     @staticmethod
