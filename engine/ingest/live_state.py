@@ -69,7 +69,7 @@ from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportBatch
 from engine.ingest.corpus import append_events
 from engine.ingest.importer import DATABASE_IN_AGENT, ImportTarget, stored_windows
-from engine.ingest.jsonl import iter_lines, parse_line
+from engine.ingest.jsonl import iter_lines, line_object, parse_line
 from engine.ingest.live_marks import FileMark, SetAside, StateMarks, WindowMark
 from engine.ingest.openclaw_state import (
     AGENTS_FOLDER,
@@ -223,8 +223,7 @@ def _decide_file(target: ImportTarget, source: _Source, mark: FileMark | None) -
         return
     stored = target.events(session_id)
     numbered: list[tuple[int, int, bytes, dict[str, Any]]] = []
-    for line, start, raw in _complete_lines(source.path, 0, 1, []):
-        event = parse_line(raw, str(source.path), line)
+    for line, start, raw, event in _complete_objects(source.path, 0, 1, []):
         if event is not None:
             numbered.append((line, start, raw, event))
     if len(numbered) < held or any(numbered[position][3] != stored[position].event
@@ -255,19 +254,26 @@ def _still_there(path: Path, mark: FileMark, size: int) -> bool:
     return consumed.endswith(b"\n") or size == mark.size or last[-1:] == b"\n" or not consumed
 
 
-def _complete_lines(path: Path, offset: int, first_line: int, notes: list[str]
-                    ) -> Iterator[tuple[int, int, bytes]]:
-    """The lines from `offset` on, but a last line without a newline that is not yet a
-    whole JSON object (a writer is still at it): that one is left, with a note."""
+def _complete_objects(path: Path, offset: int, first_line: int, notes: list[str]
+                      ) -> Iterator[tuple[int, int, bytes, dict[str, Any] | None]]:
+    """The lines from `offset` on, each with its start, bytes and object (None: blank;
+    `parse_line`'s error for a bad one), but a last line without a newline that is not
+    yet a whole JSON object (a writer is still at it): that one is left, with a note.
+    Each line is parsed once (`line_object`, or `parse_line` when that fails)."""
+    name = str(path)
     for line, start, raw in iter_lines(path, offset, first_line):
-        if not raw.endswith(b"\n"):
-            try:
-                parse_line(raw, str(path), line)
-            except MalformedInput:
-                notes.append(f"{path}:{line}: the last line is incomplete (no newline yet); "
-                             "left for the next import")
-                return
-        yield line, start, raw
+        value = line_object(raw)
+        if value is None:
+            if raw.endswith(b"\n"):
+                value = parse_line(raw, name, line)
+            else:
+                try:
+                    value = parse_line(raw, name, line)
+                except MalformedInput:
+                    notes.append(f"{path}:{line}: the last line is incomplete (no newline "
+                                 "yet); left for the next import")
+                    return
+        yield line, start, raw, value
 
 
 def _decide_database_window(target: ImportTarget, source: _Source,
@@ -561,11 +567,16 @@ def _consumed_events(source: _Source, notes: list[str], consumed: dict[str, Any]
     """The events of the lines read from the source's offset; `consumed` learns the end
     of the last line read (its start, bytes, number and end offset)."""
     offset, first = (0, 1) if source.action == "replace" else (source.offset, source.first_line)
-    for line, start, raw in _complete_lines(source.path, offset, first, notes):
-        event = parse_line(raw, str(source.path), line)
-        consumed.update(end=start + len(raw), line=line, start=start, raw=raw)
-        if event is not None:
-            yield line, event
+    last: tuple[int, int, bytes] | None = None
+    try:
+        for line, start, raw, event in _complete_objects(source.path, offset, first, notes):
+            last = (line, start, raw)
+            if event is not None:
+                yield line, event
+    finally:
+        if last is not None:
+            line, start, raw = last
+            consumed.update(end=start + len(raw), line=line, start=start, raw=raw)
 
 
 def _window_mark(source: _Source) -> WindowMark:

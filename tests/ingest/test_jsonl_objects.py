@@ -47,14 +47,21 @@ def fast(path: Path) -> list[tuple[int, Any]] | str:
 @given(st.lists(st.tuples(LINES, ENDS), max_size=6), st.booleans(), st.booleans())
 def test_iter_objects_matches_parse_line(tmp_path: Path, lines: list[tuple[bytes, bytes]],
                                          mark: bool, last_end: bool) -> None:
+    path = written_lines(tmp_path / "lines.jsonl", lines, mark, last_end)
+    assert fast(path) == oracle(path)
+
+
+def written_lines(path: Path, lines: list[tuple[bytes, bytes]], mark: bool, last_end: bool
+                  ) -> Path:
+    """`lines` (each with its end) written at `path`, after a byte order mark with
+    `mark`, the last line's newline left out unless `last_end`."""
     data = b"".join(line + end for line, end in lines)
     if mark:
         data = BYTE_ORDER_MARK + data
     if not last_end and data.endswith(b"\n"):
         data = data[:-1]
-    path = tmp_path / "lines.jsonl"
     path.write_bytes(data)
-    assert fast(path) == oracle(path)
+    return path
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
