@@ -80,15 +80,26 @@ class LogWriter:
         self._saved = (self.file_number, size, self._record_count, self._records_crc)
 
     def write(self, record: LogRecord) -> RecordPosition:
-        """Append one record of the open transaction; return where it went."""
-        self._check_usable()
+        """Append one record of the open transaction; return where it went. (Once an
+        event of an import: the handle's checks are made only when no file is open or
+        it is empty, and the write is guarded inline, as `_guarded` does.)"""
+        if self._failed is not None:
+            self._check_usable()
         data = encode_log_record(record)
-        handle = self._open_log_file()
-        position = RecordPosition(self.file_number, handle.size(), len(data))
-        self._guarded(handle.write, data)
+        handle = self._handle
+        offset = handle.size() if handle is not None else 0
+        if offset == 0:
+            handle = self._open_log_file()
+            offset = handle.size()
+        assert handle is not None
+        try:
+            handle.write(data)
+        except FileSystemError as error:
+            self._failed = str(error)
+            raise
         self._record_count += 1
         self._records_crc = update_crc(self._records_crc, data)
-        return position
+        return RecordPosition(self.file_number, offset, len(data))
 
     def commit(self, record: CommitRecord) -> RecordPosition:
         """Append the commit record, fsync, and roll to a new log file if this one is full.
