@@ -191,11 +191,13 @@ def encode_payload(value: Any) -> bytes:
         raise DecodeError(f"value cannot be stored: {error}") from None
 
 
-def decode_payload(payload: bytes) -> Any:
-    """The value of msgpack bytes (DecodeError when they are not exactly one value)."""
+def decode_payload(payload: bytes, *, use_list: bool = True) -> Any:
+    """The value of msgpack bytes (DecodeError when they are not exactly one value);
+    arrays as tuples when not `use_list` (no list is made and copied again)."""
     try:
         return msgpack.unpackb(
-            payload, raw=False, strict_map_key=True, unicode_errors="surrogatepass"
+            payload, raw=False, strict_map_key=True, unicode_errors="surrogatepass",
+            use_list=use_list,
         )
     except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError,
             msgpack.StackError) as error:

@@ -62,7 +62,9 @@ their own rather than `bin` values inside the table's map because msgpack would 
 each one out of the map before that copy, a large share of the time opening a large
 index took. Message ids and texts (most of the file) are read one record at a time when
 a returned hit or a CJK retry needs them, and the term dictionary one record of
-`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`. Slots rather than
+`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts` (decoded with
+tuples for arrays and checked a column at a time). The group table is checked at open
+and its pairs made on first use (`engine.codec.group_table`). Slots rather than
 packed rows make a doc id's column index one subtraction, at the price of a few bytes
 per row deleted before its segment was written.
 
@@ -81,7 +83,8 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, pairwise
+from itertools import chain, islice
+from operator import itemgetter, lt
 from typing import Any
 
 from engine.codec import FILE_KINDS
@@ -101,6 +104,7 @@ from engine.codec.framing import (
     encode_record,
     update_crc,
 )
+from engine.codec.group_table import GroupTable, StoredGroups, check_columns
 from engine.errors import CorruptFile, StoreError, UnsupportedVersion
 
 MAGIC = FILE_KINDS["terms"].magic
@@ -128,7 +132,6 @@ DocumentRow = tuple[int, str, str, str, Any, int, int, str]
 TermEntry = tuple[str, int, int, int]
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
-GroupTable = tuple[tuple[str, str], ...]  # distinct (session_id, role) pairs: group_table
 
 _COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
 #: The typed columns in the order the columns record holds them (after present, flags).
@@ -181,7 +184,7 @@ class RowTable:
     lengths: array
     seqs: array
     groups: array
-    group_table: tuple[tuple[str, str], ...]
+    stored_groups: StoredGroups
     timestamps: array
     flags: bytes
     odd_timestamps: dict[int, Any]
@@ -189,6 +192,12 @@ class RowTable:
     term_offsets: array
     term_firsts: tuple[str, ...]
     term_count: int
+
+    @property
+    def group_table(self) -> GroupTable:
+        """The distinct `(session_id, role)` pairs, in order (made on first use:
+        `engine.codec.group_table`)."""
+        return self.stored_groups.pairs()
 
     def timestamp(self, slot: int) -> Any:
         """The timestamp of the row in `slot`, with the type it was written with.
@@ -245,7 +254,8 @@ def build_table(
     ]
     term_records = -(-len(entries) // TERMS_PER_RECORD)
     table = RowTable(
-        first, span, bytes(present), lengths, seqs, groups, tuple(group_ids), timestamps,
+        first, span, bytes(present), lengths, seqs, groups,
+        StoredGroups.of_pairs(tuple(group_ids)), timestamps,
         bytes(flags), odd, array("Q", bytes(8 * (len(bodies) + 1))),
         array("Q", bytes(8 * (term_records + 1))),
         tuple(entries[begin][0] for begin in range(0, len(entries), TERMS_PER_RECORD)),
@@ -284,22 +294,21 @@ def _group_table_value(group_table: Sequence[tuple[str, str]]) -> dict[str, Any]
             "group_roles": bytes(numbers), "role_names": list(roles)}
 
 
-def _decode_group_table(body: dict[str, Any], known: GroupTable = ()) -> GroupTable:
-    """A table map's group table, either form, sharing `known` (DecodeError: malformed)."""
+def _decode_group_table(body: dict[str, Any], known: StoredGroups | None = None) -> StoredGroups:
+    """A table map's group table, either form, linked to `known` (the previous
+    segment's) where it starts with it; the columns are checked, no pair is made
+    (DecodeError: malformed)."""
     if "group_table" in body:
         group_table = tuple(map(tuple, body["group_table"]))
         if set(map(len, group_table)) - {2} or \
                 set(map(type, chain.from_iterable(group_table))) - {str}:
             raise DecodeError("group table entry is not [session_id, role]")
-        return share_prefix(group_table, known)  # type: ignore[arg-type]
+        if known is not None:
+            group_table = share_prefix(group_table, known.pairs())
+        return StoredGroups.of_pairs(group_table)  # type: ignore[arg-type]
     sessions, numbers, names = body["group_sessions"], body["group_roles"], body["role_names"]
-    if not (isinstance(sessions, str) and isinstance(numbers, bytes)
-            and isinstance(names, list) and not set(map(type, names)) - {str}):
-        raise DecodeError("group table columns have the wrong types")
-    session_ids = sessions.split("\x00") if numbers else []
-    if len(session_ids) != len(numbers) or (numbers and max(numbers) >= len(names)):
-        raise DecodeError("group table columns do not match")
-    return share_prefix(tuple(zip(session_ids, map(names.__getitem__, numbers))), known)
+    check_columns(sessions, numbers, names)
+    return StoredGroups.of_columns(sessions, numbers, names, known)
 
 
 def share_prefix(decoded: tuple[Any, ...], known: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -425,7 +434,8 @@ def table_span(body: Any) -> tuple[int, int]:
     return first, span
 
 
-def _decode_table(body: Any, columns: dict[str, Any], known_groups: GroupTable = ()) -> RowTable:
+def _decode_table(body: Any, columns: dict[str, Any],
+                  known_groups: StoredGroups | None = None) -> RowTable:
     """A table record's map and its `columns` (from `columns_of`) as a `RowTable`
     (DecodeError on any inconsistency); `known_groups` as in `_decode_group_table`."""
     first, span = table_span(body)
@@ -460,7 +470,7 @@ class TermsFileReader:
     """
 
     def __init__(self, read: ReadFunction, size: int, location: str,
-                 known_groups: GroupTable = ()) -> None:
+                 known_groups: StoredGroups | None = None) -> None:
         self._read = read
         self.location = location
         if size < HEADER_SIZE + RECORD_HEAD_SIZE + FOOTER_SIZE:
@@ -508,10 +518,12 @@ class TermsFileReader:
         except DecodeError as error:
             raise CorruptFile(self.location, offset, str(error)) from None
 
-    def _record_at(self, offset: int, length: int) -> Any:
-        """The msgpack value of the framed record at `offset` (`length` bytes framed)."""
+    def _record_at(self, offset: int, length: int, *, use_list: bool = True) -> Any:
+        """The msgpack value of the framed record at `offset` (`length` bytes framed;
+        arrays as tuples when not `use_list`)."""
         try:
-            return decode_payload(decode_whole_record(self._read(offset, length)))
+            return decode_payload(decode_whole_record(self._read(offset, length)),
+                                  use_list=use_list)
         except DecodeError as error:
             raise CorruptFile(self.location, offset, str(error)) from None
         except StoreError as error:
@@ -534,22 +546,29 @@ class TermsFileReader:
 
     def term_record(self, number: int) -> list[TermEntry]:
         """The entries of term record `number`, as tuples."""
+        return self.term_record_columns(number)[1]
+
+    def term_record_columns(self, number: int) -> tuple[list[str], list[TermEntry]]:
+        """Term record `number`'s terms (increasing) and its entries, as tuples."""
         offsets = self.table.term_offsets
         offset = offsets[number]
-        value = self._record_at(offset, offsets[number + 1] - offset)
+        value = self._record_at(offset, offsets[number + 1] - offset, use_list=False)
         try:
-            if not (isinstance(value, list) and len(value) == 2 and value[0] == TERMS_KIND):
+            if not (isinstance(value, tuple) and len(value) == 2 and value[0] == TERMS_KIND
+                    and isinstance(value[1], tuple)):
                 raise DecodeError(f"record {number} of the term dictionary is not a terms record")
-            entries = [(term, frequency, start, length)
-                       for term, frequency, start, length in value[1]]
-            if not entries or entries[0][0] != self.table.term_firsts[number]:
+            # The entries come as tuples; checked a column at a time in C (`map`).
+            entries: list[TermEntry] = list(value[1])
+            if set(map(type, entries)) - {tuple} or set(map(len, entries)) - {4}:
+                raise DecodeError(f"an entry of term record {number} is not 4 values")
+            terms = list(map(itemgetter(0), entries))
+            if not entries or terms[0] != self.table.term_firsts[number]:
                 raise DecodeError(f"term record {number} does not start with its listed first term")
-            if any(not isinstance(entry[0], str) for entry in entries) or any(
-                    later[0] <= earlier[0] for earlier, later in pairwise(entries)):
+            if set(map(type, terms)) - {str} or not all(map(lt, terms, islice(terms, 1, None))):
                 raise DecodeError(f"terms of record {number} are not strictly increasing strings")
         except (DecodeError, TypeError, ValueError) as error:
             raise CorruptFile(self.location, offset, str(error)) from None
-        return entries
+        return terms, entries
 
     def term_record_of(self, term: str) -> int:
         """The number of the only term record that can hold `term` (-1: none can)."""
@@ -557,10 +576,10 @@ class TermsFileReader:
 
 
 def open_terms_file(read: ReadFunction, size: int, location: str,
-                    known_groups: GroupTable = ()) -> TermsFileReader:
+                    known_groups: StoredGroups | None = None) -> TermsFileReader:
     """Open the terms file of `size` bytes read through `read` (CorruptFile names any
     damage at open; UnsupportedVersion another version). `known_groups`, the previous
-    segment's group table, is shared where it starts this one's (`share_prefix`)."""
+    segment's group table, is linked where it starts this one's (`StoredGroups`)."""
     return TermsFileReader(read, size, location, known_groups)
 
 
@@ -585,7 +604,7 @@ def describe_payload(value: Any) -> dict[str, Any]:
     if kind == TABLE_KIND:
         first, span = table_span(body)
         return {"kind": kind, "first_doc_id": first, "span": span,
-                "groups": len(_decode_group_table(body)),
+                "groups": _decode_group_table(body).size,
                 "odd_timestamps": len(body["odd_timestamps"]),
                 "text_records": len(body["text_offsets"]) // 8 - 1,
                 "term_records": len(body["term_firsts"]), "terms": body["term_count"]}

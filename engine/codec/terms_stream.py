@@ -24,6 +24,7 @@ from itertools import compress, islice, repeat
 from typing import Any, Protocol
 
 from engine.codec.framing import HEADER_SIZE, combine_crc, encode_footer, encode_header, update_crc
+from engine.codec.group_table import StoredGroups
 from engine.codec.terms_file import (
     MAGIC,
     ROWS_PER_TEXT_RECORD,
@@ -152,7 +153,8 @@ def merged_table(
             if slot in source_odd:
                 odd[new] = source_odd[slot]
     text_records = -(-span // ROWS_PER_TEXT_RECORD)
-    return RowTable(first, span, bytes(present), lengths, seqs, groups, tuple(group_ids),
+    return RowTable(first, span, bytes(present), lengths, seqs, groups,
+                    StoredGroups.of_pairs(tuple(group_ids)),
                     timestamps, bytes(flags), odd, array("Q", bytes(8 * (text_records + 1))),
                     array("Q", bytes(8 * (len(term_firsts) + 1))), tuple(term_firsts), term_count)
 

@@ -38,9 +38,10 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from itertools import filterfalse, islice, repeat
+from itertools import count, filterfalse, islice, repeat
 from typing import TYPE_CHECKING, TypeVar
 
+from engine.codec.group_table import StoredGroups
 from engine.index.segment_rows import SegmentRows
 
 if TYPE_CHECKING:
@@ -92,6 +93,9 @@ class RowColumns:
     non_ascii_texts: list[str] = field(default_factory=list)
     non_ascii_ready: bool = False
     dead: int = 0
+    #: The stored group table (`engine.codec.group_table`) whose pairs are exactly
+    #: `group_sessions` and `group_roles` in their order, if one is known.
+    numbered_like: StoredGroups | None = None
 
     @property
     def covered(self) -> int:
@@ -124,7 +128,13 @@ class RowColumns:
         start = self.covered - rows.first
         table = rows.table
         self.lengths.extend(_from(table.lengths, start))
-        translation = self._translation(table.group_table)
+        stored = table.stored_groups
+        if self._take_tail(stored):
+            translation = None
+        else:
+            translation = self._translation(table.group_table)
+            same = translation is None and len(self.group_sessions) == stored.size
+            self.numbered_like = stored if same else None
         if translation is None:  # the table numbers its groups as these columns do
             self.groups.extend(_from(table.groups, start))
         else:
@@ -134,6 +144,29 @@ class RowColumns:
         if self.non_ascii_ready:
             non_ascii = rows.non_ascii_doc_ids(rows.first + start)
             self.non_ascii_rows.extend(filterfalse(deleted.__contains__, non_ascii))
+
+    def _take_tail(self, stored: StoredGroups) -> bool:
+        """Number a stored table's pairs without making its pairs, when it is not
+        decoded and starts with the table these columns are numbered like (or is a whole
+        table and these columns have no group yet): its tail's pairs then take the next
+        numbers, as `_translation` would give them. False (nothing changed) otherwise,
+        or when a tail pair is already numbered (a table's pairs are distinct, so only
+        a damaged one does that)."""
+        if stored.decoded or stored.previous is not self.numbered_like or (
+                len(self.group_sessions) != (0 if stored.previous is None
+                                             else stored.previous.size)):
+            return False
+        sessions = stored.tail_sessions()
+        roles = list(stored.tail_roles())
+        start = len(self.group_sessions)
+        numbers = dict(zip(zip(sessions, roles), count(start)))
+        if len(numbers) != len(sessions) or not numbers.keys().isdisjoint(self.group_ids.keys()):
+            return False
+        self.group_ids.update(numbers)
+        self.group_sessions.extend(sessions)
+        self.group_roles.extend(roles)
+        self.numbered_like = stored
+        return True
 
     def _translation(self, group_table: tuple[tuple[str, str], ...]) -> list[int] | None:
         """This table's group numbers in these columns' numbering (registering its new
@@ -161,6 +194,7 @@ class RowColumns:
         key = (session_id, role)
         group = self.group_ids.get(key)
         if group is None:
+            self.numbered_like = None
             group = self.group_ids[key] = len(self.group_sessions)
             self.group_sessions.append(session_id)
             self.group_roles.append(role)

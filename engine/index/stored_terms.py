@@ -9,15 +9,18 @@ answer `get`, `with_prefix` and `terms` alike (`tests/index/test_stored_terms.py
 one keeps only the first term of each record in memory (from the table), so opening a
 segment of a million terms decodes none of them; a lookup bisects those first terms and
 decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term. A decoded
-record keeps its entries as the codec's tuples, and a `PostingsSlot` is made only for the
-term looked up: a one-word search reads a record per segment, and making a value for
-each of its other terms cost more than decoding it.
+record keeps its terms and entries as the codec's lists of them, which a lookup bisects,
+and a `PostingsSlot` is made only for the term looked up: a one-word search reads a
+record per segment, and making a value (or a dict entry) for each of its other terms
+cost more than decoding it.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from engine.codec.terms_file import TermEntry, TermsFileReader
 from engine.index.recent_cache import RecentlyUsed
@@ -37,31 +40,34 @@ class StoredTermDictionary:
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
         self._reader = reader
-        self._records: RecentlyUsed[int, dict[str, TermEntry]] = RecentlyUsed(cached_records)
+        self._records: RecentlyUsed[int, tuple[list[str], list[TermEntry]]] = \
+            RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
         return self._reader.table.term_count
 
-    def _record(self, number: int) -> dict[str, TermEntry]:
-        return self._records.get(number, self._load_record)
-
-    def _load_record(self, number: int) -> dict[str, TermEntry]:
-        """Record `number`'s entries by term, in the record's (sorted) order."""
-        return {entry[0]: entry for entry in self._reader.term_record(number)}
+    def _record(self, number: int) -> tuple[list[str], list[TermEntry]]:
+        """Record `number`'s terms (increasing) and entries."""
+        return self._records.get(number, self._reader.term_record_columns)
 
     def get(self, term: str) -> PostingsSlot | None:
-        """The slot of `term`, or None."""
+        """The slot of `term`, or None (bisected in the one record that can hold it)."""
         number = self._reader.term_record_of(term)
-        entry = None if number < 0 else self._record(number).get(term)
-        return None if entry is None else PostingsSlot(entry[1], entry[2], entry[3])
+        if number < 0:
+            return None
+        terms, entries = self._record(number)
+        position = bisect_left(terms, term)
+        if position == len(terms) or terms[position] != term:
+            return None
+        entry = entries[position]
+        return PostingsSlot(entry[1], entry[2], entry[3])
 
     def with_prefix(self, prefix: str) -> Iterator[str]:
         """Every term starting with `prefix`, in order."""
         records = len(self._reader.table.term_firsts)
         for number in range(max(self._reader.term_record_of(prefix), 0), records):
-            for term in self._record(number):  # dicts keep the record's (sorted) order
-                if term < prefix:
-                    continue
+            terms = self._record(number)[0]
+            for term in islice(terms, bisect_left(terms, prefix), None):
                 if not term.startswith(prefix):
                     return
                 yield term
@@ -69,7 +75,7 @@ class StoredTermDictionary:
     def terms(self) -> Iterator[str]:
         """Every term, in increasing order."""
         for number in range(len(self._reader.table.term_firsts)):
-            yield from self._record(number)
+            yield from self._record(number)[0]
 
     def items(self) -> Iterator[tuple[str, PostingsSlot]]:
         """Every `(term, slot)`, terms in increasing order (a merge reads them all)."""

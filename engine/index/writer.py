@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from engine.codec.group_table import StoredGroups
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
 from engine.codec.postings_file import (
     PostingsFileWriter,
@@ -94,8 +95,8 @@ def segment_file_names(name: str) -> tuple[str, str]:
 def load_segment(directory: Directory, name: str, previous: Segment | None = None) -> FrozenSegment:
     """Open a flushed segment: read its terms file's table (texts, message ids and term
     records are read when asked for) and check its postings file's ends. Its group
-    table holds the pair objects of `previous`'s (the segment before it) where that
-    table starts it, not copies.
+    table is linked to `previous`'s (the segment before it) where that table starts it:
+    no pair is made at open, and its pairs, once made, hold `previous`'s pair objects.
 
     Both files stay open (`Directory.open_read`) for as long as the segment is used, so a
     writer's merge that removes them does not pull them from under a reader.
@@ -111,7 +112,7 @@ def load_segment(directory: Directory, name: str, previous: Segment | None = Non
         raise
     try:
         reader = open_terms_file(terms_handle.read, terms_handle.size(), terms_location,
-                                 _group_prefix(previous))
+                                 _stored_groups(previous))
         lists = check_postings_ends(postings_handle.read, postings_handle.size(),
                                     postings_location)
         if lists != reader.table.term_count:
@@ -291,6 +292,14 @@ def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
     if previous is not None and isinstance(previous.documents, SegmentRows):
         return previous.documents.table.group_table
     return ()
+
+
+def _stored_groups(previous: Segment | None) -> StoredGroups | None:
+    """The previous segment's group table as stored, which a loaded one links to where
+    it starts with it (`engine.codec.group_table`: no pair is made at open)."""
+    if previous is not None and isinstance(previous.documents, SegmentRows):
+        return previous.documents.table.stored_groups
+    return None
 
 
 def _write_merged_segment(

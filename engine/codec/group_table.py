@@ -1,0 +1,167 @@
+"""A terms file's group table as the file stores it, decoded to pairs on first use.
+
+Owns: the `(session_id, role)` group table of an opened terms file (grammar: the table
+map's `group_sessions`, `group_roles` and `role_names` columns, or its `group_table`
+pairs, `engine.codec.terms_file`), checked at open without making a pair, and the pairs
+made the first time something asks for them. Must not touch: files, the rest of the
+table record, rows (a group number is an index into these pairs; what it means is the
+index's).
+
+Why: a segment's group table starts with the whole table of the segment written before
+it (`engine.index.writer`), so the tables of a store's segments hold each pair once per
+later segment. Making every table's pairs when a store opens cost more than the rest of
+the table record, and a first search needs none of them: the query columns
+(`engine.index.row_columns`) take each segment's new pairs straight from the columns
+(`tail_sessions`, `tail_roles`) when its table starts with the previous one's, which is
+checked on the stored bytes (`str.startswith`, one C pass) with the previous table rebuilt
+from the tails it holds. So a table holds only the pairs after the previous segment's
+(`tail`), and a link to that segment's table (`previous`) until its pairs are made; then
+its pairs share the previous table's pair objects and the link is dropped.
+
+`StoredGroups.pairs()` is the decoded table, equal to the clear decode of the file's
+columns alone (`decode_pairs`; tests/codec/test_group_table.py holds them equal for
+every chain of tables, damaged links included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from engine.codec.framing import DecodeError
+
+GroupTable = tuple[tuple[str, str], ...]  # distinct (session_id, role) pairs
+
+
+def decode_pairs(sessions: str, numbers: bytes, names: list[str]) -> GroupTable:
+    """The pairs of a group table's columns, one pair object each (the clear decode).
+
+    >>> decode_pairs("w1\\x00w1\\x00w2", b"\\x00\\x01\\x00", ["user", "assistant"])
+    (('w1', 'user'), ('w1', 'assistant'), ('w2', 'user'))
+    """
+    session_ids = sessions.split("\x00") if numbers else []
+    return tuple(zip(session_ids, map(names.__getitem__, numbers)))
+
+
+def check_columns(sessions: Any, numbers: Any, names: Any) -> None:
+    """DecodeError unless the columns make a group table: the types, as many session ids
+    as role numbers, every number naming a role. No pair is made.
+
+    >>> check_columns("w1\\x00w2", b"\\x00\\x00", ["user"])
+    >>> check_columns("w1", b"\\x00\\x00", ["user"])
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: group table columns do not match
+    """
+    if not (isinstance(sessions, str) and isinstance(numbers, bytes)
+            and isinstance(names, list) and not set(map(type, names)) - {str}):
+        raise DecodeError("group table columns have the wrong types")
+    if numbers and (sessions.count("\x00") + 1 != len(numbers) or max(numbers) >= len(names)):
+        raise DecodeError("group table columns do not match")
+
+
+class StoredGroups:
+    """One segment's group table of `size` pairs: decoded (`pairs()` made), or its
+    columns' tail (`tail_sessions`, `tail_roles`) after the whole table of `previous`
+    (all of it when `previous` is None).
+
+    >>> first = StoredGroups.of_columns("w1\\x00w1", b"\\x00\\x01", ["user", "assistant"], None)
+    >>> second = StoredGroups.of_columns("w1\\x00w1\\x00w2", b"\\x00\\x01\\x00",
+    ...                                  ["user", "assistant"], first)
+    >>> second.previous is first, second.tail_sessions(), list(second.tail_roles())
+    (True, ['w2'], ['user'])
+    >>> second.pairs()
+    (('w1', 'user'), ('w1', 'assistant'), ('w2', 'user'))
+    >>> second.pairs()[0] is first.pairs()[0], second.previous, second.decoded
+    (True, None, True)
+    """
+
+    __slots__ = ("_names", "_pairs", "_tail_numbers", "_tail_text", "previous", "size")
+
+    def __init__(self, size: int, previous: StoredGroups | None, tail_text: str,
+                 tail_numbers: bytes, names: tuple[str, ...],
+                 pairs: GroupTable | None = None) -> None:
+        self.size = size
+        #: The table this one starts with, while this one's pairs are not made.
+        self.previous = previous
+        self._tail_text = tail_text
+        self._tail_numbers = tail_numbers
+        self._names = names
+        self._pairs = pairs
+
+    @classmethod
+    def of_pairs(cls, pairs: GroupTable) -> StoredGroups:
+        """A decoded table (built for writing, or read as pairs)."""
+        return cls(len(pairs), None, "", b"", (), pairs)
+
+    @classmethod
+    def of_columns(cls, sessions: str, numbers: bytes, names: list[str],
+                   known: StoredGroups | None) -> StoredGroups:
+        """The table of columns that passed `check_columns`, linked to `known` (the
+        previous segment's table) when they start with `known`'s whole table."""
+        size = len(numbers)
+        if known is not None and 0 < known.size <= size:
+            columns = known._columns()
+            if columns is not None:
+                known_text, known_numbers, known_names = columns
+                if (numbers.startswith(known_numbers)
+                        and tuple(names[:len(known_names)]) == known_names
+                        and sessions.startswith(known_text)
+                        and (len(sessions) == len(known_text) if size == known.size
+                             else sessions[len(known_text)] == "\x00")):
+                    return cls(size, known, sessions[len(known_text) + 1:],
+                               numbers[known.size:], tuple(names))
+            elif decode_pairs(sessions, numbers[:known.size], names) == known.pairs():
+                cut = sum(map(len, (session_id for session_id, _role in known.pairs())))
+                cut += known.size  # the NULs after them
+                return cls(size, known, sessions[cut:], numbers[known.size:], tuple(names))
+        return cls(size, None, sessions if numbers else "", numbers, tuple(names))
+
+    @property
+    def decoded(self) -> bool:
+        """Whether the pairs are made (the tail columns are then let go)."""
+        return self._pairs is not None
+
+    def _chain(self) -> list[StoredGroups]:
+        """This table, then the ones it starts with, newest first."""
+        chain = []
+        table: StoredGroups | None = self
+        while table is not None:
+            chain.append(table)
+            table = table.previous
+        return chain
+
+    def _columns(self) -> tuple[str, bytes, tuple[str, ...]] | None:
+        """The whole undecoded table as columns (session ids joined with NUL, role
+        numbers, role names), joined from the tails of its chain; None when a table of
+        the chain is decoded."""
+        chain = self._chain()
+        if chain[-1]._pairs is not None:
+            return None
+        texts = [table._tail_text for table in reversed(chain) if table._tail_numbers]
+        numbers = b"".join(table._tail_numbers for table in reversed(chain))
+        return "\x00".join(texts), numbers, self._names
+
+    def tail_sessions(self) -> list[str]:
+        """Undecoded: the session ids of the pairs after `previous`'s table."""
+        return self._tail_text.split("\x00") if self._tail_numbers else []
+
+    def tail_roles(self) -> Iterator[str]:
+        """Undecoded: the roles of those pairs."""
+        return map(self._names.__getitem__, self._tail_numbers)
+
+    def pairs(self) -> GroupTable:
+        """Every pair, in order; the first ones the previous table's own pair objects."""
+        if self._pairs is None:
+            undecoded = []
+            table: StoredGroups | None = self
+            while table is not None and table._pairs is None:
+                undecoded.append(table)
+                table = table.previous
+            pairs: GroupTable = () if table is None else table._pairs  # type: ignore[assignment]
+            for table in reversed(undecoded):
+                pairs = pairs + tuple(zip(table.tail_sessions(), table.tail_roles()))
+                table._pairs = pairs
+                table.previous = None  # its pairs hold what it shared
+                table._tail_text, table._tail_numbers, table._names = "", b"", ()
+        return self._pairs  # type: ignore[return-value]
