@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import sub
 
@@ -133,15 +133,19 @@ class InvertedIndex:
         self._segment_starts = [segment_bounds(segment.documents)[0] if segment.documents
                                 else self.next_doc_id for segment in self.segments]
 
+    def _rows_holding(self, doc_id: int) -> Mapping[int, DocumentRecord]:
+        """The rows of the only segment that can hold row `doc_id` (KeyError: none can)."""
+        number = bisect_right(self._segment_starts, doc_id) - 1
+        if number < 0:
+            raise KeyError(doc_id)
+        return self.segments[number].documents
+
     def _stored_row(self, doc_id: int) -> DocumentRecord:
         """Row `doc_id` of a segment or the buffer, deleted or not (KeyError: none)."""
         record = self.buffer.documents.get(doc_id)
         if record is not None:
             return record
-        number = bisect_right(self._segment_starts, doc_id) - 1
-        if number < 0:
-            raise KeyError(doc_id)
-        return self.segments[number].documents[doc_id]
+        return self._rows_holding(doc_id)[doc_id]
 
     def _stored_lengths(self, doc_ids: set[int]) -> int:
         """The summed token counts of stored rows `doc_ids` (deleted or not), read from
@@ -241,17 +245,31 @@ class InvertedIndex:
                 del rows[position]
             if not rows:
                 del self._by_session[record.session_id]
-        self._forget(record)
+        self._forget(doc_id, record.length)
 
-    def _forget(self, record: DocumentRecord) -> None:
-        """Tombstone live row `record` (its window's doc ids are the caller's)."""
-        doc_id = record.doc_id
+    def _forget(self, doc_id: int, length: int) -> None:
+        """Tombstone live row `doc_id` of `length` tokens (its window's doc ids are the
+        caller's); its text is read only for the CJK grams, when they are kept."""
         self._count -= 1
-        self.total_tokens -= record.length
+        self.total_tokens -= length
         if self._cjk_grams is not None:
-            self._cjk_grams.remove(doc_id, record.text)
+            self._cjk_grams.remove(doc_id, self.text(doc_id))
         self.deleted.add(doc_id)
         self._deleted_runs = None
+
+    def _live_length(self, doc_id: int) -> int:
+        """`self.document(doc_id).length`, a flushed row's read from its segment's table
+        without making its record (which would read its text record into the segment's
+        cache): a window's rows are deleted without reading their texts."""
+        if doc_id in self.deleted:
+            raise KeyError(doc_id)
+        record = self.buffer.documents.get(doc_id)
+        if record is not None:
+            return record.length
+        documents = self._rows_holding(doc_id)
+        if isinstance(documents, SegmentRows):
+            return documents.length_of(doc_id)
+        return documents[doc_id].length
 
     def delete_window_rows(self, session_id: str) -> int:
         """Delete every row of window `session_id`; return how many there were."""
@@ -261,7 +279,7 @@ class InvertedIndex:
             return 0
         try:
             for doc_id in doc_ids:
-                self._forget(self.document(doc_id))
+                self._forget(doc_id, self._live_length(doc_id))
         except BaseException:
             self._by_session = None  # made again from the rows when next needed
             raise
@@ -374,10 +392,7 @@ class InvertedIndex:
             return record.text
         if doc_id in self.deleted:
             raise KeyError(doc_id)
-        number = bisect_right(self._segment_starts, doc_id) - 1
-        if number < 0:
-            raise KeyError(doc_id)
-        documents = self.segments[number].documents
+        documents = self._rows_holding(doc_id)
         if isinstance(documents, SegmentRows):
             return documents.text_of(doc_id)
         return documents[doc_id].text

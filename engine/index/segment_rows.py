@@ -67,6 +67,13 @@ class SegmentRows(Mapping[int, DocumentRecord]):
             bool(table.flags[slot] & NON_ASCII_FLAG),
         )
 
+    def length_of(self, doc_id: int) -> int:
+        """The token count of row `doc_id` (KeyError when the segment has no such row),
+        from the table: no record is made and no text record read."""
+        if doc_id not in self:
+            raise KeyError(doc_id)
+        return self.table.lengths[doc_id - self.first]
+
     def _text_record(self, slot: int) -> list[list[Any]]:
         return self._text_records.get(slot // ROWS_PER_TEXT_RECORD, self.reader.text_record)
 
