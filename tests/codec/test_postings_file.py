@@ -55,7 +55,9 @@ def flat_columns(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
     width = draw(st.sampled_from([2**8, 2**16, 2**32, 2**64]))
     values = st.integers(0, width - 1)
     rows = draw(st.sampled_from([1, 1, 2, 40, 300, 20_000]))
-    doc_ids = sorted(draw(st.sets(values, min_size=1, max_size=3)))
+    # The run of ids after the drawn ones must stay below 2**64 (what a column holds).
+    doc_ids = sorted(draw(st.sets(st.integers(0, min(width - 1, 2**64 - 1 - rows)),
+                                  min_size=1, max_size=3)))
     doc_ids = doc_ids + list(range(doc_ids[-1] + 1, doc_ids[-1] + 1 + rows - len(doc_ids)))
     counts = [draw(st.integers(1, 3)) if index < 3 else 1 for index in range(len(doc_ids))]
     positions = [draw(values) if index < 5 else index for index in range(sum(counts))]
