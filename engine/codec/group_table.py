@@ -26,6 +26,7 @@ every chain of tables, damaged links included).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from engine.codec.framing import DecodeError
@@ -165,3 +166,32 @@ class StoredGroups:
                 table.previous = None  # its pairs hold what it shared
                 table._tail_text, table._tail_numbers, table._names = "", b"", ()
         return self._pairs  # type: ignore[return-value]
+
+
+def decode_group_table(body: dict[str, Any], known: StoredGroups | None = None) -> StoredGroups:
+    """A table map's group table, either form, linked to `known` (the previous
+    segment's) where it starts with it; the columns are checked, no pair is made
+    (DecodeError: malformed)."""
+    if "group_table" in body:
+        group_table = tuple(map(tuple, body["group_table"]))
+        if set(map(len, group_table)) - {2} or \
+                set(map(type, chain.from_iterable(group_table))) - {str}:
+            raise DecodeError("group table entry is not [session_id, role]")
+        if known is not None:
+            group_table = share_prefix(group_table, known.pairs())
+        return StoredGroups.of_pairs(group_table)  # type: ignore[arg-type]
+    sessions, numbers, names = body["group_sessions"], body["group_roles"], body["role_names"]
+    check_columns(sessions, numbers, names)
+    return StoredGroups.of_columns(sessions, numbers, names, known)
+
+
+def share_prefix(decoded: tuple[Any, ...], known: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`decoded` (equal), holding `known`'s objects where `known` starts it: a group table
+    starts with the previous segment's, else each open one holds a copy of every earlier pair.
+
+    >>> known = (("w1", "user"),)
+    >>> share_prefix((("w1", "user"), ("w2", "user")), known)[0] is known[0]
+    True
+    """
+    size = len(known)
+    return known + decoded[size:] if size and decoded[:size] == known else decoded

@@ -83,7 +83,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import islice
 from operator import itemgetter, lt
 from typing import Any
 
@@ -104,7 +104,8 @@ from engine.codec.framing import (
     encode_record,
     update_crc,
 )
-from engine.codec.group_table import GroupTable, StoredGroups, check_columns
+from engine.codec.group_table import GroupTable, StoredGroups
+from engine.codec.group_table import decode_group_table as _decode_group_table
 from engine.errors import CorruptFile, StoreError, UnsupportedVersion
 
 MAGIC = FILE_KINDS["terms"].magic
@@ -292,35 +293,6 @@ def _group_table_value(group_table: Sequence[tuple[str, str]]) -> dict[str, Any]
         return {"group_table": [list(pair) for pair in group_table]}
     return {"group_sessions": "\x00".join(session_id for session_id, _role in group_table),
             "group_roles": bytes(numbers), "role_names": list(roles)}
-
-
-def _decode_group_table(body: dict[str, Any], known: StoredGroups | None = None) -> StoredGroups:
-    """A table map's group table, either form, linked to `known` (the previous
-    segment's) where it starts with it; the columns are checked, no pair is made
-    (DecodeError: malformed)."""
-    if "group_table" in body:
-        group_table = tuple(map(tuple, body["group_table"]))
-        if set(map(len, group_table)) - {2} or \
-                set(map(type, chain.from_iterable(group_table))) - {str}:
-            raise DecodeError("group table entry is not [session_id, role]")
-        if known is not None:
-            group_table = share_prefix(group_table, known.pairs())
-        return StoredGroups.of_pairs(group_table)  # type: ignore[arg-type]
-    sessions, numbers, names = body["group_sessions"], body["group_roles"], body["role_names"]
-    check_columns(sessions, numbers, names)
-    return StoredGroups.of_columns(sessions, numbers, names, known)
-
-
-def share_prefix(decoded: tuple[Any, ...], known: tuple[Any, ...]) -> tuple[Any, ...]:
-    """`decoded` (equal), holding `known`'s objects where `known` starts it: a group table
-    starts with the previous segment's, else each open one holds a copy of every earlier pair.
-
-    >>> known = (("w1", "user"),)
-    >>> share_prefix((("w1", "user"), ("w2", "user")), known)[0] is known[0]
-    True
-    """
-    size = len(known)
-    return known + decoded[size:] if size and decoded[:size] == known else decoded
 
 
 def encode_columns_record(table: RowTable) -> bytes:

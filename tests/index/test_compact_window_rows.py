@@ -14,7 +14,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.codec.terms_file import open_terms_file, share_prefix
+from engine.codec.group_table import share_prefix
+from engine.codec.terms_file import open_terms_file
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
