@@ -30,9 +30,11 @@ from tests.ingest.test_whole_windows import answers_of, transcripts, write_corpu
 
 
 def spooled_import(corpus: Path, *, spool: bool, config: EngineConfig = SMALL,
-                   queries: tuple[str, ...] = WORDS) -> tuple[list[object], int, int]:
-    """One import handing windows whole, reconciled after it: rows and answers, the
-    windows rebuilt from spooled rows, and the reconcile's count."""
+                   queries: tuple[str, ...] = WORDS,
+                   chunk_rows: int = row_spool.CHUNK_ROWS) -> tuple[list[object], int, int]:
+    """One import handing windows whole, reconciled after it, a held window's rows
+    written `chunk_rows` at a time: rows and answers, the windows rebuilt from spooled
+    rows, and the reconcile's count."""
     backend = ReferenceBackend.create_in(MemoryDirectory(), config=config)
     taken = 0
     runs = row_spool.SpooledWindow.runs
@@ -45,6 +47,7 @@ def spooled_import(corpus: Path, *, spool: bool, config: EngineConfig = SMALL,
     try:
         assert backend._streamed is not None
         backend._streamed.spool_rows = spool
+        backend._streamed.spool_chunk_rows = chunk_rows
         row_spool.SpooledWindow.runs = counted  # type: ignore[method-assign]
         import_sources(backend, [corpus], received_at=1.0, whole_windows=True)
         rebuilt = backend.reconcile()
@@ -55,12 +58,11 @@ def spooled_import(corpus: Path, *, spool: bool, config: EngineConfig = SMALL,
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 2, row_spool.CHUNK_ROWS])
-def test_spooled_rows_are_the_rows_read_back(tmp_path: Path, chunk_rows: int,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(row_spool, "CHUNK_ROWS", chunk_rows)
+def test_spooled_rows_are_the_rows_read_back(tmp_path: Path, chunk_rows: int) -> None:
     corpus = write_corpus(tmp_path / "corpus", transcripts())
-    read_back, none_spooled, _ = spooled_import(corpus, spool=False)
-    spooled, windows_spooled, rebuilt = spooled_import(corpus, spool=True)
+    read_back, none_spooled, _ = spooled_import(corpus, spool=False, chunk_rows=chunk_rows)
+    spooled, windows_spooled, rebuilt = spooled_import(corpus, spool=True,
+                                                       chunk_rows=chunk_rows)
     assert spooled == read_back and none_spooled == 0 and rebuilt == 0
     assert windows_spooled > 0
     old, _ = imported([[corpus]], whole=False, queries=WORDS)
@@ -80,13 +82,8 @@ def test_random_trees_spooled_as_read_back(tmp_path: Path, transcripts_drawn: li
     if drawn is None:
         return
     corpus, config = drawn
-    saved = row_spool.CHUNK_ROWS
-    row_spool.CHUNK_ROWS = chunk_rows
-    try:
-        read_back, _, _ = spooled_import(corpus, spool=False, config=config)
-        spooled, _, _ = spooled_import(corpus, spool=True, config=config)
-    finally:
-        row_spool.CHUNK_ROWS = saved
+    read_back, _, _ = spooled_import(corpus, spool=False, config=config, chunk_rows=chunk_rows)
+    spooled, _, _ = spooled_import(corpus, spool=True, config=config, chunk_rows=chunk_rows)
     assert spooled == read_back
     old, _ = imported([[corpus]], whole=False, config=config, queries=WORDS)
     assert spooled == old

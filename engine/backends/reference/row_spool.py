@@ -35,7 +35,8 @@ from engine.transcript.projection import extract_index_entry
 
 #: One spooled row: the entry's fields after its session id, then the terms of its text.
 SpooledRow = tuple[str, str, float, str, int, list[str]]
-#: The rows of a held window written to the spool at a time (at most this many wait).
+#: The rows of a held window written to the spool at a time, unless a window is made
+#: with another count (at most this many wait).
 CHUNK_ROWS = 64
 
 
@@ -66,13 +67,15 @@ class RowSpool:
 class SpooledWindow:
     """One held window's rows, made as its events are written (`take`, each event of the
     window in seq order): the entry and terms of each event of its active path `seqs`
-    (increasing), in runs of `run_seqs` seqs, each written `CHUNK_ROWS` rows at a time
+    (increasing), in runs of `run_seqs` seqs, each written `chunk_rows` rows at a time
     (so that few wait in memory). `whole` once every seq of the path was taken; `runs`
     then yields each run's rows as `IndexEntry` and terms."""
 
     def __init__(self, spool: RowSpool, session_id: str, seqs: Sequence[int],
-                 run_seqs: int, terms: Callable[[str], list[str]]) -> None:
+                 run_seqs: int, terms: Callable[[str], list[str]],
+                 chunk_rows: int = CHUNK_ROWS) -> None:
         self._spool = spool
+        self._chunk_rows = chunk_rows
         self.session_id = session_id
         self._seqs = seqs
         self._run_seqs = run_seqs
@@ -100,7 +103,7 @@ class SpooledWindow:
         if entry is not None:
             self._rows.append((entry.message_id, entry.role, entry.timestamp, entry.text,
                                entry.seq, self._terms(entry.text)))
-            if len(self._rows) >= CHUNK_ROWS:
+            if len(self._rows) >= self._chunk_rows:
                 self._chunks.append(self._spool.write(self._rows))
                 self._rows = []
         self._taken = taken = taken + 1

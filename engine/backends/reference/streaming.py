@@ -58,7 +58,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from engine.backends.reference.row_spool import RowSpool, SpooledWindow
+from engine.backends.reference.row_spool import CHUNK_ROWS, RowSpool, SpooledWindow
 from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
@@ -246,6 +246,9 @@ class StreamedIndexing:
         #: Make a held window's rows as its events are written (`row_spool`); False
         #: leaves them to be made from its events read back (the oracle of that).
         self.spool_rows = True
+        #: How many of a held window's rows wait in memory before they are written to
+        #: the scratch file (`row_spool.SpooledWindow`).
+        self.spool_chunk_rows = CHUNK_ROWS
         #: The open transaction's scratch file of held windows' rows, and the window whose
         #: whole transcript is being written (`hold`, `transcript_written`).
         self._spool: RowSpool | None = None
@@ -312,7 +315,8 @@ class StreamedIndexing:
             if self._spool is None:
                 self._spool = RowSpool()
             self._spooling = SpooledWindow(self._spool, session_id, window.seqs,
-                                           owner.config.index_flush_documents, owner._terms)
+                                           owner.config.index_flush_documents, owner._terms,
+                                           chunk_rows=self.spool_chunk_rows)
 
     def transcript_written(self, session_id: str) -> None:
         """The whole transcript of held window `session_id` was written: its rows are
