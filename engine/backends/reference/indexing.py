@@ -71,7 +71,7 @@ query term never needs the cut, since a query holds at most 4,096 UTF-16 units (
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from itertools import pairwise
@@ -455,25 +455,26 @@ class IndexedStore:
         states[session_id] = replace(states.get(session_id) or WindowIndexState(),
                                      needs_rebuild=True)
         self.index.delete_window_rows(session_id)
-        spooled = known.rows if known is not None else None
-        if spooled is not None and not self._incognito(session_id):
-            for rows in spooled.runs():  # made as the import wrote them (`row_spool`)
-                index = self.index
+        if not self._incognito(session_id):
+            spooled = known.rows if known is not None else None
+            runs = (spooled.runs() if spooled is not None  # made as the import wrote them
+                    else self._rows_read_back(session_id, seqs, size))
+            for rows in runs:
                 for entry, terms in rows:
-                    index.add_entry(entry, terms)
-                if flushing:
-                    self._flush_when_due(rows=flush_rows)
-        elif not self._incognito(session_id):
-            for run in self.store.event_runs(session_id, seqs, size=size):
-                for stored in run:
-                    entry = extract_index_entry(stored)
-                    if entry is not None:
-                        self._add(entry)
+                    self.index.add_entry(entry, terms)
                 if flushing:
                     self._flush_when_due(rows=flush_rows)
         self._index_changes += 1
         states[session_id] = rebuilt_state(count - 1, leaf_id)
         return True
+
+    def _rows_read_back(self, session_id: str, seqs: Sequence[int], size: int
+                        ) -> Iterator[Iterator[tuple[IndexEntry, list[str]]]]:
+        """The rows of window `session_id`'s events `seqs`, read from the log `size` at a
+        time: one run of (entry, terms) a read."""
+        for run in self.store.event_runs(session_id, seqs, size=size):
+            yield ((entry, self._terms(entry.text)) for entry in map(extract_index_entry, run)
+                   if entry is not None)
 
     # ----- index files ----------------------------------------------------------------
 
