@@ -6,6 +6,11 @@ a finite number reads 0, and the excerpt is bounded to 500 UTF-16 units
 (`engine.results.bounds`). Must not touch: how rows are found, ranked, ordered or
 excerpted (the reference search stage and the SQLite backend each do that their own
 way, then call `search_hit`, so their hits agree by construction).
+
+A hit may also be made in two steps, for a partition of a merged search that cuts the
+excerpts of the hits the merge keeps only: its merge key first (`hit_key`: identity,
+timestamp and score, by the same rules), then the whole hit from the key (`whole_hit`),
+equal to `search_hit` of the same values (its oracle in `tests/search/test_hit_keys.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 from engine.model import SearchHit
 from engine.results.bounds import ELLIPSIS, bound_snippet
+from engine.search.merge import HitKey
 
 
 def finite_or_zero(value: Any) -> float:
@@ -66,6 +72,33 @@ def search_hit(
         score=-score if score else 0.0,
         matched=matched if snippet is excerpt else bound_spans(matched, snippet),
     )
+
+
+def hit_key(session_key: str, session_id: str, message_id: str, timestamp: Any,
+            rank: Any) -> HitKey:
+    """The merge key of the hit `search_hit` makes of these values (its timestamp and
+    score by the same rules).
+
+    >>> hit_key("global", "w", "m", None, -1.5)
+    HitKey(session_key='global', session_id='w', message_id='m', timestamp=0.0, score=1.5)
+    """
+    score = finite_or_zero(rank)
+    return HitKey(session_key, session_id, message_id, finite_or_zero(timestamp),
+                  -score if score else 0.0)
+
+
+def whole_hit(key: HitKey, role: str, excerpt: str,
+              matched: tuple[tuple[int, int], ...] = ()) -> SearchHit:
+    """`search_hit` of the values `key` was made of (`hit_key`), with `role`, the excerpt
+    before the UTF-16 bound and its matched spans.
+
+    >>> whole_hit(hit_key("global", "w", "m", 7, -0.0), "user", "a [b] c", ((3, 6),))
+    SearchHit(session_key='global', session_id='w', message_id='m', role='user', timestamp=7.0, snippet='a [b] c', score=0.0)
+    """
+    snippet = bound_snippet(excerpt)
+    return SearchHit(key.session_key, key.session_id, key.message_id, role, key.timestamp,
+                     snippet, key.score,
+                     matched if snippet is excerpt else bound_spans(matched, snippet))
 
 
 def bound_spans(matched: tuple[tuple[int, int], ...],

@@ -24,9 +24,10 @@ The kernel, for a request checked where it entered the engine
    (`engine.search.clear_path.rank_rows` then `order_rows`), its oracle;
 4. `truncated` = more than `limit` rows; excerpts for the first `limit` only
    (`engine.search.excerpts`, the clear window search with `fast_snippets` False), each
-   row made a hit by `engine.search.hits`; a partition of a merged search leaves them
-   out (`result_of_run(excerpts=False)`) and cuts only those of the hits the merge
-   keeps (`finished_hits`, `engine.search.merge.PartitionAnswer`);
+   row made a hit by `engine.search.hits`; a partition of a merged search answers with
+   its rows' merge keys instead (`hit_keys`) and makes whole only the hits the merge
+   keeps, cutting their excerpts then (`finished_hits`,
+   `engine.search.merge.PartitionAnswer`);
 5. only when step 3 found no row in scope and the query holds a CJK term: the retry plan
    (word phrases + literal substrings, `engine.query.cjk.retry_plan`) over the same scope
    and filters (§7.1).
@@ -46,8 +47,8 @@ from engine.query.ast import QueryPlan
 from engine.query.checked_request import CheckedRequest
 from engine.search.excerpts import row_excerpt
 from engine.search.fast_path import top_rows
-from engine.search.hits import search_hit
-from engine.search.merge import NO_ANSWER, PartitionAnswer
+from engine.search.hits import hit_key, search_hit, whole_hit
+from engine.search.merge import NO_ANSWER, HitKey, PartitionAnswer
 from engine.search.order import RankedRow, order_rows
 from engine.search.prepared import prepared_request
 from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
@@ -143,15 +144,12 @@ def row_hit(run: KernelRun, row: RankedRow,
 
 def result_of_run(
     run: KernelRun, analyzer: Analyzer, *, indexing: bool, config: EngineConfig = DEFAULT_CONFIG,
-    excerpts: bool = True,
 ) -> SearchResult:
     """Step 4: the hits of a kernel run (excerpts cut for the first `limit` rows only;
-    `config.fast_snippets` chooses how their windows are found). With `excerpts` False
-    every snippet is left empty, for `finished_hits` to fill in."""
+    `config.fast_snippets` chooses how their windows are found)."""
     if not run.rows and not run.truncated and not indexing and not run.scope.archived_excluded:
         return NO_HITS
-    hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets)
-                    if excerpts else ("", ()))
+    hits = [row_hit(run, row, row_excerpt(row, analyzer, run.plan, fast=config.fast_snippets))
             for row in run.rows[: run.limit]]
     return SearchResult(
         hits=tuple(hits),
@@ -161,15 +159,24 @@ def result_of_run(
     )
 
 
+def hit_keys(run: KernelRun) -> list[HitKey]:
+    """The merge keys of the hits of `run` (`engine.search.hits.hit_key`), in order: of
+    its first `limit` rows."""
+    session_keys = run.scope.session_keys
+    return [hit_key(session_keys[record.session_id], record.session_id, record.message_id,
+                    record.timestamp, row.rank)
+            for row in run.rows[: run.limit] for record in (row.record,)]
+
+
 def finished_hits(
-    run: KernelRun, analyzer: Analyzer, positions: Sequence[int], *,
+    run: KernelRun, analyzer: Analyzer, keys: Sequence[HitKey], positions: Sequence[int], *,
     config: EngineConfig = DEFAULT_CONFIG,
 ) -> list[SearchHit]:
-    """The hits at `positions` of `result_of_run(run, ..., excerpts=False)`, with their
-    excerpts: what `result_of_run` with excerpts has at those positions."""
-    rows = run.rows[: run.limit]
-    return [row_hit(run, rows[position],
-                    row_excerpt(rows[position], analyzer, run.plan, fast=config.fast_snippets))
+    """The hits at `positions` of `result_of_run(run, ...)` (with their excerpts), made
+    from their keys (`keys`: `hit_keys(run)`)."""
+    rows = run.rows
+    return [whole_hit(keys[position], rows[position].record.role,
+                      *row_excerpt(rows[position], analyzer, run.plan, fast=config.fast_snippets))
             for position in positions]
 
 
@@ -199,11 +206,15 @@ def search_answer(
     scopes: ScopeCache | None = None,
     rank_bound: float | None = None,
 ) -> PartitionAnswer:
-    """`search_index` as one partition of a merge answers: the hits without their
-    excerpts, and how to finish those the merge keeps (`rank_bound`: see `run_kernel`)."""
+    """`search_index` as one partition of a merge answers: the hits' merge keys, and how
+    to make whole those the merge keeps (`rank_bound`: see `run_kernel`)."""
     run = run_kernel(view, windows, request, analyzer, config=config, scopes=scopes,
                      rank_bound=rank_bound)
-    result = result_of_run(run, analyzer, indexing=indexing, config=config, excerpts=False)
     if not run.rows:  # no hit to finish
+        result = result_of_run(run, analyzer, indexing=indexing, config=config)
         return NO_ANSWER if result is NO_HITS else PartitionAnswer(result)
-    return PartitionAnswer(result, partial(finished_hits, run, analyzer, config=config))
+    keys = hit_keys(run)
+    result = SearchResult(hits=(), truncated=run.truncated, indexing=indexing,
+                          archived_transcripts_excluded=run.scope.archived_excluded)
+    return PartitionAnswer(result, partial(finished_hits, run, analyzer, keys, config=config),
+                           keys)

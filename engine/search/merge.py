@@ -38,18 +38,36 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.analysis.collation import locale_compare_key
 from engine.model import NO_HITS, SearchHit, SearchResult
 
 
-def merge_order_key(hit: SearchHit) -> tuple[float, float, bytes]:
+class HitKey(NamedTuple):
+    """What the merge reads of a hit (`SearchHit`'s fields of the same names): its
+    identity, timestamp and score. A partition that finishes its hits late answers with
+    these (`PartitionAnswer.keys`) instead of hits without snippets: a tuple, where a
+    `SearchHit` would be made only to be dropped or made again whole."""
+
+    session_key: str
+    session_id: str
+    message_id: str
+    timestamp: float
+    score: float
+
+
+#: What the merge orders: whole hits, or the keys of hits made later.
+MergeItem = SearchHit | HitKey
+
+
+def merge_order_key(hit: MergeItem) -> tuple[float, float, bytes]:
     """Score descending, timestamp descending, messageId ascending (`localeCompare`)."""
     return (-hit.score, -hit.timestamp, locale_compare_key(hit.message_id))
 
 
-def relevance_sorted(items: Sequence[tuple[SearchHit, int, int]]
-                     ) -> list[tuple[SearchHit, int, int]]:
+def relevance_sorted(items: Sequence[tuple[MergeItem, int, int]]
+                     ) -> list[tuple[MergeItem, int, int]]:
     """`items` (hit first) sorted by `merge_order_key`, stably, computing a messageId's
     collation key only where two hits tie on score and timestamp: the same order, but a
     merge without ties (nearly every one) neither loads ICU nor builds a key per hit.
@@ -75,7 +93,7 @@ def relevance_sorted(items: Sequence[tuple[SearchHit, int, int]]
     return ordered
 
 
-def recent_order_key(hit: SearchHit) -> float:
+def recent_order_key(hit: MergeItem) -> float:
     """Timestamp descending (the merge of a `recent` search; ties keep their order)."""
     return -hit.timestamp
 
@@ -88,10 +106,24 @@ class PartitionAnswer:
     answer with hits whose `snippet` is not cut yet and `finish`, which returns the
     whole hits at the given positions of `result.hits` (the same hits with their
     snippets): the merge then asks only for the hits it keeps. None: the hits are whole.
+
+    `keys` (with `finish`): the hits' `HitKey`s in their order, standing for
+    `result.hits`, which is then empty (`result` keeps the flags and counts); `finish`
+    makes the hits at positions of `keys`.
     """
 
     result: SearchResult
     finish: Callable[[Sequence[int]], Sequence[SearchHit]] | None = None
+    keys: Sequence[HitKey] | None = None
+
+    def __post_init__(self) -> None:
+        if self.keys is not None and self.finish is None:
+            raise ValueError("an answer of hit keys needs the `finish` that makes its hits")
+
+    @property
+    def candidates(self) -> Sequence[MergeItem]:
+        """What the merge orders of this answer: its keys, else its hits."""
+        return self.result.hits if self.keys is None else self.keys
 
 
 #: The answer of a partition with nothing to say (shared: a `PartitionAnswer` is frozen).
@@ -129,13 +161,14 @@ def merge_partition_answers(
     (['[whole]'], [0])
     """
     results = [answer.result for answer in answers]
-    if not any(result.hits for result in results):  # nothing to order or finish
+    candidates = [answer.candidates for answer in answers]
+    if not any(candidates):  # nothing to order or finish
         return merged_result(results, (), 0, limit)
-    unique = merged_order([result.hits for result in results], order)
+    unique = merged_order(candidates, order)
     return merged_result(results, finished_hits(answers, unique[:limit]), len(unique), limit)
 
 
-def rank_bound_of(hit_lists: Iterable[Sequence[SearchHit]], limit: int) -> float | None:
+def rank_bound_of(hit_lists: Iterable[Sequence[MergeItem]], limit: int) -> float | None:
     """A rank no hit of a relevance merge of these lists and any others can be worse
     than, for the partitions still to answer (`AnswersLate.search_answer`): minus the
     `limit`-th best score among the distinct hits (per (sessionKey, sessionId,
@@ -183,7 +216,7 @@ class RankBounds:
         """How many distinct hits the lists added hold."""
         return len(self._best)
 
-    def add(self, hits: Iterable[SearchHit]) -> None:
+    def add(self, hits: Iterable[MergeItem]) -> None:
         """Take one more partition's hits into account."""
         best = self._best
         for hit in hits:
@@ -199,8 +232,8 @@ class RankBounds:
         return -score if score > 0.0 else None
 
 
-def merged_order(hit_lists: Sequence[Sequence[SearchHit]], order: str
-                 ) -> list[tuple[SearchHit, int, int]]:
+def merged_order(hit_lists: Sequence[Sequence[MergeItem]], order: str
+                 ) -> list[tuple[MergeItem, int, int]]:
     """Every partition's hits (each with its partition's number and its position there)
     in the merge's order, de-duplicated on (sessionKey, sessionId, messageId), the first
     kept."""
@@ -213,7 +246,7 @@ def merged_order(hit_lists: Sequence[Sequence[SearchHit]], order: str
     else:
         ordered = relevance_sorted(items)
     seen: set[tuple[str, str, str]] = set()
-    unique: list[tuple[SearchHit, int, int]] = []
+    unique: list[tuple[MergeItem, int, int]] = []
     for item in ordered:
         hit = item[0]
         identity = (hit.session_key, hit.session_id, hit.message_id)
@@ -242,7 +275,7 @@ def merged_result(results: Sequence[SearchResult], hits: tuple[SearchHit, ...],
 
 
 def finished_hits(answers: Sequence[PartitionAnswer],
-                  kept: Sequence[tuple[SearchHit, int, int]]) -> tuple[SearchHit, ...]:
+                  kept: Sequence[tuple[MergeItem, int, int]]) -> tuple[SearchHit, ...]:
     """The kept hits (each with its answer's number and its position there), whole: one
     `finish` call per answer that has one, for the positions kept of it."""
     wanted: dict[int, list[int]] = {}
@@ -255,4 +288,5 @@ def finished_hits(answers: Sequence[PartitionAnswer],
         assert finish is not None
         whole.update(zip(((number, position) for position in positions), finish(positions),
                          strict=True))
-    return tuple(whole.get((number, position), hit) for hit, number, position in kept)
+    return tuple(whole[number, position] if number in wanted else hit  # type: ignore[misc]
+                 for hit, number, position in kept)

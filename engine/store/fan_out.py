@@ -129,7 +129,7 @@ def answer_search(request: CheckedRequest, scoped: bool, targets: SearchTargets,
         answers.append(partition_answer(
             partition, part, None if bounds is None else bounds.bound(limit)))
         if bounds is not None:
-            bounds.add(answers[-1].result.hits)
+            bounds.add(answers[-1].candidates)
     return merge_partition_answers(answers, limit, order=request.order)
 
 
