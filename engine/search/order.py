@@ -88,6 +88,30 @@ def relevance_key(row: RankedRow) -> tuple:
     )
 
 
+def plain_relevance_key(row: RankedRow) -> tuple:
+    """`relevance_key` for rows whose timestamps are all plain numbers (`plain_timestamp`):
+    the same order over such rows, from keys made without wrappers or encodings.
+
+    Why the same: the timestamps' SQLite keys are `(1, value)`, so `Descending` of them
+    compares as the negated values do (negating an int or a double is exact), and
+    strings compare by code point, as their UTF-8 bytes do (surrogates included: UTF-8,
+    `surrogatepass` too, keeps the order of code points); equal keys stay equal.
+    """
+    record = row.record
+    return (row.rank, -record.timestamp, record.message_id, record.session_id, record.doc_id)
+
+
+def plain_timestamp(value: Any) -> bool:
+    """Whether a timestamp is an int or a double that is not NaN (what
+    `plain_relevance_key` can negate); `bool` is not, as `sqlite_value_key` says.
+
+    >>> [plain_timestamp(value) for value in (3, 2.5, float("inf"), float("nan"), None, True)]
+    [True, True, True, False, False, False]
+    """
+    kind = value.__class__
+    return kind is int or (kind is float and value == value)
+
+
 def recent_key(row: RankedRow) -> tuple:
     """timestamp DESC, doc id (insertion order) DESC."""
     return (Descending(sqlite_value_key(row.record.timestamp)), -row.record.doc_id)
@@ -97,9 +121,16 @@ def order_rows(rows: Iterable[RankedRow], order: str, count: int | None = None) 
     """The rows in the request's total order; only the first `count` when given.
 
     `heapq.nsmallest` equals `sorted(...)[:count]` (the keys are a total order) in
-    O(n log count) instead of O(n log n).
+    O(n log count) instead of O(n log n). Rows whose timestamps are all plain numbers
+    are compared by `plain_relevance_key`, the same order as `relevance_key` (its oracle
+    in `tests/search/test_order_keys.py`).
     """
-    key = recent_key if order == "recent" else relevance_key
+    if order == "recent":
+        key = recent_key
+    else:
+        rows = list(rows)
+        key = (plain_relevance_key
+               if all(plain_timestamp(row.record.timestamp) for row in rows) else relevance_key)
     if count is None:
         return sorted(rows, key=key)
     return heapq.nsmallest(count, rows, key=key)
