@@ -71,6 +71,7 @@ query term never needs the cut, since a query holds at most 4,096 UTF-16 units (
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -79,7 +80,7 @@ from typing import TYPE_CHECKING
 
 from engine.analysis.profiles import SEARCH_PROFILE
 from engine.analysis.token import Analyzer
-from engine.backends.forward_indexing import classify_append
+from engine.backends.forward_indexing import AppendAction, classify_append
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
@@ -105,6 +106,7 @@ from engine.transcript.store import TranscriptStore
 from engine.transcript.tree import outline, scan_tree, visible_events
 
 if TYPE_CHECKING:  # a writer's follower, imported when a writer opens (a search only reads)
+    from engine.backends.reference.spooled_tail import SpooledTail, TailEntries
     from engine.backends.reference.streaming import HeldWindow, PendingRows, StreamedIndexing
 
 
@@ -373,22 +375,13 @@ class IndexedStore:
         windows in `left_dirty` move the window's state as usual but add no row. With
         `rows`, the change of an open transaction (`streaming`) is applied to its own
         rows and states, its windows read from `windows`."""
+        if isinstance(change, EventAppended):
+            self._apply_appended(change.event, left_dirty, rows, windows)
+            return
         self._index_changes += 1
         target = self.index if rows is None else rows
         states = target.window_states
-        if isinstance(change, EventAppended):
-            stored = change.event
-            entry = None if stored.session_id in left_dirty else extract_index_entry(stored)
-            if entry is not None and self._incognito(stored.session_id, windows):
-                entry = None
-            action, state = classify_append(
-                states.get(stored.session_id), stored, indexable=entry is not None
-            )
-            if action == "index" and entry is not None:
-                self._add(entry, rows)
-            if state is not None:
-                states[stored.session_id] = state
-        elif isinstance(change, TranscriptReplaced):
+        if isinstance(change, TranscriptReplaced):
             session_id = change.session_id
             if change.rebuild_deferred:  # the old rows stay, hidden, until reconcile
                 states[session_id] = replaced_state(change, states.get(session_id))
@@ -401,6 +394,27 @@ class IndexedStore:
                 target.delete_window_rows(session_id)
                 states.pop(session_id, None)
         # WindowPut changes only metadata, which search reads from the store.
+
+    def _apply_appended(self, stored: StoredEvent, left_dirty: AbstractSet[str],
+                        rows: PendingRows | None, windows: TransactionWindows | None
+                        ) -> tuple[IndexEntry | None, AppendAction]:
+        """`_apply` of one appended event; return its entry (`extract_index_entry`,
+        whether or not it is added; None for a window of `left_dirty`, whose events are
+        not read) and the forward indexer's action (`classify_append`)."""
+        self._index_changes += 1
+        states = (self.index if rows is None else rows).window_states
+        session_id = stored.session_id
+        extracted = None if session_id in left_dirty else extract_index_entry(stored)
+        entry = extracted
+        if entry is not None and self._incognito(session_id, windows):
+            entry = None
+        action, state = classify_append(states.get(session_id), stored,
+                                        indexable=entry is not None)
+        if action == "index" and entry is not None:
+            self._add(entry, rows)
+        if state is not None:
+            states[session_id] = state
+        return extracted, action
 
     def _rebuild_from(self, session_id: str, events: Sequence[StoredEvent], *,
                       add_rows: bool = True, rows: PendingRows | None = None,
@@ -431,7 +445,9 @@ class IndexedStore:
         outlines (`tree.outline`: the tree's fields; let go before the rows are made),
         unless its active path is `known` (an import held it: `streaming.HeldWindow`),
         then the visible events whole (or, when `known` holds them, the rows made as the
-        import wrote them: `row_spool`), the
+        import wrote them: `row_spool`; the events of the tail that the transaction
+        which just committed kept of it give their outlines and entries from that tail:
+        `spooled_tail`), the
         buffer flushed when due between runs (with `flushing`); so a long window's
         events are never all in memory. The window is marked dirty first, so that a flush in the middle
         shows none of its rows (a crash then leaves it to the next reconcile). The same
@@ -439,9 +455,15 @@ class IndexedStore:
         seq order (then `_rebuild_from` does it, holding every event). `flush_rows`
         is `_flush_when_due`'s `rows`."""
         size = self.config.index_flush_documents
+        tail = None
         if known is None:
-            outlines = [outline(stored) for run in self.store.event_runs(session_id, size=size)
+            tail = self._committed_tail(session_id)
+            before = None if tail is None else range(tail.start)  # the rest is the tail's
+            outlines = [outline(stored) for run in self.store.event_runs(session_id, before,
+                                                                         size=size)
                         for stored in run]
+            if tail is not None:
+                outlines.extend(tail.outlines())
             tree = scan_tree(outlines)
             count, leaf_id = len(outlines), tree.leaf_id
             seqs: Sequence[int] = [stored.seq for stored in visible_events(outlines, tree)]
@@ -458,7 +480,7 @@ class IndexedStore:
         if not self._incognito(session_id):
             spooled = known.rows if known is not None else None
             runs = (spooled.runs() if spooled is not None  # made as the import wrote them
-                    else self._rows_read_back(session_id, seqs, size))
+                    else self._rows_read_back(session_id, seqs, size, tail))
             for rows in runs:
                 for entry, terms in rows:
                     self.index.add_entry(entry, terms)
@@ -468,13 +490,41 @@ class IndexedStore:
         states[session_id] = rebuilt_state(count - 1, leaf_id)
         return True
 
-    def _rows_read_back(self, session_id: str, seqs: Sequence[int], size: int
+    def _rows_read_back(self, session_id: str, seqs: Sequence[int], size: int,
+                        tail: SpooledTail | None = None
                         ) -> Iterator[Iterator[tuple[IndexEntry, list[str]]]]:
         """The rows of window `session_id`'s events `seqs`, read from the log `size` at a
-        time: one run of (entry, terms) a read."""
-        for run in self.store.event_runs(session_id, seqs, size=size):
-            yield ((entry, self._terms(entry.text)) for entry in map(extract_index_entry, run)
-                   if entry is not None)
+        time: one run of (entry, terms) a read; with `tail`, the entries of the seqs it
+        holds taken from it instead (`spooled_tail`), the same runs."""
+        if tail is None:
+            for run in self.store.event_runs(session_id, seqs, size=size):
+                yield ((entry, self._terms(entry.text))
+                       for entry in map(extract_index_entry, run) if entry is not None)
+            return
+        entries = tail.entries()
+        for first in range(0, len(seqs), size):
+            yield self._tail_run_rows(session_id, seqs[first:first + size], tail.start, entries)
+
+    def _tail_run_rows(self, session_id: str, seqs: Sequence[int], start: int,
+                       entries: TailEntries) -> Iterator[tuple[IndexEntry, list[str]]]:
+        """One run's rows: those of its seqs before `start` read from the log, the
+        others' entries from the tail's `entries`."""
+        split = bisect_left(seqs, start)
+        if split:
+            for run in self.store.event_runs(session_id, seqs[:split], size=len(seqs)):
+                for entry in map(extract_index_entry, run):
+                    if entry is not None:
+                        yield entry, self._terms(entry.text)
+        for entry in entries.run(seqs[split:]):
+            yield entry, self._terms(entry.text)
+
+    def _committed_tail(self, session_id: str) -> SpooledTail | None:
+        """The tail the transaction that just committed kept of window `session_id`
+        (`streaming.StreamedIndexing.committed_tail`), when it holds every event of
+        the window from its start on; else None."""
+        if self._streamed is None:
+            return None
+        return self._streamed.committed_tail(session_id, self.store.event_count(session_id))
 
     # ----- index files ----------------------------------------------------------------
 

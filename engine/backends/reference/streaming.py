@@ -37,7 +37,11 @@ in session-id order, each read a run at a time from the committed log
 (`maintenance.IndexMaintenance._on_commit`), the rows and order of the reconcile that
 followed it, which then finds nothing left. A held window whose active path is known
 has its rows made as its events pass here instead (`row_spool`: entries and terms on a
-scratch file until that rebuild adds them), so its events are not read back.
+scratch file until that rebuild adds them), so its events are not read back. A window
+appended event by event (too long to be handed whole) that the transaction leaves dirty
+keeps its tail from the event that left it dirty on (`spooled_tail`: outlines and
+entries on the same scratch file), and its rebuild reads only the events before that
+from the log (`indexing.IndexedStore._rebuild_in_runs`).
 
 All or nothing. The pending rows become the index's only in the commit hook, after the
 fsync (`IndexedStore._on_commit`: the committed windows' rows deleted, the states moved,
@@ -59,6 +63,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine.backends.reference.row_spool import CHUNK_ROWS, RowSpool, SpooledWindow
+from engine.backends.reference.spooled_tail import SpooledTail
 from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
@@ -69,8 +74,16 @@ from engine.index.writer import (
     merge_tiers,
     remove_segment_files,
 )
-from engine.model import IndexEntry
-from engine.transcript.changes import Change, ChangeTaker, EventAppended, TransactionWindows
+from engine.model import IndexEntry, StoredEvent
+from engine.transcript.changes import (
+    Change,
+    ChangeTaker,
+    EventAppended,
+    SessionDeleted,
+    TranscriptReplaced,
+    TransactionWindows,
+    WindowPut,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -253,6 +266,15 @@ class StreamedIndexing:
         #: whole transcript is being written (`hold`, `transcript_written`).
         self._spool: RowSpool | None = None
         self._spooling: SpooledWindow | None = None
+        #: Keep the tail of each window the transaction leaves dirty, from the event that
+        #: did on (`spooled_tail`); False leaves its rebuild to read every event back
+        #: (the oracle of that).
+        self.spool_tails = True
+        #: The open transaction's tails, the windows whose tail it broke, and the tails
+        #: of the transaction that just committed, for its rebuild (`committed_tail`).
+        self.tails: dict[str, SpooledTail] = {}
+        self._untailed: set[str] = set()
+        self._committed_tails: dict[str, SpooledTail] = {}
 
     @property
     def _owner(self) -> IndexedStore:
@@ -284,12 +306,53 @@ class StreamedIndexing:
         pending = self.pending
         if pending is None:
             raise RuntimeError("internal error: a change was streamed outside a transaction")
-        self._owner._apply(change, self.held.keys(), rows=pending, windows=self._windows)
-        spooling = self._spooling
-        if spooling is not None and type(change) is EventAppended \
-                and change.event.session_id == spooling.session_id:
-            spooling.take(change.event)
+        if type(change) is EventAppended:
+            stored = change.event
+            entry, action = self._owner._apply_appended(stored, self.held.keys(), pending,
+                                                        self._windows)
+            if action == "skip" or action == "dirty":  # left dirty: its tail is kept
+                if self.spool_tails:
+                    self._tail_take(stored, entry)
+            elif self.tails and stored.session_id in self.tails:
+                self._forget_tail(stored.session_id)
+            spooling = self._spooling
+            if spooling is not None and stored.session_id == spooling.session_id:
+                spooling.take(stored)
+        else:
+            self._owner._apply(change, self.held.keys(), rows=pending, windows=self._windows)
+            if type(change) is not WindowPut:
+                for session_id in _windows_of(change):
+                    self._forget_tail(session_id)
         self.write_when_due()
+
+    def _tail_take(self, stored: StoredEvent, entry: IndexEntry | None) -> None:
+        """Keep an event of a window the transaction left dirty in the window's tail
+        (`spooled_tail`), from the first such event on; a held window keeps none (its
+        rows are the hold's), nor one whose tail was broken in this transaction."""
+        session_id = stored.session_id
+        tail = self.tails.get(session_id)
+        if tail is None:
+            if session_id in self.held or session_id in self._untailed:
+                return
+            if self._spool is None:
+                self._spool = RowSpool()
+            tail = self.tails[session_id] = SpooledTail(self._spool, session_id, stored.seq,
+                                                        self.spool_chunk_rows)
+        if not tail.take(stored, entry):
+            self._forget_tail(session_id)
+
+    def _forget_tail(self, session_id: str) -> None:
+        """The window's tail is no longer whole (or the window was replaced or deleted):
+        its rebuild reads its events back, whatever comes next in this transaction."""
+        self.tails.pop(session_id, None)
+        self._untailed.add(session_id)
+
+    def committed_tail(self, session_id: str, count: int) -> SpooledTail | None:
+        """The tail of window `session_id` that the transaction which just committed
+        kept (`rebuilds` hands them over), once: when it holds every event from its
+        start to the window's `count`, else None."""
+        tail = self._committed_tails.pop(session_id, None)
+        return tail if tail is not None and tail.end == count else None
 
     # ----- windows rebuilt with the commit (the module docstring) ---------------------
 
@@ -299,6 +362,9 @@ class StreamedIndexing:
         self.rebuild_on_commit = False
         self._spool = None
         self._spooling = None
+        self.tails = {}
+        self._untailed = set()
+        self._committed_tails = {}
 
     def hold(self, session_id: str, window: HeldWindow | None) -> None:
         """Leave the rows of new window `session_id`, which its events (appended next)
@@ -348,9 +414,12 @@ class StreamedIndexing:
         paths) when the transaction streamed and asked for the rebuild, else None (a
         transaction that never streamed indexed every row at its commit, and reconcile
         rebuilds what it left dirty, as before). Forgets them."""
-        held, asked = self.held, self.rebuild_on_commit
+        held, asked, tails = self.held, self.rebuild_on_commit, self.tails
         self.begin()
-        return held if asked and self.pending is not None else None
+        if not asked or self.pending is None:
+            return None
+        self._committed_tails = tails  # `committed_tail`, until the next `begin`
+        return held
 
     def write_when_due(self) -> None:
         """Write the buffer when it is full, or the largest of the process's when the
@@ -417,3 +486,12 @@ class StreamedIndexing:
         if pending is not None:
             remove_segment_files(self._owner.store.directory, pending.rows.segments)
 
+
+
+def _windows_of(change: Change) -> tuple[str, ...]:
+    """The windows whose events a change other than an append replaces or deletes."""
+    if isinstance(change, TranscriptReplaced):
+        return (change.session_id,)
+    if isinstance(change, SessionDeleted):
+        return tuple(change.session_ids)
+    return ()
