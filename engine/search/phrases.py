@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, compress, repeat
@@ -136,22 +136,53 @@ def _two_token_rows(ordered: list[int], first: PostingColumns, second: PostingCo
         once = list(map(eq, map(add, _picked(first.counts, first_indexes),
                                     _picked(second.counts, second_indexes)), repeat(2)))
         everywhere_once = all(once)
-    first_starts = list(_first_positions(first, first_indexes))
+    first_starts = _first_positions(first, first_indexes)
+    if isinstance(first_starts, Iterator):
+        first_starts = list(first_starts)
     follows = map(eq, map(add, first_starts, repeat(1)), _first_positions(second, second_indexes))
     matched = list(follows if everywhere_once else map(and_, once, follows))
+    if everywhere_once:  # one start a row: read when asked, not a tuple a row
+        return (dict.fromkeys(compress(ordered, matched), 1),
+                _OnlyStarts(ordered, first_starts, matched))
     found: dict[int, Sequence[int]] = dict(zip(compress(ordered, matched),
                                                zip(compress(first_starts, matched))))
     counts = dict.fromkeys(found, 1)
-    if not everywhere_once:
-        more = compress(zip(ordered, first_indexes, second_indexes), map(not_, once))
-        for doc_id, first_index, second_index in more:
-            following = set(second.positions[second_index])
-            starts = [start for start in first.positions[first_index] if start + 1 in following]
-            if starts:
-                found[doc_id] = starts
-                counts[doc_id] = len(starts)
-        counts = dict(sorted(counts.items()))
-    return counts, found.__getitem__
+    more = compress(zip(ordered, first_indexes, second_indexes), map(not_, once))
+    for doc_id, first_index, second_index in more:
+        following = set(second.positions[second_index])
+        starts = [start for start in first.positions[first_index] if start + 1 in following]
+        if starts:
+            found[doc_id] = starts
+            counts[doc_id] = len(starts)
+    return dict(sorted(counts.items())), found.__getitem__
+
+
+class _OnlyStarts:
+    """`starts` of a phrase of two tokens whose rows hold each token once: row
+    `ordered[i]` holds it at `first_starts[i]` when `matched[i]` (KeyError otherwise, as
+    a dict of the starts would raise), found by bisection when a row is asked (only the
+    rows ranked first are).
+
+    >>> starts = _OnlyStarts([2, 5, 9], [4, 0, 7], [True, False, True])
+    >>> starts(9), starts(2)
+    ((7,), (4,))
+    >>> starts(5)
+    Traceback (most recent call last):
+    ...
+    KeyError: 5
+    """
+
+    __slots__ = ("first_starts", "matched", "ordered")
+
+    def __init__(self, ordered: list[int], first_starts: Sequence[int],
+                 matched: list[bool]) -> None:
+        self.ordered, self.first_starts, self.matched = ordered, first_starts, matched
+
+    def __call__(self, doc_id: int) -> tuple[int]:
+        index = bisect_left(self.ordered, doc_id)
+        if index == len(self.ordered) or self.ordered[index] != doc_id or not self.matched[index]:
+            raise KeyError(doc_id)
+        return (self.first_starts[index],)
 
 
 def _column_indexes(token: PostingColumns, ordered: list[int]) -> Sequence[int]:
