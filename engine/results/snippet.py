@@ -229,7 +229,7 @@ def _nul_window(
     there)."""
     size = len(token_spans)
     last = start + tokens_per_window - 1
-    instances = _coalesced_instances(phrase_hits)
+    instances = coalesced_instances(phrase_hits)
     while instances and instances[0][0] < start:
         instances.pop(0)
     pieces = [ellipsis] if start > 0 else []
@@ -298,7 +298,7 @@ def window_matches(
     last = min(start + tokens_per_window - 1, size - 1)
     begin = token_spans[start][0] if 0 < start < size else 0
     end = len(text) if last >= size - 1 else token_spans[last][1]
-    instances = [(first, min(final, last)) for first, final in _coalesced_instances(phrase_hits)
+    instances = [(first, min(final, last)) for first, final in coalesced_instances(phrase_hits)
                  if start <= first <= last]
     if "\x00" in text[begin:end]:
         return _nul_window(text, token_spans, start, tokens_per_window, ellipsis,
@@ -308,10 +308,10 @@ def window_matches(
                  for first, final in instances)
 
 
-def _coalesced_instances(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+def coalesced_instances(phrase_hits: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """(first token, last token) of each coalesced instance, in position order.
 
-    >>> _coalesced_instances([(0, 1, 2), (1, 2, 1), (0, 5, 1)])
+    >>> coalesced_instances([(0, 1, 2), (1, 2, 1), (0, 5, 1)])
     [(1, 2), (5, 5)]
     """
     merged: list[tuple[int, int]] = []

@@ -226,9 +226,13 @@ class RankBounds:
 
     def bound(self, limit: int) -> float | None:
         """`rank_bound_of(every list added, limit)`."""
-        if len(self._best) < limit or limit <= 0:
+        scores = self._best.values()
+        if len(scores) < limit or limit <= 0:
             return None
-        score = heapq.nlargest(limit, self._best.values())[-1]
+        # The `limit`-th largest (no score kept is NaN: `add` keeps only larger ones); a
+        # merge's few dozen sorted in C rather than walked by the heap in Python.
+        score = (sorted(scores, reverse=True)[limit - 1] if len(scores) <= 4 * limit
+                 else heapq.nlargest(limit, scores)[-1])
         return -score if score > 0.0 else None
 
 

@@ -52,6 +52,9 @@ RARE_PHRASE_SHARE = 8
 #: `best_phrase_rows`: how many kept rows the walk by bound reads before the rest of the
 #: rows that can reach the first ranks are counted in one loop.
 SEED_ROWS = 512
+#: `shortest`: a list of lengths at most this many times the count asked is sorted
+#: whole rather than walked by a heap.
+SORTED_SHARE = 16
 #: `SEED_ROWS` of a walk given a ceiling (a merged search's rank bound, already close to
 #: the threshold the walk would find).
 BOUNDED_SEED_ROWS = 64
@@ -425,7 +428,7 @@ def best_listed_rows(
     >>> best_listed_rows([0, 2, 5], [1, 2, 1], [4, 0, 5, 0, 0, 2], rank, None, 2, -0.45)
     [(5, -0.5)]
     """
-    ids, instances_of = list(doc_ids), list(counts)
+    ids, instances_of = list(doc_ids), list(counts)  # rebound below, never changed
     row_lengths = list(map(lengths.__getitem__, ids))
     if ceiling is not None and ids:
         # No row ranked worse than the ceiling is returned, and when `count` rows are
@@ -453,7 +456,7 @@ def best_listed_rows(
             else:
                 found.append(length)
     best = [rank_of(instances, length) for instances, found in by_count.items()
-            for length in heapq.nsmallest(count, found)]
+            for length in shortest(count, found)]
     threshold = heapq.nsmallest(count, best)[-1] if len(best) >= count else None
     if ceiling is not None:
         threshold = ceiling if threshold is None else min(threshold, ceiling)
@@ -464,6 +467,19 @@ def best_listed_rows(
                                           for column in (ids, instances_of, row_lengths))
     # else fewer than `count` rows: all of them
     return list(zip(ids, map(rank_of, instances_of, row_lengths)))
+
+
+def shortest(count: int, lengths: list[int]) -> list[int]:
+    """`heapq.nsmallest(count, lengths)` (ints): sorted in C when the list is at most
+    `SORTED_SHARE` times `count` long, where sorting it all is cheaper than the heap's
+    loop in Python over it; the same list either way.
+
+    >>> shortest(2, [5, 1, 4, 1]), shortest(2, [9] * 200 + [3])
+    ([1, 1], [3, 9])
+    """
+    if len(lengths) <= SORTED_SHARE * count:
+        return sorted(lengths)[:count]
+    return heapq.nsmallest(count, lengths)
 
 
 def _not_longer(row_lengths: list[int], instances_of: list[int], cut: _LongestLengths

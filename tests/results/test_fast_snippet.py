@@ -7,8 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analysis.profiles import SEARCH_PROFILE
-from engine.results.fast_snippet import fast_fts5_snippet, fast_sentence_starts
-from engine.results.snippet import fts5_snippet, sentence_starts
+from engine.results.fast_snippet import (
+    fast_fts5_snippet,
+    fast_fts5_snippet_matches,
+    fast_sentence_starts,
+)
+from engine.results.snippet import fts5_snippet, fts5_snippet_matches, sentence_starts
 
 ANALYZER = SEARCH_PROFILE.analyzer()
 PIECES = ["alpha", "beta", "gamma", "x", "end.", "colon:", "\n", ". ", "  ", "épée"]
@@ -26,6 +30,20 @@ def test_fast_snippet_equals_the_clear_version(text, hits, tokens_per_window):
         return
     expected = fts5_snippet(text, spans, hits, tokens_per_window=tokens_per_window)
     assert fast_fts5_snippet(text, spans, hits, tokens_per_window=tokens_per_window) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES + ["a\x00b", "\x00", "per-session"]), max_size=60).map(" ".join),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 70), st.integers(1, 3)), max_size=8),
+    st.sampled_from([1, 3, 16, 48, 64]),
+)
+def test_fast_snippet_and_its_matches_equal_the_clear_version(text, hits, tokens_per_window):
+    # Mostly rows no longer than their window (the whole row is the excerpt), NULs and
+    # instances past the row's end or overlapping included.
+    spans = [(token.start, token.end) for token in ANALYZER.tokens(text)]
+    assert fast_fts5_snippet_matches(text, spans, hits, tokens_per_window=tokens_per_window) == \
+        fts5_snippet_matches(text, spans, hits, tokens_per_window=tokens_per_window)
 
 
 def test_a_row_with_thousands_of_hits_gets_the_same_window():
