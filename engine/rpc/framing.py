@@ -102,12 +102,20 @@ def message_line(message: Any) -> str:
 
 
 def encode_message(message: Any) -> bytes:
-    """One message as its line of UTF-8 bytes.
+    """One message as its line of UTF-8 bytes: `message_line(message)` encoded, found
+    with one encoding of the JSON text when it holds no surrogate (nearly always: only
+    then does UTF-8 refuse it) instead of a search for one first.
 
     >>> encode_message({"text": "é"})
     b'{"text": "\\xc3\\xa9"}\\n'
+    >>> encode_message({"text": "a" + chr(0xD800)})
+    b'{"text": "a\\\\ud800"}\\n'
     """
-    return message_line(message).encode("utf-8")
+    text = json.dumps(message, ensure_ascii=False) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, as `message_line` does
+        return escape_lone_surrogates(text).encode("utf-8")
 
 
 def is_blank_line(line: bytes | str) -> bool:

@@ -57,6 +57,7 @@ from engine.rpc.framing import (
     OversizedLine,
     bounded_lines,
     decode_message,
+    encode_message,
     is_blank_line,
     message_line,
 )
@@ -178,8 +179,8 @@ def serve(
         else:
             response = handle_line(context, line, methods)
         if response is not None:
-            text = message_line(response)
-            output.write(text.encode("utf-8") if binary else text)  # type: ignore[arg-type]
+            output.write(encode_message(response) if binary  # type: ignore[arg-type]
+                         else message_line(response))
             output.flush()
             answered += 1
     return answered
