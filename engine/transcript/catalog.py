@@ -29,6 +29,7 @@ from engine.codec.log_file import (
     CommitRecord,
     DeleteSessionRecord,
     EventRecord,
+    LogRecord,
     ReplaceRecord,
     WindowRecord,
 )
@@ -115,11 +116,15 @@ class EventPositions:
 
     def append(self, position: RecordPosition) -> None:
         """Add the position of the next event."""
+        self.append_at(position.file_number, position.offset, position.length)
+
+    def append_at(self, file_number: int, offset: int, length: int) -> None:
+        """Add the position of the next event, given as its three numbers."""
         if self.start >= 0:
             self._copy_range()
-        self.file_numbers.append(position.file_number)
-        self.offsets.append(position.offset)
-        self.lengths.append(position.length)
+        self.file_numbers.append(file_number)
+        self.offsets.append(offset)
+        self.lengths.append(length)
         self.count += 1
 
     def __getitem__(self, seq: int) -> RecordPosition:
@@ -236,42 +241,72 @@ class Catalog:
 
     def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str]) -> None:
         """Replay one committed transaction (CorruptFile when it does not fit the state);
-        `location_of(file_number)` names a log file in the error."""
+        `location_of(file_number)` names a log file in the error.
+
+        Records that offer their columns (`transaction.WrittenRecords.columns`: a
+        transaction's own, at its commit) are read from them: an event record that
+        fits the state (outside a replacement) has its position appended from its
+        three numbers, no record or position made; any other record is replayed as a
+        record, as here for every record of a sequence of pairs (the clear path)."""
         replacing: ReplaceRecord | None = None  # whose new events are still to come
         expected = 0
-        for position, record in transaction.records:
-            if replacing is not None:
-                if not (isinstance(record, EventRecord)
-                        and record.session_id == replacing.session_id):
-                    raise CorruptFile(location_of(position.file_number), position.offset,
-                                      f"expected event {replacing.event_count - expected} "
-                                      f"of the replaced window {replacing.session_id!r}")
-                expected -= 1
-                if not expected:
-                    replacing = None
-            match record:
-                case WindowRecord(window=window):
-                    self.put_window(window)
-                case EventRecord():
-                    problem = self.append_event(record.session_id, record.seq, position)
-                    if problem is not None:
-                        raise CorruptFile(location_of(position.file_number), position.offset,
-                                          problem)
-                case ReplaceRecord():
-                    problem = self.clear_events(record.session_id)
-                    if problem is not None:
-                        raise CorruptFile(location_of(position.file_number), position.offset,
-                                          problem)
-                    if record.event_count:
-                        replacing, expected = record, record.event_count
-                case DeleteSessionRecord():
-                    self.delete_session(record.session_key)
-                case CommitRecord():
-                    raise CorruptFile(location_of(position.file_number), position.offset,
-                                      "commit record inside a transaction")
+        records = transaction.records
+        columns = getattr(records, "columns", None)
+        if columns is None:
+            for position, record in records:
+                replacing, expected = self._apply_record(position, record, replacing,
+                                                         expected, location_of)
+        else:
+            entries = self.entries
+            for number, (session_id, seq, file_number, offset, length) in enumerate(columns()):
+                if session_id is not None and replacing is None:
+                    entry = entries.get(session_id)
+                    if entry is not None and seq == entry.events.count:
+                        entry.events.append_at(file_number, offset, length)
+                        self.event_total += 1
+                        continue
+                position, record = records[number]
+                replacing, expected = self._apply_record(position, record, replacing,
+                                                         expected, location_of)
         if replacing is not None:
             position = transaction.records[-1][0]
             raise CorruptFile(location_of(position.file_number), position.offset,
                               f"the transaction ends {expected} events short of the "
                               f"replaced window {replacing.session_id!r}")
         self.note_transaction(transaction.start)
+
+    def _apply_record(self, position: RecordPosition, record: LogRecord,
+                      replacing: ReplaceRecord | None, expected: int,
+                      location_of: Callable[[int], str]) -> tuple[ReplaceRecord | None, int]:
+        """Replay one record of a transaction (`apply`); return the replacement whose
+        events are still to come and how many."""
+        if replacing is not None:
+            if not (isinstance(record, EventRecord)
+                    and record.session_id == replacing.session_id):
+                raise CorruptFile(location_of(position.file_number), position.offset,
+                                  f"expected event {replacing.event_count - expected} "
+                                  f"of the replaced window {replacing.session_id!r}")
+            expected -= 1
+            if not expected:
+                replacing = None
+        match record:
+            case WindowRecord(window=window):
+                self.put_window(window)
+            case EventRecord():
+                problem = self.append_event(record.session_id, record.seq, position)
+                if problem is not None:
+                    raise CorruptFile(location_of(position.file_number), position.offset,
+                                      problem)
+            case ReplaceRecord():
+                problem = self.clear_events(record.session_id)
+                if problem is not None:
+                    raise CorruptFile(location_of(position.file_number), position.offset,
+                                      problem)
+                if record.event_count:
+                    replacing, expected = record, record.event_count
+            case DeleteSessionRecord():
+                self.delete_session(record.session_key)
+            case CommitRecord():
+                raise CorruptFile(location_of(position.file_number), position.offset,
+                                  "commit record inside a transaction")
+        return replacing, expected

@@ -83,6 +83,12 @@ class LogWriter:
         """Append one record of the open transaction; return where it went. (Once an
         event of an import: the handle's checks are made only when no file is open or
         it is empty, and the write is guarded inline, as `_guarded` does.)"""
+        offset, length = self.write_place(record)
+        return RecordPosition(self.file_number, offset, length)
+
+    def write_place(self, record: LogRecord) -> tuple[int, int]:
+        """`write`, returning where the record went as its offset and length in log file
+        `file_number` (no `RecordPosition` made: a transaction's event records)."""
         if self._failed is not None:
             self._check_usable()
         data = encode_log_record(record)
@@ -99,7 +105,7 @@ class LogWriter:
             raise
         self._record_count += 1
         self._records_crc = update_crc(self._records_crc, data)
-        return RecordPosition(self.file_number, offset, len(data))
+        return offset, len(data)
 
     def commit(self, record: CommitRecord) -> RecordPosition:
         """Append the commit record, fsync, and roll to a new log file if this one is full.

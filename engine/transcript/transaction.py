@@ -105,6 +105,17 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         self._offsets.append(position.offset)
         self._lengths.append(position.length)
 
+    def append_event(self, session_id: str, seq: int, created_at: float, file_number: int,
+                     offset: int, length: int) -> None:
+        """`append` of an event record written at `offset` of log file `file_number`,
+        `length` bytes, given as its fields (no record or position needed)."""
+        self._sessions.append(session_id)
+        self._seqs.append(seq)
+        self._stamps.append(created_at)
+        self._file_numbers.append(file_number)
+        self._offsets.append(offset)
+        self._lengths.append(length)
+
     def __len__(self) -> int:
         return len(self._sessions)
 
@@ -128,6 +139,13 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         item = self._item
         for number in range(len(self._sessions)):
             yield item(number)
+
+    def columns(self) -> Iterator[tuple[str | None, int, int, int, int]]:
+        """Each record as its window (None when it is not an event record: read that
+        one as `self[number]`), seq, log file number, offset and length, in order, no
+        object made (`Catalog.apply` reads a commit's records so)."""
+        return zip(self._sessions, self._seqs, self._file_numbers, self._offsets,
+                   self._lengths)
 
     def _item(self, number: int) -> tuple[RecordPosition, LogRecord]:
         session_id = self._sessions[number]
@@ -234,9 +252,15 @@ class StoreTransaction:
         seq = pending.kept_events + len(pending.new_events)
         stamp = now_milliseconds() if created_at is None else float(created_at)
         record = EventRecord(session_id, seq, stamp, event)
-        position = self._write(record)
+        writer = self._writer
+        try:
+            offset, length = writer.write_place(record)
+        except DecodeError as error:
+            raise InputError(str(error)) from None
+        file_number = writer.file_number
+        self._records.append_event(session_id, seq, stamp, file_number, offset, length)
         self._pending[session_id] = pending
-        pending.new_events.append(position)
+        pending.new_events.append_at(file_number, offset, length)
         self._note_change(record)
         return seq
 
