@@ -63,7 +63,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine.backends.reference.row_spool import CHUNK_ROWS, RowSpool, SpooledWindow
-from engine.backends.reference.spooled_tail import SpooledTail
 from engine.config import EngineConfig
 from engine.errors import StoreError
 from engine.index.inverted_index import InvertedIndex
@@ -80,8 +79,8 @@ from engine.transcript.changes import (
     ChangeTaker,
     EventAppended,
     SessionDeleted,
-    TranscriptReplaced,
     TransactionWindows,
+    TranscriptReplaced,
     WindowPut,
 )
 
@@ -89,6 +88,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from engine.backends.reference.indexing import IndexedStore
+    from engine.backends.reference.spooled_tail import SpooledTail
     from engine.index.documents import DocumentRecord
 
 
@@ -311,7 +311,7 @@ class StreamedIndexing:
             entry, action = self._owner._apply_appended(stored, self.held.keys(), pending,
                                                         self._windows)
             if action == "skip" or action == "dirty":  # left dirty: its tail is kept
-                if self.spool_tails:
+                if self.spool_tails and stored.session_id not in self.held:
                     self._tail_take(stored, entry)
             elif self.tails and stored.session_id in self.tails:
                 self._forget_tail(stored.session_id)
@@ -327,13 +327,15 @@ class StreamedIndexing:
 
     def _tail_take(self, stored: StoredEvent, entry: IndexEntry | None) -> None:
         """Keep an event of a window the transaction left dirty in the window's tail
-        (`spooled_tail`), from the first such event on; a held window keeps none (its
-        rows are the hold's), nor one whose tail was broken in this transaction."""
+        (`spooled_tail`), from the first such event on; not a window whose tail was
+        broken in this transaction (nor a held one: its rows are the hold's, `take`)."""
         session_id = stored.session_id
         tail = self.tails.get(session_id)
         if tail is None:
-            if session_id in self.held or session_id in self._untailed:
+            if session_id in self._untailed:
                 return
+            from engine.backends.reference.spooled_tail import SpooledTail  # the first tail
+
             if self._spool is None:
                 self._spool = RowSpool()
             tail = self.tails[session_id] = SpooledTail(self._spool, session_id, stored.seq,
