@@ -59,7 +59,7 @@ from engine.index.row_columns import RowColumns
 from engine.index.view import IndexView
 from engine.query.ast import Phrase, QueryPlan
 from engine.query.cjk import substring_matches
-from engine.score.bm25 import bm25, inverse_document_frequency
+from engine.score.bm25 import bm25, inverse_document_frequency, phrase_bm25
 from engine.search.order import RankedRow, order_rows, sqlite_value_key
 from engine.search.scope import Scope
 
@@ -80,6 +80,22 @@ class _ScoreMemo(dict):
     def __missing__(self, key: tuple[int, ...]) -> float:
         value = bm25(zip(self.idfs, key[1:]), key[0], self.average)
         self[key] = value
+        return value
+
+
+class _PhraseScoreMemo(dict):
+    """`_ScoreMemo` of a query of one phrase: bm25 of a row from its key `(D, f)`, by
+    `score.bm25.phrase_bm25` (the same bits as `bm25` of the one pair)."""
+
+    __slots__ = ("average", "idf")
+
+    def __init__(self, idf: float, average: float) -> None:
+        super().__init__()
+        self.idf = idf
+        self.average = average
+
+    def __missing__(self, key: tuple[int, int]) -> float:
+        value = self[key] = phrase_bm25(self.idf, key[1], key[0], self.average)
         return value
 
 
@@ -412,8 +428,8 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
     if mask is not None:
         groups = view.rows.groups
         keep = lambda doc_id: bool(mask[groups[doc_id]])
-    memo = _ScoreMemo([inverse_document_frequency(view.document_count, len(columns))],
-                      view.average_length)
+    memo = _PhraseScoreMemo(inverse_document_frequency(view.document_count, len(columns)),
+                            view.average_length)
     chosen = best_rows_by_impact(view.term_impacts(term, prefix=phrase.prefix),
                                  lambda frequency, length: memo[(length, frequency)], keep, count)
     full = len(chosen) >= count  # the walk stops once `count` kept rows are out
@@ -421,12 +437,10 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
         chosen = _not_worse(chosen, rank_bound)
     chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
-    ranked = [
-        RankedRow(view.document(doc_id), rank,
-                  tuple((0, start, 1) for start in columns.positions_of(doc_id)),
-                  by_substring=False)
-        for doc_id, rank in chosen
-    ]
+    document, positions_of, zeros, ones = view.document, columns.positions_of, repeat(0), repeat(1)
+    ranked = [RankedRow(document(doc_id), rank, tuple(zip(zeros, positions_of(doc_id), ones)),
+                        False)
+              for doc_id, rank in chosen]
     return order_rows(ranked, "relevance", count), full
 
 
@@ -496,7 +510,7 @@ def _listed_phrase_rows(view: IndexView, found: PhraseRows, scope: Scope, role: 
 
 def _phrase_ranking(view: IndexView, scope: Scope, role: str | None, matching: int,
                     count: int, rank_bound: float | None
-                    ) -> tuple[Callable[[int], bool] | None, _ScoreMemo, float | None]:
+                    ) -> tuple[Callable[[int], bool] | None, _PhraseScoreMemo, float | None]:
     """What ranking the `matching` rows of a query of one phrase needs: the scope test
     (None: every row is in scope), the scores, and the ceiling of the walk: when every
     matching row is in scope, `matching` says whether `count` rows match, and a merged
@@ -506,8 +520,8 @@ def _phrase_ranking(view: IndexView, scope: Scope, role: str | None, matching: i
     if mask is not None:
         groups = view.rows.groups
         keep = lambda doc_id: bool(mask[groups[doc_id]])
-    memo = _ScoreMemo([inverse_document_frequency(view.document_count, matching)],
-                      view.average_length)
+    memo = _PhraseScoreMemo(inverse_document_frequency(view.document_count, matching),
+                            view.average_length)
     return keep, memo, rank_bound if mask is None and matching >= count else None
 
 
@@ -524,11 +538,9 @@ def _ordered_phrase_rows(view: IndexView, chosen: list[tuple[int, float]],
         chosen = _not_worse(chosen, rank_bound)
     chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
-    ranked = [
-        RankedRow(view.document(doc_id), rank,
-                  tuple((0, start, width) for start in starts(doc_id)), by_substring=False)
-        for doc_id, rank in chosen
-    ]
+    document, zeros, widths = view.document, repeat(0), repeat(width)
+    ranked = [RankedRow(document(doc_id), rank, tuple(zip(zeros, starts(doc_id), widths)), False)
+              for doc_id, rank in chosen]
     return order_rows(ranked, "relevance", count), full
 
 

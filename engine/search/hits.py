@@ -22,6 +22,9 @@ from engine.model import SearchHit
 from engine.results.bounds import ELLIPSIS, bound_snippet
 from engine.search.merge import HitKey
 
+#: `HitKey` made from a tuple of its five fields in C (its generated `__new__` is Python).
+_new_key = tuple.__new__
+
 
 def finite_or_zero(value: Any) -> float:
     """A finite number as float, anything else 0 (§5.2).
@@ -83,8 +86,8 @@ def hit_key(session_key: str, session_id: str, message_id: str, timestamp: Any,
     HitKey(session_key='global', session_id='w', message_id='m', timestamp=0.0, score=1.5)
     """
     score = finite_or_zero(rank)
-    return HitKey(session_key, session_id, message_id, finite_or_zero(timestamp),
-                  -score if score else 0.0)
+    return _new_key(HitKey, (session_key, session_id, message_id, finite_or_zero(timestamp),
+                             -score if score else 0.0))
 
 
 def whole_hit(key: HitKey, role: str, excerpt: str,

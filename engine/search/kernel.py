@@ -163,9 +163,10 @@ def hit_keys(run: KernelRun) -> list[HitKey]:
     """The merge keys of the hits of `run` (`engine.search.hits.hit_key`), in order: of
     its first `limit` rows."""
     session_keys = run.scope.session_keys
-    return [hit_key(session_keys[record.session_id], record.session_id, record.message_id,
-                    record.timestamp, row.rank)
-            for row in run.rows[: run.limit] for record in (row.record,)]
+    return [hit_key(session_keys[session_id], session_id, record.message_id, record.timestamp,
+                    row.rank)
+            for row in run.rows[: run.limit]
+            for record in (row.record,) for session_id in (record.session_id,)]
 
 
 def finished_hits(
