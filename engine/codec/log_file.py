@@ -140,6 +140,19 @@ def encode_log_record(record: LogRecord) -> bytes:
     return encode_frame(encode_payload(encode_log_value(record)))
 
 
+def encode_event_record(session_id: str, seq: int, created_at: float,
+                        event: dict[str, Any]) -> bytes:
+    """`encode_log_record` of `EventRecord(session_id, seq, created_at, event)`, from its
+    fields (a transaction's event, written without making the record).
+
+    >>> encode_event_record("s1", 3, 5, {"a": 1}) == encode_log_record(
+    ...     EventRecord("s1", 3, 5, {"a": 1}))
+    True
+    """
+    return encode_frame(encode_payload([EVENT_TAG, session_id, seq, float(created_at),
+                                        event]))
+
+
 # --------------------------------------------------------------------------------------
 # Decoding
 # --------------------------------------------------------------------------------------

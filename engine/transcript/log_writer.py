@@ -15,9 +15,15 @@ is the only code that changes a log file outside compaction, and the layout it k
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from engine.codec.framing import HEADER_SIZE, encode_footer, encode_header, update_crc
-from engine.codec.log_file import CommitRecord, LogRecord, encode_log_record
+from engine.codec.log_file import (
+    CommitRecord,
+    LogRecord,
+    encode_event_record,
+    encode_log_record,
+)
 from engine.config import EngineConfig
 from engine.directory import AppendHandle, Directory
 from engine.errors import FileSystemError, StoreError
@@ -88,10 +94,21 @@ class LogWriter:
 
     def write_place(self, record: LogRecord) -> tuple[int, int]:
         """`write`, returning where the record went as its offset and length in log file
-        `file_number` (no `RecordPosition` made: a transaction's event records)."""
+        `file_number` (no `RecordPosition` made)."""
         if self._failed is not None:
             self._check_usable()
-        data = encode_log_record(record)
+        return self._append(encode_log_record(record))
+
+    def write_event(self, session_id: str, seq: int, created_at: float,
+                    event: dict[str, Any]) -> tuple[int, int]:
+        """`write_place` of `EventRecord(session_id, seq, created_at, event)`, given as
+        its fields (a transaction's event: no record made)."""
+        if self._failed is not None:
+            self._check_usable()
+        return self._append(encode_event_record(session_id, seq, created_at, event))
+
+    def _append(self, data: bytes) -> tuple[int, int]:
+        """Append one framed record; its offset and length."""
         handle = self._handle
         offset = handle.size() if handle is not None else 0
         if offset == 0:

@@ -41,6 +41,7 @@ from engine.transcript.catalog import Catalog, EventPositions
 from engine.transcript.changes import (
     Change,
     ChangeTaker,
+    EventAppended,
     StreamingFollower,
     TranscriptReplaced,
     change_of,
@@ -251,17 +252,17 @@ class StoreTransaction:
             self._catalog.entries[session_id].events.load()
         seq = pending.kept_events + len(pending.new_events)
         stamp = now_milliseconds() if created_at is None else float(created_at)
-        record = EventRecord(session_id, seq, stamp, event)
-        writer = self._writer
+        writer = self._writer  # the record, written and kept from its fields
         try:
-            offset, length = writer.write_place(record)
+            offset, length = writer.write_event(session_id, seq, stamp, event)
         except DecodeError as error:
             raise InputError(str(error)) from None
         file_number = writer.file_number
         self._records.append_event(session_id, seq, stamp, file_number, offset, length)
         self._pending[session_id] = pending
         pending.new_events.append_at(file_number, offset, length)
-        self._note_change(record)
+        if self._taker is not None or self._changes is not None:  # `change_of` its record
+            self._keep(EventAppended(StoredEvent(session_id, seq, event, stamp)))
         return seq
 
     def replace_transcript(
