@@ -428,7 +428,9 @@ def best_listed_rows(
     >>> best_listed_rows([0, 2, 5], [1, 2, 1], [4, 0, 5, 0, 0, 2], rank, None, 2, -0.45)
     [(5, -0.5)]
     """
-    ids, instances_of = list(doc_ids), list(counts)  # rebound below, never changed
+    # Rebound below, never changed: a caller's lists are read as they are.
+    ids = doc_ids if doc_ids.__class__ is list else list(doc_ids)
+    instances_of = counts if counts.__class__ is list else list(counts)
     row_lengths = list(map(lengths.__getitem__, ids))
     if ceiling is not None and ids:
         # No row ranked worse than the ceiling is returned, and when `count` rows are
@@ -445,7 +447,8 @@ def best_listed_rows(
     if not ids:
         return []
     by_count: dict[int, list[int]]
-    if instances_of.count(instances_of[0]) == len(instances_of):  # one count (common)
+    one_count = instances_of.count(instances_of[0]) == len(instances_of)  # (common)
+    if one_count:
         by_count = {instances_of[0]: row_lengths}
     else:
         by_count = {}
@@ -460,6 +463,12 @@ def best_listed_rows(
     threshold = heapq.nsmallest(count, best)[-1] if len(best) >= count else None
     if ceiling is not None:
         threshold = ceiling if threshold is None else min(threshold, ceiling)
+    if threshold is not None and one_count:  # `_not_longer` of one cut, in C
+        instances = instances_of[0]
+        longest = _LongestLengths(rank_of, threshold, max(row_lengths))[instances]
+        chosen = list(map(le, row_lengths, repeat(longest)))
+        ids, row_lengths = list(compress(ids, chosen)), list(compress(row_lengths, chosen))
+        return list(zip(ids, map(rank_of, repeat(instances), row_lengths)))
     if threshold is not None:
         chosen = _not_longer(row_lengths, instances_of,
                              _LongestLengths(rank_of, threshold, max(row_lengths)))
