@@ -5,12 +5,15 @@ other terms files, a text record and a term record at a time: the merged row tab
 (`merged_table`, from the source tables' columns alone), the text records re-cut from
 the sources' (`merged_text_bodies`, one source record read at a time), the term records
 kept apart on a scratch file while the postings file is written (`TermRecordSpool`),
-and the file itself (`write_terms_file`, table first with zero offsets, then patched).
+and the file itself (`write_terms_file`, table first with zero offsets, then patched);
+and the terms file of rows held in memory written the same way (`write_rows_terms_file`:
+a write buffer's flush, whose encoded records are then never held all at once).
 Must not touch: files (it is handed a `FileSink`), index types, which rows are live (a
 caller names the deleted doc ids).
 
 `engine.codec.terms_file.encode_terms_file` is the oracle: for the same rows, terms and
-group prefix, `write_terms_file` writes the same bytes (`tests/codec/test_terms_stream.py`).
+group prefix, `write_terms_file` and `write_rows_terms_file` write the same bytes
+(`tests/codec/test_terms_stream.py`).
 What it holds at once: the new table's per-slot columns (`COLUMN_BYTES_PER_SLOT` bytes a
 slot), one source and one new text record, `TERMS_PER_RECORD` term entries, and the first
 term and size of each term record.
@@ -29,8 +32,10 @@ from engine.codec.terms_file import (
     MAGIC,
     ROWS_PER_TEXT_RECORD,
     TERMS_PER_RECORD,
+    DocumentRow,
     RowTable,
     TermEntry,
+    build_table,
     columns_record_pieces,
     encode_table_record,
     encode_term_record,
@@ -243,3 +248,16 @@ def write_terms_file(
     rest_length = position - HEADER_SIZE - len(table_record)
     records_crc = combine_crc(update_crc(0, real_table_record), rest_crc, rest_length)
     sink.write(encode_footer(records, records_crc))
+
+
+def write_rows_terms_file(
+    sink: FileSink, rows: Sequence[DocumentRow], entries: Sequence[TermEntry],
+    group_prefix: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Write `encode_terms_file(rows, entries, group_prefix)` to `sink` (which holds
+    nothing yet) a record at a time: the same bytes, without the whole file and its
+    encoded text records held at once (a write buffer's flush)."""
+    table, bodies = build_table(rows, entries, group_prefix)
+    term_records = (encode_term_record(entries[begin: begin + TERMS_PER_RECORD])
+                    for begin in range(0, len(entries), TERMS_PER_RECORD))
+    write_terms_file(sink, table, bodies, term_records)

@@ -6,7 +6,8 @@ byte layouts (`engine.codec.*_file`), transcripts, search.
 
 Call order of a flush (the manifest is the commit point, written last and atomically):
 
-1. write the new segment's postings file, then its terms file (`write_atomic`: durable);
+1. write the new segment's postings file, then its terms file (durable: `write_atomic`,
+   `open_atomic`);
 2. write the manifest naming the new segment list, the tombstones, the window states and
    the transcript-store generation the index now reflects (`write_atomic`);
 3. only then remove files no manifest names any more (merged-away segments, or leftovers
@@ -32,15 +33,15 @@ A tier merge of flushed segments streams (`_write_merged_segment`): each term's 
 list goes to the new postings file as it is made, and the terms file is written from
 the sources' columns, text records and the new term records one record at a time
 (`engine.codec.terms_stream`, `Directory.open_atomic`), so what it holds does not grow
-with the texts and files it merges; so does `merge_index` when nothing is buffered. The
-merge from records held whole (`_write_segment`) is their oracle, and still writes a
-flush.
+with the texts and files it merges; so does `merge_index` when nothing is buffered. A
+flush writes the buffer's files a record at a time too (`_write_buffered_segment`). The
+files written from records held whole (`_write_segment`) are their oracle.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from engine.codec.group_table import StoredGroups
 from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
@@ -51,12 +52,18 @@ from engine.codec.postings_file import (
     encode_postings_file,
     read_posting_record,
 )
-from engine.codec.terms_file import check_terms_file, encode_terms_file, open_terms_file
+from engine.codec.terms_file import (
+    DocumentRow,
+    check_terms_file,
+    encode_terms_file,
+    open_terms_file,
+)
 from engine.codec.terms_stream import (
     TermRecordSpool,
     live_bounds,
     merged_table,
     merged_text_bodies,
+    write_rows_terms_file,
     write_terms_file,
 )
 from engine.config import EngineConfig
@@ -261,13 +268,9 @@ def _next_segment_name(directory: Directory, index: InvertedIndex) -> str:
     return f"segment-{max(numbers) + 1:06d}"
 
 
-def _write_segment(
-    directory: Directory,
-    name: str,
-    documents: Sequence[DocumentRecord],
-    postings: tuple[bytes, dict[str, tuple[int, int, int]]],
-    previous: Segment | None = None,
-) -> FrozenSegment:
+def _write_segment(directory: Directory, name: str, documents: Sequence[DocumentRecord],
+                   postings: tuple[bytes, dict[str, tuple[int, int, int]]],
+                   previous: Segment | None = None) -> FrozenSegment:
     """Write one segment's two files durably and return it opened from them.
 
     `postings` is the encoded postings file and its slots (`engine.codec.postings_file`,
@@ -276,13 +279,32 @@ def _write_segment(
     """
     terms_name, postings_name = segment_file_names(name)
     postings_data, slots = postings
-    rows = [
-        (r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
-        for r in documents
-    ]
     entries = [(term, *slot) for term, slot in slots.items()]
     directory.write_atomic(postings_name, postings_data)
-    directory.write_atomic(terms_name, encode_terms_file(rows, entries, _group_prefix(previous)))
+    directory.write_atomic(terms_name, encode_terms_file(
+        _document_rows(documents), entries, _group_prefix(previous)))
+    return load_segment(directory, name, previous)
+
+
+def _document_rows(documents: Sequence[DocumentRecord]) -> list[DocumentRow]:
+    return [(r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
+            for r in documents]
+
+
+def _write_buffered_segment(directory: Directory, name: str, documents: Sequence[DocumentRecord],
+                            lists: Iterable[MergedList], previous: Segment | None) -> FrozenSegment:
+    """`_write_segment` of a write buffer's rows and `lists` (its `posting_columns`),
+    each file written a record at a time (`PostingsFileWriter`, `write_rows_terms_file`,
+    `Directory.open_atomic`): the same files, without either held whole."""
+    terms_name, postings_name = segment_file_names(name)
+    with directory.open_atomic(postings_name) as postings_file:
+        postings = PostingsFileWriter(postings_file.write)
+        entries = [(term, *postings.add(doc_ids, *columns)) for term, doc_ids, *columns in lists]
+        postings.finish()
+        postings_file.commit()
+    with directory.open_atomic(terms_name) as terms_file:
+        write_rows_terms_file(terms_file, _document_rows(documents), entries, _group_prefix(previous))
+        terms_file.commit()
     return load_segment(directory, name, previous)
 
 
@@ -518,11 +540,13 @@ def _live_records(segment: Segment, deleted: set[int]) -> Iterator[DocumentRecor
 
 
 def buffer_segment(directory: Directory, index: InvertedIndex, segments: Sequence[Segment],
-                   previous: Segment | None) -> None:
+                   previous: Segment | None, *, streamed: bool = True) -> None:
     """Write the live rows of `index`'s buffer as a new segment's files (durable, named
     by no manifest yet), then make `segments` and that segment the index's segments and
     empty its buffer (its rows' tombstones dropped). `previous` is the segment before
-    it, whose group table starts the new one's (`_write_segment`).
+    it, whose group table starts the new one's (`_write_segment`). Its files are
+    written a record at a time (`_write_buffered_segment`), or held whole when not
+    `streamed` (the oracle): the same bytes.
 
     A flush commits the manifest after it; an open transaction's rows
     (`engine.backends.reference.streaming`) are written so as they are read, and named
@@ -533,8 +557,10 @@ def buffer_segment(directory: Directory, index: InvertedIndex, segments: Sequenc
     segments = list(segments)
     if live:
         name = _next_segment_name(directory, index)
-        postings = encode_postings_file(buffer.posting_columns(index.deleted))
-        segments.append(_write_segment(directory, name, live, postings, previous))
+        lists = buffer.posting_columns(index.deleted)
+        segments.append(
+            _write_buffered_segment(directory, name, live, lists, previous) if streamed
+            else _write_segment(directory, name, live, encode_postings_file(lists), previous))
     index.deleted.difference_update(buffer.documents)
     index.replace_segments(segments)
 

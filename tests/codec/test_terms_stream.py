@@ -24,6 +24,7 @@ from engine.codec.terms_stream import (
     live_bounds,
     merged_table,
     merged_text_bodies,
+    write_rows_terms_file,
     write_terms_file,
 )
 from engine.directory.handles import BytesAtomicWriter
@@ -84,6 +85,23 @@ def test_streamed_terms_file_is_the_file_encoded_whole(draws, cuts, terms, prefi
     write_terms_file(out, table, texts, term_records.records())
     expected = encode_terms_file(live, entries, prefix)
     assert written(out) == expected
+    check_terms_file(written(out), "t")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(row_strategy, min_size=1, max_size=200), st.integers(0, 2 * TERMS_PER_RECORD + 5),
+       st.sampled_from([(), (("w9", "tool"),), (("w1", "user"), ("w2", "assistant"))]))
+def test_rows_written_a_record_at_a_time_are_the_file_encoded_whole(draws, terms, prefix):
+    """A write buffer's flush (`write_rows_terms_file`): the same bytes as
+    `encode_terms_file` of the same rows, terms and group prefix (its oracle)."""
+    rows, doc_id = [], 0
+    for step, session, role, timestamp, text, length, _delete in draws:
+        doc_id += step
+        rows.append((doc_id, session, f"m{doc_id}", role, timestamp, length, doc_id * 3, text))
+    entries = [(f"t{number:05d}", 1 + number % 4, 16 + number, 9) for number in range(terms)]
+    out = sink()
+    write_rows_terms_file(out, rows, entries, prefix)
+    assert written(out) == encode_terms_file(rows, entries, prefix)
     check_terms_file(written(out), "t")
 
 
