@@ -243,8 +243,10 @@ class StreamedIndexing:
         self._windows: TransactionWindows | None = None
         #: The open transaction's rows, from `start` to the commit or `discard`.
         self.pending: PendingRows | None = None
-        #: The buffer's rows at which it is written next (later after a failed write).
+        #: The buffer's rows at which it is written next (later after a failed write),
+        #: and the rows of a segment it writes (`segment_rows` of its config).
         self._write_at = 0
+        self._segment_rows = 0
         #: How many transactions were streamed (for tests: the path ran).
         self.started = 0
         #: The buffer's rows as `SHARED_BUFFERS` counts them (`_account`).
@@ -293,7 +295,7 @@ class StreamedIndexing:
         self._windows = windows
         self.pending = PendingRows(committed)
         self.started += 1
-        self._write_at = segment_rows(owner.config)
+        self._write_at = self._segment_rows = segment_rows(owner.config)
         self._counted = 0
         SHARED_BUFFERS.open.add(self)
         for change in written:
@@ -431,13 +433,15 @@ class StreamedIndexing:
         pending = self.pending
         if pending is None:
             return
-        owner = self._owner
         rows = pending.rows
-        self._account(rows)
-        if len(rows.buffer) >= self._write_at:
-            self._write_buffer(owner, rows)
-        elif SHARED_BUFFERS.over_budget(owner.config):
-            SHARED_BUFFERS.write_largest(owner.config)
+        size = len(rows.buffer)
+        shared = SHARED_BUFFERS
+        shared.rows += size - self._counted  # `_account`, inline: once a change
+        self._counted = size
+        if size >= self._write_at:
+            self._write_buffer(self._owner, rows)
+        elif shared.rows >= max(shared.next_write, self._segment_rows):  # `over_budget`
+            shared.write_largest(self._owner.config)
 
     def _account(self, rows: InvertedIndex) -> None:
         """Count the buffer's rows in the process's budget as they are now."""
