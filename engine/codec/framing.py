@@ -166,6 +166,10 @@ def combine_crc(first_crc: int, second_crc: int, second_length: int) -> int:
 
 
 _PACKERS = threading.local()
+#: A packer keeps the buffer of the largest value it packed for as long as it lives; one
+#: that packed a value longer than this many bytes (a checkpoint's record, a large
+#: segment's table) is let go after it, so that buffer is freed at once.
+PACKER_KEPT_BYTES = 1 << 20
 
 
 def encode_payload(value: Any) -> bytes:
@@ -180,15 +184,23 @@ def encode_payload(value: Any) -> bytes:
     >>> lone = "a" + chr(0xD800) + "b"
     >>> decode_payload(encode_payload(lone)) == lone
     True
+    >>> large = ["x" * 1000] * (PACKER_KEPT_BYTES // 1000 + 1)
+    >>> encode_payload(large) == msgpack.packb(large, use_bin_type=True)
+    True
+    >>> encode_payload([1, "é"]) == msgpack.packb([1, "é"], use_bin_type=True)
+    True
     """
     packer = getattr(_PACKERS, "packer", None)
     if packer is None:  # one reusable packer per thread (msgpack.packb makes one per call)
         packer = _PACKERS.packer = msgpack.Packer(use_bin_type=True,
                                                   unicode_errors="surrogatepass")
     try:
-        return packer.pack(value)  # resets itself after a value and after an error
+        data: bytes = packer.pack(value)  # resets itself after a value and after an error
     except (TypeError, ValueError, OverflowError) as error:
         raise DecodeError(f"value cannot be stored: {error}") from None
+    if len(data) > PACKER_KEPT_BYTES:
+        _PACKERS.packer = None
+    return data
 
 
 def decode_payload(payload: bytes, *, use_list: bool = True) -> Any:
