@@ -104,6 +104,18 @@ class TranscriptAppender(Protocol):
         ...
 
 
+class ShapedAppender(Protocol):
+    """A transaction that appends an event an importer already checked with
+    `events.validation_problem` (a reader's `shaped` event) making only the rest of
+    `check_event` (`validation.check_shaped_event`), so the event is not checked twice:
+    the reference backend's and the partitioned store's (which routes it)."""
+
+    def append_shaped_event(self, session_id: str, event: dict[str, Any],
+                            created_at: float | None = None) -> int:
+        """`append_event` of an event found shaped; its seq."""
+        ...
+
+
 class ImportBatch:
     """The state of one import inside its transaction."""
 
@@ -123,6 +135,11 @@ class ImportBatch:
         #: Hand each new window's transcript to the transaction whole
         #: (`whole_transcript`); only an import that reconciles after it does.
         self.whole_windows = whole_windows and isinstance(transaction, TranscriptAppender)
+        #: Appends a `shaped` event without checking it twice, when the transaction can
+        #: (a `ShapedAppender`'s method, asked by name), else `append_event`.
+        appender = getattr(transaction, "append_shaped_event", None)
+        self._append_shaped: Callable[[str, dict[str, Any], float | None], int] = (
+            appender if appender is not None else transaction.append_event)
         #: The most events of one window held to hand it whole (`WHOLE_WINDOW_EVENTS`).
         self.held_events = held_events
         #: Windows this import added that hold no event yet.
@@ -350,11 +367,12 @@ class ImportBatch:
                 if len(holding[1]) >= self.held_events:  # too long to hold: as before
                     self._holding = None
                     for held, held_stamp in zip(holding[1], holding[2], strict=True):
-                        self.transaction.append_event(session_id, held, created_at=held_stamp)
+                        self._append_shaped(session_id, held, held_stamp)  # checked above
                     holding[1].clear()
             elif replacement is None:
                 self._fresh.discard(session_id)
-                seq = self.transaction.append_event(session_id, event, created_at=stamp)
+                seq = (self._append_shaped if shaped else self.transaction.append_event)(
+                    session_id, event, stamp)
             else:
                 check_event(session_id, event, stamp)
                 seq = len(replacement)

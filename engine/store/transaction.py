@@ -150,6 +150,24 @@ class PartitionedTransaction(BackendTransaction):
         self._record(agent_id, "append_event", (session_id, event, created_at))
         return seq
 
+    def append_shaped_event(self, session_id: str, event: dict[str, Any],
+                            created_at: float | None = None) -> int:
+        """`append_event` of an event an importer already checked with
+        `events.validation_problem` (`engine.ingest.batch.ShapedAppender`): the
+        partition's `append_shaped_event` when it has one, else its `append_event`."""
+        agent_id = self._agent_of(session_id)
+        if agent_id is None:
+            from engine.transcript.validation import check_shaped_event
+
+            check_shaped_event(session_id, event, created_at)
+            raise unknown_session(session_id)
+        transaction = self._partition_transaction(agent_id)
+        appender = getattr(transaction, "append_shaped_event", None)
+        seq = (appender(session_id, event, created_at) if appender is not None
+               else transaction.append_event(session_id, event, created_at))
+        self._record(agent_id, "append_event", (session_id, event, created_at))
+        return seq
+
     def append_transcript(self, session_id: str, events: Sequence[dict[str, Any]],
                           created_at: Sequence[float | None]) -> int:
         """Append the whole transcript of a window that holds no event yet, its events

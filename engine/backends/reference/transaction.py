@@ -34,6 +34,7 @@ from engine.transcript.validation import (
     check_event,
     check_privacy_change,
     check_replacement,
+    check_shaped_event,
     check_window,
 )
 
@@ -70,6 +71,17 @@ class ReferenceTransaction(BackendTransaction):
     ) -> int:
         """Append one event to an existing window; return its seq."""
         check_event(session_id, event, created_at)
+        if self._follower is not None:
+            self._follower.extended(session_id)
+        return self._transaction.append_event(session_id, event, created_at)
+
+    def append_shaped_event(self, session_id: str, event: dict[str, Any],
+                            created_at: float | None = None) -> int:
+        """`append_event` of an event an importer already checked with
+        `events.validation_problem` (`engine.ingest.batch.ShapedAppender`): the rest of
+        `check_event` is made here (`check_shaped_event`, the same messages), so the event
+        is not checked twice."""
+        check_shaped_event(session_id, event, created_at)
         if self._follower is not None:
             self._follower.extended(session_id)
         return self._transaction.append_event(session_id, event, created_at)
