@@ -550,6 +550,7 @@ def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,
     with _source_errors(source.path):
         append_events(source.path, _consumed_events(source, notes, consumed),
                       source.window.session_id, batch, source.seen)
+    source.seen = None  # written: its ids need not live until the commit (every source's would)
     appended = batch.event_count - before
     held = (0 if fresh else source.held) + appended
     if consumed:
