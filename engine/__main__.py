@@ -1,5 +1,5 @@
 """Allow `python -m engine ...` as a synonym for the `session-search` console script."""
 
-from engine.cli import main
+from engine.cli import program
 
-raise SystemExit(main())
+raise SystemExit(program())

@@ -29,7 +29,11 @@ program's usage).
 
 A Ctrl-C ends the program with `session-search: interrupted` and exit status 1 whenever
 it comes once this module starts loading (while its own imports run, the command line is
-read, or a command runs), never with a traceback.
+read, or a command runs), never with a traceback. One that comes once the command has
+ended (its work done and said, its status known) is ignored: the program's entry
+(`program`, the console script's and `python -m engine`'s) stops listening for it before
+the interpreter shuts down, where it would be printed as an exception ignored in
+`threading._shutdown`.
 
 A reader that closes standard output early (`session-search search ... | head -1`) ends
 the command quietly with exit status 0: no traceback, no "Exception ignored" line.
@@ -48,6 +52,7 @@ try:  # a Ctrl-C while the program is still loading ends it as one during a comm
     import argparse
     import importlib
     import os
+    import signal
     from collections.abc import Collection, Sequence
 
     from engine import __version__
@@ -124,6 +129,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # a Ctrl-C while the command line is still being read
         print("session-search: interrupted", file=sys.stderr)
         return 1
+
+
+def program() -> int:
+    """The program's entry (the console script, `python -m engine`): `main` on the
+    process's arguments; then a Ctrl-C no longer interrupts (the command has ended, and
+    only the interpreter's shutdown is left), so a late one prints nothing."""
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program's process only, never a caller's
+    return status
 
 
 def _run(arguments: list[str]) -> int:

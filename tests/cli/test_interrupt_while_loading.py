@@ -44,3 +44,26 @@ def test_the_same_run_without_an_interrupt_prints_the_version() -> None:
                                check=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip()
+
+
+#: The program's entry, then a Ctrl-C once it has returned (what a user's late Ctrl-C, or
+#: a signal racing the end of an import, does while the interpreter shuts down).
+LATE_INTERRUPT_RUN = r"""
+import os, signal, sys
+from engine.cli import program
+sys.argv = ["session-search", "search", "--store", sys.argv[1], "anything"]
+status = program()
+os.kill(os.getpid(), signal.SIGINT)
+raise SystemExit(status)
+"""
+
+
+def test_a_ctrl_c_after_the_command_has_ended_prints_nothing(tmp_path: Path) -> None:
+    """The command's own status and error line, and nothing of the interrupt (before
+    `program` stopped listening, it ended as a `KeyboardInterrupt` traceback)."""
+    missing = tmp_path / "no-store-here"
+    completed = subprocess.run([sys.executable, "-c", LATE_INTERRUPT_RUN, str(missing)],
+                               cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.startswith("session-search: error: "), completed.stderr
+    assert "KeyboardInterrupt" not in completed.stderr and "Traceback" not in completed.stderr
