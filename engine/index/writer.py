@@ -287,6 +287,7 @@ def _write_segment(directory: Directory, name: str, documents: Sequence[Document
 
 
 def _document_rows(documents: Sequence[DocumentRecord]) -> list[DocumentRow]:
+    """The rows of a terms file (`engine.codec.terms_file.DocumentRow`) of `documents`."""
     return [(r.doc_id, r.session_id, r.message_id, r.role, r.timestamp, r.length, r.seq, r.text)
             for r in documents]
 

@@ -89,26 +89,23 @@ class LogWriter:
         """Append one record of the open transaction; return where it went. (Once an
         event of an import: the handle's checks are made only when no file is open or
         it is empty, and the write is guarded inline, as `_guarded` does.)"""
-        offset, length = self.write_place(record)
-        return RecordPosition(self.file_number, offset, length)
-
-    def write_place(self, record: LogRecord) -> tuple[int, int]:
-        """`write`, returning where the record went as its offset and length in log file
-        `file_number` (no `RecordPosition` made)."""
-        if self._failed is not None:
+        if self._failed is not None:  # before encoding: a failed log refuses first
             self._check_usable()
-        return self._append(encode_log_record(record))
+        offset, length = self._append(encode_log_record(record))
+        return RecordPosition(self.file_number, offset, length)
 
     def write_event(self, session_id: str, seq: int, created_at: float,
                     event: dict[str, Any]) -> tuple[int, int]:
-        """`write_place` of `EventRecord(session_id, seq, created_at, event)`, given as
-        its fields (a transaction's event: no record made)."""
+        """`write` of `EventRecord(session_id, seq, created_at, event)`, given as its
+        fields (a transaction's event: no record made); where it went as its offset and
+        length in log file `file_number` (no `RecordPosition` made)."""
         if self._failed is not None:
             self._check_usable()
         return self._append(encode_event_record(session_id, seq, created_at, event))
 
     def _append(self, data: bytes) -> tuple[int, int]:
-        """Append one framed record; its offset and length."""
+        """Append one framed record (the log is usable: the caller checked); its offset
+        and length."""
         handle = self._handle
         offset = handle.size() if handle is not None else 0
         if offset == 0:

@@ -94,14 +94,13 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     def append(self, position: RecordPosition, record: LogRecord) -> None:
         """Keep `record`, written at `position` (an event record's event is not kept)."""
         if isinstance(record, EventRecord):
-            self._sessions.append(record.session_id)
-            self._seqs.append(record.seq)
-            self._stamps.append(record.created_at)
-        else:
-            self._others[len(self._sessions)] = (position, record)
-            self._sessions.append(None)
-            self._seqs.append(0)
-            self._stamps.append(0.0)
+            self.append_event(record.session_id, record.seq, record.created_at,
+                              position.file_number, position.offset, position.length)
+            return
+        self._others[len(self._sessions)] = (position, record)
+        self._sessions.append(None)
+        self._seqs.append(0)
+        self._stamps.append(0.0)
         self._file_numbers.append(position.file_number)
         self._offsets.append(position.offset)
         self._lengths.append(position.length)

@@ -44,7 +44,8 @@ def test_an_event_written_from_its_fields_is_the_clear_paths_record(
             position = writer.commit(record)
             place = (position.offset, position.length)
         else:
-            place = writer.write_place(record)
+            position = writer.write(record)
+            place = (position.offset, position.length)
         assert place == (HEADER_SIZE + len(expected), len(data))
         expected += data
     writer.flush()

@@ -493,30 +493,26 @@ class IndexedStore:
     def _rows_read_back(self, session_id: str, seqs: Sequence[int], size: int,
                         tail: SpooledTail | None = None
                         ) -> Iterator[Iterator[tuple[IndexEntry, list[str]]]]:
-        """The rows of window `session_id`'s events `seqs`, read from the log `size` at a
-        time: one run of (entry, terms) a read; with `tail`, the entries of the seqs it
-        holds taken from it instead (`spooled_tail`), the same runs."""
-        if tail is None:
-            for run in self.store.event_runs(session_id, seqs, size=size):
-                yield ((entry, self._terms(entry.text))
-                       for entry in map(extract_index_entry, run) if entry is not None)
-            return
-        entries = tail.entries()
+        """The rows of window `session_id`'s events `seqs`, `size` seqs a run: one run of
+        (entry, terms) at a time, read from the log; with `tail`, the entries of the
+        seqs it holds taken from it instead (`spooled_tail`), the same runs."""
+        entries = None if tail is None else tail.entries()
         for first in range(0, len(seqs), size):
-            yield self._tail_run_rows(session_id, seqs[first:first + size], tail.start, entries)
+            yield self._run_rows(session_id, seqs[first:first + size], tail, entries)
 
-    def _tail_run_rows(self, session_id: str, seqs: Sequence[int], start: int,
-                       entries: TailEntries) -> Iterator[tuple[IndexEntry, list[str]]]:
-        """One run's rows: those of its seqs before `start` read from the log, the
-        others' entries from the tail's `entries`."""
-        split = bisect_left(seqs, start)
+    def _run_rows(self, session_id: str, seqs: Sequence[int], tail: SpooledTail | None,
+                  entries: TailEntries | None) -> Iterator[tuple[IndexEntry, list[str]]]:
+        """One run's rows: those of its seqs before the tail's start (all of them without
+        a tail) read from the log, the others' entries from the tail's `entries`."""
+        split = len(seqs) if tail is None else bisect_left(seqs, tail.start)
         if split:
-            for run in self.store.event_runs(session_id, seqs[:split], size=len(seqs)):
+            for run in self.store.event_runs(session_id, seqs[:split], size=split):
                 for entry in map(extract_index_entry, run):
                     if entry is not None:
                         yield entry, self._terms(entry.text)
-        for entry in entries.run(seqs[split:]):
-            yield entry, self._terms(entry.text)
+        if entries is not None:
+            for entry in entries.run(seqs[split:]):
+                yield entry, self._terms(entry.text)
 
     def _committed_tail(self, session_id: str) -> SpooledTail | None:
         """The tail the transaction that just committed kept of window `session_id`

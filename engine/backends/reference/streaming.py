@@ -197,9 +197,10 @@ class SharedBuffers:
         #: The rows at which the largest buffer is written next (0: at the budget).
         self.next_write = 0
 
-    def over_budget(self, config: EngineConfig) -> bool:
-        """Whether the buffers hold enough rows for the largest to be written."""
-        return self.rows >= max(self.next_write, segment_rows(config))
+    def over_budget(self, segment_size: int) -> bool:
+        """Whether the buffers hold enough rows for the largest to be written
+        (`segment_size`: `segment_rows` of the config, taken once a transaction)."""
+        return self.rows >= max(self.next_write, segment_size)
 
     def write_largest(self, config: EngineConfig) -> None:
         """Write the largest buffer when it holds `index_flush_documents` rows or more;
@@ -435,17 +436,14 @@ class StreamedIndexing:
             return
         rows = pending.rows
         size = len(rows.buffer)
-        shared = SHARED_BUFFERS
-        shared.rows += size - self._counted  # `_account`, inline: once a change
-        self._counted = size
+        self._account(size)
         if size >= self._write_at:
             self._write_buffer(self._owner, rows)
-        elif shared.rows >= max(shared.next_write, self._segment_rows):  # `over_budget`
-            shared.write_largest(self._owner.config)
+        elif SHARED_BUFFERS.over_budget(self._segment_rows):
+            SHARED_BUFFERS.write_largest(self._owner.config)
 
-    def _account(self, rows: InvertedIndex) -> None:
-        """Count the buffer's rows in the process's budget as they are now."""
-        size = len(rows.buffer)
+    def _account(self, size: int) -> None:
+        """Count the buffer's rows (`size`, as they are now) in the process's budget."""
         SHARED_BUFFERS.rows += size - self._counted
         self._counted = size
 
@@ -458,10 +456,10 @@ class StreamedIndexing:
         previous = segments[-1] if segments else (
             owner._index.segments[-1] if owner._index.segments else None)
         directory = owner.store.directory
-        self._account(rows)
+        self._account(len(rows.buffer))
         try:
             buffer_segment(directory, rows, segments, previous)
-            self._account(rows)  # empty now
+            self._account(len(rows.buffer))  # empty now
             # Merged by tiers as a flush merges (no manifest names these files yet).
             remove_segment_files(directory, merge_tiers(directory, rows, owner.config))
         except (OSError, StoreError) as error:
@@ -491,7 +489,6 @@ class StreamedIndexing:
         self._leave_budget()
         if pending is not None:
             remove_segment_files(self._owner.store.directory, pending.rows.segments)
-
 
 
 def _windows_of(change: Change) -> tuple[str, ...]:
