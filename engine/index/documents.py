@@ -24,8 +24,7 @@ decodes only the small per-row columns; a small cache keeps the records read las
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from engine.model import IndexEntry
 
@@ -62,13 +61,18 @@ class TextSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class DocumentRecord:
+class DocumentRecord(NamedTuple):
     """One index row: its id (insertion order), its message and its length in tokens.
 
     `stored_text` is the text itself, or the `TextSource` (the segment's rows) the
     row was read from (then `non_ascii` is the stored flag). Read the text as `text`; two
     records are equal when their fields and texts are.
+
+    A `NamedTuple`, not a frozen dataclass: every hit is a record made when a search
+    reads it, and a tuple is made in one C call (`tuple.__new__`, as
+    `engine.index.segment_rows` makes them) where a frozen dataclass sets each of its
+    nine fields through `object.__setattr__`. Equality and hashing stay the record's own
+    (below), not the tuple's: the text is compared, not where it is read from.
     """
 
     doc_id: int
@@ -106,8 +110,14 @@ class DocumentRecord:
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DocumentRecord):
-            return NotImplemented
+            # Not a tuple's comparison: a record equals no other tuple (as a dataclass).
+            return False if isinstance(other, tuple) else NotImplemented
         return self._key() == other._key()
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, DocumentRecord):
+            return True if isinstance(other, tuple) else NotImplemented
+        return self._key() != other._key()
 
     def __hash__(self) -> int:
         return hash((self.doc_id, self.session_id, self.message_id, self.length, self.seq))

@@ -24,6 +24,10 @@ from engine.codec.terms_file import NON_ASCII_FLAG, ROWS_PER_TEXT_RECORD, TermsF
 from engine.index.documents import DocumentRecord
 from engine.index.recent_cache import RecentlyUsed
 
+#: A `DocumentRecord` made from the tuple of its nine fields in C (the `NamedTuple`'s
+#: generated `__new__` is Python).
+_new_record = tuple.__new__
+
 #: `bytes.translate` table: a flags byte to 1 when its text is non-ASCII, else 0.
 NON_ASCII_BYTES = bytes((1 if flag & NON_ASCII_FLAG else 0) for flag in range(256))
 
@@ -61,11 +65,11 @@ class SegmentRows(Mapping[int, DocumentRecord]):
         table = self.table
         session_id, role = table.group_table[table.groups[slot]]
         message_id = self._text_record(slot)[0][slot % ROWS_PER_TEXT_RECORD]
-        return DocumentRecord(
+        return _new_record(DocumentRecord, (
             doc_id, session_id, message_id, role, table.timestamp(slot), self,
             table.lengths[slot], table.seqs[slot],
             bool(table.flags[slot] & NON_ASCII_FLAG),
-        )
+        ))
 
     def length_of(self, doc_id: int) -> int:
         """The token count of row `doc_id` (KeyError when the segment has no such row),

@@ -66,6 +66,10 @@ from engine.search.scope import Scope
 if TYPE_CHECKING:  # imported when a phrase is matched (see `top_rows`)
     from engine.search.phrases import PhraseRows
 
+#: A `RankedRow` made from the tuple of its four fields in C (the `NamedTuple`'s
+#: generated `__new__` is Python).
+_new_row = tuple.__new__
+
 
 class _ScoreMemo(dict):
     """bm25 of a row from its key `(D, f_1, ..., f_k)`, computed once per distinct key."""
@@ -438,8 +442,8 @@ def _one_word_rows(view: IndexView, phrase: Phrase, scope: Scope, role: str | No
     chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
     document, positions_of, zeros, ones = view.document, columns.positions_of, repeat(0), repeat(1)
-    ranked = [RankedRow(document(doc_id), rank, tuple(zip(zeros, positions_of(doc_id), ones)),
-                        False)
+    ranked = [_new_row(RankedRow, (document(doc_id), rank,
+                                   tuple(zip(zeros, positions_of(doc_id), ones)), False))
               for doc_id, rank in chosen]
     return order_rows(ranked, "relevance", count), full
 
@@ -539,7 +543,8 @@ def _ordered_phrase_rows(view: IndexView, chosen: list[tuple[int, float]],
     chosen = without_surplus_ties(view.rows, chosen, count)
     chosen.sort()  # doc-id order, as the other paths hand rows to `order_rows`
     document, zeros, widths = view.document, repeat(0), repeat(width)
-    ranked = [RankedRow(document(doc_id), rank, tuple(zip(zeros, starts(doc_id), widths)), False)
+    ranked = [_new_row(RankedRow, (document(doc_id), rank,
+                                   tuple(zip(zeros, starts(doc_id), widths)), False))
               for doc_id, rank in chosen]
     return order_rows(ranked, "relevance", count), full
 

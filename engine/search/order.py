@@ -19,9 +19,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import total_ordering
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.index.documents import DocumentRecord
 
@@ -61,13 +60,17 @@ class Descending:
         return other.key < self.key
 
 
-@dataclass(frozen=True, slots=True)
-class RankedRow:
+class RankedRow(NamedTuple):
     """One matching row with its rank and its phrase instances (for the snippet).
 
     `phrase_hits` are `(phrase index, start position, phrase length)`; `by_substring`
     says the plan held substrings (the CJK retry), so a row without phrase instances gets
     the substring excerpt.
+
+    A `NamedTuple`, not a frozen dataclass: a search makes one for each row it may
+    return, and the fast path makes them with `tuple.__new__` (one C call) where a frozen
+    dataclass sets each field through `object.__setattr__`. (A row now also equals the
+    plain tuple of its fields; nothing compares one with a tuple.)
     """
 
     record: DocumentRecord
