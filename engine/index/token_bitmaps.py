@@ -20,13 +20,16 @@ the next.
 Costs: a line is O(rows), a term's bitmap O(line + positions) (the view keeps both for
 its version, `engine.index.view`); a phrase's bitmap and its row count are O(line / 64)
 machine words; listing every instance is O(line / 8) in C plus O(instances) in Python,
-and one row's instances O(its length). The clear version, matching each row's positions
+and one row's instances O(its length). Listing the rows holding a bitmap finds each one's
+doc id among a few rows (`TokenLine.block_rows`, a table of O(line >> BLOCK_BITS) made
+once per line). The clear version, matching each row's positions
 (`engine.index.matching.phrase_occurrences`), is the oracle of the tests.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,6 +39,9 @@ from operator import add
 
 from engine.index.postings import FlatPositions, PostingColumns
 
+#: `TokenLine.block_rows`: the line's slots in blocks of `1 << BLOCK_BITS`, a few rows each
+#: (a row holds tens of tokens on average), and few enough to be counted at once.
+BLOCK_BITS = 9
 #: `bytes.translate` table writing a byte-per-slot map as the digits of a base-2 number.
 _DIGITS = bytes.maketrans(b"\x00\x01", b"01")
 _ONE = re.compile("1")
@@ -65,6 +71,7 @@ class TokenLine:
     size: int
     lengths: Sequence[int]
     _masks: list[int] = field(default_factory=list)
+    _blocks: list[array[int]] = field(default_factory=list)
 
     @classmethod
     def of(cls, lengths: Sequence[int]) -> TokenLine:
@@ -103,6 +110,27 @@ class TokenLine:
         2
         """
         return bisect_right(self.starts, slot) - 1
+
+    def block_rows(self) -> array[int]:
+        """`block_rows()[b]`: how many rows start at or before slot `b << BLOCK_BITS`
+        (`bisect_right(starts, b << BLOCK_BITS)`), for every block of slots of the line
+        and the one after it, made the first time it is asked (one C loop) and kept.
+
+        The row holding a slot `s` of block `b` is then found by bisecting only the few
+        rows `starts[block_rows[b] : block_rows[b + 1]]` (`bisect_right` of `s` in the
+        whole line is at least the first bound and at most the second) instead of the
+        whole line (`row_of`, the clear version): fewer comparisons, and fewer row starts
+        read from memory, where a bisection of a long line reads one far from the last.
+
+        >>> line = TokenLine.of([300, 0, 700])  # rows start at slots 0, 301 and 302
+        >>> list(line.block_rows())  # blocks start at slots 0, 512, 1024 (and 1536)
+        [1, 3, 3, 3]
+        """
+        if not self._blocks:
+            step = 1 << BLOCK_BITS
+            self._blocks.append(array("i", map(bisect_right, repeat(self.starts),
+                                                range(0, self.size + 2 * step, step))))
+        return self._blocks[0]
 
 
 def _bitmap_of_map(slots: bytearray) -> int:
@@ -262,27 +290,32 @@ class RowReader:
         ([0, 2], [1, 16])
         """
         data, line = self.data, self.line
-        marked = data.translate(_MARK_NONZERO)
+        find = data.translate(_MARK_NONZERO).find
         rows: list[int] = []
         counts: list[int] = []
-        starts = line.starts
+        starts, last, size = line.starts, len(line.starts) - 1, line.size
+        blocks = line.block_rows()
+        # `following` (the first slot after the current row) starts at 0, so the first
+        # set bit always starts a row, with no test of whether one was found yet.
         row, following = 0, 0
-        byte = marked.find(1)
+        byte = find(1)
         while byte >= 0:
             base = byte << 3
-            if rows and base + 8 <= following:  # the whole byte is in the current row
+            if base + 8 <= following:  # the whole byte is in the current row
                 counts[-1] += _POPCOUNT[data[byte]]
             else:
                 for bit in _BITS[data[byte]]:
                     slot = base + bit
-                    if not rows or slot >= following:  # the next row holding one
-                        row = bisect_right(starts, slot, row) - 1
-                        following = starts[row + 1] if row + 1 < len(starts) else line.size
+                    if slot >= following:  # the next row holding one
+                        block = slot >> BLOCK_BITS
+                        row = bisect_right(starts, slot, blocks[block],
+                                           blocks[block + 1]) - 1
+                        following = starts[row + 1] if row < last else size
                         rows.append(row)
                         counts.append(1)
                     else:
                         counts[-1] += 1
-            byte = marked.find(1, byte + 1)
+            byte = find(1, byte + 1)
         return rows, counts
 
     def positions(self, doc_id: int) -> list[int]:
