@@ -4,6 +4,8 @@ not by where the text is read from (a flushed segment's rows, or the string itse
 
 from __future__ import annotations
 
+from operator import eq, ne
+
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.documents import DocumentRecord
@@ -34,7 +36,7 @@ def test_a_record_read_from_a_segment_equals_the_one_written_and_is_not_unequal(
     assert {record.stored_text.__class__ for record in written} == {str}
     for read, held in zip(loaded, written, strict=True):
         # A tuple's own `!=` would compare the text sources and find them different.
-        assert read == held and not read != held
+        assert eq(read, held) and not ne(read, held)
         assert hash(read) == hash(held)
         assert read.non_ascii is False and held.non_ascii is None
 
@@ -43,15 +45,15 @@ def test_records_differing_in_a_field_or_the_text_are_unequal():
     record = DocumentRecord(0, "w", "m", "user", 1.0, "a b", 2, 0)
     for other in (record._replace(stored_text="a c"), record._replace(seq=1),
                   record._replace(timestamp=None)):
-        assert record != other and not record == other
+        assert ne(record, other) and not eq(record, other)
     assert record == record._replace(non_ascii=False)  # the flag is not the text
 
 
 def test_a_record_is_not_equal_to_the_tuple_of_its_fields():
     record = DocumentRecord(0, "w", "m", "user", 1.0, "a b", 2, 0)
     fields = tuple(record)
-    assert record != fields and not record == fields
-    assert fields != record and not fields == record
+    assert ne(record, fields) and not eq(record, fields)
+    assert ne(fields, record) and not eq(fields, record)
 
 
 def test_a_ranked_row_made_in_c_equals_one_made_by_its_constructor():
