@@ -36,39 +36,50 @@ Complexity: one pass over the events, then one walk up the tree: O(events).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Generic, TypeVar
 
 from engine.model import StoredEvent
 from engine.transcript import events as kinds
 
+#: What a tree node keeps of its event: the stored event (`scan_tree`) or its seq
+#: (`scan_path`).
+Kept = TypeVar("Kept")
+
+_EVENT_OF = attrgetter("event")
+_SEQ_OF = attrgetter("seq")
+
 
 @dataclass(frozen=True, slots=True)
-class TreeNode:
-    """One tree entry: its id, its resolved parent id and the stored event it came from."""
+class TreeNode(Generic[Kept]):
+    """One tree entry: its id, its resolved parent id and what it keeps of the event it
+    came from (`scan_tree`: the stored event)."""
 
     entry_id: str
     parent_id: str | None
-    stored: StoredEvent
+    stored: Kept
     is_leaf_control: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class TranscriptTree:
+class TranscriptTree(Generic[Kept]):
     """The scanned tree of one window: nodes by id, the leaf, and what the scan saw."""
 
-    nodes: Mapping[str, TreeNode]
+    nodes: Mapping[str, TreeNode[Kept]]
     leaf_id: str | None
     has_leaf_control: bool
     invalid_leaf_controls: tuple[int, ...] = ()
 
-    def path_to(self, entry_id: str | None) -> list[TreeNode]:
+    def path_to(self, entry_id: str | None) -> list[TreeNode[Kept]]:
         """The nodes from the root down to `entry_id`, leaf events left out.
 
         An unknown parent ends the walk (the suffix found so far is kept); a cycle
         returns an empty list.
         """
-        path: list[TreeNode] = []
+        path: list[TreeNode[Kept]] = []
         seen: set[str] = set()
         current = entry_id
         while current is not None:
@@ -84,12 +95,12 @@ class TranscriptTree:
         path.reverse()
         return path
 
-    def active_path(self) -> list[TreeNode]:
+    def active_path(self) -> list[TreeNode[Kept]]:
         """The nodes of the active path, root first."""
         return self.path_to(self.leaf_id)
 
 
-def scan_tree(events: Sequence[StoredEvent]) -> TranscriptTree:
+def scan_tree(events: Sequence[StoredEvent]) -> TranscriptTree[StoredEvent]:
     """Scan a window's events (in `seq` order) into its tree and leaf.
 
     >>> from engine.model import StoredEvent
@@ -104,13 +115,20 @@ def scan_tree(events: Sequence[StoredEvent]) -> TranscriptTree:
     >>> tree.leaf_id, [node.entry_id for node in tree.active_path()]
     ('m3', ['m1', 'm3'])
     """
-    nodes: dict[str, TreeNode] = {}
+    return _scan(zip(map(_EVENT_OF, events), events), _SEQ_OF)
+
+
+def _scan(items: Iterable[tuple[object, Kept]], seq_of: Callable[[Kept], int]
+          ) -> TranscriptTree[Kept]:
+    """The tree of a window's events given as (event, what its node keeps), in seq
+    order, read once: `scan_tree` keeps each entry's stored event, `scan_path` its seq
+    (`seq_of` reads the seq of what is kept)."""
+    nodes: dict[str, TreeNode[Kept]] = {}
     invalid_leaf_ids: set[str] = set()
     invalid_seqs: list[int] = []
     leaf_id: str | None = None
     has_leaf_control = False
-    for stored in events:
-        event = stored.event
+    for event, kept in items:
         if not isinstance(event, dict) or event.get("type") == kinds.SESSION_HEADER:
             continue
         entry_id = kinds.non_blank_string(event.get("id"))
@@ -122,11 +140,11 @@ def scan_tree(events: Sequence[StoredEvent]) -> TranscriptTree:
                 continue
             if target is not None and (target not in nodes or target in invalid_leaf_ids):
                 invalid_leaf_ids.add(entry_id)
-                invalid_seqs.append(stored.seq)
+                invalid_seqs.append(seq_of(kept))
                 raw_parent = kinds.non_blank_string(event.get("parentId"))
-                nodes[entry_id] = TreeNode(entry_id, raw_parent, stored, is_leaf_control=True)
+                nodes[entry_id] = TreeNode(entry_id, raw_parent, kept, is_leaf_control=True)
                 continue
-            nodes[entry_id] = TreeNode(entry_id, target, stored, is_leaf_control=True)
+            nodes[entry_id] = TreeNode(entry_id, target, kept, is_leaf_control=True)
             leaf_id = target
             has_leaf_control = True
             continue
@@ -135,7 +153,7 @@ def scan_tree(events: Sequence[StoredEvent]) -> TranscriptTree:
             continue
         if kinds.is_canonical(event):
             parent = _see_through_leaf_controls(parent, nodes)
-        nodes[entry_id] = TreeNode(entry_id, parent, stored)
+        nodes[entry_id] = TreeNode(entry_id, parent, kept)
         if kinds.is_canonical(event) and not kinds.is_side_append(event):
             leaf_id = entry_id
     return TranscriptTree(nodes, leaf_id, has_leaf_control, tuple(invalid_seqs))
@@ -188,6 +206,50 @@ def visible_events(events: Sequence[StoredEvent],
     return list(events)
 
 
+@dataclass(frozen=True, slots=True)
+class ScannedPath:
+    """What a window's rebuild needs of its tree (`scan_path`): how many events it has,
+    its leaf's id and the seqs of its visible events (`visible_events`), in path order."""
+
+    count: int
+    leaf_id: str | None
+    seqs: list[int]
+
+
+def scan_path(events: Iterable[StoredEvent]) -> ScannedPath:
+    """`scan_tree` and `visible_events` of a window's events (in `seq` order) taken one
+    at a time, keeping only each tree entry's id, parent id and seq (and every event's
+    seq, for the flat fallback): neither the events nor their outlines are held, so a
+    long window read from its log (`outline`'s caller before this) takes a fraction of
+    the memory. The clear version, and the oracle, is those two over the events held.
+
+    >>> from engine.model import StoredEvent
+    >>> rows = [StoredEvent("s", 0, {"type": "message", "id": "m1", "parentId": None}),
+    ...         StoredEvent("s", 1, {"type": "message", "id": "m2", "parentId": "m1"}),
+    ...         StoredEvent("s", 2, {"type": "leaf", "id": "l1", "parentId": "m2",
+    ...                              "targetId": "m1"})]
+    >>> scan_path(iter(rows))
+    ScannedPath(count=3, leaf_id='m1', seqs=[0])
+    """
+    every_seq = array("q")
+    tree = _scan(_seq_items(events, every_seq), int)
+    path = tree.active_path()
+    if path:
+        seqs = [node.stored for node in path]
+    else:
+        seqs = [] if tree.has_leaf_control else every_seq.tolist()
+    return ScannedPath(len(every_seq), tree.leaf_id, seqs)
+
+
+def _seq_items(events: Iterable[StoredEvent], every_seq: array[int]
+               ) -> Iterator[tuple[object, int]]:
+    """`_scan`'s items of `events`, each keeping its seq; every seq appended to `every_seq`."""
+    for stored in events:
+        seq = stored.seq
+        every_seq.append(seq)
+        yield stored.event, seq
+
+
 def is_on_active_path(events: Sequence[StoredEvent], entry_id: str) -> bool:
     """True when the entry `entry_id` lies on the window's active path."""
     return any(node.entry_id == entry_id for node in scan_tree(events).active_path())
@@ -220,7 +282,9 @@ def _see_through_leaf_controls(parent: str | None, nodes: Mapping[str, TreeNode]
     while current is not None and current not in seen:
         seen.add(current)
         node = nodes.get(current)
-        if node is None or not node.is_leaf_control:
+        if node is None:
             return current
+        if not node.is_leaf_control:  # the node's own string: a long window keeps one copy
+            return node.entry_id
         current = node.parent_id
     return current

@@ -75,7 +75,7 @@ from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import TYPE_CHECKING
 
 from engine.analysis.profiles import SEARCH_PROFILE
@@ -97,13 +97,13 @@ from engine.transcript.changes import (
     Change,
     EventAppended,
     SessionDeleted,
-    TranscriptReplaced,
     TransactionWindows,
+    TranscriptReplaced,
 )
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.projection import extract_index_entry, index_entries
 from engine.transcript.store import TranscriptStore
-from engine.transcript.tree import outline, scan_tree, visible_events
+from engine.transcript.tree import outline, scan_path, scan_tree, visible_events
 
 if TYPE_CHECKING:  # a writer's follower, imported when a writer opens (a search only reads)
     from engine.backends.reference.spooled_tail import SpooledTail, TailEntries
@@ -188,6 +188,9 @@ class IndexedStore:
         #: The manifest's `Directory.stamp` as a reader's refresh last read it (a fresh
         #: object, equal to no stamp, while none is known).
         self._manifest_stamp: Hashable = object()
+        #: A long window's rebuild scans its tree keeping only ids, parents and seqs
+        #: (`tree.scan_path`); False holds every event's outline (the oracle of that).
+        self.lean_tree_scan = True
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
         #: Indexes a large open transaction as it is written (`streaming`), or None.
@@ -442,8 +445,10 @@ class IndexedStore:
                          ) -> bool:
         """`_rebuild_from` for a long window of the store, its events read a run of
         `index_flush_documents` at a time (`TranscriptStore.event_runs`): first their
-        outlines (`tree.outline`: the tree's fields; let go before the rows are made),
-        unless its active path is `known` (an import held it: `streaming.HeldWindow`),
+        tree (`tree.scan_path`: each entry's id, parent and seq, every event let go once
+        scanned; `lean_tree_scan` off: every event's outline, `tree.outline`, held until
+        the scan), unless its active path is `known` (an import held it:
+        `streaming.HeldWindow`),
         then the visible events whole (or, when `known` holds them, the rows made as the
         import wrote them: `row_spool`; the events of the tail that the transaction
         which just committed kept of it give their outlines and entries from that tail:
@@ -456,18 +461,23 @@ class IndexedStore:
         is `_flush_when_due`'s `rows`."""
         size = self.config.index_flush_documents
         tail = None
+        seqs: Sequence[int]
         if known is None:
             tail = self._committed_tail(session_id)
             before = None if tail is None else range(tail.start)  # the rest is the tail's
-            outlines = [outline(stored) for run in self.store.event_runs(session_id, before,
-                                                                         size=size)
-                        for stored in run]
+            events: Iterable[StoredEvent] = chain.from_iterable(
+                self.store.event_runs(session_id, before, size=size))
             if tail is not None:
-                outlines.extend(tail.outlines())
-            tree = scan_tree(outlines)
-            count, leaf_id = len(outlines), tree.leaf_id
-            seqs: Sequence[int] = [stored.seq for stored in visible_events(outlines, tree)]
-            del outlines, tree
+                events = chain(events, tail.outlines())
+            if self.lean_tree_scan:
+                path = scan_path(events)
+                count, leaf_id, seqs = path.count, path.leaf_id, path.seqs
+            else:  # the clear version: every event's outline held, then scanned
+                outlines = list(map(outline, events))
+                tree = scan_tree(outlines)
+                count, leaf_id = len(outlines), tree.leaf_id
+                seqs = [stored.seq for stored in visible_events(outlines, tree)]
+                del outlines, tree
         else:
             count, leaf_id, seqs = known.count, known.leaf_id, known.seqs
         if any(later <= earlier for earlier, later in pairwise(seqs)):
