@@ -72,6 +72,11 @@ part before them (decoding the positions with the rest took several times as lon
 and the positions stay on disk until an event is read.
 One column per window field (the windows are built with one C-level pass per field,
 `build_windows`) rather than a field map and three small arrays per window.
+
+`PositionsRegion` is a NamedTuple, not a frozen dataclass: a search's start-up imports
+this module to open the store, and a NamedTuple's class costs a fraction of a frozen
+dataclass's to make (`CatalogCheckpoint` stays one: it is rebuilt with
+`dataclasses.replace`).
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
@@ -124,8 +129,7 @@ WINDOW_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SessionWin
 ReadFunction = Callable[[int, int], Any]
 
 
-@dataclass(frozen=True, slots=True)
-class PositionsRegion:
+class PositionsRegion(NamedTuple):
     """Where a checkpoint keeps its event positions: `length` bytes from byte
     `offset` of the file, with CRC32 `crc`, holding `event_count` positions; the footer
     follows and counts `records_before` records before them (the head and the index)."""

@@ -15,12 +15,15 @@ Byte grammar (a `framing` file of kind `compaction`)::
                          "reclaimed_bytes": int} bytes reclaimed by every finished one
 
 A store that was never compacted has no such file (the same as `compactions` 0).
+
+`CompactionState` is a NamedTuple, not a frozen dataclass: opening a store (a search's
+start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
+dataclass's to make.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import DecodeError, decode_single_record, encode_single_record
@@ -29,8 +32,7 @@ from engine.errors import CorruptFile
 MAGIC = FILE_KINDS["compaction"].magic
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionState:
+class CompactionState(NamedTuple):
     """What `transcripts/compaction.state` says (all zero and False when it is absent)."""
 
     compactions: int = 0

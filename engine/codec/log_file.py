@@ -29,13 +29,16 @@ Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64):
                        store generation after the commit
 
 `committed_at` and `created_at` are epoch milliseconds.
+
+The record values are NamedTuples, not frozen dataclasses: opening a store imports this
+module (a search's start-up too), where a NamedTuple's class costs a fraction of a frozen
+dataclass's to make; and one value is made per record read or written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec.framing import DecodeError, decode_payload, encode_frame, encode_payload
 from engine.model import SessionWindow
@@ -52,15 +55,13 @@ _WINDOW_FIELDS = {field.name: field for field in dataclasses.fields(SessionWindo
 MAX_COMMIT_PAYLOAD_LENGTH = 64
 
 
-@dataclass(frozen=True, slots=True)
-class WindowRecord:
+class WindowRecord(NamedTuple):
     """A full upsert of one window's metadata."""
 
     window: SessionWindow
 
 
-@dataclass(frozen=True, slots=True)
-class EventRecord:
+class EventRecord(NamedTuple):
     """One appended event."""
 
     session_id: str
@@ -69,8 +70,7 @@ class EventRecord:
     event: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ReplaceRecord:
+class ReplaceRecord(NamedTuple):
     """The start of a window's new transcript: its old events are dropped, and the next
     `event_count` event records are its events from seq 0."""
 
@@ -79,16 +79,14 @@ class ReplaceRecord:
     rebuild_deferred: bool
 
 
-@dataclass(frozen=True, slots=True)
-class DeleteSessionRecord:
+class DeleteSessionRecord(NamedTuple):
     """The deletion of every window of a session key."""
 
     session_key: str
     session_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CommitRecord:
+class CommitRecord(NamedTuple):
     """The end of a transaction."""
 
     transaction_id: int

@@ -20,12 +20,15 @@ The magic alone says which of the two a file is, so a reader given the root of a
 partitioned store never opens it as a partition (and the other way round). The root's
 `agents` list is what lets an open tell a partition folder that was deleted from one
 that never existed (`engine.store.layout`).
+
+`StoreMeta` and `RootMeta` are NamedTuples, not frozen dataclasses: every command that
+opens a store imports this module first, and a NamedTuple's class costs a fraction of a
+frozen dataclass's to make.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import DecodeError, decode_single_record, encode_single_record
@@ -36,16 +39,14 @@ MAGIC = FILE_KINDS["store"].magic
 PARTITIONED_MAGIC = FILE_KINDS["partitioned"].magic
 
 
-@dataclass(frozen=True, slots=True)
-class StoreMeta:
+class StoreMeta(NamedTuple):
     """What `store.meta` says."""
 
     backend: str
     created_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class RootMeta:
+class RootMeta(NamedTuple):
     """What the `store.meta` at a partitioned store's root says: the partitions' backend,
     the creation time, and the agents that have a partition (sorted)."""
 

@@ -29,6 +29,10 @@ Integrity: opening a segment checks only the file's header (kind and version) an
 footer (`check_postings_ends`); a record's CRC and shape are checked when its list is read
 (CorruptFile naming the file and the record's offset); `check_postings_file` checks every
 record (`verify`, `dump`).
+
+`PostingArrays` is a NamedTuple, not a frozen dataclass: loading an index (a search's
+start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
+dataclass's to make.
 """
 
 from __future__ import annotations
@@ -37,9 +41,8 @@ import sys
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
@@ -140,8 +143,7 @@ def _unpacked(typecode: Any, data: Any, name: str) -> array:
     return values
 
 
-@dataclass(frozen=True, slots=True)
-class PostingArrays:
+class PostingArrays(NamedTuple):
     """One decoded posting list: doc ids, each one's position count, all positions."""
 
     doc_ids: array

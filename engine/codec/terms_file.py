@@ -73,6 +73,10 @@ placement must agree with the table's offsets), the table record's CRC and its c
 sizes. Every other record's CRC is checked when it is read, so damage raises
 `CorruptFile` with the file and offset then; `check_terms_file` walks and checks every
 record and that every row's group is in the group table (used by `verify` and `dump`).
+
+`RowTable` is a NamedTuple, not a frozen dataclass: loading an index (a search's
+start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
+dataclass's to make.
 """
 
 from __future__ import annotations
@@ -82,10 +86,9 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter, lt
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
@@ -172,8 +175,7 @@ def _from_bytes(typecode: str, data: Any, count: int, name: str) -> array:
     return values
 
 
-@dataclass(frozen=True, slots=True)
-class RowTable:
+class RowTable(NamedTuple):
     """The decoded table record: per-slot columns (see the grammar) and where the rest is.
 
     Slot `i` is doc id `first_doc_id + i`; `present[i]` says whether it holds a row.

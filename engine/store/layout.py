@@ -95,9 +95,8 @@ import os
 import stat
 import time
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from engine.backends.protocol import Backend, Refreshable
 from engine.codec.meta_file import RootMeta, decode_root_meta_file, encode_root_meta_file
@@ -136,10 +135,11 @@ class PartitionClass(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionKind:
+class PartitionKind(NamedTuple):
     """One backend as a partition: its name, its class, and where in an agent's folder it
-    lives (`subfolder` "" is the agent's folder itself)."""
+    lives (`subfolder` "" is the agent's folder itself). A NamedTuple, not a frozen
+    dataclass: every store command imports this module, and its class is made in a
+    fraction of a dataclass's time."""
 
     backend: str
     backend_class: PartitionClass
