@@ -20,19 +20,22 @@ The grouping depends only on the posting list and the row lengths, not on any co
 statistic, so the view keeps it beside the term's columns for as long as it keeps them
 (`engine.index.view.IndexView.term_impacts`): it is made by the first query of a term
 at a version of the rows, O(rows), and reused by the next ones.
+
+`LengthRuns` and `ImpactOrder` are `NamedTuple`s, not frozen dataclasses: every process
+that searches imports this module, and making a dataclass's methods costs more at its
+start-up (issue 33, item 5).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.index.postings import PostingColumns
 
 
-@dataclass(frozen=True, slots=True)
-class LengthRuns:
+class LengthRuns(NamedTuple):
     """The rows of one term frequency: their distinct lengths, increasing, and the doc
     ids of each length, increasing."""
 
@@ -41,8 +44,7 @@ class LengthRuns:
     doc_ids: tuple[tuple[int, ...], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ImpactOrder:
+class ImpactOrder(NamedTuple):
     """A posting list's rows by `(f, D)` (module docstring): one `LengthRuns` per
     frequency, in increasing frequency.
 

@@ -13,6 +13,11 @@ path of `engine.search.fast_path` reads (a `list[Posting]` stays the clear versi
 Invariants of a posting list (checked by `engine.index.check`): doc ids strictly
 increase; every position list is non-empty and strictly increasing; every position is
 below the document's length in tokens.
+
+`Posting`, `PostingColumns` and `DeletedRuns` are `NamedTuple`s rather than frozen
+dataclasses: every process that searches makes these classes at import, and a
+dataclass's generated methods cost more to make (a fresh search's start-up, issue 33,
+item 5). They compare by their fields as before (and also equal the plain tuple of them).
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain, compress, repeat
 from operator import add, attrgetter, sub
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Posting:
-    """One document's occurrences of one term: token positions, 0-based, increasing."""
+class Posting(NamedTuple):
+    """One document's occurrences of one term: token positions, 0-based, increasing
+    (a `NamedTuple`: see the module docstring)."""
 
     doc_id: int
     positions: tuple[int, ...]
@@ -206,13 +211,14 @@ _doc_id_of = attrgetter("doc_id")
 _positions_of = attrgetter("positions")
 
 
-@dataclass(frozen=True, slots=True)
-class PostingColumns:
+class PostingColumns(NamedTuple):
     """A posting list laid out as three parallel columns (the fast query path's shape).
 
     `doc_ids` increase; `counts[i]` is `len(positions[i])` (the term's frequency in that
     row, bm25's `f`). Same content as a `list[Posting]`, without one object per row, so
-    a query can zip, map and filter whole columns.
+    a query can zip, map and filter whole columns. A `NamedTuple` (see the module
+    docstring) whose `len` is its row count, as before (so `_make` and `_replace`, which
+    check a tuple's length, are not for it).
 
     >>> columns = PostingColumns.of([Posting(1, (0, 3)), Posting(4, (2,))])
     >>> columns.counts, columns.positions_of(4), columns.positions_of(2)
@@ -313,14 +319,14 @@ def columns_without_deleted(columns: PostingColumns, deleted: Container[int]) ->
     )
 
 
-@dataclass(frozen=True, slots=True)
-class DeletedRuns:
+class DeletedRuns(NamedTuple):
     """The tombstones as runs of consecutive doc ids: run `i` is `starts[i] ..
     ends[i] - 1`, runs increasing and apart.
 
     Tombstones come from whole windows (rebuilt or deleted), so they are long runs: a
     bulk import leaves far fewer runs than tombstones. Dropping them from a posting list
-    then costs two binary searches a run instead of a set lookup a row.
+    then costs two binary searches a run instead of a set lookup a row (a `NamedTuple`:
+    see the module docstring).
 
     >>> runs = DeletedRuns.of({7, 3, 4, 5, 9})
     >>> list(runs.starts), list(runs.ends)

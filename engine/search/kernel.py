@@ -36,8 +36,8 @@ The kernel, for a request checked where it entered the engine
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 from engine.analysis.token import Analyzer
 from engine.config import EngineConfig
@@ -57,9 +57,10 @@ from engine.search.scope import Scope, ScopeCache, rebuild_pending, select_scope
 DEFAULT_CONFIG = EngineConfig()
 
 
-@dataclass(frozen=True, slots=True)
-class KernelRun:
-    """Everything one search decided: the plan used, the ordered rows, the limit."""
+class KernelRun(NamedTuple):
+    """Everything one search decided: the plan used, the ordered rows, the limit (a
+    `NamedTuple`: a fresh search makes this class at start-up, for less than a frozen
+    dataclass costs)."""
 
     plan: QueryPlan
     retried: bool

@@ -16,8 +16,8 @@ in those share them. The SQLite backend keeps its statements' values the same wa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from engine.analysis.token import Analyzer
 from engine.query.ast import QueryPlan
@@ -29,10 +29,10 @@ from engine.query.user_query import plan_terms
 KEPT_REQUESTS = 256
 
 
-@dataclass(frozen=True, slots=True)
-class PreparedRequest:
+class PreparedRequest(NamedTuple):
     """A checked request's word plan, its CJK retry plan (None: the query has no CJK
-    term) and its limit, clamped to 1..25."""
+    term) and its limit, clamped to 1..25. A `NamedTuple`: its class is made at every
+    searching process's start-up, cheaper than a frozen dataclass's."""
 
     plan: QueryPlan
     retry: QueryPlan | None
