@@ -165,11 +165,13 @@ class HeldWindow:
     """A window whose rows wait for the rebuild with its transaction's commit (`hold`):
     how many events it has, the id of its leaf and the seqs of its active path,
     increasing (the events its rebuild reads back a run at a time,
-    `indexing.IndexedStore._rebuild_in_runs`)."""
+    `indexing.IndexedStore._rebuild_in_runs`), in an `array` of 8-byte integers: every
+    window an import holds keeps its path until the commit, where the peak is set, and
+    a tuple of int objects took several times the bytes."""
 
     count: int
     leaf_id: str | None
-    seqs: tuple[int, ...]
+    seqs: Sequence[int]
     #: Its rows, made as its events were written (`row_spool`), or None: made from its
     #: events read back.
     rows: SpooledWindow | None = None

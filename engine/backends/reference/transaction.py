@@ -18,6 +18,7 @@ such a window tells the follower (`extended`, `release`).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -121,7 +122,8 @@ class ReferenceTransaction(BackendTransaction):
         if state is None or not state.needs_rebuild:
             return
         tree = scan_tree(stored)
-        seqs = tuple(event.seq for event in visible_events(stored, tree))
+        # An array, not a tuple of ints: a held window's path waits until the commit.
+        seqs = array("q", [event.seq for event in visible_events(stored, tree)])
         in_order = all(earlier < later for earlier, later in pairwise(seqs))
         follower.hold(session_id,
                       HeldWindow(len(stored), tree.leaf_id, seqs) if in_order else None)
