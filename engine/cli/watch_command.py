@@ -17,7 +17,12 @@ busy with another writer is a warning line on standard error for that pass and t
 watch goes on (the next pass retries: the writer may finish the line); nothing of a
 failed pass is written, and what earlier passes committed stays. A problem that no
 retry can fix (the store folder or the state folder cannot be used) ends the watch
-with the usual error and exit status. An interrupt during a pass rolls that pass back.
+with the usual error and exit status. An interrupt during a pass rolls that pass back
+if it came before the pass's commit; one that came after it (while the marks are
+written or the store closed: `InterruptedAfterCommit`) leaves the pass committed, and
+the summary counts it. One that lands within the commit itself is delivered when the
+commit ends (`engine.held_signals`): that pass is committed but not in the summary,
+since its counts are made after the commit returns.
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from engine.cli.commands import add_command, add_new_store_arguments, add_store_argument, warn
 from engine.cli.json_output import print_json
 from engine.errors import InputError, MalformedInput, StoreLocked, StorePathError, UsageError
 from engine.store.registry import BACKEND_NAMES, DEFAULT_BACKEND
+
+if TYPE_CHECKING:
+    from engine.ingest.live_state import LiveReport
 
 DEFAULT_INTERVAL = 2.0
 
@@ -93,6 +102,14 @@ class _Totals:
         self.extended = 0
         self.replaced = 0
 
+    def count(self, report: LiveReport) -> None:
+        """Add one pass that committed `report`."""
+        self.passes += 1
+        self.events += report.events
+        self.added += report.added
+        self.extended += report.extended
+        self.replaced += report.replaced
+
     def line(self, store: str, state: str) -> str:
         """The summary line printed when the watch stops.
 
@@ -117,6 +134,7 @@ def run_watch(args: argparse.Namespace) -> int:
     """`watch`: live imports every `--interval` seconds until interrupted (exit 0)."""
     from engine.cli.store_commands import describe_live_import
     from engine.ingest import live_import_into_store
+    from engine.ingest.into_store import InterruptedAfterCommit
     from engine.ingest.live_state import NOT_A_STATE, is_live_state
 
     store_path, state = Path(args.store), Path(args.openclaw_state)
@@ -144,13 +162,12 @@ def run_watch(args: argparse.Namespace) -> int:
                 totals.failed += 1
                 print(f"session-search: warning: {error} (retried in {args.interval:g} s)",
                       file=sys.stderr, flush=True)
+            except InterruptedAfterCommit as interrupted:
+                totals.count(interrupted.report)  # committed: counted, then the watch stops
+                raise
             else:
-                totals.passes += 1
                 report = outcome.imported
-                totals.events += report.events
-                totals.added += report.added
-                totals.extended += report.extended
-                totals.replaced += report.replaced
+                totals.count(report)
                 new_notes = [note for note in report.notes if note not in shown_notes]
                 shown_notes.update(new_notes)
                 if report.changed or new_notes:

@@ -28,7 +28,11 @@ Rules:
   of an OpenClaw state (`live_state.py`): it also reads the store's marks before and
   writes them after the commit (`live_marks.py`), and a store it made is kept once the
   import committed; a source it sets aside (`set_aside.py`) is one `warn` line, given
-  by the import that set it aside only;
+  by the import that set it aside only. A Ctrl-C (or SIGTERM) that comes once its
+  commit has returned (while the marks are written, the store reconciled or closed)
+  is raised as `InterruptedAfterCommit`, a `KeyboardInterrupt` that carries the
+  committed report, so that a caller that sums its imports (`watch`) counts what the
+  store now holds;
 * `progress(phase, done, total)` sees the phases of `import_sources` ("read", "commit"),
   then "reconcile" (windows rebuilt of those needing it).
 """
@@ -89,7 +93,7 @@ def import_into_store(
     for source in sources:
         detect_form(Path(source))
 
-    def job(backend: PartitionedStore, committed: list[bool]) -> tuple[ImportReport, int]:
+    def job(backend: PartitionedStore, committed: list[object]) -> tuple[ImportReport, int]:
         report = import_sources(backend, sources, progress=progress, replace=replace,
                                 whole_windows=reconcile)
         reconciling = partial(progress, "reconcile") if progress is not None else None
@@ -139,13 +143,13 @@ def live_import_into_store(
     if not is_live_state(state):
         raise MalformedInput(str(state), None, NOT_A_STATE)
 
-    def job(backend: PartitionedStore, committed: list[bool]) -> tuple[LiveReport, int]:
+    def job(backend: PartitionedStore, committed: list[object]) -> tuple[LiveReport, int]:
         notes: list[str] = []
         marks = read_marks(store_path, notes)
         name = state_name(state)
         report, state_marks = import_live_state(backend, state, marks.get(name, StateMarks()),
                                                 whole_windows=reconcile)
-        committed.append(True)
+        committed.append(report)
         for reason in report.newly_set_aside:
             if warn is not None:
                 warn(f"{reason}; this source is set aside (the rest was imported) until "
@@ -164,18 +168,19 @@ def live_import_into_store(
 
 def _on_store(
     store_path: Path, backend_name: str | None, create_parents: bool,
-    job: Callable[[PartitionedStore, list[bool]], tuple[ImportReport | LiveReport, int]],
+    job: Callable[[PartitionedStore, list[object]], tuple[ImportReport | LiveReport, int]],
     warn: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
     """Open (or create) the store, run `job(backend, committed)` (the report and the
     windows reconciled), count, close. On an error the store is closed and, when this
-    call made it and `job` did not say it committed (by appending to `committed`),
-    removed again."""
+    call made it and `job` did not say it committed (by appending its report to
+    `committed`), removed again; an interrupt after `job` said so is raised as
+    `InterruptedAfterCommit` with that report."""
     outermost_new = _outermost_missing(store_path)
     opened = open_or_create_store(store_path, "import", backend=backend_name,
                                   create_parents=create_parents, warn=warn)
     backend = opened.backend
-    committed: list[bool] = []
+    committed: list[object] = []
     try:
         report, reconciled = job(backend, committed)
         counts = backend.stats()
@@ -186,6 +191,8 @@ def _on_store(
             error.add_note(f"closing the store also failed: {secondary}")
         if opened.created and not committed:
             _remove_new_store(store_path, outermost_new)
+        if isinstance(error, KeyboardInterrupt) and committed:
+            raise InterruptedAfterCommit(committed[-1]) from error
         raise
     try:
         backend.close()
@@ -193,8 +200,19 @@ def _on_store(
         raise StoreError(f"{error} (the import was committed before this failure; what "
                          "the store could not save at close is rebuilt from its "
                          "transcripts when it is next opened)") from None
+    except KeyboardInterrupt as error:  # what close did not save is rebuilt at next open
+        raise InterruptedAfterCommit(report) from error
     return ImportOutcome(backend=opened.name, imported=report, reconciled=reconciled,
                          stats=counts, created=opened.created)
+
+
+class InterruptedAfterCommit(KeyboardInterrupt):
+    """A Ctrl-C (or SIGTERM) that came after an import had committed: `report` (what it
+    committed) is in the store, whatever of the steps after the commit it cut."""
+
+    def __init__(self, report: object) -> None:
+        super().__init__()
+        self.report = report
 
 
 def _outermost_missing(store_path: Path) -> Path | None:
