@@ -18,7 +18,11 @@ view, but its reads go to the index, and the row columns are shared with the nex
 them with the new doc ids and drops deleted rows from the row lists). The search stage
 takes a view at the start of a query and drops it at the end, so this holds.
 
-Costs: making a view after a change is O(new rows) (`RowColumns.extend`); the term cache
+Costs: a view's row columns are brought up to its version the first time a query reads
+them (`rows`), O(new rows) (`RowColumns.extend`): a one-word query whose term the index
+does not hold reads none, so opening a store for one such search fills no column (each
+partition of a store that does not hold the word skips them). Only rows of flushed
+segments wait so (`buffered_rows_uncovered`). The term cache
 holds the columns of the terms queried at this version of the rows (at most
 `CACHED_TERMS`; a segment keeps its own decoded lists, so a refill is a concatenation, not
 a decode), and beside it the impact cache their rows grouped by `(f, D)`
@@ -33,13 +37,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from engine.index.documents import DocumentRecord
 from engine.index.impact_order import ImpactOrder
 from engine.index.lifecycle import WindowIndexState
 from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
+from engine.index.segment_rows import SegmentRows
 from engine.index.termdict import index_term
 
 if TYPE_CHECKING:
@@ -78,12 +83,27 @@ class IndexView:
 
     _index: InvertedIndex
     version: tuple[int, int, int, int]
-    #: Per-row columns of the live rows (`engine.index.row_columns`).
-    rows: RowColumns
+    #: The per-row columns (`rows`), shared with the views before and after this one.
+    _rows: RowColumns
     _terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
     _impacts: dict[tuple[str, bool], ImpactOrder] = field(default_factory=dict)
     _bitmaps: dict[tuple[str, bool], int] = field(default_factory=dict)
     _line: list[TokenLine] = field(default_factory=list)
+    #: Empty until `rows` has brought the columns up to this view's version.
+    _rows_filled: list[bool] = field(default_factory=list)
+    #: True: fill the columns when the view is made (the clear path, the tests' oracle).
+    fill_rows_at_view: ClassVar[bool] = False
+
+    @property
+    def rows(self) -> RowColumns:
+        """Per-row columns of the live rows (`engine.index.row_columns`), filled up to
+        this version the first time they are read (the view is valid only while its
+        index stays at its version, so they are the same columns as at its making)."""
+        if not self._rows_filled:
+            self._rows.extend(self._index)
+            self._rows.forget_deleted(self._index)
+            self._rows_filled.append(True)
+        return self._rows
 
     # ----- corpus statistics (FTS5's, over the whole index) ---------------------------
 
@@ -268,15 +288,27 @@ class IndexView:
 
 def next_view(index: InvertedIndex, previous: IndexView | None) -> IndexView:
     """The view of `index` now, reusing what `previous` (an older view of the same index)
-    already holds: its row columns, extended; its term cache when the rows are the same."""
+    already holds: its row columns (extended when the new view's are first read); its term
+    cache when the rows are the same."""
     version = index_version(index)
-    rows = previous.rows if previous is not None else RowColumns()
-    rows.extend(index)
-    rows.forget_deleted(index)
+    rows = previous._rows if previous is not None else RowColumns()
     same_rows = previous is not None and previous.version[1:] == version[1:]
     terms = previous._terms if same_rows and previous is not None else {}
     impacts = previous._impacts if same_rows and previous is not None else {}
     bitmaps = previous._bitmaps if same_rows and previous is not None else {}
     line = previous._line if same_rows and previous is not None else []
-    return IndexView(index, version, rows, terms, impacts, bitmaps, line)
+    view = IndexView(index, version, rows, terms, impacts, bitmaps, line)
+    if IndexView.fill_rows_at_view or buffered_rows_uncovered(index, rows):
+        view.rows  # noqa: B018 (filled now, as every view was before)
+    return view
+
+
+def buffered_rows_uncovered(index: InvertedIndex, rows: RowColumns) -> bool:
+    """Whether `rows` lack a row of the index's write buffer (doc ids past every flushed
+    segment's table). Such a row is read from its record, which a later delete removes
+    (its columns would then be a placeholder), so a view fills them when it is made, as
+    before; a flushed segment's table keeps every row it was written with."""
+    table_end = max((segment.documents.end for segment in index.segments
+                     if isinstance(segment.documents, SegmentRows)), default=0)
+    return index.next_doc_id > max(rows.covered, table_end)
 
