@@ -38,8 +38,8 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from itertools import count, filterfalse, islice, repeat
-from typing import TYPE_CHECKING, TypeVar
+from itertools import compress, count, filterfalse, islice, repeat
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from engine.codec.group_table import StoredGroups
 from engine.index.segment_rows import SegmentRows
@@ -86,7 +86,9 @@ class RowColumns:
     groups: array = field(default_factory=lambda: array("I"))
     timestamps: array = field(default_factory=lambda: array("d"))
     odd_timestamps: int = 0
-    group_ids: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: `(session_id, role) -> group`, made when first asked for (`group_ids`); while it is
+    #: None, the pairs are distinct and `_role_sessions` holds each role's session ids.
+    known_groups: dict[tuple[str, str], int] | None = None
     group_sessions: list[str] = field(default_factory=list)
     group_roles: list[str] = field(default_factory=list)
     non_ascii_rows: list[int] = field(default_factory=list)
@@ -96,6 +98,24 @@ class RowColumns:
     #: The stored group table (`engine.codec.group_table`) whose pairs are exactly
     #: `group_sessions` and `group_roles` in their order, if one is known.
     numbered_like: StoredGroups | None = None
+    #: While `known_groups` is None: every role's session ids (a set each), which tell
+    #: whether a stored tail's pairs are new without making a pair (`_tail_is_new`).
+    _role_sessions: dict[str, set[str]] | None = field(default_factory=dict)
+    #: False: number a stored tail through `group_ids` (the clear path, the tests' oracle).
+    lazy_group_ids: ClassVar[bool] = True
+
+    @property
+    def group_ids(self) -> dict[tuple[str, str], int]:
+        """`(session_id, role) -> group` of every numbered pair, in number order. Made
+        from `group_sessions` and `group_roles` the first time it is asked for (when a
+        table's groups are translated or a buffered row is numbered): a search of a
+        store whose segments' tables start each other's asks for none of it."""
+        known = self.known_groups
+        if known is None:
+            known = self.known_groups = dict(zip(zip(self.group_sessions, self.group_roles),
+                                                 count()))
+            self._role_sessions = None
+        return known
 
     @property
     def covered(self) -> int:
@@ -158,14 +178,36 @@ class RowColumns:
             return False
         sessions = stored.tail_sessions()
         roles = list(stored.tail_roles())
-        start = len(self.group_sessions)
-        numbers = dict(zip(zip(sessions, roles), count(start)))
-        if len(numbers) != len(sessions) or not numbers.keys().isdisjoint(self.group_ids.keys()):
-            return False
-        self.group_ids.update(numbers)
+        if self.known_groups is None and self.lazy_group_ids:
+            if not self._tail_is_new(sessions, roles):
+                return False
+        else:
+            numbers = dict(zip(zip(sessions, roles), count(len(self.group_sessions))))
+            if len(numbers) != len(sessions) or \
+                    not numbers.keys().isdisjoint(self.group_ids.keys()):
+                return False
+            self.group_ids.update(numbers)
         self.group_sessions.extend(sessions)
         self.group_roles.extend(roles)
         self.numbered_like = stored
+        return True
+
+    def _tail_is_new(self, sessions: list[str], roles: list[str]) -> bool:
+        """Whether the pairs of `sessions` and `roles` (a stored tail) are distinct and
+        none is numbered yet, checked one role at a time over sets of session ids (no
+        pair is made); when they are, they are added to `_role_sessions`. The clear
+        version is the dict of the pairs that `group_ids` would be, checked likewise."""
+        role_sessions = self._role_sessions
+        assert role_sessions is not None, "kept while known_groups is None"
+        new: dict[str, set[str]] = {}
+        for role in set(roles):
+            with_role = set(compress(sessions, map(role.__eq__, roles)))
+            if len(with_role) != roles.count(role) or not with_role.isdisjoint(
+                    role_sessions.get(role, ())):
+                return False
+            new[role] = with_role
+        for role, with_role in new.items():
+            role_sessions.setdefault(role, set()).update(with_role)
         return True
 
     def _translation(self, group_table: tuple[tuple[str, str], ...]) -> list[int] | None:
@@ -175,7 +217,8 @@ class RowColumns:
         compared in one step and only the pairs after it are looked up."""
         known = len(self.group_sessions)
         if known == 0 and len(set(group_table)) == len(group_table):  # the first table
-            self.group_ids = {pair: number for number, pair in enumerate(group_table)}
+            self.known_groups = {pair: number for number, pair in enumerate(group_table)}
+            self._role_sessions = None
             self.group_sessions = [session_id for session_id, _role in group_table]
             self.group_roles = [role for _session_id, role in group_table]
             return None
@@ -204,6 +247,8 @@ class RowColumns:
         """The columns of doc ids `covered .. end - 1`, one record at a time (the clear
         version of `_extend_from_table`). A column-at-a-time version with `map` measured
         slower than this loop."""
+        if end <= self.covered:
+            return
         group_ids = self.group_ids
         lengths, groups, timestamps = self.lengths, self.groups, self.timestamps
         document = index.document

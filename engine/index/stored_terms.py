@@ -9,17 +9,21 @@ answer `get`, `with_prefix` and `terms` alike (`tests/index/test_stored_terms.py
 one keeps only the first term of each record in memory (from the table), so opening a
 segment of a million terms decodes none of them; a lookup bisects those first terms and
 decodes the one record (`TERMS_PER_RECORD` entries) that can hold the term. A decoded
-record keeps its terms and entries as the codec's lists of them, which a lookup bisects,
-and a `PostingsSlot` is made only for the term looked up: a one-word search reads a
-record per segment, and making a value (or a dict entry) for each of its other terms
-cost more than decoding it.
+record keeps its terms as the codec's list of them, which a lookup bisects, and their
+slots as three columns of ints (`SlotColumns`; the codec's entry tuples are let go), and
+a `PostingsSlot` is made only for the term looked up: a one-word search reads a record
+per segment, and making a value (or a dict entry) for each of its other terms cost more
+than decoding it, while a kept tuple per term was an object more for the garbage
+collector to count and walk (a fresh search crossed a young collection for them).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import islice
+from operator import itemgetter
 from typing import NamedTuple
 
 from engine.codec.terms_file import TermEntry, TermsFileReader
@@ -36,20 +40,46 @@ class PostingsSlot(NamedTuple):
     length: int
 
 
+class SlotColumns(NamedTuple):
+    """The slots of a read term record's terms, a column each (`StoredTermDictionary`)."""
+
+    frequencies: array
+    offsets: array
+    lengths: array
+
+
 class StoredTermDictionary:
     """`term -> PostingsSlot` of one segment, read on demand."""
 
+    #: False: keep a read record's entries as the codec's tuples (the clear version).
+    slot_columns: bool = True
+
     def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
         self._reader = reader
-        self._records: RecentlyUsed[int, tuple[list[str], list[TermEntry]]] = \
+        self._records: RecentlyUsed[int, tuple[list[str], SlotColumns | list[TermEntry]]] = \
             RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
         return self._reader.table.term_count
 
-    def _record(self, number: int) -> tuple[list[str], list[TermEntry]]:
-        """Record `number`'s terms (increasing) and entries."""
-        return self._records.get(number, self._reader.term_record_columns)
+    def _record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
+        """Record `number`'s terms (increasing) and their slots (`_read_record`)."""
+        return self._records.get(number, self._read_record)
+
+    def _read_record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
+        """Record `number` as read, its slots as three columns of 64-bit ints (a record
+        kept then holds no object per term but its text: the codec's tuples are let go
+        at once, and the collector has them neither to count nor to walk), or as the
+        codec's entries when a value is not such an int (a damaged file then fails
+        where it did) or `slot_columns` is False."""
+        terms, entries = self._reader.term_record_columns(number)
+        if not self.slot_columns:
+            return terms, entries
+        try:
+            return terms, SlotColumns(*(array("q", map(itemgetter(field), entries))
+                                        for field in (1, 2, 3)))
+        except (TypeError, OverflowError):
+            return terms, entries
 
     def get(self, term: str) -> PostingsSlot | None:
         """The slot of `term`, or None (bisected in the one record that can hold it)."""
@@ -60,8 +90,11 @@ class StoredTermDictionary:
         position = bisect_left(terms, term)
         if position == len(terms) or terms[position] != term:
             return None
+        if entries.__class__ is SlotColumns:
+            frequencies, offsets, lengths = entries
+            return PostingsSlot(frequencies[position], offsets[position], lengths[position])
         entry = entries[position]
-        return PostingsSlot(entry[1], entry[2], entry[3])
+        return PostingsSlot(entry[1], entry[2], entry[3])  # type: ignore[index]
 
     def with_prefix(self, prefix: str) -> Iterator[str]:
         """Every term starting with `prefix`, in order."""
