@@ -97,12 +97,15 @@ class StoreWrites(StoreReads):
             CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
             self._log_file_location,
         )
+        record_count = len(records)
+        del records
+        transaction.let_records_go()
         if writer.sealed is not None:
             self._cursor = writer.sealed
             self._sealed_files.append(sealed_log_file_of(writer.sealed))
         else:
             self._cursor = writer.committed_cursor() or self._cursor
-        self._records_since_checkpoint += len(records) + 1
+        self._records_since_checkpoint += record_count + 1
         cursor = writer.sealed or writer.committed_cursor()
         due = writer.sealed is not None or checkpoint_is_due(
             self._records_since_checkpoint, self.config)

@@ -202,6 +202,13 @@ class StoreTransaction:
         `WrittenRecords` keeps them."""
         return self._records
 
+    def let_records_go(self) -> None:
+        """Forget the records once the commit has applied them to the catalog (nothing
+        reads a committed transaction's records after that): a large import's records
+        are then not held through the checkpoint save and the commit hooks that follow,
+        where the import's peak memory was. `records` is empty afterwards."""
+        self._records = WrittenRecords()
+
     @property
     def changes(self) -> list[Change] | None:
         """The changes written so far, or None when they are not kept."""
