@@ -26,8 +26,9 @@ the merge (the open and first query, as the reopen probe reports them), and `lib
 
 `--with-libraries FOLDER` puts FOLDER (where `msgpack` is installed) on the import path,
 still without `.pth` files, and first imports `ENGINE_LIBRARIES`, the libraries the engine
-is written with and cannot start a search without (its values are frozen dataclasses, its
-interfaces `typing.Protocol`s, its command line argparse, its store metadata msgpack):
+is written with and cannot start a search without (its values are frozen dataclasses, or
+NamedTuples where it makes many, its interfaces `typing.Protocol`s, its command line
+argparse, its store metadata msgpack):
 the same script then shows how much of a fresh search's start-up those libraries cost
 before any line of the engine runs (the `with the engine's libraries` note of
 `reopen/first_query`).

@@ -20,9 +20,10 @@ retry can fix (the store folder or the state folder cannot be used) ends the wat
 with the usual error and exit status. An interrupt during a pass rolls that pass back
 if it came before the pass's commit; one that came after it (while the marks are
 written or the store closed: `InterruptedAfterCommit`) leaves the pass committed, and
-the summary counts it. One that lands within the commit itself is delivered when the
-commit ends (`engine.held_signals`): that pass is committed but not in the summary,
-since its counts are made after the commit returns.
+the summary counts it (its own line is not printed). One that lands within the commit
+itself is delivered when the commit ends (`engine.held_signals`), before its counts are
+made: that pass is not in the summary, and it stays committed, except on the pass that
+created the store, which is then removed as an unfinished import's is.
 """
 
 from __future__ import annotations

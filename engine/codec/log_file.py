@@ -32,7 +32,10 @@ Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64):
 
 The record values are NamedTuples, not frozen dataclasses: opening a store imports this
 module (a search's start-up too), where a NamedTuple's class costs a fraction of a frozen
-dataclass's to make; and one value is made per record read or written.
+dataclass's to make; and one value is made per record read or written. A record equals
+only a record of its own kind (`same_kind_equal`), as a dataclass did: a tuple's equality
+would make `WindowRecord(w)` equal the change `WindowPut(w)` (`engine.transcript.changes`),
+which has the same one field, so a mix-up of the two would pass every test.
 """
 
 from __future__ import annotations
@@ -55,10 +58,29 @@ _WINDOW_FIELDS = {field.name: field for field in dataclasses.fields(SessionWindo
 MAX_COMMIT_PAYLOAD_LENGTH = 64
 
 
+def same_kind_equal(value: tuple, other: object) -> bool:
+    """`==` of a NamedTuple value that equals only a value of its own class (with the
+    same items), never a plain tuple or another NamedTuple with the same items.
+
+    >>> WindowRecord(None) == (None,), WindowRecord(None) == WindowRecord(None)
+    (False, True)
+    """
+    return other.__class__ is value.__class__ and tuple.__eq__(value, other)
+
+
+def same_kind_unequal(value: tuple, other: object) -> bool:
+    """`!=`, the negation of `same_kind_equal` (a tuple's own `!=` compares items)."""
+    return not same_kind_equal(value, other)
+
+
 class WindowRecord(NamedTuple):
     """A full upsert of one window's metadata."""
 
     window: SessionWindow
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
 
 class EventRecord(NamedTuple):
@@ -69,6 +91,10 @@ class EventRecord(NamedTuple):
     created_at: float
     event: dict[str, Any]
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
+
 
 class ReplaceRecord(NamedTuple):
     """The start of a window's new transcript: its old events are dropped, and the next
@@ -78,6 +104,10 @@ class ReplaceRecord(NamedTuple):
     event_count: int
     rebuild_deferred: bool
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
+
 
 class DeleteSessionRecord(NamedTuple):
     """The deletion of every window of a session key."""
@@ -85,12 +115,20 @@ class DeleteSessionRecord(NamedTuple):
     session_key: str
     session_ids: tuple[str, ...]
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
+
 
 class CommitRecord(NamedTuple):
     """The end of a transaction."""
 
     transaction_id: int
     committed_at: float
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
 
 LogRecord = WindowRecord | EventRecord | ReplaceRecord | DeleteSessionRecord | CommitRecord

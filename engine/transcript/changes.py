@@ -23,7 +23,9 @@ when the transaction ends without committing. So what the follower builds from t
 
 The change values are NamedTuples, not frozen dataclasses: opening a store (a search's
 start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
-dataclass's to make (an import makes one value an event, also quicker).
+dataclass's to make (an import makes one value an event, also quicker). A change equals
+only a change of its own kind (`engine.codec.log_file.same_kind_equal`), never the log
+record it stands for, which may have the same fields.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from engine.codec.log_file import (
     LogRecord,
     ReplaceRecord,
     WindowRecord,
+    same_kind_equal,
+    same_kind_unequal,
 )
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.log_positions import CommittedTransaction
@@ -47,11 +51,19 @@ class WindowPut(NamedTuple):
 
     window: SessionWindow
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
+
 
 class EventAppended(NamedTuple):
     """An event was appended to a window."""
 
     event: StoredEvent
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
 
 class TranscriptReplaced(NamedTuple):
@@ -62,12 +74,20 @@ class TranscriptReplaced(NamedTuple):
     events: tuple[StoredEvent, ...]
     rebuild_deferred: bool
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
+
 
 class SessionDeleted(NamedTuple):
     """Every window of `session_key` (listed) was deleted, with its events."""
 
     session_key: str
     session_ids: tuple[str, ...]
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
 
 Change = WindowPut | EventAppended | TranscriptReplaced | SessionDeleted
