@@ -17,7 +17,7 @@ seals a log file or brings the records committed since the last checkpoint to
 one (`TranscriptStore.save_checkpoint_when_quiet`), and when a writer is closed cleanly,
 the writer saves the whole catalog (windows, position arrays, transaction start
 positions, the log position it covers with the offset of the last commit record, and the
-size, record count and footer CRC of every sealed log file) with `write_atomic`. Opening
+size, record count and footer CRC of every sealed log file) with an atomic write. Opening
 reads the checkpoint's head and index (windows, keys, transactions), not the event
 positions (most of its bytes), which a search never needs: the catalog's
 windows share them by range (`SharedPositions`), and they are read once, the first time
@@ -78,10 +78,10 @@ from typing import NamedTuple
 from engine.codec.catalog_file import (
     CatalogCheckpoint,
     PositionsRegion,
-    encode_catalog_file,
     read_catalog_file,
     read_catalog_positions,
 )
+from engine.codec.catalog_file_pieces import catalog_file_pieces
 from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
@@ -162,11 +162,19 @@ def save_checkpoint(
     sealed_files: Sequence[SealedLogFile], config: EngineConfig,
 ) -> int:
     """Write the checkpoint of `catalog`, whose last commit ends at `cursor`; return the
-    generation it holds (StoreError naming the file if writing fails)."""
+    generation it holds (StoreError naming the file if writing fails).
+
+    The file is written a record at a time (`catalog_file_pieces`, whose pieces join to
+    `encode_catalog_file`'s bytes) into the temporary that `open_atomic` renames over the
+    old checkpoint at its commit: a save that fails or is interrupted half-way leaves the
+    old checkpoint in place, and the whole file is never held at once."""
     checkpoint = checkpoint_of(catalog, cursor, sealed_files)
-    data = encode_catalog_file(
+    pieces = catalog_file_pieces(
         checkpoint, windows_per_record=config.checkpoint_windows_per_record)
-    directory.write_atomic(CHECKPOINT_NAME, data)
+    with directory.open_atomic(CHECKPOINT_NAME) as writer:  # left uncommitted: removed
+        for piece in pieces:
+            writer.write(piece)
+        writer.commit()
     return checkpoint.transaction_id
 
 
