@@ -261,15 +261,21 @@ def encode_catalog_file(
     if sum(checkpoint.event_counts) != len(checkpoint.event_offsets):
         raise ValueError("the event counts do not add up to the positions")
     index_bytes, positions_bytes = b"".join(index), b"".join(positions)
-    head = encode_record(["head", checkpoint.segment, checkpoint.offset,
-                          checkpoint.record_count, checkpoint.records_crc, checkpoint.sealed,
-                          checkpoint.transaction_id, checkpoint.commit_offset,
-                          len(checkpoint.windows), len(checkpoint.event_offsets),
-                          len(index_bytes), update_crc(0, index_bytes),
-                          len(positions_bytes), update_crc(0, positions_bytes)])
+    head = head_record(checkpoint, len(index_bytes), update_crc(0, index_bytes),
+                       len(positions_bytes), update_crc(0, positions_bytes))
     records_crc = update_crc(update_crc(update_crc(0, head), index_bytes), positions_bytes)
     return b"".join((encode_header(MAGIC), head, index_bytes, positions_bytes,
                      encode_footer(1 + len(index) + len(positions), records_crc)))
+
+
+def head_record(checkpoint: CatalogCheckpoint, index_length: int, index_crc: int,
+                positions_length: int, positions_crc: int) -> bytes:
+    """The head record: the log position covered, counts, the index's and positions' sizes."""
+    return encode_record(["head", checkpoint.segment, checkpoint.offset,
+                          checkpoint.record_count, checkpoint.records_crc, checkpoint.sealed,
+                          checkpoint.transaction_id, checkpoint.commit_offset,
+                          len(checkpoint.windows), len(checkpoint.event_offsets),
+                          index_length, index_crc, positions_length, positions_crc])
 
 
 # --------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from engine.codec.catalog_file import (
     CatalogCheckpoint,
     _index_values,
     _positions_values,
+    head_record,
 )
 from engine.codec.framing import encode_footer, encode_header, encode_record, update_crc
 
@@ -52,11 +53,7 @@ def catalog_file_pieces(
     index_crc = 0
     for record in index:
         index_crc = update_crc(index_crc, record)
-    head = encode_record(["head", checkpoint.segment, checkpoint.offset,
-                          checkpoint.record_count, checkpoint.records_crc, checkpoint.sealed,
-                          checkpoint.transaction_id, checkpoint.commit_offset,
-                          len(checkpoint.windows), len(checkpoint.event_offsets),
-                          index_length, index_crc, positions_length, positions_crc])
+    head = head_record(checkpoint, index_length, index_crc, positions_length, positions_crc)
     return _pieces(checkpoint, head, index, positions_count)
 
 

@@ -198,12 +198,16 @@ def visible_events(events: Sequence[StoredEvent],
     """
     if tree is None:
         tree = scan_tree(events)
+    return _visible(tree, lambda: list(events))
+
+
+def _visible(tree: TranscriptTree[Kept], every: Callable[[], list[Kept]]) -> list[Kept]:
+    """What the nodes keep of the visible events: the active path's, else none when a
+    leaf control points nowhere, else `every()` (the flat fallback, every event's)."""
     path = tree.active_path()
     if path:
         return [node.stored for node in path]
-    if tree.has_leaf_control:
-        return []
-    return list(events)
+    return [] if tree.has_leaf_control else every()
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,12 +237,7 @@ def scan_path(events: Iterable[StoredEvent]) -> ScannedPath:
     """
     every_seq = array("q")
     tree = _scan(_seq_items(events, every_seq), int)
-    path = tree.active_path()
-    if path:
-        seqs = [node.stored for node in path]
-    else:
-        seqs = [] if tree.has_leaf_control else every_seq.tolist()
-    return ScannedPath(len(every_seq), tree.leaf_id, seqs)
+    return ScannedPath(len(every_seq), tree.leaf_id, _visible(tree, every_seq.tolist))
 
 
 def _seq_items(events: Iterable[StoredEvent], every_seq: array[int]
