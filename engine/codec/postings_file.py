@@ -97,10 +97,11 @@ def _packed(values: Sequence[int]) -> tuple[str, bytes]:
     >>> _packed(array("I", [1, 300])) == _packed([1, 300]), _packed(array("Q", [7]))
     (True, ('B', b'\\x07'))
     """
-    typecode = smallest_typecode(max(values, default=0))
     if sys.byteorder == "little" and isinstance(values, array) and values.typecode in _WIDER:
         raw = values.tobytes()
-        step, width = values.itemsize, _TYPECODE_WIDTHS[typecode]
+        step = values.itemsize
+        typecode = _narrowest_typecode(raw, step, len(values))
+        width = _TYPECODE_WIDTHS[typecode]
         if width == step:
             return typecode, raw
         if width == 1:
@@ -109,12 +110,30 @@ def _packed(values: Sequence[int]) -> tuple[str, bytes]:
         for byte in range(width):
             narrowed[byte::width] = raw[byte::step]
         return typecode, bytes(narrowed)
-    packed = array(typecode, values)
+    packed = array(smallest_typecode(max(values, default=0)), values)
     if sys.byteorder != "little":
         packed.byteswap()
-    return typecode, packed.tobytes()
+    return packed.typecode, packed.tobytes()
 
 
+def _narrowest_typecode(raw: bytes, step: int, count: int) -> str:
+    """`smallest_typecode` of the largest of `count` little-endian unsigned items of
+    `step` bytes in `raw`, found from the bytes in C instead of by `max` over the items
+    (each of which `max` would make an int of): the highest byte of any item that is not
+    zero decides the width (`bytes.count` of zeros over that byte of every item).
+
+    >>> values = array("I", [1, 300, 7])
+    >>> _narrowest_typecode(values.tobytes(), 4, 3) == smallest_typecode(max(values))
+    True
+    """
+    for byte in range(step - 1, 0, -1):
+        if raw[byte::step].count(0) != count:  # some item has a non-zero byte here
+            return _TYPECODE_OF_TOP_BYTE[byte]
+    return "B"
+
+
+#: The smallest typecode holding values whose highest non-zero byte is the index.
+_TYPECODE_OF_TOP_BYTE = ("B", "H", "I", "I", "Q", "Q", "Q", "Q")
 #: Unsigned `array` typecodes `_packed` narrows by slicing bytes (4 or 8 bytes an item).
 _WIDER = frozenset(typecode for typecode in ("I", "L", "Q") if array(typecode).itemsize in (4, 8))
 
@@ -243,6 +262,12 @@ def _one_value_bytes(value: int) -> bytes:
     """
     typecode, packed = _packed_one(value)
     return _TYPECODE_BYTES[typecode] + bytes((0xC4, len(packed))) + packed
+
+
+#: `_one_value_bytes(value)` of each value below 256 (a position, as a rule).
+_SMALL_VALUE_BYTES = tuple(b"\xa1B\xc4\x01" + bytes((value,)) for value in range(256))
+#: How many bytes of records `PostingsFileWriter.add_flat_lists` writes at a time.
+_HELD_RECORD_BYTES = 1 << 16
 
 
 def encode_flat_posting_record(doc_ids: Sequence[int], counts: Sequence[int],
@@ -377,6 +402,53 @@ class PostingsFileWriter:
         slot = (len(doc_ids), self._offset, len(record))
         self._offset += len(record)
         return slot
+
+    def add_flat_lists(self, lists: Iterable[tuple[str, Sequence[int], Sequence[int], Sequence[int]]]
+                       ) -> list[tuple[str, int, int, int]]:
+        """`add` of every `(term, doc_ids, counts, positions)` of `lists` (terms in order,
+        the columns flat, as a write buffer's flush hands them); return each term's
+        `(term, document_frequency, offset, length)`. The same bytes as `add` one list
+        at a time (its oracle, `tests/codec/test_postings_file.py`): the record of each
+        list is made in one loop (`encode_flat_posting_record`'s steps, a list of one row
+        and one position, most of a segment's, without a call), and the records are
+        written and checksummed some 64 KiB at a time rather than one by one."""
+        entries: list[tuple[str, int, int, int]] = []
+        held: list[bytes] = []
+        held_bytes = 0
+        offset = self._offset
+        head, crc32, column, one = RECORD_HEAD.pack, zlib.crc32, _column_bytes, _one_value_bytes
+        small, prefix, one_count = _SMALL_VALUE_BYTES, _PAYLOAD_PREFIX, _ONE_COUNT
+        wide = _TYPECODE_BYTES["H"] + b"\xc4\x02"  # a 16-bit value's head
+        for term, doc_ids, counts, positions in lists:
+            if len(doc_ids) == 1 and len(positions) == 1:
+                doc_id, position = doc_ids[0], positions[0]
+                payload = b"".join((prefix, small[doc_id] if doc_id < 256
+                                    else wide + doc_id.to_bytes(2, "little") if doc_id < 65536
+                                    else one(doc_id), one_count,
+                                    small[position] if position < 256 else one(position)))
+            else:
+                payload = b"".join((prefix, column(doc_ids), column(counts), column(positions)))
+                if len(payload) > MAX_PAYLOAD_LENGTH:
+                    raise DecodeError(f"record payload of {len(payload)} bytes is out of range")
+            record = head(len(payload), crc32(payload)) + payload
+            entries.append((term, len(doc_ids), offset, len(record)))
+            offset += len(record)
+            held.append(record)
+            held_bytes += len(record)
+            if held_bytes >= _HELD_RECORD_BYTES:
+                self._write_held(held, offset)
+                held, held_bytes = [], 0
+        if held:
+            self._write_held(held, offset)
+        return entries
+
+    def _write_held(self, records: list[bytes], end: int) -> None:
+        """Write `records` (the file's next ones, ending at offset `end`) at once."""
+        chunk = b"".join(records)
+        self._write(chunk)
+        self._crc = update_crc(self._crc, chunk)
+        self._count += len(records)
+        self._offset = end
 
     def finish(self) -> None:
         """Seal the file (its footer)."""

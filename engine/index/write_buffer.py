@@ -171,9 +171,10 @@ class WriteBuffer:
         with no row dropped): what `engine.codec.postings_file.encode_postings_file`
         takes."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
+        doc_ids_and_counts, all_positions = self._doc_ids_and_counts, self._positions
         for term in self._terms_in_order():
-            doc_ids, counts, positions = column_rows(
-                (self._doc_ids_and_counts[term], self._positions[term]))
+            column = doc_ids_and_counts[term]  # `column_rows`, without a call a term
+            doc_ids, counts, positions = column[0::2], column[1::2], all_positions[term]
             if filtering and not deleted.isdisjoint(doc_ids):
                 # One byte a row, 1 = kept, then one a position (each row's repeated by
                 # its count): every column filtered by `compress`, in C.

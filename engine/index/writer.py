@@ -300,7 +300,7 @@ def _write_buffered_segment(directory: Directory, name: str, documents: Sequence
     terms_name, postings_name = segment_file_names(name)
     with directory.open_atomic(postings_name) as postings_file:
         postings = PostingsFileWriter(postings_file.write)
-        entries = [(term, *postings.add(doc_ids, *columns)) for term, doc_ids, *columns in lists]
+        entries = postings.add_flat_lists(lists)  # type: ignore[arg-type]
         postings.finish()
         postings_file.commit()
     with directory.open_atomic(terms_name) as terms_file:
