@@ -19,7 +19,7 @@ error"; the real 3.40.1 accepts e.g. `lu`, `X*`, `Lu,Ll` and rejects only `L`, `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.analysis.unicode61_code_points import (
     CONTINUATION_MARKS,
@@ -77,9 +77,13 @@ def parse_categories(option: str) -> frozenset[str]:
     return frozenset(enabled)
 
 
-@dataclass(frozen=True, slots=True)
-class Unicode61Options:
-    """The resolved options: which code points start tokens, and the fold mode."""
+class Unicode61Options(NamedTuple):
+    """The resolved options: which code points start tokens, and the fold mode.
+
+    A NamedTuple, not a frozen dataclass: every search imports this module, and a
+    NamedTuple's class costs a fraction of a dataclass's to make. It reads, compares,
+    hashes and prints as the dataclass did.
+    """
 
     remove_diacritics: int
     enabled_categories: frozenset[str]

@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass, field
 from itertools import compress, count, filterfalse, islice, repeat
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from engine.codec.group_table import StoredGroups
 from engine.index.segment_rows import SegmentRows
@@ -65,9 +64,16 @@ def plain_number(value: object) -> bool:
     return value.__class__ is float and not math.isnan(value)  # type: ignore[arg-type]
 
 
-@dataclass(slots=True)
+#: `_role_sessions` not given: a fresh empty dict (None is a value of its own).
+_FRESH = object()
+
+
 class RowColumns:
     """Per-row columns indexed by doc id, for doc ids below `covered`.
+
+    A mutable value with `__slots__`, written out rather than a dataclass (every search
+    makes this class, and a dataclass's costs many times a plain class's to make): every
+    field a keyword of the constructor, compared and printed as the dataclass did.
 
     >>> from engine.index.inverted_index import InvertedIndex
     >>> from engine.model import IndexEntry
@@ -80,29 +86,76 @@ class RowColumns:
     ([2, 1], [0, 1], 1)
     >>> rows.group_sessions, rows.group_roles
     (['w1', 'w2'], ['user', 'assistant'])
+    >>> RowColumns() == RowColumns(), rows == RowColumns()
+    (True, False)
     """
 
-    lengths: array = field(default_factory=lambda: array("I"))
-    groups: array = field(default_factory=lambda: array("I"))
-    timestamps: array = field(default_factory=lambda: array("d"))
-    odd_timestamps: int = 0
+    __slots__ = ("_role_sessions", "dead", "group_roles", "group_sessions", "groups",
+                 "known_groups", "lengths", "non_ascii_ready", "non_ascii_rows",
+                 "non_ascii_texts", "numbered_like", "odd_timestamps", "timestamps")
+    #: The fields in the constructor's order, which equality and the repr follow.
+    _FIELD_NAMES = ("lengths", "groups", "timestamps", "odd_timestamps", "known_groups",
+                    "group_sessions", "group_roles", "non_ascii_rows", "non_ascii_texts",
+                    "non_ascii_ready", "dead", "numbered_like", "_role_sessions")
+
+    lengths: array
+    groups: array
+    timestamps: array
+    odd_timestamps: int
     #: `(session_id, role) -> group`, made when first asked for (`group_ids`); while it is
     #: None, the pairs are distinct and `_role_sessions` holds each role's session ids.
-    known_groups: dict[tuple[str, str], int] | None = None
-    group_sessions: list[str] = field(default_factory=list)
-    group_roles: list[str] = field(default_factory=list)
-    non_ascii_rows: list[int] = field(default_factory=list)
-    non_ascii_texts: list[str] = field(default_factory=list)
-    non_ascii_ready: bool = False
-    dead: int = 0
+    known_groups: dict[tuple[str, str], int] | None
+    group_sessions: list[str]
+    group_roles: list[str]
+    non_ascii_rows: list[int]
+    non_ascii_texts: list[str]
+    non_ascii_ready: bool
+    dead: int
     #: The stored group table (`engine.codec.group_table`) whose pairs are exactly
     #: `group_sessions` and `group_roles` in their order, if one is known.
-    numbered_like: StoredGroups | None = None
+    numbered_like: StoredGroups | None
     #: While `known_groups` is None: every role's session ids (a set each), which tell
     #: whether a stored tail's pairs are new without making a pair (`_tail_is_new`).
-    _role_sessions: dict[str, set[str]] | None = field(default_factory=dict)
+    _role_sessions: dict[str, set[str]] | None
     #: False: number a stored tail through `group_ids` (the clear path, the tests' oracle).
     lazy_group_ids: ClassVar[bool] = True
+
+    def __init__(self, lengths: array | None = None, groups: array | None = None,
+                 timestamps: array | None = None, odd_timestamps: int = 0,
+                 known_groups: dict[tuple[str, str], int] | None = None,
+                 group_sessions: list[str] | None = None, group_roles: list[str] | None = None,
+                 non_ascii_rows: list[int] | None = None,
+                 non_ascii_texts: list[str] | None = None, non_ascii_ready: bool = False,
+                 dead: int = 0, numbered_like: StoredGroups | None = None,
+                 _role_sessions: Any = _FRESH) -> None:
+        self.lengths = array("I") if lengths is None else lengths
+        self.groups = array("I") if groups is None else groups
+        self.timestamps = array("d") if timestamps is None else timestamps
+        self.odd_timestamps = odd_timestamps
+        self.known_groups = known_groups
+        self.group_sessions = [] if group_sessions is None else group_sessions
+        self.group_roles = [] if group_roles is None else group_roles
+        self.non_ascii_rows = [] if non_ascii_rows is None else non_ascii_rows
+        self.non_ascii_texts = [] if non_ascii_texts is None else non_ascii_texts
+        self.non_ascii_ready = non_ascii_ready
+        self.dead = dead
+        self.numbered_like = numbered_like
+        self._role_sessions = {} if _role_sessions is _FRESH else _role_sessions
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELD_NAMES)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}"
+                          for name, value in zip(self._FIELD_NAMES, self._fields()))
+        return f"RowColumns({shown})"
 
     @property
     def group_ids(self) -> dict[tuple[str, str], int]:

@@ -35,7 +35,6 @@ token; at most `CACHED_BITMAP_SLOTS` slots in all).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
@@ -46,6 +45,7 @@ from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
 from engine.index.segment_rows import SegmentRows
 from engine.index.termdict import index_term
+from engine.model import FrozenValue
 
 if TYPE_CHECKING:
     from engine.index.inverted_index import InvertedIndex
@@ -62,9 +62,12 @@ def index_version(index: InvertedIndex) -> tuple[int, int, int, int]:
     return (index.generation, index.next_doc_id, index.document_count, index.total_tokens)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class IndexView:
+class IndexView(FrozenValue):
     """The live rows of one `InvertedIndex` at one version (module docstring).
+
+    A frozen value with `__slots__` (`engine.model.FrozenValue`), equal only to itself,
+    rather than a frozen dataclass: every search makes this class, and a dataclass's costs many times
+    a plain class's to make.
 
     >>> from engine.index.inverted_index import InvertedIndex
     >>> from engine.model import IndexEntry
@@ -79,20 +82,49 @@ class IndexView:
     >>> newer = index.view()
     >>> newer is view, newer.document_count, list(newer.rows.lengths)
     (False, 2, [3, 1])
+    >>> newer.version = (0, 0, 0, 0)
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'version'
     """
+
+    __slots__ = ("_bitmaps", "_impacts", "_index", "_line", "_rows", "_rows_filled", "_terms",
+                 "version")
 
     _index: InvertedIndex
     version: tuple[int, int, int, int]
     #: The per-row columns (`rows`), shared with the views before and after this one.
     _rows: RowColumns
-    _terms: dict[tuple[str, bool], PostingColumns] = field(default_factory=dict)
-    _impacts: dict[tuple[str, bool], ImpactOrder] = field(default_factory=dict)
-    _bitmaps: dict[tuple[str, bool], int] = field(default_factory=dict)
-    _line: list[TokenLine] = field(default_factory=list)
+    _terms: dict[tuple[str, bool], PostingColumns]
+    _impacts: dict[tuple[str, bool], ImpactOrder]
+    _bitmaps: dict[tuple[str, bool], int]
+    _line: list[TokenLine]
     #: Empty until `rows` has brought the columns up to this view's version.
-    _rows_filled: list[bool] = field(default_factory=list)
+    _rows_filled: list[bool]
     #: True: fill the columns when the view is made (the clear path, the tests' oracle).
     fill_rows_at_view: ClassVar[bool] = False
+
+    def __init__(self, _index: InvertedIndex, version: tuple[int, int, int, int],
+                 _rows: RowColumns, _terms: dict[tuple[str, bool], PostingColumns] | None = None,
+                 _impacts: dict[tuple[str, bool], ImpactOrder] | None = None,
+                 _bitmaps: dict[tuple[str, bool], int] | None = None,
+                 _line: list[TokenLine] | None = None,
+                 _rows_filled: list[bool] | None = None) -> None:
+        initial = object.__setattr__
+        initial(self, "_index", _index)
+        initial(self, "version", version)
+        initial(self, "_rows", _rows)
+        initial(self, "_terms", {} if _terms is None else _terms)
+        initial(self, "_impacts", {} if _impacts is None else _impacts)
+        initial(self, "_bitmaps", {} if _bitmaps is None else _bitmaps)
+        initial(self, "_line", [] if _line is None else _line)
+        initial(self, "_rows_filled", [] if _rows_filled is None else _rows_filled)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"IndexView(version={self.version!r})"
 
     @property
     def rows(self) -> RowColumns:

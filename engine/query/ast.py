@@ -15,25 +15,35 @@ Meaning (behaviour.md §4, tokenizers.md §2.3):
 * a `QueryPlan` ANDs everything it holds: a message matches when every phrase and every
   substring matches it. The phrase order is the order of the user's terms; it is also the
   phrase order of `bm25()` and `snippet()`.
+
+Neither is a dataclass: every search imports this module, and a frozen dataclass's class
+costs many times a NamedTuple's (`Phrase`) or a plain slotted class's (`QueryPlan`) to
+make. Both read, compare and print as the dataclasses did.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from engine.model import FrozenValue
 
 if TYPE_CHECKING:  # an annotation only: a one-word search makes no substring
     from engine.query.substring_term import SubstringTerm
 
 
-@dataclass(frozen=True, slots=True)
-class Phrase:
+def _same_kind_equal(value: tuple, other: object) -> bool:
+    """`==` of a `Phrase`: equal only to a phrase with the same fields, never to a plain
+    tuple or another NamedTuple of the same shape (as the dataclass it was)."""
+    return other.__class__ is value.__class__ and tuple.__eq__(value, other)
+
+
+class Phrase(NamedTuple):
     """Adjacent analyzed terms; `prefix` makes the last one a prefix. Empty = no match.
 
     >>> Phrase(("per", "session"), prefix=True).is_empty
     False
-    >>> Phrase(()).is_empty
-    True
+    >>> Phrase(()).is_empty, Phrase(("a",)) == ("a", False), Phrase(("a",)) == Phrase(("a",))
+    (True, False, True)
     """
 
     terms: tuple[str, ...]
@@ -44,26 +54,43 @@ class Phrase:
         """True for the phrase of a term made only of separators: it matches nothing."""
         return not self.terms
 
+    __eq__ = _same_kind_equal
 
-@dataclass(frozen=True, slots=True)
-class QueryPlan:
-    """All phrases and substrings of one query, ANDed."""
+    def __ne__(self, other: object) -> bool:
+        return not _same_kind_equal(self, other)
+
+    __hash__ = tuple.__hash__
+
+
+class QueryPlan(FrozenValue):
+    """All phrases and substrings of one query, ANDed.
+
+    A frozen value with `__slots__` (`engine.model.FrozenValue`): it reads, compares,
+    hashes and prints as the frozen dataclass it was (`phrases` and `substrings`,
+    keywords, a class pattern), and `matches_nothing` is set once, when the plan is made
+    (every search of every partition asks).
+
+    >>> QueryPlan((Phrase(("deploy",)), Phrase(()), Phrase(("fix",)))).matches_nothing
+    True
+    >>> from engine.query.substring_term import SubstringTerm
+    >>> QueryPlan((), (SubstringTerm("会议"),)).matches_nothing
+    False
+    >>> QueryPlan((Phrase(("a",)),))
+    QueryPlan(phrases=(Phrase(terms=('a',), prefix=False),), substrings=())
+    """
+
+    __slots__ = ("matches_nothing", "phrases", "substrings")
+    __match_args__ = _compared = ("phrases", "substrings")
 
     phrases: tuple[Phrase, ...]
-    substrings: tuple[SubstringTerm, ...] = ()
-    #: True when the plan cannot match any message (no parts, or an empty phrase); set
-    #: once, when the plan is made (every search of every partition asks).
-    matches_nothing: bool = field(init=False, repr=False, compare=False)
+    substrings: tuple[SubstringTerm, ...]
+    #: True when the plan cannot match any message (no parts, or an empty phrase).
+    matches_nothing: bool
 
-    def __post_init__(self) -> None:
-        """Compute `matches_nothing`.
-
-        >>> QueryPlan((Phrase(("deploy",)), Phrase(()), Phrase(("fix",)))).matches_nothing
-        True
-        >>> from engine.query.substring_term import SubstringTerm
-        >>> QueryPlan((), (SubstringTerm("会议"),)).matches_nothing
-        False
-        """
-        nothing = (not self.phrases and not self.substrings) or any(
-            phrase.is_empty for phrase in self.phrases)
+    def __init__(self, phrases: tuple[Phrase, ...],
+                 substrings: tuple[SubstringTerm, ...] = ()) -> None:
+        nothing = (not phrases and not substrings) or any(phrase.is_empty for phrase in phrases)
+        object.__setattr__(self, "phrases", phrases)
+        object.__setattr__(self, "substrings", substrings)
         object.__setattr__(self, "matches_nothing", nothing)
+

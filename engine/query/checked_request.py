@@ -16,14 +16,21 @@ with `narrowed`, which changes only the keys and the limit (and clamps the new l
 the query is not checked twice. Nothing else makes one: a `dataclasses.replace` of the
 query or the limit would leave `trimmed_query` or `page_limit` behind, so code that
 changes a request makes a plain `SearchRequest` and checks it.
+
+`CheckedRequest` is written out (a subclass with `__slots__`, its own `__init__`, and the
+frozen fields, equality, hash and repr of `engine.model.FrozenValue`) rather than made a
+dataclass: every search makes
+this class, and a frozen dataclass's costs many times a plain class's to make. It reads,
+compares and prints as the dataclass did; `dataclasses.fields` of it names only the
+fields of a `SearchRequest`, which is what it copies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields
 from operator import attrgetter
 
-from engine.model import SearchRequest
+from engine.model import FrozenValue, SearchRequest
 from engine.query.user_query import clamp_limit, validate_request
 
 #: The fields of a plain request, which a checked one copies, in their order.
@@ -31,7 +38,6 @@ _REQUEST_FIELDS = tuple(field.name for field in fields(SearchRequest))
 _request_values = attrgetter(*_REQUEST_FIELDS)
 
 
-@dataclass(frozen=True, slots=True)
 class CheckedRequest(SearchRequest):
     """A `SearchRequest` that `check_request` accepted: `trimmed_query` is its query
     trimmed as JavaScript trims, `page_limit` its limit clamped to 1..25. Made only by
@@ -44,16 +50,38 @@ class CheckedRequest(SearchRequest):
     True
     >>> checked.narrowed(("agent:ops:x",), 25).session_keys
     ('agent:ops:x',)
+    >>> checked.narrowed(None, 40) == checked, checked == SearchRequest("  Café  ", limit=40)
+    (True, False)
+    >>> check_request(SearchRequest("a"))
+    CheckedRequest(query='a', agent_id=None, limit=None, session_keys=None, session_id=None, role=None, match='exact', order='relevance', trimmed_query='a', page_limit=10)
     """
 
-    trimmed_query: str = ""
-    page_limit: int = 0
+    __slots__ = ("page_limit", "trimmed_query")
+    __match_args__ = _compared = (*_REQUEST_FIELDS, "trimmed_query", "page_limit")
+
+    trimmed_query: str
+    page_limit: int
+
+    def __init__(self, query: str, agent_id: str | None = None, limit: int | None = None,
+                 session_keys: tuple[str, ...] | None = None, session_id: str | None = None,
+                 role: str | None = None, match: str = "exact", order: str = "relevance",
+                 trimmed_query: str = "", page_limit: int = 0) -> None:
+        SearchRequest.__init__(self, query, agent_id, limit, session_keys, session_id, role,
+                               match, order)
+        object.__setattr__(self, "trimmed_query", trimmed_query)
+        object.__setattr__(self, "page_limit", page_limit)
+
+    # frozen, compared, hashed and printed over every field, as the dataclass was
+    __setattr__, __delattr__ = FrozenValue.__setattr__, FrozenValue.__delattr__
+    _values, __eq__, __hash__ = FrozenValue._values, FrozenValue.__eq__, FrozenValue.__hash__
+    __repr__ = FrozenValue.__repr__
 
     def narrowed(self, session_keys: tuple[str, ...] | None, limit: int) -> CheckedRequest:
         """The same checked request for other keys and another limit (a partition's share
         of a merged search); the query is not checked again."""
-        return replace(self, session_keys=session_keys, limit=limit,
-                       page_limit=clamp_limit(limit))
+        return CheckedRequest(self.query, self.agent_id, limit, session_keys, self.session_id,
+                              self.role, self.match, self.order, self.trimmed_query,
+                              clamp_limit(limit))
 
 
 def check_request(request: SearchRequest) -> CheckedRequest:
