@@ -24,6 +24,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from engine.codec.log_file import (
     CommitRecord,
@@ -126,6 +127,17 @@ class EventPositions:
         self.offsets.append(offset)
         self.lengths.append(length)
         self.count += 1
+
+    def extend_run(self, file_number: int, offset: int, lengths: array) -> None:
+        """Add the positions of the next events, written one right after the other in
+        log file `file_number` from `offset`, `lengths` (an `i` array) long each."""
+        if self.start >= 0:
+            self._copy_range()
+        count = len(lengths)
+        self.file_numbers.extend(array("i", (file_number,)) * count)
+        self.offsets.extend(accumulate(lengths[:-1], initial=offset))
+        self.lengths.extend(lengths)
+        self.count += count
 
     def __getitem__(self, seq: int) -> RecordPosition:
         if self.file_numbers is None:
@@ -243,31 +255,34 @@ class Catalog:
         """Replay one committed transaction (CorruptFile when it does not fit the state);
         `location_of(file_number)` names a log file in the error.
 
-        Records that offer their columns (`transaction.WrittenRecords.columns`: a
-        transaction's own, at its commit) are read from them: an event record that
-        fits the state (outside a replacement) has its position appended from its
-        three numbers, no record or position made; any other record is replayed as a
-        record, as here for every record of a sequence of pairs (the clear path)."""
+        Records that come in runs (`transaction.WrittenRecords.runs`: a transaction's
+        own, at its commit) are read a run at a time: a run of event records that fits
+        the state (outside a replacement, its first seq the window's next) has its
+        positions appended at once, no record or position made; any other run is
+        replayed a record at a time, as here for every record of a sequence of pairs
+        (the clear path)."""
         replacing: ReplaceRecord | None = None  # whose new events are still to come
         expected = 0
         records = transaction.records
-        columns = getattr(records, "columns", None)
-        if columns is None:
+        runs = getattr(records, "runs", None)
+        if runs is None:
             for position, record in records:
                 replacing, expected = self._apply_record(position, record, replacing,
                                                          expected, location_of)
         else:
             entries = self.entries
-            for number, (session_id, seq, file_number, offset, length) in enumerate(columns()):
+            for run in runs():
+                session_id, seq, count, file_number, offset = run[:5]
                 if session_id is not None and replacing is None:
                     entry = entries.get(session_id)
                     if entry is not None and seq == entry.events.count:
-                        entry.events.append_at(file_number, offset, length)
-                        self.event_total += 1
+                        entry.events.extend_run(file_number, offset,
+                                                records.run_lengths(run))
+                        self.event_total += count
                         continue
-                position, record = records[number]
-                replacing, expected = self._apply_record(position, record, replacing,
-                                                         expected, location_of)
+                for position, record in records.run_items(run):
+                    replacing, expected = self._apply_record(position, record, replacing,
+                                                             expected, location_of)
         if replacing is not None:
             position = transaction.records[-1][0]
             raise CorruptFile(location_of(position.file_number), position.offset,

@@ -120,14 +120,26 @@ def quiet_checkpoint_is_due(records_since_checkpoint: int, config: EngineConfig)
 
 
 def checkpoint_of(
-    catalog: Catalog, cursor: LogCursor, sealed_files: Sequence[SealedLogFile],
+    catalog: Catalog, cursor: LogCursor, sealed_files: Sequence[SealedLogFile], *,
+    whole_positions: bool = True,
 ) -> CatalogCheckpoint:
     """The whole catalog, whose last commit ends at `cursor`, with the sealed log files
-    before it (and `cursor.file_number` when `cursor.sealed`)."""
-    counts, file_numbers, offsets, lengths = array("i"), array("i"), array("q"), array("i")
-    for entry in catalog.entries.values():
-        counts.append(len(entry.events))
-        entry.events.extend_into(file_numbers, offsets, lengths)
+    before it (and `cursor.file_number` when `cursor.sealed`). Its event positions are
+    three arrays copied from the windows', or with `whole_positions=False` three
+    `PositionsColumn`s over them, which give a slice at a time (what a save reads: the
+    catalog must not change until it is written)."""
+    counts = array("i", [len(entry.events) for entry in catalog.entries.values()])
+    if whole_positions:
+        file_numbers, offsets, lengths = array("i"), array("q"), array("i")
+        for entry in catalog.entries.values():
+            entry.events.extend_into(file_numbers, offsets, lengths)
+    else:
+        from engine.transcript.positions_column import PositionsColumn  # saves only
+
+        windows_positions = [entry.events for entry in catalog.entries.values()]
+        file_numbers, offsets, lengths = (  # type: ignore[assignment]
+            PositionsColumn.of(windows_positions, name)
+            for name in ("file_numbers", "offsets", "lengths"))
     windows = tuple(entry.window for entry in catalog.entries.values())
     keys = tuple((key, tuple(session_ids)) for key, session_ids in catalog.keys.items())
     sealed = tuple((item.size, item.record_count, item.records_crc) for item in sealed_files)
@@ -167,8 +179,9 @@ def save_checkpoint(
     The file is written a record at a time (`catalog_file_pieces`, whose pieces join to
     `encode_catalog_file`'s bytes) into the temporary that `open_atomic` renames over the
     old checkpoint at its commit: a save that fails or is interrupted half-way leaves the
-    old checkpoint in place, and the whole file is never held at once."""
-    checkpoint = checkpoint_of(catalog, cursor, sealed_files)
+    old checkpoint in place, and the whole file is never held at once; nor are the
+    catalog's event positions copied (`PositionsColumn`: one record's slice at a time)."""
+    checkpoint = checkpoint_of(catalog, cursor, sealed_files, whole_positions=False)
     pieces = catalog_file_pieces(
         checkpoint, windows_per_record=config.checkpoint_windows_per_record)
     with directory.open_atomic(CHECKPOINT_NAME) as writer:  # left uncommitted: removed

@@ -23,6 +23,7 @@ sees the store.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -58,36 +59,46 @@ EventReader = Callable[[str, int, Sequence[RecordPosition]], list[StoredEvent]]
 
 class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     """The records a transaction wrote, with their positions, in order, kept compactly:
-    an event record as its window, seq, stamp and position in arrays, any other record
-    as it is. Why: a tuple of a `RecordPosition` and an `EventRecord` per event, kept
-    until the commit, made an import's memory grow with its events (figures in
-    bench/RESULTS.md). Items are made when read, event records without their event
-    object (the catalog keeps positions, not events). Its oracle is the list of pairs
-    it replaces: the doctest, and `tests/transcript/test_transaction.py`.
+    event records in runs (consecutive records of one window, seqs in a row, each
+    written right after the one before in the same log file: a run keeps its window,
+    first seq, log file and first offset once, and each record its length and stamp),
+    any other record as it is. Why: a tuple of a `RecordPosition` and an `EventRecord`
+    per event, kept until the commit, made an import's memory grow with its events, and
+    so did six numbers per event (figures in the commit messages). Items are made when
+    read, event records without their event object (the catalog keeps positions, not
+    events). Its oracle is the list of pairs it replaces: the doctest, and
+    `tests/transcript/test_commit_columns.py`, `test_written_runs.py`.
 
     >>> pairs = [(RecordPosition(1, 8, 30), EventRecord("w", 0, 2.0, {})),
     ...          (RecordPosition(1, 38, 9), DeleteSessionRecord("k", ("w",))),
-    ...          (RecordPosition(2, 8, 40), EventRecord("v", 5, 3.5, {}))]
+    ...          (RecordPosition(2, 8, 40), EventRecord("v", 5, 3.5, {})),
+    ...          (RecordPosition(2, 48, 12), EventRecord("v", 6, 3.5, {}))]
     >>> written = WrittenRecords()
     >>> for position, record in pairs:
     ...     written.append(position, record)
     >>> list(written) == pairs, written[-1] == pairs[-1], written[0:2] == tuple(pairs[0:2])
     (True, True, True)
-    >>> len(written), bool(WrittenRecords())
-    (3, False)
+    >>> len(written), bool(WrittenRecords()), [run[:5] for run in written.runs()]
+    (4, False, [('w', 0, 1, 1, 8), (None, 0, 1, 1, 38), ('v', 5, 2, 2, 8)])
     """
 
-    __slots__ = ("_file_numbers", "_lengths", "_offsets", "_others", "_seqs", "_sessions",
-                 "_stamps")
+    __slots__ = ("_lengths", "_next_offset", "_others", "_run_files", "_run_offsets",
+                 "_run_seqs", "_run_sessions", "_run_starts", "_stamps")
 
     def __init__(self) -> None:
-        #: Each record's window for an event record, else None (then in `_others`).
-        self._sessions: list[str | None] = []
-        self._seqs = array("q")
+        #: Per run: its window (None: a record that is not an event record, alone in its
+        #: run and kept in `_others`), first seq, log file, first offset, first record.
+        self._run_sessions: list[str | None] = []
+        self._run_seqs = array("q")
+        self._run_files = array("q")
+        self._run_offsets = array("q")
+        self._run_starts = array("q")
+        #: Per record: its framed length (a payload is at most 1 GiB) and its stamp (0.0
+        #: for a record that is not an event).
+        self._lengths = array("i")
         self._stamps = array("d")
-        self._file_numbers = array("q")
-        self._offsets = array("q")
-        self._lengths = array("q")
+        #: Where the last run's next record would start (-1: no run continues).
+        self._next_offset = -1
         #: index -> (position, record) of each record that is not an event record.
         self._others: dict[int, tuple[RecordPosition, LogRecord]] = {}
 
@@ -97,27 +108,35 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
             self.append_event(record.session_id, record.seq, record.created_at,
                               position.file_number, position.offset, position.length)
             return
-        self._others[len(self._sessions)] = (position, record)
-        self._sessions.append(None)
-        self._seqs.append(0)
-        self._stamps.append(0.0)
-        self._file_numbers.append(position.file_number)
-        self._offsets.append(position.offset)
+        self._others[len(self._lengths)] = (position, record)
+        self._new_run(None, 0, position.file_number, position.offset)
         self._lengths.append(position.length)
+        self._stamps.append(0.0)
+        self._next_offset = -1
 
     def append_event(self, session_id: str, seq: int, created_at: float, file_number: int,
                      offset: int, length: int) -> None:
         """`append` of an event record written at `offset` of log file `file_number`,
         `length` bytes, given as its fields (no record or position needed)."""
-        self._sessions.append(session_id)
-        self._seqs.append(seq)
-        self._stamps.append(created_at)
-        self._file_numbers.append(file_number)
-        self._offsets.append(offset)
+        sessions = self._run_sessions
+        if not (offset == self._next_offset and sessions[-1] == session_id
+                and file_number == self._run_files[-1]
+                and seq == self._run_seqs[-1] + len(self._lengths) - self._run_starts[-1]):
+            self._new_run(session_id, seq, file_number, offset)
         self._lengths.append(length)
+        self._stamps.append(created_at)
+        self._next_offset = offset + length
+
+    def _new_run(self, session_id: str | None, seq: int, file_number: int,
+                 offset: int) -> None:
+        self._run_sessions.append(session_id)
+        self._run_seqs.append(seq)
+        self._run_files.append(file_number)
+        self._run_offsets.append(offset)
+        self._run_starts.append(len(self._lengths))
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._lengths)
 
     @overload
     def __getitem__(self, index: int) -> tuple[RecordPosition, LogRecord]: ...
@@ -129,31 +148,57 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
                     ) -> tuple[RecordPosition, LogRecord] | tuple[tuple[RecordPosition, LogRecord], ...]:
         if isinstance(index, slice):
             return tuple(self._item(number) for number in range(*index.indices(len(self))))
-        count = len(self._sessions)
+        count = len(self._lengths)
         number = index + count if index < 0 else index
         if not 0 <= number < count:
             raise IndexError("record index out of range")
         return self._item(number)
 
     def __iter__(self) -> Iterator[tuple[RecordPosition, LogRecord]]:
-        item = self._item
-        for number in range(len(self._sessions)):
-            yield item(number)
+        for run in self.runs():
+            yield from self.run_items(run)
 
-    def columns(self) -> Iterator[tuple[str | None, int, int, int, int]]:
-        """Each record as its window (None when it is not an event record: read that
-        one as `self[number]`), seq, log file number, offset and length, in order, no
-        object made (`Catalog.apply` reads a commit's records so)."""
-        return zip(self._sessions, self._seqs, self._file_numbers, self._offsets,
-                   self._lengths)
+    def runs(self) -> Iterator[tuple[str | None, int, int, int, int, int]]:
+        """Each run as its window (None for a record that is not an event record: read
+        it as `self[first]`), first seq, how many records, log file, first offset and
+        first record's index, in order (`Catalog.apply` reads a commit's records so)."""
+        ends = [*self._run_starts[1:], len(self._lengths)]
+        for session_id, seq, file_number, offset, start, end in zip(
+                self._run_sessions, self._run_seqs, self._run_files, self._run_offsets,
+                self._run_starts, ends):
+            yield session_id, seq, end - start, file_number, offset, start
+
+    def run_lengths(self, run: tuple[str | None, int, int, int, int, int]) -> array:
+        """The lengths of the records of `run` (one of `runs()`), in order."""
+        start = run[5]
+        return self._lengths[start:start + run[2]]
+
+    def run_items(self, run: tuple[str | None, int, int, int, int, int]
+                  ) -> Iterator[tuple[RecordPosition, LogRecord]]:
+        """The records of `run` (one of `runs()`) with their positions, as items."""
+        session_id, seq, count, file_number, offset, start = run
+        if session_id is None:
+            yield self._others[start]
+            return
+        stamps, lengths = self._stamps, self._lengths
+        for number in range(start, start + count):
+            length = lengths[number]
+            yield (RecordPosition(file_number, offset, length),
+                   EventRecord(session_id, seq, stamps[number], {}))
+            offset += length
+            seq += 1
 
     def _item(self, number: int) -> tuple[RecordPosition, LogRecord]:
-        session_id = self._sessions[number]
+        run = bisect_right(self._run_starts, number) - 1
+        start = self._run_starts[run]
+        session_id = self._run_sessions[run]
         if session_id is None:
             return self._others[number]
-        position = RecordPosition(self._file_numbers[number], self._offsets[number],
-                                  self._lengths[number])
-        return position, EventRecord(session_id, self._seqs[number], self._stamps[number], {})
+        offset = self._run_offsets[run] + sum(self._lengths[start:number])
+        position = RecordPosition(self._run_files[run], offset, self._lengths[number])
+        record = EventRecord(session_id, self._run_seqs[run] + number - start,
+                             self._stamps[number], {})
+        return position, record
 
 
 @dataclass(slots=True)
@@ -203,11 +248,18 @@ class StoreTransaction:
         return self._records
 
     def let_records_go(self) -> None:
-        """Forget the records once the commit has applied them to the catalog (nothing
-        reads a committed transaction's records after that): a large import's records
-        are then not held through the checkpoint save and the commit hooks that follow,
-        where the import's peak memory was. `records` is empty afterwards."""
+        """Forget the records and the overlay once the commit has applied them to the
+        catalog (nothing reads a committed transaction's records after that): a large
+        import's records, and its windows' new event positions, which the catalog now
+        holds, are then not held through the checkpoint save and the commit hooks that
+        follow, where the import's peak memory was. `records` is empty afterwards; the
+        reads of this closed transaction read the catalog, which holds what the
+        overlay held (`_pending_of`)."""
         self._records = WrittenRecords()
+        self._pending = {}
+        self._inserted = {}
+        self._relinked = set()
+        self._joined = {}
 
     @property
     def changes(self) -> list[Change] | None:

@@ -1,0 +1,110 @@
+"""A transaction's records kept in runs (`WrittenRecords`: consecutive event records of
+one window, seqs in a row, each written right after the one before, keep their window,
+first seq, log file and offset once) against the clear version, the list of (position,
+record) pairs: the same items by iteration, index and slice, the same catalog after
+`Catalog.apply` (a run at a time, `runs`) or the same `CorruptFile`, for records written
+back to back as a log writer writes them (so that runs form, broken by a file roll, a
+gap, another window, a seq out of turn or a record that is not an event), and a whole
+import's events kept as one run a window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.codec.log_file import (
+    DeleteSessionRecord,
+    EventRecord,
+    LogRecord,
+    ReplaceRecord,
+    WindowRecord,
+)
+from engine.directory import MemoryDirectory
+from engine.model import SessionWindow
+from engine.transcript.store import TranscriptStore
+from engine.transcript.transaction import WrittenRecords
+from tests.transcript.test_commit_columns import replayed
+
+SESSIONS = ("a", "b")
+KEYS = ("agent:main:x", "agent:main:y")
+
+#: A record, and how its position follows the one before: 0 right after it, 1 after a
+#: gap, 2 at the start of the next log file.
+STEPS = st.tuples(
+    st.one_of(
+        st.builds(EventRecord, st.sampled_from(SESSIONS), st.integers(0, 6),
+                  st.floats(0, 10, allow_nan=False), st.just({})),
+        st.builds(WindowRecord, st.builds(SessionWindow, st.sampled_from(SESSIONS),
+                                          st.sampled_from(KEYS))),
+        st.builds(ReplaceRecord, st.sampled_from(SESSIONS), st.integers(0, 3),
+                  st.booleans()),
+        st.builds(DeleteSessionRecord, st.sampled_from(KEYS), st.just(()))),
+    st.sampled_from((0, 0, 0, 0, 1, 2)), st.integers(1, 50))
+
+
+def written_pairs(steps: list[tuple[LogRecord, int, int]], file_number: int, offset: int
+                  ) -> tuple[WrittenRecords, list[Any], int, int]:
+    from engine.transcript.log_positions import RecordPosition
+
+    written, pairs = WrittenRecords(), []
+    for record, step, length in steps:
+        if step == 1:
+            offset += 3
+        elif step == 2:
+            file_number, offset = file_number + 1, 8
+        position = RecordPosition(file_number, offset, length)
+        offset += length
+        if isinstance(record, EventRecord):
+            written.append_event(record.session_id, record.seq, record.created_at,
+                                 file_number, position.offset, length)
+        else:
+            written.append(position, record)
+        pairs.append((position, record))
+    return written, pairs, file_number, offset
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(STEPS, min_size=1, max_size=16), min_size=1, max_size=3))
+def test_runs_are_the_pairs_they_keep(transactions: list[list[Any]]) -> None:
+    written_transactions, pairs_transactions = [], []
+    file_number, offset = 1, 8
+    for steps in transactions:
+        written, pairs, file_number, offset = written_pairs(steps, file_number, offset)
+        assert list(written) == pairs and len(written) == len(pairs)
+        assert [written[number] for number in range(len(pairs))] == pairs
+        assert [written[number - len(pairs)] for number in range(len(pairs))] == pairs
+        assert written[1:-1] == tuple(pairs[1:-1])
+        items = [item for run in written.runs() for item in written.run_items(run)]
+        assert items == pairs
+        assert sum(run[2] for run in written.runs()) == len(pairs)
+        written_transactions.append(written)
+        pairs_transactions.append(pairs)
+    assert replayed(written_transactions) == replayed(pairs_transactions)
+
+
+def test_a_transcript_written_back_to_back_is_one_run() -> None:
+    """What an import writes: a window, then its events in one log file, as one run (its
+    numbers kept once, not per event); and then the catalog holds every position."""
+    directory = MemoryDirectory()
+    with TranscriptStore.create(directory) as store:
+        with store.transaction() as transaction:
+            for session_id in ("w", "v"):
+                transaction.put_window(SessionWindow(session_id, "agent:main:k"))
+                for number in range(300):
+                    transaction.append_event(session_id, {"type": "custom", "n": number},
+                                             1000.0 + number)
+            records = transaction.records
+            runs = list(records.runs())  # type: ignore[attr-defined]
+            assert [(run[0], run[1], run[2]) for run in runs] == [
+                (None, 0, 1), ("w", 0, 300), (None, 0, 1), ("v", 0, 300)]
+            pairs = list(records)
+        positions = {session_id: store._catalog.entry(session_id).events.to_list()
+                     for session_id in ("w", "v")}
+        assert positions == {session_id: [position for position, record in pairs
+                                          if getattr(record, "session_id", None)
+                                          == session_id and isinstance(record, EventRecord)]
+                             for session_id in ("w", "v")}
+        assert [stored.event["n"] for stored in store.events("v")] == list(range(300))
+        assert [stored.created_at for stored in store.events("w")][:2] == [1000.0, 1001.0]
