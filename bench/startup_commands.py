@@ -31,7 +31,8 @@ them); `engine.cli` and `search`'s module; the other `engine` modules the search
 (in their order), with the time spent creating dataclasses among them; `main` (parse,
 open, search, print), which then imports nothing; and the exit, the child's total from
 `getrusage` less the last mark. The probe runs `main` in the install's own interpreter
-(the console script's first line).
+(the console script's first line). The classes made dataclasses during a search are
+listed by name under the table, one line per install and store.
 """
 
 from __future__ import annotations
@@ -169,15 +170,16 @@ for name in listed:
         __import__(name)
 marks.append(("libraries", time.process_time()))
 import dataclasses
-creation = [0.0, 0]
+creation = [0.0, 0, []]
 create = dataclasses._process_class
-def timed_creation(*arguments, **options):
+def timed_creation(cls, *arguments, **options):
     started = time.process_time()
     try:
-        return create(*arguments, **options)
+        return create(cls, *arguments, **options)
     finally:
         creation[0] += time.process_time() - started
         creation[1] += 1
+        creation[2].append(f"{cls.__module__}.{cls.__qualname__}")
 dataclasses._process_class = timed_creation
 import engine.cli
 import engine.cli.search_commands
@@ -222,6 +224,7 @@ def print_phases(args: argparse.Namespace, environment: dict[str, str]) -> None:
                            {**environment, **({"PYTHONPATH": tree} if tree else {})}))
     phases: dict[str, dict[str, list[float]]] = {label: {} for label, _, _ in probes}
     created: dict[str, int] = {}
+    names: dict[str, list[str]] = {}
     for round_number in range(args.rounds + 2):  # the first two list and warm
         for label, command, variables in probes if round_number % 2 == 0 else probes[::-1]:
             before = children_processor_seconds()
@@ -243,6 +246,7 @@ def print_phases(args: argparse.Namespace, environment: dict[str, str]) -> None:
             phases[label].setdefault("(creating dataclasses, within the two above)",
                                      []).append(report["creation"][0])
             created[label] = report["creation"][1]
+            names[label] = report["creation"][2]
     labels = list(phases)
     print(f"phases, {args.rounds} rounds, processor time (median)")
     print("| phase | " + " | ".join(labels) + " |")
@@ -251,6 +255,8 @@ def print_phases(args: argparse.Namespace, environment: dict[str, str]) -> None:
         print(f"| {phase} | " + " | ".join(
             f"{statistics.median(phases[label][phase]) * 1000:.1f} ms" for label in labels) + " |")
     print("| dataclasses created | " + " | ".join(str(created[label]) for label in labels) + " |")
+    for label in labels:
+        print(f"dataclasses created by {label}: {', '.join(names[label]) or 'none'}")
 
 
 if __name__ == "__main__":
