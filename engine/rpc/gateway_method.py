@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine import Refreshable
 from engine.agent_tools.gateway_search import INVALID_REQUEST, GatewayRefusal, gateway_search
 from engine.rpc.errors import ENGINE_ERROR, INVALID_PARAMS, RpcError
+from engine.rpc.refreshing import refreshed
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext
@@ -31,9 +31,7 @@ GATEWAY_SEARCH_METHOD = "gateway.sessions.search"
 
 def gateway_sessions_search(context: RpcContext, params: Any) -> dict[str, Any]:
     """Handler of `gateway.sessions.search`."""
-    backend = context.backend
-    if isinstance(backend, Refreshable):
-        backend.refresh()
+    backend = refreshed(context.backend)
     try:
         return gateway_search(backend, params, context.tool_config)
     except GatewayRefusal as refusal:

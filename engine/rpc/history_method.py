@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine import HistoryRequest, Refreshable, TranscriptReader, read_history, require_capability
+from engine import HistoryRequest, TranscriptReader, read_history, require_capability
+from engine.rpc.refreshing import refreshed
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext
@@ -24,10 +25,7 @@ CHAT_HISTORY_METHOD = "chat.history"
 
 def transcript_reader(context: RpcContext, action: str) -> TranscriptReader:
     """The served backend as a transcript reader, refreshed when it reads a snapshot."""
-    reader = require_capability(context.backend, TranscriptReader, action)
-    if isinstance(reader, Refreshable):
-        reader.refresh()
-    return reader
+    return refreshed(require_capability(context.backend, TranscriptReader, action))
 
 
 def chat_history(context: RpcContext, params: Any) -> dict[str, Any]:

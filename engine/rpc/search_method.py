@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine import Refreshable
 from engine.model import InvalidRequest, SearchRequest
 from engine.rpc.errors import INVALID_PARAMS, RpcError
+from engine.rpc.refreshing import refreshed
 
 if TYPE_CHECKING:
     from engine.rpc.methods import RpcContext
@@ -49,7 +49,4 @@ def search_request_from_params(params: Any) -> SearchRequest:
 def sessions_search(context: RpcContext, params: Any) -> dict[str, Any]:
     """Handler of `sessions.search`: check the params, refresh if needed, search."""
     request = search_request_from_params(params)
-    backend = context.backend
-    if isinstance(backend, Refreshable):
-        backend.refresh()
-    return backend.search(request).to_json()
+    return refreshed(context.backend).search(request).to_json()
