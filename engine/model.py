@@ -43,9 +43,9 @@ RESERVED_SESSION_KEYS = ("global", "unknown")
 
 class FrozenValue:
     """Base of an internal frozen value with `__slots__` (a frozen dataclass's class costs far
-    more to make): fields frozen; equality (same class), hash and repr over `_compared`."""
+    more to make): fields frozen; equality (same class), hash, repr, copy and pickle over the
+    fields `_compared` names, which are the constructor's arguments, in order."""
     __slots__ = ()
-    _compared: tuple[str, ...]  # the fields, in order; every subclass sets it
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -62,6 +62,9 @@ class FrozenValue:
 
     def __hash__(self) -> int:
         return hash(self._values())
+
+    def __reduce__(self) -> tuple:  # copy and pickle make it again from those fields
+        return self.__class__, self._values()
 
     def __repr__(self) -> str:
         shown = zip(self._compared, self._values())
@@ -95,10 +98,8 @@ def agent_id_of(session_key: str) -> str | None:
 
 #: JavaScript's whitespace and line terminators (`String.prototype.trim`, `\\s`).
 #: Python's `str.strip()` differs: it strips U+001C–U+001F and U+0085, and keeps U+FEFF.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
+JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                 "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 def js_trim(text: str) -> str:
@@ -325,7 +326,6 @@ class IndexEntry:
 # Search values (behaviour.md §5.1, §5.2). Every backend takes a `SearchRequest` and
 # returns a `SearchResult`; the kernel result JSON is `SearchResult.to_json()`.
 # --------------------------------------------------------------------------------------
-
 #: The agent a request without `agent_id` and without `session_keys` searches (the
 #: upstream default agent; `agent:main:*` plus `global` and `unknown`).
 DEFAULT_AGENT_ID = "main"

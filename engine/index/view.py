@@ -90,6 +90,9 @@ class IndexView(FrozenValue):
 
     __slots__ = ("_bitmaps", "_impacts", "_index", "_line", "_rows", "_rows_filled", "_terms",
                  "version")
+    #: The constructor's arguments, in order (a copy is made again from them).
+    _compared = ("_index", "version", "_rows", "_terms", "_impacts", "_bitmaps", "_line",
+                 "_rows_filled")
 
     _index: InvertedIndex
     version: tuple[int, int, int, int]

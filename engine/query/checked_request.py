@@ -71,10 +71,11 @@ class CheckedRequest(SearchRequest):
         object.__setattr__(self, "trimmed_query", trimmed_query)
         object.__setattr__(self, "page_limit", page_limit)
 
-    # frozen, compared, hashed and printed over every field, as the dataclass was
+    # frozen, compared, hashed, printed, copied and pickled over every field, as the
+    # dataclass was
     __setattr__, __delattr__ = FrozenValue.__setattr__, FrozenValue.__delattr__
     _values, __eq__, __hash__ = FrozenValue._values, FrozenValue.__eq__, FrozenValue.__hash__
-    __repr__ = FrozenValue.__repr__
+    __repr__, __reduce__ = FrozenValue.__repr__, FrozenValue.__reduce__
 
     def narrowed(self, session_keys: tuple[str, ...] | None, limit: int) -> CheckedRequest:
         """The same checked request for other keys and another limit (a partition's share

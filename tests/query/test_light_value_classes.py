@@ -11,8 +11,10 @@ dataclasses: they are rebuilt with `dataclasses.replace` or read with
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import operator
+import pickle
 
 import pytest
 
@@ -164,3 +166,21 @@ def test_row_columns_and_views() -> None:
     with pytest.raises(AttributeError):
         view.version = (0, 0, 0, 0)  # type: ignore[misc]
     assert list(other.rows.lengths) == [2]
+
+
+def test_they_copy_and_pickle_as_the_dataclasses_did() -> None:
+    checked = check_request(SearchRequest("  Café  ", limit=40))
+    values = [QueryPlan((Phrase(("a",)),)), QueryPlan((Phrase(()),)), Scope({"w1": "global"}, 1),
+              checked, checked.narrowed(("k",), 3), RowColumns(dead=2), Phrase(("a",), True),
+              Token("a", 0, 0, 1, 0, 1), SEARCH_PROFILE, resolve_options(2, "", "", None),
+              Manifest(1, 2, "p", (), (3,), (), None, (range(3, 4),), True)]
+    for value in values:
+        for again in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert again.__class__ is value.__class__ and again == value
+    assert copy.copy(values[1]).matches_nothing and not copy.copy(values[0]).matches_nothing
+    assert repr(pickle.loads(pickle.dumps(checked))) == repr(checked)
+    index = InvertedIndex()
+    index.add_entry(IndexEntry("w1", "m1", "user", 5.0, "a b", 0), ["a", "b"])
+    view = index.view()
+    shallow = copy.copy(view)  # a view equals only itself; a copy shares what it holds
+    assert shallow != view and shallow.version == view.version and shallow.rows is view.rows
