@@ -60,11 +60,11 @@ Old stores that kept every agent in one index are refused by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from engine.backends.protocol import (
     Backend,
@@ -95,39 +95,13 @@ if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never n
     # (the transcript layer's modules define value classes a search never makes, and
     # each class costs start-up time: see `engine.cli.commands`)
     from engine.store.background import BackgroundRun, PartitionReconciled, ReconcileWorker
+    from engine.store.change_watch import ChangeGate
     from engine.store.explanation import PartitionedExplanation
     from engine.store.transaction import PartitionedTransaction  # a writer's only
     from engine.transcript.compaction import CompactionOutcome
 
 #: The counts every store reports, even one without partitions.
 STORE_COUNTS = ("agents", "sessions", "windows", "events", "bytes")
-
-#: What one partition's reconcile returns (`reconcile_in_turn`).
-Outcome = TypeVar("Outcome")
-
-
-def reconcile_in_turn(partitions: Iterable[Backend], progress: StepProgress | None,
-                      reconcile_one: Callable[[Backend, StepProgress], Outcome]
-                      ) -> list[Outcome]:
-    """`reconcile_one(partition, counted)` for each partition in turn (the loop of both
-    `reconcile` and `reconcile_in_batches`); what each returned. `progress(done, total)`
-    counts over the partitions seen so far: each partition's total (the last it reported
-    to `counted`) is added when its reconcile starts."""
-    outcomes: list[Outcome] = []
-    finished_work = 0  # the windows of the partitions already reconciled
-    partition_total = [0]  # the current partition's total, as it reported it
-
-    def counted(done: int, total: int) -> None:
-        partition_total[0] = total
-        if progress is not None:
-            progress(finished_work + done, finished_work + total)
-
-    for partition in partitions:
-        partition_total[0] = 0
-        outcomes.append(reconcile_one(partition, counted))
-        finished_work += partition_total[0]
-    return outcomes
-
 
 # --------------------------------------------------------------------------------------
 # The store
@@ -450,6 +424,8 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
         self._check_open()
         if not self.is_writer:
             raise StoreError("cannot reconcile: the store was opened read-only")
+        from engine.store.reconcile_turns import reconcile_in_turn
+
         return sum(reconcile_in_turn(
             self._partitions.values(), progress,
             lambda partition, counted: require_capability(
@@ -489,6 +465,8 @@ class PartitionedStore(JournalledWrites, WitnessedPartitions, Backend, Maintenan
         self._check_open()
         if not self.is_writer:
             raise StoreError("cannot reconcile: the store was opened read-only")
+        from engine.store.reconcile_turns import reconcile_in_turn
+
         done = reconcile_in_turn(
             self._partitions.values(), progress,
             lambda partition, counted: reconcile_partition(
@@ -567,11 +545,24 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
     """A partitioned store whose partitions read the snapshot of their open (`refresh`
     sees later commits and new partitions) and explain their ranking (the reference)."""
 
+    #: Whether a reader skips the look of a refresh when no file of the store changed
+    #: since its last look (`engine.store.change_watch`); False: every refresh looks.
+    watch_changes = True
+    _changes: ChangeGate | None = None
+
     @serialized
     def refresh(self) -> None:
         """See what the writer committed, new partitions included, since the last look
-        (the session map is kept unless a commit count moved)."""
+        (the session map is kept unless a commit count moved); a reader's refresh looks
+        only when a file of the store changed (`engine.store.change_watch`)."""
         self._check_open()
+        if self._changes is None:
+            from engine.store.change_watch import ChangeGate
+
+            watched = self.watch_changes and not self.is_writer
+            self._changes = ChangeGate(self.space.root if watched else None)
+        if self._changes.unchanged():
+            return
         moved = False
         for partition in self._partitions.values():
             if not has_capability(partition, Refreshable):  # known per class: fast
@@ -583,6 +574,12 @@ class PartitionedSnapshotStore(PartitionedStore, Refreshable, Explainable):
         self._discover()
         if moved:
             self._owners = None
+        self._changes.looked()
+
+    def _close_partitions(self) -> None:
+        if self._changes is not None:
+            self._changes.close()
+        super()._close_partitions()
 
     @serialized
     def explain(self, request: SearchRequest) -> PartitionedExplanation:
