@@ -35,6 +35,29 @@ def _reject_constant(name: str) -> Any:
 
 #: One strict decoder for every line (`json.loads` with options builds a new one per call).
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+#: The decoder's scanner (the C one where there is one): one value from an index on.
+_SCAN = _DECODER.scan_once
+#: What JSON counts as whitespace (`json.decoder.WHITESPACE`).
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def _whole_object(text: str) -> Any:
+    """The JSON object `text` holds (whitespace after it allowed), or None when the scan
+    from its first character does not make one: what `_DECODER.decode` makes of such a
+    text (its oracle, `tests/ingest/test_jsonl_objects.py`), without that method's two
+    whitespace matches and frames a line. A text that starts with whitespace, or holds
+    anything else, is None here and read again by `parse_line`, which says what it is.
+
+    >>> _whole_object('{"a": [1]}\\n'), _whole_object('{"a": 1} x'), _whole_object(' {}')
+    ({'a': [1]}, None, None)
+    """
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+    if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
+        return None
+    return value if type(value) is dict else None
 
 
 def parse_object(text: str, path: str, line_number: int) -> dict[str, Any]:
@@ -83,14 +106,14 @@ def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     `parse_line` over `iter_lines`, its oracle (`tests/ingest/test_jsonl_objects.py`).
     """
     name = str(path)
-    decode = _DECODER.decode
+    whole_object = _whole_object
     with _open(path) as handle:
         for line_number, raw in enumerate(handle, start=1):
             try:
-                value = decode(raw.decode("utf-8"))
-            except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                value = whole_object(raw.decode("utf-8"))
+            except ValueError:  # UnicodeDecodeError
                 value = None
-            if type(value) is not dict:
+            if value is None:
                 value = parse_line(raw, name, line_number)
                 if value is None:
                     continue
@@ -100,16 +123,16 @@ def iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def line_object(raw: bytes) -> dict[str, Any] | None:
     """The JSON object one raw line holds, when it decodes and parses as one at once;
     else None, and `parse_line` says what the line is (blank, an error, a byte order
-    mark): the fast step of `iter_objects`, for readers that keep each line's bytes.
+    mark, an object after whitespace): the fast step of `iter_objects`, for readers that
+    keep each line's bytes.
 
     >>> line_object(b'{"a": 1}\\n'), line_object(b"[1]\\n"), line_object(b"\\n")
     ({'a': 1}, None, None)
     """
     try:
-        value = _DECODER.decode(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return _whole_object(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError
         return None
-    return value if type(value) is dict else None
 
 
 def _open(path: Path) -> BinaryIO:
