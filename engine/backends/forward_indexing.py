@@ -104,11 +104,15 @@ def classify_append(
     if state.needs_rebuild:
         return "skip", state
     event = stored.event if isinstance(stored.event, dict) else {}
-    entry_id = canonical_entry_id(event)
+    # The event's `type` read once (`canonical_entry_id`, `events.is_leaf_control` and
+    # `events.is_side_append` each read it, as `events.event_type`: the same answers).
+    kind = event.get("type")
+    canonical = isinstance(kind, str) and kind in kinds.CANONICAL_KINDS
+    entry_id = kinds.non_blank_string(event.get("id")) if canonical else None
     dirty = (
         stored.seq != state.indexed_seq + 1
-        or kinds.is_leaf_control(event)
-        or kinds.is_side_append(event)
+        or (kind == kinds.LEAF and isinstance(kind, str))
+        or (canonical and event.get("appendMode") == kinds.SIDE_APPEND)
         or (entry_id is not None and declared_parent(event, state.leaf_event_id)
             != state.leaf_event_id)
     )
