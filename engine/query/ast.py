@@ -93,4 +93,3 @@ class QueryPlan(FrozenValue):
         object.__setattr__(self, "phrases", phrases)
         object.__setattr__(self, "substrings", substrings)
         object.__setattr__(self, "matches_nothing", nothing)
-
