@@ -30,7 +30,7 @@ a time, its tree not scanned again; any other, as `rebuild_window` reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.backends.reference.indexing import IndexedStore
@@ -104,18 +104,20 @@ class IndexMaintenance(IndexedStore):
         return work
 
     def _rebuild_waiting(self, known: dict[str, list[StoredEvent]],
-                         held: Mapping[str, HeldWindow | None],
+                         held: dict[str, HeldWindow | None],
                          progress: StepProgress | None = None) -> int:
         """Rebuild every window needing work, in session-id order, the buffer flushed
         when it holds a segment of tier 1 (`reconcile`); a window of `held` from its
         active path, read back a run at a time (`IndexedStore._rebuild_in_runs`), one of
-        `known` from those events (`rebuild_window`). The windows rebuilt."""
+        `known` from those events (`rebuild_window`). Each window's entry of `known` or
+        `held` is let go as it is taken (a held path is an integer an event, kept until
+        its window is rebuilt, not to the end). The windows rebuilt."""
         work = self.windows_needing_reconcile()
         flush_rows = first_tier_rows(self.config)
         if progress is not None:
             progress(0, len(work))
         for done, session_id in enumerate(work, 1):
-            window = held.get(session_id)
+            window = held.pop(session_id, None)
             if window is not None:
                 self._rebuild_in_runs(session_id, flush_rows=flush_rows, known=window)
             else:
