@@ -11,7 +11,8 @@ The front door. Everything a program needs is a name of this package:
   answers a `SearchRequest` (limit `DEFAULT_LIMIT`, at most `MAX_LIMIT`) with a
   `SearchResult` of `SearchHit`s. What a store can do is typed by the protocols of its
   capabilities (`Backend`, `SearchBackend`, `TranscriptReader`, `Refreshable`,
-  `Explainable`, `Compactable`; `require_capability` asks for one by name).
+  `Explainable`, `Compactable`; `require_capability` asks for one by name, `has_capability`
+  tells whether a store has one, once per class).
 * **History.** `read_history(store, HistoryRequest(...))` is the Gateway's
   `chat.history` page (a `HistoryPage`); bad params raise `HistoryRequestError`.
 * **The agent tools.** `sessions_search(store, Requester(key), arguments, config=...)` and
@@ -73,6 +74,7 @@ _EXPORTS = {
     "Explainable": "engine.backends.protocol",
     "Compactable": "engine.backends.protocol",
     "require_capability": "engine.backends.protocol",
+    "has_capability": "engine.backends.protocol",
     "EngineError": "engine.errors",
     "InputError": "engine.errors",
     "UsageError": "engine.errors",
@@ -111,6 +113,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "gateway_search",
+    "has_capability",
     "import_into_store",
     "load_tool_config",
     "open_backend",
@@ -149,6 +152,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
         Refreshable,
         SearchBackend,
         TranscriptReader,
+        has_capability,
         require_capability,
     )
     from engine.demo_corpus import DEMO_CORPUS

@@ -22,7 +22,7 @@ PUBLIC = [
     "RequesterHistoryAccess", "EngineError", "InputError", "UsageError", "StoreError",
     "CorruptFile", "UnknownSession", "DEFAULT_LIMIT", "MAX_LIMIT", "HistoryRequestError",
     "Backend", "SearchBackend", "TranscriptReader", "Refreshable", "Explainable",
-    "Compactable", "require_capability",
+    "Compactable", "require_capability", "has_capability",
 ]
 
 

@@ -1,23 +1,19 @@
 """Refreshing the served backend before a method reads it: `refreshed`.
 
-Owns: the test of whether a served backend reads a snapshot (`Refreshable`), made once
-per backend class, and the refresh before a read. Must not touch: what a refresh reads
-or skips (the backend's own `refresh`), the methods' params or results.
+Owns: the refresh before a read, for a backend that reads a snapshot (`Refreshable`).
+Must not touch: what a refresh reads or skips (the backend's own `refresh`), the methods'
+params or results.
 
-Why once per class: `Refreshable` is a runtime-checkable protocol, whose `isinstance`
-lists its members on every call (about 14 microseconds here, on every request a server
-answers); a backend class decides the answer, as `engine.backends.protocol`'s
-`has_capability` says of every capability.
+Why `has_capability` and not `isinstance`: `Refreshable` is a runtime-checkable protocol,
+whose `isinstance` lists its members on every call, on every request a server answers; a
+backend class decides the answer, and `has_capability` asks once per class.
 """
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from engine import Refreshable
-
-#: Whether instances of a backend class are `Refreshable`, by class, once asked.
-_REFRESHABLE_CLASSES: dict[type, bool] = {}
+from engine import Refreshable, has_capability
 
 Served = TypeVar("Served")
 
@@ -29,10 +25,6 @@ def refreshed(backend: Served) -> Served:
     >>> refreshed(None) is None
     True
     """
-    kind = type(backend)
-    refreshable = _REFRESHABLE_CLASSES.get(kind)
-    if refreshable is None:
-        refreshable = _REFRESHABLE_CLASSES[kind] = isinstance(backend, Refreshable)
-    if refreshable:
+    if has_capability(backend, Refreshable):
         backend.refresh()  # type: ignore[attr-defined]
     return backend

@@ -21,10 +21,17 @@ during a look is either read by it or queued for the next refresh, which then lo
 When it does not watch (every refresh looks, as before): a refresh before the second
 (a command that refreshes once pays nothing), a store folder on a file system whose
 changes other machines may make unseen or that does not report them (only `LOCAL_KINDS`
-are watched), a folder of the store on another device or reached through a symbolic
-link, a platform without inotify, or a failure to watch (no instance or watch left:
-the gate gives up for good). An overflowing queue holds an event of its own, so it
-reads as a change.
+are watched), a folder of the store on another device, a symbolic link anywhere in the
+store (a change made through its target's own path is reported to the target's folder,
+which is not watched), a platform without inotify, or a failure to watch (no instance or
+watch left: the gate gives up for good). An overflowing queue holds an event of its own,
+so it reads as a change. A folder that vanishes while the gate walks the store (a
+partition renamed into place or removed) is skipped: its parent's watch has queued that
+change, so the next refresh looks again.
+
+After a fork the child shares the parent's queue (the descriptor survives until an
+exec), and whichever reads first would take the other's events: a gate in a process
+other than the one that started it drops its copy unread and starts its own watch.
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ class ChangeGate:
     (False, False, False)
     """
 
-    __slots__ = ("_add", "_fd", "_gave_up", "_refreshes", "_trusted", "root")
+    __slots__ = ("_add", "_fd", "_gave_up", "_process", "_refreshes", "_trusted", "root")
 
     def __init__(self, root: Path | None) -> None:
         #: The store folder (None: nothing to watch, as for a store in memory).
@@ -72,7 +79,9 @@ class ChangeGate:
         #: The queue was drained before a look that ended without an error.
         self._trusted = False
         self._gave_up = root is None
-        self._add: Callable[[int, bytes, int], int] | None = None
+        self._add: Callable[[int, bytes, int], None] | None = None
+        #: The process that started the watch (a forked child must not read its queue).
+        self._process = 0
 
     @property
     def watching(self) -> bool:
@@ -84,6 +93,11 @@ class ChangeGate:
         (`looked`); when something may have, the queue is drained and every folder
         watched before this returns False, and the caller looks."""
         fd = self._fd
+        if fd is not None and self._process != os.getpid():  # a forked child: not its queue
+            self._fd, self._trusted = None, False
+            os.close(fd)
+            self._start()
+            return False
         if fd is None:
             self._refreshes += 1
             if not self._gave_up and self._refreshes >= WATCH_FROM_REFRESH:
@@ -140,34 +154,51 @@ class ChangeGate:
         if fd < 0:
             self._gave_up = True
             return
-        self._fd = fd
-        self._add = add
+
+        def add_watch(fd: int, folder: bytes, changes: int) -> None:
+            if add(fd, folder, changes) < 0:  # OSError: FileNotFoundError for ENOENT
+                number = ctypes.get_errno()
+                raise OSError(number, os.strerror(number), folder)
+
+        self._fd, self._add, self._process = fd, add_watch, os.getpid()
         if not self._watch_folders():
             self._give_up()
 
     def _watch_folders(self) -> bool:
         """Watch every folder under the root (again: a folder watched already keeps its
-        watch); False when one cannot be watched, or is on another device or reached
-        through a symbolic link (its changes might go unseen)."""
+        watch); False when one cannot be watched or is on another device, or when the
+        store holds a symbolic link (its changes might go unseen). A folder that vanished
+        during the walk is skipped (its parent's watch queued its going)."""
         assert self.root is not None and self._fd is not None and self._add is not None
         try:
-            device = os.stat(self.root).st_dev
-            pending = [os.fsencode(self.root)]
+            root = os.fsencode(self.root)
+            device = os.stat(root).st_dev
+            pending = [root]
             while pending:
                 folder = pending.pop()
-                if os.stat(folder).st_dev != device:
-                    return False
-                if self._add(self._fd, folder, _CHANGES) < 0:
-                    return False
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_symlink():
-                            if os.path.isdir(entry.path):
-                                return False
-                        elif entry.is_dir():
-                            pending.append(entry.path)
+                try:
+                    if not self._watch_folder(folder, device, pending):
+                        return False
+                except FileNotFoundError:
+                    if folder == root:
+                        return False
         except OSError:
             return False
+        return True
+
+    def _watch_folder(self, folder: bytes, device: int, pending: list[bytes]) -> bool:
+        """Watch `folder` and put its subfolders on `pending`; False when it is on another
+        device or holds a symbolic link. Raises FileNotFoundError when it vanished."""
+        assert self._fd is not None and self._add is not None
+        if os.stat(folder).st_dev != device:
+            return False
+        self._add(self._fd, folder, _CHANGES)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    return False
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
         return True
 
     def _give_up(self) -> None:

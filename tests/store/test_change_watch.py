@@ -9,6 +9,7 @@ partition's refresh; a look that failed is made again; a closed store stops watc
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from engine.model import SearchRequest
 from engine.rpc.search_method import sessions_search
 from engine.store.change_watch import LOCAL_KINDS, ChangeGate, _file_system_kind
 from engine.store.partitioned import PartitionedSnapshotStore
@@ -72,7 +74,7 @@ def test_a_watched_reader_sees_every_kind_of_write(store_root: Path, aged: bool)
         with open_backend(store_root, writer=True) as writer:
             for name, write in WRITES.items():
                 write(writer)
-                if aged:
+                if aged:  # the stamps' rule for old files (aging queues events itself)
                     age(store_root)
                 for _look in range(2):  # the second changes nothing
                     check_reader(reader, store_root, name)
@@ -177,3 +179,75 @@ def test_a_folder_reached_through_a_link_is_not_trusted(store_root: Path,
     gate = ChangeGate(store_root)
     assert [gate.unchanged() for _ in range(4)] == [False] * 4
     assert not gate.watching
+
+
+def test_a_link_to_a_file_is_not_trusted_either(store_root: Path, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.meta").write_bytes(b"")
+    (store_root / "agents" / "main" / "linked.meta").symlink_to(tmp_path / "elsewhere.meta")
+    gate = ChangeGate(store_root)
+    assert [gate.unchanged() for _ in range(4)] == [False] * 4
+    assert not gate.watching
+
+
+def test_a_folder_that_vanishes_during_the_walk_is_skipped(store_root: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           ) -> None:
+    """A partition folder removed between its listing and its watch: the gate keeps
+    watching (its parent's watch queued the removal), and the next refresh looks."""
+    from engine.store import change_watch
+
+    going = store_root / "agents" / "going"
+    going.mkdir()
+    real_stat, removed = change_watch.os.stat, []
+
+    def stat_after_removal(path: Any, *arguments: Any, **options: Any) -> Any:
+        if not removed and os.fsdecode(path) == str(going):
+            removed.append(going)
+            going.rmdir()
+        return real_stat(path, *arguments, **options)
+
+    gate = ChangeGate(store_root)
+    assert not gate.unchanged()  # the first refresh looks, unwatched
+    monkeypatch.setattr(change_watch.os, "stat", stat_after_removal)
+    assert not gate.unchanged()  # starts watching; the walk meets the removed folder
+    monkeypatch.undo()
+    assert removed and gate.watching and not going.exists()
+    gate.looked()
+    assert not gate.unchanged()  # the removal was queued: look again
+    gate.looked()
+    assert gate.unchanged()
+    gate.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_take_the_parents_changes(store_root: Path) -> None:
+    """After a fork both processes hold the same queue: a child's refresh must not read
+    the change events its parent's next refresh needs."""
+    reader = watched_reader(store_root)
+    try:
+        go_read, go_write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child: wait for the commit, refresh, report whether it watches
+            status = 1
+            try:
+                os.read(go_read, 1)
+                reader.refresh()
+                status = 0
+            finally:
+                os._exit(status)
+        script = textwrap.dedent(f"""
+            from engine.store.registry import open_backend
+            from tests.backends.test_partitioned import put
+            with open_backend({str(store_root)!r}, writer=True) as writer:
+                put(writer, "m9", "agent:main:delta", "quartz from elsewhere")
+        """)
+        subprocess.run([sys.executable, "-c", script], check=True,
+                       cwd=Path(__file__).resolve().parents[2])
+        os.write(go_write, b"x")
+        _pid, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        check_reader(reader, store_root, "a commit while a forked child refreshed")
+        found = reader.search(SearchRequest("quartz", session_keys=()))
+        assert "m9" in {hit.session_id for hit in found.hits}
+    finally:
+        reader.close()
