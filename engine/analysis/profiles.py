@@ -108,8 +108,9 @@ class ProfileConfig(NamedTuple):
     """A profile name with its options: a value that can be stored, compared and built.
 
     A NamedTuple, not a frozen dataclass: every search imports this module, and a
-    NamedTuple's class costs a fraction of a dataclass's to make. It reads, compares and
-    prints as the dataclass did.
+    NamedTuple's class costs a fraction of a dataclass's to make. It reads and prints as
+    the dataclass did, and two profiles compare as before; unlike the dataclass it also
+    equals a plain tuple of the same values, which nothing compares it with.
     """
 
     name: str

@@ -16,7 +16,9 @@ Invariants of a `Token` produced from a text `t`:
 `Token` is a NamedTuple, not a frozen dataclass: every search imports this module (a
 NamedTuple's class costs a fraction of a dataclass's to make), and a tokenizer makes one
 per token, which a tuple does in one C call. It reads as the dataclass did (fields by
-name, keywords, repr, equality, immutable); nothing unpacks or indexes one.
+name, keywords, repr, immutable); unlike the dataclass it also equals, and sorts
+against, a plain tuple of the same values, which nothing compares it with, and nothing
+unpacks or indexes one.
 """
 
 from __future__ import annotations

@@ -81,8 +81,10 @@ class Unicode61Options(NamedTuple):
     """The resolved options: which code points start tokens, and the fold mode.
 
     A NamedTuple, not a frozen dataclass: every search imports this module, and a
-    NamedTuple's class costs a fraction of a dataclass's to make. It reads, compares,
-    hashes and prints as the dataclass did.
+    NamedTuple's class costs a fraction of a dataclass's to make. It reads, hashes and
+    prints as the dataclass did, and two options values compare as before; unlike the
+    dataclass it also equals a plain tuple of the same values, which nothing compares it
+    with.
     """
 
     remove_diacritics: int

@@ -66,8 +66,8 @@ class IndexView(FrozenValue):
     """The live rows of one `InvertedIndex` at one version (module docstring).
 
     A frozen value with `__slots__` (`engine.model.FrozenValue`), equal only to itself,
-    rather than a frozen dataclass: every search makes this class, and a dataclass's costs many times
-    a plain class's to make.
+    rather than a frozen dataclass: every search makes this class, and a dataclass's costs
+    many times a plain class's to make.
 
     >>> from engine.index.inverted_index import InvertedIndex
     >>> from engine.model import IndexEntry

@@ -13,16 +13,16 @@ checking and clamping again, so a request with several problems is refused with 
 message everywhere, by one call. Checking a request that is already checked returns it
 as it is. A part of a checked request (one partition's share of a merged search) is made
 with `narrowed`, which changes only the keys and the limit (and clamps the new limit), so
-the query is not checked twice. Nothing else makes one: a `dataclasses.replace` of the
-query or the limit would leave `trimmed_query` or `page_limit` behind, so code that
-changes a request makes a plain `SearchRequest` and checks it.
+the query is not checked twice. Nothing else makes one: code that changes a request
+makes a plain `SearchRequest` and checks it.
 
 `CheckedRequest` is written out (a subclass with `__slots__`, its own `__init__`, and the
-frozen fields, equality, hash and repr of `engine.model.FrozenValue`) rather than made a
-dataclass: every search makes
-this class, and a frozen dataclass's costs many times a plain class's to make. It reads,
-compares and prints as the dataclass did; `dataclasses.fields` of it names only the
-fields of a `SearchRequest`, which is what it copies.
+frozen fields, equality, hash, repr, copy and pickle of `engine.model.FrozenValue`)
+rather than made a dataclass: every search makes this class, and a frozen dataclass's
+costs many times a plain class's to make. It reads, compares and prints as the dataclass
+did. `dataclasses.fields` of it names only the fields of a `SearchRequest`, so its
+constructor takes every field with no default: a `dataclasses.replace` of one raises
+`TypeError` rather than make a request whose checked fields are blank.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _REQUEST_FIELDS = tuple(field.name for field in fields(SearchRequest))
 _request_values = attrgetter(*_REQUEST_FIELDS)
 
 
-class CheckedRequest(SearchRequest):
+class CheckedRequest(FrozenValue, SearchRequest):
     """A `SearchRequest` that `check_request` accepted: `trimmed_query` is its query
     trimmed as JavaScript trims, `page_limit` its limit clamped to 1..25. Made only by
     `check_request` and `narrowed`.
@@ -62,20 +62,14 @@ class CheckedRequest(SearchRequest):
     trimmed_query: str
     page_limit: int
 
-    def __init__(self, query: str, agent_id: str | None = None, limit: int | None = None,
-                 session_keys: tuple[str, ...] | None = None, session_id: str | None = None,
-                 role: str | None = None, match: str = "exact", order: str = "relevance",
-                 trimmed_query: str = "", page_limit: int = 0) -> None:
+    def __init__(self, query: str, agent_id: str | None, limit: int | None,
+                 session_keys: tuple[str, ...] | None, session_id: str | None,
+                 role: str | None, match: str, order: str, trimmed_query: str,
+                 page_limit: int) -> None:
         SearchRequest.__init__(self, query, agent_id, limit, session_keys, session_id, role,
                                match, order)
         object.__setattr__(self, "trimmed_query", trimmed_query)
         object.__setattr__(self, "page_limit", page_limit)
-
-    # frozen, compared, hashed, printed, copied and pickled over every field, as the
-    # dataclass was
-    __setattr__, __delattr__ = FrozenValue.__setattr__, FrozenValue.__delattr__
-    _values, __eq__, __hash__ = FrozenValue._values, FrozenValue.__eq__, FrozenValue.__hash__
-    __repr__, __reduce__ = FrozenValue.__repr__, FrozenValue.__reduce__
 
     def narrowed(self, session_keys: tuple[str, ...] | None, limit: int) -> CheckedRequest:
         """The same checked request for other keys and another limit (a partition's share

@@ -84,7 +84,6 @@ class Scope(FrozenValue):
         object.__setattr__(self, "derived", {} if derived is None else derived)
 
 
-
 def select_scope(
     windows: Iterable[SessionWindow],
     request: SearchRequest,

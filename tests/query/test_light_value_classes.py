@@ -2,8 +2,10 @@
 item 5): a dataclass's class costs many times a NamedTuple's or a plain slotted class's
 to make, and a fresh search pays for every class of every module it imports. They still
 behave as the dataclasses did where a caller can tell: fields by name and keyword,
-equality (of their own kind only, and without the fields the dataclass left out), hash,
-repr, immutability and class patterns.
+equality (without the fields the dataclass left out; of their own kind only for the
+values compared with others, `Phrase`, `Manifest` and the slotted classes, while
+`Token`, `ProfileConfig` and `Unicode61Options` also equal a plain tuple of their
+values, which nothing compares them with), hash, repr, immutability and class patterns.
 
 The public values of `engine.model`, `EngineConfig` and `WindowIndexState` stay
 dataclasses: they are rebuilt with `dataclasses.replace` or read with
@@ -149,6 +151,9 @@ def test_a_checked_request_reads_compares_and_prints_as_before() -> None:
             assert query == "  Café  "
         case _:
             pytest.fail("a checked request matches its class pattern")
+    # `fields` names only a plain request's: a replace must not blank the checked ones
+    with pytest.raises(TypeError, match="trimmed_query"):
+        dataclasses.replace(checked, session_keys=())
 
 
 def test_row_columns_and_views() -> None:
