@@ -37,7 +37,6 @@ dirty is always safe: the rebuild from the active path is the authority.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any, Literal
 
 from engine.index.lifecycle import WindowIndexState
@@ -117,7 +116,7 @@ def classify_append(
             != state.leaf_event_id)
     )
     if dirty:
-        return "dirty", replace(state, needs_rebuild=True)
+        return "dirty", state._replace(needs_rebuild=True)
     new_leaf = entry_id if entry_id is not None else state.leaf_event_id
     new_state = WindowIndexState(indexed_seq=stored.seq, leaf_event_id=new_leaf)
     return ("index" if indexable else "advance"), new_state

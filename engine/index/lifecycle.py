@@ -15,15 +15,20 @@ Vocabulary:
 * `needs_rebuild` (dirty) is sticky until a rebuild from the active path; windows that
   need one are excluded from search until reconciled (§5.3) and make `indexing` true
   (§8.4).
+
+`WindowIndexState` is a NamedTuple, not a frozen dataclass: every search imports this
+module and reads a state per window (a NamedTuple's class costs a fraction of a
+dataclass's to make, and an instance is made in one C call). It reads, hashes and prints
+as the dataclass did, and is rebuilt with `_replace`; unlike the dataclass it also equals
+a plain tuple of its values, which nothing compares it with.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class WindowIndexState:
+class WindowIndexState(NamedTuple):
     """What the index knows about one window (upstream `session_transcript_index_state`)."""
 
     indexed_seq: int = -1

@@ -25,7 +25,7 @@ compared with each other and with the expected literal in one assertion.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -200,14 +200,14 @@ def with_writer(partition: Backend, sql: str, parameters: tuple[str, ...]) -> No
 
 def lag(store: PartitionedStore) -> None:
     """TARGET's watermark moved back one event: its newest seq is past `indexed_seq`."""
-    move_state(store, lambda state: replace(state, indexed_seq=state.indexed_seq - 1),
+    move_state(store, lambda state: state._replace(indexed_seq=state.indexed_seq - 1),
                "UPDATE session_transcript_index_state SET indexed_seq = indexed_seq - 1 "
                "WHERE session_id = ?")
 
 
 def make_dirty(store: PartitionedStore) -> None:
     """TARGET marked `needs_rebuild`, its watermark current."""
-    move_state(store, lambda state: replace(state, needs_rebuild=True),
+    move_state(store, lambda state: state._replace(needs_rebuild=True),
                "UPDATE session_transcript_index_state SET needs_rebuild = 1 WHERE session_id = ?")
 
 

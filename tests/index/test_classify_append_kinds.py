@@ -5,7 +5,6 @@ canonical kind, a leaf, another string, a number, a list, none) and every state.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -36,7 +35,7 @@ def clear(state: WindowIndexState | None, stored: StoredEvent, indexable: bool) 
             or kinds.is_side_append(event)
             or (entry_id is not None
                 and declared_parent(event, state.leaf_event_id) != state.leaf_event_id)):
-        return "dirty", replace(state, needs_rebuild=True)
+        return "dirty", state._replace(needs_rebuild=True)
     leaf = entry_id if entry_id is not None else state.leaf_event_id
     return ("index" if indexable else "advance"), WindowIndexState(stored.seq, leaf)
 

@@ -7,9 +7,10 @@ values compared with others, `Phrase`, `Manifest` and the slotted classes, while
 `Token`, `ProfileConfig` and `Unicode61Options` also equal a plain tuple of their
 values, which nothing compares them with), hash, repr, immutability and class patterns.
 
-The public values of `engine.model`, `EngineConfig` and `WindowIndexState` stay
-dataclasses: they are rebuilt with `dataclasses.replace` or read with
-`dataclasses.fields` (the log and catalog codecs, ingest, the stores, the tests)."""
+`WindowIndexState` is a NamedTuple rebuilt with `_replace`. The public values of
+`engine.model` and `EngineConfig` stay dataclasses: they are rebuilt with
+`dataclasses.replace` or read with `dataclasses.fields` (the log and catalog codecs,
+ingest, the stores, the tests)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from engine.query.checked_request import CheckedRequest, check_request
 from engine.query.pg_tsquery import PgPhrase
 from engine.search.scope import Scope
 
-NAMED_TUPLES = (Token, Phrase, ProfileConfig, Unicode61Options, Manifest)
+NAMED_TUPLES = (Token, Phrase, ProfileConfig, Unicode61Options, Manifest, WindowIndexState)
 SLOTTED_CLASSES = (QueryPlan, Scope, RowColumns, IndexView, CheckedRequest)
 
 
@@ -50,8 +51,16 @@ def test_no_dataclass_is_made_for_them(value_class: type) -> None:
         assert "__slots__" in vars(value_class) and "__dict__" not in dir(value_class)
 
 
+def test_a_window_state_reads_and_rebuilds_as_before() -> None:
+    state = WindowIndexState(4, "m5")
+    assert (state.indexed_seq, state.leaf_event_id, state.needs_rebuild) == (4, "m5", False)
+    assert state._replace(needs_rebuild=True) == WindowIndexState(4, "m5", True) != state
+    assert repr(WindowIndexState()) == (
+        "WindowIndexState(indexed_seq=-1, leaf_event_id=None, needs_rebuild=False)")
+    assert hash(state) == hash(WindowIndexState(indexed_seq=4, leaf_event_id="m5"))
+
+
 def test_the_values_rebuilt_or_read_as_dataclasses_stay_dataclasses() -> None:
-    assert dataclasses.replace(WindowIndexState(), needs_rebuild=True).needs_rebuild
     assert dataclasses.replace(EngineConfig(), fast_kernel=False).fast_kernel is False
     assert dataclasses.fields(SearchRequest)[0].name == "query"
 

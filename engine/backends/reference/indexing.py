@@ -74,7 +74,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
 from itertools import chain, pairwise
 from typing import TYPE_CHECKING
 
@@ -484,8 +483,8 @@ class IndexedStore:
             return False
         self._index_changes += 1
         states = self.index.window_states
-        states[session_id] = replace(states.get(session_id) or WindowIndexState(),
-                                     needs_rebuild=True)
+        states[session_id] = (states.get(session_id) or WindowIndexState())._replace(
+            needs_rebuild=True)
         self.index.delete_window_rows(session_id)
         if not self._incognito(session_id):
             spooled = known.rows if known is not None else None
