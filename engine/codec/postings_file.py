@@ -408,10 +408,10 @@ class PostingsFileWriter:
         """`add` of every `(term, doc_ids, counts, positions)` of `lists` (terms in order,
         the columns flat, as a write buffer's flush hands them); return each term's
         `(term, document_frequency, offset, length)`. The same bytes as `add` one list
-        at a time (its oracle, `tests/codec/test_postings_file.py`): the record of each
+        at a time (its oracle, `tests/index/test_flush_records.py`): the record of each
         list is made in one loop (`encode_flat_posting_record`'s steps, a list of one row
         and one position, most of a segment's, without a call), and the records are
-        written and checksummed some 64 KiB at a time rather than one by one."""
+        written and checksummed `_HELD_RECORD_BYTES` at a time rather than one by one."""
         entries: list[tuple[str, int, int, int]] = []
         held: list[bytes] = []
         held_bytes = 0
@@ -422,10 +422,10 @@ class PostingsFileWriter:
         for term, doc_ids, counts, positions in lists:
             if len(doc_ids) == 1 and len(positions) == 1:
                 doc_id, position = doc_ids[0], positions[0]
-                payload = b"".join((prefix, small[doc_id] if doc_id < 256
-                                    else wide + doc_id.to_bytes(2, "little") if doc_id < 65536
+                payload = b"".join((prefix, small[doc_id] if 0 <= doc_id < 256
+                                    else wide + doc_id.to_bytes(2, "little") if 0 < doc_id < 65536
                                     else one(doc_id), one_count,
-                                    small[position] if position < 256 else one(position)))
+                                    small[position] if 0 <= position < 256 else one(position)))
             else:
                 payload = b"".join((prefix, column(doc_ids), column(counts), column(positions)))
                 if len(payload) > MAX_PAYLOAD_LENGTH:

@@ -44,7 +44,7 @@ _JSON_WHITESPACE = " \t\n\r"
 def _whole_object(text: str) -> Any:
     """The JSON object `text` holds (whitespace after it allowed), or None when the scan
     from its first character does not make one: what `_DECODER.decode` makes of such a
-    text (its oracle, `tests/ingest/test_jsonl_objects.py`), without that method's two
+    text (its oracle, `tests/ingest/test_whole_object.py`), without that method's two
     whitespace matches and frames a line. A text that starts with whitespace, or holds
     anything else, is None here and read again by `parse_line`, which says what it is.
 

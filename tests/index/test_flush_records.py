@@ -92,11 +92,24 @@ def test_the_typecode_read_from_the_bytes_is_that_of_the_largest(typecode: str) 
     generator = random.Random(3)
     limit = 2**32 if typecode == "I" else 2**64
     for _ in range(2000):
-        top = generator.choice((1, 2**8, 2**16, 2**24, 2**32, 2**40, 2**56, 2**64))
+        top = generator.choice([1] + [2 ** (8 * byte) for byte in range(1, 9)])
         values = array(typecode, [generator.randrange(min(top, limit))
                                   for _ in range(generator.choice((0, 1, 5)))])
         assert (_narrowest_typecode(values.tobytes(), values.itemsize, len(values))
                 == smallest_typecode(max(values, default=0)))
+    for byte in range(8 if typecode == "Q" else 4):  # each byte's boundary, both sides
+        for value in ((1 << 8 * byte) - 1, 1 << 8 * byte):
+            values = array(typecode, [0, value, 1])
+            assert (_narrowest_typecode(values.tobytes(), values.itemsize, len(values))
+                    == smallest_typecode(value)), value
+
+
+@pytest.mark.parametrize("doc_ids, positions", [([-1], [3]), ([3], [-2]), ([-70_000], [1])])
+def test_a_negative_value_fails_as_add_fails(doc_ids: list[int], positions: list[int]) -> None:
+    """Out of every column's range: both paths raise, neither writes a wrapped byte."""
+    for one_at_a_time in (True, False):
+        with pytest.raises(OverflowError):
+            _written([("t", doc_ids, [1], positions)], one_at_a_time=one_at_a_time)
 
 
 def test_a_flush_of_the_buffer_writes_the_file_of_its_columns() -> None:
