@@ -26,6 +26,8 @@ Map of the package (each module owns one concept; the index never lives here):
                      the log positions of every event, and the replay rule;
 * `checkpoint.py`  — the catalog saved beside the log, when it is saved, and when it is
                      trusted on open;
+* `positions_column.py` — the catalog's event positions as columns a checkpoint save
+                     reads a record at a time, without a copy;
 * `evidence.py`    — what files written after commits say was committed;
 * `store_problem.py` — the problems opening reports (`StoreProblem`), loaded where one
                      is made;
@@ -54,7 +56,7 @@ Map of the package (each module owns one concept; the index never lives here):
 Import direction: `events` ← `tree` ← `projection`; `windows` and `clock` stand alone;
 the log modules `log_files`, `log_positions` and `log_tail` ← `log_reader` ← `log_writer`,
 and `log_files`, `log_positions` ← `log_checks`; `evidence` ← the log ← `lost_commits`,
-the log ← `catalog` ← `checkpoint` (which uses `evidence`), the log ← `changes`,
+the log ← `catalog` ← `positions_column` ← `checkpoint` (which uses `evidence`), the log ← `changes`,
 `catalog` ← `compaction` (which uses `evidence`) ← `compaction_plan`, and `transaction`
 and then the store above them: `store_handle` ← `store_checkpoint` ← `store_compaction`
 ← `store_reads` ← `store_recovery` and `store_writes` (siblings) ← `store`; nothing here

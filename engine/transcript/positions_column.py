@@ -8,8 +8,9 @@ slice of each column per positions record, `engine.codec.catalog_file`). Must no
 the catalog (its windows' positions are read, never changed: it must not change while
 a column is read) or the bytes (`engine.codec`).
 
-Why. The save used to copy every position into three arrays of its own first (about 16
-bytes an event, held through the whole save), at the commit where a large import peaks;
+Why. The save used to copy every position into three arrays of its own first (a log
+file number, an offset and a length an event, held through the whole save), at the
+commit where a large import peaks;
 a column holds one pointer a window and gives out one record's slice at a time. Its
 oracle is the whole arrays (`checkpoint_of` with `whole_positions=True`, what it was):
 the same slices, tested in `tests/transcript/test_positions_column.py`.
@@ -84,9 +85,12 @@ class PositionsColumn(Sequence[int]):
         return self._slice(number, number + 1)[0]
 
     def __iter__(self) -> Iterator[int]:
-        for events in self._positions:
-            with self._window_part(events, 0, len(events)) as part:
-                yield from part
+        for events in self._positions:  # a copy a window: no view held between items
+            yield from self._slice_of(events)
+
+    def _slice_of(self, events: EventPositions) -> array:
+        with self._window_part(events, 0, len(events)) as part:
+            return array(self._typecode, part)
 
     def _window_part(self, events: EventPositions, low: int, high: int) -> memoryview:
         """Positions `low` .. `high` - 1 of one window's column, a view of its array."""

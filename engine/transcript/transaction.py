@@ -253,8 +253,8 @@ class StoreTransaction:
         import's records, and its windows' new event positions, which the catalog now
         holds, are then not held through the checkpoint save and the commit hooks that
         follow, where the import's peak memory was. `records` is empty afterwards; the
-        reads of this closed transaction read the catalog, which holds what the
-        overlay held (`_pending_of`)."""
+        reads of this closed transaction (`events`, `event_count`, `windows`,
+        `windows_of`) find no overlay and read the catalog, which holds what it held."""
         self._records = WrittenRecords()
         self._pending = {}
         self._inserted = {}

@@ -1,4 +1,4 @@
-"""A commit's records read from their columns (`WrittenRecords.columns`, what
+"""A commit's records read from their runs (`WrittenRecords.runs` and `run_items`, what
 `Catalog.apply` reads at a commit) against the clear path, the same records replayed as
 a sequence of (position, record) pairs: the same catalog (windows, keys, every event
 position, counts, transaction starts) or the same `CorruptFile`, for any mix of windows,

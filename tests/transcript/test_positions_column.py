@@ -69,12 +69,11 @@ def test_a_saved_checkpoint_is_the_whole_arrays_file() -> None:
     """Windows read from a loaded checkpoint, appended to, and new ones, saved: the
     file is `encode_catalog_file` of the checkpoint with its positions copied whole."""
     directory = MemoryDirectory()
-    with TranscriptStore.create(directory) as store:
-        with store.transaction() as transaction:
-            for number in range(5):
-                transaction.put_window(SessionWindow(f"w{number}", "agent:main:k"))
-                for seq in range(number * 3):
-                    transaction.append_event(f"w{number}", {"type": "x", "n": seq}, 5.0)
+    with TranscriptStore.create(directory) as store, store.transaction() as transaction:
+        for number in range(5):
+            transaction.put_window(SessionWindow(f"w{number}", "agent:main:k"))
+            for seq in range(number * 3):
+                transaction.append_event(f"w{number}", {"type": "x", "n": seq}, 5.0)
     with TranscriptStore.open(directory, writer=True) as store:
         with store.transaction() as transaction:
             transaction.append_event("w2", {"type": "x", "n": 99}, 6.0)
