@@ -35,40 +35,10 @@ apart from its key, so that case is not modelled.)
 from __future__ import annotations
 
 import re
-from dataclasses import FrozenInstanceError, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 RESERVED_SESSION_KEYS = ("global", "unknown")
-
-
-class FrozenValue:
-    """Base of an internal frozen value with `__slots__` (a frozen dataclass's class costs far
-    more to make): fields frozen; equality (same class), hash, repr, copy and pickle over the
-    fields `_compared` names, which are the constructor's arguments, in order."""
-    __slots__ = ()
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def _values(self) -> tuple:
-        return tuple(map(self.__getattribute__, self._compared))
-
-    def __eq__(self, other: object) -> bool:
-        same = other.__class__ is self.__class__
-        return self._values() == other._values() if same else NotImplemented  # type: ignore
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __reduce__(self) -> tuple:  # copy and pickle make it again from those fields
-        return self.__class__, self._values()
-
-    def __repr__(self) -> str:
-        shown = zip(self._compared, self._values())
-        return f"{self.__class__.__qualname__}({', '.join(f'{n}={v!r}' for n, v in shown)})"
 
 
 WINDOW_REASONS = (

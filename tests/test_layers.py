@@ -17,7 +17,7 @@ layering is written (README.md's Layout section lists the same layers, checked b
     query
     index | transcript
     analysis | codec | score | directory
-    model | errors | config | file_system | gc_policy | progress | cancellation | held_signals | demo_corpus | __init__
+    model | light_values | errors | config | file_system | gc_policy | progress | cancellation | held_signals | demo_corpus | __init__
 
 Rules of their own (such a name may import exactly the names listed, whatever the layers
 above say):

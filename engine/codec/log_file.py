@@ -33,7 +33,7 @@ Payload grammar (msgpack values; `str` is UTF-8, `float` is a msgpack float 64):
 The record values are NamedTuples, not frozen dataclasses: opening a store imports this
 module (a search's start-up too), where a NamedTuple's class costs a fraction of a frozen
 dataclass's to make; and one value is made per record read or written. A record equals
-only a record of its own kind (`same_kind_equal`), as a dataclass did: a tuple's equality
+only a record of its own kind (`engine.light_values.same_kind_equal`), as a dataclass did: a tuple's equality
 would make `WindowRecord(w)` equal the change `WindowPut(w)` (`engine.transcript.changes`),
 which has the same one field, so a mix-up of the two would pass every test.
 """
@@ -44,6 +44,7 @@ import dataclasses
 from typing import Any, NamedTuple
 
 from engine.codec.framing import DecodeError, decode_payload, encode_frame, encode_payload
+from engine.light_values import same_kind_equal, same_kind_unequal
 from engine.model import SessionWindow
 
 WINDOW_TAG = "w"
@@ -56,21 +57,6 @@ _WINDOW_FIELDS = {field.name: field for field in dataclasses.fields(SessionWindo
 
 #: The encoded size of a commit record is far below this (used to find commits by scanning).
 MAX_COMMIT_PAYLOAD_LENGTH = 64
-
-
-def same_kind_equal(value: tuple, other: object) -> bool:
-    """`==` of a NamedTuple value that equals only a value of its own class (with the
-    same items), never a plain tuple or another NamedTuple with the same items.
-
-    >>> WindowRecord(None) == (None,), WindowRecord(None) == WindowRecord(None)
-    (False, True)
-    """
-    return other.__class__ is value.__class__ and tuple.__eq__(value, other)
-
-
-def same_kind_unequal(value: tuple, other: object) -> bool:
-    """`!=`, the negation of `same_kind_equal` (a tuple's own `!=` compares items)."""
-    return not same_kind_equal(value, other)
 
 
 class WindowRecord(NamedTuple):

@@ -45,7 +45,7 @@ from engine.index.postings import EMPTY_COLUMNS, Posting, PostingColumns
 from engine.index.row_columns import RowColumns
 from engine.index.segment_rows import SegmentRows
 from engine.index.termdict import index_term
-from engine.model import FrozenValue
+from engine.light_values import FrozenValue
 
 if TYPE_CHECKING:
     from engine.index.inverted_index import InvertedIndex
@@ -65,7 +65,7 @@ def index_version(index: InvertedIndex) -> tuple[int, int, int, int]:
 class IndexView(FrozenValue):
     """The live rows of one `InvertedIndex` at one version (module docstring).
 
-    A frozen value with `__slots__` (`engine.model.FrozenValue`), equal only to itself,
+    A frozen value with `__slots__` (`engine.light_values.FrozenValue`), equal only to itself,
     rather than a frozen dataclass: every search makes this class, and a dataclass's costs
     many times a plain class's to make.
 

@@ -25,16 +25,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from engine.model import FrozenValue
+from engine.light_values import FrozenValue, same_kind_equal, same_kind_unequal
 
 if TYPE_CHECKING:  # an annotation only: a one-word search makes no substring
     from engine.query.substring_term import SubstringTerm
-
-
-def _same_kind_equal(value: tuple, other: object) -> bool:
-    """`==` of a `Phrase`: equal only to a phrase with the same fields, never to a plain
-    tuple or another NamedTuple of the same shape (as the dataclass it was)."""
-    return other.__class__ is value.__class__ and tuple.__eq__(value, other)
 
 
 class Phrase(NamedTuple):
@@ -54,18 +48,15 @@ class Phrase(NamedTuple):
         """True for the phrase of a term made only of separators: it matches nothing."""
         return not self.terms
 
-    __eq__ = _same_kind_equal
-
-    def __ne__(self, other: object) -> bool:
-        return not _same_kind_equal(self, other)
-
-    __hash__ = tuple.__hash__
+    # equal only to a phrase with the same fields, never to a plain tuple or another
+    # NamedTuple of the same shape (as the dataclass it was)
+    __eq__, __ne__, __hash__ = same_kind_equal, same_kind_unequal, tuple.__hash__
 
 
 class QueryPlan(FrozenValue):
     """All phrases and substrings of one query, ANDed.
 
-    A frozen value with `__slots__` (`engine.model.FrozenValue`): it reads, compares,
+    A frozen value with `__slots__` (`engine.light_values.FrozenValue`): it reads, compares,
     hashes and prints as the frozen dataclass it was (`phrases` and `substrings`,
     keywords, a class pattern), and `matches_nothing` is set once, when the plan is made
     (every search of every partition asks).

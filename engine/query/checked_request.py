@@ -17,7 +17,7 @@ the query is not checked twice. Nothing else makes one: code that changes a requ
 makes a plain `SearchRequest` and checks it.
 
 `CheckedRequest` is written out (a subclass with `__slots__`, its own `__init__`, and the
-frozen fields, equality, hash, repr, copy and pickle of `engine.model.FrozenValue`)
+frozen fields, equality, hash, repr, copy and pickle of `engine.light_values.FrozenValue`)
 rather than made a dataclass: every search makes this class, and a frozen dataclass's
 costs many times a plain class's to make. It reads, compares and prints as the dataclass
 did. `dataclasses.fields` of it names only the fields of a `SearchRequest`, so its
@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import fields
 from operator import attrgetter
 
-from engine.model import FrozenValue, SearchRequest
+from engine.light_values import FrozenValue
+from engine.model import SearchRequest
 from engine.query.user_query import clamp_limit, validate_request
 
 #: The fields of a plain request, which a checked one copies, in their order.

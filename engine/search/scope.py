@@ -25,7 +25,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any
 
 from engine.index.view import IndexView
-from engine.model import DEFAULT_AGENT_ID, FrozenValue, SearchRequest, SessionWindow
+from engine.light_values import FrozenValue
+from engine.model import DEFAULT_AGENT_ID, SearchRequest, SessionWindow
 
 
 def key_in_scope(
@@ -59,7 +60,7 @@ class Scope(FrozenValue):
     `derived` holds what the search stage computes from the scope alone and may reuse
     while the scope is kept (the fast path's masks); it never takes part in equality.
 
-    A frozen value with `__slots__` (`engine.model.FrozenValue`) rather than a frozen
+    A frozen value with `__slots__` (`engine.light_values.FrozenValue`) rather than a frozen
     dataclass (every search makes this class, and a dataclass's costs many times a plain
     class's to make); it reads, compares and prints as the dataclass did.
 

@@ -24,7 +24,7 @@ when the transaction ends without committing. So what the follower builds from t
 The change values are NamedTuples, not frozen dataclasses: opening a store (a search's
 start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
 dataclass's to make (an import makes one value an event, also quicker). A change equals
-only a change of its own kind (`engine.codec.log_file.same_kind_equal`), never the log
+only a change of its own kind (`engine.light_values.same_kind_equal`), never the log
 record it stands for, which may have the same fields.
 """
 
@@ -39,9 +39,8 @@ from engine.codec.log_file import (
     LogRecord,
     ReplaceRecord,
     WindowRecord,
-    same_kind_equal,
-    same_kind_unequal,
 )
+from engine.light_values import same_kind_equal, same_kind_unequal
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript.log_positions import CommittedTransaction
 
