@@ -272,13 +272,12 @@ class Catalog:
         else:
             entries = self.entries
             for run in runs():
-                session_id, seq, count, file_number, offset = run[:5]
-                if session_id is not None and replacing is None:
-                    entry = entries.get(session_id)
-                    if entry is not None and seq == entry.events.count:
-                        entry.events.extend_run(file_number, offset,
+                if run.session_id is not None and replacing is None:
+                    entry = entries.get(run.session_id)
+                    if entry is not None and run.seq == entry.events.count:
+                        entry.events.extend_run(run.file_number, run.offset,
                                                 records.run_lengths(run))
-                        self.event_total += count
+                        self.event_total += run.count
                         continue
                 for position, record in records.run_items(run):
                     replacing, expected = self._apply_record(position, record, replacing,

@@ -26,7 +26,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from engine.codec.framing import DecodeError
 from engine.codec.log_file import (
@@ -55,6 +55,19 @@ from engine.transcript.validation import replacement_stamps
 #: Reads events `first_seq`, `first_seq + 1`, ... of a window at the given log positions
 #: (the signature of `LogReader.read_events`).
 EventReader = Callable[[str, int, Sequence[RecordPosition]], list[StoredEvent]]
+
+
+class RecordRun(NamedTuple):
+    """One run of `WrittenRecords.runs`: its window (None for a record that is not an
+    event record, alone in its run), first seq, how many records, log file, first offset,
+    and the index of its first record."""
+
+    session_id: str | None
+    seq: int
+    count: int
+    file_number: int
+    offset: int
+    start: int
 
 
 class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
@@ -158,23 +171,20 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         for run in self.runs():
             yield from self.run_items(run)
 
-    def runs(self) -> Iterator[tuple[str | None, int, int, int, int, int]]:
-        """Each run as its window (None for a record that is not an event record: read
-        it as `self[first]`), first seq, how many records, log file, first offset and
-        first record's index, in order (`Catalog.apply` reads a commit's records so)."""
+    def runs(self) -> Iterator[RecordRun]:
+        """Each run (`RecordRun`), in order (`Catalog.apply` reads a commit's records
+        so)."""
         ends = [*self._run_starts[1:], len(self._lengths)]
         for session_id, seq, file_number, offset, start, end in zip(
                 self._run_sessions, self._run_seqs, self._run_files, self._run_offsets,
                 self._run_starts, ends):
-            yield session_id, seq, end - start, file_number, offset, start
+            yield RecordRun(session_id, seq, end - start, file_number, offset, start)
 
-    def run_lengths(self, run: tuple[str | None, int, int, int, int, int]) -> array:
+    def run_lengths(self, run: RecordRun) -> array:
         """The lengths of the records of `run` (one of `runs()`), in order."""
-        start = run[5]
-        return self._lengths[start:start + run[2]]
+        return self._lengths[run.start:run.start + run.count]
 
-    def run_items(self, run: tuple[str | None, int, int, int, int, int]
-                  ) -> Iterator[tuple[RecordPosition, LogRecord]]:
+    def run_items(self, run: RecordRun) -> Iterator[tuple[RecordPosition, LogRecord]]:
         """The records of `run` (one of `runs()`) with their positions, as items."""
         session_id, seq, count, file_number, offset, start = run
         if session_id is None:
