@@ -86,10 +86,12 @@ def js_trim(text: str) -> str:
 #: The parts of a key OpenClaw keeps in the case given (`session-key-normalization.ts`):
 #: a Signal group id (the segment after `signal:group:`, trimmed), and a Matrix room (the
 #: rest of a key whose body starts `matrix:channel:` or `matrix:group:`, up to a last
-#: `:thread:`, and the thread id after it). JavaScript's `/i` here folds ASCII letters only.
-SIGNAL_GROUP_ID = re.compile(r"(^|:)signal:group:([^:]+)", re.IGNORECASE | re.ASCII)
-MATRIX_ROOM_KEY = re.compile(r"^(?:(?:agent:[^:]*:)+:*)?matrix:(?:channel|group):",
-                             re.IGNORECASE | re.ASCII)
+#: `:thread:`, and the thread id after it). JavaScript's `/i` here folds ASCII letters only
+#: (`KEY_CASE_FLAGS`). The patterns, like `INCOGNITO_KEY_PATTERN`, are kept as their text
+#: and compiled on first use (`re`'s own cache): a search reads no key's case.
+SIGNAL_GROUP_ID = r"(^|:)signal:group:([^:]+)"
+MATRIX_ROOM_KEY = r"^(?:(?:agent:[^:]*:)+:*)?matrix:(?:channel|group):"
+KEY_CASE_FLAGS = re.IGNORECASE | re.ASCII
 THREAD_MARKER = ":thread:"
 
 
@@ -130,10 +132,10 @@ def _case_kept_spans(raw: str) -> list[tuple[int, int, bool]]:
     """(start, end, trim) of each part of `raw` that keeps its case (`SIGNAL_GROUP_ID`
     segments, then the Matrix room and thread id of `MATRIX_ROOM_KEY`)."""
     spans = []
-    for found in SIGNAL_GROUP_ID.finditer(raw):
+    for found in re.finditer(SIGNAL_GROUP_ID, raw, KEY_CASE_FLAGS):
         segment_start = found.end() - len(found.group(2))
         spans.append((segment_start, found.end(), True))
-    room = MATRIX_ROOM_KEY.match(raw)
+    room = re.match(MATRIX_ROOM_KEY, raw, KEY_CASE_FLAGS)
     if room is None or room.end() >= len(raw):
         return spans
     tail_start = room.end()
@@ -150,8 +152,9 @@ def _case_kept_spans(raw: str) -> list[tuple[int, int, bool]]:
     return spans
 
 
-#: An incognito session's key (OpenClaw 2026.9.6, `session-key-*.mjs`), compared lower-cased.
-INCOGNITO_KEY_PATTERN = re.compile(
+#: An incognito session's key (OpenClaw 2026.9.6, `session-key-*.mjs`), compared lower-cased
+#: (the pattern's text, compiled on first use as `SIGNAL_GROUP_ID` is).
+INCOGNITO_KEY_PATTERN = (
     r"^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$"
 )
 
@@ -164,7 +167,7 @@ def is_incognito_key(session_key: str) -> bool:
     >>> is_incognito_key("agent:main:dashboard:private"), is_incognito_key(" Agent:X:Subagent:Incognito-1 ")
     (False, True)
     """
-    return bool(INCOGNITO_KEY_PATTERN.match(session_key.strip().lower()))
+    return re.match(INCOGNITO_KEY_PATTERN, session_key.strip().lower()) is not None
 
 
 def owner_agent_id(session_key: str) -> str | None:

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from operator import attrgetter
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
+from engine.light_values import same_kind_equal, same_kind_unequal
 from engine.model import StoredEvent
 from engine.transcript import events as kinds
 
@@ -53,25 +53,33 @@ _EVENT_OF = attrgetter("event")
 _SEQ_OF = attrgetter("seq")
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNode(Generic[Kept]):
+class TreeNode(NamedTuple, Generic[Kept]):
     """One tree entry: its id, its resolved parent id and what it keeps of the event it
-    came from (`scan_tree`: the stored event)."""
+    came from (`scan_tree`: the stored event). Like the two classes below, a NamedTuple
+    that equals only a value of its own class (`engine.light_values`: a frozen dataclass's
+    class costs several times as much to make, and a long window makes many nodes)."""
 
     entry_id: str
     parent_id: str | None
     stored: Kept
     is_leaf_control: bool = False
 
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
-@dataclass(frozen=True, slots=True)
-class TranscriptTree(Generic[Kept]):
+
+class TranscriptTree(NamedTuple, Generic[Kept]):
     """The scanned tree of one window: nodes by id, the leaf, and what the scan saw."""
 
     nodes: Mapping[str, TreeNode[Kept]]
     leaf_id: str | None
     has_leaf_control: bool
     invalid_leaf_controls: tuple[int, ...] = ()
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
     def path_to(self, entry_id: str | None) -> list[TreeNode[Kept]]:
         """The nodes from the root down to `entry_id`, leaf events left out.
@@ -210,14 +218,17 @@ def _visible(tree: TranscriptTree[Kept], every: Callable[[], list[Kept]]) -> lis
     return [] if tree.has_leaf_control else every()
 
 
-@dataclass(frozen=True, slots=True)
-class ScannedPath:
+class ScannedPath(NamedTuple):
     """What a window's rebuild needs of its tree (`scan_path`): how many events it has,
     its leaf's id and the seqs of its visible events (`visible_events`), in path order."""
 
     count: int
     leaf_id: str | None
     seqs: list[int]
+
+    __eq__ = same_kind_equal
+    __ne__ = same_kind_unequal
+    __hash__ = tuple.__hash__
 
 
 def scan_path(events: Iterable[StoredEvent]) -> ScannedPath:
