@@ -47,11 +47,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from engine.errors import UsageError
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent
-from engine.progress import StepProgress
 from engine.search.merge import PartitionAnswer
 
 if TYPE_CHECKING:  # only annotations: a search never loads the log compaction's modules
     from engine.backends.reconcile_batch import ReconcileBatch  # nor reconciles
+    from engine.progress import StepProgress
     from engine.transcript.compaction_outcome import CompactionOutcome
 
 Capability = TypeVar("Capability")

@@ -83,7 +83,6 @@ from engine.backends.protocol import (
 from engine.config import EngineConfig
 from engine.errors import StoreError, UsageError, unknown_session
 from engine.model import SearchRequest, SearchResult, SessionWindow, StoredEvent, owner_agent_id
-from engine.progress import StepProgress
 from engine.query.checked_request import check_request
 from engine.store.fan_out import SearchTargets, answer_search, explain_search, route_search
 from engine.store.journalled import JournalledWrites
@@ -94,6 +93,7 @@ from engine.store.witness import WitnessedPartitions
 if TYPE_CHECKING:  # imported when used: a search over SQLite partitions never needs them
     # (the transcript layer's modules define value classes a search never makes, and
     # each class costs start-up time: see `engine.cli.commands`)
+    from engine.progress import StepProgress  # only reconcile's, an annotation
     from engine.store.background import BackgroundRun, PartitionReconciled, ReconcileWorker
     from engine.store.change_watch import ChangeGate
     from engine.store.explanation import PartitionedExplanation

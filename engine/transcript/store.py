@@ -35,7 +35,6 @@ from engine.codec.meta_file import StoreMeta, decode_meta_file, encode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
 from engine.errors import StoreError, UsageError
-from engine.transcript.clock import now_milliseconds
 from engine.transcript.compaction import read_compaction_state
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_files import LOG_FOLDER
@@ -65,6 +64,8 @@ class TranscriptStore(StoreWrites, StoreRecovery):
         try:
             if directory.exists(META_NAME) or directory.list_names(LOG_FOLDER + "/"):
                 raise StoreError(f"{directory.location(META_NAME)}: a store already exists here")
+            from engine.transcript.clock import now_milliseconds  # a new store's only
+
             meta = StoreMeta(backend, now_milliseconds())
             directory.write_atomic(META_NAME, encode_meta_file(meta))
             store = cls(directory, meta, config or EngineConfig(), lock)
