@@ -55,12 +55,12 @@ fixed-width, so the table record's size does not depend on their values, and the
 writes the table once with zeros to learn that size, then once more with the real ones.
 
 Why this shape (a store must reopen fast and small at a million rows): opening a
-segment reads the header, the table record, the columns record and the footer, and turns
-each per-slot column into an `array` with one C copy (`array.frombytes`) from a view of
-the bytes read; a row costs 26 bytes and no Python object. The columns have a record of
-their own rather than `bin` values inside the table's map because msgpack would copy
-each one out of the map before that copy, a large share of the time opening a large
-index took. Message ids and texts (most of the file) are read one record at a time when
+segment reads the header, the table record, the columns record and the footer, and reads
+each typed per-slot column as a view of the bytes read, cast to its type (no copy: a
+copy into an `array` per column cost as much as the read); a row costs 26 bytes and no
+Python object. The columns have a record of their own rather than `bin` values inside
+the table's map because msgpack would copy each one out of the map, a large share of
+the time opening a large index took. Message ids and texts (most of the file) are read one record at a time when
 a returned hit or a CJK retry needs them, and the term dictionary one record of
 `TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts` (decoded with
 tuples for arrays and checked a column at a time). The group table is checked at open
@@ -136,11 +136,13 @@ DocumentRow = tuple[int, str, str, str, Any, int, int, str]
 TermEntry = tuple[str, int, int, int]
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
+Column = array | memoryview  # a typed per-slot column: an array, or a view cast to its type
 
 _COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
 #: The typed columns in the order the columns record holds them (after present, flags).
 _RECORD_COLUMNS = ("lengths", "groups", "seqs", "timestamps")
-COLUMN_BYTES_PER_SLOT = 2 + sum(array(code).itemsize for code in _COLUMN_TYPES.values())
+_ITEM_SIZES = {code: array(code).itemsize for code in _COLUMN_TYPES.values()}
+COLUMN_BYTES_PER_SLOT = 2 + sum(_ITEM_SIZES[code] for code in _COLUMN_TYPES.values())
 
 
 def timestamp_kind(value: object) -> int:
@@ -179,16 +181,17 @@ class RowTable(NamedTuple):
     """The decoded table record: per-slot columns (see the grammar) and where the rest is.
 
     Slot `i` is doc id `first_doc_id + i`; `present[i]` says whether it holds a row.
+    The typed columns are arrays when built, typed views of the bytes when read.
     """
 
     first_doc_id: int
     span: int
     present: bytes
-    lengths: array
-    seqs: array
-    groups: array
+    lengths: Column
+    seqs: Column
+    groups: Column
     stored_groups: StoredGroups
-    timestamps: array
+    timestamps: Column
     flags: bytes
     odd_timestamps: dict[int, Any]
     text_offsets: array
@@ -331,8 +334,10 @@ def encode_term_record(entries: Iterable[Sequence[Any]]) -> bytes:
 
 
 def columns_of(payload: memoryview, span: int) -> dict[str, Any]:
-    """The per-slot columns of a columns record's `payload` (CRC already checked), each
-    copied once out of the view (DecodeError when the payload is not the record).
+    """The per-slot columns of a columns record's `payload` (CRC already checked): the
+    two byte columns copied out of the view, the typed ones views of it cast to their
+    type (no copy: they keep the record's bytes, read once, instead of a second copy of
+    most of them); DecodeError when the payload is not the record.
 
     >>> table = build_table([(4, "w", "m", "user", 3, 7, 2, "x")], [])[0]
     >>> record = encode_columns_record(table)
@@ -351,12 +356,10 @@ def columns_of(payload: memoryview, span: int) -> dict[str, Any]:
         columns[name] = bytes(payload[position: position + span])
         position += span
     for name in _RECORD_COLUMNS:
-        values = array(_COLUMN_TYPES[name])
-        end = position + values.itemsize * span
-        values.frombytes(payload[position: end])
-        if sys.byteorder != "little":  # pragma: no cover
-            values.byteswap()
-        columns[name] = values
+        typecode = _COLUMN_TYPES[name]
+        end = position + _ITEM_SIZES[typecode] * span
+        columns[name] = payload[position: end].cast(typecode) if sys.byteorder == "little" \
+            else _from_bytes(typecode, bytes(payload[position: end]), span, name)
         position = end
     return columns
 

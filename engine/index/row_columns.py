@@ -30,7 +30,11 @@ arrays (8 bytes a row, no object per value):
 Row records never change and doc ids are never reused, so when the index changes the
 columns are only extended with the new doc ids (`extend`) and the deleted rows dropped
 from the row lists (`forget_deleted`). Costs: filling the columns is O(rows) once per
-opened index, then O(new rows).
+opened index, then O(new rows). `extend` numbers a flushed segment's groups and counts
+its odd timestamps from its table record alone; each of the three columns is copied
+from the tables (in C) the first time it is read, so a search copies only the columns
+it reads (a one-word search over a whole store: the lengths). A buffered row's columns
+are made from its record at once, after every waiting copy.
 """
 
 from __future__ import annotations
@@ -90,17 +94,23 @@ class RowColumns:
     (True, False)
     """
 
-    __slots__ = ("_role_sessions", "dead", "group_roles", "group_sessions", "groups",
-                 "known_groups", "lengths", "non_ascii_ready", "non_ascii_rows",
-                 "non_ascii_texts", "numbered_like", "odd_timestamps", "timestamps")
+    __slots__ = ("_covered", "_groups", "_lengths", "_role_sessions", "_timestamps", "_waiting",
+                 "dead", "group_roles", "group_sessions", "known_groups", "non_ascii_ready",
+                 "non_ascii_rows", "non_ascii_texts", "numbered_like", "odd_timestamps")
     #: The fields in the constructor's order, which equality and the repr follow.
     _FIELD_NAMES = ("lengths", "groups", "timestamps", "odd_timestamps", "known_groups",
                     "group_sessions", "group_roles", "non_ascii_rows", "non_ascii_texts",
                     "non_ascii_ready", "dead", "numbered_like", "_role_sessions")
 
-    lengths: array
-    groups: array
-    timestamps: array
+    _lengths: array
+    _groups: array
+    _timestamps: array
+    #: Doc ids below this are numbered (`group_sessions`, `odd_timestamps`): their
+    #: columns are filled, or wait in `_waiting` to be copied when first read.
+    _covered: int
+    #: Each column's name -> the table parts still to copy into it, in doc-id order:
+    #: `(first doc id, table, first slot, group translation or None)`.
+    _waiting: dict[str, list[tuple[int, Any, int, list[int] | None]]]
     odd_timestamps: int
     #: `(session_id, role) -> group`, made when first asked for (`group_ids`); while it is
     #: None, the pairs are distinct and `_role_sessions` holds each role's session ids.
@@ -119,6 +129,9 @@ class RowColumns:
     _role_sessions: dict[str, set[str]] | None
     #: False: number a stored tail through `group_ids` (the clear path, the tests' oracle).
     lazy_group_ids: ClassVar[bool] = True
+    #: False: copy a table's columns when it is numbered (the clear path, the tests'
+    #: oracle), not when each column is first read.
+    lazy_columns: ClassVar[bool] = True
 
     def __init__(self, lengths: array | None = None, groups: array | None = None,
                  timestamps: array | None = None, odd_timestamps: int = 0,
@@ -128,9 +141,11 @@ class RowColumns:
                  non_ascii_texts: list[str] | None = None, non_ascii_ready: bool = False,
                  dead: int = 0, numbered_like: StoredGroups | None = None,
                  _role_sessions: Any = _FRESH) -> None:
-        self.lengths = array("I") if lengths is None else lengths
-        self.groups = array("I") if groups is None else groups
-        self.timestamps = array("d") if timestamps is None else timestamps
+        self._lengths = array("I") if lengths is None else lengths
+        self._groups = array("I") if groups is None else groups
+        self._timestamps = array("d") if timestamps is None else timestamps
+        self._covered = len(self._lengths)
+        self._waiting = {"lengths": [], "groups": [], "timestamps": []}
         self.odd_timestamps = odd_timestamps
         self.known_groups = known_groups
         self.group_sessions = [] if group_sessions is None else group_sessions
@@ -172,8 +187,50 @@ class RowColumns:
 
     @property
     def covered(self) -> int:
-        """Doc ids below this have their columns filled."""
-        return len(self.lengths)
+        """Doc ids below this have their columns filled (or waiting to be copied from
+        their tables when first read: `lengths`, `groups`, `timestamps`)."""
+        return self._covered
+
+    @property
+    def lengths(self) -> array:
+        """bm25's `D` of each doc id below `covered` (0: no row)."""
+        if self._waiting["lengths"]:
+            self._fill("lengths", self._lengths)
+        return self._lengths
+
+    @property
+    def groups(self) -> array:
+        """The group number of each doc id below `covered` (0: no row)."""
+        if self._waiting["groups"]:
+            self._fill("groups", self._groups)
+        return self._groups
+
+    @property
+    def timestamps(self) -> array:
+        """The timestamp of each doc id below `covered` as a double (0.0: no row, or a
+        timestamp counted in `odd_timestamps`)."""
+        if self._waiting["timestamps"]:
+            self._fill("timestamps", self._timestamps)
+        return self._timestamps
+
+    def _fill(self, name: str, column: array) -> None:
+        """Copy the table parts waiting for column `name` into `column`, in C, with
+        placeholders for the doc ids no table holds (deleted before it was written)."""
+        waiting, self._waiting[name] = self._waiting[name], []
+        zero = 0.0 if column.typecode == "d" else 0
+        for first, table, start, translation in waiting:
+            missing = first - len(column)
+            if missing > 0:
+                column.extend(repeat(zero, missing))
+            source = getattr(table, name)
+            if translation is None:
+                _append_from(column, source, start)
+            else:
+                column.extend(map(translation.__getitem__, _from(source, start)))
+
+    def _fill_all(self) -> None:
+        """Copy every waiting table part (before buffered rows are appended)."""
+        self.lengths, self.groups, self.timestamps  # noqa: B018 (filled when read)
 
     def extend(self, index: InvertedIndex) -> None:
         """Fill the columns of doc ids `covered .. index.next_doc_id - 1`.
@@ -188,19 +245,11 @@ class RowColumns:
                 self._extend_from_table(documents, index.deleted)
         self._extend_from_records(index, index.next_doc_id)
 
-    def _pad(self, end: int) -> None:
-        """Placeholders up to doc id `end`."""
-        missing = end - self.covered
-        if missing > 0:
-            self.lengths.extend(repeat(0, missing))
-            self.groups.extend(repeat(0, missing))
-            self.timestamps.extend(repeat(0.0, missing))
-
     def _extend_from_table(self, rows: SegmentRows, deleted: set[int]) -> None:
-        self._pad(rows.first)
-        start = self.covered - rows.first
+        """Number the groups of a table's rows from doc id `covered` on and count its odd
+        timestamps; its columns wait until each is first read (`_fill`)."""
+        start = max(self._covered, rows.first) - rows.first
         table = rows.table
-        self.lengths.extend(_from(table.lengths, start))
         stored = table.stored_groups
         if self._take_tail(stored):
             translation = None
@@ -208,15 +257,17 @@ class RowColumns:
             translation = self._translation(table.group_table)
             same = translation is None and len(self.group_sessions) == stored.size
             self.numbered_like = stored if same else None
-        if translation is None:  # the table numbers its groups as these columns do
-            self.groups.extend(_from(table.groups, start))
-        else:
-            self.groups.extend(map(translation.__getitem__, _from(table.groups, start)))
-        self.timestamps.extend(_from(table.timestamps, start))
+        part = (rows.first, table, start, None)
+        for name, waiting in self._waiting.items():
+            # `translation` (None: the table numbers its groups as these columns do)
+            waiting.append(part if name != "groups" else (*part[:3], translation))
+        self._covered = rows.end
         self.odd_timestamps += sum(1 for slot in table.odd_timestamps if slot >= start)
         if self.non_ascii_ready:
             non_ascii = rows.non_ascii_doc_ids(rows.first + start)
             self.non_ascii_rows.extend(filterfalse(deleted.__contains__, non_ascii))
+        if not self.lazy_columns:
+            self._fill_all()
 
     def _take_tail(self, stored: StoredGroups) -> bool:
         """Number a stored table's pairs without making its pairs, when it is not
@@ -300,12 +351,20 @@ class RowColumns:
         """The columns of doc ids `covered .. end - 1`, one record at a time (the clear
         version of `_extend_from_table`). A column-at-a-time version with `map` measured
         slower than this loop."""
-        if end <= self.covered:
+        if end <= self._covered:
             return
+        self._fill_all()
+        try:
+            self._append_records(index, range(self._covered, end))
+        finally:
+            self._covered = len(self._lengths)
+
+    def _append_records(self, index: InvertedIndex, doc_ids: range) -> None:
+        """Append the columns of `doc_ids` (`_extend_from_records`), a record at a time."""
         group_ids = self.group_ids
-        lengths, groups, timestamps = self.lengths, self.groups, self.timestamps
+        lengths, groups, timestamps = self._lengths, self._groups, self._timestamps
         document = index.document
-        for doc_id in range(self.covered, end):
+        for doc_id in doc_ids:
             try:
                 record = document(doc_id)
             except KeyError:
@@ -385,6 +444,23 @@ def _from(column: array, start: int) -> array:
     (True, [3])
     """
     return column if start == 0 else column[start:]
+
+
+def _append_from(target: array, column: array | memoryview, start: int) -> None:
+    """`target.extend(column[start:])` in one C copy, whether the table's column is an
+    array or a typed view of its record's bytes (`engine.codec.terms_file.columns_of`),
+    which `array.extend` would read one item at a time.
+
+    >>> target = array("I", [9])
+    >>> _append_from(target, memoryview(array("I", [1, 2, 3]).tobytes()).cast("I"), 1)
+    >>> _append_from(target, array("I", [4]), 0)
+    >>> list(target)
+    [9, 2, 3, 4]
+    """
+    if column.__class__ is memoryview and column.format == target.typecode:  # type: ignore[union-attr]
+        target.frombytes(column[start:].cast("B"))  # type: ignore[union-attr]
+    else:
+        target.extend(_from(column, start))  # type: ignore[arg-type]
 
 
 def live_rows(
