@@ -77,7 +77,8 @@ class StoredGroups:
     (True, None, True)
     """
 
-    __slots__ = ("_names", "_pairs", "_tail_numbers", "_tail_text", "previous", "size")
+    __slots__ = ("_names", "_pairs", "_tail_numbers", "_tail_split", "_tail_text", "previous",
+                 "size")
 
     def __init__(self, size: int, previous: StoredGroups | None, tail_text: str,
                  tail_numbers: bytes, names: tuple[str, ...],
@@ -89,6 +90,8 @@ class StoredGroups:
         self._tail_numbers = tail_numbers
         self._names = names
         self._pairs = pairs
+        #: `tail_sessions()`, split once when first asked for (None: not yet).
+        self._tail_split: list[str] | None = None
 
     @classmethod
     def of_pairs(cls, pairs: GroupTable) -> StoredGroups:
@@ -144,8 +147,13 @@ class StoredGroups:
         return "\x00".join(texts), numbers, self._names
 
     def tail_sessions(self) -> list[str]:
-        """Undecoded: the session ids of the pairs after `previous`'s table."""
-        return self._tail_text.split("\x00") if self._tail_numbers else []
+        """Undecoded: the session ids of the pairs after `previous`'s table (split once
+        and kept: callers must not change the list)."""
+        split = self._tail_split
+        if split is None:
+            split = self._tail_split = \
+                self._tail_text.split("\x00") if self._tail_numbers else []
+        return split
 
     def tail_roles(self) -> Iterator[str]:
         """Undecoded: the roles of those pairs."""
@@ -165,7 +173,37 @@ class StoredGroups:
                 table._pairs = pairs
                 table.previous = None  # its pairs hold what it shared
                 table._tail_text, table._tail_numbers, table._names = "", b"", ()
+                table._tail_split = None
         return self._pairs  # type: ignore[return-value]
+
+    def pair(self, number: int) -> tuple[str, str]:
+        """`pairs()[number]` for `0 <= number < size` (IndexError past the end), without
+        making the other pairs: read from the tail of the table of the chain that holds
+        it (a row's record needs its one pair; making every pair of a large store's
+        chain of tables cost more than the rest of the record).
+
+        >>> first = StoredGroups.of_columns("w1\\x00w1", b"\\x00\\x01", ["user", "assistant"], None)
+        >>> second = StoredGroups.of_columns("w1\\x00w1\\x00w2", b"\\x00\\x01\\x00",
+        ...                                  ["user", "assistant"], first)
+        >>> [second.pair(number) for number in range(3)] == list(second.pairs())
+        True
+        >>> second.pair(3)
+        Traceback (most recent call last):
+        ...
+        IndexError: group 3 of a table of 3
+        """
+        if not 0 <= number < self.size:
+            raise IndexError(f"group {number} of a table of {self.size}")
+        table = self
+        while table._pairs is None:
+            previous = table.previous
+            start = 0 if previous is None else previous.size
+            if number >= start:
+                within = number - start
+                return (table.tail_sessions()[within],
+                        table._names[table._tail_numbers[within]])
+            table = previous  # type: ignore[assignment]
+        return table._pairs[number]
 
 
 def decode_group_table(body: dict[str, Any], known: StoredGroups | None = None) -> StoredGroups:

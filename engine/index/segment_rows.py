@@ -63,7 +63,7 @@ class SegmentRows(Mapping[int, DocumentRecord]):
             raise KeyError(doc_id)
         slot = doc_id - self.first
         table = self.table
-        session_id, role = table.group_table[table.groups[slot]]
+        session_id, role = table.stored_groups.pair(table.groups[slot])
         message_id = self._text_record(slot)[0][slot % ROWS_PER_TEXT_RECORD]
         return _new_record(DocumentRecord, (
             doc_id, session_id, message_id, role, table.timestamp(slot), self,
