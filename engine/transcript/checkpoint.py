@@ -81,7 +81,6 @@ from engine.codec.catalog_file import (
     read_catalog_file,
     read_catalog_positions,
 )
-from engine.codec.catalog_file_pieces import catalog_file_pieces
 from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
@@ -181,6 +180,8 @@ def save_checkpoint(
     old checkpoint at its commit: a save that fails or is interrupted half-way leaves the
     old checkpoint in place, and the whole file is never held at once; nor are the
     catalog's event positions copied (`PositionsColumn`: one record's slice at a time)."""
+    from engine.codec.catalog_file_pieces import catalog_file_pieces  # writers only
+
     checkpoint = checkpoint_of(catalog, cursor, sealed_files, whole_positions=False)
     pieces = catalog_file_pieces(
         checkpoint, windows_per_record=config.checkpoint_windows_per_record)
