@@ -97,10 +97,15 @@ def _packed(values: Sequence[int]) -> tuple[str, bytes]:
     >>> _packed(array("I", [1, 300])) == _packed([1, 300]), _packed(array("Q", [7]))
     (True, ('B', b'\\x07'))
     """
-    if sys.byteorder == "little" and isinstance(values, array) and values.typecode in _WIDER:
+    if _LITTLE_ENDIAN and isinstance(values, array) and values.typecode in _WIDER:
         raw = values.tobytes()
         step = values.itemsize
-        typecode = _narrowest_typecode(raw, step, len(values))
+        if len(values) <= _SHORT_COLUMN:  # `max` over a few items beats slicing bytes
+            largest = max(values, default=0)
+            typecode = ("B" if largest < 0x100 else "H" if largest < 0x10000
+                        else "I" if largest < 0x100000000 else "Q")
+        else:
+            typecode = _narrowest_typecode(raw, step, len(values))
         width = _TYPECODE_WIDTHS[typecode]
         if width == step:
             return typecode, raw
@@ -134,6 +139,11 @@ def _narrowest_typecode(raw: bytes, step: int, count: int) -> str:
 
 #: The smallest typecode holding values whose highest non-zero byte is the index.
 _TYPECODE_OF_TOP_BYTE = ("B", "H", "I", "I", "Q", "Q", "Q", "Q")
+#: Whether this machine stores an `array`'s items little-endian (`_packed` slices them).
+_LITTLE_ENDIAN = sys.byteorder == "little"
+#: The longest column whose typecode `_packed` finds by `max` over its items rather than
+#: by counting zero bytes (`_narrowest_typecode`), which costs more calls.
+_SHORT_COLUMN = 32
 #: Unsigned `array` typecodes `_packed` narrows by slicing bytes (4 or 8 bytes an item).
 _WIDER = frozenset(typecode for typecode in ("I", "L", "Q") if array(typecode).itemsize in (4, 8))
 
@@ -247,11 +257,17 @@ def _bin_head(length: int) -> bytes:
     return b"\xc6" + length.to_bytes(4, "big")
 
 
+#: `_bin_head(length)` of each length below 256.
+_SHORT_BIN_HEADS = tuple(bytes((0xC4, length)) for length in range(0x100))
+
+
 def _column_bytes(values: Sequence[int]) -> bytes:
     """One column of a payload: its typecode's msgpack string, then its packed values as
     a msgpack `bin` (what `encode_payload` makes of `_packed(values)`)."""
     typecode, packed = _packed(values)
-    return _TYPECODE_BYTES[typecode] + _bin_head(len(packed)) + packed
+    length = len(packed)
+    return (_TYPECODE_BYTES[typecode] + (_SHORT_BIN_HEADS[length] if length < 0x100
+                                          else _bin_head(length)) + packed)
 
 
 def _one_value_bytes(value: int) -> bytes:
