@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Marked, Output, format_score, format_time
-from engine.cli.search_view import truncation_hint
+from engine.cli.search_notices import truncation_hint
 from engine.inspection.explanations import (
     Bm25Explanation,
     HitExplanation,

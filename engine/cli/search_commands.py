@@ -29,7 +29,8 @@ starts without them.
 Output: `search --jsonl` prints one hit a line (JSON Lines), and the notices of the
 readable view (truncated, indexing, archived windows) as notes on standard error; a
 search without hits says why when its query's words do (`engine.inspection.no_hits`),
-under "no hits", or as notes on standard error with `--json` and `--jsonl`;
+under "no hits", or as notes on standard error with `--json` and `--jsonl` (their wording:
+`engine.cli.search_notices`, which loads none of the readable view's modules);
 `--json` prints the kernel result, a whole-millisecond timestamp as an integer
 (`engine.cli.json_output`); the readable view of a search is `engine.cli.search_view`,
 of an explanation `engine.cli.explain_view`, both imported only when they are shown.
@@ -178,7 +179,7 @@ def run_search(args: argparse.Namespace) -> int:
         else:
             print_json_lines(hit.to_json() for hit in result.hits)
         if not result.hits or args.jsonl:
-            from engine.cli.search_view import miss_reasons, result_notices
+            from engine.cli.search_notices import miss_reasons, result_notices
 
             for line in (*miss_reasons(result, request),
                          *(result_notices(result, request.limit) if args.jsonl else ())):

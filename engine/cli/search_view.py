@@ -1,7 +1,9 @@
 """The readable view of a search result (`session-search search` without `--json`).
 
-Owns: the hit table's columns and rows and the notices under it. Must not touch: how the
-result was found, or how tables and colours are drawn (`engine.cli.output`). Imported only
+Owns: the hit table's columns and rows, and where the notices go under it. Must not touch:
+how the result was found, how tables and colours are drawn (`engine.cli.output`), or the
+wording of the reasons and notices (`engine.cli.search_notices`, which `search --json`
+uses without this module). Imported only
 when a result is shown readably, so that `search --json` starts without the readable
 output's classes and modules.
 
@@ -16,9 +18,9 @@ some; `session-search restore` brings a session back).
 
 from __future__ import annotations
 
-from engine import DEFAULT_LIMIT, MAX_LIMIT
 from engine.cli.highlight import excerpt_cell
 from engine.cli.output import Cell, Column, Output, format_score, format_time
+from engine.cli.search_notices import miss_reasons, result_notices
 from engine.model import SearchHit, SearchRequest, SearchResult
 
 #: The columns of a hit in plain output: one line per hit, every field in its own column.
@@ -55,51 +57,3 @@ def print_result(output: Output, result: SearchResult, request: SearchRequest) -
             output.line(reason)
     for notice in result_notices(result, request.limit):
         output.line(notice)
-
-
-def miss_reasons(result: SearchResult, request: SearchRequest) -> tuple[str, ...]:
-    """Why a result has no hit, when the query's words say why (`engine.inspection.
-    no_hits`); nothing for a result with hits."""
-    if result.hits:
-        return ()
-    from engine.inspection.no_hits import no_hit_reasons
-
-    return no_hit_reasons(request.query, request.match)
-
-
-def result_notices(result: SearchResult, limit: int | None) -> list[str]:
-    """What the flags of a result tell the reader, one line each (none when all is well).
-
-    >>> for notice in result_notices(SearchResult((), indexing=True,
-    ...                                           archived_transcripts_excluded=2), None):
-    ...     print(notice)
-    indexing: search completeness could not be confirmed; run `session-search reconcile`
-    2 archived windows in scope were not searched (archived transcripts stay out of search until `session-search restore`)
-    """
-    notices = []
-    if result.truncated:
-        notices.append(truncation_hint(limit))
-    if result.indexing:
-        notices.append("indexing: search completeness could not be confirmed; run "
-                       "`session-search reconcile`")
-    archived = result.archived_transcripts_excluded
-    if archived:
-        notices.append(f"{archived} archived window{'' if archived == 1 else 's'} in scope "
-                       f"{'was' if archived == 1 else 'were'} not searched (archived "
-                       "transcripts stay out of search until `session-search restore`)")
-    return notices
-
-
-def truncation_hint(limit: int | None) -> str:
-    """What to do about a truncated result: raise `--limit` while it can be raised.
-
-    >>> truncation_hint(None)
-    'more hits than the limit (truncated); refine the query or raise --limit (up to 25)'
-    >>> truncation_hint(25)
-    'more hits than the limit (truncated); refine the query (25 is the largest --limit)'
-    """
-    if (DEFAULT_LIMIT if limit is None else limit) < MAX_LIMIT:
-        return ("more hits than the limit (truncated); refine the query or raise --limit "
-                f"(up to {MAX_LIMIT})")
-    return f"more hits than the limit (truncated); refine the query ({MAX_LIMIT} is the " \
-           "largest --limit)"
