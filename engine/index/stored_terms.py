@@ -23,7 +23,6 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import islice
-from operator import itemgetter
 from typing import NamedTuple
 
 from engine.codec.terms_file import TermEntry, TermsFileReader
@@ -75,9 +74,9 @@ class StoredTermDictionary:
         terms, entries = self._reader.term_record_columns(number)
         if not self.slot_columns:
             return terms, entries
-        try:
-            return terms, SlotColumns(*(array("q", map(itemgetter(field), entries))
-                                        for field in (1, 2, 3)))
+        try:  # the entries are checked 4-tuples: one C pass splits them into columns
+            _terms, *slots = zip(*entries) if entries else ((), (), (), ())
+            return terms, SlotColumns(*(array("q", column) for column in slots))
         except (TypeError, OverflowError):
             return terms, entries
 
