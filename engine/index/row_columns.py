@@ -215,18 +215,30 @@ class RowColumns:
 
     def _fill(self, name: str, column: array) -> None:
         """Copy the table parts waiting for column `name` into `column`, in C, with
-        placeholders for the doc ids no table holds (deleted before it was written)."""
-        waiting, self._waiting[name] = self._waiting[name], []
+        placeholders for the doc ids no table holds (deleted before it was written).
+
+        A part leaves the queue only once it is copied whole: a copy that fails (out of
+        memory, say) cuts the column back to where the part started and leaves it
+        waiting, so the next read copies it again rather than padding its rows with
+        placeholders (which `serve`, answering on after an error, would then use)."""
+        waiting = self._waiting[name]
         zero = 0.0 if column.typecode == "d" else 0
-        for first, table, start, translation in waiting:
-            missing = first - len(column)
-            if missing > 0:
-                column.extend(repeat(zero, missing))
-            source = getattr(table, name)
-            if translation is None:
-                _append_from(column, source, start)
-            else:
-                column.extend(map(translation.__getitem__, _from(source, start)))
+        while waiting:
+            first, table, start, translation = waiting[0]
+            before = len(column)
+            try:
+                missing = first - before
+                if missing > 0:
+                    column.extend(repeat(zero, missing))
+                source = getattr(table, name)
+                if translation is None:
+                    _append_from(column, source, start)
+                else:
+                    column.extend(map(translation.__getitem__, _from(source, start)))
+            except BaseException:
+                del column[before:]
+                raise
+            del waiting[0]
 
     def _fill_all(self) -> None:
         """Copy every waiting table part (before buffered rows are appended)."""

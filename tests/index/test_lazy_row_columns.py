@@ -112,3 +112,53 @@ def test_doc_ids_no_table_holds_get_placeholders_when_copied_late(read):
         eager_columns = whole_columns(corpora[False].index.view().rows)
     assert lazy_columns == eager_columns
     assert lazy_columns[0] == 12 and lazy_columns[1][:3] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("failing_copy", range(1, 10))
+def test_a_copy_that_fails_leaves_its_part_waiting(failing_copy):
+    """A column copy that raises part-way (out of memory, say) loses no table part:
+    `serve` answers on after an error, and the next searches, after more rows and a
+    flush, answer as a store whose copies never failed (the parts were once dropped
+    from the queue before being copied, and the rows after them padded as deleted)."""
+    from engine.index import row_columns
+
+    copy = row_columns._append_from
+
+    def store_with_three_tables() -> Corpus:
+        corpus = Corpus()
+        for window, words in ((0, "saffron"), (1, "saffron saffron ballast"),
+                              (2, "saffron x y z")):
+            for number in range(3):
+                corpus.add((WINDOWS[window].session_id, words, float(number), "user"))
+            corpus.apply(("flush", None))
+        reload(corpus)
+        return corpus
+
+    def answer(corpus: Corpus) -> list:
+        run = kernel.run_kernel(corpus.index.view(), WINDOWS,
+                                check_request(SearchRequest("saffron", limit=25)), ANALYZER)
+        return kernel.result_of_run(run, ANALYZER, indexing=False)
+
+    def searched_after_a_failure(failing: int | None) -> tuple:
+        corpus = store_with_three_tables()
+        calls = 0
+
+        def failing_append(*arguments):
+            nonlocal calls
+            calls += 1
+            if calls == failing:
+                raise MemoryError("injected")
+            return copy(*arguments)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(row_columns, "_append_from", failing_append)
+            try:
+                answer(corpus)
+            except MemoryError:
+                pass
+        for number in range(3):  # more rows in a fourth table, then search again
+            corpus.add((WINDOWS[3].session_id, "saffron ballast", float(number), "user"))
+        corpus.apply(("flush", None))
+        return answer(corpus), whole_columns(corpus.index.view().rows)
+
+    assert searched_after_a_failure(failing_copy) == searched_after_a_failure(None)
