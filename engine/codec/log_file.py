@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
-from engine.codec.framing import DecodeError, decode_payload, encode_frame, encode_payload
+from engine.codec.framing import DecodeError, decode_payload, encode_record
 from engine.light_values import same_kind_equal, same_kind_unequal
 from engine.model import SessionWindow
 
@@ -153,13 +153,14 @@ def encode_log_record(record: LogRecord) -> bytes:
     record, once an event).
 
     >>> record = EventRecord("s1", 3, 5, {"a": 1})
+    >>> from engine.codec.framing import encode_frame, encode_payload
     >>> encode_log_record(record) == encode_frame(encode_payload(encode_log_value(record)))
     True
     """
     if type(record) is EventRecord:
-        return encode_frame(encode_payload([EVENT_TAG, record.session_id, record.seq,
-                                            float(record.created_at), record.event]))
-    return encode_frame(encode_payload(encode_log_value(record)))
+        return encode_record([EVENT_TAG, record.session_id, record.seq,
+                              float(record.created_at), record.event])
+    return encode_record(encode_log_value(record))
 
 
 def encode_event_record(session_id: str, seq: int, created_at: float,
@@ -171,8 +172,7 @@ def encode_event_record(session_id: str, seq: int, created_at: float,
     ...     EventRecord("s1", 3, 5, {"a": 1}))
     True
     """
-    return encode_frame(encode_payload([EVENT_TAG, session_id, seq, float(created_at),
-                                        event]))
+    return encode_record([EVENT_TAG, session_id, seq, float(created_at), event])
 
 
 # --------------------------------------------------------------------------------------
@@ -276,6 +276,7 @@ def decode_log_payload(payload: bytes) -> LogRecord:
 def is_commit_payload(payload: bytes) -> bool:
     """Whether payload bytes decode to a well-formed commit record.
 
+    >>> from engine.codec.framing import encode_payload
     >>> is_commit_payload(encode_payload(["c", 1, 0.0])), is_commit_payload(b"\\x01")
     (True, False)
     """

@@ -97,25 +97,26 @@ def append_events(
     own transcripts (its state folders) are read as OpenClaw reads them: a timestamp
     `Date.parse` cannot read is kept, and the row takes the event's stored time
     (behaviour.md §2.3 rule 5)."""
+    name = str(path)
     with batch.whole_transcript(session_id):
         for line, event in events:
             problem = kinds.validation_problem(event)
             if problem is not None:
-                raise MalformedInput(str(path), line, problem)
+                raise MalformedInput(name, line, problem)
             if dated and event.get("timestamp") is not None:
                 try:
                     timestamp_value(event["timestamp"])
                 except ValueError as refused:
-                    raise MalformedInput(str(path), line, str(refused)) from None
+                    raise MalformedInput(name, line, str(refused)) from None
             entry_id = kinds.non_blank_string(event.get("id"))
             if entry_id is not None and event.get("type") != kinds.SESSION_HEADER:
                 if entry_id in seen:
                     earlier = (f"on line {seen[entry_id]}" if seen[entry_id] else
                                "by an event the store holds")
-                    raise MalformedInput(str(path), line,
+                    raise MalformedInput(name, line,
                                          f'event id "{entry_id}" is already used {earlier}')
                 seen[entry_id] = line
-            batch.append(session_id, event, str(path), line, shaped=True)
+            batch.append(session_id, event, name, line, shaped=True)
 
 
 def _transcript_files(
