@@ -146,6 +146,21 @@ def json_value_problem(value: object, where: str) -> str | None:
     if not isinstance(value, (dict, list)):
         reason = _scalar_reason(value)
         return None if reason is None else f"{where} {reason}"
+    try:
+        if _plain_json(value, 1):  # the common case, told at once
+            return None
+    except RecursionError:  # a deep value met a deep caller: the walk decides
+        pass
+    return walked_json_problem(value, where)
+
+
+def walked_json_problem(value: dict[str, Any] | list[Any], where: str) -> str | None:
+    """`json_value_problem` of an object or an array by walking every member (the clear
+    version, and the oracle of `_plain_json`, its shortcut; `tests/transcript`).
+
+    >>> walked_json_problem({"a": [1, {2, 3}]}, "event")
+    'event["a"][1] is a set, not a JSON value'
+    """
     pending: list[tuple[Any, _Trail | None]] = [(value, None)]
     while pending:
         container, trail = pending.pop()
@@ -168,6 +183,41 @@ def json_value_problem(value: object, where: str) -> str | None:
             if reason is not None:
                 return f"{_spelled(where, (trail, key, depth))} {reason}"
     return None
+
+
+def _plain_json(value: dict[str, Any] | list[Any], depth: int) -> bool:
+    """True when `value`, an object or an array `depth` levels deep, holds only what
+    `json_value_problem` accepts, every item of exactly its kind (`str`, `float`,
+    `bool`, `None`, an `int` within 64 bits, `dict` with `str` keys, `list`), nested at
+    most `MAX_JSON_DEPTH` levels: what a JSON reader makes. False says only that the
+    walk must look (a subclass, another type, a problem): that walk is the oracle.
+
+    >>> _plain_json({"a": [1, "x", None, 2.5, {"b": True}]}, 1), _plain_json([2**64], 1)
+    (True, False)
+    """
+    if depth > MAX_JSON_DEPTH:
+        return False
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str:
+                return False
+        members: Any = value.values()
+    elif type(value) is list:
+        members = value
+    else:
+        return False
+    for member in members:
+        kind = type(member)
+        if kind is str or kind is float or kind is bool or member is None:
+            continue
+        if kind is int:
+            if SMALLEST_INTEGER <= member <= LARGEST_INTEGER:
+                continue
+            return False
+        if (kind is dict or kind is list) and _plain_json(member, depth + 1):
+            continue
+        return False
+    return True
 
 
 #: Where a member sits: (the trail of its container, its key or index, container depth).
