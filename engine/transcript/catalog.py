@@ -22,7 +22,7 @@ them (`engine.transcript.compaction`); the store then reloads its catalog.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -139,6 +139,24 @@ class EventPositions:
         self.lengths.extend(lengths)
         self.count += count
 
+    def holds_run(self, file_number: int, offset: int, lengths: array) -> bool:
+        """Whether these are, in arrays of their own, exactly the positions of events
+        written one right after the other in log file `file_number` from `offset`,
+        `lengths` long each (what `extend_run` would append to no positions).
+
+        >>> positions = EventPositions()
+        >>> positions.extend_run(3, 8, array("i", [10, 20]))
+        >>> positions.holds_run(3, 8, array("i", [10, 20]))
+        True
+        >>> positions.holds_run(3, 8, array("i", [10])), positions.holds_run(2, 8,
+        ...                                                 array("i", [10, 20]))
+        (False, False)
+        """
+        count = len(lengths)
+        return (self.start < 0 and self.count == count and self.lengths == lengths
+                and self.file_numbers.count(file_number) == count
+                and self.offsets == array("q", accumulate(lengths[:-1], initial=offset)))
+
     def __getitem__(self, seq: int) -> RecordPosition:
         if self.file_numbers is None:
             self.load()
@@ -251,7 +269,8 @@ class Catalog:
             if not siblings:
                 del self.keys[window.session_key]
 
-    def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str]) -> None:
+    def apply(self, transaction: CommittedTransaction, location_of: Callable[[int], str],
+              positions: Mapping[str, EventPositions] | None = None) -> None:
         """Replay one committed transaction (CorruptFile when it does not fit the state);
         `location_of(file_number)` names a log file in the error.
 
@@ -260,7 +279,11 @@ class Catalog:
         the state (outside a replacement, its first seq the window's next) has its
         positions appended at once, no record or position made; any other run is
         replayed a record at a time, as here for every record of a sequence of pairs
-        (the clear path)."""
+        (the clear path). `positions` (a transaction's own commit) are the positions its
+        overlay holds of windows whose events it wrote from seq 0: a run that is every
+        one of such a window's events, and holds exactly those positions, makes that
+        object the window's (`EventPositions.holds_run` checks that) instead of copying it, so an
+        import's positions are not in memory twice at its commit."""
         replacing: ReplaceRecord | None = None  # whose new events are still to come
         expected = 0
         records = transaction.records
@@ -275,8 +298,14 @@ class Catalog:
                 if run.session_id is not None and replacing is None:
                     entry = entries.get(run.session_id)
                     if entry is not None and run.seq == entry.events.count:
-                        entry.events.extend_run(run.file_number, run.offset,
-                                                records.run_lengths(run))
+                        lengths = records.run_lengths(run)
+                        taken = None if not positions or run.seq else positions.get(
+                            run.session_id)
+                        if taken is not None and taken.holds_run(run.file_number, run.offset,
+                                                                 lengths):
+                            entry.events = taken
+                        else:
+                            entry.events.extend_run(run.file_number, run.offset, lengths)
                         self.event_total += run.count
                         continue
                 for position, record in records.run_items(run):

@@ -96,6 +96,7 @@ class StoreWrites(StoreReads):
         self._catalog.apply(
             CommittedTransaction(records, CommitRecord(generation, 0.0), records[0][0]),
             self._log_file_location,
+            transaction.new_positions(),
         )
         record_count = len(records)
         del records

@@ -257,6 +257,15 @@ class StoreTransaction:
         `WrittenRecords` keeps them."""
         return self._records
 
+    def new_positions(self) -> dict[str, EventPositions]:
+        """The overlay's event positions of each window whose events this transaction
+        wrote from seq 0 (it holds none committed): what `Catalog.apply` may take over
+        at the commit instead of copying (the transaction is closed: they no longer
+        change, and `let_records_go` then drops the overlay's hold of them)."""
+        return {session_id: pending.new_events for session_id, pending in self._pending.items()
+                if pending.window is not None and not pending.kept_events
+                and pending.new_events.count}
+
     def let_records_go(self) -> None:
         """Forget the records and the overlay once the commit has applied them to the
         catalog (nothing reads a committed transaction's records after that): a large
