@@ -74,7 +74,7 @@ from engine.errors import UnknownSession, UsageError
 from engine.index.check import check_index
 from engine.index.documents import fts_text
 from engine.index.inverted_index import InvertedIndex
-from engine.index.writer import check_index_files
+from engine.index.loading import check_index_files
 from engine.model import IndexEntry
 from engine.store.partitioned import PartitionedStore
 from engine.transcript.evidence import counted

@@ -2,9 +2,9 @@
 
 Owns: adding and deleting rows, the corpus statistics bm25 needs (row count `N` and total
 tokens, exact), term lookup across segments, and the per-window index state of
-`engine.index.lifecycle`. Must not touch: files (`engine.index.writer` persists and loads
-an `InvertedIndex`), transcripts (the backend hands in `IndexEntry` values and analyzed
-terms), query policy, scoring or ordering.
+`engine.index.lifecycle`. Must not touch: files (`engine.index.writer` persists and
+`engine.index.loading` loads an `InvertedIndex`), transcripts (the backend hands in
+`IndexEntry` values and analyzed terms), query policy, scoring or ordering.
 
 Statistics follow FTS5: `document_count` counts every live row of the whole index, in all
 sessions and agents, including stale rows of windows that need a rebuild (they stay until

@@ -1,8 +1,9 @@
 """Persisting the inverted index: flush the buffer to a segment, merge, commit the manifest.
 
-Owns: which index files exist (`index/manifest`, `index/segment-NNNNNN.terms` and
-`.postings`), the order they are written in, and loading them back. Must not touch: the
-byte layouts (`engine.codec.*_file`), transcripts, search.
+Owns: which index files a flush or a merge writes (`index/manifest`,
+`index/segment-NNNNNN.terms` and `.postings`) and the order they are written in. Must
+not touch: the byte layouts (`engine.codec.*_file`), transcripts, search, and loading
+the files back (`engine.index.loading`, which a reader imports without this module).
 
 Call order of a flush (the manifest is the commit point, written last and atomically):
 
@@ -40,24 +41,11 @@ files written from records held whole (`_write_segment`) are their oracle.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from engine.codec.group_table import StoredGroups
-from engine.codec.manifest_file import Manifest, decode_manifest, encode_manifest
-from engine.codec.postings_file import (
-    PostingsFileWriter,
-    check_postings_ends,
-    check_postings_file,
-    encode_postings_file,
-    read_posting_record,
-)
-from engine.codec.terms_file import (
-    DocumentRow,
-    check_terms_file,
-    encode_terms_file,
-    open_terms_file,
-)
+from engine.codec.manifest_file import Manifest, encode_manifest
+from engine.codec.postings_file import PostingsFileWriter, encode_postings_file
+from engine.codec.terms_file import DocumentRow, encode_terms_file
 from engine.codec.terms_stream import (
     TermRecordSpool,
     live_bounds,
@@ -68,192 +56,18 @@ from engine.codec.terms_stream import (
 )
 from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
-from engine.errors import CorruptFile, StoreError
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
-from engine.index.lifecycle import WindowIndexState
-from engine.index.merged_lists import MergedList, live_lists, merged_lists
-from engine.index.postings import (
-    FlatPositions,
-    Posting,
-    PostingColumns,
+from engine.index.loading import (
+    INDEX_FOLDER,
+    MANIFEST_NAME,
+    SEGMENT_PATTERN,
+    load_segment,
+    segment_file_names,
 )
+from engine.index.merged_lists import MergedList, live_lists, merged_lists
 from engine.index.segment import FrozenSegment, Segment
 from engine.index.segment_rows import SegmentRows, segment_bounds
-from engine.index.stored_terms import PostingsSlot, StoredTermDictionary
-
-INDEX_FOLDER = "index/"
-MANIFEST_NAME = "index/manifest"
-SEGMENT_PATTERN = re.compile(r"^index/(segment-(\d{6}))\.(terms|postings)$")
-
-
-def segment_file_names(name: str) -> tuple[str, str]:
-    """The terms and postings file names of segment `name`.
-
-    >>> segment_file_names("segment-000003")
-    ('index/segment-000003.terms', 'index/segment-000003.postings')
-    """
-    return f"{INDEX_FOLDER}{name}.terms", f"{INDEX_FOLDER}{name}.postings"
-
-
-# ----- loading ------------------------------------------------------------------------
-
-
-def load_segment(directory: Directory, name: str, previous: Segment | None = None) -> FrozenSegment:
-    """Open a flushed segment: read its terms file's table (texts, message ids and term
-    records are read when asked for) and check its postings file's ends. Its group
-    table is linked to `previous`'s (the segment before it) where that table starts it:
-    no pair is made at open, and its pairs, once made, hold `previous`'s pair objects.
-
-    Both files stay open (`Directory.open_read`) for as long as the segment is used, so a
-    writer's merge that removes them does not pull them from under a reader.
-    """
-    terms_name, postings_name = segment_file_names(name)
-    terms_location = directory.location(terms_name)
-    postings_location = directory.location(postings_name)
-    terms_handle = directory.open_read(terms_name)
-    try:
-        postings_handle = directory.open_read(postings_name)
-    except BaseException:
-        terms_handle.close()
-        raise
-    try:
-        reader = open_terms_file(terms_handle.read, terms_handle.size(), terms_location,
-                                 _stored_groups(previous))
-        lists = check_postings_ends(postings_handle.read, postings_handle.size(),
-                                    postings_location)
-        if lists != reader.table.term_count:
-            raise CorruptFile(postings_location, 0, f"holds {lists} posting lists, its terms "
-                              f"file names {reader.table.term_count}")
-    except BaseException:
-        terms_handle.close()
-        postings_handle.close()
-        raise
-    read = postings_handle.read
-
-    def read_postings(slot: PostingsSlot) -> list[Posting]:
-        lists = read_posting_record(read, slot.offset, slot.length, postings_location)
-        return [Posting(doc_id, positions) for doc_id, positions in lists.pairs()]
-
-    def read_columns(slot: PostingsSlot) -> PostingColumns:
-        # The query path's shape: positions stay in their flat array until a shown row
-        # or a phrase needs them (`FlatPositions`).
-        lists = read_posting_record(read, slot.offset, slot.length, postings_location)
-        return PostingColumns(lists.doc_ids, lists.counts,
-                              FlatPositions.of_counts(lists.positions, lists.counts))
-
-    return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),
-                         read_postings, read_columns)
-
-
-def check_segment_rows(directory: Directory, entry: tuple,
-                       documents: Mapping[int, DocumentRecord]) -> None:
-    """Raise `CorruptFile` naming the terms file when the rows a segment's terms file holds
-    are not the ones the manifest names for it (its first and last doc id and its row
-    count): a terms file of another segment, or an older copy, put in its place.
-
-    >>> check_segment_rows(None, ("segment-000001", 1, 2, 2), {1: None, 2: None})
-    """
-    name, first, last, count = entry[:4]
-    found = (*segment_bounds(documents), len(documents)) if documents else (None, None, 0)
-    if found != (first, last, count):
-        terms_name = segment_file_names(name)[0]
-        raise CorruptFile(directory.location(terms_name), 0,
-                          f"holds rows {found[0]}..{found[1]} ({found[2]} rows), the "
-                          f"manifest names {first}..{last} ({count} rows) for {name}: a "
-                          "terms file of another segment or an older copy")
-
-
-def manifest_bytes(directory: Directory) -> bytes | None:
-    """The committed manifest as raw bytes (None when absent): a cheap change detector."""
-    if not directory.exists(MANIFEST_NAME):
-        return None
-    return directory.read_bytes(MANIFEST_NAME)
-
-
-def read_manifest(directory: Directory) -> Manifest | None:
-    """The committed manifest, or None when the index was never flushed."""
-    if not directory.exists(MANIFEST_NAME):
-        return None
-    return decode_manifest(directory.read_bytes(MANIFEST_NAME), directory.location(MANIFEST_NAME))
-
-
-class ProfileMismatch(StoreError):
-    """The committed index was built with another analyzer than the one in use."""
-
-
-def load_index(
-    directory: Directory, profile: str, *, attempts: int = 3, config: EngineConfig | None = None,
-) -> InvertedIndex:
-    """The committed index (an empty one at generation 0 when there is no manifest),
-    reading its posting lists as `config` says (`InvertedIndex`).
-
-    A reader can race a writer that merges: the segments a manifest names may be
-    removed before the reader opens them. Then the manifest has changed, so the load is
-    retried with the new one (`attempts` times in all). ProfileMismatch when the index
-    was built with another analyzer.
-    """
-    for attempt in range(attempts):
-        manifest = read_manifest(directory)
-        if manifest is None:
-            return InvertedIndex(config=config)
-        if manifest.profile != profile:
-            raise ProfileMismatch(
-                f"{directory.location(MANIFEST_NAME)}: index was built with "
-                f"{manifest.profile!r}, this engine analyzes with {profile!r}"
-            )
-        try:
-            segments: list[FrozenSegment] = []
-            for entry in manifest.segments:
-                previous = segments[-1] if segments else None
-                segments.append(load_segment(directory, entry[0], previous))
-            for entry, segment in zip(manifest.segments, segments, strict=True):
-                check_segment_rows(directory, entry, segment.documents)
-        except StoreError:
-            if attempt + 1 == attempts or read_manifest(directory) == manifest:
-                raise
-            continue
-        states = {
-            session_id: WindowIndexState(indexed_seq, leaf, rebuild)
-            for session_id, indexed_seq, leaf, rebuild in manifest.windows
-        }
-        return InvertedIndex(
-            segments,
-            deleted=manifest.deleted,
-            next_doc_id=manifest.next_doc_id,
-            window_states=states,
-            generation=manifest.generation,
-            statistics=manifest.statistics,
-            deleted_runs=manifest.deleted_runs,
-            indexing=manifest.indexing,
-            config=config,
-        )
-    raise AssertionError("unreachable: the last attempt returns or raises")
-
-
-def check_index_files(directory: Directory) -> list[str]:
-    """Check every byte of the committed index files (what opening leaves to the first
-    read of each record): each segment's terms file (`check_terms_file`) and postings
-    file (`check_postings_file` with every list decoded); one problem per damaged file.
-    """
-    problems: list[str] = []
-    try:
-        manifest = read_manifest(directory)
-    except StoreError as error:
-        return [str(error)]
-    for entry in manifest.segments if manifest is not None else ():
-        for name in segment_file_names(entry[0]):
-            location = directory.location(name)
-            try:
-                data = directory.read_bytes(name)
-                if name.endswith(".terms"):
-                    check_terms_file(data, location)
-                else:
-                    check_postings_file(data, location, decode_lists=True)
-            except StoreError as error:
-                problems.append(str(error))
-    return problems
-
 
 # ----- writing ------------------------------------------------------------------------
 
@@ -315,14 +129,6 @@ def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
     if previous is not None and isinstance(previous.documents, SegmentRows):
         return previous.documents.table.group_table
     return ()
-
-
-def _stored_groups(previous: Segment | None) -> StoredGroups | None:
-    """The previous segment's group table as stored, which a loaded one links to where
-    it starts with it (`engine.codec.group_table`: no pair is made at open)."""
-    if previous is not None and isinstance(previous.documents, SegmentRows):
-        return previous.documents.table.stored_groups
-    return None
 
 
 def _write_merged_segment(

@@ -11,7 +11,6 @@ parity target).
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -317,7 +316,7 @@ def test_long_messages_give_the_same_excerpts_as_sqlite(tmp_path):
 
 def test_an_index_built_with_another_analyzer_is_rebuilt_on_open():
     from engine.analysis.profiles import get_analyzer
-    from engine.index.writer import read_manifest
+    from engine.index.loading import read_manifest
 
     directory = MemoryDirectory()
     other = ReferenceBackend.create_in(directory, analyzer=get_analyzer("unicode61", remove_diacritics=0))

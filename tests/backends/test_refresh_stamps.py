@@ -25,7 +25,7 @@ import pytest
 
 from engine.backends.reference.backend import ReferenceBackend
 from engine.directory import STAMP_SETTLED_NANOSECONDS, FileDirectory, MemoryDirectory
-from engine.index.writer import manifest_bytes
+from engine.index.loading import manifest_bytes
 from engine.model import SearchRequest
 from engine.rpc.search_method import sessions_search
 from engine.store.partitioned import PartitionedSnapshotStore, PartitionedStore

@@ -210,9 +210,12 @@ def test_reference_search_loads_neither_postgres_mode_nor_the_write_path(
     # The transcript store opens for reading: not a writer's transaction (and the checks
     # of what it stores), its log writer, the plan and rewrite of a compaction, the
     # finding of lost commits (the log holds what the claims name) nor a torn tail's
-    # values (the log ends at a commit), nor the pieces a checkpoint is saved with.
+    # values (the log ends at a commit), nor the pieces a checkpoint is saved with, nor
+    # the index's flushes and merges (it loads the index's files: `engine.index.loading`).
     transcript_writes = {"engine.transcript.transaction", "engine.transcript.validation",
-                         "engine.codec.catalog_file_pieces",
+                         "engine.codec.catalog_file_pieces", "engine.index.writer",
+                         "engine.codec.terms_stream", "engine.index.merged_lists",
+                         "engine.progress",
                          "engine.transcript.windows", "engine.transcript.log_writer",
                          "engine.transcript.compaction_plan", "engine.transcript.lost_commits",
                          "engine.transcript.log_tail"}

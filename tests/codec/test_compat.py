@@ -60,9 +60,10 @@ from engine.errors import UnsupportedVersion
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState
+from engine.index.loading import load_index
 from engine.index.matching import phrase_occurrences
 from engine.index.postings import Posting
-from engine.index.writer import flush_index, load_index
+from engine.index.writer import flush_index
 from engine.model import IndexEntry, SessionWindow
 from engine.store.registry import open_backend
 from engine.transcript.compaction import read_compaction_state, write_compaction_state

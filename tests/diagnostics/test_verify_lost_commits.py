@@ -21,7 +21,7 @@ from engine.config import EngineConfig
 from engine.diagnostics.verify import repair_backend, verify_backend
 from engine.directory import Directory
 from engine.errors import CorruptFile, StoreError
-from engine.index.writer import MANIFEST_NAME
+from engine.index.loading import MANIFEST_NAME
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME
 from engine.transcript.log_files import log_file_name

@@ -19,7 +19,8 @@ from engine.codec.terms_file import open_terms_file
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
-from engine.index.writer import flush_index, load_index, merge_index, segment_file_names
+from engine.index.loading import load_index, segment_file_names
+from engine.index.writer import flush_index, merge_index
 from engine.model import IndexEntry
 
 PROFILE = "test"

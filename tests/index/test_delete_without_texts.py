@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
-from engine.index.writer import flush_index, load_index
+from engine.index.loading import load_index
+from engine.index.writer import flush_index
 from engine.model import IndexEntry
 
 PROFILE = "test"

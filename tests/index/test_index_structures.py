@@ -15,17 +15,12 @@ from engine.directory import MemoryDirectory
 from engine.errors import CorruptFile
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
+from engine.index.loading import ProfileMismatch, load_index
 from engine.index.matching import phrase_occurrences
 from engine.index.merged_lists import live_lists
 from engine.index.postings import Posting
 from engine.index.termdict import TermDictionary
-from engine.index.writer import (
-    ProfileMismatch,
-    _merged_lists,
-    flush_index,
-    load_index,
-    merge_index,
-)
+from engine.index.writer import _merged_lists, flush_index, merge_index
 from engine.model import IndexEntry
 from engine.query.ast import Phrase
 from engine.query.phrase_match import phrase_positions

@@ -16,8 +16,9 @@ from engine.codec.group_table import StoredGroups
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
+from engine.index.loading import load_index
 from engine.index.row_columns import RowColumns
-from engine.index.writer import flush_index, load_index
+from engine.index.writer import flush_index
 from engine.model import IndexEntry
 
 ROLE_NAMES = ["user", "assistant", "tool"]

@@ -6,8 +6,9 @@ from engine.codec.terms_file import ROWS_PER_TEXT_RECORD
 from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.inverted_index import InvertedIndex
+from engine.index.loading import load_index
 from engine.index.segment_rows import SegmentRows
-from engine.index.writer import flush_index, load_index, merge_index
+from engine.index.writer import flush_index, merge_index
 from engine.model import IndexEntry
 from engine.search.fast_path import literal_candidates
 

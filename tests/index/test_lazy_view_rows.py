@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.index.loading import load_index
 from engine.index.view import IndexView
-from engine.index.writer import flush_index, load_index
+from engine.index.writer import flush_index
 from engine.model import SearchRequest
 from engine.query.checked_request import check_request
 from engine.search import kernel

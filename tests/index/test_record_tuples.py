@@ -10,8 +10,9 @@ from engine.config import EngineConfig
 from engine.directory import MemoryDirectory
 from engine.index.documents import DocumentRecord
 from engine.index.inverted_index import InvertedIndex
+from engine.index.loading import load_index
 from engine.index.segment_rows import SegmentRows
-from engine.index.writer import flush_index, load_index
+from engine.index.writer import flush_index
 from engine.model import IndexEntry
 from engine.search.order import RankedRow
 

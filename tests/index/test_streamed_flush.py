@@ -17,7 +17,8 @@ from engine.codec.terms_file import ROWS_PER_TEXT_RECORD, TERMS_PER_RECORD
 from engine.directory import Directory, FileDirectory, MemoryDirectory
 from engine.index.check import check_index
 from engine.index.inverted_index import InvertedIndex
-from engine.index.writer import buffer_segment, commit_manifest, load_index
+from engine.index.loading import load_index
+from engine.index.writer import buffer_segment, commit_manifest
 from engine.model import IndexEntry
 from tests.index.test_streamed_merge import PROFILE, SESSIONS, batch_strategy
 

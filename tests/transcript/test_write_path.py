@@ -18,7 +18,7 @@ from engine.backends.reference.backend import ReferenceBackend
 from engine.config import EngineConfig
 from engine.diagnostics.verify import verify_backend
 from engine.directory import MemoryDirectory
-from engine.index.writer import read_manifest
+from engine.index.loading import read_manifest
 from engine.model import SearchRequest, SessionWindow
 from engine.transcript.store import TranscriptStore
 

@@ -48,7 +48,7 @@ from engine.codec.meta_file import decode_meta_file
 from engine.config import EngineConfig
 from engine.directory import Directory, FileDirectory
 from engine.errors import CorruptFile, StoreError, UsageError
-from engine.index.writer import MANIFEST_NAME
+from engine.index.loading import MANIFEST_NAME
 from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow, StoredEvent
 from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index

@@ -30,21 +30,21 @@ holds fewer lost committed data, and opening refuses it (`backend.manifest_claim
 smaller index in silence. `tests/transcript/test_crash.py` kills a child process at random
 points while it appends and checks exactly this on reopen.
 
-Index files (see `engine.index.writer`) live under `index/` in the store's directory. The
-buffer is flushed into an immutable segment after a commit once it holds
-`EngineConfig.index_flush_documents` rows (so the manifest covers a large import as soon as
-it commits, and a reopen replays only the commits after it), on `flush()`, after
-`reconcile()` (between two rebuilt windows, and between runs of a long window's events:
-`_rebuild_in_runs`) and on `close()`. A large transaction (an import) is indexed while it
-is written, into rows of its own that become the index's at its commit
-(`streaming.StreamedIndexing`, `EngineConfig.stream_large_transactions`), so no change
-and no more than a buffer of rows waits in memory. With that switch off (the clear
-version), a large commit that leaves windows dirty is not applied at once but when the
-index is next read, or by `reconcile`, which then leaves out the rows it would delete
-(`_on_commit`; `defer_large_commits`). Until then a crash replays that commit from the
-log at the next open. A flush merges segments by tiers, `merge()` all of them
-(`engine.index.writer`). Merging runs synchronously in the writer (no background thread:
-the reference keeps one thread of control).
+Index files (`engine.index.loading` reads them, `engine.index.writer` writes them) live
+under `index/` in the store's directory. The buffer is flushed into an immutable segment
+after a commit once it holds `EngineConfig.index_flush_documents` rows (so the manifest
+covers a large import as soon as it commits, and a reopen replays only the commits after
+it), on `flush()`, after `reconcile()` (between two rebuilt windows, and between runs of a
+long window's events: `_rebuild_in_runs`) and on `close()`. A large transaction (an import)
+is indexed while it is written, into rows of its own that become the index's at its commit
+(`streaming.StreamedIndexing`, `EngineConfig.stream_large_transactions`), so no change and
+no more than a buffer of rows waits in memory. With that switch off (the clear version), a
+large commit that leaves windows dirty is not applied at once but when the index is next
+read, or by `reconcile`, which then leaves out the rows it would delete (`_on_commit`;
+`defer_large_commits`). Until then a crash replays that commit from the log at the next
+open. A flush merges segments by tiers, `merge()` all of them (`engine.index.writer`).
+Merging runs synchronously in the writer (no background thread: the reference keeps one
+thread of control).
 
 Replacements (behaviour.md §8.2). `replace_transcript` decides in its transaction
 whether the window is rebuilt now (`engine.backends.replacement`) and writes the decision
@@ -83,14 +83,7 @@ from engine.backends.forward_indexing import AppendAction, classify_append
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import WindowIndexState, needs_reconcile, rebuilt_state
-from engine.index.writer import (
-    MANIFEST_NAME,
-    ProfileMismatch,
-    flush_index,
-    load_index,
-    manifest_bytes,
-    merge_index,
-)
+from engine.index.loading import MANIFEST_NAME, ProfileMismatch, load_index, manifest_bytes
 from engine.model import IndexEntry, StoredEvent
 from engine.transcript.changes import (
     Change,
@@ -535,12 +528,16 @@ class IndexedStore:
 
     def flush(self) -> None:
         """Write the buffer as a segment and commit the manifest (writer only)."""
+        from engine.index.writer import flush_index  # a writer's only: a search never loads it
+
         self._require_writer("flush the index")
         self.index.indexing = self.index_status()
         flush_index(self.store.directory, self.index, self.profile, self.config)
 
     def merge(self) -> None:
         """Merge every segment into one, dropping deleted rows (writer only)."""
+        from engine.index.writer import merge_index  # a writer's only: a search never loads it
+
         self._require_writer("merge the index")
         self.index.indexing = self.index_status()
         merge_index(self.store.directory, self.index, self.profile, self.config)

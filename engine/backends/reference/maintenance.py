@@ -37,13 +37,12 @@ from engine.backends.reference.indexing import IndexedStore
 from engine.errors import StoreError, UnknownSession
 from engine.index.inverted_index import InvertedIndex
 from engine.index.lifecycle import needs_reconcile
-from engine.index.writer import first_tier_rows
 from engine.model import StoredEvent
-from engine.progress import StepProgress
 
 if TYPE_CHECKING:
     from engine.backends.reconcile_batch import ReconcileBatch
     from engine.backends.reference.streaming import HeldWindow
+    from engine.progress import StepProgress
     from engine.transcript.changes import Change
     from engine.transcript.compaction_outcome import CompactionOutcome
 
@@ -112,6 +111,8 @@ class IndexMaintenance(IndexedStore):
         `known` from those events (`rebuild_window`). Each window's entry of `known` or
         `held` is let go as it is taken (a held path is an integer an event, kept until
         its window is rebuilt, not to the end). The windows rebuilt."""
+        from engine.index.writer import first_tier_rows  # a writer's only, as is this upkeep
+
         work = self.windows_needing_reconcile()
         flush_rows = first_tier_rows(self.config)
         if progress is not None:
