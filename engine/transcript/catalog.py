@@ -25,6 +25,7 @@ from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any, NamedTuple
 
 from engine.codec.log_file import (
     CommitRecord,
@@ -198,8 +199,28 @@ class WindowEntry:
     events: EventPositions
 
 
+class _Unbuilt(NamedTuple):
+    """What a catalog loaded from a checkpoint builds its `entries` and `keys` from on
+    first use (`Catalog.loaded`)."""
+
+    windows: dict[str, SessionWindow]  # by session id, in catalog order
+    counts: array  # event counts, in catalog order
+    shared: SharedPositions
+    keys: tuple[tuple[str, tuple[str, ...]], ...]
+
+
 class Catalog:
-    """Committed state: windows in first-insertion order and the session-key index."""
+    """Committed state: windows in first-insertion order and the session-key index.
+
+    A catalog loaded from a checkpoint (`loaded`) builds its `entries` (a `WindowEntry`
+    and an `EventPositions` range per window) and `keys` the first time either is read:
+    until then the reads below (`windows`, `window`, `window_count`) answer from the
+    checkpoint's windows, as a search needs nothing more. Every other use, and every
+    change, goes through `entries` or `keys` and so builds them first; the same window
+    objects are in the entries then.
+    """
+
+    _unbuilt: _Unbuilt | None = None
 
     def __init__(self) -> None:
         self.entries: dict[str, WindowEntry] = {}
@@ -208,6 +229,67 @@ class Catalog:
         self.generation = 0
         self.transaction_files = array("i")  # start of transaction g+1 at index g
         self.transaction_offsets = array("q")
+
+    @classmethod
+    def loaded(cls, windows: dict[str, SessionWindow], counts: array, shared: SharedPositions,
+               keys: tuple[tuple[str, tuple[str, ...]], ...]) -> Catalog:
+        """The catalog of these windows (by session id, in catalog order), with
+        `counts[i]` events at consecutive ranges of `shared` for window i, and these keys
+        (each with its session ids in joining order); `entries` and `keys` are built on
+        first use. Its generation, total and transaction starts are the caller's to set.
+
+        >>> window = SessionWindow("w1", "k")
+        >>> catalog = Catalog.loaded({"w1": window}, array("i", [2]),
+        ...                          SharedPositions((array("i"), array("q"), array("i"))),
+        ...                          (("k", ("w1",)),))
+        >>> catalog.windows() == [window], catalog.window_count(), "entries" in vars(catalog)
+        (True, 1, False)
+        >>> len(catalog.entry("w1").events), catalog.keys, catalog.windows() == [window]
+        (2, {'k': {'w1': None}}, True)
+        """
+        catalog = cls.__new__(cls)
+        catalog.event_total = 0
+        catalog.generation = 0
+        catalog.transaction_files = array("i")
+        catalog.transaction_offsets = array("q")
+        catalog._unbuilt = _Unbuilt(windows, counts, shared, keys)
+        return catalog
+
+    def __getattr__(self, name: str) -> Any:
+        """`entries` or `keys` of a `loaded` catalog, built now (only called when the
+        attribute is not set yet)."""
+        unbuilt = self._unbuilt
+        if unbuilt is None or name not in ("entries", "keys"):
+            raise AttributeError(name)
+        windows = unbuilt.windows
+        self.entries = dict(zip(windows, map(
+            WindowEntry, windows.values(), EventPositions.ranges(unbuilt.shared,
+                                                                 unbuilt.counts))))
+        self.keys = {key: dict.fromkeys(session_ids) for key, session_ids in unbuilt.keys}
+        self._unbuilt = None
+        return getattr(self, name)
+
+    def windows(self) -> list[SessionWindow]:
+        """Every window, in first-insertion order."""
+        unbuilt = self._unbuilt
+        if unbuilt is not None:
+            return list(unbuilt.windows.values())
+        return [entry.window for entry in self.entries.values()]
+
+    def window(self, session_id: str) -> SessionWindow:
+        """The window `session_id` (UnknownSession if absent)."""
+        unbuilt = self._unbuilt
+        if unbuilt is None:
+            return self.entry(session_id).window
+        window = unbuilt.windows.get(session_id)
+        if window is None:
+            raise UnknownSession(f"unknown session id {session_id!r}")
+        return window
+
+    def window_count(self) -> int:
+        """How many windows there are."""
+        unbuilt = self._unbuilt
+        return len(self.entries if unbuilt is None else unbuilt.windows)
 
     def entry(self, session_id: str) -> WindowEntry:
         """The committed window `session_id` (UnknownSession if absent)."""

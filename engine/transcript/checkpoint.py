@@ -151,7 +151,23 @@ def checkpoint_of(
 
 def catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalog:
     """The catalog a checkpoint saved, whose positions are `shared` (every window's
-    positions are a range of them: no per-event work, and nothing read from them)."""
+    positions are a range of them: no per-event work, and nothing read from them); its
+    entries and keys are built on first use (`Catalog.loaded`: a search reads neither)."""
+    windows = checkpoint.windows
+    by_id = dict(zip([window.session_id for window in windows], windows))
+    if len(by_id) != len(windows):
+        raise StoreError("the checkpoint lists a window twice")
+    catalog = Catalog.loaded(by_id, checkpoint.event_counts, shared, checkpoint.keys)
+    catalog.event_total = sum(checkpoint.event_counts)
+    catalog.generation = checkpoint.transaction_id
+    catalog.transaction_files = checkpoint.transaction_segments
+    catalog.transaction_offsets = checkpoint.transaction_offsets
+    return catalog
+
+
+def built_catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalog:
+    """`catalog_of` with its entries and keys built at once (the clear version, and the
+    oracle of `catalog_of`, which builds them on first use)."""
     catalog = Catalog()
     windows = checkpoint.windows
     catalog.entries = entries = dict(zip(

@@ -35,11 +35,11 @@ class StoreReads(StoreCompaction):
 
     def windows(self) -> list[SessionWindow]:
         """Every committed window, in first-insertion order."""
-        return [entry.window for entry in self._catalog.entries.values()]
+        return self._catalog.windows()
 
     def window(self, session_id: str) -> SessionWindow:
         """One committed window (UnknownSession if absent)."""
-        return self._catalog.entry(session_id).window
+        return self._catalog.window(session_id)
 
     def windows_of(self, session_key: str) -> list[SessionWindow]:
         """The committed windows of one session key, in the order they joined the key
@@ -113,7 +113,7 @@ class StoreReads(StoreCompaction):
         return {
             "agents": len(agents),
             "sessions": len(keys),
-            "windows": len(self._catalog.entries),
+            "windows": self._catalog.window_count(),
             "events": self._catalog.event_total,
             "bytes": sum(self.directory.size(name) for name in names),
         }
