@@ -286,6 +286,23 @@ def encode_record(value: Any) -> bytes:
 
     >>> encode_record([1, "x"]) == encode_frame(encode_payload([1, "x"]))
     True
+
+    With the thread's packer made (so the fast path runs, not its oracle): the same
+    bytes, the same error, and a packer that made a large record let go as
+    `encode_payload` lets it go.
+
+    >>> _ = encode_payload(0)
+    >>> encode_record({"a": [1.5, None]}) == encode_frame(encode_payload({"a": [1.5, None]}))
+    True
+    >>> encode_record(object())
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: value cannot be stored: can not serialize 'object' object
+    >>> large = ["x" * 1000] * (PACKER_KEPT_BYTES // 1000 + 1)
+    >>> encode_record(large) == encode_frame(msgpack.packb(large, use_bin_type=True))
+    True
+    >>> getattr(_PACKERS, "packer", None) is None
+    True
     """
     packer = getattr(_PACKERS, "packer", None)
     if packer is None:

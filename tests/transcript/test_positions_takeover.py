@@ -6,6 +6,7 @@ of a new window are the catalog's object afterwards; and a store commit takes th
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,3 +91,48 @@ def test_a_commit_takes_its_new_windows_positions() -> None:
             transaction.append_event("w", {"type": "message", "id": "m3"})
             assert "w" not in transaction.new_positions()
         assert [event.seq for event in store.events("w")] == [0, 1, 2, 3]
+
+
+def _offered(*positions: RecordPosition) -> EventPositions:
+    offered = EventPositions()
+    for position in positions:
+        offered.append(position)
+    return offered
+
+
+# (records written, window a's positions offered): each offer is refused (so copied),
+# and the catalog is the clear replay's: a window whose events are two runs (another
+# window's record between them), positions named in another log file, a last length
+# that is not the record's.
+_A_EVENT = EventRecord("a", 0, 1.0, {})
+_REFUSED_OFFERS = {
+    "two runs": (
+        [(RecordPosition(1, 8, 10), WindowRecord(SessionWindow("a", "agent:main:a"))),
+         (RecordPosition(1, 18, 10), _A_EVENT),
+         (RecordPosition(1, 28, 10), WindowRecord(SessionWindow("b", "agent:main:b"))),
+         (RecordPosition(1, 38, 10), EventRecord("a", 1, 1.0, {}))],
+        _offered(RecordPosition(1, 18, 10), RecordPosition(1, 38, 10))),
+    "another file": (
+        [(RecordPosition(1, 8, 10), WindowRecord(SessionWindow("a", "agent:main:a"))),
+         (RecordPosition(1, 18, 10), _A_EVENT),
+         (RecordPosition(1, 28, 10), EventRecord("a", 1, 1.0, {}))],
+        _offered(RecordPosition(2, 18, 10), RecordPosition(2, 28, 10))),
+    "another last length": (
+        [(RecordPosition(1, 8, 10), WindowRecord(SessionWindow("a", "agent:main:a"))),
+         (RecordPosition(1, 18, 10), _A_EVENT),
+         (RecordPosition(1, 28, 10), EventRecord("a", 1, 1.0, {}))],
+        _offered(RecordPosition(1, 18, 10), RecordPosition(1, 28, 99))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REFUSED_OFFERS))
+def test_positions_that_are_not_the_written_run_are_copied_instead(case: str) -> None:
+    pairs, offered = _REFUSED_OFFERS[case]
+    written = WrittenRecords()
+    for position, record in pairs:
+        written.append(position, record)
+    catalog = Catalog()
+    catalog.apply(CommittedTransaction(written, CommitRecord(1, 0.0), pairs[0][0]),
+                  lambda number: f"log-{number}", {"a": offered})
+    assert catalog.entries["a"].events is not offered
+    assert (catalog_state(catalog), None) == replayed([pairs])
