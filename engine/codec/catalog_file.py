@@ -473,7 +473,7 @@ class _CheckpointDecoder:
         elif tag == "windows" and self.keys is None:
             self._add_windows(value)
         elif tag == "keys" and self.keys is None:
-            self.keys = tuple((key, tuple(session_ids)) for key, session_ids in value[1])
+            self.keys = tuple([(key, tuple(session_ids)) for key, session_ids in value[1]])
         elif tag == "transactions" and self.keys is not None and self.transactions is None:
             self.transactions = (decode_array("i", value[1]), decode_array("q", value[2]))
         else:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, NamedTuple
 
@@ -191,12 +190,19 @@ class EventPositions:
         self.shared = None
 
 
-@dataclass(slots=True)
 class WindowEntry:
-    """A window's metadata and its event positions (mutable: owned by one catalog)."""
+    """A window's metadata and its event positions (mutable: owned by one catalog). A
+    plain class, not a dataclass: a search's start-up imports this module, and making a
+    dataclass's class costs more than this one's (entries are never compared)."""
 
-    window: SessionWindow
-    events: EventPositions
+    __slots__ = ("events", "window")
+
+    def __init__(self, window: SessionWindow, events: EventPositions) -> None:
+        self.window = window
+        self.events = events
+
+    def __repr__(self) -> str:
+        return f"WindowEntry(window={self.window!r}, events={self.events!r})"
 
 
 class _Unbuilt(NamedTuple):

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from operator import attrgetter
 from typing import NamedTuple
 
 from engine.codec.catalog_file import (
@@ -149,16 +149,28 @@ def checkpoint_of(
                              catalog.transaction_offsets)
 
 
+#: A window's session id (`map` over the windows at C level).
+SESSION_ID_OF = attrgetter("session_id")
+
+
+def event_total(checkpoint: CatalogCheckpoint) -> int:
+    """How many events the checkpoint's windows hold: what its head says when it was
+    read without its positions (`read_catalog_file` checked that the windows' counts
+    add up to it), else their sum."""
+    region = checkpoint.positions_region
+    return sum(checkpoint.event_counts) if region is None else region.event_count
+
+
 def catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalog:
     """The catalog a checkpoint saved, whose positions are `shared` (every window's
     positions are a range of them: no per-event work, and nothing read from them); its
     entries and keys are built on first use (`Catalog.loaded`: a search reads neither)."""
     windows = checkpoint.windows
-    by_id = dict(zip([window.session_id for window in windows], windows))
+    by_id = dict(zip(map(SESSION_ID_OF, windows), windows))
     if len(by_id) != len(windows):
         raise StoreError("the checkpoint lists a window twice")
     catalog = Catalog.loaded(by_id, checkpoint.event_counts, shared, checkpoint.keys)
-    catalog.event_total = sum(checkpoint.event_counts)
+    catalog.event_total = event_total(checkpoint)
     catalog.generation = checkpoint.transaction_id
     catalog.transaction_files = checkpoint.transaction_segments
     catalog.transaction_offsets = checkpoint.transaction_offsets
@@ -249,14 +261,19 @@ def load_checkpoint(directory: Directory, config: EngineConfig) -> LoadedCheckpo
     return trust_checkpoint(directory, opened)
 
 
-@dataclass(slots=True)
 class OpenedCheckpoint:
     """A checkpoint whose head and index were read (not its positions), and the handle
-    they were read through (closed by `close`, or handed on by `trust_checkpoint`)."""
+    they were read through (closed by `close`, or handed on by `trust_checkpoint`). A
+    plain class, not a dataclass: a search's start-up makes this class, and a
+    dataclass's costs more to make (nothing compares or copies these)."""
 
-    checkpoint: CatalogCheckpoint
-    handle: ReadHandle | None
-    location: str
+    __slots__ = ("checkpoint", "handle", "location")
+
+    def __init__(self, checkpoint: CatalogCheckpoint, handle: ReadHandle | None,
+                 location: str) -> None:
+        self.checkpoint = checkpoint
+        self.handle = handle
+        self.location = location
 
     @property
     def cursor(self) -> LogCursor:
@@ -276,7 +293,7 @@ class OpenedCheckpoint:
         covers were fsynced, so this holds even when it no longer matches the log."""
         checkpoint = self.checkpoint
         return CommittedClaim(self.location, checkpoint.transaction_id, checkpoint.segment,
-                              checkpoint.offset, sum(checkpoint.event_counts))
+                              checkpoint.offset, event_total(checkpoint))
 
     def disagreement(self, directory: Directory) -> str | None:
         """Why the log files are not the ones it covers (`check_checkpoint_log`), or None."""

@@ -14,7 +14,14 @@ from engine.directory import MemoryDirectory
 from engine.errors import StoreError, UnknownSession
 from engine.model import SessionWindow
 from engine.transcript.catalog import Catalog, SharedPositions
-from engine.transcript.checkpoint import built_catalog_of, catalog_of, checkpoint_of
+from engine.transcript.checkpoint import (
+    built_catalog_of,
+    catalog_of,
+    checkpoint_of,
+    event_total,
+    load_checkpoint,
+    open_checkpoint,
+)
 from engine.transcript.log_positions import RecordPosition
 from engine.transcript.log_reader import LogReader
 from engine.transcript.store import TranscriptStore
@@ -110,3 +117,22 @@ def test_a_window_listed_twice_is_refused_by_both() -> None:
     for build in (catalog_of, built_catalog_of):
         with pytest.raises(StoreError, match="twice"):
             build(twice, SharedPositions(arrays))
+
+
+def test_a_checkpoint_read_without_its_positions_counts_its_events_from_its_head() -> None:
+    directory = MemoryDirectory()
+    with TranscriptStore.create(directory, config=EngineConfig(log_roll_bytes=400)) as store, \
+            store.transaction() as transaction:
+        transaction.put_window(SessionWindow("w1", "agent:main:a"))
+        transaction.put_window(SessionWindow("w2", "agent:main:b"))
+        for number in range(5):
+            transaction.append_event(f"w{1 + number % 2}", message(f"m{number}"))
+    loaded = load_checkpoint(directory, EngineConfig())
+    assert loaded is not None and loaded.catalog.event_total == 5
+    assert loaded.catalog.entry("w1").events.count == 3
+    loaded.positions_reader.close()
+    opened = open_checkpoint(directory, EngineConfig())
+    assert opened is not None and opened.checkpoint.positions_region is not None
+    assert event_total(opened.checkpoint) == sum(opened.checkpoint.event_counts) == 5
+    assert opened.claim().event_count == 5
+    opened.close()
