@@ -125,14 +125,17 @@ def _narrowest_typecode(raw: bytes, step: int, count: int) -> str:
     """`smallest_typecode` of the largest of `count` little-endian unsigned items of
     `step` bytes in `raw`, found from the bytes in C instead of by `max` over the items
     (each of which `max` would make an int of): the highest byte of any item that is not
-    zero decides the width (`bytes.count` of zeros over that byte of every item).
+    zero decides the width (`bytes.count` of zeros over that byte of every item). `raw`
+    may be a byte view of the array itself (`_packed_view`).
 
     >>> values = array("I", [1, 300, 7])
     >>> _narrowest_typecode(values.tobytes(), 4, 3) == smallest_typecode(max(values))
     True
+    >>> _narrowest_typecode(memoryview(values).cast("B"), 4, 3)
+    'H'
     """
     for byte in range(step - 1, 0, -1):
-        if raw[byte::step].count(0) != count:  # some item has a non-zero byte here
+        if bytes(raw[byte::step]).count(0) != count:  # some item has a non-zero byte here
             return _TYPECODE_OF_TOP_BYTE[byte]
     return "B"
 
@@ -146,6 +149,32 @@ _LITTLE_ENDIAN = sys.byteorder == "little"
 _SHORT_COLUMN = 32
 #: Unsigned `array` typecodes `_packed` narrows by slicing bytes (4 or 8 bytes an item).
 _WIDER = frozenset(typecode for typecode in ("I", "L", "Q") if array(typecode).itemsize in (4, 8))
+
+
+def _packed_view(values: Sequence[int]) -> tuple[str, bytes | memoryview]:
+    """`_packed(values)`, its bytes a view of `values` itself (no copy) when `values` is an
+    unsigned `array` already of the smallest typecode (a merged list's columns, as a rule)
+    on a little-endian machine; a view holds the array's buffer until it is let go.
+
+    >>> column = array("H", [1, 300])
+    >>> typecode, view = _packed_view(column)
+    >>> (typecode, bytes(view)) == _packed(column), isinstance(view, memoryview)
+    (True, True)
+    >>> _packed_view(array("I", [1, 300])) == _packed(array("I", [1, 300]))
+    True
+    """
+    if (_LITTLE_ENDIAN and isinstance(values, array)
+            and _TYPECODE_WIDTHS.get(_UNSIGNED.get(values.typecode, "")) == values.itemsize):
+        view = memoryview(values).cast("B")
+        typecode = _narrowest_typecode(view, values.itemsize, len(values))
+        if _TYPECODE_WIDTHS[typecode] == values.itemsize:
+            return typecode, view
+        view.release()
+    return _packed(values)
+
+
+#: Each unsigned `array` typecode as the file names its width ("L": "I" or "Q", by size).
+_UNSIGNED = {"B": "B", "H": "H", "I": "I", "L": "IQ"[array("L").itemsize // 8], "Q": "Q"}
 
 
 def _packed_one(value: int) -> tuple[str, bytes]:
@@ -284,6 +313,9 @@ def _one_value_bytes(value: int) -> bytes:
 _SMALL_VALUE_BYTES = tuple(b"\xa1B\xc4\x01" + bytes((value,)) for value in range(256))
 #: How many bytes of records `PostingsFileWriter.add_flat_lists` writes at a time.
 _HELD_RECORD_BYTES = 1 << 16
+#: The fewest positions of a flat list `PostingsFileWriter.add` writes as pieces
+#: (`flat_posting_record_pieces`) rather than as one record's bytes.
+_PIECED_POSITIONS = 1 << 14
 
 
 def encode_flat_posting_record(doc_ids: Sequence[int], counts: Sequence[int],
@@ -308,6 +340,31 @@ def encode_flat_posting_record(doc_ids: Sequence[int], counts: Sequence[int],
     if len(payload) > MAX_PAYLOAD_LENGTH:
         raise DecodeError(f"record payload of {len(payload)} bytes is out of range")
     return RECORD_HEAD.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def flat_posting_record_pieces(doc_ids: Sequence[int], counts: Sequence[int],
+                               positions: Sequence[int]) -> list[bytes | memoryview]:
+    """`encode_flat_posting_record(doc_ids, counts, positions)` as pieces whose join is
+    its bytes (its oracle, `tests/codec/test_record_pieces.py`): the record head, then the
+    payload's pieces, each column already of its smallest typecode a view of its array
+    (`_packed_view`), so a long list is not copied whole to be written.
+
+    >>> pieces = flat_posting_record_pieces(array("I", [3, 7]), [2, 1], array("B", [0, 4, 2]))
+    >>> b"".join(pieces) == encode_flat_posting_record([3, 7], [2, 1], [0, 4, 2])
+    True
+    """
+    pieces: list[bytes | memoryview] = [b"", _PAYLOAD_PREFIX]
+    for column in (doc_ids, counts, positions):
+        typecode, packed = _packed_view(column)
+        pieces += (_TYPECODE_BYTES[typecode] + _bin_head(len(packed)), packed)
+    length = sum(map(len, pieces))
+    if length > MAX_PAYLOAD_LENGTH:
+        raise DecodeError(f"record payload of {length} bytes is out of range")
+    crc = 0
+    for piece in pieces:
+        crc = zlib.crc32(piece, crc)
+    pieces[0] = RECORD_HEAD.pack(length, crc)
+    return pieces
 
 
 def decode_posting_value(value: Any) -> PostingArrays:
@@ -411,12 +468,31 @@ class PostingsFileWriter:
     def add(self, doc_ids: Sequence[int], *columns: Sequence[Any]) -> tuple[int, int, int]:
         """Write the next term's list (terms in order; `columns` as `encode_list_record`
         takes them); return its `(document_frequency, offset, length)`."""
+        if len(columns) == 2 and len(columns[1]) >= _PIECED_POSITIONS:
+            return self._add_pieces(len(doc_ids), flat_posting_record_pieces(doc_ids, *columns))
         record = encode_list_record(doc_ids, *columns)
         self._write(record)
         self._crc = update_crc(self._crc, record)
         self._count += 1
         slot = (len(doc_ids), self._offset, len(record))
         self._offset += len(record)
+        return slot
+
+    def _add_pieces(self, document_frequency: int, pieces: list[bytes | memoryview]
+                    ) -> tuple[int, int, int]:
+        """`add` of a long list's record as pieces (`flat_posting_record_pieces`), each
+        let go once written `_HELD_RECORD_BYTES` at a time (copies: `write` may keep them)."""
+        length = 0
+        while pieces:
+            piece = memoryview(pieces.pop(0))
+            self._crc = zlib.crc32(piece, self._crc)
+            for start in range(0, len(piece), _HELD_RECORD_BYTES):
+                self._write(bytes(piece[start: start + _HELD_RECORD_BYTES]))
+            length += len(piece)
+            piece.release()
+        self._count += 1
+        slot = (document_frequency, self._offset, length)
+        self._offset += length
         return slot
 
     def add_flat_lists(self, lists: Iterable[tuple[str, Sequence[int], Sequence[int], Sequence[int]]]

@@ -153,6 +153,7 @@ def _write_merged_segment(
         term_records = TermRecordSpool(spool)
         for term, doc_ids, *columns in _merged_lists(directory, sources, deleted, read_ahead):
             term_records.add((term, *postings.add(doc_ids, *columns)))
+            del doc_ids, columns  # a long list is not held while the next one is made
         postings.finish()
         term_records.finish()
         postings_file.commit()
