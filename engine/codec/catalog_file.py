@@ -71,12 +71,8 @@ file: they lie behind the index, so opening reads, checks and decodes only the s
 part before them (decoding the positions with the rest took several times as long),
 and the positions stay on disk until an event is read.
 One column per window field (the windows are built with one C-level pass per field,
-`build_windows`) rather than a field map and three small arrays per window.
-
-`PositionsRegion` is a NamedTuple, not a frozen dataclass: a search's start-up imports
-this module to open the store, and a NamedTuple's class costs a fraction of a frozen
-dataclass's to make (`CatalogCheckpoint` stays one: it is rebuilt with
-`dataclasses.replace`).
+`build_windows`) rather than a field map and three small arrays per window; a reader
+may keep the columns and build the windows later (`read_catalog_file`'s `windows_of`).
 """
 
 from __future__ import annotations
@@ -84,8 +80,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
@@ -127,12 +124,15 @@ WINDOW_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SessionWin
 #: `read(offset, length)`: exactly `length` bytes of the file from `offset` (a
 #: `ReadHandle.read`); it raises StoreError when they are not there.
 ReadFunction = Callable[[int, int], Any]
+WindowRecords = list[list[list[Any]]]  # each windows record's columns, in field order
 
 
 class PositionsRegion(NamedTuple):
     """Where a checkpoint keeps its event positions: `length` bytes from byte
     `offset` of the file, with CRC32 `crc`, holding `event_count` positions; the footer
-    follows and counts `records_before` records before them (the head and the index)."""
+    follows and counts `records_before` records before them (the head and the index).
+    A NamedTuple: a search's start-up makes this class, and a frozen dataclass's class
+    costs more to make (`CatalogCheckpoint` stays one: `dataclasses.replace` rebuilds it)."""
 
     offset: int
     length: int
@@ -170,11 +170,6 @@ class CatalogCheckpoint:
     transaction_segments: array
     transaction_offsets: array
     positions_region: PositionsRegion | None = None
-
-
-# --------------------------------------------------------------------------------------
-# Arrays as little-endian bytes
-# --------------------------------------------------------------------------------------
 
 
 def encode_array(values: array) -> bytes:
@@ -219,11 +214,6 @@ def extend_array(values: array, data: Any) -> None:
         values.extend(added)
     else:
         values.frombytes(data)
-
-
-# --------------------------------------------------------------------------------------
-# Writing
-# --------------------------------------------------------------------------------------
 
 
 def _index_values(checkpoint: CatalogCheckpoint, windows_per_record: int) -> Iterator[list[Any]]:
@@ -278,11 +268,6 @@ def head_record(checkpoint: CatalogCheckpoint, index_length: int, index_crc: int
                           index_length, index_crc, positions_length, positions_crc])
 
 
-# --------------------------------------------------------------------------------------
-# Reading
-# --------------------------------------------------------------------------------------
-
-
 def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
     """Decode a whole checkpoint file with its positions: CorruptFile on damage,
     UnsupportedVersion on another version (both mean: ignore it).
@@ -307,13 +292,15 @@ def decode_catalog_file(data: bytes, location: str) -> CatalogCheckpoint:
 
 def read_catalog_file(
     read: ReadFunction, size: int, location: str, *, probe_length: int = PROBE_LENGTH,
+    windows_of: Callable[[WindowRecords], Sequence[SessionWindow]] | None = None,
 ) -> CatalogCheckpoint:
     """The checkpoint of a file of `size` bytes, read through `read`: CorruptFile on
     damage, UnsupportedVersion on another version (both mean: ignore it).
 
     Reads the header and head (the first `probe_length` bytes, and the rest of the head
     when it is longer), then the index (one CRC32 over it); the result's position arrays
-    are None and `positions_region` says where they are.
+    are None and `positions_region` says where they are. Its `windows` are
+    `windows_of(columns of each windows record)`, by default `built_windows`.
     """
     prefix = read(0, min(size, max(probe_length, HEADER_SIZE + RECORD_HEAD_SIZE)))
     _check_header(prefix, location)
@@ -336,7 +323,7 @@ def read_catalog_file(
                                                  f"found {size}")
     index = read(head_end, head["index_length"])
     _check_region(index, head["index_crc"], head_end, location, "index")
-    decoder = _CheckpointDecoder(head)
+    decoder = _CheckpointDecoder(head, windows_of or built_windows)
     records = 1
     for offset, payload in _iter_payloads(index, head_end, location):
         records += 1
@@ -454,10 +441,12 @@ class _CheckpointDecoder:
     """Turns the index records of a checkpoint, in file order, into a `CatalogCheckpoint`
     whose positions are left where they are (`finish`)."""
 
-    def __init__(self, head: dict[str, Any]) -> None:
+    def __init__(self, head: dict[str, Any],
+                 windows_of: Callable[[WindowRecords], Sequence[SessionWindow]]) -> None:
         self.head = head  # as `_decode_head` returns it
+        self.windows_of = windows_of
         self.sealed_segments: tuple[tuple[int, int, int], ...] | None = None
-        self.windows: list[SessionWindow] = []
+        self.records: WindowRecords = []
         self.counts = array("i")
         self.events = 0  # event counts added so far
         self.keys: tuple[tuple[str, tuple[str, ...]], ...] | None = None
@@ -482,14 +471,14 @@ class _CheckpointDecoder:
     def _add_windows(self, value: Any) -> None:
         if len(value) != 4:
             raise DecodeError("a windows record does not have 4 fields")
-        chunk = decode_window_columns(value[1], value[2])
+        columns = decode_window_columns(value[1], value[2])
         counts = decode_array("i", value[3])
-        if len(counts) != len(chunk) or (counts and min(counts) < 0):
+        if len(counts) != len(columns[0]) or (counts and min(counts) < 0):
             raise DecodeError("a windows record's event counts do not match its windows")
         end = self.events + sum(counts)
         if end > self.head["event_count"]:
             raise DecodeError("more event positions than the head says")
-        self.windows.extend(chunk)
+        self.records.append(columns)
         self.counts.extend(counts)
         self.events = end
 
@@ -500,16 +489,16 @@ class _CheckpointDecoder:
         if self.sealed_segments is None or self.keys is None or self.transactions is None:
             raise DecodeError("checkpoint records are missing")
         window_count, event_count = head["window_count"], head["event_count"]
-        if (len(self.windows), self.events) != (window_count, event_count):
+        if (len(self.counts), self.events) != (window_count, event_count):
             raise DecodeError(f"head says {window_count} windows and {event_count} events, "
-                              f"found {len(self.windows)} and {self.events}")
+                              f"found {len(self.counts)} and {self.events}")
         transaction_segments, transaction_offsets = self.transactions
         if not len(transaction_segments) == len(transaction_offsets) == head["transaction_id"]:
             raise DecodeError("transaction start arrays do not match the transaction count")
         return CatalogCheckpoint(
             head["segment"], head["offset"], head["record_count"], head["records_crc"],
             bool(head["sealed"]), head["transaction_id"], head["commit_offset"],
-            self.sealed_segments, tuple(self.windows), self.counts, None, None, None,
+            self.sealed_segments, self.windows_of(self.records), self.counts, None, None, None,
             self.keys, transaction_segments, transaction_offsets, region)
 
 
@@ -520,13 +509,14 @@ def _sealed_segment(item: Any) -> tuple[int, int, int]:
     return (item[0], item[1], item[2])
 
 
-def decode_window_columns(names: Any, columns: Any) -> list[SessionWindow]:
-    """The windows of one `windows` record's field columns (DecodeError on unknown fields,
-    ragged columns, or a session id, key or `extra` of the wrong type).
+def decode_window_columns(names: Any, columns: Any) -> list[list[Any]]:
+    """One `windows` record's field columns in `WINDOW_FIELD_NAMES` order, the omitted
+    fields' defaults filled in (DecodeError on unknown fields, ragged columns, or a
+    session id, key or `extra` of the wrong type).
 
-    >>> [w.session_key for w in decode_window_columns(["session_id", "session_key"],
-    ...                                                [["a", "b"], ["k1", "k2"]])]
-    ['k1', 'k2']
+    >>> full = decode_window_columns(["session_key", "session_id"], [["k1", "k2"], ["a", "b"]])
+    >>> full[:2], len(full) == len(WINDOW_FIELD_NAMES)
+    ([['a', 'b'], ['k1', 'k2']], True)
     """
     if not isinstance(names, list) or not isinstance(columns, list) \
             or len(names) != len(columns):
@@ -544,8 +534,15 @@ def decode_window_columns(names: Any, columns: Any) -> list[SessionWindow]:
     if not set(map(type, by_name.get("extra", []))) <= {dict}:
         raise DecodeError("window field extra is not a map")
     if tuple(names) == WINDOW_FIELD_NAMES:
-        return build_windows(columns)
-    return [SessionWindow(**dict(zip(names, values, strict=True))) for values in zip(*columns)]
+        return columns
+    windows = [SessionWindow(**dict(zip(names, values, strict=True)))
+               for values in zip(*columns)]
+    return [[getattr(window, name) for window in windows] for name in WINDOW_FIELD_NAMES]
+
+
+def built_windows(records: WindowRecords) -> tuple[SessionWindow, ...]:
+    """The windows of these records' columns, built now (`build_windows`)."""
+    return tuple(chain.from_iterable(map(build_windows, records)))
 
 
 #: Each field's slot setter, in field order (see `build_windows`).

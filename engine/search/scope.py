@@ -17,11 +17,16 @@ see them; their stamp, `IndexView.window_states_stamp`, does), and the request's
 the first two and looks them up by the third; a search then costs no pass over the
 windows while the store and the states stay as they were, which saves much of the time
 of a search that finds few or no hits.
+
+A backend may hand its windows as `ScopedWindows`: then the cache selects from their
+scope rows (`select_scope_rows`, the three fields alone, which a store can read without
+building its windows) rather than from the windows; `select_scope` over the windows is
+the oracle of that too (`tests/search/test_scope_rows.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 from engine.index.view import IndexView
@@ -119,6 +124,64 @@ def select_scope(
     return Scope(selected, archived)
 
 
+#: What a scope reads of a window: its session id, key and `archived` flag.
+ScopeRow = tuple[str, str, bool]
+
+
+def select_scope_rows(
+    rows: Iterable[ScopeRow],
+    request: SearchRequest,
+    needs_rebuild: Callable[[str], bool],
+) -> Scope:
+    """`select_scope` over the windows' scope rows (session id, key, archived) instead of
+    the windows (the same scope: `select_scope` is its oracle).
+
+    >>> rows = [("w1", "agent:main:a", False), ("w2", "global", False),
+    ...         ("w3", "agent:main:b", True), ("w4", "agent:other:c", False)]
+    >>> scope = select_scope_rows(rows, SearchRequest("q"), lambda session_id: False)
+    >>> dict(scope.session_keys), scope.archived_excluded
+    ({'w1': 'agent:main:a', 'w2': 'global'}, 1)
+    """
+    keys = request.session_keys
+    selected_keys = frozenset(keys) if keys else keys
+    only, agent_id = request.session_id, request.agent_id
+    selected: dict[str, str] = {}
+    archived_count = 0
+    for session_id, session_key, archived in rows:
+        if only is not None and session_id != only:
+            continue
+        if not key_in_scope(session_key, agent_id, selected_keys):
+            continue
+        if archived:
+            archived_count += 1
+        elif not needs_rebuild(session_id):
+            selected[session_id] = session_key
+    return Scope(selected, archived_count)
+
+
+class ScopedWindows:
+    """A store's windows as a backend hands them to a search: iterating gives the
+    windows themselves (`windows()`, read then), while `ScopeCache` selects from
+    `rows()`, each window's scope row in the same order, which the store may read
+    without building its windows.
+
+    >>> windows = [SessionWindow("w1", "global")]
+    >>> scoped = ScopedWindows(lambda: windows, lambda: [("w1", "global", False)])
+    >>> list(scoped) == windows, scoped.rows()
+    (True, [('w1', 'global', False)])
+    """
+
+    __slots__ = ("rows", "windows")
+
+    def __init__(self, windows: Callable[[], Iterable[SessionWindow]],
+                 rows: Callable[[], Iterable[ScopeRow]]) -> None:
+        self.windows = windows
+        self.rows = rows
+
+    def __iter__(self) -> Iterator[SessionWindow]:
+        return iter(self.windows())
+
+
 def rebuild_pending(view: IndexView) -> Callable[[str], bool]:
     """`needs_rebuild` for `select_scope`: whether the view's state of a window is dirty.
 
@@ -191,7 +254,8 @@ class ScopeCache:
         self, view: IndexView, windows: Iterable[SessionWindow], request: SearchRequest
     ) -> Scope:
         """The scope of `request` (`select_scope` over `windows` and the view's states,
-        unless it is kept; `windows` is iterated only then, so it may be lazy)."""
+        unless it is kept; `windows` is iterated only then, so it may be lazy; when it
+        is `ScopedWindows`, `select_scope_rows` over its `rows()` instead)."""
         stamp = (self._windows_version(), view.window_states_stamp)
         if stamp != self._stamp:
             self._scopes.clear()
@@ -201,6 +265,9 @@ class ScopeCache:
         if scope is None:
             if len(self._scopes) >= CACHED_SCOPES:
                 self._scopes.clear()
-            scope = select_scope(windows, request, rebuild_pending(view))
+            pending = rebuild_pending(view)
+            scope = (select_scope_rows(windows.rows(), request, pending)
+                     if isinstance(windows, ScopedWindows)
+                     else select_scope(windows, request, pending))
             self._scopes[key] = scope
         return scope

@@ -22,7 +22,7 @@ them (`engine.transcript.compaction`); the store then reloads its catalog.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any, NamedTuple
 
@@ -205,14 +205,30 @@ class WindowEntry:
         return f"WindowEntry(window={self.window!r}, events={self.events!r})"
 
 
+#: What a search's scope reads of a window: its session id, key and `archived` flag.
+ScopeRow = tuple[str, str, bool]
+
+
+def scope_rows_of(windows: Iterable[SessionWindow]) -> list[ScopeRow]:
+    """The scope rows of these windows, in order (the clear version, and the oracle of
+    every quicker way a store reads them: `Catalog.scope_rows`).
+
+    >>> scope_rows_of([SessionWindow("w1", "k"), SessionWindow("w2", "k", archived=True)])
+    [('w1', 'k', False), ('w2', 'k', True)]
+    """
+    return [(window.session_id, window.session_key, window.archived) for window in windows]
+
+
 class _Unbuilt(NamedTuple):
     """What a catalog loaded from a checkpoint builds its `entries` and `keys` from on
     first use (`Catalog.loaded`)."""
 
-    windows: dict[str, SessionWindow]  # by session id, in catalog order
+    windows: Sequence[SessionWindow]  # in catalog order (they may be built on first read)
+    indexes: dict[str, int]  # each window's place in `windows`, by session id
     counts: array  # event counts, in catalog order
     shared: SharedPositions
     keys: tuple[tuple[str, tuple[str, ...]], ...]
+    scope_rows: Callable[[], list[ScopeRow]]  # `scope_rows_of(windows)`, maybe quicker
 
 
 class Catalog:
@@ -221,9 +237,10 @@ class Catalog:
     A catalog loaded from a checkpoint (`loaded`) builds its `entries` (a `WindowEntry`
     and an `EventPositions` range per window) and `keys` the first time either is read:
     until then the reads below (`windows`, `window`, `window_count`) answer from the
-    checkpoint's windows, as a search needs nothing more. Every other use, and every
-    change, goes through `entries` or `keys` and so builds them first; the same window
-    objects are in the entries then.
+    checkpoint's windows, and `scope_rows` (what a search reads) from what the
+    checkpoint gives, without building the windows when it can. Every other use, and
+    every change, goes through `entries` or `keys` and so builds them first; the same
+    window objects are in the entries then.
     """
 
     _unbuilt: _Unbuilt | None = None
@@ -237,19 +254,25 @@ class Catalog:
         self.transaction_offsets = array("q")
 
     @classmethod
-    def loaded(cls, windows: dict[str, SessionWindow], counts: array, shared: SharedPositions,
-               keys: tuple[tuple[str, tuple[str, ...]], ...]) -> Catalog:
-        """The catalog of these windows (by session id, in catalog order), with
-        `counts[i]` events at consecutive ranges of `shared` for window i, and these keys
-        (each with its session ids in joining order); `entries` and `keys` are built on
-        first use. Its generation, total and transaction starts are the caller's to set.
+    def loaded(cls, windows: Sequence[SessionWindow], indexes: dict[str, int],
+               counts: array, shared: SharedPositions,
+               keys: tuple[tuple[str, tuple[str, ...]], ...],
+               scope_rows: Callable[[], list[ScopeRow]] | None = None) -> Catalog:
+        """The catalog of these windows (in catalog order; `indexes` gives each one's
+        place by session id), with `counts[i]` events at consecutive ranges of `shared`
+        for window i, and these keys (each with its session ids in joining order);
+        `entries` and `keys` are built on first use. `scope_rows()` must give
+        `scope_rows_of(windows)` (the default). Its generation, total and transaction
+        starts are the caller's to set.
 
         >>> window = SessionWindow("w1", "k")
-        >>> catalog = Catalog.loaded({"w1": window}, array("i", [2]),
+        >>> catalog = Catalog.loaded((window,), {"w1": 0}, array("i", [2]),
         ...                          SharedPositions((array("i"), array("q"), array("i"))),
         ...                          (("k", ("w1",)),))
         >>> catalog.windows() == [window], catalog.window_count(), "entries" in vars(catalog)
         (True, 1, False)
+        >>> catalog.scope_rows(), "entries" in vars(catalog)
+        ([('w1', 'k', False)], False)
         >>> len(catalog.entry("w1").events), catalog.keys, catalog.windows() == [window]
         (2, {'k': {'w1': None}}, True)
         """
@@ -258,7 +281,9 @@ class Catalog:
         catalog.generation = 0
         catalog.transaction_files = array("i")
         catalog.transaction_offsets = array("q")
-        catalog._unbuilt = _Unbuilt(windows, counts, shared, keys)
+        if scope_rows is None:
+            scope_rows = lambda: scope_rows_of(windows)
+        catalog._unbuilt = _Unbuilt(windows, indexes, counts, shared, keys, scope_rows)
         return catalog
 
     def __getattr__(self, name: str) -> Any:
@@ -267,10 +292,9 @@ class Catalog:
         unbuilt = self._unbuilt
         if unbuilt is None or name not in ("entries", "keys"):
             raise AttributeError(name)
-        windows = unbuilt.windows
-        self.entries = dict(zip(windows, map(
-            WindowEntry, windows.values(), EventPositions.ranges(unbuilt.shared,
-                                                                 unbuilt.counts))))
+        self.entries = dict(zip(unbuilt.indexes, map(
+            WindowEntry, unbuilt.windows, EventPositions.ranges(unbuilt.shared,
+                                                                unbuilt.counts))))
         self.keys = {key: dict.fromkeys(session_ids) for key, session_ids in unbuilt.keys}
         self._unbuilt = None
         return getattr(self, name)
@@ -279,23 +303,32 @@ class Catalog:
         """Every window, in first-insertion order."""
         unbuilt = self._unbuilt
         if unbuilt is not None:
-            return list(unbuilt.windows.values())
+            return list(unbuilt.windows)
         return [entry.window for entry in self.entries.values()]
+
+    def scope_rows(self) -> list[ScopeRow]:
+        """`scope_rows_of(self.windows())`: every window's session id, key and
+        `archived` flag, in first-insertion order (from the checkpoint's columns while
+        the entries are not built)."""
+        unbuilt = self._unbuilt
+        if unbuilt is not None:
+            return unbuilt.scope_rows()
+        return scope_rows_of([entry.window for entry in self.entries.values()])
 
     def window(self, session_id: str) -> SessionWindow:
         """The window `session_id` (UnknownSession if absent)."""
         unbuilt = self._unbuilt
         if unbuilt is None:
             return self.entry(session_id).window
-        window = unbuilt.windows.get(session_id)
-        if window is None:
+        index = unbuilt.indexes.get(session_id)
+        if index is None:
             raise UnknownSession(f"unknown session id {session_id!r}")
-        return window
+        return unbuilt.windows[index]
 
     def window_count(self) -> int:
         """How many windows there are."""
         unbuilt = self._unbuilt
-        return len(self.entries if unbuilt is None else unbuilt.windows)
+        return len(self.entries if unbuilt is None else unbuilt.indexes)
 
     def entry(self, session_id: str) -> WindowEntry:
         """The committed window `session_id` (UnknownSession if absent)."""

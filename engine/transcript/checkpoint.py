@@ -72,19 +72,31 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from itertools import chain
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple, overload
 
 from engine.codec.catalog_file import (
+    WINDOW_FIELD_NAMES,
     CatalogCheckpoint,
     PositionsRegion,
+    WindowRecords,
+    built_windows,
     read_catalog_file,
     read_catalog_positions,
 )
 from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
-from engine.transcript.catalog import Catalog, EventPositions, SharedPositions, WindowEntry
+from engine.model import SessionWindow
+from engine.transcript.catalog import (
+    Catalog,
+    EventPositions,
+    ScopeRow,
+    SharedPositions,
+    WindowEntry,
+    scope_rows_of,
+)
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.log_checks import check_checkpoint_log
 from engine.transcript.log_files import LOG_FOLDER, log_file_name
@@ -161,15 +173,88 @@ def event_total(checkpoint: CatalogCheckpoint) -> int:
     return sum(checkpoint.event_counts) if region is None else region.event_count
 
 
+class WindowColumns(Sequence[SessionWindow]):
+    """A checkpoint's windows kept as its `windows` records' columns (the `windows_of`
+    with which `open_checkpoint` reads a checkpoint), built into `SessionWindow`s
+    (`built_windows`) the first time one is read; `column` and `scope_rows` read the
+    columns themselves, so a search builds no window. Compares and prints as the tuple
+    of its windows (`built_windows(records)`, the clear version and its oracle).
+
+    >>> records = [[["a", "b"], ["k", "j"], *[[None, None]] * 12, [{}, {}]]]
+    >>> records[0][WINDOW_FIELD_NAMES.index("archived")] = [False, True]
+    >>> windows = WindowColumns(records)
+    >>> len(windows), windows.column("session_key"), windows.scope_rows()
+    (2, ['k', 'j'], [('a', 'k', False), ('b', 'j', True)])
+    >>> windows == built_windows(records), windows[1].session_id, windows.column("session_id")
+    (True, 'b', ['a', 'b'])
+    """
+
+    __slots__ = ("_built", "_length", "_records")
+
+    def __init__(self, records: WindowRecords) -> None:
+        self._records: WindowRecords | None = records
+        self._length = sum(len(columns[0]) for columns in records)
+        self._built: tuple[SessionWindow, ...] | None = None
+
+    def built(self) -> tuple[SessionWindow, ...]:
+        """The windows, built on the first call (the columns are let go then)."""
+        if self._built is None:
+            assert self._records is not None
+            self._built = built_windows(self._records)
+            self._records = None
+        return self._built
+
+    def column(self, name: str) -> list[Any]:
+        """Field `name` of every window, in order."""
+        if self._records is None:
+            return list(map(attrgetter(name), self.built()))
+        index = WINDOW_FIELD_NAMES.index(name)
+        return list(chain.from_iterable(columns[index] for columns in self._records))
+
+    def scope_rows(self) -> list[ScopeRow]:
+        """`scope_rows_of(self)`, from the columns while the windows are not built."""
+        if self._records is None:
+            return scope_rows_of(self.built())
+        return list(zip(*map(self.column, ("session_id", "session_key", "archived"))))
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> SessionWindow: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[SessionWindow, ...]: ...
+    def __getitem__(self, index: int | slice) -> SessionWindow | tuple[SessionWindow, ...]:
+        return self.built()[index]
+
+    def __iter__(self) -> Any:
+        return iter(self.built())
+
+    def __eq__(self, other: object) -> bool:
+        return self.built() == (other.built() if isinstance(other, WindowColumns) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.built())
+
+
 def catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalog:
     """The catalog a checkpoint saved, whose positions are `shared` (every window's
     positions are a range of them: no per-event work, and nothing read from them); its
-    entries and keys are built on first use (`Catalog.loaded`: a search reads neither)."""
+    entries and keys are built on first use (`Catalog.loaded`: a search reads neither),
+    and so are its windows when they are `WindowColumns` (a search reads their
+    `scope_rows`)."""
     windows = checkpoint.windows
-    by_id = dict(zip(map(SESSION_ID_OF, windows), windows))
-    if len(by_id) != len(windows):
+    if isinstance(windows, WindowColumns):
+        session_ids, scope_rows = windows.column("session_id"), windows.scope_rows
+    else:
+        session_ids, scope_rows = list(map(SESSION_ID_OF, windows)), None
+    indexes = dict(zip(session_ids, range(len(session_ids))))
+    if len(indexes) != len(session_ids):
         raise StoreError("the checkpoint lists a window twice")
-    catalog = Catalog.loaded(by_id, checkpoint.event_counts, shared, checkpoint.keys)
+    catalog = Catalog.loaded(windows, indexes, checkpoint.event_counts, shared,
+                             checkpoint.keys, scope_rows)
     catalog.event_total = event_total(checkpoint)
     catalog.generation = checkpoint.transaction_id
     catalog.transaction_files = checkpoint.transaction_segments
@@ -311,14 +396,16 @@ class OpenedCheckpoint:
 
 def open_checkpoint(directory: Directory, config: EngineConfig) -> OpenedCheckpoint | None:
     """Read the checkpoint's head and index; None when there is none. StoreError when it
-    cannot be read (CorruptFile when damaged, UnsupportedVersion for another version)."""
+    cannot be read (CorruptFile when damaged, UnsupportedVersion for another version).
+    Its windows are `WindowColumns`, built when first read."""
     if not directory.exists(CHECKPOINT_NAME):
         return None
     location = directory.location(CHECKPOINT_NAME)
     handle = directory.open_read(CHECKPOINT_NAME)
     try:
         checkpoint = read_catalog_file(handle.read, handle.size(), location,
-                                       probe_length=config.checkpoint_probe_bytes)
+                                       probe_length=config.checkpoint_probe_bytes,
+                                       windows_of=WindowColumns)
     except BaseException:
         handle.close()
         raise

@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterator, Sequence
 
 from engine.errors import CorruptFile, StoreError, UnknownSession, UsageError
 from engine.model import SessionWindow, StoredEvent, agent_id_of
+from engine.transcript.catalog import ScopeRow
 from engine.transcript.changes import Change, changes_of
 from engine.transcript.compaction import COMPACTION_STATE_NAME, read_compaction_state
 from engine.transcript.log_files import LOG_FOLDER, log_file_name
@@ -36,6 +37,13 @@ class StoreReads(StoreCompaction):
     def windows(self) -> list[SessionWindow]:
         """Every committed window, in first-insertion order."""
         return self._catalog.windows()
+
+    def scope_rows(self) -> list[ScopeRow]:
+        """`scope_rows_of(self.windows())`: each committed window's session id, key and
+        `archived` flag, in first-insertion order (what a search's scope reads; from the
+        checkpoint's columns when nothing changed since the store opened it, so that no
+        window need be built)."""
+        return self._catalog.scope_rows()
 
     def window(self, session_id: str) -> SessionWindow:
         """One committed window (UnknownSession if absent)."""

@@ -53,7 +53,7 @@ from engine.model import IndexEntry, SearchRequest, SearchResult, SessionWindow,
 from engine.query.checked_request import check_request
 from engine.search.kernel import search_answer, search_index
 from engine.search.merge import PartitionAnswer
-from engine.search.scope import Scope, ScopeCache, rebuild_pending
+from engine.search.scope import Scope, ScopeCache, ScopedWindows, rebuild_pending
 from engine.transcript.evidence import CommittedClaim
 from engine.transcript.store import TranscriptStore
 from engine.transcript.store_handle import META_NAME
@@ -297,9 +297,11 @@ class ReferenceBackend(IndexMaintenance, Backend, Maintenance, ReconcilesInBatch
         return self._scopes.select(self.index.view(), self._lazy_windows(),
                                    check_request(request))
 
-    def _lazy_windows(self) -> Iterator[SessionWindow]:
-        """The windows, read only if the scope cache has to select a scope."""
-        yield from self.store.windows()
+    def _lazy_windows(self) -> ScopedWindows:
+        """The windows, read only if the scope cache has to select a scope, and then as
+        scope rows (`TranscriptStore.scope_rows`: no window need be built)."""
+        store = self.store
+        return ScopedWindows(store.windows, store.scope_rows)
 
     def explain(self, request: SearchRequest) -> SearchExplanation:
         """The search explained: per hit, its bm25 terms and excerpt choice."""
