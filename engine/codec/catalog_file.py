@@ -462,7 +462,10 @@ class _CheckpointDecoder:
         elif tag == "windows" and self.keys is None:
             self._add_windows(value)
         elif tag == "keys" and self.keys is None:
-            self.keys = tuple([(key, tuple(session_ids)) for key, session_ids in value[1]])
+            keys = tuple([(key, tuple(session_ids)) for key, session_ids in value[1]])
+            if not {str}.issuperset(map(type, chain.from_iterable([(key, *ids) for key, ids in keys]))):
+                raise DecodeError("a checkpoint key or session id is not a string")
+            self.keys = keys
         elif tag == "transactions" and self.keys is not None and self.transactions is None:
             self.transactions = (decode_array("i", value[1]), decode_array("q", value[2]))
         else:

@@ -292,11 +292,12 @@ class Catalog:
         unbuilt = self._unbuilt
         if unbuilt is None or name not in ("entries", "keys"):
             raise AttributeError(name)
-        self.entries = dict(zip(unbuilt.indexes, map(
+        # Both built before either is set: a build that fails leaves the catalog as it was.
+        entries = dict(zip(unbuilt.indexes, map(
             WindowEntry, unbuilt.windows, EventPositions.ranges(unbuilt.shared,
                                                                 unbuilt.counts))))
-        self.keys = {key: dict.fromkeys(session_ids) for key, session_ids in unbuilt.keys}
-        self._unbuilt = None
+        keys = {key: dict.fromkeys(session_ids) for key, session_ids in unbuilt.keys}
+        self.entries, self.keys, self._unbuilt = entries, keys, None
         return getattr(self, name)
 
     def windows(self) -> list[SessionWindow]:

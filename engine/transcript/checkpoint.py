@@ -170,7 +170,7 @@ def event_total(checkpoint: CatalogCheckpoint) -> int:
     read without its positions (`read_catalog_file` checked that the windows' counts
     add up to it), else their sum."""
     region = checkpoint.positions_region
-    return sum(checkpoint.event_counts) if region is None else region.event_count
+    return sum(checkpoint.event_counts) if region is None else int(region.event_count)
 
 
 class WindowColumns(Sequence[SessionWindow]):
