@@ -71,7 +71,7 @@ this module, and a NamedTuple's class costs a fraction of a frozen dataclass's t
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple, overload
@@ -227,7 +227,7 @@ class WindowColumns(Sequence[SessionWindow]):
     def __getitem__(self, index: int | slice) -> SessionWindow | tuple[SessionWindow, ...]:
         return self.built()[index]
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[SessionWindow]:
         return iter(self.built())
 
     def __eq__(self, other: object) -> bool:

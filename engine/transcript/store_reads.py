@@ -41,8 +41,8 @@ class StoreReads(StoreCompaction):
     def scope_rows(self) -> list[ScopeRow]:
         """`scope_rows_of(self.windows())`: each committed window's session id, key and
         `archived` flag, in first-insertion order (what a search's scope reads; from the
-        checkpoint's columns when nothing changed since the store opened it, so that no
-        window need be built)."""
+        checkpoint's columns while no read or change has built the windows or the
+        entries since the store opened it, so that no window need be built)."""
         return self._catalog.scope_rows()
 
     def window(self, session_id: str) -> SessionWindow:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from array import array
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.codec import postings_file
 from engine.codec.postings_file import (
     PostingsFileWriter,
     encode_flat_posting_record,
@@ -58,12 +60,22 @@ def test_a_file_with_long_lists_is_the_file_held_whole():
         ("c", *long_list(20_000, "Q", 255)),      # every column narrowed to "B"
         ("d", *long_list(40_000, "H", 60_000)),   # written as views of "H" arrays
         ("e", [5, 9], [1, 2], [0, 3, 4]),
-        ("f", *long_list(9_000, "L", 300)),       # a long list under the pieces' threshold
+        ("f", *long_list(8_000, "L", 300)),       # 16,000 positions: under the threshold
+        ("g", *long_list(8_192, "H", 300)),       # 16,384 positions: at it
     ]
     written: list[bytes] = []
     writer = PostingsFileWriter(written.append)
-    slots = {term: writer.add(doc_ids, counts, positions)
-             for term, doc_ids, counts, positions in lists}
+    as_pieces = []
+
+    def counted_pieces(doc_ids, counts, positions):
+        as_pieces.append(len(positions))
+        return flat_posting_record_pieces(doc_ids, counts, positions)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings_file, "flat_posting_record_pieces", counted_pieces)
+        slots = {term: writer.add(doc_ids, counts, positions)
+                 for term, doc_ids, counts, positions in lists}
+    assert as_pieces == [40_000, 40_000, 80_000, 16_384]
     writer.finish()
     data, expected_slots = encode_postings_file(
         [(term, list(doc_ids), list(counts), list(positions))
@@ -75,3 +87,26 @@ def test_a_file_with_long_lists_is_the_file_held_whole():
     assert all(isinstance(piece, bytes) for piece in written)
     for _term, doc_ids, *_columns in lists[1:4]:
         doc_ids.append(0)  # BufferError if a view of it were still held
+
+
+def test_each_piece_is_let_go_once_written():
+    """A long list's doc ids, written first, are no longer held (as a view) while its
+    counts and positions are written: the writer lets each piece go as it goes."""
+    doc_ids, counts, positions = long_list(40_000, "H", 60_000)  # views of "H" arrays
+    writes: list[tuple[int, bool]] = []  # (bytes written, doc ids held meanwhile)
+
+    def write(piece: bytes) -> None:
+        try:
+            doc_ids.append(0)
+            doc_ids.pop()
+            writes.append((len(piece), False))
+        except BufferError:
+            writes.append((len(piece), True))
+
+    PostingsFileWriter(write).add(doc_ids, counts, positions)
+    held = [size for size, holding in writes if holding]
+    # Held for the record's head and its 80,000 bytes of doc ids, let go for good before
+    # the 40,000 bytes of counts and the 160,000 of positions.
+    assert 80_000 <= sum(held) < 100_000
+    last_held = max(index for index, (_size, holding) in enumerate(writes) if holding)
+    assert sum(size for size, _holding in writes[last_held + 1:]) >= 200_000
