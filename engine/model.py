@@ -89,8 +89,8 @@ def js_trim(text: str) -> str:
 #: `:thread:`, and the thread id after it). JavaScript's `/i` here folds ASCII letters only
 #: (`KEY_CASE_FLAGS`). The patterns, like `INCOGNITO_KEY_PATTERN`, are kept as their text
 #: and compiled on first use (`re`'s own cache): a search reads no key's case.
-SIGNAL_GROUP_ID = r"(^|:)signal:group:([^:]+)"
-MATRIX_ROOM_KEY = r"^(?:(?:agent:[^:]*:)+:*)?matrix:(?:channel|group):"
+SIGNAL_GROUP_ID_PATTERN = r"(^|:)signal:group:([^:]+)"
+MATRIX_ROOM_KEY_PATTERN = r"^(?:(?:agent:[^:]*:)+:*)?matrix:(?:channel|group):"
 KEY_CASE_FLAGS = re.IGNORECASE | re.ASCII
 THREAD_MARKER = ":thread:"
 
@@ -98,9 +98,9 @@ THREAD_MARKER = ":thread:"
 def canonical_session_key(session_key: str) -> str:
     """The key as OpenClaw stores and compares it (`normalizeSessionKeyPreservingOpaquePeerIds`
     of OpenClaw 2026.9.6): trimmed as JavaScript trims, lower-cased as JavaScript's
-    `toLowerCase` does, except the opaque peer ids of `SIGNAL_GROUP_ID` and
-    `MATRIX_ROOM_KEY`, which keep their case. OpenClaw writes every key in this form and
-    reads a given key in it, so both spellings of a key name one session.
+    `toLowerCase` does, except the opaque peer ids of `SIGNAL_GROUP_ID_PATTERN` and
+    `MATRIX_ROOM_KEY_PATTERN`, which keep their case. OpenClaw writes every key in this
+    form and reads a given key in it, so both spellings of a key name one session.
 
     >>> canonical_session_key(" agent:Main:Telegram:Group:42 ")
     'agent:main:telegram:group:42'
@@ -129,13 +129,14 @@ def canonical_session_key(session_key: str) -> str:
 
 
 def _case_kept_spans(raw: str) -> list[tuple[int, int, bool]]:
-    """(start, end, trim) of each part of `raw` that keeps its case (`SIGNAL_GROUP_ID`
-    segments, then the Matrix room and thread id of `MATRIX_ROOM_KEY`)."""
+    """(start, end, trim) of each part of `raw` that keeps its case
+    (`SIGNAL_GROUP_ID_PATTERN` segments, then the Matrix room and thread id of
+    `MATRIX_ROOM_KEY_PATTERN`)."""
     spans = []
-    for found in re.finditer(SIGNAL_GROUP_ID, raw, KEY_CASE_FLAGS):
+    for found in re.finditer(SIGNAL_GROUP_ID_PATTERN, raw, KEY_CASE_FLAGS):
         segment_start = found.end() - len(found.group(2))
         spans.append((segment_start, found.end(), True))
-    room = re.match(MATRIX_ROOM_KEY, raw, KEY_CASE_FLAGS)
+    room = re.match(MATRIX_ROOM_KEY_PATTERN, raw, KEY_CASE_FLAGS)
     if room is None or room.end() >= len(raw):
         return spans
     tail_start = room.end()
@@ -153,7 +154,7 @@ def _case_kept_spans(raw: str) -> list[tuple[int, int, bool]]:
 
 
 #: An incognito session's key (OpenClaw 2026.9.6, `session-key-*.mjs`), compared lower-cased
-#: (the pattern's text, compiled on first use as `SIGNAL_GROUP_ID` is).
+#: (the pattern's text, compiled on first use as `SIGNAL_GROUP_ID_PATTERN` is).
 INCOGNITO_KEY_PATTERN = (
     r"^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$"
 )

@@ -51,7 +51,7 @@ from engine.search.merge import PartitionAnswer
 
 if TYPE_CHECKING:  # only annotations: a search never loads the log compaction's modules
     from engine.backends.reconcile_batch import ReconcileBatch  # nor reconciles
-    from engine.progress import StepProgress
+    from engine.progress import StepProgress  # nor the progress display
     from engine.transcript.compaction_outcome import CompactionOutcome
 
 Capability = TypeVar("Capability")

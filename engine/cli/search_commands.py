@@ -179,6 +179,7 @@ def run_search(args: argparse.Namespace) -> int:
         else:
             print_json_lines(hit.to_json() for hit in result.hits)
         if not result.hits or args.jsonl:
+            # Only without hits or with --jsonl: a JSON search with hits loads none of it.
             from engine.cli.search_notices import miss_reasons, result_notices
 
             for line in (*miss_reasons(result, request),

@@ -21,7 +21,7 @@ def miss_reasons(result: SearchResult, request: SearchRequest) -> tuple[str, ...
     no_hits`); nothing for a result with hits."""
     if result.hits:
         return ()
-    from engine.inspection.no_hits import no_hit_reasons
+    from engine.inspection.no_hits import no_hit_reasons  # a result without hits only
 
     return no_hit_reasons(request.query, request.match)
 

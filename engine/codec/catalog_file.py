@@ -161,7 +161,7 @@ class CatalogCheckpoint:
     transaction_id: int
     commit_offset: int
     sealed_segments: tuple[tuple[int, int, int], ...]
-    windows: tuple[SessionWindow, ...]
+    windows: Sequence[SessionWindow]  # a tuple, or the `windows_of` of `read_catalog_file`
     event_counts: array
     event_segments: array | None
     event_offsets: array | None
@@ -463,7 +463,8 @@ class _CheckpointDecoder:
             self._add_windows(value)
         elif tag == "keys" and self.keys is None:
             keys = tuple([(key, tuple(session_ids)) for key, session_ids in value[1]])
-            if not {str}.issuperset(map(type, chain.from_iterable([(key, *ids) for key, ids in keys]))):
+            names = chain.from_iterable([(key, *session_ids) for key, session_ids in keys])
+            if not {str}.issuperset(map(type, names)):  # the grammar's str, checked at open
                 raise DecodeError("a checkpoint key or session id is not a string")
             self.keys = keys
         elif tag == "transactions" and self.keys is not None and self.transactions is None:

@@ -54,19 +54,19 @@ Every `bin` column is little-endian. The offsets are absolute file offsets: they
 fixed-width, so the table record's size does not depend on their values, and the encoder
 writes the table once with zeros to learn that size, then once more with the real ones.
 
-Why this shape (a store must reopen fast and small at a million rows): opening a
-segment reads the header, the table record, the columns record and the footer, and reads
-each typed per-slot column as a view of the bytes read, cast to its type (no copy: a
-copy into an `array` per column cost as much as the read); a row costs 26 bytes and no
-Python object. The columns have a record of their own rather than `bin` values inside
-the table's map because msgpack would copy each one out of the map, a large share of
-the time opening a large index took. Message ids and texts (most of the file) are read one record at a time when
-a returned hit or a CJK retry needs them, and the term dictionary one record of
-`TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts` (decoded with
-tuples for arrays and checked a column at a time). The group table is checked at open
-and its pairs made on first use (`engine.codec.group_table`). Slots rather than
-packed rows make a doc id's column index one subtraction, at the price of a few bytes
-per row deleted before its segment was written.
+Why this shape (a store must reopen fast and small at a million rows): opening a segment
+reads the header, the table record, the columns record and the footer, and reads each
+typed per-slot column as a view of the bytes read, cast to its type (no copy: a copy
+into an `array` per column cost as much as the read); a row costs 26 bytes and no Python
+object. The columns have a record of their own rather than `bin` values inside the
+table's map because msgpack would copy each one out of the map, a large share of the
+time opening a large index took. Message ids and texts (most of the file) are read one
+record at a time when a returned hit or a CJK retry needs them, and the term dictionary
+one record of `TERMS_PER_RECORD` terms at a time, found by bisecting `term_firsts`
+(decoded with tuples for arrays and checked a column at a time). The group table is
+checked at open and its pairs made on first use (`engine.codec.group_table`). Slots
+rather than packed rows make a doc id's column index one subtraction, at the price of a
+few bytes per row deleted before its segment was written.
 
 Integrity: opening checks the header (kind and version), the footer (record count and
 placement must agree with the table's offsets), the table record's CRC and its columns'

@@ -247,8 +247,9 @@ class RowColumns:
     def extend(self, index: InvertedIndex) -> None:
         """Fill the columns of doc ids `covered .. index.next_doc_id - 1`.
 
-        A flushed segment's columns are copied from its table in C (`_extend_from_table`);
-        the buffer's rows one by one (`_extend_from_records`). Ids without a row (deleted
+        A flushed segment's groups are numbered from its table (`_extend_from_table`), and
+        each of its columns is copied from it in C when first read (`_fill`); the buffer's
+        rows one by one (`_extend_from_records`). Ids without a row (deleted
         before their segment was written) get placeholders: posting lists never name them.
         """
         for segment in index.segments:

@@ -3,7 +3,8 @@ records.
 
 Owns: the file `transcripts/catalog.ckpt` (its bytes are `engine.codec.catalog_file`),
 when a writer saves it (`checkpoint_is_due`, `quiet_checkpoint_is_due`), turning a
-catalog into a checkpoint and back, deciding at open whether one can be trusted
+catalog into a checkpoint and back (lazily: the windows as `WindowColumns`, the entries
+built by `Catalog.loaded` when first read), deciding at open whether one can be trusted
 (`load_checkpoint`), and reading the event positions it holds the first time one is
 needed (`CheckpointPositionsReader`).
 Must not touch: the log files beyond the cheap checks of `engine.transcript.log_checks`, the
@@ -162,7 +163,7 @@ def checkpoint_of(
 
 
 #: A window's session id (`map` over the windows at C level).
-SESSION_ID_OF = attrgetter("session_id")
+_SESSION_ID_OF = attrgetter("session_id")
 
 
 def event_total(checkpoint: CatalogCheckpoint) -> int:
@@ -249,7 +250,7 @@ def catalog_of(checkpoint: CatalogCheckpoint, shared: SharedPositions) -> Catalo
     if isinstance(windows, WindowColumns):
         session_ids, scope_rows = windows.column("session_id"), windows.scope_rows
     else:
-        session_ids, scope_rows = list(map(SESSION_ID_OF, windows)), None
+        session_ids, scope_rows = list(map(_SESSION_ID_OF, windows)), None
     indexes = dict(zip(session_ids, range(len(session_ids))))
     if len(indexes) != len(session_ids):
         raise StoreError("the checkpoint lists a window twice")

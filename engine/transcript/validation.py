@@ -131,7 +131,8 @@ def shown_number(value: float) -> str:
 def json_value_problem(value: object, where: str) -> str | None:
     """Why `value` (named `where`) is not a JSON value every backend keeps, or None.
 
-    The walk is iterative (a deep value cannot exhaust the interpreter's stack) and
+    Plain JSON is told at once by `_plain_json` (recursive, at most `MAX_JSON_DEPTH`
+    deep; a RecursionError falls back); anything else by `walked_json_problem`, which
     spells the path of a member only when it reports one.
 
     >>> json_value_problem({"a": [1, "x", None, 2.5, {"b": True}]}, "event") is None
@@ -156,7 +157,8 @@ def json_value_problem(value: object, where: str) -> str | None:
 
 def walked_json_problem(value: dict[str, Any] | list[Any], where: str) -> str | None:
     """`json_value_problem` of an object or an array by walking every member (the clear
-    version, and the oracle of `_plain_json`, its shortcut; `tests/transcript`).
+    version, and the oracle of `_plain_json`, its shortcut; `tests/transcript`). The
+    walk is iterative: a deep value cannot exhaust the interpreter's stack.
 
     >>> walked_json_problem({"a": [1, {2, 3}]}, "event")
     'event["a"][1] is a set, not a JSON value'
