@@ -13,7 +13,7 @@ loads this module and not the writer's, whose flushes and merges it never runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from engine.codec.group_table import StoredGroups
 from engine.codec.manifest_file import Manifest, decode_manifest
@@ -85,14 +85,21 @@ def load_segment(directory: Directory, name: str, previous: Segment | None = Non
         return [Posting(doc_id, positions) for doc_id, positions in lists.pairs()]
 
     def read_columns(slot: PostingsSlot) -> PostingColumns:
-        # The query path's shape: positions stay in their flat array until a shown row
-        # or a phrase needs them (`FlatPositions`).
-        lists = read_posting_record(read, slot.offset, slot.length, postings_location)
-        return PostingColumns(lists.doc_ids, lists.counts,
-                              FlatPositions.of_counts(lists.positions, lists.counts))
+        return posting_columns_at(read, postings_location, slot)
 
     return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),
                          read_postings, read_columns)
+
+
+def posting_columns_at(read: Callable[[int, int], bytes], location: str,
+                       slot: PostingsSlot) -> PostingColumns:
+    """The posting list at `slot` of a postings file read through `read`, as columns in
+    the query path's shape: positions stay in their flat array until a shown row or a
+    phrase needs them (`FlatPositions`). A loaded segment's lists and a merge's are read
+    so."""
+    lists = read_posting_record(read, slot.offset, slot.length, location)
+    return PostingColumns(lists.doc_ids, lists.counts,
+                          FlatPositions.of_counts(lists.positions, lists.counts))
 
 
 def check_segment_rows(directory: Directory, entry: tuple,

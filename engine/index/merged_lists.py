@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
 from operator import itemgetter
 
-from engine.codec.postings_file import read_posting_record
 from engine.directory import ReadHandle
+from engine.index.loading import posting_columns_at
 from engine.index.postings import (
     FlatPositions,
     PostingColumns,
@@ -75,20 +75,12 @@ def merged_lists(
     walks = [_numbered(number, segment.term_slots())
              for number, (segment, _handle, _location) in enumerate(sources)]
     for term, group in groupby(heapq.merge(*walks), key=itemgetter(0)):
-        parts = [_read_columns(*files[number], slot) for _term, number, slot in group]
+        parts = [posting_columns_at(*files[number], slot) for _term, number, slot in group]
         listed = live_list(term, concatenate_columns(parts), deleted)
         del parts  # the segments' lists, joined: not held while the merged list is written
         if listed is not None:
             yield listed
             del listed  # nor while the next term's lists are read
-
-
-def _read_columns(read: Callable[[int, int], bytes], location: str, slot: PostingsSlot
-                  ) -> PostingColumns:
-    """The list of a segment's term at `slot` of its postings file, as columns."""
-    lists = read_posting_record(read, slot.offset, slot.length, location)
-    return PostingColumns(lists.doc_ids, lists.counts,
-                          FlatPositions.of_counts(lists.positions, lists.counts))
 
 
 def _read_ahead(handle: ReadHandle, window: int) -> Callable[[int, int], bytes]:

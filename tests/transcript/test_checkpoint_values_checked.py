@@ -19,6 +19,7 @@ from engine.directory import MemoryDirectory
 from engine.model import SessionWindow
 from engine.transcript.checkpoint import CHECKPOINT_NAME, open_checkpoint
 from engine.transcript.store import TranscriptStore
+from tests.transcript.test_checkpoint_streamed_save import checkpoint_bytes
 
 
 def _store_with_a_checkpoint() -> MemoryDirectory:
@@ -29,14 +30,6 @@ def _store_with_a_checkpoint() -> MemoryDirectory:
         transaction.append_event("w1", {"type": "message", "id": "m", "message": {
             "role": "user", "content": "hi"}})
     return directory
-
-
-def _checkpoint_bytes(directory: MemoryDirectory) -> bytes:
-    handle = directory.open_read(CHECKPOINT_NAME)
-    try:
-        return bytes(handle.read(0, handle.size()))
-    finally:
-        handle.close()
 
 
 def _rewrite(directory: MemoryDirectory, data: bytes) -> None:
@@ -50,7 +43,7 @@ def _rewrite(directory: MemoryDirectory, data: bytes) -> None:
                          ids=["key", "session id"])
 def test_keys_that_are_not_strings_are_refused_at_open(keys: tuple) -> None:
     directory = _store_with_a_checkpoint()
-    checkpoint = catalog_file.decode_catalog_file(_checkpoint_bytes(directory), "checkpoint")
+    checkpoint = catalog_file.decode_catalog_file(checkpoint_bytes(directory), "checkpoint")
     _rewrite(directory, catalog_file.encode_catalog_file(
         dataclasses.replace(checkpoint, keys=keys)))
     with TranscriptStore.open(directory, config=EngineConfig()) as store:
@@ -62,7 +55,7 @@ def test_keys_that_are_not_strings_are_refused_at_open(keys: tuple) -> None:
 
 def test_an_event_count_written_as_true_is_read_as_one(monkeypatch) -> None:
     directory = _store_with_a_checkpoint()
-    checkpoint = catalog_file.decode_catalog_file(_checkpoint_bytes(directory), "checkpoint")
+    checkpoint = catalog_file.decode_catalog_file(checkpoint_bytes(directory), "checkpoint")
 
     def head_with_true(stored, index_length, index_crc, positions_length, positions_crc):
         return encode_record(["head", stored.segment, stored.offset, stored.record_count,
