@@ -13,7 +13,9 @@ loads this module and not the writer's, whose flushes and merges it never runs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from operator import itemgetter
 
 from engine.codec.group_table import StoredGroups
 from engine.codec.manifest_file import Manifest, decode_manifest
@@ -169,15 +171,11 @@ def load_index(
             if attempt + 1 == attempts or read_manifest(directory) == manifest:
                 raise
             continue
-        states = {
-            session_id: WindowIndexState(indexed_seq, leaf, rebuild)
-            for session_id, indexed_seq, leaf, rebuild in manifest.windows
-        }
         return InvertedIndex(
             segments,
             deleted=manifest.deleted,
             next_doc_id=manifest.next_doc_id,
-            window_states=states,
+            window_states=window_states_of(manifest.windows),
             generation=manifest.generation,
             statistics=manifest.statistics,
             deleted_runs=manifest.deleted_runs,
@@ -185,6 +183,25 @@ def load_index(
             config=config,
         )
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def window_states_of(windows: Sequence[tuple[str, int, str | None, bool]]
+                     ) -> dict[str, WindowIndexState]:
+    """The index state of each window a manifest lists (`Manifest.windows`: session id,
+    indexed seq, leaf, needs rebuild), each state made in C from its three fields
+    (`WindowIndexState(*fields)` calls the `NamedTuple`'s Python `__new__` once a window:
+    the clear version, and the oracle of this one).
+
+    >>> window_states_of([("w1", 4, "m2", False), ("w2", -1, None, True)])
+    {'w1': WindowIndexState(indexed_seq=4, leaf_event_id='m2', needs_rebuild=False), \
+'w2': WindowIndexState(indexed_seq=-1, leaf_event_id=None, needs_rebuild=True)}
+    """
+    return dict(zip(map(itemgetter(0), windows),
+                    map(_new_state, map(itemgetter(1, 2, 3), windows))))
+
+
+#: A `WindowIndexState` made from the tuple of its three fields in C.
+_new_state = partial(tuple.__new__, WindowIndexState)
 
 
 def check_index_files(directory: Directory) -> list[str]:

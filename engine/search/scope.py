@@ -20,13 +20,18 @@ of a search that finds few or no hits.
 
 A backend may hand its windows as `ScopedWindows`: then the cache selects from their
 scope rows (`select_scope_rows`, the three fields alone, which a store can read without
-building its windows) rather than from the windows; `select_scope` over the windows is
-the oracle of that too (`tests/search/test_scope_rows.py`).
+building its windows) rather than from the windows, with no Python call a window (the
+key rule decided for the distinct keys at once, the windows needing a rebuild one set
+taken from the states once per stamp, `pending_windows`); `select_scope` over the
+windows is the oracle of that too (`tests/search/test_scope_rows.py`,
+`tests/search/test_scope_rows_columns.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from engine.index.view import IndexView
@@ -57,6 +62,32 @@ def key_in_scope(
     if not session_keys:
         return True
     return session_key in session_keys
+
+
+def keys_in_scope(
+    keys: Collection[str], agent_id: str | None, session_keys: Collection[str] | None
+) -> Collection[str]:
+    """The keys of `keys` that `key_in_scope` selects (its oracle), tested in C: the
+    namespace by one `str.startswith` pass, `sessionKeys` by one intersection.
+
+    >>> sorted(keys_in_scope({"agent:work_team:main", "agent:workxteam:main", "global",
+    ...     "unknown", "agent:other:x"}, "work_team", None))
+    ['agent:work_team:main', 'global', 'unknown']
+    >>> sorted(keys_in_scope({"a", "b"}, None, ())), sorted(keys_in_scope({"a", "b"}, "x", ["b"]))
+    (['a', 'b'], ['b'])
+    """
+    if session_keys is None:
+        prefix = f"agent:{DEFAULT_AGENT_ID if agent_id is None else agent_id}:"
+        listed = list(keys)
+        found = set(compress(listed, map(str.startswith, listed, repeat(prefix))))
+        return found.union(_RESERVED_KEYS.intersection(keys))
+    if not session_keys:
+        return keys
+    return set(session_keys).intersection(keys)
+
+
+#: The keys the namespace rule selects whatever the agent.
+_RESERVED_KEYS = frozenset(("global", "unknown"))
 
 
 class Scope(FrozenValue):
@@ -134,29 +165,41 @@ def select_scope_rows(
     needs_rebuild: Callable[[str], bool],
 ) -> Scope:
     """`select_scope` over the windows' scope rows (session id, key, archived) instead of
-    the windows (the same scope: `select_scope` is its oracle).
+    the windows (the same scope: `select_scope` is its oracle), with no Python call a
+    window: the key rule is decided for the distinct keys at once (`keys_in_scope`;
+    every key is in scope when `sessionKeys` is empty, the search of every session), and
+    `needs_rebuild` is best a C-level callable (`pending_windows(view).__contains__`).
 
     >>> rows = [("w1", "agent:main:a", False), ("w2", "global", False),
     ...         ("w3", "agent:main:b", True), ("w4", "agent:other:c", False)]
     >>> scope = select_scope_rows(rows, SearchRequest("q"), lambda session_id: False)
     >>> dict(scope.session_keys), scope.archived_excluded
     ({'w1': 'agent:main:a', 'w2': 'global'}, 1)
+    >>> scope = select_scope_rows(rows, SearchRequest("q", session_keys=()), {"w2"}.__contains__)
+    >>> dict(scope.session_keys), scope.archived_excluded
+    ({'w1': 'agent:main:a', 'w4': 'agent:other:c'}, 1)
     """
+    chosen = rows if isinstance(rows, list) else list(rows)
+    only = request.session_id
+    if only is not None:
+        chosen = [row for row in chosen if row[0] == only]
     keys = request.session_keys
-    selected_keys = frozenset(keys) if keys else keys
-    only, agent_id = request.session_id, request.agent_id
+    wanted = (keys_in_scope(set(map(_KEY, chosen)), request.agent_id, keys)
+              if keys is None or keys else None)  # every key when `sessionKeys` is empty
     selected: dict[str, str] = {}
     archived_count = 0
-    for session_id, session_key, archived in rows:
-        if only is not None and session_id != only:
-            continue
-        if not key_in_scope(session_key, agent_id, selected_keys):
+    for session_id, session_key, archived in chosen:
+        if wanted is not None and session_key not in wanted:
             continue
         if archived:
             archived_count += 1
         elif not needs_rebuild(session_id):
             selected[session_id] = session_key
     return Scope(selected, archived_count)
+
+
+#: A scope row's key (`map` over the rows at C level).
+_KEY = itemgetter(1)
 
 
 class ScopedWindows:
@@ -194,6 +237,26 @@ def rebuild_pending(view: IndexView) -> Callable[[str], bool]:
     """
     states = view.window_states
     return lambda session_id: (state := states.get(session_id)) is not None and state.needs_rebuild
+
+
+def pending_windows(view: IndexView) -> frozenset[str]:
+    """The session ids whose state in the view needs a rebuild, taken now: its
+    `__contains__` is `rebuild_pending(view)` (the clear version, and the oracle) as a
+    C-level callable, for as long as the states stay the same.
+
+    >>> from engine.index.inverted_index import InvertedIndex
+    >>> from engine.index.lifecycle import WindowIndexState
+    >>> index = InvertedIndex(window_states={"w1": WindowIndexState(needs_rebuild=True),
+    ...                                      "w2": WindowIndexState()})
+    >>> pending_windows(index.view())
+    frozenset({'w1'})
+    """
+    states = view.window_states
+    return frozenset(compress(states.keys(), map(_NEEDS_REBUILD, states.values())))
+
+
+#: A window state's `needs_rebuild` (`WindowIndexState` is a `NamedTuple`).
+_NEEDS_REBUILD = attrgetter("needs_rebuild")
 
 
 def scope_key(request: SearchRequest) -> Hashable:
@@ -249,6 +312,8 @@ class ScopeCache:
         self._windows_version = windows_version
         self._stamp: Hashable = None
         self._scopes: dict[Hashable, Scope] = {}
+        #: `pending_windows` of the states under `_stamp` (None: not taken yet).
+        self._pending: frozenset[str] | None = None
 
     def select(
         self, view: IndexView, windows: Iterable[SessionWindow], request: SearchRequest
@@ -260,14 +325,17 @@ class ScopeCache:
         if stamp != self._stamp:
             self._scopes.clear()
             self._stamp = stamp
+            self._pending = None
         key = scope_key(request)
         scope = self._scopes.get(key)
         if scope is None:
             if len(self._scopes) >= CACHED_SCOPES:
                 self._scopes.clear()
-            pending = rebuild_pending(view)
-            scope = (select_scope_rows(windows.rows(), request, pending)
-                     if isinstance(windows, ScopedWindows)
-                     else select_scope(windows, request, pending))
+            if isinstance(windows, ScopedWindows):
+                if self._pending is None:
+                    self._pending = pending_windows(view)
+                scope = select_scope_rows(windows.rows(), request, self._pending.__contains__)
+            else:
+                scope = select_scope(windows, request, rebuild_pending(view))
             self._scopes[key] = scope
         return scope
