@@ -12,11 +12,13 @@ would leave it dirty) adds its rows only at the commit, after the transaction's 
 rows and in session-id order, as the reconcile after the import would. Read back from the
 committed log, each of its events was decoded a second time, its entry made and its text
 tokenized then. Its events pass through the follower as they are written anyway, with the
-seqs of its active path known (`HeldWindow.seqs`): the rows are made then, once, and
-only their entries and terms wait, on a scratch file (not in memory: an import's held
-windows hold most of its rows), in runs of the same seqs as the read-back's, so that the
-rebuild adds the same rows in the same order and flushes between the same runs; a run is
-written a few rows at a time, and read back so.
+seqs of its active path known (`HeldWindow.seqs`): the entries are made then, once, and
+wait on a scratch file (not in memory: an import's held windows hold most of its rows),
+in runs of the same seqs as the read-back's, so that the rebuild adds the same rows in
+the same order and flushes between the same runs; a run is written a few rows at a time,
+and read back so. A row's text is tokenized when it is read back, not when it is
+spooled: once either way, and its terms (most of a row's objects) never go through the
+scratch file.
 
 The scratch file is an unnamed temporary file (`tempfile.TemporaryFile`): gone with the
 process, whatever ends it; the spool of a transaction is let go when its held windows
@@ -33,8 +35,8 @@ from typing import IO
 from engine.model import SEARCHABLE_ROLES, IndexEntry, StoredEvent
 from engine.transcript.projection import extract_index_entry
 
-#: One spooled row: the entry's fields after its session id, then the terms of its text.
-SpooledRow = tuple[str, str, float, str, int, list[str]]
+#: One spooled row: the entry's fields after its session id.
+SpooledRow = tuple[str, str, float, str, int]
 #: The rows of a held window written to the spool at a time, unless a window is made
 #: with another count (at most this many wait).
 CHUNK_ROWS = 64
@@ -66,10 +68,10 @@ class RowSpool:
 
 class SpooledWindow:
     """One held window's rows, made as its events are written (`take`, each event of the
-    window in seq order): the entry and terms of each event of its active path `seqs`
-    (increasing), in runs of `run_seqs` seqs, each written `chunk_rows` rows at a time
-    (so that few wait in memory). `whole` once every seq of the path was taken; `runs`
-    then yields each run's rows as `IndexEntry` and terms."""
+    window in seq order): the entry of each event of its active path `seqs` (increasing),
+    in runs of `run_seqs` seqs, each written `chunk_rows` rows at a time (so that few
+    wait in memory). `whole` once every seq of the path was taken; `runs` then yields
+    each run's rows as `IndexEntry` and the terms of its text (`terms`, made then)."""
 
     def __init__(self, spool: RowSpool, session_id: str, seqs: Sequence[int],
                  run_seqs: int, terms: Callable[[str], list[str]],
@@ -102,7 +104,7 @@ class SpooledWindow:
         entry = extract_index_entry(stored)
         if entry is not None:
             self._rows.append((entry.message_id, entry.role, entry.timestamp, entry.text,
-                               entry.seq, self._terms(entry.text)))
+                               entry.seq))
             if len(self._rows) >= self._chunk_rows:
                 self._chunks.append(self._spool.write(self._rows))
                 self._rows = []
@@ -122,12 +124,12 @@ class SpooledWindow:
 
     def _rows_of(self, chunks: Sequence[tuple[int, int]]
                  ) -> Iterator[tuple[IndexEntry, list[str]]]:
-        session_id = self.session_id
+        session_id, terms = self.session_id, self._terms
         roles = _ROLES
         for place in chunks:
-            for message_id, role, timestamp, text, seq, terms in self._spool.read(place):
+            for message_id, role, timestamp, text, seq in self._spool.read(place):
                 yield IndexEntry(session_id, message_id, roles.get(role, role), timestamp,
-                                 text, seq), terms
+                                 text, seq), terms(text)
 
 
 #: One object per searchable role, for the rows read back (marshal makes a string each).

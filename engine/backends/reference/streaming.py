@@ -36,8 +36,8 @@ leaves waiting to be rebuilt as its commit is applied (`rebuilds`): after its ro
 in session-id order, each read a run at a time from the committed log
 (`maintenance.IndexMaintenance._on_commit`), the rows and order of the reconcile that
 followed it, which then finds nothing left. A held window whose active path is known
-has its rows made as its events pass here instead (`row_spool`: entries and terms on a
-scratch file until that rebuild adds them), so its events are not read back. A window
+has its entries made as its events pass here instead (`row_spool`: on a scratch file
+until that rebuild tokenizes and adds them), so its events are not read back. A window
 appended event by event (too long to be handed whole) that the transaction leaves dirty
 keeps its tail from the event that left it dirty on (`spooled_tail`: outlines and
 entries on the same scratch file), and its rebuild reads only the events before that
