@@ -68,6 +68,20 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def _may_need_a_cut(terms: Sequence[str]) -> bool:
+    """Whether a term of `terms` is longer than `_ALWAYS_SHORT` code points (then
+    `index_term` may cut it): `max(map(len, terms)) > _ALWAYS_SHORT`, the clear rule,
+    asked only when the terms' lengths added up (one `join` in C, cheaper than `max`
+    over a length a term) pass it.
+
+    >>> _may_need_a_cut([]), _may_need_a_cut(["a"] * 9000), _may_need_a_cut(["a" * 9000])
+    (False, False, True)
+    """
+    if len("".join(terms)) <= _ALWAYS_SHORT:
+        return False
+    return max(map(len, terms)) > _ALWAYS_SHORT
+
+
 class InvertedIndex:
     """Segments in doc-id order, then the buffer; plus tombstones and window states.
 
@@ -229,7 +243,7 @@ class InvertedIndex:
         else:
             record = DocumentRecord.from_entry(self.next_doc_id, entry, len(terms))
         self.next_doc_id += 1
-        if terms and max(map(len, terms)) > _ALWAYS_SHORT:  # rare: a term that may need a cut
+        if _may_need_a_cut(terms):  # rare: a term that may need a cut
             terms = [index_term(term) for term in terms]
         self.buffer.add(record, terms)
         self._remember(record)
