@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from itertools import accumulate, chain, compress, repeat
+from operator import itemgetter
 
 from engine.index.documents import DocumentRecord
 from engine.index.postings import FLIP_KEEP, Posting
@@ -45,6 +46,11 @@ Column = tuple[array, array]
 _append = array.append
 #: Doc ids a column of typecode "I" holds; a larger one widens every column to "Q".
 _NARROW_DOC_IDS = 1 << 32
+
+
+#: A column's doc ids and its counts (`column_rows`), each sliced in C.
+_DOC_IDS = itemgetter(slice(0, None, 2))
+_COUNTS = itemgetter(slice(1, None, 2))
 
 
 def column_rows(column: Column) -> tuple[array, array, array]:
@@ -169,7 +175,19 @@ class WriteBuffer:
         """Every `(term, doc_ids, counts, positions)` in term order (each row's positions
         one after another in `positions`), rows in `deleted` left out (and terms left
         with no row dropped): what `engine.codec.postings_file.encode_postings_file`
-        takes."""
+        takes. Without a deleted row among them, every term's columns are sliced and
+        handed on in C (`zip` and `map`: no Python step a term); else `_filtered_columns`
+        (which is also the clear version with no row deleted)."""
+        if deleted and not deleted.isdisjoint(self._documents):
+            return self._filtered_columns(deleted)
+        terms = self._terms_in_order()
+        columns = list(map(self._doc_ids_and_counts.__getitem__, terms))
+        return zip(terms, map(_DOC_IDS, columns), map(_COUNTS, columns),
+                   map(self._positions.__getitem__, terms))
+
+    def _filtered_columns(self, deleted: frozenset[int] | set[int]
+                          ) -> Iterator[tuple[str, array, array, array]]:
+        """`posting_columns`, a term at a time, rows in `deleted` left out."""
         filtering = bool(deleted) and not deleted.isdisjoint(self._documents)
         doc_ids_and_counts, all_positions = self._doc_ids_and_counts, self._positions
         for term in self._terms_in_order():
