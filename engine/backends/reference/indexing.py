@@ -183,6 +183,8 @@ class IndexedStore:
         #: A long window's rebuild scans its tree keeping only ids, parents and seqs
         #: (`tree.scan_path`); False holds every event's outline (the oracle of that).
         self.lean_tree_scan = True
+        #: The window `_incognito` was last asked about, and its answer.
+        self._last_incognito: tuple[object, bool] = (None, False)
         self.index = self._load_and_replay()
         store.add_commit_hook(self._on_commit)
         #: Indexes a large open transaction as it is written (`streaming`), or None.
@@ -359,9 +361,13 @@ class IndexedStore:
         as `windows` (an open transaction streamed, else the store) has it. A window a
         later commit deleted answers False: that commit removes its rows."""
         try:
-            return (self.store if windows is None else windows).window(session_id).is_incognito
+            window = (self.store if windows is None else windows).window(session_id)
         except UnknownSession:
             return False
+        last = self._last_incognito  # a window's events come together: asked once a window
+        if last[0] is not window:  # a frozen value: the same object, the same answer
+            last = self._last_incognito = (window, window.is_incognito)
+        return last[1]
 
     def _apply(self, change: Change, left_dirty: AbstractSet[str] = frozenset(), *,
                rows: PendingRows | None = None,
