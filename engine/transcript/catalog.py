@@ -13,17 +13,17 @@ replacement keeps the place), `event` appends to a window (its `seq` must be the
 window's next), `replace` drops a window's events (the `event_count` event records
 that follow it in the transaction, of that window, are its events again from seq 0),
 `delete_session` removes every window of a key and its events. Per window
-the catalog holds the *positions* of its events (log file, offset, length in compact
-arrays), not the events: memory grows by about 16 bytes per event. Deleted events stay in
-the log files, never referenced again, until a compaction rewrites the files without
-them (`engine.transcript.compaction`); the store then reloads its catalog.
+the catalog holds the *positions* of its events (log file, offset, length), not the
+events, compactly (`engine.transcript.event_positions`: an import's events, written one
+after the other, take about 4 bytes each). Deleted events stay in the log files, never
+referenced again, until a compaction rewrites the files without them
+(`engine.transcript.compaction`); the store then reloads its catalog.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any, NamedTuple
 
 from engine.codec.log_file import (
@@ -36,158 +36,11 @@ from engine.codec.log_file import (
 )
 from engine.errors import CorruptFile, UnknownSession
 from engine.model import SessionWindow
+from engine.transcript.event_positions import EventPositions, SharedPositions
 from engine.transcript.log_positions import CommittedTransaction, RecordPosition
 
-
-class SharedPositions:
-    """The event positions of every window a checkpoint loaded, concatenated in catalog
-    order (log file numbers int32, offsets int64, lengths int32), which `EventPositions`
-    share by range: given at once, or read by `load()` the first time any of them is
-    needed."""
-
-    __slots__ = ("_arrays", "_load")
-
-    def __init__(self, arrays: tuple[array, array, array] | None = None,
-                 load: Callable[[], tuple[array, array, array]] | None = None) -> None:
-        """The three arrays, or the function that reads them on first use."""
-        if (arrays is None) == (load is None):
-            raise ValueError("shared positions need their arrays or a way to load them")
-        self._arrays = arrays
-        self._load = load
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the arrays are in memory."""
-        return self._arrays is not None
-
-    def arrays(self) -> tuple[array, array, array]:
-        """The three arrays, read now if they were not yet (raises what `load` raises,
-        and tries again on the next call)."""
-        arrays = self._arrays
-        if arrays is None:
-            assert self._load is not None
-            arrays = self._arrays = self._load()
-            self._load = None
-        return arrays
-
-
-class EventPositions:
-    """The positions of one window's events, in seq order, in three compact arrays.
-
-    Positions loaded from a checkpoint are a range `[start, start + count)` of arrays
-    shared by every window (`SharedPositions`: no per-window copy at open, and the arrays
-    may not be read yet: they are fetched on the first use of any position); the first
-    append to such a window copies its range into arrays of its own.
-    """
-
-    __slots__ = ("count", "file_numbers", "lengths", "offsets", "shared", "start")
-
-    def __init__(self) -> None:
-        """No events yet, in arrays of its own."""
-        self.file_numbers: array | None = array("i")  # 4 bytes each; None: not fetched yet
-        self.offsets: array | None = array("q")  # 8 bytes each
-        self.lengths: array | None = array("i")  # framed lengths; payloads are <= 1 GiB
-        self.start = -1  # -1: the arrays are this window's own; else the shared range's
-        self.count = 0
-        self.shared: SharedPositions | None = None
-
-    @classmethod
-    def ranges(cls, shared: SharedPositions, counts: array) -> list[EventPositions]:
-        """Consecutive ranges of `shared`, `counts[i]` positions long for window i."""
-        result = []
-        start = 0
-        for count in counts:
-            positions = cls.__new__(cls)
-            positions.file_numbers = positions.offsets = positions.lengths = None
-            positions.start = start
-            positions.count = count
-            positions.shared = shared
-            result.append(positions)
-            start += count
-        return result
-
-    def __len__(self) -> int:
-        return self.count
-
-    def load(self) -> None:
-        """Fetch the shared arrays now if they are not yet (what fetching raises)."""
-        if self.file_numbers is None:
-            assert self.shared is not None
-            self.file_numbers, self.offsets, self.lengths = self.shared.arrays()
-
-    def append(self, position: RecordPosition) -> None:
-        """Add the position of the next event."""
-        self.append_at(position.file_number, position.offset, position.length)
-
-    def append_at(self, file_number: int, offset: int, length: int) -> None:
-        """Add the position of the next event, given as its three numbers."""
-        if self.start >= 0:
-            self._copy_range()
-        self.file_numbers.append(file_number)
-        self.offsets.append(offset)
-        self.lengths.append(length)
-        self.count += 1
-
-    def extend_run(self, file_number: int, offset: int, lengths: array) -> None:
-        """Add the positions of the next events, written one right after the other in
-        log file `file_number` from `offset`, `lengths` (an `i` array) long each."""
-        if self.start >= 0:
-            self._copy_range()
-        count = len(lengths)
-        self.file_numbers.extend(array("i", (file_number,)) * count)
-        self.offsets.extend(accumulate(lengths[:-1], initial=offset))
-        self.lengths.extend(lengths)
-        self.count += count
-
-    def holds_run(self, file_number: int, offset: int, lengths: array) -> bool:
-        """Whether these are, in arrays of their own, exactly the positions of events
-        written one right after the other in log file `file_number` from `offset`,
-        `lengths` long each (what `extend_run` would append to no positions).
-
-        >>> positions = EventPositions()
-        >>> positions.extend_run(3, 8, array("i", [10, 20]))
-        >>> positions.holds_run(3, 8, array("i", [10, 20]))
-        True
-        >>> positions.holds_run(3, 8, array("i", [10])), positions.holds_run(2, 8,
-        ...                                                 array("i", [10, 20]))
-        (False, False)
-        """
-        count = len(lengths)
-        return (self.start < 0 and self.count == count and self.lengths == lengths
-                and self.file_numbers.count(file_number) == count
-                and self.offsets == array("q", accumulate(lengths[:-1], initial=offset)))
-
-    def __getitem__(self, seq: int) -> RecordPosition:
-        if self.file_numbers is None:
-            self.load()
-        index = seq + max(self.start, 0)
-        return RecordPosition(self.file_numbers[index], self.offsets[index],
-                              self.lengths[index])
-
-    def to_list(self, count: int | None = None) -> list[RecordPosition]:
-        """The positions of events 0 .. `count` - 1 (default: all of them)."""
-        return [self[seq] for seq in range(self.count if count is None else count)]
-
-    def extend_into(self, file_numbers: array, offsets: array, lengths: array) -> None:
-        """Append these positions to three arrays of the same types."""
-        if not self.count:
-            return
-        self.load()
-        low = max(self.start, 0)
-        high = low + self.count
-        for target, source in ((file_numbers, self.file_numbers), (offsets, self.offsets),
-                               (lengths, self.lengths)):
-            size = source.itemsize
-            target.frombytes(memoryview(source).cast("B")[low * size: high * size])
-
-    def _copy_range(self) -> None:
-        self.load()
-        low, high = self.start, self.start + self.count
-        self.file_numbers = self.file_numbers[low:high]
-        self.offsets = self.offsets[low:high]
-        self.lengths = self.lengths[low:high]
-        self.start = -1
-        self.shared = None
+__all__ = ["Catalog", "EventPositions", "ScopeRow", "SharedPositions", "WindowEntry",
+           "scope_rows_of"]
 
 
 class WindowEntry:

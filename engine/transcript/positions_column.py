@@ -11,11 +11,12 @@ a column is read) or the bytes (`engine.codec`).
 Why. The save used to copy every position into three arrays of its own first (a log
 file number, an offset and a length an event, held through the whole save), at the
 commit where a large import peaks;
-a column holds one pointer a window and gives out one record's slice at a time. Its
+a column holds one pointer a window and gives out one record's slice at a time (a
+window kept as runs expands its part of the slice then, `EventPositions.extend_column`). Its
 oracle is the whole arrays (`checkpoint_of` with `whole_positions=True`, what it was):
 the same slices, tested in `tests/transcript/test_positions_column.py`.
 
->>> from engine.transcript.catalog import EventPositions
+>>> from engine.transcript.event_positions import EventPositions
 >>> first, empty, second = EventPositions(), EventPositions(), EventPositions()
 >>> for offset in (8, 20, 31):
 ...     first.append_at(1, offset, 12)
@@ -33,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import overload
 
-from engine.transcript.catalog import EventPositions
+from engine.transcript.event_positions import EventPositions
 
 #: Each column's array type, as the catalog (and the checkpoint file) keep it.
 TYPECODES = {"file_numbers": "i", "offsets": "q", "lengths": "i"}
@@ -86,16 +87,9 @@ class PositionsColumn(Sequence[int]):
 
     def __iter__(self) -> Iterator[int]:
         for events in self._positions:  # a copy a window: no view held between items
-            yield from self._slice_of(events)
-
-    def _slice_of(self, events: EventPositions) -> array:
-        with self._window_part(events, 0, len(events)) as part:
-            return array(self._typecode, part)
-
-    def _window_part(self, events: EventPositions, low: int, high: int) -> memoryview:
-        """Positions `low` .. `high` - 1 of one window's column, a view of its array."""
-        base = max(events.start, 0)
-        return memoryview(getattr(events, self._attribute))[base + low: base + high]
+            part = array(self._typecode)
+            events.extend_column(part, self._attribute, 0, len(events))
+            yield from part
 
     def _slice(self, start: int, stop: int) -> array:
         result = array(self._typecode)
@@ -105,9 +99,7 @@ class PositionsColumn(Sequence[int]):
             events = positions[window]
             first = starts[window]
             low, high = start - first, min(len(events), stop - first)
-            part = self._window_part(events, low, high)
-            with part, part.cast("B") as raw:
-                result.frombytes(raw)
+            events.extend_column(result, self._attribute, low, high)
             start = first + high
             window += 1
         return result

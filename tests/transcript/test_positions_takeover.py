@@ -25,13 +25,16 @@ def offered_positions(pairs: list[tuple[RecordPosition, LogRecord]], shift: int
                       ) -> dict[str, EventPositions]:
     """Per window, the positions of its event records in `pairs`, in order (what an
     overlay holds when they are its events from seq 0), the last moved by `shift`."""
-    offered: dict[str, EventPositions] = {}
+    listed: dict[str, list[RecordPosition]] = {}
     for position, record in pairs:
         if isinstance(record, EventRecord):
-            offered.setdefault(record.session_id, EventPositions()).append(position)
-    for positions in offered.values():
-        if shift:
-            positions.offsets[-1] += shift
+            listed.setdefault(record.session_id, []).append(position)
+    offered: dict[str, EventPositions] = {}
+    for session_id, positions in listed.items():
+        positions[-1] = positions[-1]._replace(offset=positions[-1].offset + shift)
+        offered[session_id] = EventPositions()
+        for position in positions:
+            offered[session_id].append(position)
     return offered
 
 
