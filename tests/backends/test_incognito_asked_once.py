@@ -36,3 +36,27 @@ def test_the_answer_follows_the_window_object() -> None:
             assert backend._incognito("w", windows) is expected  # type: ignore[arg-type]
     finally:
         backend.close()
+
+
+def test_each_window_object_is_asked_once_in_a_row(monkeypatch) -> None:
+    """The window's own rule runs once for a run of events of one window object, and
+    again for the next object: the cache is what spares the per-event call."""
+    asked: list[str] = []
+    rule = SessionWindow.is_incognito.fget  # type: ignore[attr-defined]
+
+    def counted(window: SessionWindow) -> bool:
+        asked.append(window.session_key)
+        return rule(window)
+
+    monkeypatch.setattr(SessionWindow, "is_incognito", property(counted))
+    backend = ReferenceBackend.create_in(MemoryDirectory())
+    windows = OneWindow()
+    private = SessionWindow("w", "agent:main:dashboard:incognito-x")
+    public = SessionWindow("w", "agent:main:main")
+    try:
+        for window in [private, private, private, public, public]:
+            windows.current = window
+            backend._incognito("w", windows)  # type: ignore[arg-type]
+    finally:
+        backend.close()
+    assert asked == ["agent:main:dashboard:incognito-x", "agent:main:main"]
