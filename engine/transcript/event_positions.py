@@ -222,6 +222,11 @@ class EventPositions:
                 and all(map(eq, ends, accumulate(lengths))))
 
     def __getitem__(self, seq: int) -> RecordPosition:
+        """The position of event `seq`, `0 <= seq < len(self)` (IndexError otherwise,
+        in either form: a seq never counts from the end, and a shared range never reads
+        past its own events)."""
+        if not 0 <= seq < self.count:
+            raise IndexError("event position out of range")
         ends = self.ends
         if ends is None:
             if self.file_numbers is None:
@@ -229,8 +234,6 @@ class EventPositions:
             index = seq + max(self.start, 0)
             return RecordPosition(self.file_numbers[index], self.offsets[index],
                                   self.lengths[index])
-        if not 0 <= seq < self.count:
-            raise IndexError("event position out of range")
         run_seqs = self.run_seqs
         if run_seqs is None:
             first, file_number, offset = 0, self.file, self.offset
@@ -290,7 +293,8 @@ class EventPositions:
             else:
                 target.extend(map(sub, ends[part_low:part_high], begins))
 
-    def _runs_within(self, low: int, high: int) -> Iterator[tuple[int, int, Iterable[int], int, int]]:
+    def _runs_within(self, low: int, high: int
+                     ) -> Iterator[tuple[int, int, Iterable[int], int, int]]:
         """For each run holding some of events `low` .. `high` - 1 (runs form): its log
         file number and first offset, the begins (ends counted from that offset) of
         those events, and their range `[part_low, part_high)`."""

@@ -126,3 +126,29 @@ def test_a_run_is_cut_before_it_reaches_past_its_span() -> None:
         RecordPosition(1, 100, half - 1), RecordPosition(1, 99 + half, half),
         RecordPosition(1, 99 + 2 * half, 10), RecordPosition(1, 109 + 2 * half, half),
         RecordPosition(1, 109 + 3 * half, half), RecordPosition(1, 109 + 4 * half, 7)]
+
+
+def test_a_bulk_run_goes_on_up_to_its_span_and_no_further() -> None:
+    """`extend_run`'s own bound: events in bulk that end exactly at `RUN_SPAN` from the
+    run's first offset stay in the run; one unit more starts a new run."""
+    lengths = array("i", [RUN_SPAN - 10, 4, 6])
+    exact = EventPositions()
+    exact.extend_run(1, 8, lengths)
+    assert exact.run_seqs is None and len(exact.ends) == 3
+    past = EventPositions()
+    past.extend_run(1, 8, array("i", [RUN_SPAN - 10, 4, 7]))
+    assert past.run_seqs is not None and len(past.run_seqs) == 2
+    assert past.to_list() == [RecordPosition(1, 8, RUN_SPAN - 10),
+                              RecordPosition(1, RUN_SPAN - 2, 4),
+                              RecordPosition(1, RUN_SPAN + 2, 7)]
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_a_seq_out_of_range_is_refused_in_either_form(flat: bool) -> None:
+    positions = EventPositions()
+    for number in range(3):
+        positions.append_at(1, 8 + (40 if flat else 30) * number, 30)
+    assert (positions.ends is None) is flat
+    for seq in (-1, 3):
+        with pytest.raises(IndexError):
+            positions[seq]
