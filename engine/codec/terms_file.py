@@ -1,7 +1,8 @@
 """The terms file of an index segment: its row table and its term dictionary, read lazily.
 
 Owns: the bytes of `index/segment-NNNNNN.terms` (format version 2, the only one read),
-and reading them by offset. Must not touch: files (a reader is handed a
+and reading them by offset; the columns record's encoding and decoding is
+`engine.codec.columns_record`'s (split out of this module). Must not touch: files (a reader is handed a
 `read(offset, length)` function), posting lists (they live in the segment's postings
 file; this file only says where), index types (rows are plain values here).
 
@@ -55,8 +56,10 @@ fixed-width, so the table record's size does not depend on their values, and the
 writes the table once with zeros to learn that size, then once more with the real ones.
 
 Why this shape (a store must reopen fast and small at a million rows): opening a segment
-reads the header, the table record, the columns record and the footer, and reads each
-typed per-slot column as a view of the bytes read, cast to its type (no copy: a copy
+reads the header, the table record (`TableHead`) and the footer; the columns record is
+read the first time the table's columns are asked for (`TermsFileReader.table`: a
+search reads only the columns of the segments whose rows it reads), and each
+typed per-slot column is a view of the bytes read, cast to its type (no copy: a copy
 into an `array` per column cost as much as the read); a row costs 26 bytes and no Python
 object. The columns have a record of their own rather than `bin` values inside the
 table's map because msgpack would copy each one out of the map, a large share of the
@@ -69,8 +72,9 @@ rather than packed rows make a doc id's column index one subtraction, at the pri
 few bytes per row deleted before its segment was written.
 
 Integrity: opening checks the header (kind and version), the footer (record count and
-placement must agree with the table's offsets), the table record's CRC and its columns'
-sizes. Every other record's CRC is checked when it is read, so damage raises
+placement must agree with the table's offsets) and the table record's CRC; the columns
+record's CRC and size are checked when it is first read. Every other record's CRC is
+checked when it is read, so damage raises
 `CorruptFile` with the file and offset then; `check_terms_file` walks and checks every
 record and that every row's group is in the group table (used by `verify` and `dump`).
 
@@ -82,15 +86,24 @@ dataclass's to make.
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from operator import itemgetter, lt
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from engine.codec import FILE_KINDS
+from engine.codec.columns_record import (
+    COLUMN_BYTES_PER_SLOT,
+    COLUMNS_KIND,
+    COLUMNS_PREFIX_SIZE,
+    _from_bytes,
+    _to_bytes,
+    columns_of,
+    columns_record_pieces,  # noqa: F401 (the writer's stream imports it from here)
+    encode_columns_record,
+)
 from engine.codec.framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -113,12 +126,6 @@ from engine.errors import CorruptFile, StoreError, UnsupportedVersion
 
 MAGIC = FILE_KINDS["terms"].magic
 TABLE_KIND = "table"
-COLUMNS_KIND = "columns"
-#: What a columns record's payload starts with, before the bin's 4-byte length (msgpack:
-#: a 2-item array, the kind as a fixstr, the bin 32 marker).
-COLUMNS_PREFIX = (b"\x92" + bytes([0xA0 + len(COLUMNS_KIND)]) + COLUMNS_KIND.encode("ascii")
-                  + b"\xc6")
-COLUMNS_PREFIX_SIZE = len(COLUMNS_PREFIX) + 4
 TEXTS_KIND = "texts"
 TERMS_KIND = "terms"
 ROWS_PER_TEXT_RECORD = 64
@@ -138,11 +145,6 @@ TermEntry = tuple[str, int, int, int]
 ReadFunction = Callable[[int, int], bytes]
 Column = array | memoryview  # a typed per-slot column: an array, or a view cast to its type
 
-_COLUMN_TYPES = {"lengths": "I", "seqs": "q", "groups": "I", "timestamps": "d"}
-#: The typed columns in the order the columns record holds them (after present, flags).
-_RECORD_COLUMNS = ("lengths", "groups", "seqs", "timestamps")
-_ITEM_SIZES = {code: array(code).itemsize for code in _COLUMN_TYPES.values()}
-COLUMN_BYTES_PER_SLOT = 2 + sum(_ITEM_SIZES[code] for code in _COLUMN_TYPES.values())
 
 
 def timestamp_kind(value: object) -> int:
@@ -156,25 +158,6 @@ def timestamp_kind(value: object) -> int:
     if value.__class__ is int and -EXACT_INT <= value <= EXACT_INT:  # type: ignore[operator]
         return INT_TIMESTAMP
     return ODD_TIMESTAMP
-
-
-def _to_bytes(values: array) -> bytes:
-    """An array's bytes in little-endian order."""
-    if sys.byteorder != "little":
-        values = array(values.typecode, values)
-        values.byteswap()
-    return values.tobytes()
-
-
-def _from_bytes(typecode: str, data: Any, count: int, name: str) -> array:
-    """A little-endian `bin` column as an array of `count` items (DecodeError otherwise)."""
-    values = array(typecode)
-    if not isinstance(data, bytes) or len(data) != count * values.itemsize:
-        raise DecodeError(f"table column {name} is not {count} items of {values.itemsize} bytes")
-    values.frombytes(data)
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values
 
 
 class RowTable(NamedTuple):
@@ -218,6 +201,33 @@ class RowTable(NamedTuple):
         if kind == INT_TIMESTAMP:
             return int(self.timestamps[slot])
         return self.odd_timestamps[slot]
+
+
+class TableHead(NamedTuple):
+    """The table record without the per-slot columns: what opening a terms file reads
+    (`TermsFileReader.head`; the columns record is read when `table` is first asked for)."""
+
+    first_doc_id: int
+    span: int
+    stored_groups: StoredGroups
+    odd_timestamps: dict[int, Any]
+    text_offsets: array
+    term_offsets: array
+    term_firsts: tuple[str, ...]
+    term_count: int
+
+    @property
+    def group_table(self) -> GroupTable:
+        """`RowTable.group_table`."""
+        return self.stored_groups.pairs()
+
+    def with_columns(self, columns: dict[str, Any]) -> RowTable:
+        """The whole table: this head and the per-slot `columns` (`columns_of`)."""
+        return RowTable(self.first_doc_id, self.span, columns["present"], columns["lengths"],
+                        columns["seqs"], columns["groups"], self.stored_groups,
+                        columns["timestamps"], columns["flags"], self.odd_timestamps,
+                        self.text_offsets, self.term_offsets, self.term_firsts,
+                        self.term_count)
 
 
 def build_table(
@@ -300,24 +310,6 @@ def _group_table_value(group_table: Sequence[tuple[str, str]]) -> dict[str, Any]
             "group_roles": bytes(numbers), "role_names": list(roles)}
 
 
-def encode_columns_record(table: RowTable) -> bytes:
-    """The framed columns record of `table` (its bin always with the 32-bit header)."""
-    return b"".join(columns_record_pieces(table))
-
-
-def columns_record_pieces(table: RowTable) -> list[bytes]:
-    """`encode_columns_record(table)` in pieces, one a column, so that it is written
-    without one more copy of every column: the record head, then the payload."""
-    pieces = [table.present, table.flags,
-              *(_to_bytes(getattr(table, name)) for name in _RECORD_COLUMNS)]
-    size = sum(map(len, pieces))
-    pieces.insert(0, COLUMNS_PREFIX + size.to_bytes(4, "big"))
-    crc = 0
-    for piece in pieces:
-        crc = update_crc(crc, piece)
-    return [RECORD_HEAD.pack(COLUMNS_PREFIX_SIZE + size, crc), *pieces]
-
-
 def encode_table_record(table: RowTable) -> bytes:
     """The framed table record of `table` (its offsets as they stand)."""
     return encode_record(_table_value(table))
@@ -331,37 +323,6 @@ def encode_text_record(body: list[list[Any]]) -> bytes:
 def encode_term_record(entries: Iterable[Sequence[Any]]) -> bytes:
     """The framed term record of `entries` (at most `TERMS_PER_RECORD`, in order)."""
     return encode_record([TERMS_KIND, [list(entry) for entry in entries]])
-
-
-def columns_of(payload: memoryview, span: int) -> dict[str, Any]:
-    """The per-slot columns of a columns record's `payload` (CRC already checked): the
-    two byte columns copied out of the view, the typed ones views of it cast to their
-    type (no copy: they keep the record's bytes, read once, instead of a second copy of
-    most of them); DecodeError when the payload is not the record.
-
-    >>> table = build_table([(4, "w", "m", "user", 3, 7, 2, "x")], [])[0]
-    >>> record = encode_columns_record(table)
-    >>> columns = columns_of(memoryview(record)[8:], 1)
-    >>> columns["present"], list(columns["lengths"]), list(columns["seqs"])
-    (b'\\x01', [7], [2])
-    """
-    size = COLUMN_BYTES_PER_SLOT * span
-    if (len(payload) != COLUMNS_PREFIX_SIZE + size
-            or payload[:len(COLUMNS_PREFIX)] != COLUMNS_PREFIX
-            or int.from_bytes(payload[len(COLUMNS_PREFIX):COLUMNS_PREFIX_SIZE], "big") != size):
-        raise DecodeError(f"columns record is not {COLUMNS_KIND} of {span} slots")
-    position = COLUMNS_PREFIX_SIZE
-    columns: dict[str, Any] = {}
-    for name in ("present", "flags"):
-        columns[name] = bytes(payload[position: position + span])
-        position += span
-    for name in _RECORD_COLUMNS:
-        typecode = _COLUMN_TYPES[name]
-        end = position + _ITEM_SIZES[typecode] * span
-        columns[name] = payload[position: end].cast(typecode) if sys.byteorder == "little" \
-            else _from_bytes(typecode, bytes(payload[position: end]), span, name)
-        position = end
-    return columns
 
 
 def encode_terms_file(
@@ -411,16 +372,11 @@ def table_span(body: Any) -> tuple[int, int]:
     return first, span
 
 
-def _decode_table(body: Any, columns: dict[str, Any],
-                  known_groups: StoredGroups | None = None) -> RowTable:
-    """A table record's map and its `columns` (from `columns_of`) as a `RowTable`
-    (DecodeError on any inconsistency); `known_groups` as in `_decode_group_table`."""
+def _decode_head(body: Any, known_groups: StoredGroups | None = None) -> TableHead:
+    """A table record's map as a `TableHead` (DecodeError on any inconsistency);
+    `known_groups` as in `_decode_group_table`."""
     first, span = table_span(body)
     try:
-        present, flags = columns["present"], columns["flags"]
-        if not (isinstance(present, bytes) and isinstance(flags, bytes)
-                and len(present) == span == len(flags)):
-            raise DecodeError("table present/flags columns have the wrong size")
         group_table = _decode_group_table(body, known_groups)
         odd = {slot: value for slot, value in body["odd_timestamps"]}
         text_records = -(-span // ROWS_PER_TEXT_RECORD)
@@ -432,19 +388,22 @@ def _decode_table(body: Any, columns: dict[str, Any],
         raise DecodeError(f"table record is malformed: {error!r}") from None
     if text_offsets[-1] != term_offsets[0]:
         raise DecodeError("term records do not follow the text records")
-    return RowTable(first, span, present, columns["lengths"], columns["seqs"],
-                    columns["groups"], group_table,  # type: ignore[arg-type]
-                    columns["timestamps"], flags, odd, text_offsets, term_offsets,
-                    term_firsts, term_count)
+    return TableHead(first, span, group_table, odd, text_offsets, term_offsets, term_firsts,
+                     term_count)
 
 
 class TermsFileReader:
-    """An opened terms file: its table in memory, text and term records read on demand.
+    """An opened terms file: its table's head in memory (`head`), its columns read when
+    `table` is first asked for, text and term records read on demand.
 
     `read(offset, length)` returns bytes of the file; `size` is its length. CorruptFile
-    (naming `location` and the offset) on damage found at open or in a record read later;
+    (naming `location` and the offset) on damage found at open or in a record read later
+    (the columns record: at the first read of `table`, every read until it is intact);
     UnsupportedVersion (naming `location`) at open when the header has another version.
     """
+
+    #: False: read and check the columns record at open (the clear path, the tests' oracle).
+    lazy_columns: ClassVar[bool] = True
 
     def __init__(self, read: ReadFunction, size: int, location: str,
                  known_groups: StoredGroups | None = None) -> None:
@@ -462,10 +421,9 @@ class TermsFileReader:
             value = self._record_at(HEADER_SIZE, RECORD_HEAD_SIZE + length)
             if not (isinstance(value, list) and len(value) == 2 and value[0] == TABLE_KIND):
                 raise CorruptFile(location, HEADER_SIZE, "first record is not the row table")
-            columns_at = HEADER_SIZE + RECORD_HEAD_SIZE + length
+            self._columns_where = (HEADER_SIZE + RECORD_HEAD_SIZE + length, size)
             try:
-                columns = self._columns_at(columns_at, value[1], size)
-                self.table = _decode_table(value[1], columns, known_groups)
+                self.head = table = _decode_head(value[1], known_groups)
             except DecodeError as error:
                 raise CorruptFile(location, HEADER_SIZE, str(error)) from None
             footer = decode_footer_at_end(read(size - FOOTER_SIZE, FOOTER_SIZE))
@@ -473,7 +431,7 @@ class TermsFileReader:
             if isinstance(error, (CorruptFile, UnsupportedVersion)):
                 raise
             raise CorruptFile(location, 0, str(error)) from None  # the file is too short
-        table = self.table
+        columns_at = self._columns_where[0]
         records = 2 + len(table.text_offsets) - 1 + len(table.term_offsets) - 1
         if table.text_offsets[0] != columns_at + RECORD_HEAD_SIZE + COLUMNS_PREFIX_SIZE \
                 + COLUMN_BYTES_PER_SLOT * table.span:
@@ -483,17 +441,27 @@ class TermsFileReader:
         if footer.record_count != records or table.term_offsets[-1] != size - FOOTER_SIZE:
             raise CorruptFile(location, size - FOOTER_SIZE,
                               "footer does not agree with the table's record offsets")
+        if not self.lazy_columns:
+            self.table  # noqa: B018 (read now)
 
-    def _columns_at(self, offset: int, body: Any, size: int) -> dict[str, Any]:
-        """The columns record at `offset`, for the table map `body`."""
-        span = table_span(body)[1]
+    def __getattr__(self, name: str) -> Any:
+        """`table` until it is first read: the head and the columns record, read and
+        checked now (then kept as an attribute, which later reads find without a call)."""
+        if name != "table":
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        offset, size = self._columns_where
+        span = self.head.span
         length = RECORD_HEAD_SIZE + COLUMNS_PREFIX_SIZE + COLUMN_BYTES_PER_SLOT * span
         if offset + length + FOOTER_SIZE > size:
             raise CorruptFile(self.location, offset, "columns record runs past the end")
         try:
-            return columns_of(decode_whole_record(self._read(offset, length)), span)
-        except DecodeError as error:
+            columns = columns_of(decode_whole_record(self._read(offset, length)), span)
+        except CorruptFile:
+            raise
+        except (DecodeError, StoreError) as error:
             raise CorruptFile(self.location, offset, str(error)) from None
+        table = self.table = self.head.with_columns(columns)
+        return table
 
     def _record_at(self, offset: int, length: int, *, use_list: bool = True) -> Any:
         """The msgpack value of the framed record at `offset` (`length` bytes framed;
@@ -508,10 +476,10 @@ class TermsFileReader:
 
     def text_record(self, number: int) -> list[list[Any]]:
         """`[message_ids, texts]` of slots `number * ROWS_PER_TEXT_RECORD ..`."""
-        offsets = self.table.text_offsets
+        offsets = self.head.text_offsets
         offset = offsets[number]
         value = self._record_at(offset, offsets[number + 1] - offset)
-        expected = min(ROWS_PER_TEXT_RECORD, self.table.span - number * ROWS_PER_TEXT_RECORD)
+        expected = min(ROWS_PER_TEXT_RECORD, self.head.span - number * ROWS_PER_TEXT_RECORD)
         if not (isinstance(value, list) and len(value) == 2 and value[0] == TEXTS_KIND
                 and isinstance(value[1], list) and len(value[1]) == 2
                 and all(isinstance(column, list) and len(column) == expected
@@ -527,7 +495,7 @@ class TermsFileReader:
 
     def term_record_columns(self, number: int) -> tuple[list[str], list[TermEntry]]:
         """Term record `number`'s terms (increasing) and its entries, as tuples."""
-        offsets = self.table.term_offsets
+        offsets = self.head.term_offsets
         offset = offsets[number]
         value = self._record_at(offset, offsets[number + 1] - offset, use_list=False)
         try:
@@ -539,7 +507,7 @@ class TermsFileReader:
             if set(map(type, entries)) - {tuple} or set(map(len, entries)) - {4}:
                 raise DecodeError(f"an entry of term record {number} is not 4 values")
             terms = list(map(itemgetter(0), entries))
-            if not entries or terms[0] != self.table.term_firsts[number]:
+            if not entries or terms[0] != self.head.term_firsts[number]:
                 raise DecodeError(f"term record {number} does not start with its listed first term")
             if set(map(type, terms)) - {str} or not all(map(lt, terms, islice(terms, 1, None))):
                 raise DecodeError(f"terms of record {number} are not strictly increasing strings")
@@ -549,7 +517,7 @@ class TermsFileReader:
 
     def term_record_of(self, term: str) -> int:
         """The number of the only term record that can hold `term` (-1: none can)."""
-        return bisect_right(self.table.term_firsts, term) - 1
+        return bisect_right(self.head.term_firsts, term) - 1
 
 
 def open_terms_file(read: ReadFunction, size: int, location: str,

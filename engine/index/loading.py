@@ -73,9 +73,9 @@ def load_segment(directory: Directory, name: str, previous: Segment | None = Non
                                  _stored_groups(previous))
         lists = check_postings_ends(postings_handle.read, postings_handle.size(),
                                     postings_location)
-        if lists != reader.table.term_count:
+        if lists != reader.head.term_count:
             raise CorruptFile(postings_location, 0, f"holds {lists} posting lists, its terms "
-                              f"file names {reader.table.term_count}")
+                              f"file names {reader.head.term_count}")
     except BaseException:
         terms_handle.close()
         postings_handle.close()
@@ -112,8 +112,14 @@ def check_segment_rows(directory: Directory, entry: tuple,
 
     >>> check_segment_rows(None, ("segment-000001", 1, 2, 2), {1: None, 2: None})
     """
+    found = (*segment_bounds(documents), len(documents)) if len(documents) else (None, None, 0)
+    check_rows_found(directory, entry, found)
+
+
+def check_rows_found(directory: Directory, entry: tuple,
+                     found: tuple[int | None, int | None, int]) -> None:
+    """`check_segment_rows` of the rows `found`: `(first doc id, last doc id, count)`."""
     name, first, last, count = entry[:4]
-    found = (*segment_bounds(documents), len(documents)) if documents else (None, None, 0)
     if found != (first, last, count):
         terms_name = segment_file_names(name)[0]
         raise CorruptFile(directory.location(terms_name), 0,
@@ -166,7 +172,7 @@ def load_index(
                 previous = segments[-1] if segments else None
                 segments.append(load_segment(directory, entry[0], previous))
             for entry, segment in zip(manifest.segments, segments, strict=True):
-                check_segment_rows(directory, entry, segment.documents)
+                _check_rows_when_read(directory, entry, segment.documents)
         except StoreError:
             if attempt + 1 == attempts or read_manifest(directory) == manifest:
                 raise
@@ -232,5 +238,18 @@ def _stored_groups(previous: Segment | None) -> StoredGroups | None:
     """The previous segment's group table as stored, which a loaded one links to where
     it starts with it (`engine.codec.group_table`: no pair is made at open)."""
     if previous is not None and isinstance(previous.documents, SegmentRows):
-        return previous.documents.table.stored_groups
+        return previous.documents.head.stored_groups
     return None
+
+
+def _check_rows_when_read(directory: Directory, entry: tuple,
+                          documents: Mapping[int, DocumentRecord]) -> None:
+    """`check_segment_rows`, now or, for a segment whose columns are not read yet and
+    whose table spans the doc ids the manifest names, when they are first read (the
+    same error then, `SegmentRows.check_rows`): a search need not read the columns of
+    a segment whose rows it never reads."""
+    if isinstance(documents, SegmentRows) and not documents.columns_read and (
+            documents.first, documents.end - 1) == tuple(entry[1:3]):
+        documents.check_rows = partial(check_rows_found, directory, entry)
+    else:
+        check_segment_rows(directory, entry, documents)

@@ -33,14 +33,17 @@ from the row lists (`forget_deleted`). Costs: filling the columns is O(rows) onc
 opened index, then O(new rows). `extend` numbers a flushed segment's groups and counts
 its odd timestamps from its table record alone; each of the three columns is copied
 from the tables (in C) the first time it is read, so a search copies only the columns
-it reads (a one-word search over a whole store: the lengths). A buffered row's columns
-are made from its record at once, after every waiting copy.
+it reads (a one-word search over a whole store: the lengths); a segment whose table is
+not read yet (`SegmentRows.columns_read`) gives placeholders, replaced in place when it
+is first read (the view reads the tables of the rows a query names first). A buffered
+row's columns are made from its record at once, after every waiting copy.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
+from functools import partial
 from itertools import compress, count, filterfalse, islice, repeat
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -109,8 +112,8 @@ class RowColumns:
     #: columns are filled, or wait in `_waiting` to be copied when first read.
     _covered: int
     #: Each column's name -> the table parts still to copy into it, in doc-id order:
-    #: `(first doc id, table, first slot, group translation or None)`.
-    _waiting: dict[str, list[tuple[int, Any, int, list[int] | None]]]
+    #: `(first doc id, segment rows, first slot, group translation or None)`.
+    _waiting: dict[str, list[tuple[int, SegmentRows, int, list[int] | None]]]
     odd_timestamps: int
     #: `(session_id, role) -> group`, made when first asked for (`group_ids`); while it is
     #: None, the pairs are distinct and `_role_sessions` holds each role's session ids.
@@ -132,6 +135,10 @@ class RowColumns:
     #: False: copy a table's columns when it is numbered (the clear path, the tests'
     #: oracle), not when each column is first read.
     lazy_columns: ClassVar[bool] = True
+    #: False: a column first read reads every table (the clear path, the tests' oracle);
+    #: True: a table not read yet (`SegmentRows.columns_read`) gives placeholders, which
+    #: its first read replaces (`SegmentRows.when_read`).
+    lazy_tables: ClassVar[bool] = True
 
     def __init__(self, lengths: array | None = None, groups: array | None = None,
                  timestamps: array | None = None, odd_timestamps: int = 0,
@@ -224,17 +231,19 @@ class RowColumns:
         waiting = self._waiting[name]
         zero = 0.0 if column.typecode == "d" else 0
         while waiting:
-            first, table, start, translation = waiting[0]
+            first, rows, start, translation = waiting[0]
             before = len(column)
             try:
                 missing = first - before
                 if missing > 0:
                     column.extend(repeat(zero, missing))
-                source = getattr(table, name)
-                if translation is None:
-                    _append_from(column, source, start)
-                else:
-                    column.extend(map(translation.__getitem__, _from(source, start)))
+                if rows.columns_read or not self.lazy_tables:
+                    _copy_part(column, len(column), getattr(rows.read_columns(), name),
+                               start, translation)
+                else:  # placeholders, replaced when the table is first read
+                    at = len(column)
+                    column.frombytes(bytes(column.itemsize * (rows.end - rows.first - start)))
+                    rows.when_read(partial(_copy_column, column, at, name, start, translation))
             except BaseException:
                 del column[before:]
                 raise
@@ -262,7 +271,7 @@ class RowColumns:
         """Number the groups of a table's rows from doc id `covered` on and count its odd
         timestamps; its columns wait until each is first read (`_fill`)."""
         start = max(self._covered, rows.first) - rows.first
-        table = rows.table
+        table = rows.head
         stored = table.stored_groups
         if self._take_tail(stored):
             translation = None
@@ -270,7 +279,7 @@ class RowColumns:
             translation = self._translation(table.group_table)
             same = translation is None and len(self.group_sessions) == stored.size
             self.numbered_like = stored if same else None
-        part = (rows.first, table, start, None)
+        part = (rows.first, rows, start, None)
         for name, waiting in self._waiting.items():
             # `translation` (None: the table numbers its groups as these columns do)
             waiting.append(part if name != "groups" else (*part[:3], translation))
@@ -447,6 +456,34 @@ class RowColumns:
             texts.extend(text if "\x00" not in text else text.split("\x00", 1)[0]
                          for text in index.texts(missing))
         return texts
+
+
+def _copy_column(column: array, at: int, name: str, start: int,
+                 translation: list[int] | None, table: Any) -> None:
+    """`_copy_part` of the table's column `name` (`SegmentRows.when_read`)."""
+    _copy_part(column, at, getattr(table, name), start, translation)
+
+
+def _copy_part(column: array, at: int, source: array | memoryview, start: int,
+               translation: list[int] | None) -> None:
+    """Put `source[start:]` (its group numbers translated when `translation` is not None)
+    into `column` from index `at` on, over the placeholders there or at its end, in C.
+
+    >>> column = array("I", [9, 0, 0, 7])
+    >>> _copy_part(column, 1, array("I", [5, 1, 2]), 1, None)
+    >>> _copy_part(column, 4, array("I", [0, 1]), 0, [3, 4])
+    >>> list(column)
+    [9, 1, 2, 7, 3, 4]
+    """
+    if at == len(column):
+        if translation is None:
+            _append_from(column, source, start)
+        else:
+            column.extend(map(translation.__getitem__, _from(source, start)))  # type: ignore[arg-type]
+        return
+    values = array(column.typecode)
+    _copy_part(values, 0, source, start, translation)
+    column[at: at + len(values)] = values
 
 
 def _from(column: array, start: int) -> array:

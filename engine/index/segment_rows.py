@@ -10,17 +10,24 @@ Why not a dict of records: at a million rows a dict of `DocumentRecord` objects 
 far too much memory and time to build at every open, and a store must reopen fast and
 small. Here a row is a slot of the table's arrays (26 bytes), and the rest of a row
 (its message id and text) stays on disk until a hit or a CJK retry reads its record.
+The table's columns themselves are read the first time a row is (`read_columns`): until
+then only its head is, so a search reads the columns of the segments it reads rows of.
 Row records are equal to the ones the segment was written from (`tests/index`): the
 clear version is the dict the writer held before the flush.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import compress
 from typing import Any
 
-from engine.codec.terms_file import NON_ASCII_FLAG, ROWS_PER_TEXT_RECORD, TermsFileReader
+from engine.codec.terms_file import (
+    NON_ASCII_FLAG,
+    ROWS_PER_TEXT_RECORD,
+    RowTable,
+    TermsFileReader,
+)
 from engine.index.documents import DocumentRecord
 from engine.index.recent_cache import RecentlyUsed
 
@@ -42,14 +49,65 @@ class SegmentRows(Mapping[int, DocumentRecord]):
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 64) -> None:
         self.reader = reader
-        self.table = table = reader.table
-        self.first = table.first_doc_id
-        self.end = table.first_doc_id + table.span
-        self._count = table.present.count(1)
+        self.head = head = reader.head
+        self.first = head.first_doc_id
+        self.end = head.first_doc_id + head.span
+        #: Called with the rows' `(first doc id, last doc id, count)` (`(None, None, 0)`
+        #: when none) when the columns are first read, before any read uses them: what
+        #: raises there leaves them unread, so every read raises it (the index's loader
+        #: checks them against its manifest so).
+        self.check_rows: Callable[[tuple[int | None, int | None, int]], None] | None = None
+        self._when_read: list[Callable[[RowTable], None]] = []
         self._text_records: RecentlyUsed[int, list[list[Any]]] = RecentlyUsed(cached_records)
+        if "table" in vars(reader):  # read at open (`TermsFileReader.lazy_columns`)
+            self.read_columns()
+
+    def __getattr__(self, name: str) -> Any:
+        """`table` and the row count before the columns are first read: read them now
+        (then they are attributes, which later reads find without a call)."""
+        if name in ("table", "_count"):
+            self.read_columns()
+            return vars(self)[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def columns_read(self) -> bool:
+        """Whether the columns (`table`) are read: until then only `head` is."""
+        return "table" in vars(self)
+
+    def read_columns(self) -> RowTable:
+        """The table with its columns, read and checked (`check_rows`) the first time."""
+        table = vars(self).get("table")
+        if table is not None:
+            return table
+        table = self.reader.table
+        present = table.present
+        count = present.count(1)
+        if self.check_rows is not None:
+            self.check_rows((self.first + present.index(1), self.first + present.rindex(1),
+                             count) if count else (None, None, 0))
+        waiting = self._when_read
+        while waiting:  # one that raises stays, and the next read calls it again
+            waiting[0](table)
+            del waiting[0]
+        self._count = count
+        self.table = table
+        return table
+
+    def when_read(self, call: Callable[[RowTable], None]) -> None:
+        """Call `call(table)` when the columns are first read (now if they are)."""
+        if self.columns_read:
+            call(self.table)
+        else:
+            self._when_read.append(call)
 
     def __len__(self) -> int:
         return self._count
+
+    def __bool__(self) -> bool:
+        """Whether the segment holds a row: a written one does until its columns are
+        read (its first and last slot hold rows), then when they hold one."""
+        return not self.columns_read or self._count > 0
 
     def __contains__(self, doc_id: object) -> bool:
         return (doc_id.__class__ is int and self.first <= doc_id < self.end  # type: ignore[operator]
@@ -139,6 +197,8 @@ def segment_bounds(documents: Mapping[int, DocumentRecord]) -> tuple[int, int]:
     (2, 9)
     """
     if isinstance(documents, SegmentRows):
+        if not documents.columns_read:  # a writer's first and last slot hold rows
+            return documents.first, documents.end - 1
         present = documents.table.present
         return documents.first + present.index(1), documents.first + present.rindex(1)
     return min(documents), max(documents)

@@ -34,7 +34,8 @@ token; at most `CACHED_BITMAP_SLOTS` slots in all).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
@@ -206,13 +207,16 @@ class IndexView(FrozenValue):
     def cjk_candidates(self, needle: str) -> set[int] | None:
         """Rows that may hold `needle`, from the CJK gram index (built on first use); None:
         the needle has no CJK character, so any row may (`engine.index.cjk_grams`)."""
+        self._read_tables_of(None)
         return self._index.cjk_grams.candidates(needle)
 
     # ----- postings -----------------------------------------------------------------
 
     def postings(self, term: str) -> list[Posting]:
         """The live posting list of `term` (the clear version of `term_columns`)."""
-        return self._index.postings(term)
+        postings = self._index.postings(term)
+        self._read_tables_of([posting.doc_id for posting in postings])
+        return postings
 
     def terms_with_prefix(self, prefix: str) -> list[str]:
         """Every term that starts with `prefix`, sorted, without repeats."""
@@ -233,6 +237,7 @@ class IndexView(FrozenValue):
                 cached = self._prefix_columns(term)
             else:
                 cached = self._index.term_columns(term)
+            self._read_tables_of(cached.doc_ids)
             if len(self._terms) >= CACHED_TERMS:  # a long-running reader: keep it bounded
                 self._terms.clear()
             self._terms[key] = cached
@@ -269,6 +274,7 @@ class IndexView(FrozenValue):
         if not self._line:
             from engine.index.token_bitmaps import TokenLine
 
+            self._read_tables_of(None)
             self._line.append(TokenLine.of(self.rows.lengths))
         return self._line[0]
 
@@ -299,6 +305,21 @@ class IndexView(FrozenValue):
             if room:
                 self._bitmaps[key] = cached
         return cached
+
+    def _read_tables_of(self, doc_ids: Sequence[int] | None) -> None:
+        """Read the columns of each segment table not read yet that holds one of
+        `doc_ids` (increasing; None: every row): until its table is read, a segment's
+        rows hold placeholders in `rows` (`RowColumns.lazy_tables`), so a row named to a
+        query reads its segment's table first (a search reads only the tables of the
+        segments that hold its terms)."""
+        for segment in self._index.segments:
+            documents = segment.documents
+            if documents.__class__ is SegmentRows and not documents.columns_read:
+                if doc_ids is not None:
+                    at = bisect_left(doc_ids, documents.first)
+                    if at == len(doc_ids) or doc_ids[at] >= documents.end:
+                        continue
+                documents.read_columns()
 
     def _prefix_columns(self, prefix: str) -> PostingColumns:
         parts = [self.term_columns(completion, prefix=False)
