@@ -287,33 +287,46 @@ def encode_record(value: Any) -> bytes:
     >>> encode_record([1, "x"]) == encode_frame(encode_payload([1, "x"]))
     True
 
-    With the thread's packer made (so the fast path runs, not its oracle): the same
-    bytes, the same error, and a packer that made a large record let go as
-    `encode_payload` lets it go.
+    It packs with a strict packer of its own (one a thread), not `encode_payload`'s:
+    a packer told to pass lone surrogates through (`surrogatepass`) encodes every string
+    through Python's codec machinery, one new bytes object a string, while a strict one
+    copies the string's own UTF-8 (CPython keeps that UTF-8 beside a non-ASCII string
+    while the string lives). The UTF-8 of a string without a lone surrogate is the
+    same either way; a string with one makes the strict packer fail, and the record is
+    then made by the oracle. The same bytes, the same errors, and a packer that made a
+    large record let go as `encode_payload` lets its own go:
 
-    >>> _ = encode_payload(0)
     >>> encode_record({"a": [1.5, None]}) == encode_frame(encode_payload({"a": [1.5, None]}))
     True
+    >>> lone = ["é", {"k" + chr(0xDC80): "v"}]
+    >>> encode_record(lone) == encode_frame(encode_payload(lone))
+    True
     >>> encode_record(object())
+    Traceback (most recent call last):
+    ...
+    engine.codec.framing.DecodeError: value cannot be stored: can not serialize 'object' object
+    >>> encode_record([chr(0xD800), object()])
     Traceback (most recent call last):
     ...
     engine.codec.framing.DecodeError: value cannot be stored: can not serialize 'object' object
     >>> large = ["x" * 1000] * (PACKER_KEPT_BYTES // 1000 + 1)
     >>> encode_record(large) == encode_frame(msgpack.packb(large, use_bin_type=True))
     True
-    >>> getattr(_PACKERS, "packer", None) is None
+    >>> getattr(_PACKERS, "strict", None) is None
     True
     """
-    packer = getattr(_PACKERS, "packer", None)
+    packer = getattr(_PACKERS, "strict", None)
     if packer is None:
-        return encode_frame(encode_payload(value))  # makes the thread's packer
+        packer = _PACKERS.strict = msgpack.Packer(use_bin_type=True)
     try:
         payload: bytes = packer.pack(value)
+    except UnicodeEncodeError:  # a lone surrogate: the oracle passes it through
+        return encode_frame(encode_payload(value))
     except (TypeError, ValueError, OverflowError) as error:
         raise DecodeError(f"value cannot be stored: {error}") from None
     length = len(payload)
     if length > PACKER_KEPT_BYTES:
-        _PACKERS.packer = None
+        _PACKERS.strict = None
         if length > MAX_PAYLOAD_LENGTH:
             raise DecodeError(f"record payload of {length} bytes is out of range")
     return _pack_record_head(length, zlib.crc32(payload)) + payload
