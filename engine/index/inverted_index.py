@@ -187,7 +187,7 @@ class InvertedIndex:
         for segment in self.segments:
             documents = segment.documents
             if isinstance(documents, SegmentRows):
-                found.update(session_id for session_id, _role in documents.table.group_table)
+                found.update(session_id for session_id, _role in documents.head.group_table)
             else:
                 found.update(record.session_id for record in documents.values())
         found.update(record.session_id for record in self.buffer.documents.values())

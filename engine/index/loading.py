@@ -51,8 +51,9 @@ def segment_file_names(name: str) -> tuple[str, str]:
 
 
 def load_segment(directory: Directory, name: str, previous: Segment | None = None) -> FrozenSegment:
-    """Open a flushed segment: read its terms file's table (texts, message ids and term
-    records are read when asked for) and check its postings file's ends. Its group
+    """Open a flushed segment: read its terms file's table head (the per-row columns,
+    texts, message ids and term records are read when asked for) and check its postings
+    file's ends. Its group
     table is linked to `previous`'s (the segment before it) where that table starts it:
     no pair is made at open, and its pairs, once made, hold `previous`'s pair objects.
 

@@ -59,7 +59,7 @@ class StoredTermDictionary:
             RecentlyUsed(cached_records)
 
     def __len__(self) -> int:
-        return self._reader.table.term_count
+        return self._reader.head.term_count
 
     def _record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
         """Record `number`'s terms (increasing) and their slots (`_read_record`)."""
@@ -97,7 +97,7 @@ class StoredTermDictionary:
 
     def with_prefix(self, prefix: str) -> Iterator[str]:
         """Every term starting with `prefix`, in order."""
-        records = len(self._reader.table.term_firsts)
+        records = len(self._reader.head.term_firsts)
         for number in range(max(self._reader.term_record_of(prefix), 0), records):
             terms = self._record(number)[0]
             for term in islice(terms, bisect_left(terms, prefix), None):
@@ -107,11 +107,11 @@ class StoredTermDictionary:
 
     def terms(self) -> Iterator[str]:
         """Every term, in increasing order."""
-        for number in range(len(self._reader.table.term_firsts)):
+        for number in range(len(self._reader.head.term_firsts)):
             yield from self._record(number)[0]
 
     def items(self) -> Iterator[tuple[str, PostingsSlot]]:
         """Every `(term, slot)`, terms in increasing order (a merge reads them all)."""
-        for number in range(len(self._reader.table.term_firsts)):
+        for number in range(len(self._reader.head.term_firsts)):
             for term, frequency, offset, length in self._reader.term_record(number):
                 yield term, PostingsSlot(frequency, offset, length)  # once each: not cached

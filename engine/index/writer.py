@@ -157,7 +157,7 @@ def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
     """What a new segment's group table starts with: the previous segment's, so the
     query columns copy its group column as it is (`engine.index.row_columns`)."""
     if previous is not None and isinstance(previous.documents, SegmentRows):
-        return previous.documents.table.group_table
+        return previous.documents.head.group_table
     return ()
 
 

@@ -56,7 +56,10 @@ def named_columns(index: InvertedIndex, run: kernel.KernelRun) -> list[tuple]:
 
 
 def tables_read(index: InvertedIndex) -> list[bool]:
-    return [segment.documents.columns_read for segment in index.segments]
+    """Per segment, whether its columns record was read, by its rows or by anyone
+    asking its terms file's reader for the whole table."""
+    return [segment.documents.columns_read or "table" in vars(segment.documents.reader)
+            for segment in index.segments]
 
 
 steps = st.lists(st.tuples(st.one_of(changes, st.just(("reload", None))), requests),
@@ -107,6 +110,20 @@ def test_a_search_reads_the_tables_of_the_segments_holding_its_word_only():
     assert tables_read(index) == [False, True, False]
     assert len(search(index, "ballast").rows) == 9  # placeholders replaced when read
     assert tables_read(index) == [True, True, True]
+
+
+def test_prefixes_and_the_indexed_windows_read_no_table():
+    """What the head holds (term counts, the first term of each record, the group
+    table) is read from the head: a prefix search reads the tables of the segments
+    holding its terms only, and listing the windows that may have rows reads none."""
+    index = loaded(three_segments(), True)
+    assert {window for window in index.session_ids_maybe_indexed()} == {
+        WINDOWS[number].session_id for number in (0, 1, 3)}
+    assert tables_read(index) == [False, False, False]
+    run = kernel.run_kernel(index.view(), WINDOWS,
+                            check_request(SearchRequest("quok", match="prefix")), ANALYZER)
+    assert len(run.rows) == 3
+    assert tables_read(index) == [False, True, False]
 
 
 def damage_columns(corpus: Corpus, number: int) -> tuple[str, int]:
