@@ -294,7 +294,7 @@ def encode_record(value: Any) -> bytes:
     while the string lives). The UTF-8 of a string without a lone surrogate is the
     same either way; a string with one makes the strict packer fail, and the record is
     then made by the oracle. The same bytes, the same errors, and a packer that made a
-    large record let go as `encode_payload` lets its own go:
+    large record, or failed part-way, let go (with the buffer it grew):
 
     >>> encode_record({"a": [1.5, None]}) == encode_frame(encode_payload({"a": [1.5, None]}))
     True
@@ -321,8 +321,10 @@ def encode_record(value: Any) -> bytes:
     try:
         payload: bytes = packer.pack(value)
     except UnicodeEncodeError:  # a lone surrogate: the oracle passes it through
+        _PACKERS.strict = None  # with the buffer it grew before it failed (rare)
         return encode_frame(encode_payload(value))
     except (TypeError, ValueError, OverflowError) as error:
+        _PACKERS.strict = None
         raise DecodeError(f"value cannot be stored: {error}") from None
     length = len(payload)
     if length > PACKER_KEPT_BYTES:
