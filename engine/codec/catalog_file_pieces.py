@@ -4,7 +4,9 @@ Owns: `catalog_file_pieces`, the bytes of `engine.codec.catalog_file.encode_cata
 (the clear version, and the oracle of this one: the same bytes, joined) given out a
 record at a time, and each positions record a column at a time. Must not touch: files
 (the caller writes the pieces, through an atomic write) or the byte grammar (that is
-`engine.codec.catalog_file`, whose writing parts this reuses).
+`engine.codec.catalog_file`, whose writing parts this reuses, except a positions
+record's payload: its msgpack heads are restated here byte by byte, held to
+`catalog_file`'s by the tests that join the pieces and compare them with the file).
 
 Why. The store saves the whole catalog at commits and at close; joined, the file's bytes
 were held twice or three times over (the records, the index and positions joined, then
@@ -35,13 +37,13 @@ from engine.codec.catalog_file import (
 )
 from engine.codec.framing import (
     RECORD_HEAD,
+    bin_head,
     combine_crc,
     encode_footer,
     encode_header,
     encode_record,
     update_crc,
 )
-from engine.codec.postings_file import _bin_head
 
 #: The msgpack bytes a positions record's payload starts with: a 4-item array, then the
 #: string "positions".
@@ -109,7 +111,7 @@ def _positions_payload(columns: tuple[Sequence[int], ...], start: int) -> Iterat
     yield _POSITIONS_PREFIX
     for column in columns:
         data = encode_array(column[start:end])  # type: ignore[arg-type]
-        yield _bin_head(len(data))
+        yield bin_head(len(data))
         yield data
         del data  # let it go before the next column's slice is made
 

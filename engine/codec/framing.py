@@ -269,6 +269,20 @@ def decode_header(data: bytes, location: str) -> FileHeader:
 # --------------------------------------------------------------------------------------
 
 
+def bin_head(length: int) -> bytes:
+    """The msgpack head of a `bin` of `length` bytes (bin 8, 16 or 32): what a file whose
+    payload is written in pieces puts before each piece of raw bytes.
+
+    >>> bin_head(3), bin_head(300), bin_head(70_000)
+    (b'\\xc4\\x03', b'\\xc5\\x01,', b'\\xc6\\x00\\x01\\x11p')
+    """
+    if length < 0x100:
+        return bytes((0xC4, length))
+    if length < 0x10000:
+        return b"\xc5" + length.to_bytes(2, "big")
+    return b"\xc6" + length.to_bytes(4, "big")
+
+
 def encode_frame(payload: bytes) -> bytes:
     """One record around `payload` bytes.
 

@@ -51,6 +51,7 @@ from engine.codec.framing import (
     MAX_PAYLOAD_LENGTH,
     RECORD_HEAD,
     DecodeError,
+    bin_head,
     decode_footer_at_end,
     decode_header,
     decode_payload,
@@ -273,20 +274,7 @@ _TYPECODE_BYTES = {typecode: b"\xa1" + typecode.encode() for typecode in _TYPECO
 _ONE_COUNT = b"\xa1B\xc4\x01\x01"
 
 
-def _bin_head(length: int) -> bytes:
-    """The msgpack head of a `bin` of `length` bytes (bin 8, 16 or 32).
-
-    >>> _bin_head(3), _bin_head(300), _bin_head(70_000)
-    (b'\\xc4\\x03', b'\\xc5\\x01,', b'\\xc6\\x00\\x01\\x11p')
-    """
-    if length < 0x100:
-        return bytes((0xC4, length))
-    if length < 0x10000:
-        return b"\xc5" + length.to_bytes(2, "big")
-    return b"\xc6" + length.to_bytes(4, "big")
-
-
-#: `_bin_head(length)` of each length below 256.
+#: `bin_head(length)` of each length below 256.
 _SHORT_BIN_HEADS = tuple(bytes((0xC4, length)) for length in range(0x100))
 
 
@@ -296,7 +284,7 @@ def _column_bytes(values: Sequence[int]) -> bytes:
     typecode, packed = _packed(values)
     length = len(packed)
     return (_TYPECODE_BYTES[typecode] + (_SHORT_BIN_HEADS[length] if length < 0x100
-                                          else _bin_head(length)) + packed)
+                                          else bin_head(length)) + packed)
 
 
 def _one_value_bytes(value: int) -> bytes:
@@ -356,7 +344,7 @@ def flat_posting_record_pieces(doc_ids: Sequence[int], counts: Sequence[int],
     pieces: list[bytes | memoryview] = [b"", _PAYLOAD_PREFIX]
     for column in (doc_ids, counts, positions):
         typecode, packed = _packed_view(column)
-        pieces += (_TYPECODE_BYTES[typecode] + _bin_head(len(packed)), packed)
+        pieces += (_TYPECODE_BYTES[typecode] + bin_head(len(packed)), packed)
     length = sum(map(len, pieces))
     if length > MAX_PAYLOAD_LENGTH:
         raise DecodeError(f"record payload of {length} bytes is out of range")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from array import array
+from dataclasses import replace
 
 import pytest
 
@@ -67,14 +68,37 @@ def test_the_cases_reach_every_bin_head() -> None:
     assert seen == {0xC4, 0xC5, 0xC6}
 
 
+def checkpoint_of_events(seed: int, events: int) -> CatalogCheckpoint:
+    """A random checkpoint whose windows hold exactly `events` events in all (the last
+    window all of them), so that its last positions record holds what is left after the
+    whole ones."""
+    rng = random.Random(seed)
+    checkpoint = random_checkpoint(rng)
+    while not checkpoint.windows:
+        checkpoint = random_checkpoint(rng)
+    counts = array("i", [0] * len(checkpoint.windows))
+    counts[-1] = events
+    return replace(checkpoint, event_counts=counts,
+                   event_segments=array("i", (rng.randrange(1, 9) for _ in range(events))),
+                   event_offsets=array("q", (rng.randrange(1 << 40) for _ in range(events))),
+                   event_lengths=array("i", (rng.randrange(1, 1 << 20) for _ in range(events))))
+
+
 @pytest.mark.parametrize("last", [1, 40, 64, 16_384])
 def test_several_records_join_to_the_whole_file(last: int) -> None:
-    """The last record's columns take each head class; the others are whole records."""
-    checkpoint = random_checkpoint(random.Random(last), events=POSITIONS_PER_RECORD + last)
-    while not checkpoint.windows:
-        checkpoint = random_checkpoint(random.Random(last + 1), events=POSITIONS_PER_RECORD + last)
+    """The last record's columns take each head class (`last` events: 8-bit heads for 1;
+    for 40, 8-bit for the int32 columns and 16-bit for the offsets (320 bytes); 16-bit
+    for 64; 32-bit for 16,384); the others are whole records."""
+    checkpoint = checkpoint_of_events(last, POSITIONS_PER_RECORD + last)
+    assert len(checkpoint.event_offsets) == POSITIONS_PER_RECORD + last
     pieces = list(catalog_file_pieces(checkpoint, windows_per_record=7))
     whole = encode_catalog_file(checkpoint, windows_per_record=7)
     assert b"".join(pieces) == whole
     # no piece holds more than one column of one record (the offsets, 8 bytes an event)
     assert max(map(len, pieces)) <= 8 * POSITIONS_PER_RECORD
+    last_heads = bin_heads(b"".join(_positions_payload(
+        (checkpoint.event_segments, checkpoint.event_offsets, checkpoint.event_lengths),
+        POSITIONS_PER_RECORD)), tuple(column[POSITIONS_PER_RECORD:] for column in (
+            checkpoint.event_segments, checkpoint.event_offsets, checkpoint.event_lengths)))
+    assert last_heads == {1: [0xC4] * 3, 40: [0xC4, 0xC5, 0xC4], 64: [0xC5] * 3,
+                          16_384: [0xC6] * 3}[last]
