@@ -166,6 +166,8 @@ def combine_crc(first_crc: int, second_crc: int, second_length: int) -> int:
     return first_crc ^ second_crc
 
 
+#: Each thread's packers: `packer` (`encode_payload`'s, passing lone surrogates through)
+#: and `strict` (`encode_record`'s).
 _PACKERS = threading.local()
 #: A packer keeps the buffer of the largest value it packed for as long as it lives; one
 #: that packed a value longer than this many bytes (a checkpoint's record, a large

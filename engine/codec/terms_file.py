@@ -1,8 +1,9 @@
 """The terms file of an index segment: its row table and its term dictionary, read lazily.
 
 Owns: the bytes of `index/segment-NNNNNN.terms` (format version 2, the only one read),
-and reading them by offset; the columns record's encoding and decoding is
-`engine.codec.columns_record`'s (split out of this module). Must not touch: files (a reader is handed a
+and reading them by offset. Must not touch: the columns record's bytes
+(`engine.codec.columns_record`, split out of this module, whose `_from_bytes` and
+`_to_bytes` the table record's offsets use too), files (a reader is handed a
 `read(offset, length)` function), posting lists (they live in the segment's postings
 file; this file only says where), index types (rows are plain values here).
 
@@ -101,7 +102,6 @@ from engine.codec.columns_record import (
     _from_bytes,
     _to_bytes,
     columns_of,
-    columns_record_pieces,  # noqa: F401 (the writer's stream imports it from here)
     encode_columns_record,
 )
 from engine.codec.framing import (

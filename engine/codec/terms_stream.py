@@ -26,6 +26,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from itertools import compress, islice, repeat
 from typing import Any, Protocol
 
+from engine.codec.columns_record import columns_record_pieces
 from engine.codec.framing import HEADER_SIZE, combine_crc, encode_footer, encode_header, update_crc
 from engine.codec.group_table import StoredGroups
 from engine.codec.terms_file import (
@@ -36,7 +37,6 @@ from engine.codec.terms_file import (
     RowTable,
     TermEntry,
     build_table,
-    columns_record_pieces,
     encode_table_record,
     encode_term_record,
     encode_text_record,

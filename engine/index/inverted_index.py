@@ -169,10 +169,12 @@ class InvertedIndex:
         for segment in self.segments:
             documents = segment.documents
             if isinstance(documents, SegmentRows):
-                first, lengths = documents.first, documents.table.lengths
+                first = documents.first
                 inside = list(filter(range(first, documents.end).__contains__, doc_ids))
-                total += sum(map(lengths.__getitem__, map(sub, inside, repeat(first))))
-                found += len(inside)
+                if inside:  # a segment's table is read only when it holds one of them
+                    lengths = documents.table.lengths
+                    total += sum(map(lengths.__getitem__, map(sub, inside, repeat(first))))
+                    found += len(inside)
         if found == len(doc_ids):
             return total
         in_tables = [segment.documents for segment in self.segments

@@ -3,7 +3,8 @@
 Owns: three compact per-row arrays filled from the segments' row tables and the buffer,
 the numbering of `(session_id, role)` groups, and the list of live rows whose text holds
 a non-ASCII character with their texts. Must not touch: the index itself (read through
-its public methods and its segments' tables only), files, scope rules, scoring, orders
+its public methods and its segments' rows only: `SegmentRows.head`, `read_columns`,
+`when_read`), files, scope rules, scoring, orders
 (the search stage, `engine.search.fast_path`, does those over these columns). The index
 hands the columns out inside its read-only `engine.index.view.IndexView`.
 
@@ -498,7 +499,7 @@ def _from(column: array, start: int) -> array:
 
 def _append_from(target: array, column: array | memoryview, start: int) -> None:
     """`target.extend(column[start:])` in one C copy, whether the table's column is an
-    array or a typed view of its record's bytes (`engine.codec.terms_file.columns_of`),
+    array or a typed view of its record's bytes (`engine.codec.columns_record.columns_of`),
     which `array.extend` would read one item at a time.
 
     >>> target = array("I", [9])

@@ -42,9 +42,11 @@ NON_ASCII_BYTES = bytes((1 if flag & NON_ASCII_FLAG else 0) for flag in range(25
 class SegmentRows(Mapping[int, DocumentRecord]):
     """A segment's rows by doc id (`Mapping`), backed by its terms file's table.
 
-    `first` and `end` bound the doc ids (`first <= doc_id < end`); `table` is the
-    decoded columns (`engine.codec.terms_file.RowTable`), read by the index's query
-    columns without making records.
+    `first` and `end` bound the doc ids (`first <= doc_id < end`); `head`
+    (`engine.codec.terms_file.TableHead`) is read at open, and `table` (`RowTable`, with
+    its per-row columns) the first time a row is (`read_columns`, which then runs
+    `check_rows` and the `when_read` calls); the index's query columns read it without
+    making records.
     """
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 64) -> None:

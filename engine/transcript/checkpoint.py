@@ -137,7 +137,8 @@ def checkpoint_of(
 ) -> CatalogCheckpoint:
     """The whole catalog, whose last commit ends at `cursor`, with the sealed log files
     before it (and `cursor.file_number` when `cursor.sealed`). Its event positions are
-    three arrays copied from the windows', or with `whole_positions=False` three
+    three arrays the windows' positions are expanded into (`EventPositions.extend_into`),
+    or with `whole_positions=False` three
     `PositionsColumn`s over them, which give a slice at a time (what a save reads: the
     catalog must not change until it is written)."""
     counts = array("i", [len(entry.events) for entry in catalog.entries.values()])

@@ -68,9 +68,10 @@ class EventPositions:
     keeps its log file, first seq and offset once, and each event its end counted from
     that offset (`ends`, int32: a run is cut before `RUN_SPAN`). One run's file and
     offset are `file` and `offset` alone; from the second on, `run_seqs`, `run_files`,
-    `run_offsets` hold every run's (`file`, `offset`: the last's). A window with runs
-    for three quarters of its events (a commit between each two) is flattened: a log
-    file number, offset and length an event (`file_numbers`, `offsets`, `lengths`).
+    `run_offsets` hold every run's (`file`, `offset`: the last's; `file` is a log file's
+    number). A window whose runs would outnumber three quarters of its events (a commit
+    between most two) is flattened: a log file number, offset and length an event
+    (`file_numbers`, `offsets`, `lengths`).
 
     Positions loaded from a checkpoint are flat too, a range `[start, start + count)` of
     arrays shared by every window (`SharedPositions`: no per-window copy at open, and the

@@ -4,7 +4,7 @@ Owns: `PositionsColumn`, one column (log file numbers, offsets or lengths) of th
 positions of a catalog's windows, concatenated in catalog order, as a sequence whose
 slices are arrays made when taken: what a streamed checkpoint save reads
 (`checkpoint.checkpoint_of(..., whole_positions=False)`; the checkpoint's bytes take a
-slice of each column per positions record, `engine.codec.catalog_file`). Must not touch:
+slice of each column per positions record, `engine.codec.catalog_file_pieces`). Must not touch:
 the catalog (its windows' positions are read, never changed: it must not change while
 a column is read) or the bytes (`engine.codec`).
 
