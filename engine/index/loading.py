@@ -8,6 +8,11 @@ merge removes what a manifest named) and checking every byte of its files
 (`engine.codec.*_file`), and writing: which files a flush or a merge writes, and in
 what order, is `engine.index.writer`'s, which imports this module. A reader (a search)
 loads this module and not the writer's, whose flushes and merges it never runs.
+
+A segment whose per-row columns are not read yet has its first and last rows checked
+against the manifest at open, and its row count when its columns are first read
+(`_check_rows_when_read` sets `SegmentRows.check_rows`): a mismatch found then raises
+the same `CorruptFile`, and is not retried as a changed manifest is.
 """
 
 from __future__ import annotations
