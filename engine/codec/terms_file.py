@@ -14,7 +14,9 @@ Byte grammar (a `framing` file of kind `terms`)::
     table_record := ["table", table]
     table        := map with these keys, in this order:
       first_doc_id  int   the table covers doc ids first_doc_id .. first_doc_id + span - 1
-      span          int   (a "slot" is one doc id of that range, whether it has a row or not)
+      span          int   (a "slot" is one doc id of that range, whether it has a row or not;
+                          the first and last slots always hold rows: a writer spans the
+                          rows it writes, and a reader bounds an unread table by them)
       group_table   [[session_id, role], ...]   distinct pairs, in order of first use;
                     or instead, as columns (written when no session id holds a NUL and
                     there are at most 256 roles; a group table is then the zip of):

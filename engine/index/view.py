@@ -2,8 +2,11 @@
 
 Owns: what a query may read from an `InvertedIndex` (rows, texts, posting lists, the
 corpus statistics of bm25, window states, the row columns) and the per-version caches of
-what is derived from them (term columns, impact orders, token bitmaps). Must not touch: writes of any kind, scope rules, scoring, orders, excerpts
-(the search stage, `engine.search`, does those with what it reads here).
+what is derived from them (term columns, impact orders, token bitmaps), and reading the
+row tables of the segments whose rows a query names (`_read_tables_of`: until then an
+unread segment's rows in the row columns are placeholders). Must not touch: writes of
+any kind, scope rules, scoring, orders, excerpts (the search stage, `engine.search`,
+does those with what it reads here).
 
 The index hands out one view per version (`InvertedIndex.view()`): the same object while
 nothing changes, a new one after any change. A version is `(generation, next_doc_id,
