@@ -38,6 +38,9 @@ from engine.index.view import IndexView
 from engine.light_values import FrozenValue
 from engine.model import DEFAULT_AGENT_ID, SearchRequest, SessionWindow
 
+#: The keys the namespace rule selects whatever the agent.
+_RESERVED_KEYS = frozenset(("global", "unknown"))
+
 
 def key_in_scope(
     session_key: str, agent_id: str | None, session_keys: Collection[str] | None
@@ -55,7 +58,7 @@ def key_in_scope(
     True
     """
     if session_keys is None:
-        if session_key in ("global", "unknown"):
+        if session_key in _RESERVED_KEYS:
             return True
         agent = DEFAULT_AGENT_ID if agent_id is None else agent_id
         return session_key.startswith(f"agent:{agent}:")
@@ -84,10 +87,6 @@ def keys_in_scope(
     if not session_keys:
         return keys
     return set(session_keys).intersection(keys)
-
-
-#: The keys the namespace rule selects whatever the agent.
-_RESERVED_KEYS = frozenset(("global", "unknown"))
 
 
 class Scope(FrozenValue):
