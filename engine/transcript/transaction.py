@@ -74,8 +74,9 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     """The records a transaction wrote, with their positions, in order, kept compactly:
     event records in runs (consecutive records of one window, seqs in a row, each
     written right after the one before in the same log file: a run keeps its window,
-    first seq, log file and first offset once, and each record its length and stamp),
-    any other record as it is. Why: a tuple of a `RecordPosition` and an `EventRecord`
+    first seq, log file and first offset once, and each record its length), any other
+    record as it is; stamps are kept in runs of their own (records in a row with the
+    same stamp keep it once: an import stamps every event with one receipt time). Why: a tuple of a `RecordPosition` and an `EventRecord`
     per event, kept until the commit, made an import's memory grow with its events, and
     so did six numbers per event (figures in the commit messages). Items are made when
     read, event records without their event object (the catalog keeps positions, not
@@ -96,7 +97,8 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     """
 
     __slots__ = ("_lengths", "_next_offset", "_others", "_run_files", "_run_offsets",
-                 "_run_seqs", "_run_sessions", "_run_starts", "_stamps")
+                 "_run_seqs", "_run_sessions", "_run_starts", "_stamp_starts",
+                 "_stamp_values")
 
     def __init__(self) -> None:
         #: Per run: its window (None: a record that is not an event record, alone in its
@@ -106,10 +108,12 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         self._run_files = array("q")
         self._run_offsets = array("q")
         self._run_starts = array("q")
-        #: Per record: its framed length (a payload is at most 1 GiB) and its stamp (0.0
-        #: for a record that is not an event).
+        #: Per record: its framed length (a payload is at most 1 GiB).
         self._lengths = array("i")
-        self._stamps = array("d")
+        #: Per run of records with one stamp (0.0 for a record that is not an event):
+        #: the index of its first record, and the stamp.
+        self._stamp_starts = array("q")
+        self._stamp_values = array("d")
         #: Where the last run's next record would start (-1: no run continues).
         self._next_offset = -1
         #: index -> (position, record) of each record that is not an event record.
@@ -123,8 +127,8 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
             return
         self._others[len(self._lengths)] = (position, record)
         self._new_run(None, 0, position.file_number, position.offset)
+        self._add_stamp(0.0)
         self._lengths.append(position.length)
-        self._stamps.append(0.0)
         self._next_offset = -1
 
     def append_event(self, session_id: str, seq: int, created_at: float, file_number: int,
@@ -136,9 +140,16 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
                 and file_number == self._run_files[-1]
                 and seq == self._run_seqs[-1] + len(self._lengths) - self._run_starts[-1]):
             self._new_run(session_id, seq, file_number, offset)
+        self._add_stamp(created_at)
         self._lengths.append(length)
-        self._stamps.append(created_at)
         self._next_offset = offset + length
+
+    def _add_stamp(self, stamp: float) -> None:
+        """Stamp the record about to be appended (before its length is)."""
+        values = self._stamp_values
+        if not values or stamp != values[-1]:
+            self._stamp_starts.append(len(self._lengths))
+            values.append(stamp)
 
     def _new_run(self, session_id: str | None, seq: int, file_number: int,
                  offset: int) -> None:
@@ -150,6 +161,11 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
 
     def __len__(self) -> int:
         return len(self._lengths)
+
+    def stamp_runs(self) -> int:
+        """How many runs of records in a row with one stamp are kept (each keeps its
+        stamp once)."""
+        return len(self._stamp_values)
 
     @overload
     def __getitem__(self, index: int) -> tuple[RecordPosition, LogRecord]: ...
@@ -190,13 +206,24 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         if session_id is None:
             yield self._others[start]
             return
-        stamps, lengths = self._stamps, self._lengths
+        lengths, stamp_starts, stamp_values = \
+            self._lengths, self._stamp_starts, self._stamp_values
+        stamp_run = bisect_right(stamp_starts, start) - 1
+        next_stamp = self._stamp_start(stamp_run + 1)
         for number in range(start, start + count):
+            if number == next_stamp:
+                stamp_run += 1
+                next_stamp = self._stamp_start(stamp_run + 1)
             length = lengths[number]
             yield (RecordPosition(file_number, offset, length),
-                   EventRecord(session_id, seq, stamps[number], {}))
+                   EventRecord(session_id, seq, stamp_values[stamp_run], {}))
             offset += length
             seq += 1
+
+    def _stamp_start(self, stamp_run: int) -> int:
+        """The first record of stamp run `stamp_run` (past the last: no record)."""
+        starts = self._stamp_starts
+        return starts[stamp_run] if stamp_run < len(starts) else len(self._lengths)
 
     def _item(self, number: int) -> tuple[RecordPosition, LogRecord]:
         run = bisect_right(self._run_starts, number) - 1
@@ -206,8 +233,8 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
             return self._others[number]
         offset = self._run_offsets[run] + sum(self._lengths[start:number])
         position = RecordPosition(self._run_files[run], offset, self._lengths[number])
-        record = EventRecord(session_id, self._run_seqs[run] + number - start,
-                             self._stamps[number], {})
+        stamp = self._stamp_values[bisect_right(self._stamp_starts, number) - 1]
+        record = EventRecord(session_id, self._run_seqs[run] + number - start, stamp, {})
         return position, record
 
 

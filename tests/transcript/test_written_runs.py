@@ -23,6 +23,7 @@ from engine.codec.log_file import (
 )
 from engine.directory import MemoryDirectory
 from engine.model import SessionWindow
+from engine.transcript.log_positions import RecordPosition
 from engine.transcript.store import TranscriptStore
 from engine.transcript.transaction import WrittenRecords
 from tests.transcript.test_commit_columns import replayed
@@ -30,12 +31,16 @@ from tests.transcript.test_commit_columns import replayed
 SESSIONS = ("a", "b")
 KEYS = ("agent:main:x", "agent:main:y")
 
+#: An event's stamp: often one of a few, so that records in a row share one (as an
+#: import's do; 0.0 is also what a record that is not an event is stamped with).
+STAMPS = st.one_of(st.sampled_from((0.0, 1.0, 3.5)), st.floats(0, 10, allow_nan=False))
+
 #: A record, and how its position follows the one before: 0 right after it, 1 after a
 #: gap, 2 at the start of the next log file.
 STEPS = st.tuples(
     st.one_of(
         st.builds(EventRecord, st.sampled_from(SESSIONS), st.integers(0, 6),
-                  st.floats(0, 10, allow_nan=False), st.just({})),
+                  STAMPS, st.just({})),
         st.builds(WindowRecord, st.builds(SessionWindow, st.sampled_from(SESSIONS),
                                           st.sampled_from(KEYS))),
         st.builds(ReplaceRecord, st.sampled_from(SESSIONS), st.integers(0, 3),
@@ -46,8 +51,6 @@ STEPS = st.tuples(
 
 def written_pairs(steps: list[tuple[LogRecord, int, int]], file_number: int, offset: int
                   ) -> tuple[WrittenRecords, list[Any], int, int]:
-    from engine.transcript.log_positions import RecordPosition
-
     written, pairs = WrittenRecords(), []
     for record, step, length in steps:
         if step == 1:
@@ -108,3 +111,20 @@ def test_a_transcript_written_back_to_back_is_one_run() -> None:
                              for session_id in ("w", "v")}
         assert [stored.event["n"] for stored in store.events("v")] == list(range(300))
         assert [stored.created_at for stored in store.events("w")][:2] == [1000.0, 1001.0]
+
+
+def test_one_receipt_stamp_is_kept_once() -> None:
+    """An import stamps every event with its receipt time: records in a row with one
+    stamp keep it once (a run of stamps), however many they are, and each item still
+    reads it; a new stamp, and a record that is not an event, start a stamp run."""
+    written = WrittenRecords()
+    for seq in range(1000):
+        written.append_event("w", seq, 5.0, 1, 8 + 10 * seq, 10)
+    written.append(RecordPosition(1, 10_008, 9), DeleteSessionRecord("k", ("w",)))
+    written.append_event("v", 0, 5.0, 1, 10_017, 10)
+    written.append_event("v", 1, 6.5, 1, 10_027, 10)
+    assert written.stamp_runs() == 4
+    assert [record.created_at for _, record in written  # type: ignore[union-attr]
+            if isinstance(record, EventRecord)] == [5.0] * 1001 + [6.5]
+    assert written[999][1] == EventRecord("w", 999, 5.0, {})
+    assert written[-1][1] == EventRecord("v", 1, 6.5, {})
