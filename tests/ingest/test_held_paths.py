@@ -1,7 +1,8 @@
 """The active path a streamed import keeps of each window it holds for the rebuild with
 its commit (`streaming.HeldWindow.seqs`) is an array of integers, not a tuple of int
-objects (every held window's path waits until the commit, where an import's peak is
-set), and it is the path `tree.visible_events` gives."""
+objects, and of the narrowest unsigned integers that hold the window's seqs (every held
+window's path waits until the commit, where an import's peak is set), and it is the
+path `tree.visible_events` gives."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from engine.backends.reference import streaming
 from engine.backends.reference.backend import ReferenceBackend
+from engine.codec.postings_file import smallest_typecode
 from engine.directory import MemoryDirectory
 from engine.ingest import import_sources
 from engine.model import StoredEvent
@@ -39,7 +41,8 @@ def test_held_paths_are_arrays_of_the_visible_seqs(tmp_path: Path) -> None:
         for session_id, window in paths.items():
             events = [StoredEvent(session_id, seq, event)
                       for seq, event in enumerate(windows[session_id][1])]
-            assert isinstance(window.seqs, array) and window.seqs.typecode == "q"
+            assert isinstance(window.seqs, array)
+            assert window.seqs.typecode == smallest_typecode(len(events))
             assert window.seqs.tolist() == [stored.seq for stored in visible_events(events)]
     finally:
         streaming.StreamedIndexing.rebuilds = rebuilds  # type: ignore[method-assign]

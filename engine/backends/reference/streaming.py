@@ -165,7 +165,8 @@ class HeldWindow:
     """A window whose rows wait for the rebuild with its transaction's commit (`hold`):
     how many events it has, the id of its leaf and the seqs of its active path,
     increasing (the events its rebuild reads back a run at a time,
-    `indexing.IndexedStore._rebuild_in_runs`), in an `array` of 8-byte integers: every
+    `indexing.IndexedStore._rebuild_in_runs`), in an `array` of the narrowest unsigned
+    integers that hold its seqs (a byte each in a window of fewer than 256 events): every
     window an import holds keeps its path until the commit, where the peak is set, and
     a tuple of int objects took several times the bytes."""
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from engine.backends.forward_indexing import forward_state
 from engine.backends.protocol import BackendTransaction
 from engine.backends.replacement import rebuild_is_deferred
+from engine.codec.postings_file import smallest_typecode
 from engine.config import EngineConfig
 from engine.errors import UnknownSession
 from engine.model import SessionWindow, StoredEvent
@@ -122,8 +123,10 @@ class ReferenceTransaction(BackendTransaction):
         if state is None or not state.needs_rebuild:
             return
         tree = scan_tree(stored)
-        # An array, not a tuple of ints: a held window's path waits until the commit.
-        seqs = array("q", [event.seq for event in visible_events(stored, tree)])
+        # An array of the narrowest integers that hold the window's seqs, not a tuple of
+        # ints: a held window's path waits until the commit.
+        seqs = array(smallest_typecode(len(stored)),
+                     [event.seq for event in visible_events(stored, tree)])
         in_order = all(earlier < later for earlier, later in pairwise(seqs))
         follower.hold(session_id,
                       HeldWindow(len(stored), tree.leaf_id, seqs) if in_order else None)
