@@ -57,14 +57,12 @@ keep it aside until its files change (`set_aside.py`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.backends.sqlite.backend import SqliteBackend
 from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportBatch
 from engine.ingest.corpus import append_events
@@ -81,6 +79,9 @@ from engine.ingest.openclaw_state import (
 from engine.ingest.set_aside import set_aside_now, source_of_error, still_aside
 from engine.model import SessionWindow, StoredEvent
 from engine.transcript import events as kinds
+
+if TYPE_CHECKING:
+    from engine.backends.sqlite.backend import SqliteBackend
 
 UNKNOWN_KEY = "unknown"
 
@@ -181,6 +182,7 @@ class _Source:
 
 
 def _sha256(data: bytes) -> str:
+    import hashlib  # here: OpenSSL's library is loaded only by an import that hashes
     return hashlib.sha256(data).hexdigest()
 
 
@@ -400,6 +402,8 @@ def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteB
         in_database: set[str] = set()
         if database_path.is_file() and database_path not in excluded_paths:
             name = database_path.relative_to(state).as_posix()
+            # here: a state without an OpenClaw database loads no part of SQLite
+            from engine.backends.sqlite.backend import SqliteBackend
             try:
                 database = SqliteBackend.open_file(database_path)
             except StoreError as error:
