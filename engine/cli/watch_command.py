@@ -43,7 +43,7 @@ from engine.errors import InputError, MalformedInput, StoreLocked, StorePathErro
 from engine.store.registry import BACKEND_NAMES, DEFAULT_BACKEND
 
 if TYPE_CHECKING:
-    from engine.ingest.live_state import LiveReport
+    from engine.ingest.live_report import LiveReport
 
 DEFAULT_INTERVAL = 2.0
 

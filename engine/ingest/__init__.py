@@ -13,6 +13,7 @@ Map of the package:
 * `live_state.py` — the live import of an OpenClaw state (files and its agents'
                   `openclaw-agent.sqlite`, read-only): what is new since the last run,
                   `live_import_into_store` in `into_store.py` runs it on a store folder;
+* `live_report.py` — what one live import did (`LiveReport`);
 * `live_marks.py` — how far each source was imported (`live-import.json` in the store);
 * `records.py`  — the `sessions.jsonl` window record <-> `SessionWindow`;
 * `batch.py`    — rules shared by every form (no duplicate windows, one current window per
@@ -37,7 +38,7 @@ from engine.ingest.into_store import (
     import_into_store,
     live_import_into_store,
 )
-from engine.ingest.live_state import LiveReport
+from engine.ingest.live_report import LiveReport
 
 __all__ = ["FORMS", "ImportOutcome", "ImportReport", "ImportTarget", "LiveReport",
            "detect_form", "import_into_store", "import_sources", "live_import_into_store",

@@ -69,6 +69,7 @@ from engine.ingest.corpus import append_events
 from engine.ingest.importer import DATABASE_IN_AGENT, ImportTarget, stored_windows
 from engine.ingest.jsonl import iter_lines, line_object, parse_line
 from engine.ingest.live_marks import FileMark, SetAside, StateMarks, WindowMark
+from engine.ingest.live_report import LiveReport
 from engine.ingest.openclaw_state import (
     AGENTS_FOLDER,
     ARCHIVE_ID_MARKER,
@@ -92,57 +93,6 @@ NOT_A_STATE = ("not an OpenClaw state directory (no agents/<agentId>/sessions/ n
                "agents/<agentId>/agent/openclaw-agent.sqlite)")
 
 
-@dataclass(frozen=True, slots=True)
-class LiveReport:
-    """What one live import did: windows added, extended (new events appended),
-    replaced, updated (metadata only) and unchanged, events written, and notes."""
-
-    state: str
-    added: int = 0
-    extended: int = 0
-    replaced: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    events: int = 0
-    notes: tuple[str, ...] = ()
-    unindexed_roles: tuple[tuple[str, int], ...] = ()
-    #: Every source left out of this import, with why (relative name, error), and the
-    #: errors of those set aside by this import (the others were already).
-    set_aside: tuple[tuple[str, str], ...] = ()
-    newly_set_aside: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        """Whether the import wrote anything."""
-        return bool(self.added or self.extended or self.replaced or self.updated)
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as the `import --openclaw-state --json` output."""
-        return {"state": self.state, "added": self.added, "extended": self.extended,
-                "replaced": self.replaced, "updated": self.updated,
-                "unchanged": self.unchanged, "events": self.events,
-                "unindexedRoles": dict(self.unindexed_roles), "notes": list(self.notes),
-                "setAside": [{"source": name, "reason": reason}
-                             for name, reason in self.set_aside]}
-
-    def summary(self) -> str:
-        """One line for people.
-
-        >>> LiveReport("s", added=1, extended=2, events=7, unchanged=3).summary()
-        'state s: 7 new events; windows: 1 added, 2 extended, 0 replaced, 0 updated, 3 unchanged'
-        >>> LiveReport("s", unchanged=3).summary()
-        'state s: nothing new (3 windows unchanged)'
-        """
-        aside = (f"; {len(self.set_aside)} source{'' if len(self.set_aside) == 1 else 's'} "
-                 "set aside" if self.set_aside else "")
-        if not self.changed:
-            return (f"state {self.state}: nothing new ({self.unchanged} windows "
-                    f"unchanged){aside}")
-        return (f"state {self.state}: {self.events} new events; windows: {self.added} added, "
-                f"{self.extended} extended, {self.replaced} replaced, {self.updated} updated, "
-                f"{self.unchanged} unchanged{aside}")
-
-
 def is_live_state(path: Path) -> bool:
     """True for a folder with `agents/<agentId>/` holding a `sessions/` folder or an
     `agent/openclaw-agent.sqlite` database."""
@@ -164,7 +114,7 @@ class _Source:
 
     window: SessionWindow
     name: str  # relative to the state folder, for the marks
-    path: Path
+    state: Path  # the state folder, one object for every source (`path`)
     from_database: bool = False
     action: str = "new"
     stored: SessionWindow | None = None
@@ -179,6 +129,12 @@ class _Source:
     database_events: list[StoredEvent] = field(default_factory=list)
     appended: int = 0
     mark: FileMark | WindowMark | None = None
+
+    @property
+    def path(self) -> Path:
+        """The source's file, made when asked: a path kept for each source until the
+        marks are written cost 4 MiB at 1M messages."""
+        return self.state / self.name
 
 
 def _sha256(data: bytes) -> str:
@@ -412,7 +368,7 @@ def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteB
             databases.append(database)
             for window in database.windows():
                 in_database.add(window.session_id)
-                sources.append(_Source(window, name, database_path, from_database=True,
+                sources.append(_Source(window, name, state, from_database=True,
                                        database=database))
         sessions = agent_folder / SESSIONS_FOLDER
         if sessions.is_dir() and sessions / INDEX_FILE not in excluded_paths:
@@ -423,7 +379,7 @@ def _plan(state: Path, stored: dict[str, SessionWindow], databases: list[SqliteB
                     notes.append(f'{path}: window "{window.session_id}" is read from '
                                  f"{database_path} (the file is its copy before the migration)")
                     continue
-                files.append(_Source(window, path.relative_to(state).as_posix(), path))
+                files.append(_Source(window, path.relative_to(state).as_posix(), state))
             sources.extend(_follow_reset_archives(files, stored, notes))
     return sources
 
