@@ -8,7 +8,8 @@ modules), storage, scoring.
 
 Rule: the same analyzer (same name, same options) is used at index time and at query
 time; callers get it from `get_analyzer` (or `SEARCH_PROFILE.analyzer()`) in both places
-and never build a profile class themselves. Every analyzer is a visible chain of stages:
+and never build a profile class themselves (a `unicode61` tokenizer is shared by every
+caller asking for the same options). Every analyzer is a visible chain of stages:
 `describe()` returns one line per stage, in the order they run.
 
 The profile modules are imported lazily, inside the builder of each profile, so that a
@@ -23,6 +24,7 @@ It is never used to index or to query.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.errors import EngineError, UsageError
@@ -50,9 +52,25 @@ def _build_unicode61(options: Mapping[str, Any]) -> Analyzer:
     for text_option in ("tokenchars", "separators"):
         if not isinstance(options.get(text_option, ""), str):
             raise UsageError(f"unicode61 profile: {text_option} must be a string")
+    # Keyed by each value's type too: `remove_diacritics=1.0` equals 1 but prints apart.
+    key = tuple(sorted((option, type(value), value) for option, value in options.items()))
+    try:
+        return _shared_unicode61(key)
+    except TypeError:  # an unhashable value: its own tokenizer (which judges the value)
+        return _unicode61(key)
+
+
+def _unicode61(key: tuple[tuple[str, type, Any], ...]) -> Analyzer:
     from engine.analysis.unicode61 import Unicode61Tokenizer
 
-    return Unicode61Tokenizer(**options)
+    return Unicode61Tokenizer(**{option: value for option, _, value in key})
+
+
+#: One `unicode61` tokenizer per set of options, shared by every caller: its terms
+#: depend on its options alone, and each keeps caches of the pieces and tokens it met (up
+#: to `CACHE_ENTRIES` entries each), which a tokenizer per caller repeated (a store opens
+#: a reference index an agent: five copies of full caches in a 1M import).
+_shared_unicode61 = lru_cache(maxsize=32)(_unicode61)
 
 
 def _build_icu(options: Mapping[str, Any]) -> Analyzer:

@@ -171,3 +171,23 @@ def test_module_doctests_pass(module_name: str) -> None:
     results = doctest.testmod(importlib.import_module(module_name))
     assert results.attempted > 0
     assert results.failed == 0
+
+
+def test_unicode61_tokenizers_are_shared_by_options() -> None:
+    """Every caller asking for the same `unicode61` options gets one tokenizer (its caches
+    of pieces are kept once, not once a store partition), other options another; a value
+    that equals another of a different type builds its own, and ICU's analyzers, which
+    hold break iterators, are never shared."""
+    shared = SEARCH_PROFILE.analyzer()
+    assert get_analyzer("unicode61", remove_diacritics=2) is shared
+    assert ProfileConfig("unicode61", (("remove_diacritics", 2),)).analyzer() is shared
+    assert get_analyzer("unicode61") is get_analyzer("unicode61")
+    assert get_analyzer("unicode61") is not shared
+    floating = get_analyzer("unicode61", remove_diacritics=1.0)
+    assert floating is not get_analyzer("unicode61")
+    assert floating.remove_diacritics == 1.0  # type: ignore[attr-defined]
+    assert shared.terms("Ünïcode 61") == ["unicode", "61"]
+    with pytest.raises(UsageError, match="categories must be a string"):
+        get_analyzer("unicode61", categories=["L*"])
+    if importlib.util.find_spec("icu") is not None:
+        assert get_analyzer("icu") is not get_analyzer("icu")
