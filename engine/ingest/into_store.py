@@ -50,7 +50,8 @@ from engine.errors import MalformedInput, StoreError
 from engine.ingest.batch import ImportReport
 from engine.ingest.importer import detect_form, import_sources
 from engine.ingest.live_marks import StateMarks, read_marks, state_name, write_marks
-from engine.ingest.live_state import NOT_A_STATE, LiveReport, import_live_state, is_live_state
+from engine.ingest.live_report import LiveReport
+from engine.ingest.live_state import NOT_A_STATE, import_live_state, is_live_state
 from engine.progress import PhasedProgress
 from engine.store.maintenance import reconcile_when_needed
 from engine.store.partitioned import PartitionedStore

@@ -132,8 +132,8 @@ class _Source:
 
     @property
     def path(self) -> Path:
-        """The source's file, made when asked: a path kept for each source until the
-        marks are written cost 4 MiB at 1M messages."""
+        """The source's file, made when asked: not a path kept for each source until the
+        marks are written (the state folder's windows are many)."""
         return self.state / self.name
 
 

@@ -26,6 +26,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from math import copysign
 from typing import Any, NamedTuple, overload
 
 from engine.codec.framing import DecodeError
@@ -76,9 +77,10 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     written right after the one before in the same log file: a run keeps its window,
     first seq, log file and first offset once, and each record its length), any other
     record as it is; stamps are kept in runs of their own (records in a row with the
-    same stamp keep it once: an import stamps every event with one receipt time). Why: a tuple of a `RecordPosition` and an `EventRecord`
-    per event, kept until the commit, made an import's memory grow with its events, and
-    so did six numbers per event (figures in the commit messages). Items are made when
+    same stamp keep it once: an import stamps every event with one receipt time). Why:
+    a tuple of a `RecordPosition` and an `EventRecord` per event, kept until the commit,
+    made an import's memory grow with its events, and so did six numbers per event
+    (figures in the commit messages). Items are made when
     read, event records without their event object (the catalog keeps positions, not
     events). Its oracle is the list of pairs it replaces: the doctest, and
     `tests/transcript/test_commit_columns.py`, `test_written_runs.py`.
@@ -145,9 +147,10 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
         self._next_offset = offset + length
 
     def _add_stamp(self, stamp: float) -> None:
-        """Stamp the record about to be appended (before its length is)."""
+        """Stamp the record about to be appended (before its length is): a new stamp
+        run unless the last run's stamp is this one, sign included (-0.0 == 0.0)."""
         values = self._stamp_values
-        if not values or stamp != values[-1]:
+        if not values or stamp != values[-1] or copysign(1.0, stamp) != copysign(1.0, values[-1]):
             self._stamp_starts.append(len(self._lengths))
             values.append(stamp)
 

@@ -184,8 +184,11 @@ def test_unicode61_tokenizers_are_shared_by_options() -> None:
     assert get_analyzer("unicode61") is get_analyzer("unicode61")
     assert get_analyzer("unicode61") is not shared
     floating = get_analyzer("unicode61", remove_diacritics=1.0)
-    assert floating is not get_analyzer("unicode61")
-    assert floating.remove_diacritics == 1.0  # type: ignore[attr-defined]
+    assert floating is not get_analyzer("unicode61", remove_diacritics=1)
+    assert repr(floating.remove_diacritics) == "1.0"  # type: ignore[attr-defined]
+    negative = get_analyzer("unicode61", remove_diacritics=-0.0)
+    assert negative is not get_analyzer("unicode61", remove_diacritics=0.0)
+    assert repr(negative.remove_diacritics) == "-0.0"  # type: ignore[attr-defined]
     assert shared.terms("Ünïcode 61") == ["unicode", "61"]
     with pytest.raises(UsageError, match="categories must be a string"):
         get_analyzer("unicode61", categories=["L*"])

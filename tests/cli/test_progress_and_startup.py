@@ -236,7 +236,7 @@ def test_import_without_a_terminal_does_not_load_rich(tmp_path: Path) -> None:
 def test_a_reference_import_loads_neither_sqlite_nor_openssl(tmp_path: Path) -> None:
     """A reference import of a file loads no part of SQLite (an OpenClaw state's
     database is opened where one is found) nor `hashlib`, whose OpenSSL library alone
-    adds about 3 MiB to the import's resident memory (only a state's marks hash)."""
+    adds to the import's resident memory (only a state's marks hash)."""
     loaded = engine_modules_after("import", "--store", str(tmp_path / "s"), "--quiet",
                                   str(flat_source(tmp_path / "m.jsonl", messages=5)))
     assert "engine.ingest.live_state" in loaded

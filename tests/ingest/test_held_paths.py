@@ -9,6 +9,8 @@ from __future__ import annotations
 from array import array
 from pathlib import Path
 
+import pytest
+
 from engine.backends.reference import streaming
 from engine.backends.reference.backend import ReferenceBackend
 from engine.codec.postings_file import smallest_typecode
@@ -18,11 +20,25 @@ from engine.model import StoredEvent
 from engine.transcript.tree import visible_events
 from tests.ingest.test_reference_whole_windows import SMALL
 from tests.ingest.test_spooled_tails import long_windows
-from tests.ingest.test_whole_windows import write_corpus
+from tests.ingest.test_whole_windows import message, write_corpus
 
 
-def test_held_paths_are_arrays_of_the_visible_seqs(tmp_path: Path) -> None:
+def wide_window() -> list[dict]:
+    """300 messages, rewound to the 100th after the 280th: seqs past a byte's range."""
+    events = [message(number, f"wide {number}", f"m{number - 1}" if number else None)
+              for number in range(280)]
+    events.append({"type": "leaf", "id": "lw", "parentId": "m279", "targetId": "m100"})
+    return [*events, *(message(number, f"wide {number}", "m100" if number == 280
+                               else f"m{number - 1}") for number in range(280, 300))]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_held_paths_are_arrays_of_the_visible_seqs(tmp_path: Path, wide: bool) -> None:
+    """Every held window's path; `wide`: one window of 301 events held whole (it takes
+    two bytes a seq), as an import holds a window shorter than `held_events`."""
     windows = long_windows()
+    if wide:
+        windows = {"l-wide": ("agent:main:long-wide", wide_window())}
     corpus = write_corpus(tmp_path / "corpus", windows)
     held: dict[str, streaming.HeldWindow | None] = {}
     rebuilds = streaming.StreamedIndexing.rebuilds
@@ -35,9 +51,12 @@ def test_held_paths_are_arrays_of_the_visible_seqs(tmp_path: Path) -> None:
     backend = ReferenceBackend.create_in(MemoryDirectory(), config=SMALL)
     try:
         streaming.StreamedIndexing.rebuilds = kept  # type: ignore[method-assign]
-        import_sources(backend, [corpus], received_at=1.0, whole_windows=True, held_events=40)
+        import_sources(backend, [corpus], received_at=1.0, whole_windows=True,
+                       held_events=400 if wide else 40)
         paths = {session_id: window for session_id, window in held.items() if window is not None}
         assert paths
+        if wide:
+            assert paths["l-wide"].seqs.typecode == "H" and max(paths["l-wide"].seqs) == 300
         for session_id, window in paths.items():
             events = [StoredEvent(session_id, seq, event)
                       for seq, event in enumerate(windows[session_id][1])]

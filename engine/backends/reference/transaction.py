@@ -6,7 +6,8 @@ keeps events opaque). `replace_transcript` decides in its transaction whether th
 is rebuilt now (`engine.backends.replacement`) and writes the decision into the log's
 `replace` record, so a replay decides as the commit did whatever config opens the store
 later. Must not touch: the commit and what the index does with it (`indexing`), byte
-layouts (`engine.codec`).
+layouts (`engine.codec`; it borrows only `smallest_typecode`, the narrowest array
+typecode for a held path's seqs).
 
 A new window's whole transcript (`append_transcript`, an import that reconciles after
 it) whose events the forward indexer would leave dirty (`forward_indexing.forward_state`)
