@@ -119,7 +119,8 @@ class _Source:
     action: str = "new"
     stored: SessionWindow | None = None
     held: int = 0
-    # a file: where reading starts, and the mark of what precedes it
+    # a file: where reading starts, and the mark of what precedes it (None: a new or
+    # replaced window's file, read from its start; a mark each was kept to the commit)
     offset: int = 0
     first_line: int = 1
     base: FileMark | None = None
@@ -167,7 +168,7 @@ def _decide_file(target: ImportTarget, source: _Source, mark: FileMark | None) -
     """Set `source.action` and where to read from (the rules of the module docstring)."""
     session_id = source.window.session_id
     if source.stored is None:
-        source.action, source.base, source.seen = "new", _empty_mark(session_id), {}
+        source.action, source.seen = "new", {}
         return
     source.held = held = target.event_count(session_id)
     size = source.path.stat().st_size
@@ -186,7 +187,7 @@ def _decide_file(target: ImportTarget, source: _Source, mark: FileMark | None) -
             numbered.append((line, start, raw, event))
     if len(numbered) < held or any(numbered[position][3] != stored[position].event
                                    for position in range(held)):
-        source.action, source.base, source.seen = "replace", _empty_mark(session_id), {}
+        source.action, source.seen = "replace", {}
         return
     source.action = "append"
     source.seen = {}
