@@ -120,7 +120,7 @@ class _Source:
     stored: SessionWindow | None = None
     held: int = 0
     # a file: where reading starts, and the mark of what precedes it (None: a new or
-    # replaced window's file, read from its start; a mark each was kept to the commit)
+    # replaced window's file, read from its start; its mark is made after the read)
     offset: int = 0
     first_line: int = 1
     base: FileMark | None = None
@@ -466,7 +466,7 @@ def _write(target: ImportTarget, batch: ImportBatch, sources: list[_Source],
         elif source.action in ("new", "append"):
             batch.extend(source.window.session_id, str(source.path))
             source.appended = _append_source(target, batch, source, notes)
-        elif source.mark is None:
+        elif source.mark is None:  # unchanged: a file's base is the mark it trusted
             source.mark = source.base if source.base is not None else _window_mark(source)
 
 

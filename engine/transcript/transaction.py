@@ -80,9 +80,8 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     same stamp keep it once: an import stamps every event with one receipt time). Why:
     a tuple of a `RecordPosition` and an `EventRecord` per event, kept until the commit,
     made an import's memory grow with its events, and so did six numbers per event
-    (figures in the commit messages). Items are made when
-    read, event records without their event object (the catalog keeps positions, not
-    events). Its oracle is the list of pairs it replaces: the doctest, and
+    (figures in the commit messages). Items are made when read, event records without
+    their event object (the catalog keeps positions, not events). Its oracle is the list of pairs it replaces: the doctest, and
     `tests/transcript/test_commit_columns.py`, `test_written_runs.py`.
 
     >>> pairs = [(RecordPosition(1, 8, 30), EventRecord("w", 0, 2.0, {})),
