@@ -52,20 +52,19 @@ def _build_unicode61(options: Mapping[str, Any]) -> Analyzer:
     for text_option in ("tokenchars", "separators"):
         if not isinstance(options.get(text_option, ""), str):
             raise UsageError(f"unicode61 profile: {text_option} must be a string")
-    # Keyed by each value's type and repr too: `remove_diacritics=1.0` equals 1 (and
-    # -0.0 equals 0.0) but prints apart.
-    key = tuple(sorted((option, type(value), repr(value), value)
-                       for option, value in options.items()))
+    # Keyed by each value's repr too: `remove_diacritics=1.0` equals 1 (and -0.0 equals
+    # 0.0) but prints apart.
+    key = tuple(sorted((option, repr(value), value) for option, value in options.items()))
     try:
         return _shared_unicode61(key)
     except TypeError:  # an unhashable value: its own tokenizer (which judges the value)
         return _unicode61(key)
 
 
-def _unicode61(key: tuple[tuple[str, type, str, Any], ...]) -> Analyzer:
+def _unicode61(key: tuple[tuple[str, str, Any], ...]) -> Analyzer:
     from engine.analysis.unicode61 import Unicode61Tokenizer
 
-    return Unicode61Tokenizer(**{option: value for option, _, _, value in key})
+    return Unicode61Tokenizer(**{option: value for option, _, value in key})
 
 
 #: One `unicode61` tokenizer per set of options, shared by every caller: its terms

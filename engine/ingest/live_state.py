@@ -489,8 +489,9 @@ def _append_source(target: ImportTarget, batch: ImportBatch, source: _Source,
         if source.action == "new":
             assert source.database is not None
             source.database_events = source.database.events(source.window.session_id)
+        window_at = f'{source.path}: window "{source.window.session_id}" seq'  # not a path an event
         for stored in source.database_events[start:]:
-            where = f'{source.path}: window "{source.window.session_id}" seq {stored.seq}'
+            where = f"{window_at} {stored.seq}"
             problem = kinds.validation_problem(stored.event)
             if problem is not None:
                 raise MalformedInput(where, None, problem)

@@ -81,8 +81,9 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
     a tuple of a `RecordPosition` and an `EventRecord` per event, kept until the commit,
     made an import's memory grow with its events, and so did six numbers per event
     (figures in the commit messages). Items are made when read, event records without
-    their event object (the catalog keeps positions, not events). Its oracle is the list of pairs it replaces: the doctest, and
-    `tests/transcript/test_commit_columns.py`, `test_written_runs.py`.
+    their event object (the catalog keeps positions, not events). Its oracle is the list
+    of pairs it replaces: the doctest, and `tests/transcript/test_commit_columns.py`,
+    `test_written_runs.py`.
 
     >>> pairs = [(RecordPosition(1, 8, 30), EventRecord("w", 0, 2.0, {})),
     ...          (RecordPosition(1, 38, 9), DeleteSessionRecord("k", ("w",))),
@@ -147,9 +148,11 @@ class WrittenRecords(Sequence[tuple[RecordPosition, LogRecord]]):
 
     def _add_stamp(self, stamp: float) -> None:
         """Stamp the record about to be appended (before its length is): a new stamp
-        run unless the last run's stamp is this one, sign included (-0.0 == 0.0)."""
+        run unless the last run's stamp is this one, a zero's sign included (-0.0 ==
+        0.0; only a zero's sign is compared, the run's stamp is met once an event)."""
         values = self._stamp_values
-        if not values or stamp != values[-1] or copysign(1.0, stamp) != copysign(1.0, values[-1]):
+        if not values or stamp != values[-1] or (
+                not stamp and copysign(1.0, stamp) != copysign(1.0, values[-1])):
             self._stamp_starts.append(len(self._lengths))
             values.append(stamp)
 
