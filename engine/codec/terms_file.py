@@ -119,6 +119,7 @@ from engine.codec.framing import (
     decode_whole_record,
     encode_footer,
     encode_header,
+    encode_payload,
     encode_record,
     update_crc,
 )
@@ -146,7 +147,6 @@ TermEntry = tuple[str, int, int, int]
 #: `read(offset, length)`: exactly that many bytes of the file (StoreError otherwise).
 ReadFunction = Callable[[int, int], bytes]
 Column = array | memoryview  # a typed per-slot column: an array, or a view cast to its type
-
 
 
 def timestamp_kind(value: object) -> int:
@@ -497,9 +497,33 @@ class TermsFileReader:
 
     def term_record_columns(self, number: int) -> tuple[list[str], list[TermEntry]]:
         """Term record `number`'s terms (increasing) and its entries, as tuples."""
-        offsets = self.head.term_offsets
-        offset = offsets[number]
-        value = self._record_at(offset, offsets[number + 1] - offset, use_list=False)
+        return self._term_columns(number, *self._term_record_bytes(number))
+
+    def term_record_if_held(self, number: int, term: str) -> tuple[list[str], list] | None:
+        """`term_record_columns(number)`, or None, the record not decoded nor its entries
+        checked, when its bytes (CRC-checked first) lack `entry_start(term)`."""
+        offset, data = self._term_record_bytes(number)
+        first = self.head.term_firsts[number]
+        held = term == first or data.find(entry_start(term), RECORD_HEAD_SIZE) >= 0
+        return self._term_columns(number, offset, data) if held else None
+
+    def _term_record_bytes(self, number: int) -> tuple[int, bytes]:
+        """Where term record `number` starts, and its framed bytes, CRC-checked."""
+        offset, end = self.head.term_offsets[number: number + 2]
+        try:
+            data = self._read(offset, end - offset)
+            decode_whole_record(data)
+        except (DecodeError, StoreError) as error:
+            raise CorruptFile(self.location, offset, str(error)) from None
+        return offset, data if isinstance(data, bytes) else bytes(data)
+
+    def _term_columns(self, number: int, offset: int,
+                      data: bytes) -> tuple[list[str], list[TermEntry]]:
+        """Term record `number`'s columns from its CRC-checked bytes `data` (at `offset`)."""
+        try:
+            value = decode_payload(memoryview(data)[RECORD_HEAD_SIZE:], use_list=False)
+        except DecodeError as error:
+            raise CorruptFile(self.location, offset, str(error)) from None
         try:
             if not (isinstance(value, tuple) and len(value) == 2 and value[0] == TERMS_KIND
                     and isinstance(value[1], tuple)):
@@ -520,6 +544,16 @@ class TermsFileReader:
     def term_record_of(self, term: str) -> int:
         """The number of the only term record that can hold `term` (-1: none can)."""
         return bisect_right(self.head.term_firsts, term) - 1
+
+
+def entry_start(term: str) -> bytes:
+    """The bytes an entry of `term` starts with in a term record (a 4-item array's head,
+    the term packed in msgpack's shortest form, as the writer's packer writes it).
+
+    >>> entry_start("quokka")
+    b'\\x94\\xa6quokka'
+    """
+    return b"\x94" + encode_payload(term)
 
 
 def open_terms_file(read: ReadFunction, size: int, location: str,

@@ -15,6 +15,13 @@ a `PostingsSlot` is made only for the term looked up: a one-word search reads a 
 per segment, and making a value (or a dict entry) for each of its other terms cost more
 than decoding it, while a kept tuple per term was an object more for the garbage
 collector to count and walk (a fresh search crossed a young collection for them).
+
+A record not decoded yet is first probed (`TermsFileReader.term_record_if_held`): its
+bytes are read and CRC-checked as always, and when they lack the bytes an entry of the
+term starts with, the term is not there and nothing is decoded. A one-word search looks
+its word up in every segment, and most segments of a large store lack a rare word, so
+most of those records were decoded only to find that out. A record that lacks the term
+is then not checked for its grammar (damage is still found: its CRC is).
 """
 
 from __future__ import annotations
@@ -52,17 +59,23 @@ class StoredTermDictionary:
 
     #: False: keep a read record's entries as the codec's tuples (the clear version).
     slot_columns: bool = True
+    #: False: `get` decodes the record that can hold the term even when its bytes show
+    #: it does not (the clear version, and the oracle of the probe).
+    probe_records: bool = True
 
     def __init__(self, reader: TermsFileReader, cached_records: int = 256) -> None:
         self._reader = reader
         self._records: RecentlyUsed[int, tuple[list[str], SlotColumns | list[TermEntry]]] = \
             RecentlyUsed(cached_records)
+        #: The numbers of the records decoded so far (kept, or let go by the cache).
+        self._decoded: set[int] = set()
 
     def __len__(self) -> int:
         return self._reader.head.term_count
 
     def _record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
         """Record `number`'s terms (increasing) and their slots (`_read_record`)."""
+        self._decoded.add(number)
         return self._records.get(number, self._read_record)
 
     def _read_record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
@@ -71,7 +84,12 @@ class StoredTermDictionary:
         at once, and the collector has them neither to count nor to walk), or as the
         codec's entries when a value is not such an int (a damaged file then fails
         where it did) or `slot_columns` is False."""
-        terms, entries = self._reader.term_record_columns(number)
+        return self._kept(*self._reader.term_record_columns(number))
+
+    def _kept(self, terms: list[str], entries: list[TermEntry]
+              ) -> tuple[list[str], SlotColumns | list[TermEntry]]:
+        """A decoded record as `_read_record` keeps it (its number is recorded by the
+        caller)."""
         if not self.slot_columns:
             return terms, entries
         try:  # the entries are checked 4-tuples: one C pass splits them into columns
@@ -85,7 +103,15 @@ class StoredTermDictionary:
         number = self._reader.term_record_of(term)
         if number < 0:
             return None
-        terms, entries = self._record(number)
+        if self.probe_records and number not in self._decoded:
+            columns = self._reader.term_record_if_held(number, term)
+            if columns is None:  # its bytes lack the term's entry: not decoded
+                return None
+            record = self._kept(*columns)
+            self._decoded.add(number)
+            terms, entries = self._records.get(number, lambda _number: record)
+        else:
+            terms, entries = self._record(number)
         position = bisect_left(terms, term)
         if position == len(terms) or terms[position] != term:
             return None
