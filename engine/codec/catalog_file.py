@@ -72,7 +72,8 @@ part before them (decoding the positions with the rest took several times as lon
 and the positions stay on disk until an event is read.
 One column per window field (the windows are built with one C-level pass per field,
 `build_windows`) rather than a field map and three small arrays per window; a reader
-may keep the columns and build the windows later (`read_catalog_file`'s `windows_of`).
+may keep the columns and build the windows later (`read_catalog_file`'s `windows_of`);
+the `keys` record is decoded as the tuples the checkpoint keeps (`catalog_keys`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ from itertools import chain
 from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
+from engine.codec.catalog_keys import decode_index_payload, keys_of
 from engine.codec.framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -328,7 +330,7 @@ def read_catalog_file(
     for offset, payload in _iter_payloads(index, head_end, location):
         records += 1
         try:
-            decoder.add(decode_payload(payload))
+            decoder.add(decode_index_payload(payload))
         except (DecodeError, ValueError, TypeError, IndexError) as error:
             raise CorruptFile(location, offset, f"checkpoint grammar: {error}") from None
     region = PositionsRegion(index_end, head["positions_length"], head["positions_crc"],
@@ -454,7 +456,7 @@ class _CheckpointDecoder:
 
     def add(self, value: Any) -> None:
         """Take the next record's decoded payload (DecodeError when out of place)."""
-        tag = value[0] if isinstance(value, list) and value else None
+        tag = value[0] if isinstance(value, (list, tuple)) and value else None
         if self.sealed_segments is None:
             if tag != "sealed":
                 raise DecodeError("checkpoint has no sealed-segments record after its head")
@@ -462,11 +464,7 @@ class _CheckpointDecoder:
         elif tag == "windows" and self.keys is None:
             self._add_windows(value)
         elif tag == "keys" and self.keys is None:
-            keys = tuple([(key, tuple(session_ids)) for key, session_ids in value[1]])
-            names = chain.from_iterable([(key, *session_ids) for key, session_ids in keys])
-            if not {str}.issuperset(map(type, names)):  # the grammar's str, checked at open
-                raise DecodeError("a checkpoint key or session id is not a string")
-            self.keys = keys
+            self.keys = keys_of(value[1])  # its arrays decoded as tuples (`catalog_keys`)
         elif tag == "transactions" and self.keys is not None and self.transactions is None:
             self.transactions = (decode_array("i", value[1]), decode_array("q", value[2]))
         else:
