@@ -73,7 +73,8 @@ and the positions stay on disk until an event is read.
 One column per window field (the windows are built with one C-level pass per field,
 `build_windows`) rather than a field map and three small arrays per window; a reader
 may keep the columns and build the windows later (`read_catalog_file`'s `windows_of`);
-the `keys` record is decoded as the tuples the checkpoint keeps (`catalog_keys`).
+the index records are decoded as `catalog_index` says (the `keys` as tuples, a search's
+window columns only: the others stay `UnreadColumn`s until a window is built).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ from itertools import chain
 from typing import Any, NamedTuple
 
 from engine.codec import FILE_KINDS
-from engine.codec.catalog_keys import decode_index_payload, keys_of
+from engine.codec.catalog_index import UnreadColumn, decode_index_payload, keys_of
 from engine.codec.framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -126,7 +127,7 @@ WINDOW_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SessionWin
 #: `read(offset, length)`: exactly `length` bytes of the file from `offset` (a
 #: `ReadHandle.read`); it raises StoreError when they are not there.
 ReadFunction = Callable[[int, int], Any]
-WindowRecords = list[list[list[Any]]]  # each windows record's columns, in field order
+WindowRecords = list[list[Any]]  # each windows record's columns (lists, UnreadColumn), in order
 
 
 class PositionsRegion(NamedTuple):
@@ -464,7 +465,7 @@ class _CheckpointDecoder:
         elif tag == "windows" and self.keys is None:
             self._add_windows(value)
         elif tag == "keys" and self.keys is None:
-            self.keys = keys_of(value[1])  # its arrays decoded as tuples (`catalog_keys`)
+            self.keys = keys_of(value[1])  # its arrays decoded as tuples (`catalog_index`)
         elif tag == "transactions" and self.keys is not None and self.transactions is None:
             self.transactions = (decode_array("i", value[1]), decode_array("q", value[2]))
         else:
@@ -527,7 +528,7 @@ def decode_window_columns(names: Any, columns: Any) -> list[list[Any]]:
     if unknown or len(set(names)) != len(names):
         raise DecodeError(f"unknown or repeated window fields {unknown or names}")
     by_name = dict(zip(names, columns, strict=True))
-    if not all(isinstance(column, list) for column in columns) \
+    if not all(isinstance(column, (list, UnreadColumn)) for column in columns) \
             or len({len(column) for column in columns}) > 1:
         raise DecodeError("window columns differ in length")
     for name in ("session_id", "session_key"):
