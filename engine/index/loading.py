@@ -55,10 +55,11 @@ def segment_file_names(name: str) -> tuple[str, str]:
     return f"{INDEX_FOLDER}{name}.terms", f"{INDEX_FOLDER}{name}.postings"
 
 
-def load_segment(directory: Directory, name: str, previous: Segment | None = None) -> FrozenSegment:
+def load_segment(directory: Directory, name: str, previous: Segment | None = None,
+                 rows: int | None = None) -> FrozenSegment:
     """Open a flushed segment: read its terms file's table head (the per-row columns,
     texts, message ids and term records are read when asked for) and check its postings
-    file's ends. Its group
+    file's ends. `rows` is its row count when known (`SegmentRows`). Its group
     table is linked to `previous`'s (the segment before it) where that table starts it:
     no pair is made at open, and its pairs, once made, hold `previous`'s pair objects.
 
@@ -95,7 +96,7 @@ def load_segment(directory: Directory, name: str, previous: Segment | None = Non
     def read_columns(slot: PostingsSlot) -> PostingColumns:
         return posting_columns_at(read, postings_location, slot)
 
-    return FrozenSegment(name, SegmentRows(reader), StoredTermDictionary(reader),
+    return FrozenSegment(name, SegmentRows(reader, rows=rows), StoredTermDictionary(reader),
                          read_postings, read_columns)
 
 
@@ -253,9 +254,10 @@ def _check_rows_when_read(directory: Directory, entry: tuple,
     """`check_segment_rows`, now or, for a segment whose columns are not read yet and
     whose table spans the doc ids the manifest names, when they are first read (the
     same error then, `SegmentRows.check_rows`): a search need not read the columns of
-    a segment whose rows it never reads."""
+    a segment whose rows it never reads, nor a writer to learn its size."""
     if isinstance(documents, SegmentRows) and not documents.columns_read and (
             documents.first, documents.end - 1) == tuple(entry[1:3]):
         documents.check_rows = partial(check_rows_found, directory, entry)
+        documents.assume_rows(entry[3])  # checked with the rest when the columns are read
     else:
         check_segment_rows(directory, entry, documents)

@@ -46,10 +46,13 @@ class SegmentRows(Mapping[int, DocumentRecord]):
     (`engine.codec.terms_file.TableHead`) is read at open, and `table` (`RowTable`, with
     its per-row columns) the first time a row is (`read_columns`, which then runs
     `check_rows` and the `when_read` calls); the index's query columns read it without
-    making records.
+    making records. `rows`, when given, is the row count the segment was written with
+    (`assume_rows`: the count its manifest names): `len` answers it without reading the
+    columns (a writer asks every segment's size to choose its merges).
     """
 
-    def __init__(self, reader: TermsFileReader, cached_records: int = 64) -> None:
+    def __init__(self, reader: TermsFileReader, cached_records: int = 64,
+                 rows: int | None = None) -> None:
         self.reader = reader
         self.head = head = reader.head
         self.first = head.first_doc_id
@@ -61,6 +64,8 @@ class SegmentRows(Mapping[int, DocumentRecord]):
         self.check_rows: Callable[[tuple[int | None, int | None, int]], None] | None = None
         self._when_read: list[Callable[[RowTable], None]] = []
         self._text_records: RecentlyUsed[int, list[list[Any]]] = RecentlyUsed(cached_records)
+        if rows is not None:  # known without the columns: `len` need not read them
+            self._count = rows
         if "table" in vars(reader):  # read at open (`TermsFileReader.lazy_columns`)
             self.read_columns()
 
@@ -95,6 +100,12 @@ class SegmentRows(Mapping[int, DocumentRecord]):
         self._count = count
         self.table = table
         return table
+
+    def assume_rows(self, rows: int) -> None:
+        """Answer `len` with `rows` until the columns are read (then with their count):
+        the count a manifest names, which `check_rows` checks when they are."""
+        if not self.columns_read:
+            self._count = rows
 
     def when_read(self, call: Callable[[RowTable], None]) -> None:
         """Call `call(table)` when the columns are first read (now if they are)."""

@@ -98,7 +98,7 @@ def _write_segment(directory: Directory, name: str, documents: Sequence[Document
     directory.write_atomic(postings_name, postings_data)
     directory.write_atomic(terms_name, encode_terms_file(
         _document_rows(documents), entries, _group_prefix(previous)))
-    return load_segment(directory, name, previous)
+    return load_segment(directory, name, previous, len(documents))
 
 
 def _document_rows(documents: Sequence[DocumentRecord]) -> list[DocumentRow]:
@@ -150,7 +150,7 @@ def _write_buffered_segment(directory: Directory, name: str, documents: Sequence
     with directory.open_atomic(terms_name) as terms_file:
         write_rows_terms_file(terms_file, _document_rows(documents), entries, _group_prefix(previous))
         terms_file.commit()
-    return load_segment(directory, name, previous)
+    return load_segment(directory, name, previous, len(documents))
 
 
 def _group_prefix(previous: Segment | None) -> tuple[tuple[str, str], ...]:
@@ -195,7 +195,7 @@ def _write_merged_segment(
         with directory.open_atomic(terms_name) as terms_file:
             write_terms_file(terms_file, table, texts, term_records.records())
             terms_file.commit()
-    return load_segment(directory, name, previous)
+    return load_segment(directory, name, previous, table.present.count(1))
 
 
 def _merged_lists(

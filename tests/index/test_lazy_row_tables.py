@@ -182,3 +182,33 @@ def test_a_terms_file_of_other_rows_is_reported_by_the_first_read():
         with pytest.raises(CorruptFile) as at_read:
             search(index, "quokka")
         assert str(at_read.value) == str(at_open.value)
+
+
+def test_a_writer_learns_each_segment_size_without_reading_its_table():
+    """A flush asks every segment's row count to choose its merges (`merge_tiers`):
+    a written segment knows it from its writer, a loaded one from its manifest, so
+    neither's columns record is read for it; the counts are the tables' own."""
+    corpus = three_segments()
+    assert tables_read(corpus.index) == [False, False, False]  # written here
+    index = loaded(corpus, True)
+    assert [len(segment.documents) for segment in index.segments] == [3, 3, 3]
+    corpus.index = index
+    corpus.add((WINDOWS[0].session_id, "a fourth flush", 4.0, "user"))
+    flush_index(corpus.directory, corpus.index, PROFILE, CONFIG)
+    assert tables_read(corpus.index) == [False, False, False, False]
+    read = [segment.documents.read_columns().present.count(1)
+            for segment in loaded(corpus, True).segments]
+    assert read == [len(segment.documents) for segment in corpus.index.segments] == [3, 3, 3, 1]
+
+
+def test_a_manifest_count_that_the_rows_contradict_is_reported_when_they_are_read():
+    corpus, other = segments_with_a_gap(True), segments_with_a_gap(False)
+    name = loaded(corpus, True).segments[1].name
+    for file_name in segment_file_names(name):  # 3 rows where the manifest names 2
+        corpus.directory.write_atomic(file_name, other.directory.read_bytes(file_name))
+    index = loaded(corpus, True)
+    assert len(index.segments[1].documents) == 2  # the manifest's count, unread
+    with pytest.raises(CorruptFile, match=r"\(3 rows\)"):
+        index.segments[1].documents.read_columns()
+    with pytest.raises(CorruptFile, match=r"\(3 rows\)"):
+        len(index.segments[1].documents.table)
