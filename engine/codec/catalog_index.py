@@ -52,7 +52,7 @@ _KEY = itemgetter(0)
 _SESSION_IDS = itemgetter(1)
 #: msgpack's array heads: fixarray (the count in the low nibble), array 16, array 32.
 _ARRAY_16, _ARRAY_32 = 0xDC, 0xDD
-_UNPACK_ERRORS = (ValueError, TypeError, msgpack.UnpackException)
+_UNPACK_ERRORS = (ValueError, TypeError, IndexError, msgpack.UnpackException)
 
 
 def decode_index_payload(payload: Any) -> Any:

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
+from functools import partial
 from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple, overload
@@ -86,6 +87,7 @@ from engine.codec.catalog_file import (
     read_catalog_file,
     read_catalog_positions,
 )
+from engine.codec.framing import DecodeError
 from engine.config import EngineConfig
 from engine.directory import Directory, ReadHandle
 from engine.errors import CorruptFile, StoreError
@@ -191,18 +193,22 @@ class WindowColumns(Sequence[SessionWindow]):
     (True, 'b', ['a', 'b'])
     """
 
-    __slots__ = ("_built", "_length", "_records")
+    __slots__ = ("_built", "_length", "_location", "_records")
 
-    def __init__(self, records: WindowRecords) -> None:
+    def __init__(self, records: WindowRecords, location: str = CHECKPOINT_NAME) -> None:
         self._records: WindowRecords | None = records
         self._length = sum(len(columns[0]) for columns in records)
         self._built: tuple[SessionWindow, ...] | None = None
+        self._location = location
 
     def built(self) -> tuple[SessionWindow, ...]:
         """The windows, built on the first call (the columns are let go then)."""
         if self._built is None:
             assert self._records is not None
-            self._built = built_windows(self._records)
+            try:
+                self._built = built_windows(self._records)
+            except DecodeError as error:
+                raise self._undecodable(error) from None
             self._records = None
         return self._built
 
@@ -211,7 +217,19 @@ class WindowColumns(Sequence[SessionWindow]):
         if self._records is None:
             return list(map(attrgetter(name), self.built()))
         index = WINDOW_FIELD_NAMES.index(name)
-        return list(chain.from_iterable(columns[index] for columns in self._records))
+        try:
+            return list(chain.from_iterable(columns[index] for columns in self._records))
+        except DecodeError as error:
+            raise self._undecodable(error) from None
+
+    def _undecodable(self, error: DecodeError) -> StoreError:
+        """What a column left unread at open (`engine.codec.catalog_index`) that does not
+        decode raises: its record's CRC held, so only a faulty writer made it. A writer
+        and `verify` decode every column at open (`open_checkpoint`'s `every_column`),
+        where such a checkpoint is ignored and reported as a damaged one."""
+        return StoreError(f"{self._location}: a window column of the catalog checkpoint does "
+                          f"not decode ({error}); `session-search verify` reports it, and "
+                          "the next writer replays the log and saves a new checkpoint")
 
     def scope_rows(self) -> list[ScopeRow]:
         """`scope_rows_of(self)`, from the columns while the windows are not built."""
@@ -396,10 +414,13 @@ class OpenedCheckpoint:
             self.handle = None
 
 
-def open_checkpoint(directory: Directory, config: EngineConfig) -> OpenedCheckpoint | None:
+def open_checkpoint(directory: Directory, config: EngineConfig, *,
+                    every_column: bool = False) -> OpenedCheckpoint | None:
     """Read the checkpoint's head and index; None when there is none. StoreError when it
     cannot be read (CorruptFile when damaged, UnsupportedVersion for another version).
-    Its windows are `WindowColumns`, built when first read."""
+    Its windows are `WindowColumns`, built when first read; with `every_column` they are
+    built now (a writer's and `verify`'s open), so that a column that does not decode
+    makes the checkpoint a damaged one, not an error when a window is first read."""
     if not directory.exists(CHECKPOINT_NAME):
         return None
     location = directory.location(CHECKPOINT_NAME)
@@ -407,7 +428,8 @@ def open_checkpoint(directory: Directory, config: EngineConfig) -> OpenedCheckpo
     try:
         checkpoint = read_catalog_file(handle.read, handle.size(), location,
                                        probe_length=config.checkpoint_probe_bytes,
-                                       windows_of=WindowColumns)
+                                       windows_of=built_windows if every_column
+                                       else partial(WindowColumns, location=location))
     except BaseException:
         handle.close()
         raise

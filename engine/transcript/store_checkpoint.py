@@ -65,7 +65,8 @@ class StoreCheckpoint(StoreHandle):
         log no longer matches it (or `catalog_checkpoints` is off): its claim is kept."""
         location = self.directory.location(CHECKPOINT_NAME)
         try:
-            opened = open_checkpoint(self.directory, self.config)
+            opened = open_checkpoint(self.directory, self.config, every_column=(
+                self._lock is not None or self._accepts_lost_commits))  # a writer, verify
         except StoreError as error:  # damaged, or another layout: no claim can be read
             self.checkpoint_ignored = str(error)
             self._checkpoint_problem = _unused_checkpoint(
