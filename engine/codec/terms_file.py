@@ -52,7 +52,8 @@ Byte grammar (a `framing` file of kind `terms`)::
     term_record  := ["terms", [entry, ...]]   at most TERMS_PER_RECORD entries
     entry        := [term, document_frequency, offset, length]
                     terms strictly increase across all records; offset/length is the
-                    byte range of the term's record in the postings file
+                    byte range of the term's record in the postings file; entries are
+                    packed in msgpack's shortest form, which a probe looks for (`entry_start`)
 
 Every `bin` column is little-endian. The offsets are absolute file offsets: they are
 fixed-width, so the table record's size does not depend on their values, and the encoder
@@ -77,13 +78,12 @@ few bytes per row deleted before its segment was written.
 Integrity: opening checks the header (kind and version), the footer (record count and
 placement must agree with the table's offsets) and the table record's CRC; the columns
 record's CRC and size are checked when it is first read. Every other record's CRC is
-checked when it is read, so damage raises
-`CorruptFile` with the file and offset then; `check_terms_file` walks and checks every
-record and that every row's group is in the group table (used by `verify` and `dump`).
+checked when it is read, so damage raises `CorruptFile` with the file and offset then;
+`check_terms_file` walks and checks every record and that every row's group is in the
+group table (used by `verify` and `dump`).
 
 `RowTable` is a NamedTuple, not a frozen dataclass: loading an index (a search's
-start-up) imports this module, and a NamedTuple's class costs a fraction of a frozen
-dataclass's to make.
+start-up) imports this module, and a NamedTuple's class costs far less to make.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ bytes are read and CRC-checked as always, and when they lack the bytes an entry 
 term starts with, the term is not there and nothing is decoded. A one-word search looks
 its word up in every segment, and most segments of a large store lack a rare word, so
 most of those records were decoded only to find that out. A record that lacks the term
-is then not checked for its grammar (damage is still found: its CRC is).
+is then not checked for its grammar (damage is still found: its CRC is). A record is
+probed once: the next lookup in it decodes it, so a process that keeps asking (`serve`,
+the MCP server) keeps the records it uses decoded, as before the probe.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class StoredTermDictionary:
             RecentlyUsed(cached_records)
         #: The numbers of the records decoded so far (kept, or let go by the cache).
         self._decoded: set[int] = set()
+        #: The numbers of the records probed so far (`get`): each is probed once.
+        self._probed: set[int] = set()
 
     def __len__(self) -> int:
         return self._reader.head.term_count
@@ -103,7 +107,8 @@ class StoredTermDictionary:
         number = self._reader.term_record_of(term)
         if number < 0:
             return None
-        if self.probe_records and number not in self._decoded:
+        if self.probe_records and number not in self._decoded and number not in self._probed:
+            self._probed.add(number)
             columns = self._reader.term_record_if_held(number, term)
             if columns is None:  # its bytes lack the term's entry: not decoded
                 return None

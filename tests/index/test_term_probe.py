@@ -78,6 +78,25 @@ def test_a_record_that_lacks_the_term_is_not_decoded():
     assert clear._records.get(0, lambda number: None) is not None
 
 
+def test_a_record_is_probed_once_then_decoded_and_kept():
+    """A long-lived process (`serve`) that asks a record again has it decoded and kept,
+    so a word that is missing costs a cache lookup, not a read, each time after."""
+    words = [f"t{number:05d}" for number in range(0, 2 * TERMS_PER_RECORD, 2)]
+    terms = dictionary(file_of(words), True)
+    reads = []
+    read_record = terms._reader.term_record_columns
+
+    def counted(number):
+        reads.append(number)
+        return read_record(number)
+
+    terms._reader.term_record_columns = counted
+    for _ask in range(4):
+        assert terms.get("t00003") is None
+    assert reads == [0]  # probed the first time, decoded the second, kept after
+    assert terms._records.get(0, lambda number: None) is not None
+
+
 @pytest.mark.parametrize("term", ["t00003", "t00004", "t00000"])
 def test_a_damaged_record_is_reported_alike_whether_it_holds_the_term_or_not(term):
     words = [f"t{number:05d}" for number in range(0, 2 * TERMS_PER_RECORD, 2)]
