@@ -16,7 +16,10 @@ the table record, and a first search needs none of them: the query columns
 checked on the stored bytes (`str.startswith`, one C pass) with the previous table rebuilt
 from the tails it holds. So a table holds only the pairs after the previous segment's
 (`tail`), and a link to that segment's table (`previous`) until its pairs are made; then
-its pairs share the previous table's pair objects and the link is dropped.
+its pairs share the previous table's pair objects and the link is dropped. For the same
+reason a linked table's counts are checked at open on its tail alone (`open_columns`):
+its previous table's were checked when that one opened, so counting the NULs of every
+table's whole list of session ids checked each earlier pair again once per later segment.
 
 `StoredGroups.pairs()` is the decoded table, equal to the clear decode of the file's
 columns alone (`decode_pairs`; tests/codec/test_group_table.py holds them equal for
@@ -54,9 +57,20 @@ def check_columns(sessions: Any, numbers: Any, names: Any) -> None:
     ...
     engine.codec.framing.DecodeError: group table columns do not match
     """
+    check_types(sessions, numbers, names)
+    check_counts(sessions, numbers, names)
+
+
+def check_types(sessions: Any, numbers: Any, names: Any) -> None:
+    """DecodeError unless the columns have the types `check_columns` asks for."""
     if not (isinstance(sessions, str) and isinstance(numbers, bytes)
             and isinstance(names, list) and not set(map(type, names)) - {str}):
         raise DecodeError("group table columns have the wrong types")
+
+
+def check_counts(sessions: str, numbers: bytes, names: list[str]) -> None:
+    """DecodeError unless columns of the right types hold as many session ids as role
+    numbers, every number naming a role (the rest of `check_columns`)."""
     if numbers and (sessions.count("\x00") + 1 != len(numbers) or max(numbers) >= len(names)):
         raise DecodeError("group table columns do not match")
 
@@ -103,22 +117,59 @@ class StoredGroups:
                    known: StoredGroups | None) -> StoredGroups:
         """The table of columns that passed `check_columns`, linked to `known` (the
         previous segment's table) when they start with `known`'s whole table."""
+        linked = cls._linked_by_columns(sessions, numbers, names, known)
+        return linked if linked is not None else cls._of_pairs_link(sessions, numbers, names,
+                                                                    known)
+
+    @classmethod
+    def open_columns(cls, sessions: Any, numbers: Any, names: Any,
+                     known: StoredGroups | None) -> StoredGroups:
+        """`of_columns` of columns checked here as `check_columns` checks them
+        (DecodeError: malformed). Where they start with `known`'s undecoded table, which
+        was checked when it was opened, only the part after it is counted: the NULs of
+        the whole list of session ids are `known`'s and the tail's, and `known`'s role
+        numbers all name a role of its names, which these names start with."""
+        check_types(sessions, numbers, names)
+        linked = cls._linked_by_columns(sessions, numbers, names, known)
+        if linked is not None:
+            check_counts(linked._tail_text, linked._tail_numbers, names)
+            return linked
+        check_counts(sessions, numbers, names)
+        return cls._of_pairs_link(sessions, numbers, names, known)
+
+    @classmethod
+    def _linked_by_columns(cls, sessions: str, numbers: bytes, names: list[str],
+                           known: StoredGroups | None) -> StoredGroups | None:
+        """The table linked to `known` when `known`'s chain is undecoded and these
+        columns start with its columns (compared on the stored text), else None. Safe
+        on columns of the right types whose counts are not checked yet."""
         size = len(numbers)
-        if known is not None and 0 < known.size <= size:
-            columns = known._columns()
-            if columns is not None:
-                known_text, known_numbers, known_names = columns
-                if (numbers.startswith(known_numbers)
-                        and tuple(names[:len(known_names)]) == known_names
-                        and sessions.startswith(known_text)
-                        and (len(sessions) == len(known_text) if size == known.size
-                             else sessions[len(known_text)] == "\x00")):
-                    return cls(size, known, sessions[len(known_text) + 1:],
-                               numbers[known.size:], tuple(names))
-            elif decode_pairs(sessions, numbers[:known.size], names) == known.pairs():
-                cut = sum(map(len, (session_id for session_id, _role in known.pairs())))
-                cut += known.size  # the NULs after them
-                return cls(size, known, sessions[cut:], numbers[known.size:], tuple(names))
+        if known is None or not 0 < known.size <= size:
+            return None
+        columns = known._columns()
+        if columns is None:
+            return None
+        known_text, known_numbers, known_names = columns
+        if (numbers.startswith(known_numbers)
+                and tuple(names[:len(known_names)]) == known_names
+                and sessions.startswith(known_text)
+                and (len(sessions) == len(known_text) if size == known.size
+                     else sessions.startswith("\x00", len(known_text)))):
+            return cls(size, known, sessions[len(known_text) + 1:], numbers[known.size:],
+                       tuple(names))
+        return None
+
+    @classmethod
+    def _of_pairs_link(cls, sessions: str, numbers: bytes, names: list[str],
+                       known: StoredGroups | None) -> StoredGroups:
+        """The table of checked columns not linked by `_linked_by_columns`: linked to
+        `known` when `known`'s chain is decoded and its pairs start these, else alone."""
+        size = len(numbers)
+        if (known is not None and 0 < known.size <= size and known._chain()[-1].decoded
+                and decode_pairs(sessions, numbers[:known.size], names) == known.pairs()):
+            cut = sum(map(len, (session_id for session_id, _role in known.pairs())))
+            cut += known.size  # the NULs after them
+            return cls(size, known, sessions[cut:], numbers[known.size:], tuple(names))
         return cls(size, None, sessions if numbers else "", numbers, tuple(names))
 
     @property
@@ -219,8 +270,7 @@ def decode_group_table(body: dict[str, Any], known: StoredGroups | None = None) 
             group_table = share_prefix(group_table, known.pairs())
         return StoredGroups.of_pairs(group_table)  # type: ignore[arg-type]
     sessions, numbers, names = body["group_sessions"], body["group_roles"], body["role_names"]
-    check_columns(sessions, numbers, names)
-    return StoredGroups.of_columns(sessions, numbers, names, known)
+    return StoredGroups.open_columns(sessions, numbers, names, known)
 
 
 def share_prefix(decoded: tuple[Any, ...], known: tuple[Any, ...]) -> tuple[Any, ...]:
