@@ -25,6 +25,13 @@ Byte grammar (a `framing` file of kind `manifest`)::
                  §8.4) of the store at `generation` with this index, as the writer
                  computed it; a reader that replays nothing after opening uses it
                  instead of an O(windows) pass at its first search
+
+Opening a partition reads the manifest twice, each time from the file: its generation
+before the store opens (`decode_manifest_generation`), then the whole of it when the
+index loads (`decode_manifest`). The bytes whose framing and CRCs the first read checked
+are kept until the next `decode_manifest`, which checks again only bytes that differ
+(compared in one pass, no CRC): a writer that replaced the manifest in between is read
+and checked anew, as before; the same bytes pass the same checks.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import msgpack
 from engine.codec import FILE_KINDS
 from engine.codec.framing import (
     DecodeError,
+    Frame,
     decode_payload,
     decode_sealed_frames,
     encode_footer,
@@ -186,15 +194,39 @@ def _from_value(value: Any) -> Manifest:
         raise DecodeError(f"manifest record is malformed: {error!r}") from None
 
 
-def decode_manifest(data: bytes, location: str) -> Manifest:
-    """Decode the manifest: CorruptFile (with the offset) on any damage."""
+#: The bytes of the manifest file `decode_manifest_generation` checked last and their one
+#: record (None: none kept), let go by the next `decode_manifest` (module docstring).
+_last_checked: tuple[bytes, Frame] | None = None
+
+
+def _manifest_frame(data: bytes, location: str) -> Frame:
+    """The one record of a whole manifest file, its framing and CRCs checked
+    (CorruptFile, with the offset, on any damage)."""
     frames = decode_sealed_frames(data, location, MAGIC)
     if len(frames) != 1:
         raise CorruptFile(location, frames[-1].offset if frames else 0, "expected one record")
+    return frames[0]
+
+
+def decode_manifest(data: bytes, location: str) -> Manifest:
+    """Decode the manifest: CorruptFile (with the offset) on any damage. Bytes equal to
+    the ones `decode_manifest_generation` checked last are not checked again.
+
+    >>> data = encode_manifest(Manifest(7, 3, "p", (), (), ()))
+    >>> decode_manifest_generation(data, "m"), decode_manifest(data, "m").generation
+    (7, 7)
+    >>> decode_manifest(data[:-1] + bytes([data[-1] ^ 1]), "m")
+    Traceback (most recent call last):
+    ...
+    engine.errors.CorruptFile: m: corrupt at byte offset ...: footer CRC mismatch
+    """
+    global _last_checked
+    kept, _last_checked = _last_checked, None
+    frame = kept[1] if kept is not None and kept[0] == data else _manifest_frame(data, location)
     try:
-        return _from_value(decode_payload(frames[0].payload))
+        return _from_value(decode_payload(frame.payload))
     except DecodeError as error:
-        raise CorruptFile(location, frames[0].offset, str(error)) from None
+        raise CorruptFile(location, frame.offset, str(error)) from None
 
 
 def describe_payload(value: Any) -> dict[str, Any]:
@@ -213,11 +245,11 @@ def decode_manifest_generation(data: bytes, location: str) -> int:
     >>> decode_manifest_generation(encode_manifest(value), "manifest")
     7
     """
-    frames = decode_sealed_frames(data, location, MAGIC)
-    if len(frames) != 1:
-        raise CorruptFile(location, frames[-1].offset if frames else 0, "expected one record")
+    global _last_checked
+    frame = _manifest_frame(data, location)
+    _last_checked = (data, frame)
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=True, unicode_errors="surrogatepass")
-    unpacker.feed(frames[0].payload)
+    unpacker.feed(frame.payload)
     try:
         for _ in range(unpacker.read_map_header()):
             if unpacker.unpack() == "generation":
@@ -229,4 +261,4 @@ def decode_manifest_generation(data: bytes, location: str) -> int:
     except (ValueError, TypeError, msgpack.OutOfData, msgpack.FormatError,
             msgpack.StackError):
         pass
-    raise CorruptFile(location, frames[0].offset, "manifest record has no generation")
+    raise CorruptFile(location, frame.offset, "manifest record has no generation")
