@@ -116,7 +116,9 @@ class StoredGroups:
     def of_columns(cls, sessions: str, numbers: bytes, names: list[str],
                    known: StoredGroups | None) -> StoredGroups:
         """The table of columns that passed `check_columns`, linked to `known` (the
-        previous segment's table) when they start with `known`'s whole table."""
+        previous segment's table) when they start with `known`'s whole table. Columns
+        not checked yet go through `open_columns`: a table linked here is trusted by the
+        next one's tail check."""
         linked = cls._linked_by_columns(sessions, numbers, names, known)
         return linked if linked is not None else cls._of_pairs_link(sessions, numbers, names,
                                                                     known)

@@ -1,6 +1,7 @@
 """The index manifest: which segments make up the committed index, and what it covers.
 
-Owns: the bytes of `index/manifest`. Must not touch: files (the index writer replaces the
+Owns: the bytes of `index/manifest`, and the last bytes whose checks passed (kept between
+a partition's two reads, below). Must not touch: files (the index writer replaces the
 manifest with `Directory.write_atomic`, after every segment it names is durable, so the
 manifest is the index's commit point).
 
