@@ -24,7 +24,9 @@ reads as its list: `UnreadColumn` iterates its decoded values). A record of anot
 (its columns not arrays, bytes after it, not msgpack) is decoded whole as before, so the
 checks at open raise what they raised. What a skipped column's bytes could still hold
 that its decode refuses (a string that is not UTF-8, which no writer of ours makes)
-raises `DecodeError` when the windows are built instead of at open.
+raises `DecodeError` when the windows are built: a writer and `verify` build them at open
+(then the checkpoint is a damaged one), a search when it first reads a window
+(`engine.transcript.checkpoint.WindowColumns`, which names the checkpoint).
 """
 
 from __future__ import annotations

@@ -69,17 +69,16 @@ class StoredTermDictionary:
         self._reader = reader
         self._records: RecentlyUsed[int, tuple[list[str], SlotColumns | list[TermEntry]]] = \
             RecentlyUsed(cached_records)
-        #: The numbers of the records decoded so far (kept, or let go by the cache).
-        self._decoded: set[int] = set()
-        #: The numbers of the records probed so far (`get`): each is probed once.
-        self._probed: set[int] = set()
+        #: The numbers of the records probed or decoded so far: `get` probes a record
+        #: only the first time it is looked in.
+        self._looked_in: set[int] = set()
 
     def __len__(self) -> int:
         return self._reader.head.term_count
 
     def _record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
         """Record `number`'s terms (increasing) and their slots (`_read_record`)."""
-        self._decoded.add(number)
+        self._looked_in.add(number)
         return self._records.get(number, self._read_record)
 
     def _read_record(self, number: int) -> tuple[list[str], SlotColumns | list[TermEntry]]:
@@ -107,13 +106,12 @@ class StoredTermDictionary:
         number = self._reader.term_record_of(term)
         if number < 0:
             return None
-        if self.probe_records and number not in self._decoded and number not in self._probed:
-            self._probed.add(number)
+        if self.probe_records and number not in self._looked_in:
+            self._looked_in.add(number)
             columns = self._reader.term_record_if_held(number, term)
             if columns is None:  # its bytes lack the term's entry: not decoded
                 return None
             record = self._kept(*columns)
-            self._decoded.add(number)
             terms, entries = self._records.get(number, lambda _number: record)
         else:
             terms, entries = self._record(number)
